@@ -1,0 +1,197 @@
+//! Doubly linked lists of pages, linked by index.
+//!
+//! All lists of one policy share one [`Links`] arena indexed by page id, so a page costs
+//! two `u32` of links whatever list it is on, and moving a page between lists is a
+//! relink, not an allocation. A page is on at most one list of an arena at a time; the
+//! policy records which (the arena does not).
+
+use crate::trace::PageId;
+
+const NIL: u32 = u32::MAX;
+
+/// The ends and length of one list in a [`Links`] arena. Front = most recent (MRU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct List {
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+impl List {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Most recently inserted page.
+    pub fn front(&self) -> Option<PageId> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    /// Least recently inserted page.
+    pub fn back(&self) -> Option<PageId> {
+        (self.tail != NIL).then_some(self.tail)
+    }
+}
+
+/// Link storage for all lists of one policy.
+#[derive(Debug, Clone, Default)]
+pub struct Links {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl Links {
+    pub fn with_pages(pages: usize) -> Self {
+        Links {
+            prev: vec![NIL; pages],
+            next: vec![NIL; pages],
+        }
+    }
+
+    #[inline]
+    fn ensure(&mut self, page: PageId) {
+        if page as usize >= self.prev.len() {
+            super::ensure_index(&mut self.prev, page, NIL);
+            super::ensure_index(&mut self.next, page, NIL);
+        }
+    }
+
+    /// Insert `page` (on no list) at the front of `list`.
+    #[inline]
+    pub fn push_front(&mut self, list: &mut List, page: PageId) {
+        self.ensure(page);
+        let p = page as usize;
+        self.prev[p] = NIL;
+        self.next[p] = list.head;
+        if list.head != NIL {
+            self.prev[list.head as usize] = page;
+        } else {
+            list.tail = page;
+        }
+        list.head = page;
+        list.len += 1;
+    }
+
+    /// Insert `page` (on no list) at the back of `list`.
+    #[inline]
+    pub fn push_back(&mut self, list: &mut List, page: PageId) {
+        self.ensure(page);
+        let p = page as usize;
+        self.next[p] = NIL;
+        self.prev[p] = list.tail;
+        if list.tail != NIL {
+            self.next[list.tail as usize] = page;
+        } else {
+            list.head = page;
+        }
+        list.tail = page;
+        list.len += 1;
+    }
+
+    /// Unlink `page`, which MUST be on `list`.
+    #[inline]
+    pub fn remove(&mut self, list: &mut List, page: PageId) {
+        let p = page as usize;
+        let (prev, next) = (self.prev[p], self.next[p]);
+        if prev != NIL {
+            self.next[prev as usize] = next;
+        } else {
+            list.head = next;
+        }
+        if next != NIL {
+            self.prev[next as usize] = prev;
+        } else {
+            list.tail = prev;
+        }
+        self.prev[p] = NIL;
+        self.next[p] = NIL;
+        list.len -= 1;
+    }
+
+    /// Move `page`, which MUST be on `list`, to its front.
+    #[inline]
+    pub fn move_to_front(&mut self, list: &mut List, page: PageId) {
+        if list.head != page {
+            self.remove(list, page);
+            self.push_front(list, page);
+        }
+    }
+
+    /// Remove and return the back of `list`.
+    #[inline]
+    pub fn pop_back(&mut self, list: &mut List) -> Option<PageId> {
+        let page = list.back()?;
+        self.remove(list, page);
+        Some(page)
+    }
+
+    /// The page after `page` (towards the back), if any.
+    #[inline]
+    pub fn next_of(&self, page: PageId) -> Option<PageId> {
+        let n = self.next[page as usize];
+        (n != NIL).then_some(n)
+    }
+
+    /// The page before `page` (towards the front), if any.
+    #[inline]
+    pub fn prev_of(&self, page: PageId) -> Option<PageId> {
+        let p = self.prev[page as usize];
+        (p != NIL).then_some(p)
+    }
+
+    /// The pages of `list`, front to back (for tests and checks).
+    pub fn iter<'a>(&'a self, list: &List) -> impl Iterator<Item = PageId> + 'a {
+        let mut cursor = list.head;
+        std::iter::from_fn(move || {
+            if cursor == NIL {
+                return None;
+            }
+            let page = cursor;
+            cursor = self.next[page as usize];
+            Some(page)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_share_one_arena() {
+        let mut links = Links::default();
+        let (mut a, mut b) = (List::new(), List::new());
+        links.push_front(&mut a, 3);
+        links.push_front(&mut a, 1);
+        links.push_back(&mut b, 7);
+        links.push_front(&mut a, 9);
+        assert_eq!(links.iter(&a).collect::<Vec<_>>(), vec![9, 1, 3]);
+        links.move_to_front(&mut a, 3);
+        assert_eq!(links.iter(&a).collect::<Vec<_>>(), vec![3, 9, 1]);
+        assert_eq!(links.pop_back(&mut a), Some(1));
+        links.remove(&mut a, 3);
+        links.push_back(&mut b, 3);
+        assert_eq!(links.iter(&a).collect::<Vec<_>>(), vec![9]);
+        assert_eq!(links.iter(&b).collect::<Vec<_>>(), vec![7, 3]);
+        assert_eq!((a.len(), b.len()), (1, 2));
+        assert_eq!(b.back(), Some(3));
+    }
+}

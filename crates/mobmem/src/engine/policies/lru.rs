@@ -1,0 +1,88 @@
+//! LRU: evict the least recently used page.
+//!
+//! ```text
+//! on access(p):
+//!   if p resident: move p to the front; hit
+//!   else: if full, evict the back; insert p at the front; miss
+//! ```
+//! Per page: two `u32` links and one residency byte.
+
+use crate::engine::list::{Links, List};
+use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
+use crate::trace::PageId;
+
+#[derive(Debug, Clone)]
+pub struct Lru {
+    capacity: usize,
+    links: Links,
+    list: List,
+    resident: Vec<bool>,
+}
+
+impl Lru {
+    pub fn new(capacity: usize, page_count_hint: usize) -> Self {
+        Lru {
+            capacity,
+            links: Links::with_pages(page_count_hint),
+            list: List::new(),
+            resident: vec![false; page_count_hint],
+        }
+    }
+
+    /// Pages from most to least recently used.
+    pub fn order(&self) -> Vec<PageId> {
+        self.links.iter(&self.list).collect()
+    }
+}
+
+impl CachePolicy for Lru {
+    fn name(&self) -> &'static str {
+        "lru"
+    }
+
+    #[inline]
+    fn access(&mut self, req: &Request, out: &mut Effects) {
+        let page = req.page;
+        ensure_index(&mut self.resident, page, false);
+        if self.resident[page as usize] {
+            self.links.move_to_front(&mut self.list, page);
+            out.push(Effect::Hit { tier: Tier::Dram });
+            return;
+        }
+        out.push(Effect::Fill { tier: Tier::Dram });
+        if self.list.len() >= self.capacity {
+            if let Some(victim) = self.links.pop_back(&mut self.list) {
+                self.resident[victim as usize] = false;
+                out.push(Effect::Evict {
+                    page: victim,
+                    from: Tier::Dram,
+                });
+            }
+        }
+        self.links.push_front(&mut self.list, page);
+        self.resident[page as usize] = true;
+    }
+
+    fn tier_of(&self, page: PageId) -> Option<Tier> {
+        self.resident.get(page as usize).copied().unwrap_or(false).then_some(Tier::Dram)
+    }
+
+    fn occupancy(&self) -> [usize; 2] {
+        [self.list.len(), 0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::policies::testing::{hits, run_pages};
+
+    #[test]
+    fn evicts_least_recently_used() {
+        // capacity 3: 1 2 3 1 4 (evicts 2) 2 (miss, evicts 3) 1 (hit)
+        let mut lru = Lru::new(3, 0);
+        let outcome = run_pages(&mut lru, &[1, 2, 3, 1, 4, 2, 1]);
+        assert_eq!(hits(&outcome), vec![false, false, false, true, false, false, true]);
+        assert_eq!(lru.order(), vec![1, 2, 4]);
+    }
+}

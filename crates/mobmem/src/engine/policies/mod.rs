@@ -1,0 +1,15 @@
+//! One file a policy. Each policy's doc comment names its source and keeps its
+//! pseudocode beside the code.
+
+pub mod app_aware;
+pub mod arc;
+pub mod clock;
+pub mod clock_dwf;
+pub mod fifo;
+pub mod lru;
+pub mod opt;
+pub mod tiered;
+pub mod two_q;
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -1,0 +1,33 @@
+//! Helpers for policy unit tests.
+
+use crate::engine::{CachePolicy, Effect, Effects, Request};
+use crate::trace::PageId;
+
+/// A read request by a background process.
+pub fn read(page: PageId) -> Request {
+    Request {
+        page,
+        proc: 0,
+        write: false,
+        foreground: false,
+        dirty: false,
+    }
+}
+
+/// Run page reads through `policy`; the effects of each request.
+pub fn run_pages(policy: &mut dyn CachePolicy, pages: &[PageId]) -> Vec<Vec<Effect>> {
+    let mut out = Effects::new();
+    pages
+        .iter()
+        .map(|&p| {
+            out.clear();
+            policy.access(&read(p), &mut out);
+            out.as_slice().to_vec()
+        })
+        .collect()
+}
+
+/// Whether each request hit.
+pub fn hits(outcome: &[Vec<Effect>]) -> Vec<bool> {
+    outcome.iter().map(|e| matches!(e[0], Effect::Hit { .. })).collect()
+}

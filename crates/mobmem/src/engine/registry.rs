@@ -1,0 +1,172 @@
+//! The one list of every policy mobmem knows. Adding a policy: write its file under
+//! `policies/`, then add one entry here (see `docs/adding-a-policy.md`).
+
+use std::sync::Arc;
+
+use super::policies;
+use super::{Capacity, CachePolicy};
+use crate::trace::PageId;
+use crate::{Error, Result};
+
+/// What memory a policy manages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// One memory of `capacity` pages; the classic buffer-cache setting.
+    SingleTier,
+    /// DRAM + PCM; the policy decides which tier each page lives in.
+    Hybrid,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::SingleTier => "single-tier",
+            Family::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// What a policy is built from.
+#[derive(Debug, Clone, Default)]
+pub struct BuildContext {
+    pub capacity: Capacity,
+    /// Distinct pages of the trace, when known: lets policies size their state once.
+    pub page_count_hint: usize,
+    /// The whole sequence of accessed pages, for offline policies (Belady's OPT).
+    pub future: Option<Arc<[PageId]>>,
+}
+
+/// A registered policy.
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub family: Family,
+    /// One line: what it does and where it comes from.
+    pub summary: &'static str,
+    /// Needs the future ([`BuildContext::future`]); the trace is then read into memory.
+    pub offline: bool,
+    pub build: fn(&BuildContext) -> Result<Box<dyn CachePolicy>>,
+}
+
+impl std::fmt::Debug for PolicyInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyInfo").field("name", &self.name).finish()
+    }
+}
+
+/// Every policy, single-tier first.
+pub static REGISTRY: &[PolicyInfo] = &[
+    PolicyInfo {
+        name: "lru",
+        family: Family::SingleTier,
+        summary: "least recently used",
+        offline: false,
+        build: |ctx| Ok(Box::new(policies::lru::Lru::new(ctx.capacity.dram, ctx.page_count_hint))),
+    },
+    PolicyInfo {
+        name: "fifo",
+        family: Family::SingleTier,
+        summary: "first in, first out",
+        offline: false,
+        build: |ctx| Ok(Box::new(policies::fifo::Fifo::new(ctx.capacity.dram, ctx.page_count_hint))),
+    },
+    PolicyInfo {
+        name: "clock",
+        family: Family::SingleTier,
+        summary: "CLOCK (second chance; Corbato 1968)",
+        offline: false,
+        build: |ctx| Ok(Box::new(policies::clock::Clock::new(ctx.capacity.dram, ctx.page_count_hint))),
+    },
+    PolicyInfo {
+        name: "2q",
+        family: Family::SingleTier,
+        summary: "full 2Q, Kin 25%, Kout 50% (Johnson and Shasha, VLDB 1994)",
+        offline: false,
+        build: |ctx| Ok(Box::new(policies::two_q::TwoQ::new(ctx.capacity.dram, ctx.page_count_hint))),
+    },
+    PolicyInfo {
+        name: "arc",
+        family: Family::SingleTier,
+        summary: "adaptive replacement cache (Megiddo and Modha, FAST 2003)",
+        offline: false,
+        build: |ctx| Ok(Box::new(policies::arc::Arc::new(ctx.capacity.dram, ctx.page_count_hint))),
+    },
+    PolicyInfo {
+        name: "opt",
+        family: Family::SingleTier,
+        summary: "Belady's optimal offline policy (Belady 1966): the lower bound on misses",
+        offline: true,
+        build: |ctx| {
+            let future = ctx
+                .future
+                .clone()
+                .ok_or_else(|| Error::config("policy opt", "needs the whole trace in memory"))?;
+            Ok(Box::new(policies::opt::Opt::new(ctx.capacity.dram, future)))
+        },
+    },
+    PolicyInfo {
+        name: "hybrid-lru",
+        family: Family::Hybrid,
+        summary: "app-blind LRU over DRAM+PCM: one recency order, DRAM holds the most recent pages",
+        offline: false,
+        build: |ctx| {
+            let inner = policies::lru::Lru::new(ctx.capacity.total(), ctx.page_count_hint);
+            Ok(Box::new(policies::tiered::Tiered::new("hybrid-lru", inner, ctx.capacity, ctx.page_count_hint)))
+        },
+    },
+    PolicyInfo {
+        name: "hybrid-2q",
+        family: Family::Hybrid,
+        summary: "app-blind 2Q over DRAM+PCM: 2Q decides residency, DRAM holds the most recent pages",
+        offline: false,
+        build: |ctx| {
+            let inner = policies::two_q::TwoQ::new(ctx.capacity.total(), ctx.page_count_hint);
+            Ok(Box::new(policies::tiered::Tiered::new("hybrid-2q", inner, ctx.capacity, ctx.page_count_hint)))
+        },
+    },
+    PolicyInfo {
+        name: "clock-dwf",
+        family: Family::Hybrid,
+        summary: "CLOCK-DWF: write-hot pages in DRAM (Lee, Bahn, Noh, IEEE TC 2014)",
+        offline: false,
+        build: |ctx| Ok(Box::new(policies::clock_dwf::ClockDwf::new(ctx.capacity, ctx.page_count_hint))),
+    },
+    PolicyInfo {
+        name: "app-aware",
+        family: Family::Hybrid,
+        summary: "app-state-aware placement: foreground pages in DRAM (Oh, Kang, Lee, Eom, KIISE 2015)",
+        offline: false,
+        build: |ctx| Ok(Box::new(policies::app_aware::AppAware::new(ctx.capacity, ctx.page_count_hint))),
+    },
+];
+
+/// Look a policy up by name.
+pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
+    REGISTRY.iter().find(|p| p.name == name).ok_or_else(|| Error::Unknown {
+        what: "policy",
+        name: name.to_string(),
+        known: REGISTRY.iter().map(|p| p.name.to_string()).collect(),
+    })
+}
+
+impl PolicyInfo {
+    /// Build the policy, checking the capacity fits its family.
+    pub fn build(&self, ctx: &BuildContext) -> Result<Box<dyn CachePolicy>> {
+        let context = format!("policy {}", self.name);
+        match self.family {
+            Family::SingleTier if ctx.capacity.pcm != 0 => {
+                return Err(Error::config(
+                    context,
+                    "is single-tier and takes no PCM; use a hybrid policy (hybrid-lru, hybrid-2q, clock-dwf, app-aware)",
+                ))
+            }
+            Family::Hybrid if ctx.capacity.dram == 0 || ctx.capacity.pcm == 0 => {
+                return Err(Error::config(context, "is a hybrid policy and needs at least one DRAM and one PCM page"))
+            }
+            _ => {}
+        }
+        if ctx.capacity.total() == 0 {
+            return Err(Error::config(context, "needs a capacity of at least one page"));
+        }
+        (self.build)(ctx)
+    }
+}

@@ -1,0 +1,22 @@
+//! mobmem: a trace-driven simulator of memory management on mobile devices.
+//!
+//! Reading order, one layer a folder, each using only the ones before it:
+//! - [`trace`]: the event model, trace file formats and their readers and writers;
+//! - [`workload`]: synthetic Android workloads, deterministic by seed;
+//! - [`devices`]: memory and storage devices (latency, energy, endurance) and cost models;
+//! - [`engine`]: the simulated memory system: the policy trait, the policies, the registry
+//!   and the simulation loop that applies a policy's decisions to the devices;
+//! - [`metrics`]: the counters a run produces and the figures derived from them;
+//! - [`experiments`]: experiment files, sweeps run in parallel, the papers' reproductions;
+//! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index.
+
+pub mod devices;
+pub mod engine;
+pub mod error;
+pub mod experiments;
+pub mod metrics;
+pub mod report;
+pub mod trace;
+pub mod workload;
+
+pub use error::{Error, Position, Result};

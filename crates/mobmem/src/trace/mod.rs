@@ -1,0 +1,327 @@
+//! The trace model: what happened, in order, on the device being simulated.
+//!
+//! A trace is a sequence of [`Event`]s. Pages and processes are interned when a trace is
+//! read or generated, so events carry dense integer ids ([`PageId`], [`ProcId`]) and the
+//! simulator's hot loop indexes vectors instead of hashing keys. The key of each page
+//! ([`PageKey`]) and the pid and name of each process ([`ProcessInfo`]) live in the
+//! trace's tables.
+//!
+//! Formats (see `docs/trace-formats.md`): the binary `.mmt` format ([`mmt`]), a CSV text
+//! format ([`csv`]), and, read only, the ARC paper's `.lis` text ([`lis`]) and
+//! libCacheSim's `oracleGeneral` binary ([`oracle`]). Any of them may be zstd-compressed.
+
+pub mod csv;
+pub mod lis;
+pub mod mmt;
+pub mod oracle;
+mod open;
+
+pub use open::{open, read_all, Format};
+
+use std::collections::HashMap;
+
+/// Dense id of a page within one trace: an index into the trace's page table.
+pub type PageId = u32;
+/// Dense id of a process within one trace: an index into the trace's process table.
+pub type ProcId = u32;
+
+/// Largest process id an event can carry (28 bits, see [`Event`]).
+pub const MAX_PROC_ID: ProcId = (1 << 28) - 1;
+
+/// `oom_score_adj` of the foreground (top) app on Android.
+pub const ADJ_FOREGROUND: i16 = 0;
+/// `oom_score_adj` assumed for a process whose importance the trace never states:
+/// the top of the cached range, i.e. background.
+pub const ADJ_UNKNOWN: i16 = 1000;
+
+/// What an event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// A page access (read or write, file or anonymous page).
+    Access,
+    /// A change of a process's importance (`oom_score_adj`).
+    Importance,
+    /// A process started (or was first seen).
+    Start,
+    /// A process exited.
+    Exit,
+}
+
+/// One trace event, 16 bytes, the same layout in memory and in `.mmt` files:
+///
+/// | bytes | field | meaning |
+/// |---|---|---|
+/// | 0..8 | `time_ns` | u64, nanoseconds since the start of the trace |
+/// | 8..12 | `word` | bits 0..28 process id, 28..30 kind (0 access, 1 importance, 2 start, 3 exit), bit 30 write, bit 31 anonymous |
+/// | 12..16 | `arg` | access: page id; importance: `oom_score_adj` as i32; otherwise 0 |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Event {
+    time_ns: u64,
+    word: u32,
+    arg: u32,
+}
+
+const KIND_SHIFT: u32 = 28;
+const WRITE_BIT: u32 = 1 << 30;
+const ANON_BIT: u32 = 1 << 31;
+
+impl Event {
+    pub fn access(time_ns: u64, proc: ProcId, page: PageId, write: bool, anon: bool) -> Self {
+        debug_assert!(proc <= MAX_PROC_ID);
+        let mut word = proc;
+        if write {
+            word |= WRITE_BIT;
+        }
+        if anon {
+            word |= ANON_BIT;
+        }
+        Event { time_ns, word, arg: page }
+    }
+
+    /// Importance change; `oom_score_adj` is clamped to the kernel's -1000..=1000.
+    pub fn importance(time_ns: u64, proc: ProcId, oom_score_adj: i16) -> Self {
+        let adj = oom_score_adj.clamp(-1000, 1000);
+        Event {
+            time_ns,
+            word: proc | (1 << KIND_SHIFT),
+            arg: adj as i32 as u32,
+        }
+    }
+
+    pub fn start(time_ns: u64, proc: ProcId) -> Self {
+        Event {
+            time_ns,
+            word: proc | (2 << KIND_SHIFT),
+            arg: 0,
+        }
+    }
+
+    pub fn exit(time_ns: u64, proc: ProcId) -> Self {
+        Event {
+            time_ns,
+            word: proc | (3 << KIND_SHIFT),
+            arg: 0,
+        }
+    }
+
+    #[inline]
+    pub fn time_ns(&self) -> u64 {
+        self.time_ns
+    }
+
+    #[inline]
+    pub fn proc(&self) -> ProcId {
+        self.word & MAX_PROC_ID
+    }
+
+    #[inline]
+    pub fn kind(&self) -> EventKind {
+        match (self.word >> KIND_SHIFT) & 3 {
+            0 => EventKind::Access,
+            1 => EventKind::Importance,
+            2 => EventKind::Start,
+            _ => EventKind::Exit,
+        }
+    }
+
+    #[inline]
+    pub fn is_access(&self) -> bool {
+        (self.word >> KIND_SHIFT) & 3 == 0
+    }
+
+    /// The page of an access (meaningless for other kinds).
+    #[inline]
+    pub fn page(&self) -> PageId {
+        self.arg
+    }
+
+    #[inline]
+    pub fn is_write(&self) -> bool {
+        self.word & WRITE_BIT != 0
+    }
+
+    #[inline]
+    pub fn is_anon(&self) -> bool {
+        self.word & ANON_BIT != 0
+    }
+
+    /// The `oom_score_adj` of an importance event (meaningless for other kinds).
+    #[inline]
+    pub fn oom_score_adj(&self) -> i16 {
+        self.arg as i32 as i16
+    }
+
+    /// Encode as the 16 little-endian bytes of a `.mmt` record.
+    pub fn to_bytes(&self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        out[0..8].copy_from_slice(&self.time_ns.to_le_bytes());
+        out[8..12].copy_from_slice(&self.word.to_le_bytes());
+        out[12..16].copy_from_slice(&self.arg.to_le_bytes());
+        out
+    }
+
+    /// Decode a `.mmt` record without validating ids against the tables.
+    pub fn from_bytes(bytes: &[u8; 16]) -> Self {
+        Event {
+            time_ns: u64::from_le_bytes(bytes[0..8].try_into().unwrap()),
+            word: u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+            arg: u32::from_le_bytes(bytes[12..16].try_into().unwrap()),
+        }
+    }
+}
+
+/// Whether a page caches a file or belongs to a process's anonymous memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PageKind {
+    /// Keyed by (file id, page index). Blocks of public cache traces are file pages of
+    /// file id 0 (a device).
+    File,
+    /// Keyed by (pid, virtual page number).
+    Anon,
+}
+
+/// What a page is, independent of any trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PageKey {
+    pub kind: PageKind,
+    /// File id (inode) for file pages, pid for anonymous pages.
+    pub owner: u64,
+    /// Page index in the file, or virtual page number.
+    pub index: u64,
+}
+
+impl PageKey {
+    pub fn file(file: u64, index: u64) -> Self {
+        PageKey {
+            kind: PageKind::File,
+            owner: file,
+            index,
+        }
+    }
+
+    pub fn anon(pid: u64, vpn: u64) -> Self {
+        PageKey {
+            kind: PageKind::Anon,
+            owner: pid,
+            index: vpn,
+        }
+    }
+}
+
+/// A process of the trace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub name: String,
+}
+
+/// The interned tables of a trace: ids index these vectors.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tables {
+    pub pages: Vec<PageKey>,
+    pub processes: Vec<ProcessInfo>,
+}
+
+/// Builds [`Tables`] while a trace is read or generated: the first time a key is seen it
+/// gets the next dense id.
+#[derive(Debug, Default)]
+pub struct Interner {
+    tables: Tables,
+    page_ids: HashMap<PageKey, PageId>,
+    /// Current process id of each pid (a pid reused under a new name gets a new id).
+    proc_ids: HashMap<u32, ProcId>,
+}
+
+impl Interner {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Dense id of `key`, allocating one if it is new. `None` when ids are exhausted.
+    pub fn page(&mut self, key: PageKey) -> Option<PageId> {
+        if let Some(&id) = self.page_ids.get(&key) {
+            return Some(id);
+        }
+        let id = PageId::try_from(self.tables.pages.len()).ok()?;
+        if id == PageId::MAX {
+            return None;
+        }
+        self.tables.pages.push(key);
+        self.page_ids.insert(key, id);
+        Some(id)
+    }
+
+    /// Dense id of the process currently running as `pid`; a pid never seen gets a new
+    /// process with an empty name.
+    pub fn process(&mut self, pid: u32) -> Option<ProcId> {
+        if let Some(&id) = self.proc_ids.get(&pid) {
+            return Some(id);
+        }
+        self.new_process(pid, String::new())
+    }
+
+    /// A process starts as `pid` with `name`. If the pid's current process has no name
+    /// yet (it was seen before its start), it is named; otherwise a new process begins.
+    pub fn start_process(&mut self, pid: u32, name: &str) -> Option<ProcId> {
+        if let Some(&id) = self.proc_ids.get(&pid) {
+            let info = &mut self.tables.processes[id as usize];
+            if info.name.is_empty() || info.name == name {
+                info.name = name.to_string();
+                return Some(id);
+            }
+        }
+        self.new_process(pid, name.to_string())
+    }
+
+    fn new_process(&mut self, pid: u32, name: String) -> Option<ProcId> {
+        let id = ProcId::try_from(self.tables.processes.len()).ok()?;
+        if id > MAX_PROC_ID {
+            return None;
+        }
+        self.tables.processes.push(ProcessInfo { pid, name });
+        self.proc_ids.insert(pid, id);
+        Some(id)
+    }
+
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    pub fn into_tables(self) -> Tables {
+        self.tables
+    }
+}
+
+/// A whole trace in memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trace {
+    pub events: Vec<Event>,
+    pub tables: Tables,
+}
+
+impl Trace {
+    /// Distinct pages (the trace's footprint).
+    pub fn footprint(&self) -> usize {
+        self.tables.pages.len()
+    }
+
+    pub fn accesses(&self) -> impl Iterator<Item = &Event> + '_ {
+        self.events.iter().filter(|e| e.is_access())
+    }
+}
+
+/// A stream of events read from a file, in batches so that readers of any format can be
+/// driven through one dynamic call per batch rather than per event.
+pub trait EventSource {
+    /// Clear `buf` and fill it with up to `max` next events. Returns `Ok(false)` when the
+    /// trace is exhausted and `buf` was left empty.
+    fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> crate::Result<bool>;
+
+    /// Number of distinct pages, when the format records it up front.
+    fn page_count_hint(&self) -> Option<u64> {
+        None
+    }
+
+    /// The interned tables. Complete only once the stream has been read to its end.
+    fn tables(&mut self) -> crate::Result<Tables>;
+}
