@@ -19,7 +19,9 @@ impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Position::Line(line) => write!(f, "line {line}"),
-            Position::Record { index, offset } => write!(f, "record {index} (byte offset {offset})"),
+            Position::Record { index, offset } => {
+                write!(f, "record {index} (byte offset {offset})")
+            }
             Position::Byte(offset) => write!(f, "byte offset {offset}"),
         }
     }
@@ -59,7 +61,11 @@ impl Error {
         }
     }
 
-    pub fn format(path: impl Into<PathBuf>, position: Position, message: impl Into<String>) -> Self {
+    pub fn format(
+        path: impl Into<PathBuf>,
+        position: Position,
+        message: impl Into<String>,
+    ) -> Self {
         Error::Format {
             path: path.into(),
             position,

@@ -49,7 +49,10 @@ pub struct Capacity {
 
 impl Capacity {
     pub fn single(pages: usize) -> Self {
-        Capacity { dram: pages, pcm: 0 }
+        Capacity {
+            dram: pages,
+            pcm: 0,
+        }
     }
 
     pub fn total(&self) -> usize {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::policies;
-use super::{Capacity, CachePolicy};
+use super::{CachePolicy, Capacity};
 use crate::trace::PageId;
 use crate::{Error, Result};
 
@@ -49,7 +49,9 @@ pub struct PolicyInfo {
 
 impl std::fmt::Debug for PolicyInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PolicyInfo").field("name", &self.name).finish()
+        f.debug_struct("PolicyInfo")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -60,35 +62,60 @@ pub static REGISTRY: &[PolicyInfo] = &[
         family: Family::SingleTier,
         summary: "least recently used",
         offline: false,
-        build: |ctx| Ok(Box::new(policies::lru::Lru::new(ctx.capacity.dram, ctx.page_count_hint))),
+        build: |ctx| {
+            Ok(Box::new(policies::lru::Lru::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
     },
     PolicyInfo {
         name: "fifo",
         family: Family::SingleTier,
         summary: "first in, first out",
         offline: false,
-        build: |ctx| Ok(Box::new(policies::fifo::Fifo::new(ctx.capacity.dram, ctx.page_count_hint))),
+        build: |ctx| {
+            Ok(Box::new(policies::fifo::Fifo::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
     },
     PolicyInfo {
         name: "clock",
         family: Family::SingleTier,
         summary: "CLOCK (second chance; Corbato 1968)",
         offline: false,
-        build: |ctx| Ok(Box::new(policies::clock::Clock::new(ctx.capacity.dram, ctx.page_count_hint))),
+        build: |ctx| {
+            Ok(Box::new(policies::clock::Clock::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
     },
     PolicyInfo {
         name: "2q",
         family: Family::SingleTier,
         summary: "full 2Q, Kin 25%, Kout 50% (Johnson and Shasha, VLDB 1994)",
         offline: false,
-        build: |ctx| Ok(Box::new(policies::two_q::TwoQ::new(ctx.capacity.dram, ctx.page_count_hint))),
+        build: |ctx| {
+            Ok(Box::new(policies::two_q::TwoQ::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
     },
     PolicyInfo {
         name: "arc",
         family: Family::SingleTier,
         summary: "adaptive replacement cache (Megiddo and Modha, FAST 2003)",
         offline: false,
-        build: |ctx| Ok(Box::new(policies::arc::Arc::new(ctx.capacity.dram, ctx.page_count_hint))),
+        build: |ctx| {
+            Ok(Box::new(policies::arc::Arc::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
     },
     PolicyInfo {
         name: "opt",
@@ -110,17 +137,28 @@ pub static REGISTRY: &[PolicyInfo] = &[
         offline: false,
         build: |ctx| {
             let inner = policies::lru::Lru::new(ctx.capacity.total(), ctx.page_count_hint);
-            Ok(Box::new(policies::tiered::Tiered::new("hybrid-lru", inner, ctx.capacity, ctx.page_count_hint)))
+            Ok(Box::new(policies::tiered::Tiered::new(
+                "hybrid-lru",
+                inner,
+                ctx.capacity,
+                ctx.page_count_hint,
+            )))
         },
     },
     PolicyInfo {
         name: "hybrid-2q",
         family: Family::Hybrid,
-        summary: "app-blind 2Q over DRAM+PCM: 2Q decides residency, DRAM holds the most recent pages",
+        summary:
+            "app-blind 2Q over DRAM+PCM: 2Q decides residency, DRAM holds the most recent pages",
         offline: false,
         build: |ctx| {
             let inner = policies::two_q::TwoQ::new(ctx.capacity.total(), ctx.page_count_hint);
-            Ok(Box::new(policies::tiered::Tiered::new("hybrid-2q", inner, ctx.capacity, ctx.page_count_hint)))
+            Ok(Box::new(policies::tiered::Tiered::new(
+                "hybrid-2q",
+                inner,
+                ctx.capacity,
+                ctx.page_count_hint,
+            )))
         },
     },
     PolicyInfo {
@@ -128,24 +166,38 @@ pub static REGISTRY: &[PolicyInfo] = &[
         family: Family::Hybrid,
         summary: "CLOCK-DWF: write-hot pages in DRAM (Lee, Bahn, Noh, IEEE TC 2014)",
         offline: false,
-        build: |ctx| Ok(Box::new(policies::clock_dwf::ClockDwf::new(ctx.capacity, ctx.page_count_hint))),
+        build: |ctx| {
+            Ok(Box::new(policies::clock_dwf::ClockDwf::new(
+                ctx.capacity,
+                ctx.page_count_hint,
+            )))
+        },
     },
     PolicyInfo {
         name: "app-aware",
         family: Family::Hybrid,
-        summary: "app-state-aware placement: foreground pages in DRAM (Oh, Kang, Lee, Eom, KIISE 2015)",
+        summary:
+            "app-state-aware placement: foreground pages in DRAM (Oh, Kang, Lee, Eom, KIISE 2015)",
         offline: false,
-        build: |ctx| Ok(Box::new(policies::app_aware::AppAware::new(ctx.capacity, ctx.page_count_hint))),
+        build: |ctx| {
+            Ok(Box::new(policies::app_aware::AppAware::new(
+                ctx.capacity,
+                ctx.page_count_hint,
+            )))
+        },
     },
 ];
 
 /// Look a policy up by name.
 pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
-    REGISTRY.iter().find(|p| p.name == name).ok_or_else(|| Error::Unknown {
-        what: "policy",
-        name: name.to_string(),
-        known: REGISTRY.iter().map(|p| p.name.to_string()).collect(),
-    })
+    REGISTRY
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| Error::Unknown {
+            what: "policy",
+            name: name.to_string(),
+            known: REGISTRY.iter().map(|p| p.name.to_string()).collect(),
+        })
 }
 
 impl PolicyInfo {
@@ -165,7 +217,10 @@ impl PolicyInfo {
             _ => {}
         }
         if ctx.capacity.total() == 0 {
-            return Err(Error::config(context, "needs a capacity of at least one page"));
+            return Err(Error::config(
+                context,
+                "needs a capacity of at least one page",
+            ));
         }
         (self.build)(ctx)
     }

@@ -1,1 +1,690 @@
-//! Being written.
+//! The simulation loop: feeds a trace's events to a policy and applies the policy's
+//! effects to the devices, the PCM frames and the metrics.
+//!
+//! Accounting rules (the same for every policy):
+//! - a hit is served by the tier the page is in after the policy's effects (a page
+//!   promoted on this access is served from DRAM): one read or write there;
+//! - a miss reads the page from storage and writes it into its tier (the request itself
+//!   is served by that fill);
+//! - a migration reads the source tier and writes the destination tier;
+//! - an eviction costs the model's `eviction`; a dirty page is also read from its tier
+//!   and written back (`writeback`);
+//! - every cost caused by a foreground access counts towards the foreground elapsed
+//!   time; evictions count when [`EvictionCharge`] says so.
+//!
+//! The loop also checks the policy's contracts on every access (capacity per tier,
+//! effects consistent with where pages are) and stops with an error if one is broken.
+
+use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier};
+use crate::devices::{CostModel, Devices, EvictionCharge};
+use crate::metrics::Metrics;
+use crate::trace::{
+    Event, EventKind, EventSource, PageId, ProcId, Trace, ADJ_FOREGROUND, ADJ_UNKNOWN,
+};
+use crate::{Error, Result};
+
+const ABSENT: u8 = 0;
+const DIRTY: u8 = 4;
+const LOCATION: u8 = 3;
+const NO_FRAME: u32 = u32::MAX;
+
+fn location_code(tier: Tier) -> u8 {
+    tier as u8 + 1
+}
+
+/// Everything a run needs besides its events.
+#[derive(Debug, Clone)]
+pub struct RunSetup {
+    pub policy: &'static PolicyInfo,
+    pub capacity: Capacity,
+    pub cost: CostModel,
+    pub devices: Devices,
+}
+
+impl RunSetup {
+    pub fn new(policy: &'static PolicyInfo, capacity: Capacity) -> Self {
+        RunSetup {
+            policy,
+            capacity,
+            cost: CostModel::paper_relative(),
+            devices: Devices::default(),
+        }
+    }
+}
+
+/// The state of one run.
+pub struct Simulator {
+    policy: Box<dyn CachePolicy>,
+    capacity: Capacity,
+    cost: CostModel,
+    devices: Devices,
+    /// Per page: location code (bits 0-1) and dirty bit.
+    page_state: Vec<u8>,
+    /// Per page: the process of its latest access.
+    owner: Vec<ProcId>,
+    /// Per page: its PCM frame while it is in PCM.
+    frame: Vec<u32>,
+    free_frames: Vec<u32>,
+    frame_writes: Vec<u64>,
+    /// Per process: current `oom_score_adj`.
+    adj: Vec<i16>,
+    occupancy: [usize; 2],
+    effects: Effects,
+    metrics: Metrics,
+    first_time: Option<u64>,
+    last_time: u64,
+    events: u64,
+    read_energy: [f64; 2],
+    write_energy: [f64; 2],
+}
+
+impl Simulator {
+    pub fn new(
+        setup: &RunSetup,
+        page_count_hint: usize,
+        future: Option<std::sync::Arc<[PageId]>>,
+    ) -> Result<Self> {
+        setup.cost.validate()?;
+        setup.devices.validate()?;
+        let policy = setup.policy.build(&BuildContext {
+            capacity: setup.capacity,
+            page_count_hint,
+            future,
+        })?;
+        let pcm = setup.capacity.pcm;
+        let frames = u32::try_from(pcm).map_err(|_| {
+            Error::config(
+                "capacity",
+                format!("{pcm} PCM pages is more than mobmem can index"),
+            )
+        })?;
+        let devices = setup.devices.clone();
+        Ok(Simulator {
+            policy,
+            capacity: setup.capacity,
+            cost: setup.cost.clone(),
+            page_state: vec![ABSENT; page_count_hint],
+            owner: vec![0; page_count_hint],
+            frame: vec![NO_FRAME; page_count_hint],
+            // Popped from the end: frame 0 is used first.
+            free_frames: (0..frames).rev().collect(),
+            frame_writes: vec![0; pcm],
+            adj: Vec::new(),
+            occupancy: [0, 0],
+            effects: Effects::new(),
+            metrics: Metrics::default(),
+            first_time: None,
+            last_time: 0,
+            events: 0,
+            read_energy: [devices.dram.read_energy_nj(), devices.pcm.read_energy_nj()],
+            write_energy: [
+                devices.dram.write_energy_nj(),
+                devices.pcm.write_energy_nj(),
+            ],
+            devices,
+        })
+    }
+
+    /// Where the simulator believes `page` is (for tests).
+    pub fn tier_of(&self, page: PageId) -> Option<Tier> {
+        match self.page_state.get(page as usize).map(|s| s & LOCATION) {
+            Some(1) => Some(Tier::Dram),
+            Some(2) => Some(Tier::Pcm),
+            _ => None,
+        }
+    }
+
+    pub fn policy(&self) -> &dyn CachePolicy {
+        self.policy.as_ref()
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    fn foreground(&self, proc: ProcId) -> bool {
+        self.adj.get(proc as usize).copied().unwrap_or(ADJ_UNKNOWN) == ADJ_FOREGROUND
+    }
+
+    /// Feed one event.
+    #[inline]
+    pub fn step(&mut self, event: &Event) -> Result<()> {
+        let time = event.time_ns();
+        self.first_time.get_or_insert(time);
+        self.last_time = self.last_time.max(time);
+        self.events += 1;
+        match event.kind() {
+            EventKind::Access => self.access(event),
+            EventKind::Importance => {
+                let proc = event.proc() as usize;
+                if proc >= self.adj.len() {
+                    self.adj.resize(proc + 1, ADJ_UNKNOWN);
+                }
+                self.adj[proc] = event.oom_score_adj();
+                Ok(())
+            }
+            // Pages outlive their process in the page cache: nothing to do.
+            EventKind::Start | EventKind::Exit => Ok(()),
+        }
+    }
+
+    fn access(&mut self, event: &Event) -> Result<()> {
+        let page = event.page();
+        let p = page as usize;
+        if p >= self.page_state.len() {
+            super::ensure_index(&mut self.page_state, page, ABSENT);
+            super::ensure_index(&mut self.owner, page, 0);
+            super::ensure_index(&mut self.frame, page, NO_FRAME);
+        }
+        let write = event.is_write();
+        let foreground = self.foreground(event.proc());
+        let req = Request {
+            page,
+            proc: event.proc(),
+            write,
+            foreground,
+            dirty: self.page_state[p] & DIRTY != 0,
+        };
+        self.effects.clear();
+        self.policy.access(&req, &mut self.effects);
+        let effects = std::mem::take(&mut self.effects);
+        let result = self.apply(&req, effects.as_slice());
+        self.effects = effects;
+        result?;
+        self.owner[p] = req.proc;
+        if write {
+            self.page_state[p] |= DIRTY;
+        }
+        Ok(())
+    }
+
+    fn violation(&self, req: &Request, message: String) -> Error {
+        Error::config(
+            format!("policy {}", self.policy.name()),
+            format!(
+                "broke its contract at event {} (page {}): {message}",
+                self.events - 1,
+                req.page
+            ),
+        )
+    }
+
+    fn apply(&mut self, req: &Request, effects: &[Effect]) -> Result<()> {
+        let m = &mut self.metrics;
+        m.accesses += 1;
+        if req.write {
+            m.writes += 1;
+        } else {
+            m.reads += 1;
+        }
+        if req.foreground {
+            m.fg_accesses += 1;
+        }
+        let mut cost = 0.0;
+        let mut charged_eviction_cost = 0.0;
+        let hit = match effects.first() {
+            Some(Effect::Hit { tier }) => {
+                m.hits += 1;
+                match tier {
+                    Tier::Dram => m.dram_hits += 1,
+                    Tier::Pcm => m.pcm_hits += 1,
+                }
+                if req.foreground {
+                    m.fg_hits += 1;
+                }
+                if self.page_state[req.page as usize] & LOCATION != location_code(*tier) {
+                    return Err(self.violation(
+                        req,
+                        format!("reported a hit in {tier:?} for a page not there"),
+                    ));
+                }
+                true
+            }
+            Some(Effect::Fill { .. }) => {
+                m.misses += 1;
+                m.storage_reads += 1;
+                if req.foreground {
+                    m.fg_misses += 1;
+                }
+                cost += self.cost.storage_read;
+                if self.page_state[req.page as usize] & LOCATION != ABSENT {
+                    return Err(self.violation(req, "reported a miss for a resident page".into()));
+                }
+                false
+            }
+            _ => return Err(self.violation(req, "did not report a hit or a fill first".into())),
+        };
+
+        // Pass 1: pages leaving a tier, so that pass 2 finds free PCM frames.
+        for effect in &effects[1..] {
+            match *effect {
+                Effect::Evict { page, from } => {
+                    let state = self.page_state[page as usize];
+                    if state & LOCATION != location_code(from) {
+                        return Err(self.violation(
+                            req,
+                            format!("evicted page {page} from {from:?} where it was not"),
+                        ));
+                    }
+                    let dirty = state & DIRTY != 0;
+                    let mut evict_cost = self.cost.eviction;
+                    if dirty {
+                        self.count_read(from);
+                        self.metrics.storage_writes += 1;
+                        evict_cost += self.cost.writeback;
+                    }
+                    self.leave(page, from);
+                    self.page_state[page as usize] = ABSENT;
+                    self.metrics.evictions += 1;
+                    let owner_foreground = self.foreground(self.owner[page as usize]);
+                    let charged = match self.cost.eviction_charge {
+                        EvictionCharge::ForegroundPages => owner_foreground,
+                        EvictionCharge::ForegroundCausedOrOwned => {
+                            owner_foreground || req.foreground
+                        }
+                    };
+                    if charged {
+                        self.metrics.fg_evictions += 1;
+                        charged_eviction_cost += evict_cost;
+                    }
+                    self.metrics.total_time += evict_cost;
+                }
+                Effect::Migrate {
+                    page,
+                    to: Tier::Dram,
+                } => {
+                    if self.page_state[page as usize] & LOCATION != location_code(Tier::Pcm) {
+                        return Err(self.violation(
+                            req,
+                            format!("migrated page {page} to DRAM from outside PCM"),
+                        ));
+                    }
+                    self.count_read(Tier::Pcm);
+                    cost += self.cost.read(Tier::Pcm);
+                    self.leave(page, Tier::Pcm);
+                    self.metrics.migrations_to_dram += 1;
+                }
+                Effect::Migrate { .. } => {}
+                Effect::Hit { .. } | Effect::Fill { .. } => {
+                    return Err(self.violation(req, "reported more than one hit or fill".into()))
+                }
+            }
+        }
+        // Pass 2: pages entering a tier.
+        for effect in &effects[1..] {
+            match *effect {
+                Effect::Migrate {
+                    page,
+                    to: Tier::Dram,
+                } => {
+                    cost += self.cost.write(Tier::Dram);
+                    self.enter(req, page, Tier::Dram)?;
+                }
+                Effect::Migrate {
+                    page,
+                    to: Tier::Pcm,
+                } => {
+                    if self.page_state[page as usize] & LOCATION != location_code(Tier::Dram) {
+                        return Err(self.violation(
+                            req,
+                            format!("migrated page {page} to PCM from outside DRAM"),
+                        ));
+                    }
+                    self.count_read(Tier::Dram);
+                    cost += self.cost.read(Tier::Dram) + self.cost.write(Tier::Pcm);
+                    self.leave(page, Tier::Dram);
+                    self.enter(req, page, Tier::Pcm)?;
+                    self.metrics.migrations_to_pcm += 1;
+                }
+                _ => {}
+            }
+        }
+        if let Some(Effect::Fill { tier }) = effects.first() {
+            cost += self.cost.write(*tier);
+            self.enter(req, req.page, *tier)?;
+        } else {
+            // The access itself, served where the page is now.
+            let served = match self.page_state[req.page as usize] & LOCATION {
+                1 => Tier::Dram,
+                2 => Tier::Pcm,
+                _ => return Err(self.violation(req, "evicted the page it just hit".into())),
+            };
+            if req.write {
+                self.count_write(served, req.page);
+                cost += self.cost.write(served);
+            } else {
+                self.count_read(served);
+                cost += self.cost.read(served);
+            }
+        }
+        debug_assert!(hit || self.page_state[req.page as usize] & LOCATION != ABSENT);
+        if self.occupancy[0] > self.capacity.dram || self.occupancy[1] > self.capacity.pcm {
+            return Err(self.violation(
+                req,
+                format!(
+                    "holds {:?} pages, over capacity {:?}",
+                    self.occupancy, self.capacity
+                ),
+            ));
+        }
+        let m = &mut self.metrics;
+        m.total_time += cost;
+        if req.foreground {
+            m.fg_time += cost;
+        }
+        m.fg_time += charged_eviction_cost;
+        Ok(())
+    }
+
+    #[inline]
+    fn count_read(&mut self, tier: Tier) {
+        match tier {
+            Tier::Dram => self.metrics.dram_reads += 1,
+            Tier::Pcm => self.metrics.pcm_reads += 1,
+        }
+        self.metrics.energy_nj += self.read_energy[tier.index()];
+    }
+
+    /// A write to `page` in `tier` (which must already hold it, or be about to).
+    #[inline]
+    fn count_write(&mut self, tier: Tier, page: PageId) {
+        match tier {
+            Tier::Dram => self.metrics.dram_writes += 1,
+            Tier::Pcm => {
+                self.metrics.pcm_writes += 1;
+                let frame = self.frame[page as usize];
+                if frame != NO_FRAME {
+                    self.frame_writes[frame as usize] += 1;
+                }
+            }
+        }
+        self.metrics.energy_nj += self.write_energy[tier.index()];
+    }
+
+    fn leave(&mut self, page: PageId, tier: Tier) {
+        self.occupancy[tier.index()] -= 1;
+        if tier == Tier::Pcm {
+            let frame = std::mem::replace(&mut self.frame[page as usize], NO_FRAME);
+            self.free_frames.push(frame);
+        }
+        self.page_state[page as usize] &= !LOCATION;
+    }
+
+    fn enter(&mut self, req: &Request, page: PageId, tier: Tier) -> Result<()> {
+        if tier == Tier::Pcm {
+            let Some(frame) = self.free_frames.pop() else {
+                return Err(self.violation(req, "put more pages in PCM than it has frames".into()));
+            };
+            self.frame[page as usize] = frame;
+        }
+        self.occupancy[tier.index()] += 1;
+        self.page_state[page as usize] =
+            (self.page_state[page as usize] & DIRTY) | location_code(tier);
+        self.count_write(tier, page);
+        Ok(())
+    }
+
+    /// Check that the policy and the simulator agree on every page (tests only: O(pages)).
+    pub fn check_agreement(&self) -> Result<()> {
+        for page in 0..self.page_state.len() as PageId {
+            if self.policy.tier_of(page) != self.tier_of(page) {
+                return Err(Error::config(
+                    format!("policy {}", self.policy.name()),
+                    format!(
+                        "says page {page} is in {:?}, the simulator has it in {:?}",
+                        self.policy.tier_of(page),
+                        self.tier_of(page)
+                    ),
+                ));
+            }
+        }
+        if self.policy.occupancy() != self.occupancy {
+            return Err(Error::config(
+                format!("policy {}", self.policy.name()),
+                format!(
+                    "occupancy {:?} but simulator counts {:?}",
+                    self.policy.occupancy(),
+                    self.occupancy
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Finish the run: wear and duration figures.
+    pub fn finish(mut self) -> Metrics {
+        self.metrics.duration_ns = self.last_time - self.first_time.unwrap_or(0);
+        let endurance = self.devices.pcm.endurance_writes;
+        let frame_writes = std::mem::take(&mut self.frame_writes);
+        self.metrics.set_wear(&frame_writes, endurance);
+        self.metrics
+    }
+}
+
+/// Pages accessed, in order: the future an offline policy needs.
+pub fn access_sequence(trace: &Trace) -> std::sync::Arc<[PageId]> {
+    trace.accesses().map(|e| e.page()).collect()
+}
+
+/// Run one policy over a trace in memory.
+pub fn run_trace(trace: &Trace, setup: &RunSetup) -> Result<Metrics> {
+    let future = setup.policy.offline.then(|| access_sequence(trace));
+    let mut sim = Simulator::new(setup, trace.footprint(), future)?;
+    for event in &trace.events {
+        sim.step(event)?;
+    }
+    Ok(sim.finish())
+}
+
+/// Run one online policy over a streamed trace in constant memory (besides per-page
+/// state). `progress` is called after each batch with the number of events done.
+pub fn run_source(
+    source: &mut dyn EventSource,
+    setup: &RunSetup,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Metrics> {
+    if setup.policy.offline {
+        return Err(Error::config(
+            format!("policy {}", setup.policy.name),
+            "is offline: read the trace into memory and use run_trace",
+        ));
+    }
+    let hint = source.page_count_hint().unwrap_or(0) as usize;
+    let mut sim = Simulator::new(setup, hint, None)?;
+    let mut batch = Vec::with_capacity(1 << 16);
+    let mut done = 0u64;
+    while source.read_batch(&mut batch, 1 << 16)? {
+        for event in &batch {
+            sim.step(event)?;
+        }
+        done += batch.len() as u64;
+        progress(done);
+    }
+    Ok(sim.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::find_policy;
+    use crate::trace::{Event, Tables};
+
+    const PAGE_NJ: f64 = 0.1 * 32768.0;
+
+    fn trace(events: Vec<Event>) -> Trace {
+        Trace {
+            events,
+            tables: Tables::default(),
+        }
+    }
+
+    /// Worked by hand with the paper's relative cost model; DRAM 1 page, PCM 1 page.
+    #[test]
+    fn hybrid_lru_accounting_by_hand() {
+        let (fg, bg) = (0, 1);
+        let t = trace(vec![
+            Event::importance(0, fg, 0),
+            Event::importance(0, bg, 900),
+            // fg reads p0: miss, filled in DRAM (1).
+            Event::access(1, fg, 0, false, false),
+            // bg writes p1: miss, fill DRAM (1), p0 demoted to PCM (DRAM read 1 + PCM write 50).
+            Event::access(2, bg, 1, true, false),
+            // fg reads p0: PCM hit; p1 demoted (51), p0 promoted (PCM read 2 + DRAM write 1),
+            // served from DRAM (1): 55 for the foreground.
+            Event::access(3, fg, 0, false, false),
+            // bg reads p2: LRU evicts dirty p1 from PCM (1000, written back, bg-owned), p0
+            // demoted (51), fill (1).
+            Event::access(4, bg, 2, false, false),
+            // bg reads p3: evicts clean p0 from PCM: fg-owned, so its 1000 is charged to the
+            // foreground; p2 demoted (51), fill (1).
+            Event::access(5, bg, 3, false, false),
+        ]);
+        let setup = RunSetup::new(
+            find_policy("hybrid-lru").unwrap(),
+            Capacity { dram: 1, pcm: 1 },
+        );
+        let m = run_trace(&t, &setup).unwrap();
+        assert_eq!(
+            (m.accesses, m.hits, m.misses, m.fg_accesses, m.fg_hits),
+            (5, 1, 4, 2, 1)
+        );
+        assert_eq!(
+            (m.pcm_hits, m.evictions, m.storage_writes, m.fg_evictions),
+            (1, 2, 1, 1)
+        );
+        assert_eq!((m.migrations_to_pcm, m.migrations_to_dram), (4, 1));
+        assert_eq!(
+            (m.dram_reads, m.dram_writes, m.pcm_reads, m.pcm_writes),
+            (5, 5, 2, 4)
+        );
+        assert_eq!(m.fg_time, 1.0 + 55.0 + 1000.0);
+        assert_eq!(m.total_time, 1.0 + 52.0 + 55.0 + 1052.0 + 1052.0);
+        let energy = (5.0 + 5.0 + 2.0) * PAGE_NJ + 4.0 * 10.0 * PAGE_NJ;
+        assert!(
+            (m.energy_nj - energy).abs() < 1e-6,
+            "{} vs {energy}",
+            m.energy_nj
+        );
+        // One PCM frame, written by each of the four demotions.
+        assert_eq!((m.pcm_frames, m.pcm_max_frame_writes), (1, 4));
+        assert_eq!(m.duration_ns, 5);
+    }
+
+    #[test]
+    fn eviction_charge_reading_caused_by_foreground() {
+        // fg fills DRAM 1 + PCM 1 with bg-owned pages evicted by its own misses.
+        let (fg, bg) = (0, 1);
+        let t = trace(vec![
+            Event::importance(0, fg, 0),
+            Event::access(1, bg, 0, false, false),
+            Event::access(2, bg, 1, false, false),
+            Event::access(3, fg, 2, false, false), // evicts bg's p0
+        ]);
+        let policy = find_policy("hybrid-lru").unwrap();
+        let mut setup = RunSetup::new(policy, Capacity { dram: 1, pcm: 1 });
+        let spec_reading = run_trace(&t, &setup).unwrap();
+        assert_eq!(spec_reading.fg_evictions, 0);
+        setup.cost.eviction_charge = EvictionCharge::ForegroundCausedOrOwned;
+        let literal = run_trace(&t, &setup).unwrap();
+        assert_eq!(literal.fg_evictions, 1);
+        assert_eq!(literal.fg_time - spec_reading.fg_time, 1000.0);
+    }
+
+    #[test]
+    fn single_tier_policy_rejects_pcm_and_hybrid_needs_both() {
+        let t = trace(vec![Event::access(0, 0, 0, false, false)]);
+        let err = run_trace(
+            &t,
+            &RunSetup::new(find_policy("lru").unwrap(), Capacity { dram: 2, pcm: 2 }),
+        );
+        assert!(err.unwrap_err().to_string().contains("single-tier"));
+        let err = run_trace(
+            &t,
+            &RunSetup::new(find_policy("app-aware").unwrap(), Capacity::single(4)),
+        );
+        assert!(err.unwrap_err().to_string().contains("hybrid"));
+    }
+
+    mod properties {
+        use super::*;
+        use crate::engine::{Family, REGISTRY};
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Access { proc: u32, page: u32, write: bool },
+            Importance { proc: u32, adj: i16 },
+        }
+
+        fn ops() -> impl Strategy<Value = Vec<Op>> {
+            let op = prop_oneof![
+                8 => (0u32..3, 0u32..40, any::<bool>()).prop_map(|(proc, page, write)| Op::Access { proc, page, write }),
+                1 => (0u32..3, prop_oneof![Just(0i16), Just(500), Just(900)]).prop_map(|(proc, adj)| Op::Importance { proc, adj }),
+            ];
+            proptest::collection::vec(op, 1..400)
+        }
+
+        fn to_trace(ops: &[Op]) -> Trace {
+            let events = ops
+                .iter()
+                .enumerate()
+                .map(|(i, op)| match *op {
+                    Op::Access { proc, page, write } => {
+                        Event::access(i as u64, proc, page, write, false)
+                    }
+                    Op::Importance { proc, adj } => Event::importance(i as u64, proc, adj),
+                })
+                .collect();
+            trace(events)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// Every policy, step by step: the policy and the simulator agree on where every
+            /// page is, capacities hold (checked inside the simulator), and counters
+            /// conserve at the end.
+            #[test]
+            fn every_policy_keeps_every_page_in_exactly_one_place(
+                ops in ops(), dram in 1usize..8, pcm in 1usize..16
+            ) {
+                let t = to_trace(&ops);
+                for info in REGISTRY {
+                    let capacity = match info.family {
+                        Family::SingleTier => Capacity::single(dram + pcm),
+                        Family::Hybrid => Capacity { dram, pcm },
+                    };
+                    let setup = RunSetup::new(info, capacity);
+                    let future = info.offline.then(|| access_sequence(&t));
+                    let mut sim = Simulator::new(&setup, 0, future).unwrap();
+                    for event in &t.events {
+                        sim.step(event).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        sim.check_agreement().map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    }
+                    let resident: usize = sim.policy().occupancy().iter().sum();
+                    let m = sim.finish();
+                    prop_assert_eq!(m.hits + m.misses, m.accesses, "{}", info.name);
+                    prop_assert_eq!(m.fg_hits + m.fg_misses, m.fg_accesses, "{}", info.name);
+                    prop_assert_eq!(m.dram_hits + m.pcm_hits, m.hits, "{}", info.name);
+                    prop_assert_eq!(m.reads + m.writes, m.accesses, "{}", info.name);
+                    // Pages brought in minus pages gone = pages still resident.
+                    prop_assert_eq!(m.misses - m.evictions, resident as u64, "{}", info.name);
+                    prop_assert!(resident <= capacity.total());
+                    // Every PCM write landed on a frame.
+                    let frame_total = m.pcm_mean_frame_writes * m.pcm_frames as f64;
+                    prop_assert!((frame_total - m.pcm_writes as f64).abs() < 1e-6, "{}", info.name);
+                    prop_assert!(m.fg_time <= m.total_time + 1e-9);
+                }
+            }
+
+            /// hybrid-lru has exactly the hits of single-tier LRU with the same total memory.
+            #[test]
+            fn hybrid_lru_hits_equal_lru_of_total_size(ops in ops(), dram in 1usize..8, pcm in 1usize..16) {
+                let t = to_trace(&ops);
+                let lru = run_trace(&t, &RunSetup::new(find_policy("lru").unwrap(), Capacity::single(dram + pcm))).unwrap();
+                let hybrid = run_trace(&t, &RunSetup::new(find_policy("hybrid-lru").unwrap(), Capacity { dram, pcm })).unwrap();
+                prop_assert_eq!(lru.hits, hybrid.hits);
+            }
+        }
+    }
+}

@@ -1,1 +1,186 @@
-//! Being written.
+//! What a run measures. Counters are exact integers; times and energies are sums of the
+//! cost model's and devices' figures. [`Metrics::values`] lists every figure by name, the
+//! same names used in result CSV and JSON files.
+
+use serde::Serialize;
+
+const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
+
+/// Counters and sums of one simulation run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    pub accesses: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub fg_accesses: u64,
+    pub fg_hits: u64,
+    pub fg_misses: u64,
+    /// Hits found in DRAM / in PCM.
+    pub dram_hits: u64,
+    pub pcm_hits: u64,
+    /// Page operations on each device, including fills, migrations and write-back reads.
+    pub dram_reads: u64,
+    pub dram_writes: u64,
+    pub pcm_reads: u64,
+    pub pcm_writes: u64,
+    pub migrations_to_dram: u64,
+    pub migrations_to_pcm: u64,
+    /// Pages read from storage (one a miss).
+    pub storage_reads: u64,
+    /// Dirty pages written back to storage on eviction.
+    pub storage_writes: u64,
+    pub evictions: u64,
+    /// Evictions charged to the foreground app (see `EvictionCharge`).
+    pub fg_evictions: u64,
+    /// Elapsed time of the foreground app under the cost model.
+    pub fg_time: f64,
+    /// Elapsed time of all accesses under the cost model.
+    pub total_time: f64,
+    /// Dynamic memory energy (reads and writes of DRAM and PCM), nJ.
+    pub energy_nj: f64,
+    /// PCM frames and the writes the most and the average written frame received.
+    pub pcm_frames: u64,
+    pub pcm_max_frame_writes: u64,
+    pub pcm_mean_frame_writes: f64,
+    /// Trace time covered, ns (last event time minus first).
+    pub duration_ns: u64,
+    /// Years until the most written PCM frame reaches its endurance, at the trace's write
+    /// rate; `None` when nothing was written or the trace has no duration.
+    pub pcm_lifetime_years: Option<f64>,
+    /// The same with ideal wear leveling (the mean frame).
+    pub pcm_lifetime_years_leveled: Option<f64>,
+}
+
+fn ratio(num: u64, den: u64) -> f64 {
+    if den == 0 {
+        0.0
+    } else {
+        num as f64 / den as f64
+    }
+}
+
+impl Metrics {
+    pub fn hit_ratio(&self) -> f64 {
+        ratio(self.hits, self.accesses)
+    }
+
+    pub fn miss_ratio(&self) -> f64 {
+        ratio(self.misses, self.accesses)
+    }
+
+    pub fn fg_hit_ratio(&self) -> f64 {
+        ratio(self.fg_hits, self.fg_accesses)
+    }
+
+    /// Fill in the wear figures from per-frame write counts.
+    pub fn set_wear(&mut self, frame_writes: &[u64], endurance: Option<f64>) {
+        self.pcm_frames = frame_writes.len() as u64;
+        self.pcm_max_frame_writes = frame_writes.iter().copied().max().unwrap_or(0);
+        let total: u64 = frame_writes.iter().sum();
+        self.pcm_mean_frame_writes = if frame_writes.is_empty() {
+            0.0
+        } else {
+            total as f64 / frame_writes.len() as f64
+        };
+        let seconds = self.duration_ns as f64 / 1e9;
+        let lifetime = |writes: f64| match endurance {
+            Some(limit) if writes > 0.0 && seconds > 0.0 => {
+                Some(limit / (writes / seconds) / SECONDS_PER_YEAR)
+            }
+            _ => None,
+        };
+        self.pcm_lifetime_years = lifetime(self.pcm_max_frame_writes as f64);
+        self.pcm_lifetime_years_leveled = lifetime(self.pcm_mean_frame_writes);
+    }
+
+    /// Every figure, by name, in a stable order. Missing optional figures are NaN.
+    pub fn values(&self) -> Vec<(&'static str, f64)> {
+        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        vec![
+            ("accesses", self.accesses as f64),
+            ("reads", self.reads as f64),
+            ("writes", self.writes as f64),
+            ("hits", self.hits as f64),
+            ("misses", self.misses as f64),
+            ("hit_ratio", self.hit_ratio()),
+            ("fg_accesses", self.fg_accesses as f64),
+            ("fg_hits", self.fg_hits as f64),
+            ("fg_misses", self.fg_misses as f64),
+            ("fg_hit_ratio", self.fg_hit_ratio()),
+            ("dram_hits", self.dram_hits as f64),
+            ("pcm_hits", self.pcm_hits as f64),
+            ("dram_reads", self.dram_reads as f64),
+            ("dram_writes", self.dram_writes as f64),
+            ("pcm_reads", self.pcm_reads as f64),
+            ("pcm_writes", self.pcm_writes as f64),
+            ("migrations_to_dram", self.migrations_to_dram as f64),
+            ("migrations_to_pcm", self.migrations_to_pcm as f64),
+            ("storage_reads", self.storage_reads as f64),
+            ("storage_writes", self.storage_writes as f64),
+            ("evictions", self.evictions as f64),
+            ("fg_evictions", self.fg_evictions as f64),
+            ("fg_time", self.fg_time),
+            ("total_time", self.total_time),
+            ("energy_nj", self.energy_nj),
+            ("pcm_frames", self.pcm_frames as f64),
+            ("pcm_max_frame_writes", self.pcm_max_frame_writes as f64),
+            ("pcm_mean_frame_writes", self.pcm_mean_frame_writes),
+            ("duration_ns", self.duration_ns as f64),
+            ("pcm_lifetime_years", opt(self.pcm_lifetime_years)),
+            (
+                "pcm_lifetime_years_leveled",
+                opt(self.pcm_lifetime_years_leveled),
+            ),
+        ]
+    }
+
+    /// Look one figure up by its name in [`Metrics::values`].
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.values()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Names of every figure, in order.
+    pub fn names() -> Vec<&'static str> {
+        Metrics::default()
+            .values()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wear_and_lifetime() {
+        let mut m = Metrics {
+            duration_ns: 1_000_000_000,
+            ..Default::default()
+        };
+        // One frame written 10 times a second: 1e8 / 10 s = 1e7 s = 0.317 years.
+        m.set_wear(&[10, 0, 2, 0], Some(1e8));
+        assert_eq!(m.pcm_max_frame_writes, 10);
+        assert_eq!(m.pcm_mean_frame_writes, 3.0);
+        let years = m.pcm_lifetime_years.unwrap();
+        assert!((years - 1e7 / SECONDS_PER_YEAR).abs() < 1e-9);
+        m.set_wear(&[0, 0], Some(1e8));
+        assert_eq!(m.pcm_lifetime_years, None);
+    }
+
+    #[test]
+    fn every_value_has_a_distinct_name() {
+        let names = Metrics::names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+        assert_eq!(Metrics::default().value("hit_ratio"), Some(0.0));
+    }
+}

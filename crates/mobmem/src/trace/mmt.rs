@@ -1,17 +1,24 @@
 //! Placeholder, being written.
+use super::{Event, EventSource, Tables};
 use std::io::Read;
 use std::path::Path;
-use super::{Event, EventSource, Tables};
 
 pub struct Reader;
 
 impl Reader {
     pub fn new(path: &Path, _input: Box<dyn Read + Send>) -> crate::Result<Self> {
-        Err(crate::Error::config(path.display().to_string(), "format not implemented yet"))
+        Err(crate::Error::config(
+            path.display().to_string(),
+            "format not implemented yet",
+        ))
     }
 }
 
 impl EventSource for Reader {
-    fn read_batch(&mut self, _buf: &mut Vec<Event>, _max: usize) -> crate::Result<bool> { Ok(false) }
-    fn tables(&mut self) -> crate::Result<Tables> { Ok(Tables::default()) }
+    fn read_batch(&mut self, _buf: &mut Vec<Event>, _max: usize) -> crate::Result<bool> {
+        Ok(false)
+    }
+    fn tables(&mut self) -> crate::Result<Tables> {
+        Ok(Tables::default())
+    }
 }

@@ -13,8 +13,8 @@
 pub mod csv;
 pub mod lis;
 pub mod mmt;
-pub mod oracle;
 mod open;
+pub mod oracle;
 
 pub use open::{open, read_all, Format};
 
@@ -75,7 +75,11 @@ impl Event {
         if anon {
             word |= ANON_BIT;
         }
-        Event { time_ns, word, arg: page }
+        Event {
+            time_ns,
+            word,
+            arg: page,
+        }
     }
 
     /// Importance change; `oom_score_adj` is clamped to the kernel's -1000..=1000.

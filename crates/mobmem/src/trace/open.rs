@@ -58,7 +58,9 @@ impl FromStr for Format {
         let wanted = s.to_ascii_lowercase().replace('_', "-");
         Format::ALL
             .into_iter()
-            .find(|f| f.name() == wanted || (wanted == "oraclegeneral" && *f == Format::OracleGeneral))
+            .find(|f| {
+                f.name() == wanted || (wanted == "oraclegeneral" && *f == Format::OracleGeneral)
+            })
             .ok_or_else(|| Error::Unknown {
                 what: "trace format",
                 name: s.to_string(),

@@ -5,12 +5,22 @@ use crate::trace::PageId;
 pub struct Clock(super::lru::Lru);
 
 impl Clock {
-    pub fn new(capacity: usize, page_count_hint: usize) -> Self { Clock(super::lru::Lru::new(capacity, page_count_hint)) }
+    pub fn new(capacity: usize, page_count_hint: usize) -> Self {
+        Clock(super::lru::Lru::new(capacity, page_count_hint))
+    }
 }
 
 impl CachePolicy for Clock {
-    fn name(&self) -> &'static str { "clock" }
-    fn access(&mut self, req: &Request, out: &mut Effects) { self.0.access(req, out) }
-    fn tier_of(&self, page: PageId) -> Option<Tier> { self.0.tier_of(page) }
-    fn occupancy(&self) -> [usize; 2] { self.0.occupancy() }
+    fn name(&self) -> &'static str {
+        "clock"
+    }
+    fn access(&mut self, req: &Request, out: &mut Effects) {
+        self.0.access(req, out)
+    }
+    fn tier_of(&self, page: PageId) -> Option<Tier> {
+        self.0.tier_of(page)
+    }
+    fn occupancy(&self) -> [usize; 2] {
+        self.0.occupancy()
+    }
 }

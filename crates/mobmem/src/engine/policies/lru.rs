@@ -64,7 +64,11 @@ impl CachePolicy for Lru {
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.resident.get(page as usize).copied().unwrap_or(false).then_some(Tier::Dram)
+        self.resident
+            .get(page as usize)
+            .copied()
+            .unwrap_or(false)
+            .then_some(Tier::Dram)
     }
 
     fn occupancy(&self) -> [usize; 2] {
@@ -82,7 +86,10 @@ mod tests {
         // capacity 3: 1 2 3 1 4 (evicts 2) 2 (miss, evicts 3) 1 (hit)
         let mut lru = Lru::new(3, 0);
         let outcome = run_pages(&mut lru, &[1, 2, 3, 1, 4, 2, 1]);
-        assert_eq!(hits(&outcome), vec![false, false, false, true, false, false, true]);
+        assert_eq!(
+            hits(&outcome),
+            vec![false, false, false, true, false, false, true]
+        );
         assert_eq!(lru.order(), vec![1, 2, 4]);
     }
 }

@@ -29,5 +29,8 @@ pub fn run_pages(policy: &mut dyn CachePolicy, pages: &[PageId]) -> Vec<Vec<Effe
 
 /// Whether each request hit.
 pub fn hits(outcome: &[Vec<Effect>]) -> Vec<bool> {
-    outcome.iter().map(|e| matches!(e[0], Effect::Hit { .. })).collect()
+    outcome
+        .iter()
+        .map(|e| matches!(e[0], Effect::Hit { .. }))
+        .collect()
 }

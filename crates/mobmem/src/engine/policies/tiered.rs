@@ -17,7 +17,7 @@
 //! With inner LRU this is exactly one LRU stack whose top `dram` pages are in DRAM.
 
 use crate::engine::list::{Links, List};
-use crate::engine::{ensure_index, Capacity, CachePolicy, Effect, Effects, Request, Tier};
+use crate::engine::{ensure_index, CachePolicy, Capacity, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 const ABSENT: u8 = 0;
@@ -106,7 +106,10 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
                     self.make_dram_room(out);
                     self.location[page as usize] = IN_DRAM;
                     self.links.push_front(&mut self.dram, page);
-                    out.push(Effect::Migrate { page, to: Tier::Dram });
+                    out.push(Effect::Migrate {
+                        page,
+                        to: Tier::Dram,
+                    });
                 }
             },
             _ => {
@@ -150,7 +153,16 @@ mod tests {
         let cap = Capacity { dram: 1, pcm: 2 };
         let mut policy = Tiered::new("hybrid-lru", Lru::new(3, 0), cap, 0);
         let outcome = run_pages(&mut policy, &[1, 2, 3]);
-        assert_eq!(outcome[2], vec![Effect::Fill { tier: Tier::Dram }, Effect::Migrate { page: 2, to: Tier::Pcm }]);
+        assert_eq!(
+            outcome[2],
+            vec![
+                Effect::Fill { tier: Tier::Dram },
+                Effect::Migrate {
+                    page: 2,
+                    to: Tier::Pcm
+                }
+            ]
+        );
         assert_eq!(policy.tier_of(3), Some(Tier::Dram));
         assert_eq!(policy.tier_of(1), Some(Tier::Pcm));
         // A PCM hit on 1 promotes it and demotes 3.
@@ -159,8 +171,14 @@ mod tests {
             outcome[0],
             vec![
                 Effect::Hit { tier: Tier::Pcm },
-                Effect::Migrate { page: 3, to: Tier::Pcm },
-                Effect::Migrate { page: 1, to: Tier::Dram }
+                Effect::Migrate {
+                    page: 3,
+                    to: Tier::Pcm
+                },
+                Effect::Migrate {
+                    page: 1,
+                    to: Tier::Dram
+                }
             ]
         );
         // A new page 4 evicts the LRU page 2 from PCM and demotes 1.
@@ -169,8 +187,14 @@ mod tests {
             outcome[0],
             vec![
                 Effect::Fill { tier: Tier::Dram },
-                Effect::Evict { page: 2, from: Tier::Pcm },
-                Effect::Migrate { page: 1, to: Tier::Pcm }
+                Effect::Evict {
+                    page: 2,
+                    from: Tier::Pcm
+                },
+                Effect::Migrate {
+                    page: 1,
+                    to: Tier::Pcm
+                }
             ]
         );
         assert_eq!(policy.occupancy(), [1, 2]);
