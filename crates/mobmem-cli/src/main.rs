@@ -1,1 +1,432 @@
-fn main() {}
+//! `mobmem`: the command-line front end. Every command's `--help` explains it.
+
+mod bench;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use mobmem::devices::CostModel;
+use mobmem::engine::sim::{run_source, run_trace, RunSetup};
+use mobmem::engine::{find_policy, Capacity, Family, REGISTRY};
+use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
+use mobmem::experiments::{self, split_memory, ExperimentConfig};
+use mobmem::report::{self, ExperimentReport};
+use mobmem::trace::{self, Format};
+use mobmem::workload;
+
+#[derive(Parser)]
+#[command(
+    name = "mobmem",
+    version,
+    about = "Trace-driven simulator of memory management on mobile (Android/Linux) devices",
+    long_about = "Trace-driven simulator of memory management on mobile (Android/Linux) devices.\n\n\
+Start with `mobmem reproduce all --out report` to run the papers' experiments and write \
+report/index.html, or `mobmem sim --trace FILE --policy lru --capacity 1000` to run one policy \
+on your own trace."
+)]
+struct Cli {
+    /// Worker threads for sweeps (default: all cores). Results do not depend on it.
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate one policy on one trace and print what it measured.
+    Sim(SimArgs),
+    /// Generate a synthetic Android workload trace from a preset.
+    Gen(GenArgs),
+    /// Run an experiment file (TOML) and write its report to DIR/<name>/.
+    Run(RunArgs),
+    /// Reproduce a paper's experiment (or `all`) and write the report with DIR/index.html.
+    Reproduce(ReproduceArgs),
+    /// Inspect or convert trace files.
+    Trace {
+        #[command(subcommand)]
+        command: TraceCommand,
+    },
+    /// List the policies of the registry.
+    Policies,
+    /// Measure simulator throughput and memory per distinct page.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct SimArgs {
+    /// Trace file (.mmt, .csv, .lis, oracleGeneral; optionally .zst-compressed).
+    #[arg(long)]
+    trace: PathBuf,
+    /// Trace format (mmt, csv, lis, oracle-general); default: from the file name.
+    #[arg(long)]
+    format: Option<Format>,
+    /// Policy name (see `mobmem policies`).
+    #[arg(long)]
+    policy: String,
+    /// Memory size in pages (for hybrid policies: DRAM + PCM).
+    #[arg(long)]
+    capacity: u64,
+    /// Share of memory that is DRAM, for hybrid policies.
+    #[arg(long, default_value_t = 0.05)]
+    dram_fraction: f64,
+    /// Cost model: paper-relative or table1-ns.
+    #[arg(long, default_value = "paper-relative")]
+    cost: String,
+    /// Print every metric as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct GenArgs {
+    /// Preset name (see --list).
+    #[arg(required_unless_present = "list")]
+    preset: Option<String>,
+    /// Random seed: the same seed gives a byte-identical trace.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Multiply the preset's length.
+    #[arg(long)]
+    scale: Option<f64>,
+    /// Output file; .mmt (binary) or .csv (text), by extension.
+    #[arg(long, required_unless_present = "list")]
+    out: Option<PathBuf>,
+    /// List the presets and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Experiment file (see experiments/reference.toml for every key).
+    experiment: PathBuf,
+    /// Report folder.
+    #[arg(long, default_value = "report")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct ReproduceArgs {
+    /// Reproduction name, or `all`.
+    name: String,
+    /// Report folder.
+    #[arg(long, default_value = "report")]
+    out: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Describe a trace: events, pages, processes, foreground/background split.
+    Info {
+        file: PathBuf,
+        #[arg(long)]
+        format: Option<Format>,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert a trace to .mmt or .csv (by the output's extension).
+    Convert {
+        input: PathBuf,
+        output: PathBuf,
+        #[arg(long)]
+        format: Option<Format>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Some(threads) = cli.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build_global()
+        {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let result = match cli.command {
+        Command::Sim(args) => sim(args),
+        Command::Gen(args) => gen(args),
+        Command::Run(args) => run(args),
+        Command::Reproduce(args) => reproduce(args),
+        Command::Trace { command } => trace_command(command),
+        Command::Policies => {
+            for p in REGISTRY {
+                println!("{:<12} {:<12} {}", p.name, p.family.name(), p.summary);
+            }
+            Ok(())
+        }
+        Command::Bench(args) => bench::bench(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
+
+fn capacity_for(family: Family, pages: u64, dram_fraction: f64) -> Result<Capacity> {
+    Ok(match family {
+        Family::SingleTier => Capacity::single(pages as usize),
+        Family::Hybrid => {
+            if !(dram_fraction > 0.0 && dram_fraction < 1.0) {
+                bail!("--dram-fraction must be between 0 and 1 (exclusive)");
+            }
+            if pages < 2 {
+                bail!("a hybrid policy needs --capacity of at least 2 pages");
+            }
+            let (dram, pcm) = split_memory(pages, dram_fraction);
+            Capacity {
+                dram: dram as usize,
+                pcm: pcm as usize,
+            }
+        }
+    })
+}
+
+fn sim(args: SimArgs) -> Result<()> {
+    let info = find_policy(&args.policy)?;
+    if args.capacity == 0 {
+        bail!("--capacity must be at least 1 page");
+    }
+    let setup = RunSetup {
+        policy: info,
+        capacity: capacity_for(info.family, args.capacity, args.dram_fraction)?,
+        cost: CostModel::named(&args.cost)?,
+        devices: Default::default(),
+    };
+    let started = Instant::now();
+    let metrics = if info.offline {
+        let t = trace::read_all(&args.trace, args.format)?;
+        run_trace(&t, &setup)?
+    } else {
+        let mut source = trace::open(&args.trace, args.format)?;
+        let pb = ProgressBar::new_spinner();
+        pb.set_message("simulating");
+        let m = run_source(source.as_mut(), &setup, &mut |done| pb.set_position(done))?;
+        pb.finish_and_clear();
+        m
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        let mut map = serde_json::Map::new();
+        map.insert("trace".into(), args.trace.display().to_string().into());
+        map.insert("policy".into(), info.name.into());
+        map.insert("dram_pages".into(), setup.capacity.dram.into());
+        map.insert("pcm_pages".into(), setup.capacity.pcm.into());
+        for (name, value) in metrics.values() {
+            map.insert(name.into(), json_number(value));
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::Value::Object(map))?
+        );
+    } else {
+        println!("trace      {}", args.trace.display());
+        println!(
+            "policy     {} ({}), DRAM {} pages, PCM {} pages",
+            info.name,
+            info.family.name(),
+            setup.capacity.dram,
+            setup.capacity.pcm
+        );
+        for (name, value) in metrics.values() {
+            println!("{name:<28} {}", report::short(value));
+        }
+        eprintln!(
+            "{} accesses in {:.2} s ({:.1} M accesses/s)",
+            metrics.accesses,
+            seconds,
+            metrics.accesses as f64 / seconds / 1e6
+        );
+    }
+    Ok(())
+}
+
+fn json_number(v: f64) -> serde_json::Value {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+        serde_json::Value::from(v as i64)
+    } else {
+        serde_json::Number::from_f64(v)
+            .map(Into::into)
+            .unwrap_or(serde_json::Value::Null)
+    }
+}
+
+fn write_trace(path: &Path, t: &trace::Trace) -> Result<()> {
+    match Format::from_path(path) {
+        Some(Format::Mmt) => trace::mmt::write(path, t)?,
+        Some(Format::Csv) => trace::csv::write(path, t)?,
+        _ => bail!("{}: output must end in .mmt or .csv", path.display()),
+    }
+    Ok(())
+}
+
+fn gen(args: GenArgs) -> Result<()> {
+    if args.list {
+        for name in workload::preset_names() {
+            println!("{name}");
+        }
+        return Ok(());
+    }
+    let (Some(name), Some(out)) = (args.preset, args.out) else {
+        bail!("give a preset and --out");
+    };
+    let mut config = workload::preset(&name)?;
+    if let Some(scale) = args.scale {
+        if !(scale.is_finite() && scale > 0.0) {
+            bail!("--scale must be > 0");
+        }
+        config = config.scaled(scale);
+    }
+    let t = workload::generate(&config, args.seed)?;
+    write_trace(&out, &t)?;
+    eprintln!(
+        "wrote {} ({} events, {} distinct pages)",
+        out.display(),
+        t.events.len(),
+        t.footprint()
+    );
+    Ok(())
+}
+
+fn progress_of(pb: &ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
+    move |done, total| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    }
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    let config = ExperimentConfig::load(&args.experiment)?;
+    let pb = bar(0, &config.name);
+    let results = experiments::run(&config, &progress_of(&pb))?;
+    pb.finish_and_clear();
+    let report = ExperimentReport {
+        figures: report::default_figures(&results),
+        claims: Vec::new(),
+        notes: Vec::new(),
+        results,
+    };
+    let dir = report::write_experiment(&args.out, &report)?;
+    report::write_index(&args.out, std::slice::from_ref(&report))?;
+    print!(
+        "{}",
+        report::text_table(
+            &report.results,
+            &["hit_ratio", "fg_hit_ratio", "fg_time", "energy_nj"]
+        )
+    );
+    eprintln!(
+        "wrote {} and {}",
+        dir.display(),
+        args.out.join("index.html").display()
+    );
+    Ok(())
+}
+
+fn reproduce(args: ReproduceArgs) -> Result<()> {
+    let chosen: Vec<_> = if args.name == "all" {
+        REPRODUCTIONS.iter().collect()
+    } else {
+        vec![reproductions::find(&args.name)?]
+    };
+    let mut reports = Vec::new();
+    for r in chosen {
+        let pb = bar(0, r.name);
+        let report = r
+            .run(&progress_of(&pb))
+            .with_context(|| format!("reproduction {}", r.name))?;
+        pb.finish_and_clear();
+        let dir = report::write_experiment(&args.out, &report)?;
+        println!("{}: {}", r.name, r.summary);
+        for c in &report.claims {
+            println!(
+                "  [{}] {} (paper {} {}, measured {} {})",
+                if c.holds { "holds" } else { "FAILS" },
+                c.claim,
+                report::short(c.paper),
+                c.unit,
+                report::short(c.measured),
+                c.unit
+            );
+        }
+        eprintln!("  wrote {}", dir.display());
+        reports.push(report);
+    }
+    report::write_index(&args.out, &reports)?;
+    println!("report: {}", args.out.join("index.html").display());
+    Ok(())
+}
+
+fn trace_command(command: TraceCommand) -> Result<()> {
+    match command {
+        TraceCommand::Info { file, format, json } => {
+            let mut source = trace::open(&file, format)?;
+            let s = trace::stats::stats(source.as_mut())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+                return Ok(());
+            }
+            println!("file              {}", file.display());
+            println!("events            {}", s.events);
+            println!(
+                "accesses          {} ({} reads, {} writes; {} file, {} anon)",
+                s.accesses, s.reads, s.writes, s.file_accesses, s.anon_accesses
+            );
+            println!("distinct pages    {}", s.distinct_pages);
+            println!(
+                "importance events {}, starts {}, exits {}",
+                s.importance_events, s.starts, s.exits
+            );
+            println!(
+                "foreground        {} accesses, background {} (ratio {:.2}:1)",
+                s.fg_accesses,
+                s.bg_accesses,
+                s.fg_bg_ratio()
+            );
+            println!(
+                "time span         {:.3} s",
+                (s.last_time_ns - s.first_time_ns) as f64 / 1e9
+            );
+            println!("processes         {}", s.processes.len());
+            for p in &s.processes {
+                println!(
+                    "  pid {:>7} {:<28} {:>10} accesses ({} foreground)",
+                    p.pid, p.name, p.accesses, p.fg_accesses
+                );
+            }
+            Ok(())
+        }
+        TraceCommand::Convert {
+            input,
+            output,
+            format,
+        } => {
+            let t = trace::read_all(&input, format)?;
+            write_trace(&output, &t)?;
+            eprintln!("wrote {} ({} events)", output.display(), t.events.len());
+            Ok(())
+        }
+    }
+}

@@ -1,1 +1,277 @@
-//! Being written.
+//! Experiments: a grid of workloads x policies x memory sizes x DRAM shares, run in
+//! parallel, gathered in a fixed order so results do not depend on the thread count.
+
+pub mod config;
+pub mod reproductions;
+
+pub use config::{ExperimentConfig, Sweep, WorkloadSpec};
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::devices::{CostModel, Devices};
+use crate::engine::sim::{run_trace, RunSetup};
+use crate::engine::{find_policy, Capacity, Family};
+use crate::metrics::Metrics;
+use crate::trace::{self, Trace};
+use crate::{workload, Error, Result};
+
+/// A workload ready to run.
+#[derive(Debug, Clone)]
+pub struct LoadedWorkload {
+    pub name: String,
+    pub trace: Arc<Trace>,
+}
+
+/// Read or generate every workload of an experiment.
+pub fn load_workloads(config: &ExperimentConfig) -> Result<Vec<LoadedWorkload>> {
+    config
+        .workloads
+        .par_iter()
+        .map(|spec| {
+            let trace = match (&spec.preset, &spec.trace) {
+                (Some(preset), _) => {
+                    let mut wc = workload::preset(preset)?;
+                    if let Some(scale) = spec.scale {
+                        wc = wc.scaled(scale);
+                    }
+                    workload::generate(&wc, spec.seed.unwrap_or(config.seed))?
+                }
+                (None, Some(path)) => {
+                    let format = spec.format.as_deref().map(str::parse).transpose()?;
+                    trace::read_all(path, format)?
+                }
+                (None, None) => unreachable!("validated: a workload has a preset or a trace"),
+            };
+            if trace.footprint() == 0 {
+                return Err(Error::config(
+                    format!("workload {}", spec.name),
+                    "has no page accesses",
+                ));
+            }
+            Ok(LoadedWorkload {
+                name: spec.name.clone(),
+                trace: Arc::new(trace),
+            })
+        })
+        .collect()
+}
+
+/// One run of the grid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    pub workload: String,
+    pub policy: String,
+    pub family: &'static str,
+    pub memory_pages: u64,
+    /// Memory as a fraction of the workload's footprint.
+    pub memory_fraction: f64,
+    /// DRAM share; 1 for single-tier policies.
+    pub dram_fraction: f64,
+    pub dram_pages: u64,
+    pub pcm_pages: u64,
+}
+
+/// The result of one point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultRow {
+    #[serde(flatten)]
+    pub point: Point,
+    pub metrics: Metrics,
+}
+
+/// All results of an experiment, in grid order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    pub experiment: String,
+    pub title: String,
+    pub rows: Vec<ResultRow>,
+    /// Footprint (distinct pages) and accesses of each workload.
+    pub workloads: Vec<WorkloadFacts>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadFacts {
+    pub name: String,
+    pub footprint: u64,
+    pub events: u64,
+    pub accesses: u64,
+}
+
+/// DRAM pages for a hybrid point: the share rounded, at least one page, and at least
+/// one page left for PCM.
+pub fn split_memory(memory: u64, dram_fraction: f64) -> (u64, u64) {
+    let dram =
+        ((memory as f64 * dram_fraction).round() as u64).clamp(1, memory.saturating_sub(1).max(1));
+    (dram, memory.saturating_sub(dram))
+}
+
+/// The grid of an experiment over loaded workloads, in a fixed order: workload, policy,
+/// memory size, DRAM share.
+pub fn points(config: &ExperimentConfig, workloads: &[LoadedWorkload]) -> Result<Vec<Point>> {
+    let mut out = Vec::new();
+    for w in workloads {
+        let footprint = w.trace.footprint() as u64;
+        let sizes: Vec<(u64, f64)> = if config.sweep.memory_pages.is_empty() {
+            config
+                .sweep
+                .memory_fraction
+                .iter()
+                .map(|&f| (((footprint as f64) * f).round().max(1.0) as u64, f))
+                .collect()
+        } else {
+            config
+                .sweep
+                .memory_pages
+                .iter()
+                .map(|&p| (p, p as f64 / footprint as f64))
+                .collect()
+        };
+        for policy in &config.sweep.policies {
+            let info = find_policy(policy)?;
+            for &(memory, fraction) in &sizes {
+                match info.family {
+                    Family::SingleTier => out.push(Point {
+                        workload: w.name.clone(),
+                        policy: policy.clone(),
+                        family: info.family.name(),
+                        memory_pages: memory,
+                        memory_fraction: fraction,
+                        dram_fraction: 1.0,
+                        dram_pages: memory,
+                        pcm_pages: 0,
+                    }),
+                    Family::Hybrid => {
+                        if memory < 2 {
+                            return Err(Error::config(
+                                format!("experiment {}", config.name),
+                                format!("workload {}: a hybrid memory needs at least 2 pages, got {memory}", w.name),
+                            ));
+                        }
+                        for &df in &config.sweep.dram_fraction {
+                            let (dram, pcm) = split_memory(memory, df);
+                            out.push(Point {
+                                workload: w.name.clone(),
+                                policy: policy.clone(),
+                                family: info.family.name(),
+                                memory_pages: memory,
+                                memory_fraction: fraction,
+                                dram_fraction: df,
+                                dram_pages: dram,
+                                pcm_pages: pcm,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Run one point.
+pub fn run_point(
+    point: &Point,
+    trace: &Trace,
+    cost: &CostModel,
+    devices: &Devices,
+) -> Result<Metrics> {
+    let info = find_policy(&point.policy)?;
+    let setup = RunSetup {
+        policy: info,
+        capacity: Capacity {
+            dram: point.dram_pages as usize,
+            pcm: point.pcm_pages as usize,
+        },
+        cost: cost.clone(),
+        devices: devices.clone(),
+    };
+    run_trace(trace, &setup).map_err(|e| {
+        Error::config(
+            format!(
+                "{} / {} / {} pages",
+                point.workload, point.policy, point.memory_pages
+            ),
+            e.to_string(),
+        )
+    })
+}
+
+/// Run a whole experiment. `progress(done, total)` is called as points finish (from
+/// worker threads).
+pub fn run(config: &ExperimentConfig, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Results> {
+    let workloads = load_workloads(config)?;
+    run_loaded(config, &workloads, progress)
+}
+
+/// Run an experiment on workloads already loaded.
+pub fn run_loaded(
+    config: &ExperimentConfig,
+    workloads: &[LoadedWorkload],
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Results> {
+    let cost = config.cost.resolve()?;
+    let grid = points(config, workloads)?;
+    let total = grid.len();
+    let done = AtomicUsize::new(0);
+    progress(0, total);
+    // Collecting an indexed parallel iterator keeps grid order whatever the threads do.
+    let rows: Vec<ResultRow> = grid
+        .into_par_iter()
+        .map(|point| {
+            let w = workloads
+                .iter()
+                .find(|w| w.name == point.workload)
+                .expect("point of a loaded workload");
+            let metrics = run_point(&point, &w.trace, &cost, &config.devices)?;
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+            Ok(ResultRow { point, metrics })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Results {
+        experiment: config.name.clone(),
+        title: config.title.clone(),
+        rows,
+        workloads: workloads
+            .iter()
+            .map(|w| WorkloadFacts {
+                name: w.name.clone(),
+                footprint: w.trace.footprint() as u64,
+                events: w.trace.events.len() as u64,
+                accesses: w.trace.accesses().count() as u64,
+            })
+            .collect(),
+    })
+}
+
+impl Results {
+    /// Rows of one workload and policy, by memory size.
+    pub fn series(&self, workload: &str, policy: &str) -> Vec<&ResultRow> {
+        let mut rows: Vec<&ResultRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.point.workload == workload && r.point.policy == policy)
+            .collect();
+        rows.sort_by(|a, b| a.point.memory_pages.cmp(&b.point.memory_pages));
+        rows
+    }
+
+    pub fn policies(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for r in &self.rows {
+            if !out.contains(&r.point.policy) {
+                out.push(r.point.policy.clone());
+            }
+        }
+        out
+    }
+}
+
+/// Run an experiment file.
+pub fn run_file(path: &Path, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Results> {
+    run(&ExperimentConfig::load(path)?, progress)
+}

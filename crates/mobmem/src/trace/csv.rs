@@ -22,3 +22,10 @@ impl EventSource for Reader {
         Ok(Tables::default())
     }
 }
+
+pub fn write(path: &Path, _trace: &super::Trace) -> crate::Result<()> {
+    Err(crate::Error::config(
+        path.display().to_string(),
+        "writer not implemented yet",
+    ))
+}

@@ -1,0 +1,295 @@
+//! Experiment files (TOML). `experiments/reference.toml` lists every key with its default;
+//! unknown keys are errors.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::devices::{CostModel, Devices, EvictionCharge};
+use crate::engine::find_policy;
+use crate::{Error, Result};
+
+/// A whole experiment: workloads x policies x memory sizes x DRAM shares.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    /// Names the output folder and the rows of the results.
+    pub name: String,
+    #[serde(default)]
+    pub title: String,
+    /// Seed of generated workloads that do not set their own.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(rename = "workload")]
+    pub workloads: Vec<WorkloadSpec>,
+    pub sweep: Sweep,
+    #[serde(default)]
+    pub cost: CostSpec,
+    #[serde(default)]
+    pub devices: Devices,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Where a workload's trace comes from: a built-in preset, generated, or a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Label in results and plots.
+    pub name: String,
+    /// A synthetic workload preset (`mobmem gen --list`).
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// A trace file; relative paths are relative to the experiment file.
+    #[serde(default)]
+    pub trace: Option<PathBuf>,
+    /// Format of `trace`; detected from the file name when absent.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Seed of a preset; the experiment's seed when absent.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Multiplies a preset's length (and footprint where the preset scales it).
+    #[serde(default)]
+    pub scale: Option<f64>,
+}
+
+/// The grid of points to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    /// Policy names from the registry (`mobmem policies`).
+    pub policies: Vec<String>,
+    /// Memory sizes as fractions of each workload's footprint (distinct pages).
+    #[serde(default)]
+    pub memory_fraction: Vec<f64>,
+    /// Memory sizes in pages (instead of `memory_fraction`).
+    #[serde(default)]
+    pub memory_pages: Vec<u64>,
+    /// Share of memory that is DRAM, for hybrid policies (single-tier policies use all
+    /// memory as one tier and ignore it).
+    #[serde(default = "default_dram_fraction")]
+    pub dram_fraction: Vec<f64>,
+}
+
+fn default_dram_fraction() -> Vec<f64> {
+    vec![0.05]
+}
+
+/// The cost model: a named base with any field overridden.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostSpec {
+    #[serde(default = "default_cost_model")]
+    pub model: String,
+    pub dram_read: Option<f64>,
+    pub dram_write: Option<f64>,
+    pub pcm_read: Option<f64>,
+    pub pcm_write: Option<f64>,
+    pub storage_read: Option<f64>,
+    pub eviction: Option<f64>,
+    pub writeback: Option<f64>,
+    pub eviction_charge: Option<EvictionCharge>,
+}
+
+fn default_cost_model() -> String {
+    "paper-relative".into()
+}
+
+impl Default for CostSpec {
+    fn default() -> Self {
+        CostSpec {
+            model: default_cost_model(),
+            dram_read: None,
+            dram_write: None,
+            pcm_read: None,
+            pcm_write: None,
+            storage_read: None,
+            eviction: None,
+            writeback: None,
+            eviction_charge: None,
+        }
+    }
+}
+
+impl CostSpec {
+    pub fn resolve(&self) -> Result<CostModel> {
+        let mut model = CostModel::named(&self.model)?;
+        let overrides = [
+            (&mut model.dram_read, self.dram_read),
+            (&mut model.dram_write, self.dram_write),
+            (&mut model.pcm_read, self.pcm_read),
+            (&mut model.pcm_write, self.pcm_write),
+            (&mut model.storage_read, self.storage_read),
+            (&mut model.eviction, self.eviction),
+            (&mut model.writeback, self.writeback),
+        ];
+        for (field, value) in overrides {
+            if let Some(v) = value {
+                *field = v;
+            }
+        }
+        if let Some(charge) = self.eviction_charge {
+            model.eviction_charge = charge;
+        }
+        model.validate()?;
+        Ok(model)
+    }
+}
+
+impl ExperimentConfig {
+    /// Parse an experiment file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self> {
+        let config: ExperimentConfig = toml::from_str(text)
+            .map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
+        config.validate(origin)?;
+        Ok(config)
+    }
+
+    /// Read an experiment file; relative trace paths become relative to its folder.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let mut config = Self::parse(&text, &path.display().to_string())?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for w in &mut config.workloads {
+            if let Some(t) = &w.trace {
+                if t.is_relative() {
+                    w.trace = Some(base.join(t));
+                }
+            }
+        }
+        Ok(config)
+    }
+
+    pub fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |message: String| Err(Error::config(origin, message));
+        if self.name.trim().is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return bad(format!(
+                "name '{}' must be non-empty letters, digits, '-' or '_'",
+                self.name
+            ));
+        }
+        if self.workloads.is_empty() {
+            return bad("needs at least one [[workload]]".into());
+        }
+        for (i, w) in self.workloads.iter().enumerate() {
+            if w.preset.is_some() == w.trace.is_some() {
+                return bad(format!(
+                    "workload {} ('{}'): give exactly one of preset or trace",
+                    i + 1,
+                    w.name
+                ));
+            }
+            if w.trace.is_some() && (w.seed.is_some() || w.scale.is_some()) {
+                return bad(format!(
+                    "workload '{}': seed and scale apply to presets only",
+                    w.name
+                ));
+            }
+            if let Some(s) = w.scale {
+                if !(s.is_finite() && s > 0.0) {
+                    return bad(format!("workload '{}': scale must be > 0", w.name));
+                }
+            }
+            if let Some(f) = &w.format {
+                f.parse::<crate::trace::Format>()?;
+            }
+            if self.workloads[..i].iter().any(|o| o.name == w.name) {
+                return bad(format!("two workloads are named '{}'", w.name));
+            }
+        }
+        let s = &self.sweep;
+        if s.policies.is_empty() {
+            return bad("sweep.policies is empty".into());
+        }
+        for p in &s.policies {
+            find_policy(p)?;
+        }
+        if s.memory_fraction.is_empty() == s.memory_pages.is_empty() {
+            return bad("give exactly one of sweep.memory_fraction or sweep.memory_pages".into());
+        }
+        if let Some(f) = s
+            .memory_fraction
+            .iter()
+            .find(|f| !(f.is_finite() && **f > 0.0))
+        {
+            return bad(format!("sweep.memory_fraction {f} must be > 0"));
+        }
+        if s.memory_pages.contains(&0) {
+            return bad("sweep.memory_pages must be > 0".into());
+        }
+        if s.dram_fraction.is_empty() {
+            return bad("sweep.dram_fraction is empty".into());
+        }
+        if let Some(f) = s
+            .dram_fraction
+            .iter()
+            .find(|f| !(f.is_finite() && **f > 0.0 && **f < 1.0))
+        {
+            return bad(format!(
+                "sweep.dram_fraction {f} must be between 0 and 1 (exclusive)"
+            ));
+        }
+        self.cost.resolve()?;
+        self.devices.validate()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+name = "t"
+[[workload]]
+name = "w"
+preset = "chrome-push"
+[sweep]
+policies = ["lru"]
+memory_fraction = [0.5]
+"#;
+
+    #[test]
+    fn minimal_file_gets_defaults() {
+        let c = ExperimentConfig::parse(MINIMAL, "t.toml").unwrap();
+        assert_eq!(c.seed, 1);
+        assert_eq!(c.sweep.dram_fraction, vec![0.05]);
+        assert_eq!(c.cost.resolve().unwrap().pcm_write, 50.0);
+    }
+
+    #[test]
+    fn unknown_keys_and_names_are_errors() {
+        let typo = MINIMAL.replace("policies", "policy");
+        let err = ExperimentConfig::parse(&typo, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("t.toml") && err.contains("policy"), "{err}");
+        let unknown = MINIMAL.replace("\"lru\"", "\"lruu\"");
+        let err = ExperimentConfig::parse(&unknown, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown policy 'lruu'"), "{err}");
+        let both = MINIMAL.replace(
+            "memory_fraction = [0.5]",
+            "memory_fraction = [0.5]\nmemory_pages = [4]",
+        );
+        assert!(ExperimentConfig::parse(&both, "t.toml").is_err());
+    }
+
+    #[test]
+    fn reference_file_parses_and_matches_defaults() {
+        let text = include_str!("../../../../experiments/reference.toml");
+        let c = ExperimentConfig::parse(text, "reference.toml").unwrap();
+        assert_eq!(c.cost.resolve().unwrap(), CostModel::paper_relative());
+        assert_eq!(c.devices, Devices::default());
+        assert_eq!(c.sweep.dram_fraction, default_dram_fraction());
+    }
+}

@@ -1,0 +1,108 @@
+//! `DIR/index.html`: every experiment of the run, its claims and its figures.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+use super::{short, ExperimentReport};
+use crate::{Error, Result};
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Write `DIR/index.html` linking the given experiments' folders.
+pub fn write_index(dir: &Path, reports: &[ExperimentReport]) -> Result<()> {
+    let mut h = String::new();
+    h.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mobmem report</title>\n<style>\
+body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}\
+.yes{color:#176317;font-weight:bold}.no{color:#a11;font-weight:bold}img{max-width:100%;border:1px solid #eee}\
+.figs{display:grid;grid-template-columns:1fr 1fr;gap:8px}</style></head><body>\n<h1>mobmem report</h1>\n",
+    );
+    let total: usize = reports.iter().map(|r| r.claims.len()).sum();
+    let holding: usize = reports
+        .iter()
+        .map(|r| r.claims.iter().filter(|c| c.holds).count())
+        .sum();
+    let _ = writeln!(h, "<p>{} experiment(s); {holding} of {total} paper claims hold on the simulated workloads.</p><ul>", reports.len());
+    for r in reports {
+        let name = escape(&r.results.experiment);
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#{name}\">{name}</a>: {}</li>",
+            escape(&r.results.title)
+        );
+    }
+    h.push_str("</ul>\n");
+    for r in reports {
+        let name = escape(&r.results.experiment);
+        let _ = writeln!(
+            h,
+            "<h2 id=\"{name}\">{name}: {}</h2>",
+            escape(&r.results.title)
+        );
+        for note in &r.notes {
+            let _ = writeln!(h, "<p>{}</p>", escape(note));
+        }
+        let _ = writeln!(
+            h,
+            "<p>Data: <a href=\"{name}/results.csv\">results.csv</a> (long format), \
+<a href=\"{name}/results.json\">results.json</a>, <a href=\"{name}/claims.json\">claims.json</a>.</p>"
+        );
+        h.push_str(
+            "<table><tr><th>workload</th><th>footprint (pages)</th><th>accesses</th></tr>\n",
+        );
+        for w in &r.results.workloads {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&w.name),
+                w.footprint,
+                w.accesses
+            );
+        }
+        h.push_str("</table>\n");
+        if !r.claims.is_empty() {
+            h.push_str("<table><tr><th>claim</th><th>paper</th><th>measured</th><th>criterion</th><th>holds</th></tr>\n");
+            for c in &r.claims {
+                let (class, word) = if c.holds {
+                    ("yes", "yes")
+                } else {
+                    ("no", "no")
+                };
+                let _ = writeln!(
+                    h,
+                    "<tr><td>{}</td><td>{} {}</td><td>{} {}</td><td>{}</td><td class=\"{class}\">{word}</td></tr>",
+                    escape(&c.claim),
+                    short(c.paper),
+                    escape(&c.unit),
+                    short(c.measured),
+                    escape(&c.unit),
+                    escape(&c.criterion)
+                );
+            }
+            h.push_str("</table>\n");
+        }
+        h.push_str("<div class=\"figs\">\n");
+        for f in &r.figures {
+            let _ = writeln!(
+                h,
+                "<a href=\"{name}/{0}.svg\"><img src=\"{name}/{0}.svg\" alt=\"{1}\"></a>",
+                escape(&f.id),
+                escape(&f.title)
+            );
+        }
+        h.push_str("</div>\n");
+    }
+    h.push_str("</body></html>\n");
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let tmp = dir.join(".index.html.partial");
+    fs::write(&tmp, h).map_err(|e| Error::io(&tmp, e))?;
+    let path = dir.join("index.html");
+    fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
+}
