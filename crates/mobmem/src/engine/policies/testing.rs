@@ -29,5 +29,24 @@ pub fn run_pages(policy: &mut dyn CachePolicy, pages: &[PageId]) -> Vec<Vec<Effe
 
 /// Whether each request hit.
 pub fn hits(outcome: &[Vec<Effect>]) -> Vec<bool> {
-    outcome.iter().map(|e| matches!(e[0], Effect::Hit { .. })).collect()
+    outcome
+        .iter()
+        .map(|e| matches!(e[0], Effect::Hit { .. }))
+        .collect()
+}
+
+/// The pages each request evicted, in order.
+pub fn evictions(outcome: &[Vec<Effect>]) -> Vec<Vec<PageId>> {
+    outcome
+        .iter()
+        .map(|effects| {
+            effects
+                .iter()
+                .filter_map(|e| match *e {
+                    Effect::Evict { page, .. } => Some(page),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
 }
