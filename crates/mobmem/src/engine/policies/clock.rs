@@ -1,12 +1,82 @@
-//! Placeholder, being written.
-use crate::engine::{CachePolicy, Effects, Request, Tier};
+//! CLOCK (second chance): FIFO order around a circle of frames, but a page referenced
+//! since the hand last passed it is spared once.
+//!
+//! Source: F. J. Corbató, "A paging experiment with the Multics system", MIT Project MAC
+//! report MAC-M-384, 1968. The formulation below (new page in the victim's frame with its
+//! bit clear, hand moved past it) is the one used by Bansal and Modha's CAR paper
+//! (FAST 2004) to describe CLOCK.
+//!
+//! ```text
+//! on access(p):
+//!   if p resident: ref[p] = 1; hit
+//!   else if a frame is free: put p in it, ref[p] = 0; miss
+//!   else:
+//!     while ref[frame[hand]] == 1: ref[frame[hand]] = 0; hand = hand + 1 (mod c)
+//!     evict frame[hand]; frame[hand] = p; ref[p] = 0; hand = hand + 1 (mod c); miss
+//! ```
+//! A new page starts with its bit clear: the miss that brought it in is not a reuse, and
+//! the bit records whether the page was used again since it was loaded (or since the hand
+//! last spared it). Since the hand moves past the new page, the page still gets a whole
+//! revolution of the hand to be referenced again before it can be evicted. Setting the
+//! bit instead would give every page, even one used once, a second revolution.
+//!
+//! The search ends within one revolution: after the hand clears every bit it meets, the
+//! frame where it started has a clear bit. Per page: the frame index (`u32`) and one
+//! reference byte. A capacity of zero is treated as one frame.
+
+use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
-pub struct Clock(super::lru::Lru);
+/// `frame_of` value of a page that is not resident.
+const NO_FRAME: u32 = u32::MAX;
+
+#[derive(Debug, Clone)]
+pub struct Clock {
+    capacity: usize,
+    /// The page in each frame; grows until it holds `capacity` frames.
+    frames: Vec<PageId>,
+    /// The next frame the hand examines.
+    hand: usize,
+    frame_of: Vec<u32>,
+    referenced: Vec<bool>,
+}
 
 impl Clock {
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
-        Clock(super::lru::Lru::new(capacity, page_count_hint))
+        let capacity = capacity.max(1);
+        Clock {
+            capacity,
+            // Never reserve more than the pages the trace can bring in.
+            frames: Vec::with_capacity(capacity.min(page_count_hint.max(1))),
+            hand: 0,
+            frame_of: vec![NO_FRAME; page_count_hint],
+            referenced: vec![false; page_count_hint],
+        }
+    }
+
+    /// The pages in frame order starting at the hand (the order the hand examines them),
+    /// each with its reference bit.
+    pub fn from_hand(&self) -> Vec<(PageId, bool)> {
+        let n = self.frames.len();
+        (0..n)
+            .map(|i| {
+                let page = self.frames[(self.hand + i) % n];
+                (page, self.referenced[page as usize])
+            })
+            .collect()
+    }
+
+    /// Advance the hand to the first frame whose page has a clear bit, clearing the bits
+    /// it passes. Only called with every frame in use.
+    fn find_victim_frame(&mut self) -> usize {
+        loop {
+            let page = self.frames[self.hand] as usize;
+            if !self.referenced[page] {
+                return self.hand;
+            }
+            self.referenced[page] = false;
+            self.hand = (self.hand + 1) % self.frames.len();
+        }
     }
 }
 
@@ -14,13 +84,98 @@ impl CachePolicy for Clock {
     fn name(&self) -> &'static str {
         "clock"
     }
+
+    #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
-        self.0.access(req, out)
+        let page = req.page;
+        ensure_index(&mut self.frame_of, page, NO_FRAME);
+        ensure_index(&mut self.referenced, page, false);
+        if self.frame_of[page as usize] != NO_FRAME {
+            self.referenced[page as usize] = true;
+            out.push(Effect::Hit { tier: Tier::Dram });
+            return;
+        }
+        out.push(Effect::Fill { tier: Tier::Dram });
+        self.referenced[page as usize] = false;
+        if self.frames.len() < self.capacity {
+            // Frame indexes fit in u32: page ids do, and each frame holds a distinct page.
+            self.frame_of[page as usize] = self.frames.len() as u32;
+            self.frames.push(page);
+            return;
+        }
+        let frame = self.find_victim_frame();
+        let victim = self.frames[frame];
+        self.frame_of[victim as usize] = NO_FRAME;
+        out.push(Effect::Evict {
+            page: victim,
+            from: Tier::Dram,
+        });
+        self.frames[frame] = page;
+        self.frame_of[page as usize] = frame as u32;
+        self.hand = (frame + 1) % self.frames.len();
     }
+
     fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.0.tier_of(page)
+        let frame = self
+            .frame_of
+            .get(page as usize)
+            .copied()
+            .unwrap_or(NO_FRAME);
+        (frame != NO_FRAME).then_some(Tier::Dram)
     }
+
     fn occupancy(&self) -> [usize; 2] {
-        self.0.occupancy()
+        [self.frames.len(), 0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::policies::testing::{evictions, hits, run_pages};
+
+    #[test]
+    fn spares_referenced_pages_once() {
+        // capacity 3, frames listed from the hand as page(bit):
+        //   1 2 3  misses fill the free frames                 1(0) 2(0) 3(0)
+        //   1      hit sets 1's bit                            1(1) 2(0) 3(0)
+        //   4      miss: hand clears 1, evicts 2, 4 takes its
+        //          frame, hand moves past 4                    3(0) 1(0) 4(0)
+        //   1      hit                                         3(0) 1(1) 4(0)
+        //   5      miss: evicts 3 (bit clear at the hand)      1(1) 4(0) 5(0)
+        //   2      miss: clears 1, evicts 4                    5(0) 1(0) 2(0)
+        //   1      hit                                         5(0) 1(1) 2(0)
+        let mut clock = Clock::new(3, 0);
+        let outcome = run_pages(&mut clock, &[1, 2, 3, 1, 4, 1, 5, 2, 1]);
+        assert_eq!(
+            hits(&outcome),
+            vec![false, false, false, true, false, true, false, false, true]
+        );
+        assert_eq!(
+            evictions(&outcome),
+            vec![
+                vec![],
+                vec![],
+                vec![],
+                vec![],
+                vec![2],
+                vec![],
+                vec![3],
+                vec![4],
+                vec![]
+            ]
+        );
+        assert_eq!(clock.from_hand(), vec![(5, false), (1, true), (2, false)]);
+    }
+
+    #[test]
+    fn all_bits_set_degrades_to_fifo() {
+        // capacity 2: 1 2 1 2 sets both bits; 3 clears 1 and 2, wraps and evicts 1.
+        //   frames from the hand after 3: 2(0) 3(0)
+        let mut clock = Clock::new(2, 0);
+        let outcome = run_pages(&mut clock, &[1, 2, 1, 2, 3]);
+        assert_eq!(hits(&outcome), vec![false, false, true, true, false]);
+        assert_eq!(evictions(&outcome)[4], vec![1]);
+        assert_eq!(clock.from_hand(), vec![(2, false), (3, false)]);
     }
 }

@@ -34,3 +34,19 @@ pub fn hits(outcome: &[Vec<Effect>]) -> Vec<bool> {
         .map(|e| matches!(e[0], Effect::Hit { .. }))
         .collect()
 }
+
+/// The pages each request evicted, in order.
+pub fn evictions(outcome: &[Vec<Effect>]) -> Vec<Vec<PageId>> {
+    outcome
+        .iter()
+        .map(|effects| {
+            effects
+                .iter()
+                .filter_map(|e| match *e {
+                    Effect::Evict { page, .. } => Some(page),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}

@@ -1,26 +1,326 @@
-//! Placeholder, being written.
-use crate::engine::{CachePolicy, Effects, Request, Tier};
-use crate::trace::PageId;
+//! 2Q, the full version: a page must prove itself twice before it enters the main LRU.
+//!
+//! Source: T. Johnson and D. Shasha, "2Q: A Low Overhead High Performance Buffer
+//! Management Replacement Algorithm", VLDB 1994, section 2 ("Full Version").
+//!
+//! Three queues: `A1in`, a FIFO of resident pages seen once recently; `A1out`, a FIFO of
+//! the ids of pages pushed out of `A1in` (ghosts: not resident, not counted in the
+//! capacity); `Am`, an LRU of resident pages referenced again after leaving `A1in`.
+//!
+//! ```text
+//! on access(p):
+//!   if p in Am:    move p to the front of Am; hit
+//!   if p in A1in:  hit                                    (A1in is FIFO: no reordering)
+//!   if p in A1out: remove p from A1out; reclaim(); put p at the front of Am; miss
+//!   else:          reclaim(); put p at the front of A1in; miss
+//!
+//! reclaim():       (only when |A1in| + |Am| = capacity)
+//!   if |A1in| > Kin: evict the back of A1in, put its id at the front of A1out,
+//!                    and if |A1out| > Kout, forget the back of A1out
+//!   else:            evict the back of Am                 (not remembered)
+//! ```
+//! `p` leaves `A1out` before the reclaim, so the reclaim's own ghost cannot push `p` out
+//! of the queue it was just found in.
+//!
+//! Sizes: the paper recommends `Kin` = 25% and `Kout` = 50% of the buffer, which is
+//! [`TwoQ::new`]; [`TwoQ::with_fractions`] takes others. A fraction of `c` pages is
+//! rounded to the nearest page, then `Kin` is kept in `1..=c-1` and `Kout` at least 1:
+//! - `Kin >= 1` so a new page survives at least one more miss in `A1in`;
+//! - `Kin <= c - 1` so that, when memory is full and `|A1in| <= Kin`, `Am` is not empty
+//!   and the reclaim has a victim (for `c = 1` this makes `Kin = 0`: the one frame goes to
+//!   whichever page came last, and `Am` keeps it only while `A1in` is empty);
+//! - `Kout >= 1` so a page can ever reach `Am`; with no ghosts 2Q would be FIFO.
+//!
+//! Note that `A1in` holds up to `Kin + 1` pages: the reclaim runs before the new page
+//! enters, and only trims `A1in` when it is strictly above `Kin`, as in the paper.
+//!
+//! Per page: two `u32` links and one byte saying which queue holds it. A capacity of zero
+//! is treated as one page.
 
-pub struct TwoQ(super::lru::Lru);
+use crate::engine::list::{Links, List};
+use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
+use crate::trace::PageId;
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Queue {
+    None,
+    A1in,
+    A1out,
+    Am,
+}
+
+#[derive(Debug, Clone)]
+pub struct TwoQ {
+    capacity: usize,
+    kin: usize,
+    kout: usize,
+    links: Links,
+    a1in: List,
+    a1out: List,
+    am: List,
+    queue_of: Vec<Queue>,
+}
+
+/// The paper's recommended share of the buffer for `A1in`.
+pub const DEFAULT_KIN_FRACTION: f64 = 0.25;
+/// The paper's recommended number of `A1out` ghosts, as a share of the buffer.
+pub const DEFAULT_KOUT_FRACTION: f64 = 0.5;
 
 impl TwoQ {
+    /// 2Q with the paper's recommended sizes: `Kin` 25%, `Kout` 50% of `capacity`.
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
-        TwoQ(super::lru::Lru::new(capacity, page_count_hint))
+        let capacity = capacity.max(1);
+        let (kin, kout) = queue_sizes(capacity, DEFAULT_KIN_FRACTION, DEFAULT_KOUT_FRACTION);
+        Self::with_sizes(capacity, kin, kout, page_count_hint)
     }
+
+    /// 2Q with `Kin` and `Kout` given as fractions of `capacity` (`Kout` may exceed 1:
+    /// ghosts cost no memory of the simulated device).
+    ///
+    /// # Errors
+    /// A [`Error::Config`] if a fraction is not a finite number, is negative, or if the
+    /// `Kin` fraction is 1 or more (`A1in` would leave no room for `Am`).
+    pub fn with_fractions(
+        capacity: usize,
+        page_count_hint: usize,
+        kin_fraction: f64,
+        kout_fraction: f64,
+    ) -> Result<Self> {
+        for (name, value) in [("Kin", kin_fraction), ("Kout", kout_fraction)] {
+            if !value.is_finite() || value < 0.0 {
+                return Err(Error::config(
+                    "policy 2q",
+                    format!("{name} fraction must be a finite number >= 0, got {value}"),
+                ));
+            }
+        }
+        if kin_fraction >= 1.0 {
+            return Err(Error::config(
+                "policy 2q",
+                format!(
+                    "Kin fraction must be below 1 (A1in shares memory with Am), got {kin_fraction}"
+                ),
+            ));
+        }
+        let capacity = capacity.max(1);
+        let (kin, kout) = queue_sizes(capacity, kin_fraction, kout_fraction);
+        Ok(Self::with_sizes(capacity, kin, kout, page_count_hint))
+    }
+
+    fn with_sizes(capacity: usize, kin: usize, kout: usize, page_count_hint: usize) -> Self {
+        TwoQ {
+            capacity,
+            kin,
+            kout,
+            links: Links::with_pages(page_count_hint),
+            a1in: List::new(),
+            a1out: List::new(),
+            am: List::new(),
+            queue_of: vec![Queue::None; page_count_hint],
+        }
+    }
+
+    /// `(Kin, Kout)` in pages.
+    pub fn queue_limits(&self) -> (usize, usize) {
+        (self.kin, self.kout)
+    }
+
+    /// `A1in` from newest to oldest.
+    pub fn a1in(&self) -> Vec<PageId> {
+        self.links.iter(&self.a1in).collect()
+    }
+
+    /// `A1out` (ghost ids) from newest to oldest.
+    pub fn a1out(&self) -> Vec<PageId> {
+        self.links.iter(&self.a1out).collect()
+    }
+
+    /// `Am` from most to least recently used.
+    pub fn am(&self) -> Vec<PageId> {
+        self.links.iter(&self.am).collect()
+    }
+
+    fn resident_len(&self) -> usize {
+        self.a1in.len() + self.am.len()
+    }
+
+    /// Free one frame if memory is full.
+    fn reclaim(&mut self, out: &mut Effects) {
+        if self.resident_len() < self.capacity {
+            return;
+        }
+        // The fallbacks to the other queue only matter if the size bounds were violated;
+        // they keep the capacity promise whatever happens.
+        let from_a1in = self.a1in.len() > self.kin || self.am.is_empty();
+        if from_a1in {
+            if let Some(victim) = self.links.pop_back(&mut self.a1in) {
+                out.push(Effect::Evict {
+                    page: victim,
+                    from: Tier::Dram,
+                });
+                self.links.push_front(&mut self.a1out, victim);
+                self.queue_of[victim as usize] = Queue::A1out;
+                while self.a1out.len() > self.kout {
+                    let Some(forgotten) = self.links.pop_back(&mut self.a1out) else {
+                        break;
+                    };
+                    self.queue_of[forgotten as usize] = Queue::None;
+                }
+            }
+        } else if let Some(victim) = self.links.pop_back(&mut self.am) {
+            out.push(Effect::Evict {
+                page: victim,
+                from: Tier::Dram,
+            });
+            self.queue_of[victim as usize] = Queue::None;
+        }
+    }
+}
+
+/// Round the fractions of `capacity` (at least 1) to the queue limits described in the
+/// module documentation.
+fn queue_sizes(capacity: usize, kin_fraction: f64, kout_fraction: f64) -> (usize, usize) {
+    let pages = |fraction: f64| (fraction * capacity as f64).round() as usize;
+    let kin = pages(kin_fraction).max(1).min(capacity - 1);
+    let kout = pages(kout_fraction).max(1);
+    (kin, kout)
 }
 
 impl CachePolicy for TwoQ {
     fn name(&self) -> &'static str {
-        "two_q"
+        "2q"
     }
+
+    #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
-        self.0.access(req, out)
+        let page = req.page;
+        ensure_index(&mut self.queue_of, page, Queue::None);
+        match self.queue_of[page as usize] {
+            Queue::Am => {
+                self.links.move_to_front(&mut self.am, page);
+                out.push(Effect::Hit { tier: Tier::Dram });
+            }
+            Queue::A1in => out.push(Effect::Hit { tier: Tier::Dram }),
+            Queue::A1out => {
+                out.push(Effect::Fill { tier: Tier::Dram });
+                self.links.remove(&mut self.a1out, page);
+                self.queue_of[page as usize] = Queue::None;
+                self.reclaim(out);
+                self.links.push_front(&mut self.am, page);
+                self.queue_of[page as usize] = Queue::Am;
+            }
+            Queue::None => {
+                out.push(Effect::Fill { tier: Tier::Dram });
+                self.reclaim(out);
+                self.links.push_front(&mut self.a1in, page);
+                self.queue_of[page as usize] = Queue::A1in;
+            }
+        }
     }
+
     fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.0.tier_of(page)
+        match self.queue_of.get(page as usize) {
+            Some(Queue::A1in | Queue::Am) => Some(Tier::Dram),
+            _ => None,
+        }
     }
+
     fn occupancy(&self) -> [usize; 2] {
-        self.0.occupancy()
+        [self.resident_len(), 0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::policies::testing::{evictions, hits, run_pages};
+
+    #[test]
+    fn queue_limits_round_and_stay_usable() {
+        // c = 1: Kin 0 (Kin <= c - 1), Kout 1.
+        assert_eq!(TwoQ::new(1, 0).queue_limits(), (0, 1));
+        // c = 2: 0.5 rounds to 1; Kout 1.
+        assert_eq!(TwoQ::new(2, 0).queue_limits(), (1, 1));
+        // c = 3: 0.75 -> 1, 1.5 -> 2.
+        assert_eq!(TwoQ::new(3, 0).queue_limits(), (1, 2));
+        // c = 4: exactly 1 and 2.
+        assert_eq!(TwoQ::new(4, 0).queue_limits(), (1, 2));
+        // c = 10: 2.5 -> 3, 5.
+        assert_eq!(TwoQ::new(10, 0).queue_limits(), (3, 5));
+        assert_eq!(TwoQ::new(1000, 0).queue_limits(), (250, 500));
+        // Explicit fractions: 0 is raised to one page; Kout may exceed the capacity.
+        let two_q = TwoQ::with_fractions(8, 0, 0.0, 2.0).unwrap();
+        assert_eq!(two_q.queue_limits(), (1, 16));
+        assert!(TwoQ::with_fractions(8, 0, 1.0, 0.5).is_err());
+        assert!(TwoQ::with_fractions(8, 0, 0.25, f64::NAN).is_err());
+        assert!(TwoQ::with_fractions(8, 0, -0.1, 0.5).is_err());
+    }
+
+    #[test]
+    fn second_reference_after_a1out_promotes_to_am() {
+        // capacity 4: Kin 1, Kout 2. Queues written newest first.
+        //   1 2 3 4  misses, all to A1in (free frames)     A1in [4 3 2 1]
+        //   2        hit in A1in, no reordering
+        //   5        miss, |A1in| 4 > 1: evict 1 -> A1out   A1in [5 4 3 2]  A1out [1]
+        //   1        miss, ghost hit: evict 2 -> A1out,
+        //            1 -> Am                                A1in [5 4 3]  A1out [2]  Am [1]
+        //   6        miss, evict 3 -> A1out                 A1in [6 5 4]  A1out [3 2]  Am [1]
+        //   7        miss, evict 4 -> A1out, forget 2       A1in [7 6 5]  A1out [4 3]  Am [1]
+        //   1        hit in Am
+        //   2        miss (forgotten): evict 5 -> A1out, forget 3
+        //                                                   A1in [2 7 6]  A1out [5 4]  Am [1]
+        let mut two_q = TwoQ::new(4, 0);
+        let outcome = run_pages(&mut two_q, &[1, 2, 3, 4, 2, 5, 1, 6, 7, 1, 2]);
+        assert_eq!(
+            hits(&outcome),
+            vec![false, false, false, false, true, false, false, false, false, true, false]
+        );
+        let evicted: Vec<PageId> = evictions(&outcome).concat();
+        assert_eq!(evicted, vec![1, 2, 3, 4, 5]);
+        assert_eq!(two_q.a1in(), vec![2, 7, 6]);
+        assert_eq!(two_q.a1out(), vec![5, 4]);
+        assert_eq!(two_q.am(), vec![1]);
+        assert_eq!(two_q.tier_of(5), None);
+        assert_eq!(two_q.occupancy(), [4, 0]);
+    }
+
+    #[test]
+    fn am_is_lru_and_evicted_when_a1in_is_small() {
+        // capacity 4: Kin 1, Kout 2.
+        //   1 2 3 4 5          A1in [5 4 3 2]  A1out [1]        (1 evicted)
+        //   1                  ghost hit: evict 2; Am [1]; A1in [5 4 3]; A1out [2]
+        //   2                  ghost hit: evict 3; Am [2 1]; A1in [5 4]; A1out [3]
+        //   3                  ghost hit: evict 4; Am [3 2 1]; A1in [5]; A1out [4]
+        //   1                  hit, Am [1 3 2]
+        //   6                  |A1in| 1 = Kin: evict Am's LRU 2 (not remembered)
+        //                      A1in [6 5]  Am [1 3]  A1out [4]
+        let mut two_q = TwoQ::new(4, 0);
+        let outcome = run_pages(&mut two_q, &[1, 2, 3, 4, 5, 1, 2, 3, 1, 6]);
+        assert_eq!(
+            hits(&outcome),
+            vec![false, false, false, false, false, false, false, false, true, false]
+        );
+        assert_eq!(evictions(&outcome).concat(), vec![1, 2, 3, 4, 2]);
+        assert_eq!(two_q.a1in(), vec![6, 5]);
+        assert_eq!(two_q.am(), vec![1, 3]);
+        assert_eq!(two_q.a1out(), vec![4]);
+    }
+
+    #[test]
+    fn capacity_one_keeps_one_page() {
+        // c = 1: Kin 0, Kout 1.
+        //   1     A1in [1]
+        //   2     |A1in| 1 > 0: evict 1 -> A1out [1]; A1in [2]
+        //   1     ghost hit: evict 2 -> A1out [2]; Am [1]
+        //   1     hit
+        //   3     |A1in| 0, evict Am's 1; A1in [3]
+        let mut two_q = TwoQ::new(1, 0);
+        let outcome = run_pages(&mut two_q, &[1, 2, 1, 1, 3]);
+        assert_eq!(hits(&outcome), vec![false, false, false, true, false]);
+        assert_eq!(evictions(&outcome).concat(), vec![1, 2, 1]);
+        assert_eq!(two_q.a1in(), vec![3]);
+        assert_eq!(two_q.a1out(), vec![2]);
+        assert!(two_q.am().is_empty());
     }
 }

@@ -1,0 +1,275 @@
+//! Property tests of the single-tier policies on random traces: the effects contract of
+//! `CachePolicy` for every policy, exact agreement of LRU and FIFO with naive reference
+//! implementations, and OPT as a lower bound on misses.
+
+use std::collections::BTreeSet;
+use std::sync::Arc as Shared;
+
+use mobmem::engine::policies::arc::Arc;
+use mobmem::engine::policies::clock::Clock;
+use mobmem::engine::policies::fifo::Fifo;
+use mobmem::engine::policies::lru::Lru;
+use mobmem::engine::policies::opt::Opt;
+use mobmem::engine::policies::two_q::TwoQ;
+use mobmem::engine::{CachePolicy, Effect, Effects, Request, Tier};
+use mobmem::trace::PageId;
+use proptest::prelude::*;
+
+fn read(page: PageId) -> Request {
+    Request {
+        page,
+        proc: 0,
+        write: false,
+        foreground: false,
+        dirty: false,
+    }
+}
+
+/// What one access did, as seen from its effects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Outcome {
+    hit: bool,
+    evicted: Vec<PageId>,
+}
+
+/// Every single-tier policy, built for `capacity` pages and (for OPT) `future`.
+fn all_policies(capacity: usize, future: &[PageId]) -> Vec<Box<dyn CachePolicy>> {
+    vec![
+        Box::new(Lru::new(capacity, 0)),
+        Box::new(Fifo::new(capacity, 0)),
+        Box::new(Clock::new(capacity, 0)),
+        Box::new(TwoQ::new(capacity, 0)),
+        Box::new(TwoQ::with_fractions(capacity, 0, 0.1, 1.5).expect("valid fractions")),
+        Box::new(Arc::new(capacity, 0)),
+        Box::new(Opt::new(capacity, Shared::from(future))),
+    ]
+}
+
+/// Run `trace` through `policy`, checking the effects contract at every access against a
+/// resident set kept from the effects alone. Returns the outcome of each access.
+fn run_checked(
+    policy: &mut dyn CachePolicy,
+    capacity: usize,
+    trace: &[PageId],
+) -> Result<Vec<Outcome>, TestCaseError> {
+    let name = policy.name();
+    let mut resident: BTreeSet<PageId> = BTreeSet::new();
+    let mut outcomes = Vec::with_capacity(trace.len());
+    let mut out = Effects::new();
+    for (i, &page) in trace.iter().enumerate() {
+        out.clear();
+        policy.access(&read(page), &mut out);
+        let effects = out.as_slice();
+        let hit = match effects.first() {
+            Some(Effect::Hit { tier: Tier::Dram }) => true,
+            Some(Effect::Fill { tier: Tier::Dram }) => false,
+            other => {
+                return Err(TestCaseError::fail(format!(
+                    "{name} access {i}: first effect {other:?}"
+                )))
+            }
+        };
+        prop_assert_eq!(
+            hit,
+            resident.contains(&page),
+            "{} access {}: hit disagrees with residency",
+            name,
+            i
+        );
+        let mut evicted = Vec::new();
+        for effect in &effects[1..] {
+            match *effect {
+                Effect::Evict {
+                    page: victim,
+                    from: Tier::Dram,
+                } => {
+                    prop_assert!(
+                        resident.remove(&victim),
+                        "{} access {}: evicted {} was not resident",
+                        name,
+                        i,
+                        victim
+                    );
+                    prop_assert_ne!(
+                        victim,
+                        page,
+                        "{} access {}: evicted the requested page",
+                        name,
+                        i
+                    );
+                    evicted.push(victim);
+                }
+                other => {
+                    return Err(TestCaseError::fail(format!(
+                        "{name} access {i}: unexpected {other:?}"
+                    )))
+                }
+            }
+        }
+        prop_assert!(
+            !hit || evicted.is_empty(),
+            "{} access {}: a hit evicted pages",
+            name,
+            i
+        );
+        resident.insert(page);
+
+        prop_assert_eq!(
+            policy.occupancy(),
+            [resident.len(), 0],
+            "{} access {}: occupancy",
+            name,
+            i
+        );
+        prop_assert!(
+            resident.len() <= capacity,
+            "{} access {}: over capacity",
+            name,
+            i
+        );
+        prop_assert_eq!(
+            policy.tier_of(page),
+            Some(Tier::Dram),
+            "{} access {}: requested page not resident",
+            name,
+            i
+        );
+        for &victim in &evicted {
+            prop_assert_eq!(
+                policy.tier_of(victim),
+                None,
+                "{} access {}: evicted page still resident",
+                name,
+                i
+            );
+        }
+        outcomes.push(Outcome { hit, evicted });
+    }
+    // Full sweep at the end: `tier_of` agrees with the effects for every page seen.
+    for &page in trace {
+        let expected = resident.contains(&page).then_some(Tier::Dram);
+        prop_assert_eq!(
+            policy.tier_of(page),
+            expected,
+            "{}: tier_of({}) at the end",
+            name,
+            page
+        );
+    }
+    let hits = outcomes.iter().filter(|o| o.hit).count();
+    let misses = outcomes.iter().filter(|o| !o.hit).count();
+    prop_assert_eq!(hits + misses, trace.len());
+    Ok(outcomes)
+}
+
+/// LRU as a vector scanned linearly, most recent last.
+fn reference_lru(capacity: usize, trace: &[PageId]) -> Vec<Outcome> {
+    let mut stack: Vec<PageId> = Vec::new();
+    trace
+        .iter()
+        .map(|&page| {
+            if let Some(pos) = stack.iter().position(|&p| p == page) {
+                stack.remove(pos);
+                stack.push(page);
+                return Outcome {
+                    hit: true,
+                    evicted: vec![],
+                };
+            }
+            let evicted = if stack.len() >= capacity {
+                vec![stack.remove(0)]
+            } else {
+                vec![]
+            };
+            stack.push(page);
+            Outcome {
+                hit: false,
+                evicted,
+            }
+        })
+        .collect()
+}
+
+/// FIFO as a vector scanned linearly, oldest first.
+fn reference_fifo(capacity: usize, trace: &[PageId]) -> Vec<Outcome> {
+    let mut queue: Vec<PageId> = Vec::new();
+    trace
+        .iter()
+        .map(|&page| {
+            if queue.contains(&page) {
+                return Outcome {
+                    hit: true,
+                    evicted: vec![],
+                };
+            }
+            let evicted = if queue.len() >= capacity {
+                vec![queue.remove(0)]
+            } else {
+                vec![]
+            };
+            queue.push(page);
+            Outcome {
+                hit: false,
+                evicted,
+            }
+        })
+        .collect()
+}
+
+/// A capacity and a trace of up to 2,000 accesses over up to 200 pages.
+fn capacity_and_trace() -> impl Strategy<Value = (usize, Vec<PageId>)> {
+    (1usize..=64, 1u32..=200).prop_flat_map(|(capacity, pages)| {
+        (
+            Just(capacity),
+            proptest::collection::vec(0..pages, 0..=2000),
+        )
+    })
+}
+
+fn misses(outcomes: &[Outcome]) -> usize {
+    outcomes.iter().filter(|o| !o.hit).count()
+}
+
+proptest! {
+    #[test]
+    fn every_policy_keeps_the_effects_contract((capacity, trace) in capacity_and_trace()) {
+        for mut policy in all_policies(capacity, &trace) {
+            run_checked(policy.as_mut(), capacity, &trace)?;
+        }
+    }
+
+    #[test]
+    fn lru_agrees_with_a_linear_scan_lru((capacity, trace) in capacity_and_trace()) {
+        let outcomes = run_checked(&mut Lru::new(capacity, 0), capacity, &trace)?;
+        prop_assert_eq!(outcomes, reference_lru(capacity, &trace));
+    }
+
+    #[test]
+    fn fifo_agrees_with_a_linear_scan_fifo((capacity, trace) in capacity_and_trace()) {
+        let outcomes = run_checked(&mut Fifo::new(capacity, 0), capacity, &trace)?;
+        prop_assert_eq!(outcomes, reference_fifo(capacity, &trace));
+    }
+
+    #[test]
+    fn opt_misses_no_more_than_any_policy((capacity, trace) in capacity_and_trace()) {
+        let opt = misses(&run_checked(&mut Opt::new(capacity, Shared::from(trace.as_slice())), capacity, &trace)?);
+        for mut policy in all_policies(capacity, &trace) {
+            let name = policy.name();
+            let other = misses(&run_checked(policy.as_mut(), capacity, &trace)?);
+            prop_assert!(opt <= other, "OPT {} misses > {} {} misses", opt, name, other);
+        }
+    }
+
+    /// Sparse page ids (far apart, never seen before) and, for OPT, calls that do not
+    /// follow its future: nothing panics and the contract still holds.
+    #[test]
+    fn sparse_ids_and_a_wrong_future_are_handled(
+        capacity in 1usize..=16,
+        trace in proptest::collection::vec(0u32..1 << 20, 0..300),
+        future in proptest::collection::vec(0u32..1 << 20, 0..300),
+    ) {
+        for mut policy in all_policies(capacity, &future) {
+            run_checked(policy.as_mut(), capacity, &trace)?;
+        }
+    }
+}
