@@ -15,6 +15,7 @@ pub mod lis;
 pub mod mmt;
 pub mod oracle;
 mod open;
+mod shared;
 
 pub use open::{open, read_all, Format};
 
