@@ -4,7 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use mobmem::trace::{self, mmt, Event, EventSource, PageKey, ProcessInfo, Tables, Trace};
+use mobmem::trace::{
+    self, csv, mmt, Event, EventSource, Interner, PageKey, ProcessInfo, Tables, Trace,
+};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -427,6 +429,251 @@ mod mmt_format {
     }
 }
 
+mod csv_format {
+    use super::*;
+
+    #[test]
+    fn reads_the_small_trace() {
+        assert_eq!(
+            trace::read_all(&data("small.csv"), None).unwrap(),
+            small_trace()
+        );
+    }
+
+    #[test]
+    fn csv_trace_csv_is_the_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("copy.csv");
+        let trace = trace::read_all(&data("small.csv"), None).unwrap();
+        csv::write(&path, &trace).unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            fs::read_to_string(data("small.csv")).unwrap()
+        );
+    }
+
+    #[test]
+    fn mmt_csv_mmt_is_the_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let from_mmt = trace::read_all(&data("small.mmt"), None).unwrap();
+        let csv_path = dir.path().join("small.csv");
+        csv::write(&csv_path, &from_mmt).unwrap();
+        let mmt_path = dir.path().join("again.mmt");
+        mmt::write(&mmt_path, &trace::read_all(&csv_path, None).unwrap()).unwrap();
+        assert_eq!(
+            fs::read(mmt_path).unwrap(),
+            fs::read(data("small.mmt")).unwrap()
+        );
+    }
+
+    #[test]
+    fn comments_blank_lines_and_spelling_variants() {
+        let trace = trace::read_all(&data("annotated.csv"), None).unwrap();
+        let expected = vec![
+            Event::start(0, 0),
+            Event::importance(1, 0, 0),
+            Event::access(2, 0, 0, false, false),
+            Event::access(3, 0, 1, true, true),
+            Event::importance(4, 0, -1000),
+            // The kernel maps oom_adj 15 to 1000, not 15 * 1000 / 17.
+            Event::importance(5, 0, 1000),
+            Event::importance(6, 0, 352),
+            Event::importance(7, 0, 900),
+            Event::importance(8, 0, 900),
+            Event::importance(9, 0, 999),
+            Event::importance(10, 0, -800),
+            Event::access(11, 0, 0, true, false),
+            Event::exit(12, 0),
+        ];
+        assert_eq!(trace.events, expected);
+        assert_eq!(
+            trace.tables,
+            Tables {
+                pages: vec![PageKey::file(1, 2), PageKey::anon(7, 3)],
+                processes: vec![ProcessInfo {
+                    pid: 7,
+                    name: "launcher".into()
+                }],
+            }
+        );
+    }
+
+    #[test]
+    fn legacy_oom_adj() {
+        assert_eq!(csv::score_adj_from_oom_adj(-17), Some(-1000));
+        assert_eq!(csv::score_adj_from_oom_adj(-16), Some(-941));
+        assert_eq!(csv::score_adj_from_oom_adj(0), Some(0));
+        assert_eq!(csv::score_adj_from_oom_adj(1), Some(58));
+        assert_eq!(csv::score_adj_from_oom_adj(14), Some(823));
+        assert_eq!(csv::score_adj_from_oom_adj(15), Some(1000));
+        assert_eq!(csv::score_adj_from_oom_adj(16), None);
+        assert_eq!(csv::score_adj_from_oom_adj(-18), None);
+    }
+
+    const HEADER: &str = "time_ns,pid,event,page_kind,owner,index,op,value\n";
+
+    /// A file whose line 3 is `bad`, after the header and one good line.
+    fn with_bad_line(dir: &tempfile::TempDir, bad: &str) -> PathBuf {
+        put(
+            dir,
+            "bad.csv",
+            format!("{HEADER}0,1,start,,,,,app\n{bad}\n"),
+        )
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line_and_the_expectation() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "-5,1,exit,,,,,",
+                "`time_ns` is `-5`, expected a non-negative integer",
+            ),
+            ("1.5,1,exit,,,,,", "`time_ns` is `1.5`"),
+            (",1,exit,,,,,", "`time_ns` is ``"),
+            ("1,-1,exit,,,,,", "`pid` is `-1`"),
+            ("1,4294967296,exit,,,,,", "`pid` is `4294967296`"),
+            (
+                "1,1,jump,,,,,",
+                "`event` is `jump`, expected access, importance, start or exit",
+            ),
+            (
+                "1,1,access,heap,1,2,R,",
+                "`page_kind` is `heap`, expected file or anon",
+            ),
+            ("1,1,access,file,x,2,R,", "`owner` is `x`"),
+            ("1,1,access,file,1,,R,", "`index` is ``"),
+            ("1,1,access,file,1,2,X,", "`op` is `X`, expected R or W"),
+            (
+                "1,1,access,file,1,2,R,900",
+                "`value` must be empty on access events",
+            ),
+            (
+                "1,1,importance,,,,,1001",
+                "`value` is `1001`, expected an oom_score_adj",
+            ),
+            ("1,1,importance,,,,,-1001", "`value` is `-1001`"),
+            ("1,1,importance,,,,,oom_adj=16", "`value` is `oom_adj=16`"),
+            ("1,1,importance,,,,,sleepy", "`value` is `sleepy`"),
+            ("1,1,importance,,,,,", "`value` is ``"),
+            (
+                "1,1,importance,file,,,,0",
+                "`page_kind` must be empty on importance events",
+            ),
+            ("1,1,exit,,,,,now", "`value` must be empty on exit events"),
+            ("1,1,start,,,,R,app", "`op` must be empty on start events"),
+            ("1,1,exit", "expected 8 fields"),
+            ("1,1,exit,,,,,,", "expected 8 fields"),
+        ];
+        for (bad, expected) in cases {
+            let path = with_bad_line(&dir, bad);
+            assert_mentions(&read_error(&path), &["bad.csv", "line 3", expected]);
+        }
+    }
+
+    #[test]
+    fn process_names_must_be_utf8() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut content = format!("{HEADER}0,1,start,,,,,app\n").into_bytes();
+        content.extend_from_slice(b"1,2,start,,,,,b\xFFd\n");
+        let path = put(&dir, "bad.csv", content);
+        assert_mentions(&read_error(&path), &["line 3", "not valid UTF-8"]);
+    }
+
+    #[test]
+    fn line_numbers_count_comments_and_blank_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(
+            &dir,
+            "bad.csv",
+            format!("# comment\n{HEADER}# another\n\n0,1,exit,,,,,\n\n1,1,access,file,1,2,X,\n"),
+        );
+        assert_mentions(&read_error(&path), &["line 7", "`op` is `X`"]);
+    }
+
+    #[test]
+    fn bad_or_missing_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "bad.csv", "");
+        assert_mentions(&read_error(&path), &["bad.csv", "line 1", "empty file"]);
+        let path = put(&dir, "bad.csv", "# only a comment\n");
+        assert_mentions(&read_error(&path), &["line 1", "empty file"]);
+        let path = put(&dir, "bad.csv", "time,pid,event\n0,1,exit\n");
+        assert_mentions(
+            &read_error(&path),
+            &[
+                "line 1",
+                "expected the header line `time_ns,pid,event,page_kind,owner,index,op,value`",
+            ],
+        );
+        let path = put(
+            &dir,
+            "bad.csv",
+            format!("# note\n\n{}", HEADER.replace("op", "rw")),
+        );
+        assert_mentions(&read_error(&path), &["line 3", "expected the header line"]);
+        let path = put(&dir, "bom.csv", format!("\u{FEFF}{HEADER}0,1,exit,,,,,\n"));
+        assert_eq!(
+            trace::read_all(&path, None).unwrap().events,
+            [Event::exit(0, 0)]
+        );
+    }
+
+    #[test]
+    fn quoted_fields_and_line_breaks() {
+        let dir = tempfile::tempdir().unwrap();
+        let content = format!(
+            "{HEADER}0,1,start,,,,,\"say \"\"hi\"\", twice\"\r\n1,2,start,,,,,\"two\r\nlines\"\n\"2\",1,exit,,,,,\n"
+        )
+        .replace(HEADER, &HEADER.replace('\n', "\r\n"));
+        let path = put(&dir, "quoted.csv", content);
+        let trace = trace::read_all(&path, None).unwrap();
+        let names: Vec<_> = trace
+            .tables
+            .processes
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(names, ["say \"hi\", twice", "two\r\nlines"]);
+        assert_eq!(trace.events[2], Event::exit(2, 0));
+        // Line numbers go on counting inside a quoted field that spans lines.
+        let content = format!("{HEADER}0,1,start,,,,,\"a\nb\nc\"\n1,1,exit,,,,,x\n");
+        let path = put(&dir, "quoted.csv", content);
+        assert_mentions(&read_error(&path), &["line 5", "`value` must be empty"]);
+    }
+
+    #[test]
+    fn bad_quotes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "bad.csv", format!("{HEADER}0,1,start,,,,,\"app\"x\n"));
+        assert_mentions(
+            &read_error(&path),
+            &["line 2", "a closing quote must end its field"],
+        );
+        let path = put(
+            &dir,
+            "bad.csv",
+            format!("{HEADER}\n0,1,start,,,,,\"app\n\n"),
+        );
+        assert_mentions(
+            &read_error(&path),
+            &["line 3", "quoted field is not closed"],
+        );
+    }
+
+    #[test]
+    fn writer_refuses_ids_outside_the_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.csv");
+        let mut trace = small_trace();
+        trace.tables.processes.truncate(3);
+        let message = csv::write(&path, &trace).unwrap_err().to_string();
+        assert_mentions(&message, &["bad.csv", "event 14", "process id 3"]);
+        assert!(!path.exists());
+        assert!(!dir.path().join("bad.csv.partial").exists());
+    }
+}
+
 mod properties {
     use super::*;
     use proptest::collection::vec;
@@ -486,6 +733,56 @@ mod properties {
             .prop_map(|(events, tables)| Trace { events, tables })
     }
 
+    /// One event before interning; traces built from these have ids in order of first
+    /// appearance, as every reader and generator makes them.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Start(u32, String),
+        Access(u32, PageKey, bool),
+        Importance(u32, i16),
+        Exit(u32),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let pid = 0u32..6;
+        prop_oneof![
+            (pid.clone(), "[ -~é\n,\"]{0,10}").prop_map(|(pid, name)| Step::Start(pid, name)),
+            (pid.clone(), page_key(), any::<bool>())
+                .prop_map(|(pid, key, write)| Step::Access(pid, key, write)),
+            (pid.clone(), -1000i16..=1000).prop_map(|(pid, adj)| Step::Importance(pid, adj)),
+            pid.prop_map(Step::Exit),
+        ]
+    }
+
+    fn interned(steps: &[Step]) -> Trace {
+        let mut interner = Interner::new();
+        let events = steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let time = i as u64 * 10;
+                match step {
+                    Step::Start(pid, name) => {
+                        Event::start(time, interner.start_process(*pid, name).unwrap())
+                    }
+                    Step::Access(pid, key, write) => {
+                        let proc = interner.process(*pid).unwrap();
+                        let page = interner.page(*key).unwrap();
+                        Event::access(time, proc, page, *write, key.kind == trace::PageKind::Anon)
+                    }
+                    Step::Importance(pid, adj) => {
+                        Event::importance(time, interner.process(*pid).unwrap(), *adj)
+                    }
+                    Step::Exit(pid) => Event::exit(time, interner.process(*pid).unwrap()),
+                }
+            })
+            .collect();
+        Trace {
+            events,
+            tables: interner.into_tables(),
+        }
+    }
+
     proptest! {
         #[test]
         fn mmt_round_trip(trace in any_trace(), batch in 1usize..50) {
@@ -503,5 +800,13 @@ mod properties {
             prop_assert_eq!(source.tables().unwrap(), trace.tables);
         }
 
+        #[test]
+        fn csv_round_trip(steps in vec(step(), 0..120)) {
+            let trace = interned(&steps);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("any.csv");
+            csv::write(&path, &trace).unwrap();
+            prop_assert_eq!(trace::read_all(&path, None).unwrap(), trace);
+        }
     }
 }

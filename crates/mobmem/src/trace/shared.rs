@@ -112,3 +112,17 @@ impl Write for PartialFile {
         self.writer()?.flush()
     }
 }
+
+/// A decimal integer of digits only (no sign, fraction or exponent); `None` on overflow.
+pub(crate) fn parse_u64(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, &b| {
+        if b.is_ascii_digit() {
+            value.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        } else {
+            None
+        }
+    })
+}
