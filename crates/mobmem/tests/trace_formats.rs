@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use mobmem::trace::{
-    self, csv, mmt, Event, EventSource, Interner, PageKey, ProcessInfo, Tables, Trace,
+    self, csv, lis, mmt, oracle, Event, EventSource, Interner, PageKey, ProcessInfo, Tables, Trace,
 };
 
 fn data(name: &str) -> PathBuf {
@@ -671,6 +671,126 @@ mod csv_format {
         assert_mentions(&message, &["bad.csv", "event 14", "process id 3"]);
         assert!(!path.exists());
         assert!(!dir.path().join("bad.csv.partial").exists());
+    }
+}
+
+mod lis_format {
+    use super::*;
+
+    #[test]
+    fn lines_expand_to_consecutive_block_reads() {
+        let trace = trace::read_all(&data("small.lis"), None).unwrap();
+        // Line 2 is blank and line 4 asks for no blocks; time is the 0-based line index.
+        let expected = [(0, 0), (0, 1), (0, 2), (2, 2), (2, 3), (4, 4)]
+            .map(|(time, page)| Event::access(time, 0, page, false, false));
+        assert_eq!(trace.events, expected);
+        assert_eq!(
+            trace.tables.pages,
+            [10, 11, 12, 13, 100].map(|block| PageKey::file(0, block))
+        );
+        assert_eq!(
+            trace.tables.processes,
+            [ProcessInfo {
+                pid: 0,
+                name: String::new()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_line_may_span_batches() {
+        let path = data("small.lis");
+        let mut source = lis::Reader::new(&path, Box::new(fs::File::open(&path).unwrap()));
+        let mut sizes = Vec::new();
+        let mut batch = Vec::new();
+        while source.read_batch(&mut batch, 2).unwrap() {
+            sizes.push(batch.len());
+        }
+        assert_eq!(sizes, [2, 2, 2]);
+    }
+
+    #[test]
+    fn malformed_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "x 1 0 0",
+                "expected `start_block block_count ignored request_id`",
+            ),
+            ("5", "expected `start_block block_count"),
+            ("5 -1 0 0", "integer start_block and block_count"),
+            ("18446744073709551615 2 0 0", "overflows"),
+        ];
+        for (bad, expected) in cases {
+            let path = put(&dir, "bad.lis", format!("1 1 0 0\n\n{bad}\n4 1 0 0\n"));
+            assert_mentions(&read_error(&path), &["bad.lis", "line 3", expected]);
+        }
+    }
+}
+
+mod oracle_format {
+    use super::*;
+
+    fn record(timestamp: u32, obj_id: u64, obj_size: u32, next: i64) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&timestamp.to_le_bytes());
+        bytes.extend_from_slice(&obj_id.to_le_bytes());
+        bytes.extend_from_slice(&obj_size.to_le_bytes());
+        bytes.extend_from_slice(&next.to_le_bytes());
+        bytes
+    }
+
+    fn three_records() -> Vec<u8> {
+        [
+            record(0, 77, 4096, 2),
+            record(1, 5, 512, -1),
+            record(3, 77, 1 << 20, i64::MAX),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn one_read_per_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "tiny.oracleGeneral.bin", three_records());
+        let trace = trace::read_all(&path, None).unwrap();
+        let expected = [(0, 0), (1_000_000_000, 1), (3_000_000_000, 0)]
+            .map(|(time, page)| Event::access(time, 0, page, false, false));
+        assert_eq!(trace.events, expected);
+        assert_eq!(
+            trace.tables.pages,
+            [PageKey::file(0, 77), PageKey::file(0, 5)]
+        );
+        assert_eq!(trace.tables.processes.len(), 1);
+    }
+
+    #[test]
+    fn a_trailing_partial_record_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = three_records();
+        bytes.extend_from_slice(&[1, 2, 3, 4, 5]);
+        let path = put(&dir, "cut.oracleGeneral.bin", bytes);
+        assert_mentions(
+            &read_error(&path),
+            &[
+                "cut.oracleGeneral.bin",
+                "record 3 (byte offset 72)",
+                "5 bytes into it",
+            ],
+        );
+        // The same where the partial record falls in a later batch.
+        let mut source = oracle::Reader::new(&path, Box::new(fs::File::open(&path).unwrap()));
+        let mut batch = Vec::new();
+        assert!(source.read_batch(&mut batch, 2).unwrap());
+        let message = source.read_batch(&mut batch, 2).unwrap_err().to_string();
+        assert_mentions(&message, &["record 3 (byte offset 72)"]);
+    }
+
+    #[test]
+    fn empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "empty.oracleGeneral.bin", []);
+        assert_eq!(trace::read_all(&path, None).unwrap(), Trace::default());
     }
 }
 
