@@ -1,21 +1,127 @@
-//! Placeholder, being written.
-use super::{Event, EventSource, Tables};
-use std::io::Read;
-use std::path::Path;
+//! The `.lis` traces of the ARC paper (N. Megiddo and D. S. Modha, "ARC: A Self-Tuning,
+//! Low Overhead Replacement Cache", USENIX FAST 2003), read only.
+//!
+//! Each line is `start_block block_count ignored request_id`, separated by whitespace,
+//! and stands for `block_count` requests of consecutive blocks from `start_block`. Each
+//! request becomes a read of page `PageKey::file(0, block)` by a single process (pid 0,
+//! no name) at `time_ns` = the 0-based line index, so time never decreases. Only the
+//! first two fields are read; blank lines are skipped (but counted).
 
-pub struct Reader;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use super::shared::parse_u64;
+use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
+use crate::{Error, Position, Result};
+
+pub struct Reader {
+    path: PathBuf,
+    input: BufReader<Box<dyn Read + Send>>,
+    /// The current line's bytes, reused.
+    line: Vec<u8>,
+    /// 1-based number of the current line; 0 before the first.
+    line_number: u64,
+    /// The requests of the current line not yet returned.
+    next_block: u64,
+    blocks_left: u64,
+    interner: Interner,
+    /// The trace's one process, interned at the first request.
+    proc: Option<ProcId>,
+}
 
 impl Reader {
-    pub fn new(_path: &Path, _input: Box<dyn Read + Send>) -> Self {
-        Reader
+    pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Self {
+        Reader {
+            path: path.to_path_buf(),
+            input: BufReader::with_capacity(1 << 18, input),
+            line: Vec::new(),
+            line_number: 0,
+            next_block: 0,
+            blocks_left: 0,
+            interner: Interner::new(),
+            proc: None,
+        }
+    }
+
+    /// Read and parse the next line; `false` at the end of the input.
+    fn next_line(&mut self) -> Result<bool> {
+        self.line.clear();
+        let read = self
+            .input
+            .read_until(b'\n', &mut self.line)
+            .map_err(|e| Error::io(&self.path, e))?;
+        if read == 0 {
+            return Ok(false);
+        }
+        self.line_number += 1;
+        let mut fields = self
+            .line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|field| !field.is_empty());
+        let Some(start) = fields.next() else {
+            return Ok(true);
+        };
+        let count = fields.next();
+        let (Some(start), Some(count)) = (parse_u64(start), count.and_then(parse_u64)) else {
+            return Err(self.malformed(
+                "expected `start_block block_count ignored request_id` with integer \
+                 start_block and block_count",
+            ));
+        };
+        // The last block must be addressable.
+        if count > 0 && start.checked_add(count - 1).is_none() {
+            return Err(self.malformed("start_block + block_count overflows 64 bits"));
+        }
+        self.next_block = start;
+        self.blocks_left = count;
+        Ok(true)
+    }
+
+    #[cold]
+    fn malformed(&self, message: &str) -> Error {
+        Error::format(&self.path, Position::Line(self.line_number), message)
     }
 }
 
 impl EventSource for Reader {
-    fn read_batch(&mut self, _buf: &mut Vec<Event>, _max: usize) -> crate::Result<bool> {
-        Ok(false)
+    fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
+        buf.clear();
+        let max = max.max(1);
+        while buf.len() < max {
+            if self.blocks_left == 0 {
+                if self.next_line()? {
+                    continue;
+                }
+                break;
+            }
+            let proc = match self.proc {
+                Some(proc) => proc,
+                None => {
+                    let proc = self
+                        .interner
+                        .process(0)
+                        .ok_or_else(|| self.malformed("cannot allocate the trace's process"))?;
+                    self.proc = Some(proc);
+                    proc
+                }
+            };
+            let time_ns = self.line_number - 1;
+            let take = self.blocks_left.min((max - buf.len()) as u64);
+            for _ in 0..take {
+                let Some(page) = self.interner.page(PageKey::file(0, self.next_block)) else {
+                    return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
+                };
+                buf.push(Event::access(time_ns, proc, page, false, false));
+                // Wraps only after the last block of a line ending at u64::MAX.
+                self.next_block = self.next_block.wrapping_add(1);
+            }
+            self.blocks_left -= take;
+        }
+        Ok(!buf.is_empty())
     }
-    fn tables(&mut self) -> crate::Result<Tables> {
-        Ok(Tables::default())
+
+    /// The tables of the requests read so far.
+    fn tables(&mut self) -> Result<Tables> {
+        Ok(self.interner.tables().clone())
     }
 }

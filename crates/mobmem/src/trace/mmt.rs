@@ -1,31 +1,599 @@
-//! Placeholder, being written.
-use super::{Event, EventSource, Tables};
-use std::io::Read;
-use std::path::Path;
+//! mobmem's binary trace format, `.mmt`, version 1 (specified in `docs/trace-formats.md`).
+//!
+//! A 64-byte header, the event records (each exactly [`Event::to_bytes`]), then the page
+//! table and the process table. The tables come last so that a [`Writer`] can stream
+//! events as they are produced; it patches the header's counts when it finishes. Because
+//! a reader may be fed a zstd stream, the [`Reader`] never seeks: it reads the records,
+//! then the tables that follow them.
 
-pub struct Reader;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::shared::{read_up_to, PartialFile};
+use super::{
+    Event, EventKind, EventSource, PageId, PageKey, PageKind, ProcId, ProcessInfo, Tables, Trace,
+    MAX_PROC_ID,
+};
+use crate::{Error, Position, Result};
+
+/// First 8 bytes of a complete `.mmt` file.
+pub const MAGIC: [u8; 8] = *b"MOBMEMTR";
+/// First 8 bytes of a file whose writer has not finished, or never will.
+pub const UNFINISHED_MAGIC: [u8; 8] = *b"MOBMEMT?";
+/// The version this module reads and writes.
+pub const VERSION: u32 = 1;
+pub const HEADER_SIZE: u64 = 64;
+pub const RECORD_SIZE: u64 = 16;
+/// Bytes of one page table entry: kind, 7 bytes of padding, owner, index.
+pub const PAGE_ENTRY_SIZE: u64 = 24;
+
+const PAGE_KIND_FILE: u8 = 0;
+const PAGE_KIND_ANON: u8 = 1;
+
+/// Most records decoded per `read_batch`, whatever the caller asks: it bounds the byte
+/// buffer (1 MiB) and so the reader's memory.
+const MAX_BATCH: usize = 1 << 16;
+/// Page table entries decoded per read.
+const PAGE_CHUNK: usize = 1 << 12;
+
+/// The counts a `.mmt` header records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub record_count: u64,
+    pub page_count: u64,
+    pub process_count: u64,
+    /// Byte offset of the page table, i.e. the end of the records.
+    pub tables_offset: u64,
+}
+
+impl Header {
+    fn for_records(record_count: u64, page_count: u64, process_count: u64) -> Header {
+        Header {
+            record_count,
+            page_count,
+            process_count,
+            tables_offset: HEADER_SIZE + record_count * RECORD_SIZE,
+        }
+    }
+
+    fn to_bytes(self, magic: [u8; 8]) -> [u8; HEADER_SIZE as usize] {
+        let mut out = [0u8; HEADER_SIZE as usize];
+        out[0..8].copy_from_slice(&magic);
+        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        out[12..16].copy_from_slice(&(RECORD_SIZE as u32).to_le_bytes());
+        out[16..24].copy_from_slice(&self.record_count.to_le_bytes());
+        out[24..32].copy_from_slice(&self.page_count.to_le_bytes());
+        out[32..40].copy_from_slice(&self.process_count.to_le_bytes());
+        out[40..48].copy_from_slice(&self.tables_offset.to_le_bytes());
+        out
+    }
+
+    /// Parse and check a header; `bytes` holds what the file has of its first 64 bytes.
+    fn parse(path: &Path, bytes: &[u8]) -> Result<Header> {
+        let bad =
+            |offset: u64, message: String| Error::format(path, Position::Byte(offset), message);
+        if bytes.len() >= 8 && bytes[0..8] == UNFINISHED_MAGIC {
+            return Err(bad(0, "incomplete trace: the writer did not finish".into()));
+        }
+        if bytes.len() < 8 || bytes[0..8] != MAGIC {
+            return Err(bad(
+                0,
+                "not a mobmem trace: the file does not start with MOBMEMTR".into(),
+            ));
+        }
+        if bytes.len() < HEADER_SIZE as usize {
+            return Err(bad(
+                bytes.len() as u64,
+                format!("truncated header: the file ends at byte {}", bytes.len()),
+            ));
+        }
+        let version = le_u32(&bytes[8..12]);
+        if version != VERSION {
+            return Err(bad(
+                8,
+                format!("unsupported .mmt version {version} (this build reads version {VERSION})"),
+            ));
+        }
+        let record_size = le_u32(&bytes[12..16]);
+        if u64::from(record_size) != RECORD_SIZE {
+            return Err(bad(
+                12,
+                format!("record size {record_size}, expected {RECORD_SIZE}"),
+            ));
+        }
+        let header = Header {
+            record_count: le_u64(&bytes[16..24]),
+            page_count: le_u64(&bytes[24..32]),
+            process_count: le_u64(&bytes[32..40]),
+            tables_offset: le_u64(&bytes[40..48]),
+        };
+        // Page ids are u32 and the interner never hands out u32::MAX.
+        if header.page_count > u64::from(PageId::MAX) {
+            return Err(bad(
+                24,
+                format!(
+                    "page count {} exceeds the 2^32 - 1 page ids",
+                    header.page_count
+                ),
+            ));
+        }
+        if header.process_count > u64::from(MAX_PROC_ID) + 1 {
+            return Err(bad(
+                32,
+                format!(
+                    "process count {} exceeds the 2^28 process ids",
+                    header.process_count
+                ),
+            ));
+        }
+        let records_end = header
+            .record_count
+            .checked_mul(RECORD_SIZE)
+            .and_then(|bytes| bytes.checked_add(HEADER_SIZE));
+        if records_end != Some(header.tables_offset) {
+            return Err(bad(
+                40,
+                format!(
+                    "tables offset {} does not follow {} records of {RECORD_SIZE} bytes",
+                    header.tables_offset, header.record_count
+                ),
+            ));
+        }
+        Ok(header)
+    }
+}
+
+fn le_u32(bytes: &[u8]) -> u32 {
+    let mut word = [0u8; 4];
+    word.copy_from_slice(bytes);
+    u32::from_le_bytes(word)
+}
+
+fn le_u64(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(bytes);
+    u64::from_le_bytes(word)
+}
+
+// The raw fields of a record, as laid out in `Event` (see its table in `trace/mod.rs`).
+const RECORD_PROC_MASK: u32 = MAX_PROC_ID;
+const RECORD_KIND_SHIFT: u32 = 28;
+const RECORD_FLAG_BITS: u32 = 3 << 30;
+
+/// Whether a record's fields are consistent with the header's table sizes. Kept apart
+/// from [`describe_bad_record`] so the hot loop is a few comparisons.
+#[inline]
+fn record_is_valid(word: u32, arg: u32, header: &Header) -> bool {
+    if u64::from(word & RECORD_PROC_MASK) >= header.process_count {
+        return false;
+    }
+    match (word >> RECORD_KIND_SHIFT) & 3 {
+        0 => u64::from(arg) < header.page_count,
+        1 => word & RECORD_FLAG_BITS == 0 && (-1000..=1000).contains(&(arg as i32)),
+        _ => word & RECORD_FLAG_BITS == 0 && arg == 0,
+    }
+}
+
+#[cold]
+fn describe_bad_record(word: u32, arg: u32, header: &Header) -> String {
+    let proc = word & RECORD_PROC_MASK;
+    if u64::from(proc) >= header.process_count {
+        return format!(
+            "process id {proc} out of range (the trace has {} processes)",
+            header.process_count
+        );
+    }
+    let kind = (word >> RECORD_KIND_SHIFT) & 3;
+    if kind == 0 {
+        return format!(
+            "page id {arg} out of range (the trace has {} pages)",
+            header.page_count
+        );
+    }
+    if word & RECORD_FLAG_BITS != 0 {
+        return "write or anonymous flag set on an event that is not an access".to_string();
+    }
+    if kind == 1 {
+        format!(
+            "importance {} outside the oom_score_adj range -1000..=1000",
+            arg as i32
+        )
+    } else {
+        format!("argument {arg} on a start or exit event, expected 0")
+    }
+}
+
+/// Streams the events of a `.mmt` file, then its tables.
+pub struct Reader {
+    path: PathBuf,
+    input: BufReader<Box<dyn Read + Send>>,
+    header: Header,
+    /// Records consumed so far, returned or skipped.
+    next_record: u64,
+    /// Raw bytes of the current batch, reused.
+    bytes: Vec<u8>,
+    /// The tables, once read; the records were all consumed by then.
+    tables: Option<Tables>,
+}
 
 impl Reader {
-    pub fn new(path: &Path, _input: Box<dyn Read + Send>) -> crate::Result<Self> {
-        Err(crate::Error::config(
-            path.display().to_string(),
-            "format not implemented yet",
-        ))
+    /// Read and check the header.
+    pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Result<Self> {
+        let mut input = BufReader::with_capacity(1 << 18, input);
+        let mut head = [0u8; HEADER_SIZE as usize];
+        let got = read_up_to(&mut input, &mut head).map_err(|e| Error::io(path, e))?;
+        let header = Header::parse(path, &head[..got])?;
+        Ok(Reader {
+            path: path.to_path_buf(),
+            input,
+            header,
+            next_record: 0,
+            bytes: Vec::new(),
+            tables: None,
+        })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn truncated_in_records(&self, index: u64, bytes_into_record: u64) -> Error {
+        Error::format(
+            &self.path,
+            Position::Record {
+                index,
+                offset: HEADER_SIZE + index * RECORD_SIZE,
+            },
+            format!(
+                "truncated: the file ends {bytes_into_record} bytes into this record, \
+                 but the header announces {} records",
+                self.header.record_count
+            ),
+        )
+    }
+
+    /// Consume the records not read yet, without decoding them.
+    fn skip_records(&mut self) -> Result<()> {
+        let left = (self.header.record_count - self.next_record) * RECORD_SIZE;
+        let skipped = io::copy(&mut (&mut self.input).take(left), &mut io::sink())
+            .map_err(|e| Error::io(&self.path, e))?;
+        if skipped < left {
+            let index = self.next_record + skipped / RECORD_SIZE;
+            return Err(self.truncated_in_records(index, skipped % RECORD_SIZE));
+        }
+        self.next_record = self.header.record_count;
+        Ok(())
+    }
+
+    fn read_tables(&mut self) -> Result<Tables> {
+        let mut offset = self.header.tables_offset;
+        let pages = self.read_page_table(&mut offset)?;
+        let processes = self.read_process_table(&mut offset)?;
+        let mut probe = [0u8; 1];
+        let extra =
+            read_up_to(&mut self.input, &mut probe).map_err(|e| Error::io(&self.path, e))?;
+        if extra > 0 {
+            return Err(Error::format(
+                &self.path,
+                Position::Byte(offset),
+                "unexpected data after the process table",
+            ));
+        }
+        Ok(Tables { pages, processes })
+    }
+
+    fn read_page_table(&mut self, offset: &mut u64) -> Result<Vec<PageKey>> {
+        let count = self.header.page_count;
+        // The count is checked against the data as it arrives, not trusted for allocation.
+        let mut pages = Vec::with_capacity(count.min(1 << 20) as usize);
+        let mut chunk = vec![0u8; PAGE_CHUNK * PAGE_ENTRY_SIZE as usize];
+        while (pages.len() as u64) < count {
+            let entries = (count - pages.len() as u64).min(PAGE_CHUNK as u64) as usize;
+            let bytes = &mut chunk[..entries * PAGE_ENTRY_SIZE as usize];
+            let got = read_up_to(&mut self.input, bytes).map_err(|e| Error::io(&self.path, e))?;
+            if got < bytes.len() {
+                let entry = pages.len() as u64 + got as u64 / PAGE_ENTRY_SIZE;
+                return Err(Error::format(
+                    &self.path,
+                    Position::Byte(*offset + got as u64),
+                    format!("truncated page table: the file ends in entry {entry} of {count}"),
+                ));
+            }
+            for entry in bytes.chunks_exact(PAGE_ENTRY_SIZE as usize) {
+                let kind = match entry[0] {
+                    PAGE_KIND_FILE => PageKind::File,
+                    PAGE_KIND_ANON => PageKind::Anon,
+                    other => {
+                        return Err(Error::format(
+                            &self.path,
+                            Position::Byte(*offset),
+                            format!(
+                                "page {}: kind {other}, expected 0 (file) or 1 (anonymous)",
+                                pages.len()
+                            ),
+                        ))
+                    }
+                };
+                if entry[1..8].iter().any(|&b| b != 0) {
+                    return Err(Error::format(
+                        &self.path,
+                        Position::Byte(*offset + 1),
+                        format!("page {}: padding bytes 1..8 are not zero", pages.len()),
+                    ));
+                }
+                pages.push(PageKey {
+                    kind,
+                    owner: le_u64(&entry[8..16]),
+                    index: le_u64(&entry[16..24]),
+                });
+                *offset += PAGE_ENTRY_SIZE;
+            }
+        }
+        Ok(pages)
+    }
+
+    fn read_process_table(&mut self, offset: &mut u64) -> Result<Vec<ProcessInfo>> {
+        let count = self.header.process_count;
+        let mut processes = Vec::with_capacity(count.min(1 << 16) as usize);
+        let mut name = Vec::new();
+        while (processes.len() as u64) < count {
+            let truncated = |at: u64, what: &str, index: usize| {
+                Error::format(
+                    &self.path,
+                    Position::Byte(at),
+                    format!("truncated process table: the file ends in the {what} of process {index} of {count}"),
+                )
+            };
+            let mut fixed = [0u8; 8];
+            let got =
+                read_up_to(&mut self.input, &mut fixed).map_err(|e| Error::io(&self.path, e))?;
+            if got < fixed.len() {
+                return Err(truncated(
+                    *offset + got as u64,
+                    "pid and name length",
+                    processes.len(),
+                ));
+            }
+            let pid = le_u32(&fixed[0..4]);
+            let name_len = u64::from(le_u32(&fixed[4..8]));
+            *offset += 8;
+            name.clear();
+            // `take` + `read_to_end` grows with the data, so a corrupt length cannot
+            // make us allocate gigabytes up front.
+            let got = (&mut self.input)
+                .take(name_len)
+                .read_to_end(&mut name)
+                .map_err(|e| Error::io(&self.path, e))?;
+            if (got as u64) < name_len {
+                return Err(truncated(*offset + got as u64, "name", processes.len()));
+            }
+            let name = match std::str::from_utf8(&name) {
+                Ok(name) => name.to_string(),
+                Err(e) => {
+                    return Err(Error::format(
+                        &self.path,
+                        Position::Byte(*offset + e.valid_up_to() as u64),
+                        format!("process {}: name is not valid UTF-8", processes.len()),
+                    ))
+                }
+            };
+            *offset += name_len;
+            processes.push(ProcessInfo { pid, name });
+        }
+        Ok(processes)
     }
 }
 
 impl EventSource for Reader {
-    fn read_batch(&mut self, _buf: &mut Vec<Event>, _max: usize) -> crate::Result<bool> {
-        Ok(false)
+    fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
+        buf.clear();
+        // Once the tables are read the records are behind us (skipped if never read).
+        if self.tables.is_some() {
+            return Ok(false);
+        }
+        let left = self.header.record_count - self.next_record;
+        let count = (max.clamp(1, MAX_BATCH) as u64).min(left) as usize;
+        if count == 0 {
+            return Ok(false);
+        }
+        self.bytes.resize(count * RECORD_SIZE as usize, 0);
+        let got =
+            read_up_to(&mut self.input, &mut self.bytes).map_err(|e| Error::io(&self.path, e))?;
+        if got < self.bytes.len() {
+            let index = self.next_record + got as u64 / RECORD_SIZE;
+            return Err(self.truncated_in_records(index, got as u64 % RECORD_SIZE));
+        }
+        buf.reserve(count);
+        for (i, chunk) in self.bytes.chunks_exact(RECORD_SIZE as usize).enumerate() {
+            let mut record = [0u8; RECORD_SIZE as usize];
+            record.copy_from_slice(chunk);
+            let word = le_u32(&record[8..12]);
+            let arg = le_u32(&record[12..16]);
+            if !record_is_valid(word, arg, &self.header) {
+                let index = self.next_record + i as u64;
+                return Err(Error::format(
+                    &self.path,
+                    Position::Record {
+                        index,
+                        offset: HEADER_SIZE + index * RECORD_SIZE,
+                    },
+                    describe_bad_record(word, arg, &self.header),
+                ));
+            }
+            buf.push(Event::from_bytes(&record));
+        }
+        self.next_record += count as u64;
+        Ok(true)
     }
-    fn tables(&mut self) -> crate::Result<Tables> {
-        Ok(Tables::default())
+
+    fn page_count_hint(&self) -> Option<u64> {
+        Some(self.header.page_count)
+    }
+
+    /// Reads the tables that follow the records; records not read yet are skipped
+    /// (unchecked), and later `read_batch` calls return no events.
+    fn tables(&mut self) -> Result<Tables> {
+        if let Some(tables) = &self.tables {
+            return Ok(tables.clone());
+        }
+        self.skip_records()?;
+        let tables = self.read_tables()?;
+        self.tables = Some(tables.clone());
+        Ok(tables)
     }
 }
 
-pub fn write(path: &Path, _trace: &super::Trace) -> crate::Result<()> {
-    Err(crate::Error::config(
-        path.display().to_string(),
-        "writer not implemented yet",
-    ))
+/// Writes a `.mmt` file event by event, in constant memory. The file is written under a
+/// temporary name (the target's name plus `.partial`) whose header carries
+/// [`UNFINISHED_MAGIC`]; [`Writer::finish`] appends the tables, completes the header and
+/// renames the file into place. A writer dropped before `finish` removes its temporary
+/// file, and nothing ever appears under the target name half-written.
+pub struct Writer {
+    file: PartialFile,
+    records: u64,
+    /// Largest ids the events use, checked against the tables by `finish`.
+    max_proc: Option<ProcId>,
+    max_page: Option<PageId>,
+}
+
+impl Writer {
+    pub fn create(path: &Path) -> Result<Writer> {
+        let mut file = PartialFile::create(path)?;
+        let header = Header::for_records(0, 0, 0).to_bytes(UNFINISHED_MAGIC);
+        file.write_all(&header).map_err(|e| file.io_error(e))?;
+        Ok(Writer {
+            file,
+            records: 0,
+            max_proc: None,
+            max_page: None,
+        })
+    }
+
+    pub fn write(&mut self, event: &Event) -> Result<()> {
+        self.note_ids(event);
+        self.file
+            .write_all(&event.to_bytes())
+            .map_err(|e| self.file.io_error(e))?;
+        self.records += 1;
+        Ok(())
+    }
+
+    pub fn write_all(&mut self, events: &[Event]) -> Result<()> {
+        for event in events {
+            self.write(event)?;
+        }
+        Ok(())
+    }
+
+    /// Events written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// The temporary file being written, renamed to the target by `finish`.
+    pub fn partial_path(&self) -> &Path {
+        self.file.temp_path()
+    }
+
+    /// Push buffered records to the temporary file (which stays marked unfinished).
+    pub fn flush(&mut self) -> Result<()> {
+        self.file.flush().map_err(|e| self.file.io_error(e))
+    }
+
+    fn note_ids(&mut self, event: &Event) {
+        self.max_proc = self.max_proc.max(Some(event.proc()));
+        if event.kind() == EventKind::Access {
+            self.max_page = self.max_page.max(Some(event.page()));
+        }
+    }
+
+    /// Append `tables`, complete the header and move the file into place. Fails, leaving
+    /// no file at the target, if an event refers to an id the tables do not have.
+    pub fn finish(mut self, tables: &Tables) -> Result<()> {
+        self.check_tables(tables)?;
+        let header = Header::for_records(
+            self.records,
+            tables.pages.len() as u64,
+            tables.processes.len() as u64,
+        );
+        self.write_tables(tables)
+            .and_then(|()| {
+                let out = self.file.writer()?;
+                out.seek(SeekFrom::Start(0))?;
+                out.write_all(&header.to_bytes(MAGIC))
+            })
+            .map_err(|e| self.file.io_error(e))?;
+        self.file.commit()
+    }
+
+    fn check_tables(&self, tables: &Tables) -> Result<()> {
+        let refuse = |message: String| {
+            Err(Error::config(
+                self.file.target_path().display().to_string(),
+                message,
+            ))
+        };
+        if tables.pages.len() as u64 > u64::from(PageId::MAX) {
+            return refuse(format!(
+                "{} pages exceed the 2^32 - 1 page ids",
+                tables.pages.len()
+            ));
+        }
+        if tables.processes.len() as u64 > u64::from(MAX_PROC_ID) + 1 {
+            return refuse(format!(
+                "{} processes exceed the 2^28 process ids",
+                tables.processes.len()
+            ));
+        }
+        if let Some(proc) = self
+            .max_proc
+            .filter(|&p| p as usize >= tables.processes.len())
+        {
+            return refuse(format!(
+                "an event refers to process id {proc} but the process table has {} entries",
+                tables.processes.len()
+            ));
+        }
+        if let Some(page) = self.max_page.filter(|&p| p as usize >= tables.pages.len()) {
+            return refuse(format!(
+                "an event refers to page id {page} but the page table has {} entries",
+                tables.pages.len()
+            ));
+        }
+        if let Some(process) = tables
+            .processes
+            .iter()
+            .find(|p| p.name.len() > u32::MAX as usize)
+        {
+            return refuse(format!("the name of pid {} is too long", process.pid));
+        }
+        Ok(())
+    }
+
+    fn write_tables(&mut self, tables: &Tables) -> io::Result<()> {
+        let out = self.file.writer()?;
+        for page in &tables.pages {
+            let mut entry = [0u8; PAGE_ENTRY_SIZE as usize];
+            entry[0] = match page.kind {
+                PageKind::File => PAGE_KIND_FILE,
+                PageKind::Anon => PAGE_KIND_ANON,
+            };
+            entry[8..16].copy_from_slice(&page.owner.to_le_bytes());
+            entry[16..24].copy_from_slice(&page.index.to_le_bytes());
+            out.write_all(&entry)?;
+        }
+        for process in &tables.processes {
+            out.write_all(&process.pid.to_le_bytes())?;
+            out.write_all(&(process.name.len() as u32).to_le_bytes())?;
+            out.write_all(process.name.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// Write a whole trace to `path`.
+pub fn write(path: &Path, trace: &Trace) -> Result<()> {
+    let mut writer = Writer::create(path)?;
+    writer.write_all(&trace.events)?;
+    writer.finish(&trace.tables)
 }

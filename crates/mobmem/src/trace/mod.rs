@@ -15,6 +15,7 @@ pub mod lis;
 pub mod mmt;
 mod open;
 pub mod oracle;
+mod shared;
 pub mod stats;
 
 pub use open::{open, read_all, Format};

@@ -1,21 +1,124 @@
-//! Placeholder, being written.
-use super::{Event, EventSource, Tables};
-use std::io::Read;
-use std::path::Path;
+//! libCacheSim's `oracleGeneral` binary traces, read only.
+//!
+//! Records of 24 little-endian bytes: `u32 timestamp` (seconds), `u64 obj_id`,
+//! `u32 obj_size`, `i64 next_access_vtime`, with no header. Each record becomes one read
+//! of page `PageKey::file(0, obj_id)` by a single process (pid 0, no name) at
+//! `time_ns = timestamp * 10^9`. The object size is ignored (an object is one page,
+//! whatever its size) and so is `next_access_vtime`, which a policy that needs the
+//! future computes from the trace itself.
 
-pub struct Reader;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use super::shared::read_up_to;
+use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
+use crate::{Error, Position, Result};
+
+pub const RECORD_SIZE: usize = 24;
+
+/// Most records decoded per `read_batch`, bounding the byte buffer (1.5 MiB).
+const MAX_BATCH: usize = 1 << 16;
+
+pub struct Reader {
+    path: PathBuf,
+    input: BufReader<Box<dyn Read + Send>>,
+    /// Records read so far.
+    next_record: u64,
+    /// Raw bytes of the current batch, reused.
+    bytes: Vec<u8>,
+    interner: Interner,
+    /// The trace's one process, interned at the first record.
+    proc: Option<ProcId>,
+    exhausted: bool,
+}
 
 impl Reader {
-    pub fn new(_path: &Path, _input: Box<dyn Read + Send>) -> Self {
-        Reader
+    pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Self {
+        Reader {
+            path: path.to_path_buf(),
+            input: BufReader::with_capacity(1 << 18, input),
+            next_record: 0,
+            bytes: Vec::new(),
+            interner: Interner::new(),
+            proc: None,
+            exhausted: false,
+        }
+    }
+
+    fn error_at(&self, index: u64, message: String) -> Error {
+        Error::format(
+            &self.path,
+            Position::Record {
+                index,
+                offset: index * RECORD_SIZE as u64,
+            },
+            message,
+        )
     }
 }
 
 impl EventSource for Reader {
-    fn read_batch(&mut self, _buf: &mut Vec<Event>, _max: usize) -> crate::Result<bool> {
-        Ok(false)
+    fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
+        buf.clear();
+        if self.exhausted {
+            return Ok(false);
+        }
+        let count = max.clamp(1, MAX_BATCH);
+        self.bytes.resize(count * RECORD_SIZE, 0);
+        let got =
+            read_up_to(&mut self.input, &mut self.bytes).map_err(|e| Error::io(&self.path, e))?;
+        if got < self.bytes.len() {
+            self.exhausted = true;
+            if got % RECORD_SIZE != 0 {
+                let index = self.next_record + (got / RECORD_SIZE) as u64;
+                return Err(self.error_at(
+                    index,
+                    format!(
+                        "truncated record: the file ends {} bytes into it (records are {RECORD_SIZE} bytes)",
+                        got % RECORD_SIZE
+                    ),
+                ));
+            }
+        }
+        let records = got / RECORD_SIZE;
+        if records == 0 {
+            return Ok(false);
+        }
+        let proc = match self.proc {
+            Some(proc) => proc,
+            None => {
+                let proc = self.interner.process(0).ok_or_else(|| {
+                    self.error_at(0, "cannot allocate the trace's process".into())
+                })?;
+                self.proc = Some(proc);
+                proc
+            }
+        };
+        buf.reserve(records);
+        for (i, record) in self.bytes[..got].chunks_exact(RECORD_SIZE).enumerate() {
+            let mut timestamp = [0u8; 4];
+            timestamp.copy_from_slice(&record[0..4]);
+            let mut obj_id = [0u8; 8];
+            obj_id.copy_from_slice(&record[4..12]);
+            let time_ns = u64::from(u32::from_le_bytes(timestamp)) * 1_000_000_000;
+            let Some(page) = self
+                .interner
+                .page(PageKey::file(0, u64::from_le_bytes(obj_id)))
+            else {
+                let index = self.next_record + i as u64;
+                return Err(self.error_at(
+                    index,
+                    "more distinct objects than the 2^32 - 1 page ids".into(),
+                ));
+            };
+            buf.push(Event::access(time_ns, proc, page, false, false));
+        }
+        self.next_record += records as u64;
+        Ok(true)
     }
-    fn tables(&mut self) -> crate::Result<Tables> {
-        Ok(Tables::default())
+
+    /// The tables of the records read so far.
+    fn tables(&mut self) -> Result<Tables> {
+        Ok(self.interner.tables().clone())
     }
 }

@@ -1,0 +1,932 @@
+//! The trace formats on small inputs: round trips, a golden `.mmt` file, and the error
+//! each kind of malformed input produces (file, line or record, and what was expected).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use mobmem::trace::{
+    self, csv, lis, mmt, oracle, Event, EventSource, Interner, PageKey, ProcessInfo, Tables, Trace,
+};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn put(dir: &tempfile::TempDir, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.path().join(name);
+    fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// The message of the error reading `path` as a whole trace produces.
+fn read_error(path: &Path) -> String {
+    match trace::read_all(path, None) {
+        Ok(trace) => panic!("{} read without error: {trace:?}", path.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_mentions(message: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(
+            message.contains(part),
+            "error `{message}` does not mention `{part}`"
+        );
+    }
+}
+
+/// The trace of `tests/data/small.csv`, built by hand.
+fn small_trace() -> Trace {
+    let processes = [
+        (1000, "com.android.launcher"),
+        (2000, "com.example.mail"),
+        (1000, "com.example.game, with a comma"),
+        (3000, ""),
+    ];
+    let pages = [
+        PageKey::file(42, 0),
+        PageKey::anon(1000, 4096),
+        PageKey::file(42, 1),
+        PageKey::anon(2000, 7),
+        PageKey::anon(1000, 12),
+        PageKey::file(43, 9),
+    ];
+    let events = vec![
+        Event::start(0, 0),
+        Event::importance(5, 0, 0),
+        Event::access(10, 0, 0, false, false),
+        Event::access(20, 0, 1, true, true),
+        Event::start(30, 1),
+        Event::importance(31, 1, 100),
+        Event::importance(35, 0, 900),
+        Event::access(40, 1, 0, false, false),
+        Event::access(50, 1, 2, false, false),
+        Event::access(60, 1, 3, true, true),
+        Event::access(70, 0, 1, false, true),
+        Event::exit(80, 0),
+        Event::start(90, 2),
+        Event::access(100, 2, 4, true, true),
+        Event::access(110, 3, 5, false, false),
+    ];
+    Trace {
+        events,
+        tables: Tables {
+            pages: pages.to_vec(),
+            processes: processes
+                .iter()
+                .map(|&(pid, name)| ProcessInfo {
+                    pid,
+                    name: name.to_string(),
+                })
+                .collect(),
+        },
+    }
+}
+
+mod mmt_format {
+    use super::*;
+
+    /// A `.mmt` file of `small_trace`, as bytes, with where its parts start.
+    fn small_mmt(dir: &tempfile::TempDir) -> (Vec<u8>, usize) {
+        let path = dir.path().join("small.mmt");
+        mmt::write(&path, &small_trace()).unwrap();
+        let tables_offset = 64 + 16 * small_trace().events.len();
+        (fs::read(path).unwrap(), tables_offset)
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("round.mmt");
+        mmt::write(&path, &small_trace()).unwrap();
+        assert_eq!(trace::read_all(&path, None).unwrap(), small_trace());
+        assert!(!dir.path().join("round.mmt.partial").exists());
+    }
+
+    /// The checked-in file pins the byte layout: if this fails, the format changed and
+    /// its version must change with it.
+    #[test]
+    fn golden_file() {
+        let golden = data("small.mmt");
+        assert_eq!(trace::read_all(&golden, None).unwrap(), small_trace());
+        let dir = tempfile::tempdir().unwrap();
+        let (bytes, _) = small_mmt(&dir);
+        assert_eq!(bytes, fs::read(&golden).unwrap());
+    }
+
+    #[test]
+    fn header_fields() {
+        let source = mmt::Reader::new(
+            &data("small.mmt"),
+            Box::new(fs::File::open(data("small.mmt")).unwrap()),
+        )
+        .unwrap();
+        assert_eq!(
+            *source.header(),
+            mmt::Header {
+                record_count: 15,
+                page_count: 6,
+                process_count: 4,
+                tables_offset: 64 + 15 * 16,
+            }
+        );
+        assert_eq!(source.page_count_hint(), Some(6));
+    }
+
+    #[test]
+    fn batches_of_any_size_give_the_same_events() {
+        for max in [1, 2, 7, 15, 16, 1 << 20] {
+            let mut source = trace::open(&data("small.mmt"), None).unwrap();
+            let mut events = Vec::new();
+            let mut batch = Vec::new();
+            while source.read_batch(&mut batch, max).unwrap() {
+                assert!(!batch.is_empty() && batch.len() <= max);
+                events.extend_from_slice(&batch);
+            }
+            assert!(batch.is_empty());
+            assert_eq!(events, small_trace().events, "batches of {max}");
+            assert_eq!(source.tables().unwrap(), small_trace().tables);
+        }
+    }
+
+    #[test]
+    fn tables_before_the_end_skip_the_remaining_records() {
+        let mut source = trace::open(&data("small.mmt"), None).unwrap();
+        let mut batch = Vec::new();
+        assert!(source.read_batch(&mut batch, 4).unwrap());
+        assert_eq!(source.tables().unwrap(), small_trace().tables);
+        assert!(!source.read_batch(&mut batch, 4).unwrap());
+        assert!(batch.is_empty());
+        // Asking twice gives the same tables.
+        assert_eq!(source.tables().unwrap(), small_trace().tables);
+    }
+
+    #[test]
+    fn empty_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.mmt");
+        mmt::write(&path, &Trace::default()).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().len(), 64);
+        assert_eq!(trace::read_all(&path, None).unwrap(), Trace::default());
+    }
+
+    #[test]
+    fn streaming_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("streamed.mmt");
+        let trace = small_trace();
+        let mut writer = mmt::Writer::create(&path).unwrap();
+        for event in &trace.events[..5] {
+            writer.write(event).unwrap();
+        }
+        writer.write_all(&trace.events[5..]).unwrap();
+        assert_eq!(writer.records(), 15);
+        assert!(!path.exists(), "nothing at the target before finish");
+        writer.finish(&trace.tables).unwrap();
+        assert_eq!(trace::read_all(&path, None).unwrap(), trace);
+    }
+
+    #[test]
+    fn unfinished_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("unfinished.mmt");
+        let mut writer = mmt::Writer::create(&path).unwrap();
+        writer.write_all(&small_trace().events).unwrap();
+        writer.flush().unwrap();
+        // What a crash would leave behind, under a name a user might try to read.
+        let leftover = dir.path().join("leftover.mmt");
+        fs::copy(writer.partial_path(), &leftover).unwrap();
+        let partial = writer.partial_path().to_path_buf();
+        drop(writer);
+        assert!(!path.exists());
+        assert!(
+            !partial.exists(),
+            "a dropped writer removes its temporary file"
+        );
+        assert_mentions(
+            &read_error(&leftover),
+            &[
+                "leftover.mmt",
+                "byte offset 0",
+                "incomplete trace: the writer did not finish",
+            ],
+        );
+    }
+
+    #[test]
+    fn finish_refuses_tables_that_miss_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inconsistent.mmt");
+        let mut tables = small_trace().tables;
+        tables.pages.pop();
+        let mut writer = mmt::Writer::create(&path).unwrap();
+        writer.write_all(&small_trace().events).unwrap();
+        let message = writer.finish(&tables).unwrap_err().to_string();
+        assert_mentions(&message, &["inconsistent.mmt", "page id 5", "5 entries"]);
+        assert!(!path.exists());
+        assert!(!dir.path().join("inconsistent.mmt.partial").exists());
+    }
+
+    #[test]
+    fn truncated_inside_a_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bytes, _) = small_mmt(&dir);
+        let path = put(&dir, "cut.mmt", &bytes[..64 + 2 * 16 + 5]);
+        assert_mentions(
+            &read_error(&path),
+            &[
+                "cut.mmt",
+                "record 2 (byte offset 96)",
+                "truncated",
+                "5 bytes into",
+            ],
+        );
+        // Cut exactly between records: the next record is missing.
+        let path = put(&dir, "cut.mmt", &bytes[..64 + 3 * 16]);
+        assert_mentions(&read_error(&path), &["record 3 (byte offset 112)"]);
+    }
+
+    #[test]
+    fn truncated_when_skipping_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bytes, _) = small_mmt(&dir);
+        let path = put(&dir, "cut.mmt", &bytes[..64 + 10 * 16 + 1]);
+        let mut source = trace::open(&path, None).unwrap();
+        let message = source.tables().unwrap_err().to_string();
+        assert_mentions(&message, &["record 10 (byte offset 224)", "1 bytes into"]);
+    }
+
+    #[test]
+    fn truncated_inside_the_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bytes, tables) = small_mmt(&dir);
+        // In the third page entry.
+        let cut = tables + 2 * 24 + 10;
+        let path = put(&dir, "cut.mmt", &bytes[..cut]);
+        assert_mentions(
+            &read_error(&path),
+            &[
+                &format!("byte offset {cut}"),
+                "truncated page table",
+                "entry 2 of 6",
+            ],
+        );
+        // In the name of the first process.
+        let cut = tables + 6 * 24 + 8 + 3;
+        let path = put(&dir, "cut.mmt", &bytes[..cut]);
+        assert_mentions(
+            &read_error(&path),
+            &[
+                &format!("byte offset {cut}"),
+                "truncated process table",
+                "process 0 of 4",
+            ],
+        );
+        // Missing the last process entirely.
+        let cut = bytes.len() - 8;
+        let path = put(&dir, "cut.mmt", &bytes[..cut]);
+        assert_mentions(&read_error(&path), &["process 3 of 4"]);
+    }
+
+    #[test]
+    fn bad_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bytes, _) = small_mmt(&dir);
+        let patched = |at: usize, with: &[u8]| {
+            let mut copy = bytes.clone();
+            copy[at..at + with.len()].copy_from_slice(with);
+            copy
+        };
+        let cases: [(Vec<u8>, &[&str]); 7] = [
+            (b"hello".to_vec(), &["byte offset 0", "not a mobmem trace"]),
+            (
+                patched(0, b"MOBMEMXX"),
+                &["byte offset 0", "not a mobmem trace"],
+            ),
+            (
+                bytes[..40].to_vec(),
+                &["byte offset 40", "truncated header"],
+            ),
+            (
+                patched(8, &2u32.to_le_bytes()),
+                &["byte offset 8", "version 2"],
+            ),
+            (
+                patched(12, &24u32.to_le_bytes()),
+                &["byte offset 12", "record size 24"],
+            ),
+            (
+                patched(40, &65u64.to_le_bytes()),
+                &["byte offset 40", "tables offset 65"],
+            ),
+            (
+                patched(16, &14u64.to_le_bytes()),
+                &["byte offset 40", "14 records"],
+            ),
+        ];
+        for (content, parts) in cases {
+            let path = put(&dir, "bad.mmt", content);
+            let mut all = vec!["bad.mmt"];
+            all.extend_from_slice(parts);
+            assert_mentions(&read_error(&path), &all);
+        }
+    }
+
+    fn patch_record(bytes: &mut [u8], index: usize, word: Option<u32>, arg: Option<u32>) {
+        let at = 64 + 16 * index;
+        if let Some(word) = word {
+            bytes[at + 8..at + 12].copy_from_slice(&word.to_le_bytes());
+        }
+        if let Some(arg) = arg {
+            bytes[at + 12..at + 16].copy_from_slice(&arg.to_le_bytes());
+        }
+    }
+
+    #[test]
+    fn bad_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bytes, _) = small_mmt(&dir);
+        const IMPORTANCE: u32 = 1 << 28;
+        const START: u32 = 2 << 28;
+        let cases: [(usize, Option<u32>, Option<u32>, &str); 6] = [
+            // Record 2 is an access by process 0: make it process 99.
+            (
+                2,
+                Some(99),
+                None,
+                "process id 99 out of range (the trace has 4 processes)",
+            ),
+            (
+                2,
+                None,
+                Some(6),
+                "page id 6 out of range (the trace has 6 pages)",
+            ),
+            (1, None, Some(1001), "importance 1001 outside"),
+            (1, None, Some(-1001i32 as u32), "importance -1001 outside"),
+            (
+                1,
+                Some(IMPORTANCE | 1 << 30),
+                None,
+                "write or anonymous flag",
+            ),
+            (
+                0,
+                Some(START),
+                Some(3),
+                "argument 3 on a start or exit event",
+            ),
+        ];
+        for (index, word, arg, expected) in cases {
+            let mut copy = bytes.clone();
+            patch_record(&mut copy, index, word, arg);
+            let path = put(&dir, "bad.mmt", copy);
+            let offset = 64 + 16 * index;
+            assert_mentions(
+                &read_error(&path),
+                &[
+                    "bad.mmt",
+                    &format!("record {index} (byte offset {offset})"),
+                    expected,
+                ],
+            );
+        }
+    }
+
+    #[test]
+    fn bad_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bytes, tables) = small_mmt(&dir);
+        let mut bad_kind = bytes.clone();
+        bad_kind[tables + 24 * 3] = 2;
+        let mut bad_padding = bytes.clone();
+        bad_padding[tables + 24 * 3 + 4] = 1;
+        // The first name starts after 6 page entries and the pid and length words.
+        let name = tables + 6 * 24 + 8;
+        let mut bad_name = bytes.clone();
+        bad_name[name + 2] = 0xFF;
+        let mut trailing = bytes.clone();
+        trailing.push(0);
+        let cases = [
+            (bad_kind, tables + 72, "page 3: kind 2"),
+            (bad_padding, tables + 73, "page 3: padding"),
+            (bad_name, name + 2, "process 0: name is not valid UTF-8"),
+            (
+                trailing,
+                bytes.len(),
+                "unexpected data after the process table",
+            ),
+        ];
+        for (content, offset, expected) in cases {
+            let path = put(&dir, "bad.mmt", content);
+            assert_mentions(
+                &read_error(&path),
+                &["bad.mmt", &format!("byte offset {offset}"), expected],
+            );
+        }
+    }
+}
+
+mod csv_format {
+    use super::*;
+
+    #[test]
+    fn reads_the_small_trace() {
+        assert_eq!(
+            trace::read_all(&data("small.csv"), None).unwrap(),
+            small_trace()
+        );
+    }
+
+    #[test]
+    fn csv_trace_csv_is_the_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("copy.csv");
+        let trace = trace::read_all(&data("small.csv"), None).unwrap();
+        csv::write(&path, &trace).unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            fs::read_to_string(data("small.csv")).unwrap()
+        );
+    }
+
+    #[test]
+    fn mmt_csv_mmt_is_the_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let from_mmt = trace::read_all(&data("small.mmt"), None).unwrap();
+        let csv_path = dir.path().join("small.csv");
+        csv::write(&csv_path, &from_mmt).unwrap();
+        let mmt_path = dir.path().join("again.mmt");
+        mmt::write(&mmt_path, &trace::read_all(&csv_path, None).unwrap()).unwrap();
+        assert_eq!(
+            fs::read(mmt_path).unwrap(),
+            fs::read(data("small.mmt")).unwrap()
+        );
+    }
+
+    #[test]
+    fn comments_blank_lines_and_spelling_variants() {
+        let trace = trace::read_all(&data("annotated.csv"), None).unwrap();
+        let expected = vec![
+            Event::start(0, 0),
+            Event::importance(1, 0, 0),
+            Event::access(2, 0, 0, false, false),
+            Event::access(3, 0, 1, true, true),
+            Event::importance(4, 0, -1000),
+            // The kernel maps oom_adj 15 to 1000, not 15 * 1000 / 17.
+            Event::importance(5, 0, 1000),
+            Event::importance(6, 0, 352),
+            Event::importance(7, 0, 900),
+            Event::importance(8, 0, 900),
+            Event::importance(9, 0, 999),
+            Event::importance(10, 0, -800),
+            Event::access(11, 0, 0, true, false),
+            Event::exit(12, 0),
+        ];
+        assert_eq!(trace.events, expected);
+        assert_eq!(
+            trace.tables,
+            Tables {
+                pages: vec![PageKey::file(1, 2), PageKey::anon(7, 3)],
+                processes: vec![ProcessInfo {
+                    pid: 7,
+                    name: "launcher".into()
+                }],
+            }
+        );
+    }
+
+    #[test]
+    fn legacy_oom_adj() {
+        assert_eq!(csv::score_adj_from_oom_adj(-17), Some(-1000));
+        assert_eq!(csv::score_adj_from_oom_adj(-16), Some(-941));
+        assert_eq!(csv::score_adj_from_oom_adj(0), Some(0));
+        assert_eq!(csv::score_adj_from_oom_adj(1), Some(58));
+        assert_eq!(csv::score_adj_from_oom_adj(14), Some(823));
+        assert_eq!(csv::score_adj_from_oom_adj(15), Some(1000));
+        assert_eq!(csv::score_adj_from_oom_adj(16), None);
+        assert_eq!(csv::score_adj_from_oom_adj(-18), None);
+    }
+
+    const HEADER: &str = "time_ns,pid,event,page_kind,owner,index,op,value\n";
+
+    /// A file whose line 3 is `bad`, after the header and one good line.
+    fn with_bad_line(dir: &tempfile::TempDir, bad: &str) -> PathBuf {
+        put(
+            dir,
+            "bad.csv",
+            format!("{HEADER}0,1,start,,,,,app\n{bad}\n"),
+        )
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line_and_the_expectation() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "-5,1,exit,,,,,",
+                "`time_ns` is `-5`, expected a non-negative integer",
+            ),
+            ("1.5,1,exit,,,,,", "`time_ns` is `1.5`"),
+            (",1,exit,,,,,", "`time_ns` is ``"),
+            ("1,-1,exit,,,,,", "`pid` is `-1`"),
+            ("1,4294967296,exit,,,,,", "`pid` is `4294967296`"),
+            (
+                "1,1,jump,,,,,",
+                "`event` is `jump`, expected access, importance, start or exit",
+            ),
+            (
+                "1,1,access,heap,1,2,R,",
+                "`page_kind` is `heap`, expected file or anon",
+            ),
+            ("1,1,access,file,x,2,R,", "`owner` is `x`"),
+            ("1,1,access,file,1,,R,", "`index` is ``"),
+            ("1,1,access,file,1,2,X,", "`op` is `X`, expected R or W"),
+            (
+                "1,1,access,file,1,2,R,900",
+                "`value` must be empty on access events",
+            ),
+            (
+                "1,1,importance,,,,,1001",
+                "`value` is `1001`, expected an oom_score_adj",
+            ),
+            ("1,1,importance,,,,,-1001", "`value` is `-1001`"),
+            ("1,1,importance,,,,,oom_adj=16", "`value` is `oom_adj=16`"),
+            ("1,1,importance,,,,,sleepy", "`value` is `sleepy`"),
+            ("1,1,importance,,,,,", "`value` is ``"),
+            (
+                "1,1,importance,file,,,,0",
+                "`page_kind` must be empty on importance events",
+            ),
+            ("1,1,exit,,,,,now", "`value` must be empty on exit events"),
+            ("1,1,start,,,,R,app", "`op` must be empty on start events"),
+            ("1,1,exit", "expected 8 fields"),
+            ("1,1,exit,,,,,,", "expected 8 fields"),
+        ];
+        for (bad, expected) in cases {
+            let path = with_bad_line(&dir, bad);
+            assert_mentions(&read_error(&path), &["bad.csv", "line 3", expected]);
+        }
+    }
+
+    #[test]
+    fn process_names_must_be_utf8() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut content = format!("{HEADER}0,1,start,,,,,app\n").into_bytes();
+        content.extend_from_slice(b"1,2,start,,,,,b\xFFd\n");
+        let path = put(&dir, "bad.csv", content);
+        assert_mentions(&read_error(&path), &["line 3", "not valid UTF-8"]);
+    }
+
+    #[test]
+    fn line_numbers_count_comments_and_blank_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(
+            &dir,
+            "bad.csv",
+            format!("# comment\n{HEADER}# another\n\n0,1,exit,,,,,\n\n1,1,access,file,1,2,X,\n"),
+        );
+        assert_mentions(&read_error(&path), &["line 7", "`op` is `X`"]);
+    }
+
+    #[test]
+    fn bad_or_missing_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "bad.csv", "");
+        assert_mentions(&read_error(&path), &["bad.csv", "line 1", "empty file"]);
+        let path = put(&dir, "bad.csv", "# only a comment\n");
+        assert_mentions(&read_error(&path), &["line 1", "empty file"]);
+        let path = put(&dir, "bad.csv", "time,pid,event\n0,1,exit\n");
+        assert_mentions(
+            &read_error(&path),
+            &[
+                "line 1",
+                "expected the header line `time_ns,pid,event,page_kind,owner,index,op,value`",
+            ],
+        );
+        let path = put(
+            &dir,
+            "bad.csv",
+            format!("# note\n\n{}", HEADER.replace("op", "rw")),
+        );
+        assert_mentions(&read_error(&path), &["line 3", "expected the header line"]);
+        let path = put(&dir, "bom.csv", format!("\u{FEFF}{HEADER}0,1,exit,,,,,\n"));
+        assert_eq!(
+            trace::read_all(&path, None).unwrap().events,
+            [Event::exit(0, 0)]
+        );
+    }
+
+    #[test]
+    fn quoted_fields_and_line_breaks() {
+        let dir = tempfile::tempdir().unwrap();
+        let content = format!(
+            "{HEADER}0,1,start,,,,,\"say \"\"hi\"\", twice\"\r\n1,2,start,,,,,\"two\r\nlines\"\n\"2\",1,exit,,,,,\n"
+        )
+        .replace(HEADER, &HEADER.replace('\n', "\r\n"));
+        let path = put(&dir, "quoted.csv", content);
+        let trace = trace::read_all(&path, None).unwrap();
+        let names: Vec<_> = trace
+            .tables
+            .processes
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(names, ["say \"hi\", twice", "two\r\nlines"]);
+        assert_eq!(trace.events[2], Event::exit(2, 0));
+        // Line numbers go on counting inside a quoted field that spans lines.
+        let content = format!("{HEADER}0,1,start,,,,,\"a\nb\nc\"\n1,1,exit,,,,,x\n");
+        let path = put(&dir, "quoted.csv", content);
+        assert_mentions(&read_error(&path), &["line 5", "`value` must be empty"]);
+    }
+
+    #[test]
+    fn bad_quotes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "bad.csv", format!("{HEADER}0,1,start,,,,,\"app\"x\n"));
+        assert_mentions(
+            &read_error(&path),
+            &["line 2", "a closing quote must end its field"],
+        );
+        let path = put(
+            &dir,
+            "bad.csv",
+            format!("{HEADER}\n0,1,start,,,,,\"app\n\n"),
+        );
+        assert_mentions(
+            &read_error(&path),
+            &["line 3", "quoted field is not closed"],
+        );
+    }
+
+    #[test]
+    fn writer_refuses_ids_outside_the_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.csv");
+        let mut trace = small_trace();
+        trace.tables.processes.truncate(3);
+        let message = csv::write(&path, &trace).unwrap_err().to_string();
+        assert_mentions(&message, &["bad.csv", "event 14", "process id 3"]);
+        assert!(!path.exists());
+        assert!(!dir.path().join("bad.csv.partial").exists());
+    }
+}
+
+mod lis_format {
+    use super::*;
+
+    #[test]
+    fn lines_expand_to_consecutive_block_reads() {
+        let trace = trace::read_all(&data("small.lis"), None).unwrap();
+        // Line 2 is blank and line 4 asks for no blocks; time is the 0-based line index.
+        let expected = [(0, 0), (0, 1), (0, 2), (2, 2), (2, 3), (4, 4)]
+            .map(|(time, page)| Event::access(time, 0, page, false, false));
+        assert_eq!(trace.events, expected);
+        assert_eq!(
+            trace.tables.pages,
+            [10, 11, 12, 13, 100].map(|block| PageKey::file(0, block))
+        );
+        assert_eq!(
+            trace.tables.processes,
+            [ProcessInfo {
+                pid: 0,
+                name: String::new()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_line_may_span_batches() {
+        let path = data("small.lis");
+        let mut source = lis::Reader::new(&path, Box::new(fs::File::open(&path).unwrap()));
+        let mut sizes = Vec::new();
+        let mut batch = Vec::new();
+        while source.read_batch(&mut batch, 2).unwrap() {
+            sizes.push(batch.len());
+        }
+        assert_eq!(sizes, [2, 2, 2]);
+    }
+
+    #[test]
+    fn malformed_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "x 1 0 0",
+                "expected `start_block block_count ignored request_id`",
+            ),
+            ("5", "expected `start_block block_count"),
+            ("5 -1 0 0", "integer start_block and block_count"),
+            ("18446744073709551615 2 0 0", "overflows"),
+        ];
+        for (bad, expected) in cases {
+            let path = put(&dir, "bad.lis", format!("1 1 0 0\n\n{bad}\n4 1 0 0\n"));
+            assert_mentions(&read_error(&path), &["bad.lis", "line 3", expected]);
+        }
+    }
+}
+
+mod oracle_format {
+    use super::*;
+
+    fn record(timestamp: u32, obj_id: u64, obj_size: u32, next: i64) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&timestamp.to_le_bytes());
+        bytes.extend_from_slice(&obj_id.to_le_bytes());
+        bytes.extend_from_slice(&obj_size.to_le_bytes());
+        bytes.extend_from_slice(&next.to_le_bytes());
+        bytes
+    }
+
+    fn three_records() -> Vec<u8> {
+        [
+            record(0, 77, 4096, 2),
+            record(1, 5, 512, -1),
+            record(3, 77, 1 << 20, i64::MAX),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn one_read_per_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "tiny.oracleGeneral.bin", three_records());
+        let trace = trace::read_all(&path, None).unwrap();
+        let expected = [(0, 0), (1_000_000_000, 1), (3_000_000_000, 0)]
+            .map(|(time, page)| Event::access(time, 0, page, false, false));
+        assert_eq!(trace.events, expected);
+        assert_eq!(
+            trace.tables.pages,
+            [PageKey::file(0, 77), PageKey::file(0, 5)]
+        );
+        assert_eq!(trace.tables.processes.len(), 1);
+    }
+
+    #[test]
+    fn a_trailing_partial_record_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = three_records();
+        bytes.extend_from_slice(&[1, 2, 3, 4, 5]);
+        let path = put(&dir, "cut.oracleGeneral.bin", bytes);
+        assert_mentions(
+            &read_error(&path),
+            &[
+                "cut.oracleGeneral.bin",
+                "record 3 (byte offset 72)",
+                "5 bytes into it",
+            ],
+        );
+        // The same where the partial record falls in a later batch.
+        let mut source = oracle::Reader::new(&path, Box::new(fs::File::open(&path).unwrap()));
+        let mut batch = Vec::new();
+        assert!(source.read_batch(&mut batch, 2).unwrap());
+        let message = source.read_batch(&mut batch, 2).unwrap_err().to_string();
+        assert_mentions(&message, &["record 3 (byte offset 72)"]);
+    }
+
+    #[test]
+    fn empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "empty.oracleGeneral.bin", []);
+        assert_eq!(trace::read_all(&path, None).unwrap(), Trace::default());
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    fn page_key() -> impl Strategy<Value = PageKey> {
+        (any::<bool>(), any::<u64>(), any::<u64>()).prop_map(|(anon, owner, index)| {
+            if anon {
+                PageKey::anon(owner, index)
+            } else {
+                PageKey::file(owner, index)
+            }
+        })
+    }
+
+    /// Any trace whose ids are within its tables (the only thing `.mmt` requires).
+    fn any_trace() -> impl Strategy<Value = Trace> {
+        (
+            vec(page_key(), 0..30),
+            vec((any::<u32>(), "\\PC{0,12}"), 1..8),
+        )
+            .prop_flat_map(|(pages, processes)| {
+                let page_ids = pages.len() as u32;
+                let proc_ids = processes.len() as u32;
+                let event = (
+                    0u8..4,
+                    any::<u64>(),
+                    0..proc_ids,
+                    any::<u32>(),
+                    any::<bool>(),
+                    any::<bool>(),
+                    -1000i16..=1000,
+                )
+                    .prop_filter_map(
+                        "an access needs a page",
+                        move |(kind, time, proc, page, write, anon, adj)| {
+                            Some(match kind {
+                                0 if page_ids > 0 => {
+                                    Event::access(time, proc, page % page_ids, write, anon)
+                                }
+                                0 => return None,
+                                1 => Event::importance(time, proc, adj),
+                                2 => Event::start(time, proc),
+                                _ => Event::exit(time, proc),
+                            })
+                        },
+                    );
+                let tables = Tables {
+                    pages,
+                    processes: processes
+                        .into_iter()
+                        .map(|(pid, name)| ProcessInfo { pid, name })
+                        .collect(),
+                };
+                (vec(event, 0..200), Just(tables))
+            })
+            .prop_map(|(events, tables)| Trace { events, tables })
+    }
+
+    /// One event before interning; traces built from these have ids in order of first
+    /// appearance, as every reader and generator makes them.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Start(u32, String),
+        Access(u32, PageKey, bool),
+        Importance(u32, i16),
+        Exit(u32),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        let pid = 0u32..6;
+        prop_oneof![
+            (pid.clone(), "[ -~é\n,\"]{0,10}").prop_map(|(pid, name)| Step::Start(pid, name)),
+            (pid.clone(), page_key(), any::<bool>())
+                .prop_map(|(pid, key, write)| Step::Access(pid, key, write)),
+            (pid.clone(), -1000i16..=1000).prop_map(|(pid, adj)| Step::Importance(pid, adj)),
+            pid.prop_map(Step::Exit),
+        ]
+    }
+
+    fn interned(steps: &[Step]) -> Trace {
+        let mut interner = Interner::new();
+        let events = steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let time = i as u64 * 10;
+                match step {
+                    Step::Start(pid, name) => {
+                        Event::start(time, interner.start_process(*pid, name).unwrap())
+                    }
+                    Step::Access(pid, key, write) => {
+                        let proc = interner.process(*pid).unwrap();
+                        let page = interner.page(*key).unwrap();
+                        Event::access(time, proc, page, *write, key.kind == trace::PageKind::Anon)
+                    }
+                    Step::Importance(pid, adj) => {
+                        Event::importance(time, interner.process(*pid).unwrap(), *adj)
+                    }
+                    Step::Exit(pid) => Event::exit(time, interner.process(*pid).unwrap()),
+                }
+            })
+            .collect();
+        Trace {
+            events,
+            tables: interner.into_tables(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn mmt_round_trip(trace in any_trace(), batch in 1usize..50) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("any.mmt");
+            mmt::write(&path, &trace).unwrap();
+            let mut source = trace::open(&path, None).unwrap();
+            prop_assert_eq!(source.page_count_hint(), Some(trace.tables.pages.len() as u64));
+            let mut events = Vec::new();
+            let mut buf = Vec::new();
+            while source.read_batch(&mut buf, batch).unwrap() {
+                events.extend_from_slice(&buf);
+            }
+            prop_assert_eq!(&events, &trace.events);
+            prop_assert_eq!(source.tables().unwrap(), trace.tables);
+        }
+
+        #[test]
+        fn csv_round_trip(steps in vec(step(), 0..120)) {
+            let trace = interned(&steps);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("any.csv");
+            csv::write(&path, &trace).unwrap();
+            prop_assert_eq!(trace::read_all(&path, None).unwrap(), trace);
+        }
+    }
+}
