@@ -612,11 +612,17 @@ mod csv_format {
             format!("# note\n\n{}", HEADER.replace("op", "rw")),
         );
         assert_mentions(&read_error(&path), &["line 3", "expected the header line"]);
-        let path = put(&dir, "bom.csv", format!("\u{FEFF}{HEADER}0,1,exit,,,,,\n"));
-        assert_eq!(
-            trace::read_all(&path, None).unwrap().events,
-            [Event::exit(0, 0)]
-        );
+        // A byte order mark, before the header or before a comment.
+        for content in [
+            format!("\u{FEFF}{HEADER}0,1,exit,,,,,\n"),
+            format!("\u{FEFF}# note\n{HEADER}0,1,exit,,,,,\n"),
+        ] {
+            let path = put(&dir, "bom.csv", content);
+            assert_eq!(
+                trace::read_all(&path, None).unwrap().events,
+                [Event::exit(0, 0)]
+            );
+        }
     }
 
     #[test]
