@@ -5,7 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use mobmem::trace::{
-    self, csv, lis, mmt, oracle, Event, EventSource, Interner, PageKey, ProcessInfo, Tables, Trace,
+    self, csv, lis, mmt, oracle, Event, EventSource, Format, Interner, PageKey, ProcessInfo,
+    Tables, Trace,
 };
 
 fn data(name: &str) -> PathBuf {
@@ -612,11 +613,17 @@ mod csv_format {
             format!("# note\n\n{}", HEADER.replace("op", "rw")),
         );
         assert_mentions(&read_error(&path), &["line 3", "expected the header line"]);
-        let path = put(&dir, "bom.csv", format!("\u{FEFF}{HEADER}0,1,exit,,,,,\n"));
-        assert_eq!(
-            trace::read_all(&path, None).unwrap().events,
-            [Event::exit(0, 0)]
-        );
+        // A byte order mark, before the header or before a comment.
+        for content in [
+            format!("\u{FEFF}{HEADER}0,1,exit,,,,,\n"),
+            format!("\u{FEFF}# note\n{HEADER}0,1,exit,,,,,\n"),
+        ] {
+            let path = put(&dir, "bom.csv", content);
+            assert_eq!(
+                trace::read_all(&path, None).unwrap().events,
+                [Event::exit(0, 0)]
+            );
+        }
     }
 
     #[test]
@@ -659,6 +666,25 @@ mod csv_format {
             &read_error(&path),
             &["line 3", "quoted field is not closed"],
         );
+    }
+
+    /// The example in `docs/trace-formats.md` is a valid trace.
+    #[test]
+    fn documented_example() {
+        let doc = fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/trace-formats.md"),
+        )
+        .unwrap();
+        let example = doc
+            .split("```csv\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("a ```csv block");
+        let dir = tempfile::tempdir().unwrap();
+        let trace = trace::read_all(&put(&dir, "example.csv", example), None).unwrap();
+        assert_eq!(trace.events.len(), 9);
+        assert_eq!(trace.tables.processes.len(), 2);
+        assert_eq!(trace.events[6], Event::importance(35, 0, 900));
     }
 
     #[test]
@@ -791,6 +817,59 @@ mod oracle_format {
         let dir = tempfile::tempdir().unwrap();
         let path = put(&dir, "empty.oracleGeneral.bin", []);
         assert_eq!(trace::read_all(&path, None).unwrap(), Trace::default());
+    }
+}
+
+mod compressed {
+    use super::*;
+
+    #[test]
+    fn zstd_is_detected_by_magic_for_every_format() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, original) in [
+            ("small.mmt", data("small.mmt")),
+            ("small.csv", data("small.csv")),
+        ] {
+            let compressed = zstd::encode_all(fs::read(&original).unwrap().as_slice(), 3).unwrap();
+            // Named `.zst`, and also not: detection goes by content.
+            for target in [format!("{name}.zst"), name.to_string()] {
+                let path = put(&dir, &target, &compressed);
+                assert_eq!(
+                    trace::read_all(&path, None).unwrap(),
+                    small_trace(),
+                    "{target}"
+                );
+            }
+        }
+        let lis = zstd::encode_all(fs::read(data("small.lis")).unwrap().as_slice(), 3).unwrap();
+        let path = put(&dir, "small.lis.zst", lis);
+        assert_eq!(
+            trace::read_all(&path, None).unwrap(),
+            trace::read_all(&data("small.lis"), None).unwrap()
+        );
+    }
+
+    #[test]
+    fn truncated_zstd_mmt_names_the_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = fs::read(data("small.mmt")).unwrap();
+        let compressed = zstd::encode_all(&bytes[..64 + 16 * 4 + 3], 3).unwrap();
+        let path = put(&dir, "cut.mmt.zst", compressed);
+        assert_mentions(
+            &read_error(&path),
+            &["cut.mmt.zst", "record 4 (byte offset 128)"],
+        );
+    }
+
+    #[test]
+    fn format_override() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = put(&dir, "no-extension", fs::read(data("small.csv")).unwrap());
+        assert!(trace::open(&path, None).is_err());
+        assert_eq!(
+            trace::read_all(&path, Some(Format::Csv)).unwrap(),
+            small_trace()
+        );
     }
 }
 

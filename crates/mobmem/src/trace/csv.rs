@@ -79,15 +79,7 @@ impl Reader {
             ));
         };
         let records = &reader.records;
-        let fields = (0..records.len()).map(|i| {
-            let field = trim(records.get(i));
-            // Tolerate the byte order mark that some spreadsheet tools write.
-            if i == 0 {
-                field.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(field)
-            } else {
-                field
-            }
-        });
+        let fields = (0..records.len()).map(|i| trim(records.get(i)));
         if fields.eq(COLUMNS.iter().map(|c| c.as_bytes())) {
             Ok(reader)
         } else {
@@ -163,10 +155,15 @@ impl Records {
             .input
             .read_until(b'\n', &mut self.line)
             .map_err(|e| Error::io(path, e))?;
-        if read > 0 {
-            self.lines_read += 1;
+        if read == 0 {
+            return Ok(false);
         }
-        Ok(read > 0)
+        self.lines_read += 1;
+        // Tolerate the byte order mark that some spreadsheet tools write.
+        if self.lines_read == 1 && self.line.starts_with(b"\xEF\xBB\xBF") {
+            self.line.drain(..3);
+        }
+        Ok(true)
     }
 
     /// Read the next record; returns the number of the line it starts on.
