@@ -74,8 +74,17 @@ pub struct Simulator {
     first_time: Option<u64>,
     last_time: u64,
     events: u64,
-    read_energy: [f64; 2],
-    write_energy: [f64; 2],
+    /// Memory operations charged to accesses: `[foreground?][op]`, op = 2 x tier + write.
+    ops: [[u64; 4]; 2],
+    /// Reads of dirty pages on their way back to storage, per tier (energy, not time).
+    writeback_reads: [u64; 2],
+    /// Dirty evictions charged to the foreground.
+    fg_writebacks: u64,
+}
+
+#[inline]
+fn op_index(tier: Tier, write: bool) -> usize {
+    tier.index() * 2 + write as usize
 }
 
 impl Simulator {
@@ -116,11 +125,9 @@ impl Simulator {
             first_time: None,
             last_time: 0,
             events: 0,
-            read_energy: [devices.dram.read_energy_nj(), devices.pcm.read_energy_nj()],
-            write_energy: [
-                devices.dram.write_energy_nj(),
-                devices.pcm.write_energy_nj(),
-            ],
+            ops: [[0; 4]; 2],
+            writeback_reads: [0; 2],
+            fg_writebacks: 0,
             devices,
         })
     }
@@ -210,6 +217,7 @@ impl Simulator {
     }
 
     fn apply(&mut self, req: &Request, effects: &[Effect]) -> Result<()> {
+        let fg = req.foreground as usize;
         let m = &mut self.metrics;
         m.accesses += 1;
         if req.write {
@@ -220,9 +228,8 @@ impl Simulator {
         if req.foreground {
             m.fg_accesses += 1;
         }
-        let mut cost = 0.0;
-        let mut charged_eviction_cost = 0.0;
-        let hit = match effects.first() {
+        let located = self.page_state[req.page as usize] & LOCATION;
+        let fill = match effects.first() {
             Some(Effect::Hit { tier }) => {
                 m.hits += 1;
                 match tier {
@@ -232,31 +239,61 @@ impl Simulator {
                 if req.foreground {
                     m.fg_hits += 1;
                 }
-                if self.page_state[req.page as usize] & LOCATION != location_code(*tier) {
+                if located != location_code(*tier) {
                     return Err(self.violation(
                         req,
                         format!("reported a hit in {tier:?} for a page not there"),
                     ));
                 }
-                true
+                None
             }
-            Some(Effect::Fill { .. }) => {
+            Some(Effect::Fill { tier }) => {
                 m.misses += 1;
-                m.storage_reads += 1;
                 if req.foreground {
                     m.fg_misses += 1;
                 }
-                cost += self.cost.storage_read;
-                if self.page_state[req.page as usize] & LOCATION != ABSENT {
+                if located != ABSENT {
                     return Err(self.violation(req, "reported a miss for a resident page".into()));
                 }
-                false
+                Some(*tier)
             }
             _ => return Err(self.violation(req, "did not report a hit or a fill first".into())),
         };
 
-        // Pass 1: pages leaving a tier, so that pass 2 finds free PCM frames.
-        for effect in &effects[1..] {
+        if effects.len() > 1 {
+            self.apply_moves(req, &effects[1..])?;
+        }
+        if let Some(tier) = fill {
+            self.enter(req, req.page, tier)?;
+        } else {
+            // The access itself, served where the page is now.
+            let served = match self.page_state[req.page as usize] & LOCATION {
+                1 => Tier::Dram,
+                2 => Tier::Pcm,
+                _ => return Err(self.violation(req, "evicted the page it just hit".into())),
+            };
+            self.ops[fg][op_index(served, req.write)] += 1;
+            if req.write && served == Tier::Pcm {
+                self.wear(req.page);
+            }
+        }
+        if self.occupancy[0] > self.capacity.dram || self.occupancy[1] > self.capacity.pcm {
+            return Err(self.violation(
+                req,
+                format!(
+                    "holds {:?} pages, over capacity {:?}",
+                    self.occupancy, self.capacity
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Migrations and evictions: pages leaving a tier first, so that pages entering PCM
+    /// find free frames.
+    fn apply_moves(&mut self, req: &Request, moves: &[Effect]) -> Result<()> {
+        let fg = req.foreground as usize;
+        for effect in moves {
             match *effect {
                 Effect::Evict { page, from } => {
                     let state = self.page_state[page as usize];
@@ -267,11 +304,9 @@ impl Simulator {
                         ));
                     }
                     let dirty = state & DIRTY != 0;
-                    let mut evict_cost = self.cost.eviction;
                     if dirty {
-                        self.count_read(from);
+                        self.writeback_reads[from.index()] += 1;
                         self.metrics.storage_writes += 1;
-                        evict_cost += self.cost.writeback;
                     }
                     self.leave(page, from);
                     self.page_state[page as usize] = ABSENT;
@@ -285,9 +320,8 @@ impl Simulator {
                     };
                     if charged {
                         self.metrics.fg_evictions += 1;
-                        charged_eviction_cost += evict_cost;
+                        self.fg_writebacks += dirty as u64;
                     }
-                    self.metrics.total_time += evict_cost;
                 }
                 Effect::Migrate {
                     page,
@@ -299,8 +333,7 @@ impl Simulator {
                             format!("migrated page {page} to DRAM from outside PCM"),
                         ));
                     }
-                    self.count_read(Tier::Pcm);
-                    cost += self.cost.read(Tier::Pcm);
+                    self.ops[fg][op_index(Tier::Pcm, false)] += 1;
                     self.leave(page, Tier::Pcm);
                     self.metrics.migrations_to_dram += 1;
                 }
@@ -310,16 +343,12 @@ impl Simulator {
                 }
             }
         }
-        // Pass 2: pages entering a tier.
-        for effect in &effects[1..] {
+        for effect in moves {
             match *effect {
                 Effect::Migrate {
                     page,
                     to: Tier::Dram,
-                } => {
-                    cost += self.cost.write(Tier::Dram);
-                    self.enter(req, page, Tier::Dram)?;
-                }
+                } => self.enter(req, page, Tier::Dram)?,
                 Effect::Migrate {
                     page,
                     to: Tier::Pcm,
@@ -330,8 +359,7 @@ impl Simulator {
                             format!("migrated page {page} to PCM from outside DRAM"),
                         ));
                     }
-                    self.count_read(Tier::Dram);
-                    cost += self.cost.read(Tier::Dram) + self.cost.write(Tier::Pcm);
+                    self.ops[fg][op_index(Tier::Dram, false)] += 1;
                     self.leave(page, Tier::Dram);
                     self.enter(req, page, Tier::Pcm)?;
                     self.metrics.migrations_to_pcm += 1;
@@ -339,66 +367,16 @@ impl Simulator {
                 _ => {}
             }
         }
-        if let Some(Effect::Fill { tier }) = effects.first() {
-            cost += self.cost.write(*tier);
-            self.enter(req, req.page, *tier)?;
-        } else {
-            // The access itself, served where the page is now.
-            let served = match self.page_state[req.page as usize] & LOCATION {
-                1 => Tier::Dram,
-                2 => Tier::Pcm,
-                _ => return Err(self.violation(req, "evicted the page it just hit".into())),
-            };
-            if req.write {
-                self.count_write(served, req.page);
-                cost += self.cost.write(served);
-            } else {
-                self.count_read(served);
-                cost += self.cost.read(served);
-            }
-        }
-        debug_assert!(hit || self.page_state[req.page as usize] & LOCATION != ABSENT);
-        if self.occupancy[0] > self.capacity.dram || self.occupancy[1] > self.capacity.pcm {
-            return Err(self.violation(
-                req,
-                format!(
-                    "holds {:?} pages, over capacity {:?}",
-                    self.occupancy, self.capacity
-                ),
-            ));
-        }
-        let m = &mut self.metrics;
-        m.total_time += cost;
-        if req.foreground {
-            m.fg_time += cost;
-        }
-        m.fg_time += charged_eviction_cost;
         Ok(())
     }
 
+    /// One more write on the PCM frame holding `page`.
     #[inline]
-    fn count_read(&mut self, tier: Tier) {
-        match tier {
-            Tier::Dram => self.metrics.dram_reads += 1,
-            Tier::Pcm => self.metrics.pcm_reads += 1,
+    fn wear(&mut self, page: PageId) {
+        let frame = self.frame[page as usize];
+        if frame != NO_FRAME {
+            self.frame_writes[frame as usize] += 1;
         }
-        self.metrics.energy_nj += self.read_energy[tier.index()];
-    }
-
-    /// A write to `page` in `tier` (which must already hold it, or be about to).
-    #[inline]
-    fn count_write(&mut self, tier: Tier, page: PageId) {
-        match tier {
-            Tier::Dram => self.metrics.dram_writes += 1,
-            Tier::Pcm => {
-                self.metrics.pcm_writes += 1;
-                let frame = self.frame[page as usize];
-                if frame != NO_FRAME {
-                    self.frame_writes[frame as usize] += 1;
-                }
-            }
-        }
-        self.metrics.energy_nj += self.write_energy[tier.index()];
     }
 
     fn leave(&mut self, page: PageId, tier: Tier) {
@@ -420,7 +398,10 @@ impl Simulator {
         self.occupancy[tier.index()] += 1;
         self.page_state[page as usize] =
             (self.page_state[page as usize] & DIRTY) | location_code(tier);
-        self.count_write(tier, page);
+        self.ops[req.foreground as usize][op_index(tier, true)] += 1;
+        if tier == Tier::Pcm {
+            self.wear(page);
+        }
         Ok(())
     }
 
@@ -451,8 +432,51 @@ impl Simulator {
         Ok(())
     }
 
-    /// Finish the run: wear and duration figures.
+    /// Device operation counts, time and energy from the integer counters.
+    fn derive_costs(&mut self) {
+        let c = &self.cost;
+        let op_cost = [c.dram_read, c.dram_write, c.pcm_read, c.pcm_write];
+        let d = &self.devices;
+        let op_energy = [
+            d.dram.read_energy_nj(),
+            d.dram.write_energy_nj(),
+            d.pcm.read_energy_nj(),
+            d.pcm.write_energy_nj(),
+        ];
+        let mut totals = [0u64; 4];
+        for (i, total) in totals.iter_mut().enumerate() {
+            *total = self.ops[0][i] + self.ops[1][i];
+        }
+        totals[0] += self.writeback_reads[0];
+        totals[2] += self.writeback_reads[1];
+        let m = &mut self.metrics;
+        [m.dram_reads, m.dram_writes, m.pcm_reads, m.pcm_writes] = totals;
+        m.storage_reads = m.misses;
+        let time = |ops: &[u64; 4]| {
+            ops.iter()
+                .zip(op_cost)
+                .map(|(&n, cost)| n as f64 * cost)
+                .sum::<f64>()
+        };
+        m.fg_time = time(&self.ops[1])
+            + m.fg_misses as f64 * c.storage_read
+            + m.fg_evictions as f64 * c.eviction
+            + self.fg_writebacks as f64 * c.writeback;
+        m.total_time = time(&self.ops[0])
+            + time(&self.ops[1])
+            + m.misses as f64 * c.storage_read
+            + m.evictions as f64 * c.eviction
+            + m.storage_writes as f64 * c.writeback;
+        m.energy_nj = totals
+            .iter()
+            .zip(op_energy)
+            .map(|(&n, e)| n as f64 * e)
+            .sum();
+    }
+
+    /// Finish the run: costs, wear and duration figures.
     pub fn finish(mut self) -> Metrics {
+        self.derive_costs();
         self.metrics.duration_ns = self.last_time - self.first_time.unwrap_or(0);
         let endurance = self.devices.pcm.endurance_writes;
         let frame_writes = std::mem::take(&mut self.frame_writes);
