@@ -1,1 +1,52 @@
-//! Being written.
+//! Synthetic Android workloads: the buffer-cache page requests of apps that take turns in
+//! the foreground while others work in the background, deterministic by seed.
+//!
+//! The model (details and every parameter in `docs/workloads.md`):
+//! - an *app* is one process with its own pages in *regions* (files such as code,
+//!   databases and caches, and anonymous memory), each with a Zipf popularity ranking and a
+//!   write fraction; a browser-like app also has a stream of *fresh* content, pages that
+//!   each site visit brings and that are rarely touched once the user moves on;
+//! - one app at a time is in the *foreground* (`oom_score_adj` 0) and issues requests at its
+//!   rate; *sessions* end at random and the user switches to another app, chosen by weight;
+//! - out of the foreground an app is at 700 (previous app), then 900 (cached), or at its
+//!   service's importance (500 for push services, 200 for playback); it issues a burst of
+//!   requests right after leaving the foreground and, if it has a service, bursts at
+//!   random wakeups (push messages);
+//! - the trace has start events for every process, an importance event at each change, and
+//!   monotone nanosecond time stamps.
+//!
+//! [`preset`] gives the models of the two traces of the app-state-aware buffer cache paper
+//! (SPEC.md section 1); [`generate`] turns a config and a seed into a trace, the same bytes
+//! on every machine; [`summarize`] counts what any trace contains.
+
+mod config;
+mod generator;
+mod presets;
+mod sampling;
+mod summary;
+
+pub use config::{
+    AppConfig, BackgroundConfig, FreshConfig, RegionConfig, RegionKind, WorkloadConfig,
+    MAX_ACCESSES, MAX_APPS, MAX_REGION_PAGES,
+};
+pub use generator::{ADJ_CACHED, ADJ_PREVIOUS};
+pub use summary::{summarize, ProcessSummary, WorkloadSummary};
+
+use crate::trace::Trace;
+use crate::Result;
+
+/// Names of the presets, for [`preset`].
+pub fn preset_names() -> &'static [&'static str] {
+    presets::PRESET_NAMES
+}
+
+/// The config of a named preset; an unknown name lists the known ones.
+pub fn preset(name: &str) -> Result<WorkloadConfig> {
+    presets::preset(name)
+}
+
+/// Generate the trace of `config` for `seed`. The config is validated first; the same
+/// config and seed give the same trace on every machine.
+pub fn generate(config: &WorkloadConfig, seed: u64) -> Result<Trace> {
+    generator::generate(config, seed)
+}
