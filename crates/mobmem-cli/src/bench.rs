@@ -56,10 +56,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         Some(p) => p.clone(),
         None => {
             let mut config = workload::preset("app-switching")?;
-            let base = workload::generate(&config, 1)?;
-            let base_accesses = base.accesses().count().max(1) as f64;
-            drop(base);
-            config = config.scaled(args.accesses as f64 / base_accesses);
+            config.scale = args.accesses as f64 / config.accesses.max(1) as f64;
             let t = workload::generate(&config, 1)?;
             let p = dir.path().join("bench.mmt");
             trace::mmt::write(&p, &t)?;

@@ -297,7 +297,7 @@ fn gen(args: GenArgs) -> Result<()> {
         if !(scale.is_finite() && scale > 0.0) {
             bail!("--scale must be > 0");
         }
-        config = config.scaled(scale);
+        config.scale *= scale;
     }
     let t = workload::generate(&config, args.seed)?;
     write_trace(&out, &t)?;

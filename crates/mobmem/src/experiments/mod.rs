@@ -37,7 +37,7 @@ pub fn load_workloads(config: &ExperimentConfig) -> Result<Vec<LoadedWorkload>> 
                 (Some(preset), _) => {
                     let mut wc = workload::preset(preset)?;
                     if let Some(scale) = spec.scale {
-                        wc = wc.scaled(scale);
+                        wc.scale *= scale;
                     }
                     workload::generate(&wc, spec.seed.unwrap_or(config.seed))?
                 }

@@ -1,46 +1,52 @@
-//! Placeholder until the generator lands: a tiny deterministic workload.
-use crate::trace::{Event, Interner, PageKey, Trace};
+//! Synthetic Android workloads: the buffer-cache page requests of apps that take turns in
+//! the foreground while others work in the background, deterministic by seed.
+//!
+//! The model (details and every parameter in `docs/workloads.md`):
+//! - an *app* is one process with its own pages in *regions* (files such as code,
+//!   databases and caches, and anonymous memory), each with a Zipf popularity ranking and a
+//!   write fraction; a browser-like app also has a stream of *fresh* content, pages that
+//!   each site visit brings and that are rarely touched once the user moves on;
+//! - one app at a time is in the *foreground* (`oom_score_adj` 0) and issues requests at its
+//!   rate; *sessions* end at random and the user switches to another app, chosen by weight;
+//! - out of the foreground an app is at 700 (previous app), then 900 (cached), or at its
+//!   service's importance (500 for push services, 200 for playback); it issues a burst of
+//!   requests right after leaving the foreground and, if it has a service, bursts at
+//!   random wakeups (push messages);
+//! - the trace has start events for every process, an importance event at each change, and
+//!   monotone nanosecond time stamps.
+//!
+//! [`preset`] gives the models of the two traces of the app-state-aware buffer cache paper
+//! (SPEC.md section 1); [`generate`] turns a config and a seed into a trace, the same bytes
+//! on every machine; [`summarize`] counts what any trace contains.
+
+mod config;
+mod generator;
+mod presets;
+mod sampling;
+mod summary;
+
+pub use config::{
+    AppConfig, BackgroundConfig, FreshConfig, RegionConfig, RegionKind, WorkloadConfig,
+    MAX_ACCESSES, MAX_APPS, MAX_REGION_PAGES,
+};
+pub use generator::{ADJ_CACHED, ADJ_PREVIOUS};
+pub use summary::{summarize, ProcessSummary, WorkloadSummary};
+
+use crate::trace::Trace;
 use crate::Result;
 
-#[derive(Debug, Clone)]
-pub struct WorkloadConfig {
-    pub accesses: u64,
-}
-
-impl WorkloadConfig {
-    pub fn scaled(mut self, scale: f64) -> Self {
-        self.accesses = (self.accesses as f64 * scale) as u64;
-        self
-    }
-}
-
+/// Names of the presets, for [`preset`].
 pub fn preset_names() -> &'static [&'static str] {
-    &["chrome-push", "app-switching"]
+    presets::PRESET_NAMES
 }
 
-pub fn preset(_name: &str) -> Result<WorkloadConfig> {
-    Ok(WorkloadConfig { accesses: 20_000 })
+/// The config of a named preset; an unknown name lists the known ones.
+pub fn preset(name: &str) -> Result<WorkloadConfig> {
+    presets::preset(name)
 }
 
+/// Generate the trace of `config` for `seed`. The config is validated first; the same
+/// config and seed give the same trace on every machine.
 pub fn generate(config: &WorkloadConfig, seed: u64) -> Result<Trace> {
-    let mut interner = Interner::new();
-    let fg = interner.start_process(100, "fg").unwrap();
-    let bg = interner.start_process(200, "bg").unwrap();
-    let mut events = vec![Event::importance(0, fg, 0), Event::importance(0, bg, 900)];
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-    for i in 0..config.accesses {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let r = (x >> 33) as u64;
-        let proc = if r % 4 == 0 { bg } else { fg };
-        let page = interner
-            .page(PageKey::file(proc as u64, (r % 1000) * (r % 7) / 3))
-            .unwrap();
-        events.push(Event::access(i, proc, page, r % 5 == 0, false));
-    }
-    Ok(Trace {
-        events,
-        tables: interner.into_tables(),
-    })
+    generator::generate(config, seed)
 }

@@ -1,0 +1,225 @@
+//! What a trace contains: accesses, footprint, foreground and background shares.
+//!
+//! Works on any trace, generated or read from a file: a process counts as foreground at an
+//! access when its latest importance event says `oom_score_adj` 0, and as background when
+//! it has none. Ids beyond the trace's tables (a damaged file) are counted, not rejected.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::trace::{EventKind, PageId, ProcId, Trace, ADJ_FOREGROUND};
+
+/// Counts of one trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadSummary {
+    /// All events (accesses, importance changes, starts, exits).
+    pub events: u64,
+    pub accesses: u64,
+    pub writes: u64,
+    /// `writes / accesses` (0 for a trace without accesses).
+    pub write_fraction: f64,
+    /// Accesses to anonymous pages.
+    pub anon_accesses: u64,
+    /// Distinct pages accessed: the footprint.
+    pub distinct_pages: u64,
+    /// Accesses by a process whose latest `oom_score_adj` is 0.
+    pub foreground_accesses: u64,
+    pub background_accesses: u64,
+    /// `foreground_accesses / background_accesses`; `None` without background accesses.
+    pub foreground_to_background: Option<f64>,
+    /// Times a process came to the foreground (importance set to 0 from anything else).
+    pub foreground_entries: u64,
+    /// Time from the first event to the last, in nanoseconds.
+    pub duration_ns: u64,
+    /// One entry per process of the tables, then any other process id seen, by id.
+    pub processes: Vec<ProcessSummary>,
+}
+
+/// Counts of one process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessSummary {
+    pub proc: ProcId,
+    /// `None` for a process id missing from the trace's tables.
+    pub pid: Option<u32>,
+    pub name: String,
+    pub accesses: u64,
+    pub foreground_accesses: u64,
+    pub writes: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct ProcState {
+    foreground: bool,
+    accesses: u64,
+    foreground_accesses: u64,
+    writes: u64,
+}
+
+/// Per-process state, dense for ids in the tables.
+struct PerProcess {
+    dense: Vec<ProcState>,
+    other: BTreeMap<ProcId, ProcState>,
+}
+
+impl PerProcess {
+    #[inline]
+    fn get(&mut self, proc: ProcId) -> &mut ProcState {
+        match self.dense.get_mut(proc as usize) {
+            Some(state) => state,
+            None => self.other.entry(proc).or_default(),
+        }
+    }
+}
+
+/// Count what `trace` contains.
+pub fn summarize(trace: &Trace) -> WorkloadSummary {
+    let mut processes = PerProcess {
+        dense: vec![ProcState::default(); trace.tables.processes.len()],
+        other: BTreeMap::new(),
+    };
+    let mut seen = vec![false; trace.tables.pages.len()];
+    let mut seen_other: HashSet<PageId> = HashSet::new();
+    let mut summary = WorkloadSummary {
+        events: trace.events.len() as u64,
+        accesses: 0,
+        writes: 0,
+        write_fraction: 0.0,
+        anon_accesses: 0,
+        distinct_pages: 0,
+        foreground_accesses: 0,
+        background_accesses: 0,
+        foreground_to_background: None,
+        foreground_entries: 0,
+        duration_ns: 0,
+        processes: Vec::new(),
+    };
+    for event in &trace.events {
+        match event.kind() {
+            EventKind::Access => {
+                let state = processes.get(event.proc());
+                state.accesses += 1;
+                summary.accesses += 1;
+                if state.foreground {
+                    state.foreground_accesses += 1;
+                    summary.foreground_accesses += 1;
+                }
+                if event.is_write() {
+                    state.writes += 1;
+                    summary.writes += 1;
+                }
+                if event.is_anon() {
+                    summary.anon_accesses += 1;
+                }
+                let page = event.page();
+                let first_time = match seen.get_mut(page as usize) {
+                    Some(flag) => !std::mem::replace(flag, true),
+                    None => seen_other.insert(page),
+                };
+                if first_time {
+                    summary.distinct_pages += 1;
+                }
+            }
+            EventKind::Importance => {
+                let state = processes.get(event.proc());
+                let foreground = event.oom_score_adj() == ADJ_FOREGROUND;
+                if foreground && !state.foreground {
+                    summary.foreground_entries += 1;
+                }
+                state.foreground = foreground;
+            }
+            EventKind::Start => {}
+            EventKind::Exit => processes.get(event.proc()).foreground = false,
+        }
+    }
+    summary.background_accesses = summary.accesses - summary.foreground_accesses;
+    if summary.accesses > 0 {
+        summary.write_fraction = summary.writes as f64 / summary.accesses as f64;
+    }
+    if summary.background_accesses > 0 {
+        summary.foreground_to_background =
+            Some(summary.foreground_accesses as f64 / summary.background_accesses as f64);
+    }
+    if let (Some(first), Some(last)) = (trace.events.first(), trace.events.last()) {
+        summary.duration_ns = last.time_ns().saturating_sub(first.time_ns());
+    }
+    let dense = processes.dense.iter().enumerate().map(|(i, state)| {
+        let info = &trace.tables.processes[i];
+        process_summary(i as ProcId, Some(info.pid), &info.name, state)
+    });
+    let other = processes
+        .other
+        .iter()
+        .map(|(&proc, state)| process_summary(proc, None, "", state));
+    summary.processes = dense.chain(other).collect();
+    summary
+}
+
+fn process_summary(
+    proc: ProcId,
+    pid: Option<u32>,
+    name: &str,
+    state: &ProcState,
+) -> ProcessSummary {
+    ProcessSummary {
+        proc,
+        pid,
+        name: name.to_string(),
+        accesses: state.accesses,
+        foreground_accesses: state.foreground_accesses,
+        writes: state.writes,
+    }
+}
+
+impl fmt::Display for WorkloadSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ratio = match self.foreground_to_background {
+            Some(r) => format!("{r:.2}:1"),
+            None => "no background accesses".to_string(),
+        };
+        writeln!(f, "events               {}", self.events)?;
+        writeln!(f, "accesses             {}", self.accesses)?;
+        writeln!(f, "distinct pages       {}", self.distinct_pages)?;
+        writeln!(f, "write fraction       {:.3}", self.write_fraction)?;
+        writeln!(
+            f,
+            "anonymous accesses   {} ({:.1}%)",
+            self.anon_accesses,
+            percent(self.anon_accesses, self.accesses)
+        )?;
+        writeln!(
+            f,
+            "foreground:background {} : {} ({ratio})",
+            self.foreground_accesses, self.background_accesses
+        )?;
+        writeln!(f, "foreground entries   {}", self.foreground_entries)?;
+        writeln!(
+            f,
+            "duration             {:.3} s",
+            self.duration_ns as f64 / 1e9
+        )?;
+        writeln!(f, "processes:")?;
+        for p in &self.processes {
+            let pid = p.pid.map_or_else(|| "?".to_string(), |pid| pid.to_string());
+            writeln!(
+                f,
+                "  {:>5} {:<36} {:>10} accesses, {:>5.1}% foreground, {:>5.1}% writes",
+                pid,
+                p.name,
+                p.accesses,
+                percent(p.foreground_accesses, p.accesses),
+                percent(p.writes, p.accesses)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
