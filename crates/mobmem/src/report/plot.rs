@@ -55,10 +55,22 @@ pub fn render(results: &Results, figure: &Figure) -> Result<String> {
     if x1 - x0 < 1e-9 {
         x1 = x0 + 1.0;
     }
-    // Start ratios at zero so differences are not exaggerated; pad the top.
-    y0 = y0.min(0.0);
-    let pad = ((y1 - y0) * 0.08).max(1e-9);
+    // Fit the data: the differences between policies are the point of these figures
+    // (the axis labels show where the range starts).
+    let pad = ((y1 - y0) * 0.08).max(y1.abs() * 0.01).max(1e-9);
     y1 += pad;
+    y0 -= pad;
+    // The legend goes to the corner farthest from where the lines end.
+    let ends: Vec<f64> = series
+        .iter()
+        .filter_map(|(_, p)| p.last().map(|&(_, y)| y))
+        .collect();
+    let ends_high = ends.iter().sum::<f64>() / ends.len().max(1) as f64 > (y0 + y1) / 2.0;
+    let legend_at = if ends_high {
+        SeriesLabelPosition::LowerRight
+    } else {
+        SeriesLabelPosition::UpperRight
+    };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (720, 440)).into_drawing_area();
@@ -73,6 +85,7 @@ pub fn render(results: &Results, figure: &Figure) -> Result<String> {
         chart
             .configure_mesh()
             .x_desc("memory (% of footprint)")
+            .x_label_formatter(&|x| format!("{x:.0}"))
             .y_desc(&figure.y_label)
             .label_style(("sans-serif", 13))
             .draw()
@@ -95,6 +108,7 @@ pub fn render(results: &Results, figure: &Figure) -> Result<String> {
         }
         chart
             .configure_series_labels()
+            .position(legend_at)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 13))
