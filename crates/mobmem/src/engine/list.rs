@@ -51,26 +51,35 @@ impl List {
     }
 }
 
+/// The links of one page; both in one place so that relinking touches one cache line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Node {
+    prev: u32,
+    next: u32,
+}
+
+const UNLINKED: Node = Node {
+    prev: NIL,
+    next: NIL,
+};
+
 /// Link storage for all lists of one policy.
 #[derive(Debug, Clone, Default)]
 pub struct Links {
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    nodes: Vec<Node>,
 }
 
 impl Links {
     pub fn with_pages(pages: usize) -> Self {
         Links {
-            prev: vec![NIL; pages],
-            next: vec![NIL; pages],
+            nodes: vec![UNLINKED; pages],
         }
     }
 
     #[inline]
     fn ensure(&mut self, page: PageId) {
-        if page as usize >= self.prev.len() {
-            super::ensure_index(&mut self.prev, page, NIL);
-            super::ensure_index(&mut self.next, page, NIL);
+        if page as usize >= self.nodes.len() {
+            super::ensure_index(&mut self.nodes, page, UNLINKED);
         }
     }
 
@@ -79,10 +88,10 @@ impl Links {
     pub fn push_front(&mut self, list: &mut List, page: PageId) {
         self.ensure(page);
         let p = page as usize;
-        self.prev[p] = NIL;
-        self.next[p] = list.head;
+        self.nodes[p].prev = NIL;
+        self.nodes[p].next = list.head;
         if list.head != NIL {
-            self.prev[list.head as usize] = page;
+            self.nodes[list.head as usize].prev = page;
         } else {
             list.tail = page;
         }
@@ -95,10 +104,10 @@ impl Links {
     pub fn push_back(&mut self, list: &mut List, page: PageId) {
         self.ensure(page);
         let p = page as usize;
-        self.next[p] = NIL;
-        self.prev[p] = list.tail;
+        self.nodes[p].next = NIL;
+        self.nodes[p].prev = list.tail;
         if list.tail != NIL {
-            self.next[list.tail as usize] = page;
+            self.nodes[list.tail as usize].next = page;
         } else {
             list.head = page;
         }
@@ -110,19 +119,19 @@ impl Links {
     #[inline]
     pub fn remove(&mut self, list: &mut List, page: PageId) {
         let p = page as usize;
-        let (prev, next) = (self.prev[p], self.next[p]);
+        let (prev, next) = (self.nodes[p].prev, self.nodes[p].next);
         if prev != NIL {
-            self.next[prev as usize] = next;
+            self.nodes[prev as usize].next = next;
         } else {
             list.head = next;
         }
         if next != NIL {
-            self.prev[next as usize] = prev;
+            self.nodes[next as usize].prev = prev;
         } else {
             list.tail = prev;
         }
-        self.prev[p] = NIL;
-        self.next[p] = NIL;
+        self.nodes[p].prev = NIL;
+        self.nodes[p].next = NIL;
         list.len -= 1;
     }
 
@@ -132,6 +141,15 @@ impl Links {
         if list.head != page {
             self.remove(list, page);
             self.push_front(list, page);
+        }
+    }
+
+    /// Whether `page` is on `list`, given that it is on no other list of this arena.
+    #[inline]
+    pub fn is_on(&self, list: &List, page: PageId) -> bool {
+        match self.nodes.get(page as usize) {
+            Some(node) => node.prev != NIL || list.head == page,
+            None => false,
         }
     }
 
@@ -146,14 +164,14 @@ impl Links {
     /// The page after `page` (towards the back), if any.
     #[inline]
     pub fn next_of(&self, page: PageId) -> Option<PageId> {
-        let n = self.next[page as usize];
+        let n = self.nodes[page as usize].next;
         (n != NIL).then_some(n)
     }
 
     /// The page before `page` (towards the front), if any.
     #[inline]
     pub fn prev_of(&self, page: PageId) -> Option<PageId> {
-        let p = self.prev[page as usize];
+        let p = self.nodes[page as usize].prev;
         (p != NIL).then_some(p)
     }
 
@@ -165,7 +183,7 @@ impl Links {
                 return None;
             }
             let page = cursor;
-            cursor = self.next[page as usize];
+            cursor = self.nodes[page as usize].next;
             Some(page)
         })
     }

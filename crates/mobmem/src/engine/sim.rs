@@ -23,13 +23,17 @@ use crate::trace::{
 };
 use crate::{Error, Result};
 
-const ABSENT: u8 = 0;
-const DIRTY: u8 = 4;
-const LOCATION: u8 = 3;
+// Per page, one word: bits 0-1 location (0 absent, 1 DRAM, 2 PCM), bit 2 dirty, bits 4-31
+// the process of the latest access (process ids have 28 bits). One word so that each
+// access touches one cache line of simulator state.
+const ABSENT: u32 = 0;
+const DIRTY: u32 = 4;
+const LOCATION: u32 = 3;
+const OWNER_SHIFT: u32 = 4;
 const NO_FRAME: u32 = u32::MAX;
 
-fn location_code(tier: Tier) -> u8 {
-    tier as u8 + 1
+fn location_code(tier: Tier) -> u32 {
+    tier as u32 + 1
 }
 
 /// Everything a run needs besides its events.
@@ -58,10 +62,8 @@ pub struct Simulator {
     capacity: Capacity,
     cost: CostModel,
     devices: Devices,
-    /// Per page: location code (bits 0-1) and dirty bit.
-    page_state: Vec<u8>,
-    /// Per page: the process of its latest access.
-    owner: Vec<ProcId>,
+    /// Per page: location, dirty bit and owner (see `OWNER_SHIFT`).
+    page_state: Vec<u32>,
     /// Per page: its PCM frame while it is in PCM.
     frame: Vec<u32>,
     free_frames: Vec<u32>,
@@ -113,7 +115,6 @@ impl Simulator {
             capacity: setup.capacity,
             cost: setup.cost.clone(),
             page_state: vec![ABSENT; page_count_hint],
-            owner: vec![0; page_count_hint],
             frame: vec![NO_FRAME; page_count_hint],
             // Popped from the end: frame 0 is used first.
             free_frames: (0..frames).rev().collect(),
@@ -180,7 +181,6 @@ impl Simulator {
         let p = page as usize;
         if p >= self.page_state.len() {
             super::ensure_index(&mut self.page_state, page, ABSENT);
-            super::ensure_index(&mut self.owner, page, 0);
             super::ensure_index(&mut self.frame, page, NO_FRAME);
         }
         let write = event.is_write();
@@ -198,10 +198,9 @@ impl Simulator {
         let result = self.apply(&req, effects.as_slice());
         self.effects = effects;
         result?;
-        self.owner[p] = req.proc;
-        if write {
-            self.page_state[p] |= DIRTY;
-        }
+        let dirty = if write { DIRTY } else { 0 };
+        self.page_state[p] =
+            (self.page_state[p] & (LOCATION | DIRTY)) | dirty | (req.proc << OWNER_SHIFT);
         Ok(())
     }
 
@@ -309,9 +308,9 @@ impl Simulator {
                         self.metrics.storage_writes += 1;
                     }
                     self.leave(page, from);
-                    self.page_state[page as usize] = ABSENT;
+                    self.page_state[page as usize] &= !DIRTY;
                     self.metrics.evictions += 1;
-                    let owner_foreground = self.foreground(self.owner[page as usize]);
+                    let owner_foreground = self.foreground(state >> OWNER_SHIFT);
                     let charged = match self.cost.eviction_charge {
                         EvictionCharge::ForegroundPages => owner_foreground,
                         EvictionCharge::ForegroundCausedOrOwned => {
@@ -397,7 +396,7 @@ impl Simulator {
         }
         self.occupancy[tier.index()] += 1;
         self.page_state[page as usize] =
-            (self.page_state[page as usize] & DIRTY) | location_code(tier);
+            (self.page_state[page as usize] & !LOCATION) | location_code(tier);
         self.ops[req.foreground as usize][op_index(tier, true)] += 1;
         if tier == Tier::Pcm {
             self.wear(page);

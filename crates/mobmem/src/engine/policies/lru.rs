@@ -5,10 +5,10 @@
 //!   if p resident: move p to the front; hit
 //!   else: if full, evict the back; insert p at the front; miss
 //! ```
-//! Per page: two `u32` links and one residency byte.
+//! Per page: two `u32` links; a page is resident exactly when it is on the list.
 
 use crate::engine::list::{Links, List};
-use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
+use crate::engine::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
@@ -16,7 +16,6 @@ pub struct Lru {
     capacity: usize,
     links: Links,
     list: List,
-    resident: Vec<bool>,
 }
 
 impl Lru {
@@ -25,7 +24,6 @@ impl Lru {
             capacity,
             links: Links::with_pages(page_count_hint),
             list: List::new(),
-            resident: vec![false; page_count_hint],
         }
     }
 
@@ -43,8 +41,7 @@ impl CachePolicy for Lru {
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
-        ensure_index(&mut self.resident, page, false);
-        if self.resident[page as usize] {
+        if self.links.is_on(&self.list, page) {
             self.links.move_to_front(&mut self.list, page);
             out.push(Effect::Hit { tier: Tier::Dram });
             return;
@@ -52,7 +49,6 @@ impl CachePolicy for Lru {
         out.push(Effect::Fill { tier: Tier::Dram });
         if self.list.len() >= self.capacity {
             if let Some(victim) = self.links.pop_back(&mut self.list) {
-                self.resident[victim as usize] = false;
                 out.push(Effect::Evict {
                     page: victim,
                     from: Tier::Dram,
@@ -60,15 +56,10 @@ impl CachePolicy for Lru {
             }
         }
         self.links.push_front(&mut self.list, page);
-        self.resident[page as usize] = true;
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.resident
-            .get(page as usize)
-            .copied()
-            .unwrap_or(false)
-            .then_some(Tier::Dram)
+        self.links.is_on(&self.list, page).then_some(Tier::Dram)
     }
 
     fn occupancy(&self) -> [usize; 2] {
