@@ -256,7 +256,7 @@ impl Results {
             .iter()
             .filter(|r| r.point.workload == workload && r.point.policy == policy)
             .collect();
-        rows.sort_by(|a, b| a.point.memory_pages.cmp(&b.point.memory_pages));
+        rows.sort_by_key(|r| r.point.memory_pages);
         rows
     }
 
