@@ -179,3 +179,59 @@ memory_fraction = [0.2, 0.6]
     let metrics = text.lines().filter(|l| l.contains(",hit_ratio,")).count();
     assert_eq!(metrics, 6);
 }
+
+#[test]
+fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&[
+        "reproduce",
+        "hybrid-cache",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.contains("hybrid-cache"));
+    let claims: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("hybrid-cache/claims.json")).unwrap(),
+    )
+    .unwrap();
+    let claims = claims.as_array().unwrap();
+    assert_eq!(claims.len(), 10, "five claims for each of the two traces");
+    for c in claims {
+        for key in ["id", "claim", "paper", "measured", "holds"] {
+            assert!(c.get(key).is_some(), "claim without {key}: {c}");
+        }
+        assert!(c["measured"].as_f64().unwrap().is_finite());
+    }
+    // The paper's direction: app-aware reduces foreground time and energy versus LRU.
+    for id in [
+        "chrome-push-fg-time",
+        "app-switching-fg-time",
+        "chrome-push-energy",
+        "app-switching-energy",
+    ] {
+        let c = claims.iter().find(|c| c["id"] == id).unwrap();
+        assert!(c["measured"].as_f64().unwrap() > 0.0, "{id}: {c}");
+    }
+    for w in ["chrome-push", "app-switching"] {
+        for f in [
+            "hit-ratio",
+            "fg-hit-ratio",
+            "fg-time",
+            "energy",
+            "pcm-writes",
+        ] {
+            let svg = std::fs::read_to_string(dir.path().join(format!("hybrid-cache/{w}-{f}.svg")))
+                .unwrap();
+            assert!(
+                svg.contains("<svg") && svg.contains("app-aware"),
+                "{w}-{f}.svg"
+            );
+        }
+    }
+    let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    assert!(
+        index.contains("hybrid-cache/claims.json") && index.contains("chrome-push-fg-time.svg")
+    );
+    // Nothing half-written is left behind.
+    assert!(!dir.path().join(".hybrid-cache.partial").exists());
+}
