@@ -152,6 +152,42 @@ pub trait CachePolicy: Send {
     fn occupancy(&self) -> [usize; 2];
 }
 
+/// Which tier each page is in, one byte a page: the bookkeeping every hybrid policy needs.
+#[derive(Debug, Clone, Default)]
+pub struct Locations {
+    codes: Vec<u8>,
+}
+
+impl Locations {
+    const ABSENT: u8 = 0;
+
+    pub fn with_pages(pages: usize) -> Self {
+        Locations {
+            codes: vec![Self::ABSENT; pages],
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, page: PageId) -> Option<Tier> {
+        match self
+            .codes
+            .get(page as usize)
+            .copied()
+            .unwrap_or(Self::ABSENT)
+        {
+            1 => Some(Tier::Dram),
+            2 => Some(Tier::Pcm),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub fn set(&mut self, page: PageId, tier: Option<Tier>) {
+        ensure_index(&mut self.codes, page, Self::ABSENT);
+        self.codes[page as usize] = tier.map_or(Self::ABSENT, |t| t as u8 + 1);
+    }
+}
+
 /// Grow a per-page vector so that `page` is a valid index.
 #[inline]
 pub(crate) fn ensure_index<T: Clone>(v: &mut Vec<T>, page: PageId, fill: T) {

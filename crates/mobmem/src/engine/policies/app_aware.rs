@@ -28,12 +28,10 @@
 //! Each victim search is amortized O(1): every decrement pays for an earlier increment.
 
 use crate::engine::list::{Links, List};
-use crate::engine::{ensure_index, CachePolicy, Capacity, Effect, Effects, Request, Tier};
+use crate::engine::{
+    ensure_index, CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier,
+};
 use crate::trace::PageId;
-
-const ABSENT: u8 = 0;
-const IN_DRAM: u8 = 1;
-const IN_PCM: u8 = 2;
 
 /// Reference count at which a dirty foreground PCM page is migrated to DRAM.
 pub const MIGRATION_COUNT: u32 = 2;
@@ -44,7 +42,7 @@ pub struct AppAware {
     links: Links,
     dram: List,
     pcm: List,
-    location: Vec<u8>,
+    location: Locations,
     count: Vec<u32>,
 }
 
@@ -55,7 +53,7 @@ impl AppAware {
             links: Links::with_pages(page_count_hint),
             dram: List::new(),
             pcm: List::new(),
-            location: vec![ABSENT; page_count_hint],
+            location: Locations::with_pages(page_count_hint),
             count: vec![0; page_count_hint],
         }
     }
@@ -92,7 +90,7 @@ impl AppAware {
 
     fn evict_from_pcm(&mut self, out: &mut Effects) {
         if let Some(victim) = self.take_victim(Tier::Pcm) {
-            self.location[victim as usize] = ABSENT;
+            self.location.set(victim, None);
             out.push(Effect::Evict {
                 page: victim,
                 from: Tier::Pcm,
@@ -103,7 +101,7 @@ impl AppAware {
     /// Demote the DRAM victim to PCM MRU; PCM MUST have room.
     fn demote_from_dram(&mut self, out: &mut Effects) {
         if let Some(victim) = self.take_victim(Tier::Dram) {
-            self.location[victim as usize] = IN_PCM;
+            self.location.set(victim, Some(Tier::Pcm));
             self.links.push_front(&mut self.pcm, victim);
             out.push(Effect::Migrate {
                 page: victim,
@@ -123,7 +121,7 @@ impl AppAware {
                 self.demote_from_dram(out);
             }
             self.links.push_front(&mut self.dram, page);
-            self.location[page as usize] = IN_DRAM;
+            self.location.set(page, Some(Tier::Dram));
             out.push(Effect::Migrate {
                 page,
                 to: Tier::Dram,
@@ -145,14 +143,14 @@ impl AppAware {
                 self.demote_from_dram(out);
             }
             self.links.push_front(&mut self.dram, page);
-            self.location[page as usize] = IN_DRAM;
+            self.location.set(page, Some(Tier::Dram));
         } else {
             out.push(Effect::Fill { tier: Tier::Pcm });
             if self.pcm.len() >= self.capacity.pcm {
                 self.evict_from_pcm(out);
             }
             self.links.push_front(&mut self.pcm, page);
-            self.location[page as usize] = IN_PCM;
+            self.location.set(page, Some(Tier::Pcm));
         }
     }
 }
@@ -164,28 +162,23 @@ impl CachePolicy for AppAware {
 
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
-        ensure_index(&mut self.location, page, ABSENT);
         ensure_index(&mut self.count, page, 0);
-        match self.location[page as usize] {
-            IN_DRAM => {
+        match self.location.get(page) {
+            Some(Tier::Dram) => {
                 self.count[page as usize] = self.count[page as usize].saturating_add(1);
                 self.links.move_to_front(&mut self.dram, page);
                 out.push(Effect::Hit { tier: Tier::Dram });
             }
-            IN_PCM => {
+            Some(Tier::Pcm) => {
                 self.count[page as usize] = self.count[page as usize].saturating_add(1);
                 self.hit_in_pcm(req, out);
             }
-            _ => self.miss(req, out),
+            None => self.miss(req, out),
         }
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.location.get(page as usize).copied().unwrap_or(ABSENT) {
-            IN_DRAM => Some(Tier::Dram),
-            IN_PCM => Some(Tier::Pcm),
-            _ => None,
-        }
+        self.location.get(page)
     }
 
     fn occupancy(&self) -> [usize; 2] {
@@ -197,21 +190,7 @@ impl CachePolicy for AppAware {
 mod tests {
     use super::*;
 
-    fn req(page: PageId, foreground: bool, write: bool) -> Request {
-        Request {
-            page,
-            proc: 0,
-            write,
-            foreground,
-            dirty: false,
-        }
-    }
-
-    fn step(policy: &mut AppAware, r: Request) -> Vec<Effect> {
-        let mut out = Effects::new();
-        policy.access(&r, &mut out);
-        out.as_slice().to_vec()
-    }
+    use crate::engine::policies::testing::{request as req, step};
 
     #[test]
     fn foreground_miss_with_dram_full_demotes_and_pcm_full_evicts() {

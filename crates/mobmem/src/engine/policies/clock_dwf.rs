@@ -21,13 +21,12 @@
 //! ```
 //! A new DRAM page starts with its dirty bit set and frequency 0 (it was just written).
 
-use crate::engine::{ensure_index, CachePolicy, Capacity, Effect, Effects, Request, Tier};
+use crate::engine::{
+    ensure_index, CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier,
+};
 use crate::trace::PageId;
 
 const NO_PAGE: u32 = u32::MAX;
-const ABSENT: u8 = 0;
-const IN_DRAM: u8 = 1;
-const IN_PCM: u8 = 2;
 
 /// Frames of one memory swept by a clock hand. Freed frames (pages migrated out) are
 /// reused before the hand evicts anything.
@@ -72,7 +71,7 @@ impl ClockFrames {
 pub struct ClockDwf {
     dram: ClockFrames,
     pcm: ClockFrames,
-    location: Vec<u8>,
+    location: Locations,
     frame: Vec<u32>,
     /// PCM reference bit.
     referenced: Vec<bool>,
@@ -86,7 +85,7 @@ impl ClockDwf {
         ClockDwf {
             dram: ClockFrames::new(capacity.dram),
             pcm: ClockFrames::new(capacity.pcm),
-            location: vec![ABSENT; page_count_hint],
+            location: Locations::with_pages(page_count_hint),
             frame: vec![0; page_count_hint],
             referenced: vec![false; page_count_hint],
             dirty_bit: vec![false; page_count_hint],
@@ -95,7 +94,6 @@ impl ClockDwf {
     }
 
     fn grow(&mut self, page: PageId) {
-        ensure_index(&mut self.location, page, ABSENT);
         ensure_index(&mut self.frame, page, 0);
         ensure_index(&mut self.referenced, page, false);
         ensure_index(&mut self.dirty_bit, page, false);
@@ -116,7 +114,7 @@ impl ClockDwf {
                 continue;
             }
             self.pcm.release(frame as u32);
-            self.location[page as usize] = ABSENT;
+            self.location.set(page, None);
             out.push(Effect::Evict {
                 page,
                 from: Tier::Pcm,
@@ -161,13 +159,13 @@ impl ClockDwf {
         match tier {
             Tier::Dram => {
                 self.frame[p] = self.dram.insert(page);
-                self.location[p] = IN_DRAM;
+                self.location.set(page, Some(Tier::Dram));
                 self.dirty_bit[p] = true;
                 self.write_frequency[p] = 0;
             }
             Tier::Pcm => {
                 self.frame[p] = self.pcm.insert(page);
-                self.location[p] = IN_PCM;
+                self.location.set(page, Some(Tier::Pcm));
                 self.referenced[p] = false;
             }
         }
@@ -183,18 +181,18 @@ impl CachePolicy for ClockDwf {
         let page = req.page;
         self.grow(page);
         let p = page as usize;
-        match self.location[p] {
-            IN_DRAM => {
+        match self.location.get(page) {
+            Some(Tier::Dram) => {
                 out.push(Effect::Hit { tier: Tier::Dram });
                 if req.write {
                     self.dirty_bit[p] = true;
                     self.write_frequency[p] = self.write_frequency[p].saturating_add(1);
                 }
             }
-            IN_PCM if req.write => {
+            Some(Tier::Pcm) if req.write => {
                 out.push(Effect::Hit { tier: Tier::Pcm });
                 self.pcm.release(self.frame[p]);
-                self.location[p] = ABSENT;
+                self.location.set(page, None);
                 if self.dram.is_full() {
                     self.demote_from_dram(out);
                 }
@@ -204,18 +202,18 @@ impl CachePolicy for ClockDwf {
                     to: Tier::Dram,
                 });
             }
-            IN_PCM => {
+            Some(Tier::Pcm) => {
                 out.push(Effect::Hit { tier: Tier::Pcm });
                 self.referenced[p] = true;
             }
-            _ if req.write => {
+            None if req.write => {
                 out.push(Effect::Fill { tier: Tier::Dram });
                 if self.dram.is_full() {
                     self.demote_from_dram(out);
                 }
                 self.place(page, Tier::Dram);
             }
-            _ => {
+            None => {
                 out.push(Effect::Fill { tier: Tier::Pcm });
                 if self.pcm.is_full() {
                     self.evict_from_pcm(out);
@@ -226,11 +224,7 @@ impl CachePolicy for ClockDwf {
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.location.get(page as usize).copied().unwrap_or(ABSENT) {
-            IN_DRAM => Some(Tier::Dram),
-            IN_PCM => Some(Tier::Pcm),
-            _ => None,
-        }
+        self.location.get(page)
     }
 
     fn occupancy(&self) -> [usize; 2] {
@@ -242,20 +236,10 @@ impl CachePolicy for ClockDwf {
 mod tests {
     use super::*;
 
-    fn req(page: PageId, write: bool) -> Request {
-        Request {
-            page,
-            proc: 0,
-            write,
-            foreground: true,
-            dirty: false,
-        }
-    }
+    use crate::engine::policies::testing::{request, step};
 
-    fn step(policy: &mut ClockDwf, r: Request) -> Vec<Effect> {
-        let mut out = Effects::new();
-        policy.access(&r, &mut out);
-        out.as_slice().to_vec()
+    fn req(page: PageId, write: bool) -> Request {
+        request(page, true, write)
     }
 
     #[test]

@@ -3,15 +3,27 @@
 use crate::engine::{CachePolicy, Effect, Effects, Request};
 use crate::trace::PageId;
 
-/// A read request by a background process.
-pub fn read(page: PageId) -> Request {
+/// A request for a clean page by process 0.
+pub fn request(page: PageId, foreground: bool, write: bool) -> Request {
     Request {
         page,
         proc: 0,
-        write: false,
-        foreground: false,
+        write,
+        foreground,
         dirty: false,
     }
+}
+
+/// A read request by a background process.
+pub fn read(page: PageId) -> Request {
+    request(page, false, false)
+}
+
+/// The effects of one request.
+pub fn step(policy: &mut dyn CachePolicy, req: Request) -> Vec<Effect> {
+    let mut out = Effects::new();
+    policy.access(&req, &mut out);
+    out.as_slice().to_vec()
 }
 
 /// Run page reads through `policy`; the effects of each request.

@@ -17,12 +17,8 @@
 //! With inner LRU this is exactly one LRU stack whose top `dram` pages are in DRAM.
 
 use crate::engine::list::{Links, List};
-use crate::engine::{ensure_index, CachePolicy, Capacity, Effect, Effects, Request, Tier};
+use crate::engine::{CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier};
 use crate::trace::PageId;
-
-const ABSENT: u8 = 0;
-const IN_DRAM: u8 = 1;
-const IN_PCM: u8 = 2;
 
 #[derive(Debug, Clone)]
 pub struct Tiered<P> {
@@ -33,7 +29,7 @@ pub struct Tiered<P> {
     links: Links,
     dram: List,
     pcm_len: usize,
-    location: Vec<u8>,
+    location: Locations,
     scratch: Effects,
 }
 
@@ -46,14 +42,14 @@ impl<P: CachePolicy> Tiered<P> {
             links: Links::with_pages(page_count_hint),
             dram: List::new(),
             pcm_len: 0,
-            location: vec![ABSENT; page_count_hint],
+            location: Locations::with_pages(page_count_hint),
             scratch: Effects::new(),
         }
     }
 
     fn remove_from_memory(&mut self, page: PageId, out: &mut Effects) {
-        let from = match self.location[page as usize] {
-            IN_DRAM => {
+        let from = match self.location.get(page) {
+            Some(Tier::Dram) => {
                 self.links.remove(&mut self.dram, page);
                 Tier::Dram
             }
@@ -62,7 +58,7 @@ impl<P: CachePolicy> Tiered<P> {
                 Tier::Pcm
             }
         };
-        self.location[page as usize] = ABSENT;
+        self.location.set(page, None);
         out.push(Effect::Evict { page, from });
     }
 
@@ -70,7 +66,7 @@ impl<P: CachePolicy> Tiered<P> {
     fn make_dram_room(&mut self, out: &mut Effects) {
         if self.dram.len() >= self.capacity.dram {
             if let Some(victim) = self.links.pop_back(&mut self.dram) {
-                self.location[victim as usize] = IN_PCM;
+                self.location.set(victim, Some(Tier::Pcm));
                 self.pcm_len += 1;
                 out.push(Effect::Migrate {
                     page: victim,
@@ -88,14 +84,13 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
 
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
-        ensure_index(&mut self.location, page, ABSENT);
         self.scratch.clear();
         self.inner.access(req, &mut self.scratch);
         let mut scratch = std::mem::take(&mut self.scratch);
         let first = scratch.as_slice()[0];
         match first {
-            Effect::Hit { .. } => match self.location[page as usize] {
-                IN_DRAM => {
+            Effect::Hit { .. } => match self.location.get(page) {
+                Some(Tier::Dram) => {
                     out.push(Effect::Hit { tier: Tier::Dram });
                     self.links.move_to_front(&mut self.dram, page);
                 }
@@ -104,7 +99,7 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
                     // Take the page out of PCM first so the demoted DRAM page has a slot.
                     self.pcm_len -= 1;
                     self.make_dram_room(out);
-                    self.location[page as usize] = IN_DRAM;
+                    self.location.set(page, Some(Tier::Dram));
                     self.links.push_front(&mut self.dram, page);
                     out.push(Effect::Migrate {
                         page,
@@ -120,7 +115,7 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
                     }
                 }
                 self.make_dram_room(out);
-                self.location[page as usize] = IN_DRAM;
+                self.location.set(page, Some(Tier::Dram));
                 self.links.push_front(&mut self.dram, page);
             }
         }
@@ -129,11 +124,7 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.location.get(page as usize).copied().unwrap_or(ABSENT) {
-            IN_DRAM => Some(Tier::Dram),
-            IN_PCM => Some(Tier::Pcm),
-            _ => None,
-        }
+        self.location.get(page)
     }
 
     fn occupancy(&self) -> [usize; 2] {
