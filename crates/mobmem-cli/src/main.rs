@@ -383,38 +383,12 @@ fn trace_command(command: TraceCommand) -> Result<()> {
     match command {
         TraceCommand::Info { file, format, json } => {
             let mut source = trace::open(&file, format)?;
-            let s = trace::stats::stats(source.as_mut())?;
+            let summary = trace::summary::summarize_source(source.as_mut())?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&s)?);
-                return Ok(());
-            }
-            println!("file              {}", file.display());
-            println!("events            {}", s.events);
-            println!(
-                "accesses          {} ({} reads, {} writes; {} file, {} anon)",
-                s.accesses, s.reads, s.writes, s.file_accesses, s.anon_accesses
-            );
-            println!("distinct pages    {}", s.distinct_pages);
-            println!(
-                "importance events {}, starts {}, exits {}",
-                s.importance_events, s.starts, s.exits
-            );
-            println!(
-                "foreground        {} accesses, background {} (ratio {:.2}:1)",
-                s.fg_accesses,
-                s.bg_accesses,
-                s.fg_bg_ratio()
-            );
-            println!(
-                "time span         {:.3} s",
-                (s.last_time_ns - s.first_time_ns) as f64 / 1e9
-            );
-            println!("processes         {}", s.processes.len());
-            for p in &s.processes {
-                println!(
-                    "  pid {:>7} {:<28} {:>10} accesses ({} foreground)",
-                    p.pid, p.name, p.accesses, p.fg_accesses
-                );
+                println!("{}", serde_json::to_string_pretty(&summary)?);
+            } else {
+                println!("file                 {}", file.display());
+                print!("{summary}");
             }
             Ok(())
         }

@@ -127,7 +127,8 @@ fn gen_is_deterministic_and_trace_info_reads_it() {
         serde_json::from_str(&ok(&["trace", "info", a.to_str().unwrap(), "--json"])).unwrap();
     assert!(info["accesses"].as_u64().unwrap() > 0);
     assert_eq!(
-        info["fg_accesses"].as_u64().unwrap() + info["bg_accesses"].as_u64().unwrap(),
+        info["foreground_accesses"].as_u64().unwrap()
+            + info["background_accesses"].as_u64().unwrap(),
         info["accesses"].as_u64().unwrap()
     );
 }

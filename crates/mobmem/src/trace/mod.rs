@@ -16,7 +16,7 @@ pub mod mmt;
 mod open;
 pub mod oracle;
 mod shared;
-pub mod stats;
+pub mod summary;
 
 pub use open::{open, read_all, Format};
 

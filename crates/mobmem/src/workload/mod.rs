@@ -23,14 +23,13 @@ mod config;
 mod generator;
 mod presets;
 mod sampling;
-mod summary;
 
+pub use crate::trace::summary::{summarize, ProcessSummary, WorkloadSummary};
 pub use config::{
     AppConfig, BackgroundConfig, FreshConfig, RegionConfig, RegionKind, WorkloadConfig,
     MAX_ACCESSES, MAX_APPS, MAX_REGION_PAGES,
 };
 pub use generator::{ADJ_CACHED, ADJ_PREVIOUS};
-pub use summary::{summarize, ProcessSummary, WorkloadSummary};
 
 use crate::trace::Trace;
 use crate::Result;

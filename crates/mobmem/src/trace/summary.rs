@@ -4,15 +4,14 @@
 //! access when its latest importance event says `oom_score_adj` 0, and as background when
 //! it has none. Ids beyond the trace's tables (a damaged file) are counted, not rejected.
 
-use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
 use serde::Serialize;
 
-use crate::trace::{EventKind, PageId, ProcId, Trace, ADJ_FOREGROUND};
+use super::{Event, EventKind, EventSource, ProcId, Tables, Trace, ADJ_FOREGROUND};
 
 /// Counts of one trace.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct WorkloadSummary {
     /// All events (accesses, importance changes, starts, exits).
     pub events: u64,
@@ -57,48 +56,34 @@ struct ProcState {
     writes: u64,
 }
 
-/// Per-process state, dense for ids in the tables.
-struct PerProcess {
-    dense: Vec<ProcState>,
-    other: BTreeMap<ProcId, ProcState>,
+/// Counts a trace event by event, in memory that grows with its pages and processes, not
+/// its length: `mobmem trace info` streams files of any size through it.
+#[derive(Debug, Default)]
+pub struct Summarizer {
+    summary: WorkloadSummary,
+    processes: Vec<ProcState>,
+    seen: Vec<bool>,
+    first_time: Option<u64>,
+    last_time: u64,
 }
 
-impl PerProcess {
-    #[inline]
-    fn get(&mut self, proc: ProcId) -> &mut ProcState {
-        match self.dense.get_mut(proc as usize) {
-            Some(state) => state,
-            None => self.other.entry(proc).or_default(),
-        }
+impl Summarizer {
+    pub fn new() -> Self {
+        Self::default()
     }
-}
 
-/// Count what `trace` contains.
-pub fn summarize(trace: &Trace) -> WorkloadSummary {
-    let mut processes = PerProcess {
-        dense: vec![ProcState::default(); trace.tables.processes.len()],
-        other: BTreeMap::new(),
-    };
-    let mut seen = vec![false; trace.tables.pages.len()];
-    let mut seen_other: HashSet<PageId> = HashSet::new();
-    let mut summary = WorkloadSummary {
-        events: trace.events.len() as u64,
-        accesses: 0,
-        writes: 0,
-        write_fraction: 0.0,
-        anon_accesses: 0,
-        distinct_pages: 0,
-        foreground_accesses: 0,
-        background_accesses: 0,
-        foreground_to_background: None,
-        foreground_entries: 0,
-        duration_ns: 0,
-        processes: Vec::new(),
-    };
-    for event in &trace.events {
+    pub fn add(&mut self, event: &Event) {
+        let summary = &mut self.summary;
+        summary.events += 1;
+        self.first_time.get_or_insert(event.time_ns());
+        self.last_time = event.time_ns();
+        let proc = event.proc() as usize;
+        if proc >= self.processes.len() {
+            self.processes.resize(proc + 1, ProcState::default());
+        }
+        let state = &mut self.processes[proc];
         match event.kind() {
             EventKind::Access => {
-                let state = processes.get(event.proc());
                 state.accesses += 1;
                 summary.accesses += 1;
                 if state.foreground {
@@ -112,17 +97,15 @@ pub fn summarize(trace: &Trace) -> WorkloadSummary {
                 if event.is_anon() {
                     summary.anon_accesses += 1;
                 }
-                let page = event.page();
-                let first_time = match seen.get_mut(page as usize) {
-                    Some(flag) => !std::mem::replace(flag, true),
-                    None => seen_other.insert(page),
-                };
-                if first_time {
+                let page = event.page() as usize;
+                if page >= self.seen.len() {
+                    self.seen.resize((page + 1).max(self.seen.len() * 2), false);
+                }
+                if !std::mem::replace(&mut self.seen[page], true) {
                     summary.distinct_pages += 1;
                 }
             }
             EventKind::Importance => {
-                let state = processes.get(event.proc());
                 let foreground = event.oom_score_adj() == ADJ_FOREGROUND;
                 if foreground && !state.foreground {
                     summary.foreground_entries += 1;
@@ -130,30 +113,63 @@ pub fn summarize(trace: &Trace) -> WorkloadSummary {
                 state.foreground = foreground;
             }
             EventKind::Start => {}
-            EventKind::Exit => processes.get(event.proc()).foreground = false,
+            EventKind::Exit => state.foreground = false,
         }
     }
-    summary.background_accesses = summary.accesses - summary.foreground_accesses;
-    if summary.accesses > 0 {
-        summary.write_fraction = summary.writes as f64 / summary.accesses as f64;
+
+    /// The summary, with process names from `tables`.
+    pub fn finish(mut self, tables: &Tables) -> WorkloadSummary {
+        let mut summary = std::mem::take(&mut self.summary);
+        summary.background_accesses = summary.accesses - summary.foreground_accesses;
+        if summary.accesses > 0 {
+            summary.write_fraction = summary.writes as f64 / summary.accesses as f64;
+        }
+        if summary.background_accesses > 0 {
+            summary.foreground_to_background =
+                Some(summary.foreground_accesses as f64 / summary.background_accesses as f64);
+        }
+        summary.duration_ns = self.last_time.saturating_sub(self.first_time.unwrap_or(0));
+        let known = tables.processes.len();
+        self.processes
+            .resize(self.processes.len().max(known), ProcState::default());
+        summary.processes = self
+            .processes
+            .iter()
+            .enumerate()
+            .filter(|&(i, state)| i < known || state.accesses > 0 || state.foreground)
+            .map(|(i, state)| {
+                let info = tables.processes.get(i);
+                process_summary(
+                    i as ProcId,
+                    info.map(|p| p.pid),
+                    info.map_or("", |p| &p.name),
+                    state,
+                )
+            })
+            .collect();
+        summary
     }
-    if summary.background_accesses > 0 {
-        summary.foreground_to_background =
-            Some(summary.foreground_accesses as f64 / summary.background_accesses as f64);
+}
+
+/// Count what `trace` contains.
+pub fn summarize(trace: &Trace) -> WorkloadSummary {
+    let mut summarizer = Summarizer::new();
+    for event in &trace.events {
+        summarizer.add(event);
     }
-    if let (Some(first), Some(last)) = (trace.events.first(), trace.events.last()) {
-        summary.duration_ns = last.time_ns().saturating_sub(first.time_ns());
+    summarizer.finish(&trace.tables)
+}
+
+/// Count what a streamed trace contains.
+pub fn summarize_source(source: &mut dyn EventSource) -> crate::Result<WorkloadSummary> {
+    let mut summarizer = Summarizer::new();
+    let mut batch = Vec::with_capacity(1 << 16);
+    while source.read_batch(&mut batch, 1 << 16)? {
+        for event in &batch {
+            summarizer.add(event);
+        }
     }
-    let dense = processes.dense.iter().enumerate().map(|(i, state)| {
-        let info = &trace.tables.processes[i];
-        process_summary(i as ProcId, Some(info.pid), &info.name, state)
-    });
-    let other = processes
-        .other
-        .iter()
-        .map(|(&proc, state)| process_summary(proc, None, "", state));
-    summary.processes = dense.chain(other).collect();
-    summary
+    Ok(summarizer.finish(&source.tables()?))
 }
 
 fn process_summary(
