@@ -115,7 +115,8 @@ impl Simulator {
             capacity: setup.capacity,
             cost: setup.cost.clone(),
             page_state: vec![ABSENT; page_count_hint],
-            frame: vec![NO_FRAME; page_count_hint],
+            // Only pages in PCM have frames; single-tier runs need none.
+            frame: vec![NO_FRAME; if pcm > 0 { page_count_hint } else { 0 }],
             // Popped from the end: frame 0 is used first.
             free_frames: (0..frames).rev().collect(),
             frame_writes: vec![0; pcm],
@@ -181,7 +182,9 @@ impl Simulator {
         let p = page as usize;
         if p >= self.page_state.len() {
             super::ensure_index(&mut self.page_state, page, ABSENT);
-            super::ensure_index(&mut self.frame, page, NO_FRAME);
+            if self.capacity.pcm > 0 {
+                super::ensure_index(&mut self.frame, page, NO_FRAME);
+            }
         }
         let write = event.is_write();
         let foreground = self.foreground(event.proc());
