@@ -85,9 +85,15 @@ struct SimArgs {
 
 #[derive(Args)]
 struct GenArgs {
-    /// Preset name (see --list).
-    #[arg(required_unless_present = "list")]
+    /// Preset name (see --list); docs/workloads.md describes every parameter.
+    #[arg(required_unless_present_any = ["list", "config", "show"])]
     preset: Option<String>,
+    /// Generate from a workload config file (TOML) instead of a preset.
+    #[arg(long, conflicts_with = "preset")]
+    config: Option<PathBuf>,
+    /// Print the named preset's full config as TOML (to save, edit and pass to --config).
+    #[arg(long, value_name = "PRESET", conflicts_with_all = ["preset", "config", "out"])]
+    show: Option<String>,
     /// Random seed: the same seed gives a byte-identical trace.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -95,7 +101,7 @@ struct GenArgs {
     #[arg(long)]
     scale: Option<f64>,
     /// Output file; .mmt (binary) or .csv (text), by extension.
-    #[arg(long, required_unless_present = "list")]
+    #[arg(long, required_unless_present_any = ["list", "show"])]
     out: Option<PathBuf>,
     /// List the presets and exit.
     #[arg(long)]
@@ -289,10 +295,18 @@ fn gen(args: GenArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let (Some(name), Some(out)) = (args.preset, args.out) else {
-        bail!("give a preset and --out");
+    if let Some(name) = args.show {
+        print!("{}", workload::config_to_toml(&workload::preset(&name)?)?);
+        return Ok(());
+    }
+    let Some(out) = args.out else {
+        bail!("give --out");
     };
-    let mut config = workload::preset(&name)?;
+    let mut config = match (args.preset, args.config) {
+        (Some(name), _) => workload::preset(&name)?,
+        (None, Some(path)) => workload::load_config(&path)?,
+        (None, None) => bail!("give a preset or --config"),
+    };
     if let Some(scale) = args.scale {
         if !(scale.is_finite() && scale > 0.0) {
             bail!("--scale must be > 0");

@@ -236,3 +236,47 @@ fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
     // Nothing half-written is left behind.
     assert!(!dir.path().join(".hybrid-cache.partial").exists());
 }
+
+#[test]
+fn a_preset_saved_as_toml_generates_the_same_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("switching.toml");
+    std::fs::write(&toml, ok(&["gen", "--show", "app-switching"])).unwrap();
+    let (a, b) = (dir.path().join("a.mmt"), dir.path().join("b.mmt"));
+    ok(&[
+        "gen",
+        "app-switching",
+        "--scale",
+        "0.02",
+        "--seed",
+        "4",
+        "--out",
+        a.to_str().unwrap(),
+    ]);
+    ok(&[
+        "gen",
+        "--config",
+        toml.to_str().unwrap(),
+        "--scale",
+        "0.02",
+        "--seed",
+        "4",
+        "--out",
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    // A typo in a workload file is an error that names the file and the key.
+    std::fs::write(&toml, "acesses = 10\n").unwrap();
+    let out = mobmem(&[
+        "gen",
+        "--config",
+        toml.to_str().unwrap(),
+        "--out",
+        b.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("switching.toml") && err.contains("acesses"),
+        "{err}"
+    );
+}

@@ -42,6 +42,10 @@ pub struct WorkloadSpec {
     /// A synthetic workload preset (`mobmem gen --list`).
     #[serde(default)]
     pub preset: Option<String>,
+    /// A workload config file (TOML, see `docs/workloads.md`), generated like a preset;
+    /// relative paths are relative to the experiment file.
+    #[serde(default)]
+    pub config: Option<PathBuf>,
     /// A trace file; relative paths are relative to the experiment file.
     #[serde(default)]
     pub trace: Option<PathBuf>,
@@ -154,9 +158,9 @@ impl ExperimentConfig {
         let mut config = Self::parse(&text, &path.display().to_string())?;
         let base = path.parent().unwrap_or(Path::new("."));
         for w in &mut config.workloads {
-            if let Some(t) = &w.trace {
-                if t.is_relative() {
-                    w.trace = Some(base.join(t));
+            for path in [&mut w.trace, &mut w.config].into_iter().flatten() {
+                if path.is_relative() {
+                    *path = base.join(&*path);
                 }
             }
         }

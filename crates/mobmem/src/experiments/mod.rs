@@ -33,9 +33,13 @@ pub fn load_workloads(config: &ExperimentConfig) -> Result<Vec<LoadedWorkload>> 
         .workloads
         .par_iter()
         .map(|spec| {
-            let trace = match (&spec.preset, &spec.trace) {
-                (Some(preset), _) => {
-                    let mut wc = workload::preset(preset)?;
+            let generated = match (&spec.preset, &spec.config) {
+                (Some(preset), _) => Some(workload::preset(preset)?),
+                (None, Some(path)) => Some(workload::load_config(path)?),
+                (None, None) => None,
+            };
+            let trace = match (generated, &spec.trace) {
+                (Some(mut wc), _) => {
                     if let Some(scale) = spec.scale {
                         wc.scale *= scale;
                     }
@@ -45,7 +49,9 @@ pub fn load_workloads(config: &ExperimentConfig) -> Result<Vec<LoadedWorkload>> 
                     let format = spec.format.as_deref().map(str::parse).transpose()?;
                     trace::read_all(path, format)?
                 }
-                (None, None) => unreachable!("validated: a workload has a preset or a trace"),
+                (None, None) => {
+                    unreachable!("validated: a workload has a preset, a config or a trace")
+                }
             };
             if trace.footprint() == 0 {
                 return Err(Error::config(

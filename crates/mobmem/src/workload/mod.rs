@@ -44,6 +44,26 @@ pub fn preset(name: &str) -> Result<WorkloadConfig> {
     presets::preset(name)
 }
 
+/// Read a workload config from a TOML file (every field optional; unknown fields are
+/// errors) and validate it.
+pub fn load_config(path: &std::path::Path) -> Result<WorkloadConfig> {
+    let text = std::fs::read_to_string(path).map_err(|e| crate::Error::io(path, e))?;
+    let config: WorkloadConfig = toml::from_str(&text).map_err(|e| {
+        crate::Error::config(
+            path.display().to_string(),
+            e.to_string().trim_end().to_string(),
+        )
+    })?;
+    config.validate()?;
+    Ok(config)
+}
+
+/// A config as TOML, to save a preset and edit it.
+pub fn config_to_toml(config: &WorkloadConfig) -> Result<String> {
+    toml::to_string_pretty(config)
+        .map_err(|e| crate::Error::config("workload config", e.to_string()))
+}
+
 /// Generate the trace of `config` for `seed`. The config is validated first; the same
 /// config and seed give the same trace on every machine.
 pub fn generate(config: &WorkloadConfig, seed: u64) -> Result<Trace> {
