@@ -480,6 +480,12 @@ impl Simulator {
     pub fn finish(mut self) -> Metrics {
         self.derive_costs();
         self.metrics.duration_ns = self.last_time - self.first_time.unwrap_or(0);
+        let gib =
+            |pages: usize| (pages as u64 * crate::devices::PAGE_BYTES) as f64 / (1u64 << 30) as f64;
+        let watts = gib(self.capacity.dram) * self.devices.dram.static_w_per_gib
+            + gib(self.capacity.pcm) * self.devices.pcm.static_w_per_gib;
+        // W x ns = nJ.
+        self.metrics.static_energy_nj = watts * self.metrics.duration_ns as f64;
         let endurance = self.devices.pcm.endurance_writes;
         let frame_writes = std::mem::take(&mut self.frame_writes);
         self.metrics.set_wear(&frame_writes, endurance);
@@ -594,6 +600,9 @@ mod tests {
         // One PCM frame, written by each of the four demotions.
         assert_eq!((m.pcm_frames, m.pcm_max_frame_writes), (1, 4));
         assert_eq!(m.duration_ns, 5);
+        // 1 DRAM page at 1 W/GiB + 1 PCM page at 0.01 W/GiB for 5 ns.
+        let page_gib = 4096.0 / (1u64 << 30) as f64;
+        assert!((m.static_energy_nj - page_gib * 1.01 * 5.0).abs() < 1e-15);
     }
 
     #[test]

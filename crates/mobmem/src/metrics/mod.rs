@@ -40,6 +40,10 @@ pub struct Metrics {
     pub total_time: f64,
     /// Dynamic memory energy (reads and writes of DRAM and PCM), nJ.
     pub energy_nj: f64,
+    /// Static (refresh, leakage) energy of the configured DRAM and PCM over the trace's
+    /// duration, nJ. Reported, not part of the papers' comparisons (every scheme of one
+    /// experiment has the same memory).
+    pub static_energy_nj: f64,
     /// PCM frames and the writes the most and the average written frame received.
     pub pcm_frames: u64,
     pub pcm_max_frame_writes: u64,
@@ -124,6 +128,7 @@ impl Metrics {
             ("fg_time", self.fg_time),
             ("total_time", self.total_time),
             ("energy_nj", self.energy_nj),
+            ("static_energy_nj", self.static_energy_nj),
             ("pcm_frames", self.pcm_frames as f64),
             ("pcm_max_frame_writes", self.pcm_max_frame_writes as f64),
             ("pcm_mean_frame_writes", self.pcm_mean_frame_writes),
