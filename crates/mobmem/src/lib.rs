@@ -6,6 +6,8 @@
 //! - [`devices`]: memory and storage devices (latency, energy, endurance) and cost models;
 //! - [`engine`]: the simulated memory system: the policy trait, the policies, the registry
 //!   and the simulation loop that applies a policy's decisions to the devices;
+//! - [`flashfs`]: a compressed flash file system (JFFS2-like): codecs, write policies,
+//!   read paths with and without the page cache;
 //! - [`metrics`]: the counters a run produces and the figures derived from them;
 //! - [`experiments`]: experiment files, sweeps run in parallel, the papers' reproductions;
 //! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index.
@@ -14,6 +16,7 @@ pub mod devices;
 pub mod engine;
 pub mod error;
 pub mod experiments;
+pub mod flashfs;
 pub mod metrics;
 pub mod report;
 pub mod trace;

@@ -4,6 +4,8 @@
 //! Eom, KIISE 2015), restated in SPEC.md section 1. Where the table gives a range, the
 //! slower end is used (the paper itself chose pessimistic PCM figures).
 
+pub mod platform;
+
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Tier;

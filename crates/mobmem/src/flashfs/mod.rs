@@ -1,0 +1,21 @@
+//! A compressed flash file system in the manner of JFFS2, and its read paths
+//! (SPEC.md section 3; Song, Cha, "A Selective Usage of Page Cache towards Low-Power
+//! Systems", KIISE).
+//!
+//! Files are stored as 4 KiB pages, each compressed with a real codec on its real bytes
+//! and kept raw or compressed as a write policy decides ([`store`]). Reading a file costs
+//! flash reads, decompression, RAM copies and page-cache page allocations, priced by a
+//! platform profile ([`crate::devices::platform`]), along one of two read paths
+//! ([`read`]): every page through the page cache, or raw pages straight to the user
+//! buffer.
+
+pub mod codec;
+pub mod read;
+pub mod store;
+
+pub use codec::Codec;
+pub use read::{read_file, PageCacheState, ReadCost, ReadPath};
+pub use store::{store_file, StoredFile, StoredPage, WritePolicy};
+
+/// Bytes in a file-system page.
+pub const PAGE_SIZE: usize = 4096;
