@@ -15,7 +15,7 @@ use mobmem::engine::sim::{run_source, run_trace, RunSetup};
 use mobmem::engine::{find_policy, Capacity, Family, REGISTRY};
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
 use mobmem::experiments::{self, split_memory, ExperimentConfig};
-use mobmem::report::{self, ExperimentReport};
+use mobmem::report;
 use mobmem::trace::{self, Format};
 use mobmem::workload;
 
@@ -336,18 +336,13 @@ fn run(args: RunArgs) -> Result<()> {
     let pb = bar(0, &config.name);
     let results = experiments::run(&config, &progress_of(&pb))?;
     pb.finish_and_clear();
-    let report = ExperimentReport {
-        figures: report::default_figures(&results),
-        claims: Vec::new(),
-        notes: Vec::new(),
-        results,
-    };
+    let report = results.report(results.default_figures(), Vec::new(), Vec::new());
     let dir = report::write_experiment(&args.out, &report)?;
     report::write_index(&args.out, std::slice::from_ref(&report))?;
     print!(
         "{}",
         report::text_table(
-            &report.results,
+            &report.table,
             &["hit_ratio", "fg_hit_ratio", "fg_time", "energy_nj"]
         )
     );
@@ -368,9 +363,8 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
     let mut reports = Vec::new();
     for r in chosen {
         let pb = bar(0, r.name);
-        let report = r
-            .run(&progress_of(&pb))
-            .with_context(|| format!("reproduction {}", r.name))?;
+        let report =
+            (r.run)(&progress_of(&pb)).with_context(|| format!("reproduction {}", r.name))?;
         pb.finish_and_clear();
         let dir = report::write_experiment(&args.out, &report)?;
         println!("{}: {}", r.name, r.summary);

@@ -17,6 +17,7 @@ use crate::devices::{CostModel, Devices};
 use crate::engine::sim::{run_trace, RunSetup};
 use crate::engine::{find_policy, Capacity, Family};
 use crate::metrics::Metrics;
+use crate::report::{ExperimentReport, Figure, Row, Table};
 use crate::trace::{self, Trace};
 use crate::{workload, Error, Result};
 
@@ -274,6 +275,165 @@ impl Results {
             }
         }
         out
+    }
+}
+
+impl Results {
+    /// Key columns of cache-sweep results, in CSV order.
+    pub const KEYS: [&'static str; 8] = [
+        "workload",
+        "policy",
+        "family",
+        "memory_pages",
+        "memory_fraction",
+        "dram_fraction",
+        "dram_pages",
+        "pcm_pages",
+    ];
+
+    /// The results in long format for reports.
+    pub fn to_table(&self) -> Table {
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                let p = &r.point;
+                Row {
+                    keys: vec![
+                        p.workload.clone(),
+                        p.policy.clone(),
+                        p.family.to_string(),
+                        p.memory_pages.to_string(),
+                        crate::report::format_number(p.memory_fraction),
+                        crate::report::format_number(p.dram_fraction),
+                        p.dram_pages.to_string(),
+                        p.pcm_pages.to_string(),
+                    ],
+                    values: r
+                        .metrics
+                        .values()
+                        .into_iter()
+                        .map(|(m, v)| (m.to_string(), v))
+                        .collect(),
+                }
+            })
+            .collect();
+        Table {
+            experiment: self.experiment.clone(),
+            title: self.title.clone(),
+            keys: Self::KEYS.iter().map(|k| k.to_string()).collect(),
+            rows,
+        }
+    }
+
+    /// The workloads, as a small table for the HTML index.
+    pub fn facts(&self) -> Vec<Vec<String>> {
+        let mut out = vec![vec![
+            "workload".into(),
+            "footprint (pages)".into(),
+            "accesses".into(),
+        ]];
+        out.extend(self.workloads.iter().map(|w| {
+            vec![
+                w.name.clone(),
+                w.footprint.to_string(),
+                w.accesses.to_string(),
+            ]
+        }));
+        out
+    }
+
+    /// A figure of `metric` against memory size, a line per policy, for one workload and,
+    /// if given, one DRAM share (rows of other shares are left out).
+    pub fn figure(
+        &self,
+        workload: &str,
+        dram_fraction: Option<f64>,
+        metric: &str,
+        title: &str,
+        y_label: &str,
+    ) -> Figure {
+        let lines = self
+            .policies()
+            .into_iter()
+            .filter(|p| {
+                self.rows.iter().any(|r| {
+                    &r.point.policy == p
+                        && r.point.workload == workload
+                        && dram_fraction.map_or(true, |df| r.point.dram_fraction == df)
+                })
+            })
+            .collect();
+        let mut filter = vec![("workload".to_string(), workload.to_string())];
+        if let Some(df) = dram_fraction {
+            filter.push(("dram_fraction".into(), crate::report::format_number(df)));
+        }
+        Figure {
+            id: format!("{workload}-{}", metric.replace('_', "-")),
+            title: format!("{workload}: {title}"),
+            x: "memory_fraction".into(),
+            x_label: "memory (% of footprint)".into(),
+            x_scale: 100.0,
+            series: "policy".into(),
+            lines,
+            filter,
+            metric: metric.into(),
+            y_label: y_label.into(),
+            normalize_to: None,
+        }
+    }
+
+    /// Hit ratio and foreground hit ratio per workload; per DRAM share too when hybrid
+    /// policies ran with several (single-tier policies then get figures of their own).
+    pub fn default_figures(&self) -> Vec<Figure> {
+        let mut shares: Vec<f64> = Vec::new();
+        for r in &self.rows {
+            if r.point.family == Family::Hybrid.name() && !shares.contains(&r.point.dram_fraction) {
+                shares.push(r.point.dram_fraction);
+            }
+        }
+        let groups: Vec<Option<f64>> = if shares.len() <= 1 {
+            vec![None]
+        } else {
+            shares.iter().copied().chain([1.0]).map(Some).collect()
+        };
+        let mut out = Vec::new();
+        for w in &self.workloads {
+            for &group in &groups {
+                for (metric, label) in [
+                    ("hit_ratio", "hit ratio"),
+                    ("fg_hit_ratio", "foreground hit ratio"),
+                ] {
+                    let mut f = self.figure(&w.name, group, metric, label, label);
+                    if f.lines.is_empty() {
+                        continue;
+                    }
+                    if let Some(df) = group {
+                        f.id = format!("{}-dram-{}", f.id, crate::report::format_number(df));
+                        f.title = format!("{} (DRAM share {df})", f.title);
+                    }
+                    out.push(f);
+                }
+            }
+        }
+        out
+    }
+
+    /// A report of these results.
+    pub fn report(
+        &self,
+        figures: Vec<Figure>,
+        claims: Vec<crate::report::Claim>,
+        notes: Vec<String>,
+    ) -> ExperimentReport {
+        ExperimentReport {
+            table: self.to_table(),
+            json: serde_json::to_value(self).unwrap_or(serde_json::Value::Null),
+            facts: self.facts(),
+            figures,
+            claims,
+            notes,
+        }
     }
 }
 

@@ -31,20 +31,20 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
         .sum();
     let _ = writeln!(h, "<p>{} experiment(s); {holding} of {total} paper claims hold on the simulated workloads.</p><ul>", reports.len());
     for r in reports {
-        let name = escape(&r.results.experiment);
+        let name = escape(&r.table.experiment);
         let _ = writeln!(
             h,
             "<li><a href=\"#{name}\">{name}</a>: {}</li>",
-            escape(&r.results.title)
+            escape(&r.table.title)
         );
     }
     h.push_str("</ul>\n");
     for r in reports {
-        let name = escape(&r.results.experiment);
+        let name = escape(&r.table.experiment);
         let _ = writeln!(
             h,
             "<h2 id=\"{name}\">{name}: {}</h2>",
-            escape(&r.results.title)
+            escape(&r.table.title)
         );
         for note in &r.notes {
             let _ = writeln!(h, "<p>{}</p>", escape(note));
@@ -54,19 +54,21 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
             "<p>Data: <a href=\"{name}/results.csv\">results.csv</a> (long format), \
 <a href=\"{name}/results.json\">results.json</a>, <a href=\"{name}/claims.json\">claims.json</a>.</p>"
         );
-        h.push_str(
-            "<table><tr><th>workload</th><th>footprint (pages)</th><th>accesses</th></tr>\n",
-        );
-        for w in &r.results.workloads {
-            let _ = writeln!(
-                h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&w.name),
-                w.footprint,
-                w.accesses
-            );
+        if let Some((header, rows)) = r.facts.split_first() {
+            h.push_str("<table><tr>");
+            for cell in header {
+                let _ = write!(h, "<th>{}</th>", escape(cell));
+            }
+            h.push_str("</tr>\n");
+            for row in rows {
+                h.push_str("<tr>");
+                for cell in row {
+                    let _ = write!(h, "<td>{}</td>", escape(cell));
+                }
+                h.push_str("</tr>\n");
+            }
+            h.push_str("</table>\n");
         }
-        h.push_str("</table>\n");
         if !r.claims.is_empty() {
             h.push_str("<table><tr><th>claim</th><th>paper</th><th>measured</th><th>criterion</th><th>holds</th></tr>\n");
             for c in &r.claims {

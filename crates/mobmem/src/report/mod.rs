@@ -1,15 +1,17 @@
 //! Reports: what a person reads and a program parses.
 //!
-//! For an experiment named `NAME`, `DIR/NAME/` holds `results.csv` (long format: one row
-//! per point and metric), `results.json`, one SVG per figure, `claims.json` (an array of
-//! `{id, claim, paper, measured, holds, ...}`) and `README.md`-like notes in
-//! `index.html`. The folder is written under a temporary name and renamed when complete,
-//! so a failed run never leaves a report that looks finished.
+//! For an experiment named `NAME`, `DIR/NAME/` holds `results.csv` (long format: the key
+//! columns of a run, then `metric,value`), `results.json`, one SVG per figure and
+//! `claims.json` (an array of `{id, claim, paper, measured, holds, ...}`); `DIR/index.html`
+//! shows them all. The folder is written under a temporary name and renamed when
+//! complete, so a failed run never leaves a report that looks finished.
 
 mod html;
 mod plot;
+pub mod table;
 
 pub use html::write_index;
+pub use table::{Row, Table};
 
 use std::fs;
 use std::io::Write;
@@ -17,22 +19,29 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::experiments::Results;
 use crate::{Error, Result};
 
-/// A figure: one metric against memory size, a line per policy, for one workload.
+/// A figure: one metric against a numeric key column, one line per value of another key
+/// column, over the rows that match a filter.
 #[derive(Debug, Clone, Serialize)]
 pub struct Figure {
     /// File stem of the SVG.
     pub id: String,
     pub title: String,
-    pub workload: String,
-    /// A metric name from [`Metrics::values`].
+    /// Key column on the x axis (numeric), shown multiplied by `x_scale`.
+    pub x: String,
+    pub x_label: String,
+    pub x_scale: f64,
+    /// Key column whose values are the lines.
+    pub series: String,
+    /// The lines to draw, in order (each a value of `series`).
+    pub lines: Vec<String>,
+    /// Only rows whose key columns have these values.
+    pub filter: Vec<(String, String)>,
     pub metric: String,
     pub y_label: String,
-    /// Divide each value by this policy's value at the same memory size.
+    /// Divide each value by this line's value at the same x.
     pub normalize_to: Option<String>,
-    pub policies: Vec<String>,
 }
 
 /// A headline result of a paper, checked against what the simulation measured.
@@ -54,48 +63,33 @@ pub struct Claim {
 /// Everything written for one experiment.
 #[derive(Debug, Clone)]
 pub struct ExperimentReport {
-    pub results: Results,
+    pub table: Table,
+    /// `results.json`: the richest form of the results (defaults to the table's rows).
+    pub json: serde_json::Value,
+    /// A small table shown in the HTML index (e.g. the workloads): header, then rows.
+    pub facts: Vec<Vec<String>>,
     pub figures: Vec<Figure>,
     pub claims: Vec<Claim>,
     /// Paragraphs shown above the figures in the HTML index.
     pub notes: Vec<String>,
 }
 
-/// Long-format CSV: the point's columns, then `metric,value`.
-pub fn write_results_csv(out: impl Write, results: &Results) -> Result<()> {
+/// Long-format CSV: `experiment`, the key columns, then `metric,value`.
+pub fn write_results_csv(out: impl Write, table: &Table) -> Result<()> {
     let mut w = csv::Writer::from_writer(out);
     let csv_err = |e: csv::Error| Error::config("results.csv", e.to_string());
-    w.write_record([
-        "experiment",
-        "workload",
-        "policy",
-        "family",
-        "memory_pages",
-        "memory_fraction",
-        "dram_fraction",
-        "dram_pages",
-        "pcm_pages",
-        "metric",
-        "value",
-    ])
-    .map_err(csv_err)?;
-    for row in &results.rows {
-        let p = &row.point;
-        for (metric, value) in row.metrics.values() {
-            w.write_record([
-                results.experiment.as_str(),
-                &p.workload,
-                &p.policy,
-                p.family,
-                &p.memory_pages.to_string(),
-                &format_number(p.memory_fraction),
-                &format_number(p.dram_fraction),
-                &p.dram_pages.to_string(),
-                &p.pcm_pages.to_string(),
-                metric,
-                &format_number(value),
-            ])
-            .map_err(csv_err)?;
+    let mut header = vec!["experiment".to_string()];
+    header.extend(table.keys.iter().cloned());
+    header.extend(["metric".to_string(), "value".to_string()]);
+    w.write_record(&header).map_err(csv_err)?;
+    for row in &table.rows {
+        for (metric, value) in &row.values {
+            let mut record = Vec::with_capacity(header.len());
+            record.push(table.experiment.clone());
+            record.extend(row.keys.iter().cloned());
+            record.push(metric.clone());
+            record.push(format_number(*value));
+            w.write_record(&record).map_err(csv_err)?;
         }
     }
     w.flush().map_err(|e| Error::io("results.csv", e))?;
@@ -111,58 +105,48 @@ pub fn format_number(v: f64) -> String {
     }
 }
 
-/// Value of `metric` for a row, normalized if asked. `None` if the reference is missing
-/// or zero.
-pub fn figure_value(
-    results: &Results,
-    figure: &Figure,
-    row: &crate::experiments::ResultRow,
-) -> Option<f64> {
-    let v = row.metrics.value(&figure.metric)?;
-    match &figure.normalize_to {
-        None => Some(v),
-        Some(reference) => {
-            let base = results
-                .series(&figure.workload, reference)
-                .into_iter()
-                .find(|r| {
-                    r.point.memory_pages == row.point.memory_pages
-                        && r.point.dram_pages == row.point.dram_pages
+/// The points of each line of a figure: (x as shown, value), sorted by x. Rows whose x
+/// is not a number, or whose normalizing reference is missing or zero, are left out.
+pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<(f64, f64)>)> {
+    let x_of = |row: &Row| {
+        table
+            .key(row, &figure.x)
+            .and_then(|x| x.parse::<f64>().ok())
+    };
+    let value_of = |line: &str, x: f64| -> Option<f64> {
+        table
+            .select(&figure.filter)
+            .filter(|r| table.key(r, &figure.series) == Some(line))
+            .find(|r| x_of(r) == Some(x))
+            .and_then(|r| r.value(&figure.metric))
+    };
+    figure
+        .lines
+        .iter()
+        .map(|line| {
+            let mut points: Vec<(f64, f64)> = table
+                .select(&figure.filter)
+                .filter(|r| table.key(r, &figure.series) == Some(line.as_str()))
+                .filter_map(|r| {
+                    let x = x_of(r)?;
+                    let v = r.value(&figure.metric)?;
+                    let v = match &figure.normalize_to {
+                        None => v,
+                        Some(reference) => {
+                            let base = value_of(reference, x)?;
+                            if base == 0.0 {
+                                return None;
+                            }
+                            v / base
+                        }
+                    };
+                    v.is_finite().then_some((x * figure.x_scale, v))
                 })
-                .or_else(|| {
-                    results
-                        .series(&figure.workload, reference)
-                        .into_iter()
-                        .find(|r| r.point.memory_pages == row.point.memory_pages)
-                })?
-                .metrics
-                .value(&figure.metric)?;
-            (base != 0.0).then(|| v / base)
-        }
-    }
-}
-
-/// Default figures for any experiment: hit ratio and foreground hit ratio per workload.
-pub fn default_figures(results: &Results) -> Vec<Figure> {
-    let policies = results.policies();
-    let mut out = Vec::new();
-    for w in &results.workloads {
-        for (metric, label) in [
-            ("hit_ratio", "hit ratio"),
-            ("fg_hit_ratio", "foreground hit ratio"),
-        ] {
-            out.push(Figure {
-                id: format!("{}-{}", w.name, metric.replace('_', "-")),
-                title: format!("{}: {label}", w.name),
-                workload: w.name.clone(),
-                metric: metric.into(),
-                y_label: label.into(),
-                normalize_to: None,
-                policies: policies.clone(),
-            });
-        }
-    }
-    out
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (line.clone(), points)
+        })
+        .collect()
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -171,7 +155,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Write `DIR/<name>/` for one experiment; returns the folder.
 pub fn write_experiment(dir: &Path, report: &ExperimentReport) -> Result<PathBuf> {
-    let name = &report.results.experiment;
+    let name = &report.table.experiment;
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let final_dir = dir.join(name);
     let partial = dir.join(format!(".{name}.partial"));
@@ -181,16 +165,16 @@ pub fn write_experiment(dir: &Path, report: &ExperimentReport) -> Result<PathBuf
     fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
 
     let mut csv_bytes = Vec::new();
-    write_results_csv(&mut csv_bytes, &report.results)?;
+    write_results_csv(&mut csv_bytes, &report.table)?;
     write_file(&partial.join("results.csv"), &csv_bytes)?;
-    let json = serde_json::to_vec_pretty(&report.results)
+    let json = serde_json::to_vec_pretty(&report.json)
         .map_err(|e| Error::config("results.json", e.to_string()))?;
     write_file(&partial.join("results.json"), &json)?;
     let claims = serde_json::to_vec_pretty(&report.claims)
         .map_err(|e| Error::config("claims.json", e.to_string()))?;
     write_file(&partial.join("claims.json"), &claims)?;
     for figure in &report.figures {
-        let svg = plot::render(&report.results, figure)?;
+        let svg = plot::render(&report.table, figure)?;
         write_file(&partial.join(format!("{}.svg", figure.id)), svg.as_bytes())?;
     }
     if final_dir.exists() {
@@ -200,26 +184,22 @@ pub fn write_experiment(dir: &Path, report: &ExperimentReport) -> Result<PathBuf
     Ok(final_dir)
 }
 
-/// Figures of a finished run, for a terminal: one line per point.
-pub fn text_table(results: &Results, metrics: &[&str]) -> String {
+/// A table for a terminal: the key columns and the chosen metrics, one line per row.
+pub fn text_table(table: &Table, metrics: &[&str]) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "{:<16} {:<12} {:>10} {:>8} {:>8}",
-        "workload", "policy", "memory", "dram", "pcm"
-    ));
+    for k in &table.keys {
+        out.push_str(&format!("{k:<14} "));
+    }
     for m in metrics {
-        out.push_str(&format!(" {:>14}", m));
+        out.push_str(&format!("{m:>14} "));
     }
     out.push('\n');
-    for row in &results.rows {
-        let p = &row.point;
-        out.push_str(&format!(
-            "{:<16} {:<12} {:>10} {:>8} {:>8}",
-            p.workload, p.policy, p.memory_pages, p.dram_pages, p.pcm_pages
-        ));
+    for row in &table.rows {
+        for k in &row.keys {
+            out.push_str(&format!("{k:<14} "));
+        }
         for m in metrics {
-            let v = row.metrics.value(m).unwrap_or(f64::NAN);
-            out.push_str(&format!(" {:>14}", short(v)));
+            out.push_str(&format!("{:>14} ", short(row.value(m).unwrap_or(f64::NAN))));
         }
         out.push('\n');
     }

@@ -1,9 +1,8 @@
-//! SVG line charts with plotters: a metric against memory size, one line per policy.
+//! SVG line charts with plotters: a metric against a numeric key, one line per series.
 
 use plotters::prelude::*;
 
-use super::{figure_value, Figure};
-use crate::experiments::Results;
+use super::{figure_lines, Figure, Table};
 use crate::{Error, Result};
 
 const COLORS: [RGBColor; 8] = [
@@ -17,30 +16,8 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
-type Series = (String, Vec<(f64, f64)>);
-
-/// The points of each policy of a figure: (memory % of footprint, value).
-pub fn figure_series(results: &Results, figure: &Figure) -> Vec<Series> {
-    figure
-        .policies
-        .iter()
-        .map(|policy| {
-            let points = results
-                .series(&figure.workload, policy)
-                .into_iter()
-                .filter_map(|row| {
-                    figure_value(results, figure, row)
-                        .map(|v| (row.point.memory_fraction * 100.0, v))
-                })
-                .filter(|(_, v)| v.is_finite())
-                .collect();
-            (policy.clone(), points)
-        })
-        .collect()
-}
-
-pub fn render(results: &Results, figure: &Figure) -> Result<String> {
-    let series = figure_series(results, figure);
+pub fn render(table: &Table, figure: &Figure) -> Result<String> {
+    let series = figure_lines(table, figure);
     let all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();
     let plot_err = |e: String| Error::config(format!("figure {}", figure.id), e);
     let (mut x0, mut x1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| {
@@ -60,17 +37,7 @@ pub fn render(results: &Results, figure: &Figure) -> Result<String> {
     let pad = ((y1 - y0) * 0.08).max(y1.abs() * 0.01).max(1e-9);
     y1 += pad;
     y0 -= pad;
-    // The legend goes to the corner farthest from where the lines end.
-    let ends: Vec<f64> = series
-        .iter()
-        .filter_map(|(_, p)| p.last().map(|&(_, y)| y))
-        .collect();
-    let ends_high = ends.iter().sum::<f64>() / ends.len().max(1) as f64 > (y0 + y1) / 2.0;
-    let legend_at = if ends_high {
-        SeriesLabelPosition::LowerRight
-    } else {
-        SeriesLabelPosition::UpperRight
-    };
+    let legend_at = emptiest_corner(&series, (x0, x1), (y0, y1));
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (720, 440)).into_drawing_area();
@@ -84,7 +51,7 @@ pub fn render(results: &Results, figure: &Figure) -> Result<String> {
             .map_err(|e| plot_err(e.to_string()))?;
         chart
             .configure_mesh()
-            .x_desc("memory (% of footprint)")
+            .x_desc(&figure.x_label)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_desc(&figure.y_label)
             .label_style(("sans-serif", 13))
@@ -117,4 +84,50 @@ pub fn render(results: &Results, figure: &Figure) -> Result<String> {
         root.present().map_err(|e| plot_err(e.to_string()))?;
     }
     Ok(svg)
+}
+
+/// The corner where a legend box covers the fewest points of the lines (and midpoints
+/// of their segments), so that it hides as little data as possible.
+fn emptiest_corner(
+    series: &[(String, Vec<(f64, f64)>)],
+    xs: (f64, f64),
+    ys: (f64, f64),
+) -> SeriesLabelPosition {
+    let width = 0.28;
+    let height = (0.06 * series.len() as f64 + 0.05).min(0.9);
+    let mut samples = Vec::new();
+    for (_, points) in series {
+        samples.extend(points.iter().copied());
+        samples.extend(
+            points
+                .windows(2)
+                .map(|w| ((w[0].0 + w[1].0) / 2.0, (w[0].1 + w[1].1) / 2.0)),
+        );
+    }
+    let unit = |(x, y): (f64, f64)| ((x - xs.0) / (xs.1 - xs.0), (y - ys.0) / (ys.1 - ys.0));
+    let covered = |right: bool, top: bool| {
+        samples
+            .iter()
+            .map(|&p| unit(p))
+            .filter(|&(x, y)| {
+                let in_x = if right { x >= 1.0 - width } else { x <= width };
+                let in_y = if top { y >= 1.0 - height } else { y <= height };
+                in_x && in_y
+            })
+            .count()
+    };
+    let corners = [
+        (true, true, SeriesLabelPosition::UpperRight),
+        (false, true, SeriesLabelPosition::UpperLeft),
+        (true, false, SeriesLabelPosition::LowerRight),
+        (false, false, SeriesLabelPosition::LowerLeft),
+    ];
+    let mut best = (usize::MAX, SeriesLabelPosition::UpperRight);
+    for (right, top, position) in corners {
+        let count = covered(right, top);
+        if count < best.0 {
+            best = (count, position);
+        }
+    }
+    best.1
 }

@@ -6,9 +6,19 @@
 //! average versus LRU; energy -22% and -23%; hit ratios never below LRU's or 2Q's;
 //! foreground hit ratio up to 3 points above the total.
 
-use super::{reduction_claim, Analysis};
-use crate::experiments::Results;
-use crate::report::{Claim, Figure};
+use super::{reduction_claim, shipped_config};
+use crate::experiments::{self, Results};
+use crate::report::{Claim, ExperimentReport, Figure};
+use crate::Result;
+
+/// The experiment file (also `experiments/hybrid-cache.toml`).
+pub const CONFIG: &str = include_str!("../../../../../experiments/hybrid-cache.toml");
+
+pub fn run(progress: &(dyn Fn(usize, usize) + Sync)) -> Result<ExperimentReport> {
+    let results = experiments::run(&shipped_config("hybrid-cache", CONFIG)?, progress)?;
+    let (figures, claims, notes) = analyze(&results);
+    Ok(results.report(figures, claims, notes))
+}
 
 const PROPOSED: &str = "app-aware";
 const LRU: &str = "hybrid-lru";
@@ -63,20 +73,16 @@ fn worst_hit_ratio_gap(results: &Results, workload: &str, baseline: &str) -> f64
     100.0 * worst
 }
 
-pub fn analyze(results: &Results) -> Analysis {
-    let policies = results.policies();
+/// Figures, claims and notes of the results.
+pub fn analyze(results: &Results) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
     let mut figures = Vec::new();
     let mut claims = Vec::new();
     for w in &results.workloads {
         let name = &w.name;
         let fig = |id: &str, title: &str, metric: &str, y: &str, normalize: bool| Figure {
             id: format!("{name}-{id}"),
-            title: format!("{name}: {title}"),
-            workload: name.clone(),
-            metric: metric.into(),
-            y_label: y.into(),
             normalize_to: normalize.then(|| LRU.to_string()),
-            policies: policies.clone(),
+            ..results.figure(name, None, metric, title, y)
         };
         figures.push(fig(
             "hit-ratio",
@@ -158,10 +164,10 @@ pub fn analyze(results: &Results) -> Analysis {
             holds: fg_above > 0.0 && fg_above <= 6.0,
         });
     }
-    Analysis {
+    (
         figures,
         claims,
-        notes: vec![
+        vec![
             "Workloads are synthetic models of the paper's two Nexus 7 traces (which were never published): \
 chrome-push (a foreground browser, two background push apps, about 15:1 requests) and app-switching \
 (many apps switched between foreground and background, about 3:1). Memory is 10%..100% of each \
@@ -172,7 +178,7 @@ eviction to storage 1000)."
 clock-dwf is the literature's hybrid policy (Lee, Bahn, Noh 2014); app-aware is the paper's policy."
                 .into(),
         ],
-    }
+    )
 }
 
 #[cfg(test)]
@@ -235,8 +241,8 @@ mod tests {
                 accesses: 100,
             }],
         };
-        let analysis = analyze(&results);
-        let claim = |id: &str| analysis.claims.iter().find(|c| c.id == id).unwrap().clone();
+        let (figures, claims, _) = analyze(&results);
+        let claim = |id: &str| claims.iter().find(|c| c.id == id).unwrap().clone();
         let time = claim("chrome-push-fg-time");
         assert!((time.measured - 50.0).abs() < 1e-9 && time.paper == 58.0 && time.holds);
         let energy = claim("chrome-push-energy");
@@ -248,6 +254,6 @@ mod tests {
         // fg hit ratio minus total: 54-51 = 3 and 74-72 = 2 points: the largest is 3.
         let above = claim("chrome-push-fg-above-total");
         assert!((above.measured - 3.0).abs() < 1e-9 && above.holds);
-        assert_eq!(analysis.figures.len(), 5);
+        assert_eq!(figures.len(), 5);
     }
 }

@@ -3,33 +3,22 @@
 
 mod hybrid_cache;
 
-use crate::experiments::{self, ExperimentConfig, Results};
-use crate::report::{default_figures, Claim, ExperimentReport, Figure};
+use crate::experiments::ExperimentConfig;
+use crate::report::{Claim, ExperimentReport};
 use crate::{Error, Result};
 
 /// A reproduction of one paper's experiment.
 pub struct Reproduction {
     pub name: &'static str,
     pub summary: &'static str,
-    /// The experiment file (also in `experiments/NAME.toml`).
-    pub config_text: &'static str,
-    /// Figures, claims and notes from the results.
-    pub analyze: fn(&Results) -> Analysis,
-}
-
-/// What a reproduction makes of its results.
-#[derive(Debug, Clone, Default)]
-pub struct Analysis {
-    pub figures: Vec<Figure>,
-    pub claims: Vec<Claim>,
-    pub notes: Vec<String>,
+    /// Run the experiment; `progress(done, total)` as it goes.
+    pub run: fn(&(dyn Fn(usize, usize) + Sync)) -> Result<ExperimentReport>,
 }
 
 pub static REPRODUCTIONS: &[Reproduction] = &[Reproduction {
     name: "hybrid-cache",
     summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
-    config_text: include_str!("../../../../../experiments/hybrid-cache.toml"),
-    analyze: hybrid_cache::analyze,
+    run: hybrid_cache::run,
 }];
 
 pub fn find(name: &str) -> Result<&'static Reproduction> {
@@ -47,30 +36,9 @@ pub fn find(name: &str) -> Result<&'static Reproduction> {
         })
 }
 
-impl Reproduction {
-    pub fn config(&self) -> Result<ExperimentConfig> {
-        ExperimentConfig::parse(self.config_text, &format!("experiments/{}.toml", self.name))
-    }
-
-    /// Run the experiment and analyze it.
-    pub fn run(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<ExperimentReport> {
-        let results = experiments::run(&self.config()?, progress)?;
-        Ok(self.report(results))
-    }
-
-    pub fn report(&self, results: Results) -> ExperimentReport {
-        let analysis = (self.analyze)(&results);
-        ExperimentReport {
-            figures: if analysis.figures.is_empty() {
-                default_figures(&results)
-            } else {
-                analysis.figures
-            },
-            claims: analysis.claims,
-            notes: analysis.notes,
-            results,
-        }
-    }
+/// Parse an experiment file shipped with mobmem.
+pub fn shipped_config(name: &str, text: &str) -> Result<ExperimentConfig> {
+    ExperimentConfig::parse(text, &format!("experiments/{name}.toml"))
 }
 
 /// "Same direction, at least half the paper's size": the rule for claims that a policy
