@@ -121,6 +121,10 @@ struct RunArgs {
 struct ReproduceArgs {
     /// Reproduction name, or `all`.
     name: String,
+    /// Folder of real media and text files for the file-system reproduction
+    /// (made by scripts/make-media.sh).
+    #[arg(long, default_value = "target/media")]
+    media: PathBuf,
     /// Report folder.
     #[arg(long, default_value = "report")]
     out: PathBuf,
@@ -363,8 +367,12 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
     let mut reports = Vec::new();
     for r in chosen {
         let pb = bar(0, r.name);
-        let report =
-            (r.run)(&progress_of(&pb)).with_context(|| format!("reproduction {}", r.name))?;
+        let progress = progress_of(&pb);
+        let context = reproductions::Context {
+            progress: &progress,
+            media_dir: args.media.clone(),
+        };
+        let report = (r.run)(&context).with_context(|| format!("reproduction {}", r.name))?;
         pb.finish_and_clear();
         let dir = report::write_experiment(&args.out, &report)?;
         println!("{}: {}", r.name, r.summary);

@@ -6,7 +6,7 @@
 //! average versus LRU; energy -22% and -23%; hit ratios never below LRU's or 2Q's;
 //! foreground hit ratio up to 3 points above the total.
 
-use super::{reduction_claim, shipped_config};
+use super::{reduction_claim, shipped_config, Context};
 use crate::experiments::{self, Results};
 use crate::report::{Claim, ExperimentReport, Figure};
 use crate::Result;
@@ -14,8 +14,8 @@ use crate::Result;
 /// The experiment file (also `experiments/hybrid-cache.toml`).
 pub const CONFIG: &str = include_str!("../../../../../experiments/hybrid-cache.toml");
 
-pub fn run(progress: &(dyn Fn(usize, usize) + Sync)) -> Result<ExperimentReport> {
-    let results = experiments::run(&shipped_config("hybrid-cache", CONFIG)?, progress)?;
+pub fn run(context: &Context) -> Result<ExperimentReport> {
+    let results = experiments::run(&shipped_config("hybrid-cache", CONFIG)?, context.progress)?;
     let (figures, claims, notes) = analyze(&results);
     Ok(results.report(figures, claims, notes))
 }

@@ -7,12 +7,19 @@ use crate::experiments::ExperimentConfig;
 use crate::report::{Claim, ExperimentReport};
 use crate::{Error, Result};
 
+/// What a reproduction runs with.
+pub struct Context<'a> {
+    /// Called with (done, total) as the experiment goes.
+    pub progress: &'a (dyn Fn(usize, usize) + Sync),
+    /// Folder of the real media and text files (`scripts/make-media.sh` makes it).
+    pub media_dir: std::path::PathBuf,
+}
+
 /// A reproduction of one paper's experiment.
 pub struct Reproduction {
     pub name: &'static str,
     pub summary: &'static str,
-    /// Run the experiment; `progress(done, total)` as it goes.
-    pub run: fn(&(dyn Fn(usize, usize) + Sync)) -> Result<ExperimentReport>,
+    pub run: fn(&Context) -> Result<ExperimentReport>,
 }
 
 pub static REPRODUCTIONS: &[Reproduction] = &[Reproduction {
