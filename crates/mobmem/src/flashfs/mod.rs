@@ -14,7 +14,7 @@ pub mod read;
 pub mod store;
 
 pub use codec::Codec;
-pub use read::{read_file, PageCacheState, ReadCost, ReadPath};
+pub use read::{read_file, read_twice, PageCacheState, ReadCost, ReadPath};
 pub use store::{store_file, StoredFile, StoredPage, WritePolicy};
 
 /// Bytes in a file-system page.
