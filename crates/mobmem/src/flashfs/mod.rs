@@ -15,7 +15,10 @@ pub mod store;
 
 pub use codec::Codec;
 pub use read::{read_file, PageCacheState, ReadCost, ReadPath};
-pub use store::{store_file, StoredFile, StoredPage, WritePolicy};
+pub use store::{
+    store_file, store_file_policies, store_file_with_bytes, StorageSummary, StoredFile,
+    StoredFileBytes, StoredPage, WritePolicy,
+};
 
 /// Bytes in a file-system page.
 pub const PAGE_SIZE: usize = 4096;
