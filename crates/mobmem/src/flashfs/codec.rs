@@ -59,10 +59,7 @@ impl Codec {
 
     /// Whether this build can run the codec (LZO needs the `lzo` feature).
     pub fn is_available(&self) -> bool {
-        match self {
-            Codec::Lzo => cfg!(feature = "lzo"),
-            _ => true,
-        }
+        *self != Codec::Lzo || cfg!(feature = "lzo")
     }
 
     /// The codecs this build can run, in [`Codec::ALL`] order.
