@@ -7,12 +7,17 @@
 //! flash reads, decompression, RAM copies and page-cache page allocations, priced by a
 //! platform profile ([`crate::devices::platform`]), along one of two read paths
 //! ([`read`]): every page through the page cache, or raw pages straight to the user
-//! buffer.
+//! buffer. [`analyze`] stores real files under several policies at once; [`bench`]
+//! measures the codecs on this machine.
 
+pub mod analyze;
+pub mod bench;
 pub mod codec;
 pub mod read;
 pub mod store;
 
+pub use analyze::{analyze_paths, Analysis, FileAnalysis};
+pub use bench::{bench_codecs, CodecSpeed};
 pub use codec::Codec;
 pub use read::{read_file, PageCacheState, ReadCost, ReadPath};
 pub use store::{
