@@ -7,8 +7,8 @@
 //! flash reads, decompression, RAM copies and page-cache page allocations, priced by a
 //! platform profile ([`crate::devices::platform`]), along one of two read paths
 //! ([`read`]): every page through the page cache, or raw pages straight to the user
-//! buffer. [`analyze`] stores real files under several policies at once; [`bench`]
-//! measures the codecs on this machine.
+//! buffer. [`analyze`] stores real files under several policies at once;
+//! [`bench`](mod@bench) measures the codecs on this machine.
 
 pub mod analyze;
 pub mod bench;
