@@ -7,15 +7,23 @@
 //! flash reads, decompression, RAM copies and page-cache page allocations, priced by a
 //! platform profile ([`crate::devices::platform`]), along one of two read paths
 //! ([`read`]): every page through the page cache, or raw pages straight to the user
-//! buffer.
+//! buffer. [`analyze`] stores real files under several policies at once;
+//! [`bench`](mod@bench) measures the codecs on this machine.
 
+pub mod analyze;
+pub mod bench;
 pub mod codec;
 pub mod read;
 pub mod store;
 
+pub use analyze::{analyze_paths, Analysis, FileAnalysis};
+pub use bench::{bench_codecs, CodecSpeed};
 pub use codec::Codec;
 pub use read::{read_file, read_twice, PageCacheState, ReadCost, ReadPath};
-pub use store::{store_file, StoredFile, StoredPage, WritePolicy};
+pub use store::{
+    store_file, store_file_policies, store_file_with_bytes, StorageSummary, StoredFile,
+    StoredFileBytes, StoredPage, WritePolicy,
+};
 
 /// Bytes in a file-system page.
 pub const PAGE_SIZE: usize = 4096;

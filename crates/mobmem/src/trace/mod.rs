@@ -236,6 +236,8 @@ pub struct Interner {
     page_ids: HashMap<PageKey, PageId>,
     /// Current process id of each pid (a pid reused under a new name gets a new id).
     proc_ids: HashMap<u32, ProcId>,
+    /// Per process: whether its start event was seen.
+    started: Vec<bool>,
 }
 
 impl Interner {
@@ -266,17 +268,22 @@ impl Interner {
         self.new_process(pid, String::new())
     }
 
-    /// A process starts as `pid` with `name`. If the pid's current process has no name
-    /// yet (it was seen before its start), it is named; otherwise a new process begins.
+    /// A process starts as `pid` with `name`: a new process, unless the pid's current
+    /// process was only seen before its start (by an access or an importance change), in
+    /// which case this start is its own and names it. A process so has at most one start,
+    /// and its table name is the one its start gave, so a trace written out and read
+    /// back interns to the same ids.
     pub fn start_process(&mut self, pid: u32, name: &str) -> Option<ProcId> {
         if let Some(&id) = self.proc_ids.get(&pid) {
-            let info = &mut self.tables.processes[id as usize];
-            if info.name.is_empty() || info.name == name {
-                info.name = name.to_string();
+            if !self.started[id as usize] {
+                self.started[id as usize] = true;
+                self.tables.processes[id as usize].name = name.to_string();
                 return Some(id);
             }
         }
-        self.new_process(pid, name.to_string())
+        let id = self.new_process(pid, name.to_string())?;
+        self.started[id as usize] = true;
+        Some(id)
     }
 
     fn new_process(&mut self, pid: u32, name: String) -> Option<ProcId> {
@@ -285,6 +292,7 @@ impl Interner {
             return None;
         }
         self.tables.processes.push(ProcessInfo { pid, name });
+        self.started.push(false);
         self.proc_ids.insert(pid, id);
         Some(id)
     }

@@ -2,6 +2,7 @@
 //! plus the figures the paper has and the claims it makes, computed from the results.
 
 mod hybrid_cache;
+mod selective_page_cache;
 
 use crate::experiments::ExperimentConfig;
 use crate::report::{Claim, ExperimentReport};
@@ -22,11 +23,18 @@ pub struct Reproduction {
     pub run: fn(&Context) -> Result<ExperimentReport>,
 }
 
-pub static REPRODUCTIONS: &[Reproduction] = &[Reproduction {
-    name: "hybrid-cache",
-    summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
-    run: hybrid_cache::run,
-}];
+pub static REPRODUCTIONS: &[Reproduction] = &[
+    Reproduction {
+        name: "hybrid-cache",
+        summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
+        run: hybrid_cache::run,
+    },
+    Reproduction {
+        name: "selective-page-cache",
+        summary: "selective page cache and selective compression on a compressed flash file system (Song, Cha, KIISE)",
+        run: selective_page_cache::run,
+    },
+];
 
 pub fn find(name: &str) -> Result<&'static Reproduction> {
     REPRODUCTIONS
