@@ -1,6 +1,7 @@
 //! `mobmem`: the command-line front end. Every command's `--help` explains it.
 
 mod bench;
+mod fs;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -56,6 +57,11 @@ enum Command {
     Policies,
     /// Measure simulator throughput and memory per distinct page.
     Bench(bench::BenchArgs),
+    /// The compressed flash file system: analyze real files, measure codecs.
+    Fs {
+        #[command(subcommand)]
+        command: fs::FsCommand,
+    },
 }
 
 #[derive(Args)]
@@ -174,6 +180,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench(args) => bench::bench(args),
+        Command::Fs { command } => fs::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
