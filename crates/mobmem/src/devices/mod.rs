@@ -11,6 +11,18 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Tier;
 use crate::{Error, Result};
 
+/// Check that every named figure is a finite number >= 0; the error names the first
+/// one that is not, in `context`.
+pub fn check_non_negative(context: &str, fields: &[(&str, f64)]) -> Result<()> {
+    match fields.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+        Some((field, value)) => Err(Error::config(
+            context,
+            format!("{field} must be a finite number >= 0, got {value}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Bytes in a page.
 pub const PAGE_BYTES: u64 = 4096;
 /// Bits in a page: per-bit energies are multiplied by this for one page operation.
@@ -80,14 +92,7 @@ impl Device {
             ("write_nj_per_bit", self.write_nj_per_bit),
             ("static_w_per_gib", self.static_w_per_gib),
         ];
-        for (field, value) in fields {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(Error::config(
-                    format!("device {}", self.name),
-                    format!("{field} must be a finite number >= 0, got {value}"),
-                ));
-            }
-        }
+        check_non_negative(&format!("device {}", self.name), &fields)?;
         if let Some(e) = self.endurance_writes {
             if !(e.is_finite() && e > 0.0) {
                 return Err(Error::config(
@@ -216,15 +221,7 @@ impl CostModel {
             ("eviction", self.eviction),
             ("writeback", self.writeback),
         ];
-        for (field, value) in fields {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(Error::config(
-                    format!("cost model {}", self.name),
-                    format!("{field} must be a finite number >= 0, got {value}"),
-                ));
-            }
-        }
-        Ok(())
+        check_non_negative(&format!("cost model {}", self.name), &fields)
     }
 }
 

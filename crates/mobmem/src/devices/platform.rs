@@ -292,15 +292,7 @@ impl Platform {
             ("cpu_active_w", self.cpu_active_w),
             ("base_w", self.base_w),
         ];
-        for (field, value) in fields {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(Error::config(
-                    format!("platform {}", self.name),
-                    format!("{field} must be a finite number >= 0, got {value}"),
-                ));
-            }
-        }
-        Ok(())
+        super::check_non_negative(&format!("platform {}", self.name), &fields)
     }
 }
 
