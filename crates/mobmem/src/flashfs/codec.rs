@@ -255,6 +255,85 @@ fn lzo_decompress(_stored: &[u8], _original_len: usize) -> Result<Vec<u8>> {
     Err(Error::config("lzo", LZO_MISSING))
 }
 
+// The platform's per-codec figures, keyed here so that the devices layer needs no codec.
+impl crate::devices::platform::DecompressTimes {
+    pub fn get(&self, codec: Codec) -> f64 {
+        match codec {
+            Codec::Zlib => self.zlib,
+            Codec::Lzo => self.lzo,
+            Codec::Lz4 => self.lz4,
+            Codec::Zstd => self.zstd,
+        }
+    }
+
+    pub(crate) fn get_mut(&mut self, codec: Codec) -> &mut f64 {
+        match codec {
+            Codec::Zlib => &mut self.zlib,
+            Codec::Lzo => &mut self.lzo,
+            Codec::Lz4 => &mut self.lz4,
+            Codec::Zstd => &mut self.zstd,
+        }
+    }
+}
+
+impl crate::devices::platform::Platform {
+    /// Decompression time of `codec`, ns per output byte.
+    pub fn decompress_ns_per_byte(&self, codec: Codec) -> f64 {
+        self.decompress_ns_per_byte.get(codec)
+    }
+
+    /// Decompression speed of `codec`, MB/s of output (infinite for a time of 0).
+    pub fn decompress_mb_s(&self, codec: Codec) -> f64 {
+        1000.0 / self.decompress_ns_per_byte.get(codec)
+    }
+
+    /// This platform with `codec` decompressing at `mb_s` MB/s of output (1 MB = 10^6
+    /// bytes), e.g. a speed measured on the machine at hand.
+    pub fn with_decompress_mb_s(mut self, codec: Codec, mb_s: f64) -> Result<Self> {
+        if !(mb_s.is_finite() && mb_s > 0.0) {
+            return Err(Error::config(
+                format!("platform {}", self.name),
+                format!(
+                    "decompression speed of {codec:?} must be a finite number > 0 MB/s, got {mb_s}"
+                ),
+            ));
+        }
+        *self.decompress_ns_per_byte.get_mut(codec) = crate::devices::platform::ns_per_byte(mb_s);
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod platform_tests {
+    use super::*;
+    use crate::devices::platform::Platform;
+
+    #[test]
+    fn speeds_and_times_convert_both_ways() {
+        let pxa = Platform::pxa250();
+        assert!((pxa.decompress_ns_per_byte(Codec::Zlib) - 200.0).abs() < 1e-9);
+        assert!((pxa.decompress_mb_s(Codec::Zlib) - 5.0).abs() < 1e-9);
+        let measured = pxa.with_decompress_mb_s(Codec::Lz4, 250.0).unwrap();
+        assert!((measured.decompress_ns_per_byte(Codec::Lz4) - 4.0).abs() < 1e-12);
+        // The other codecs are untouched.
+        assert_eq!(
+            measured.decompress_ns_per_byte(Codec::Zlib),
+            Platform::pxa250().decompress_ns_per_byte(Codec::Zlib)
+        );
+    }
+
+    #[test]
+    fn a_measured_speed_must_be_positive_and_finite() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let message = Platform::modern_phone()
+                .with_decompress_mb_s(Codec::Zstd, bad)
+                .unwrap_err()
+                .to_string();
+            assert!(message.contains("Zstd"), "{message}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
