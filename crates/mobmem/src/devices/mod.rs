@@ -5,6 +5,7 @@
 //! slower end is used (the paper itself chose pessimistic PCM figures).
 
 pub mod platform;
+pub mod swap;
 
 use serde::{Deserialize, Serialize};
 
