@@ -8,6 +8,8 @@
 //!   and the simulation loop that applies a policy's decisions to the devices;
 //! - [`flashfs`]: a compressed flash file system (JFFS2-like): codecs, write policies,
 //!   read paths with and without the page cache;
+//! - [`swap`]: swapping app memory to NVM, flash and zram: DRAM with reclaim and the
+//!   low-memory killer, the multi-swap architectures, app launch times;
 //! - [`metrics`]: the counters a run produces and the figures derived from them;
 //! - [`experiments`]: experiment files, sweeps run in parallel, the papers' reproductions;
 //! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index.
@@ -19,6 +21,7 @@ pub mod experiments;
 pub mod flashfs;
 pub mod metrics;
 pub mod report;
+pub mod swap;
 pub mod trace;
 pub mod workload;
 

@@ -1,0 +1,544 @@
+//! DRAM, reclaim and the low-memory killer: the machine a trace runs on.
+//!
+//! Apps own anonymous pages (a page belongs to the app that touched it first). DRAM
+//! holds at most `dram_pages` frames, less the frames the zram pool takes. Touching a page
+//! that is not in DRAM is a swap-in fault when a swap device holds it, and otherwise a
+//! fresh allocation (zero-fill, no I/O). Before a page enters a full DRAM, reclaim frees
+//! one frame at a time:
+//! 1. the victim is the coldest page (per-app LRU) of the least important app (highest
+//!    `oom_score_adj`, ties broken by the app used least recently), or with `global-lru`
+//!    the coldest page of all;
+//! 2. with swap, the victim is swapped out: nothing is written if its slot already holds
+//!    its data, otherwise the architecture writes it;
+//! 3. with no swap, or when the architecture has no room (zram pool full), the low-memory
+//!    killer kills the least important app holding memory: every page it owns is freed,
+//!    in DRAM and in swap, and its next launch is a cold start. It never kills an app at
+//!    `oom_score_adj` <= 0 (the foreground and system) nor the app whose access is being
+//!    served;
+//! 4. if no app can be killed, the victim is dropped (its data is lost; the next touch
+//!    allocates it afresh) and counted.
+//!
+//! Processes that exit free their memory the same way. Accesses to file pages are not
+//! simulated (they belong to the page cache) and are counted apart.
+
+use super::architectures::{find_architecture, Architecture};
+use super::config::{ReclaimOrder, SwapConfig};
+use super::launch::{LaunchKind, LaunchTracker};
+use super::metrics::SwapMetrics;
+use super::space::{IoCounts, IoRecord, SwapDevice, SwapSpace};
+use crate::devices::swap::SwapDevices;
+use crate::engine::ensure_index;
+use crate::engine::list::{Links, List};
+use crate::trace::{Event, EventKind, PageId, ProcId, Tables, ADJ_FOREGROUND, ADJ_UNKNOWN};
+use crate::{Error, Result};
+
+// Per-page flags.
+const RESIDENT: u8 = 1;
+/// The DRAM copy differs from the page's slot (or it has none).
+const DIRTY: u8 = 2;
+/// On its owner's list of owned pages.
+const OWNED: u8 = 4;
+/// Out of DRAM, held by a swap device.
+const SWAPPED_OUT: u8 = 8;
+/// Written to swap at least once (the swap footprint).
+const EVER_SWAPPED: u8 = 16;
+
+/// Where a page is, for tests and inspection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// Never touched, freed with its app, or dropped.
+    Nowhere,
+    /// In DRAM (it may also keep a slot in swap, see `SlotOnSwapIn::Keep`).
+    Dram,
+    Nvm,
+    Flash,
+    Zram,
+}
+
+#[derive(Debug, Clone)]
+struct App {
+    adj: i16,
+    lru: List,
+    resident: u32,
+    last_use: u64,
+    owned: Vec<PageId>,
+    launched: bool,
+    /// Killed or exited since its last launch: the next launch is cold.
+    died: bool,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App {
+            adj: ADJ_UNKNOWN,
+            lru: List::new(),
+            resident: 0,
+            last_use: 0,
+            owned: Vec::new(),
+            launched: false,
+            died: false,
+        }
+    }
+}
+
+/// The state of one run: DRAM, apps, the swap space and the architecture.
+pub struct Machine {
+    arch: Box<dyn Architecture>,
+    space: SwapSpace,
+    dram_pages: usize,
+    reclaim: ReclaimOrder,
+    devices: SwapDevices,
+    flags: Vec<u8>,
+    swap_ins_per_page: Vec<u32>,
+    links: Links,
+    global: List,
+    resident: usize,
+    apps: Vec<App>,
+    /// The app reclaim takes from next, while nothing changes the choice.
+    victim_app: Option<ProcId>,
+    use_counter: u64,
+    launches: LaunchTracker,
+    metrics: SwapMetrics,
+    now_ns: u64,
+}
+
+impl Machine {
+    /// A machine for `config`; `pages` and `procs` size the per-page and per-app state (it
+    /// grows on demand).
+    pub fn new(config: &SwapConfig, pages: usize, procs: usize) -> Result<Self> {
+        config.validate()?;
+        let info = find_architecture(&config.architecture)?;
+        let nvm_pages = if info.uses_nvm { config.nvm_pages } else { 0 };
+        let pool_pages = if info.uses_zram {
+            config.zram.pool_pages
+        } else {
+            0
+        };
+        let keep = config.slot_on_swap_in == super::config::SlotOnSwapIn::Keep;
+        let space = SwapSpace::new(
+            nvm_pages,
+            info.nvm_order,
+            pool_pages,
+            &config.devices.zram,
+            keep,
+            pages,
+        );
+        Ok(Machine {
+            arch: (info.build)(config),
+            space,
+            dram_pages: config.dram_pages,
+            reclaim: config.reclaim,
+            devices: config.devices.clone(),
+            flags: vec![0; pages],
+            swap_ins_per_page: vec![0; pages],
+            links: Links::with_pages(pages),
+            global: List::new(),
+            resident: 0,
+            apps: vec![App::default(); procs],
+            victim_app: None,
+            use_counter: 0,
+            launches: LaunchTracker::new(config.launch.clone()),
+            metrics: SwapMetrics {
+                architecture: info.name.to_string(),
+                ..Default::default()
+            },
+            now_ns: 0,
+        })
+    }
+
+    /// Record every device operation (see [`Machine::take_io_log`]).
+    pub fn enable_io_log(&mut self) {
+        self.space.enable_log();
+    }
+
+    /// The device operations since the last call, when the log is enabled.
+    pub fn take_io_log(&mut self) -> Vec<IoRecord> {
+        self.space.take_log()
+    }
+
+    pub fn space(&self) -> &SwapSpace {
+        &self.space
+    }
+
+    pub fn io_counts(&self) -> &IoCounts {
+        self.space.counts()
+    }
+
+    /// Pages in DRAM.
+    pub fn resident_pages(&self) -> usize {
+        self.resident
+    }
+
+    /// DRAM frames in use: resident pages and the zram pool.
+    pub fn dram_used(&self) -> usize {
+        self.resident + self.space.pool_frames()
+    }
+
+    /// Where `page` is now.
+    pub fn place_of(&self, page: PageId) -> Place {
+        if self.flag(page, RESIDENT) {
+            return Place::Dram;
+        }
+        match self.space.slot_of(page) {
+            None => Place::Nowhere,
+            Some(SwapDevice::Nvm) => Place::Nvm,
+            Some(SwapDevice::Flash) => Place::Flash,
+            Some(SwapDevice::Zram) => Place::Zram,
+        }
+    }
+
+    /// The metrics counted so far (times and launches are filled in by `finish`).
+    pub fn metrics(&self) -> &SwapMetrics {
+        &self.metrics
+    }
+
+    #[inline]
+    fn flag(&self, page: PageId, flag: u8) -> bool {
+        self.flags.get(page as usize).is_some_and(|f| f & flag != 0)
+    }
+
+    fn ensure_page(&mut self, page: PageId) {
+        if page as usize >= self.flags.len() {
+            ensure_index(&mut self.flags, page, 0);
+            ensure_index(&mut self.swap_ins_per_page, page, 0);
+        }
+    }
+
+    fn ensure_app(&mut self, proc: ProcId) {
+        if proc as usize >= self.apps.len() {
+            ensure_index(&mut self.apps, proc, App::default());
+        }
+    }
+
+    /// Feed one event; `index` is its position in the trace, for errors.
+    pub fn step(&mut self, index: usize, event: &Event) -> Result<()> {
+        self.now_ns = event.time_ns();
+        self.launches.advance(self.now_ns);
+        self.metrics.events += 1;
+        let proc = event.proc();
+        self.ensure_app(proc);
+        match event.kind() {
+            EventKind::Access => self.access(event),
+            EventKind::Importance => {
+                self.importance(proc, event.oom_score_adj());
+                Ok(())
+            }
+            EventKind::Start => Ok(()),
+            EventKind::Exit => {
+                self.launches.end_of(proc);
+                self.free_app(proc);
+                self.metrics.exits += 1;
+                Ok(())
+            }
+        }
+        .map_err(|e| Error::config(format!("swap run, event {index}"), e.to_string()))
+    }
+
+    fn importance(&mut self, proc: ProcId, adj: i16) {
+        let app = &mut self.apps[proc as usize];
+        let was = std::mem::replace(&mut app.adj, adj);
+        self.victim_app = None;
+        if adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
+            let kind = if !app.launched {
+                LaunchKind::First
+            } else if app.died {
+                LaunchKind::Cold
+            } else {
+                LaunchKind::Warm
+            };
+            app.launched = true;
+            app.died = false;
+            self.launches.begin(proc, self.now_ns, kind);
+        } else if adj != ADJ_FOREGROUND {
+            self.launches.end_of(proc);
+        }
+    }
+
+    fn access(&mut self, event: &Event) -> Result<()> {
+        if !event.is_anon() {
+            self.metrics.file_accesses_ignored += 1;
+            return Ok(());
+        }
+        let (page, proc) = (event.page(), event.proc());
+        self.ensure_page(page);
+        self.metrics.accesses += 1;
+        self.use_counter += 1;
+        self.apps[proc as usize].last_use = self.use_counter;
+        if self.victim_app == Some(proc) {
+            self.victim_app = None;
+        }
+        if self.flag(page, RESIDENT) {
+            self.metrics.dram_hits += 1;
+            let owner = self.space.owner(page);
+            match self.reclaim {
+                ReclaimOrder::AppImportance => {
+                    let app = &mut self.apps[owner as usize];
+                    self.links.move_to_front(&mut app.lru, page);
+                }
+                ReclaimOrder::GlobalLru => self.links.move_to_front(&mut self.global, page),
+            }
+        } else {
+            let writes_before = self.write_time_ns();
+            self.make_room(proc)?;
+            let launch_writes = self.write_time_ns() - writes_before;
+            self.launches.reclaim_writes(proc, launch_writes);
+            if self.flags[page as usize] & OWNED == 0 {
+                self.space.set_owner(page, proc);
+                self.ensure_app(proc);
+                self.apps[proc as usize].owned.push(page);
+                self.flags[page as usize] |= OWNED;
+            }
+            let mut flags = self.flags[page as usize] & !(SWAPPED_OUT | DIRTY);
+            if self.space.slot_of(page).is_some() {
+                let device = self.arch.swap_in(&mut self.space, page)?;
+                self.metrics.swap_ins += 1;
+                self.swap_ins_per_page[page as usize] += 1;
+                self.launches.fault(proc, self.read_ns(device));
+                // A kept slot holds the page's data: the page is clean until written.
+                if self.space.slot_of(page).is_none() {
+                    flags |= DIRTY;
+                }
+            } else {
+                self.metrics.fresh_allocations += 1;
+                flags |= DIRTY;
+            }
+            self.flags[page as usize] = flags;
+            self.insert_resident(page);
+        }
+        if event.is_write() {
+            self.flags[page as usize] |= DIRTY;
+        }
+        self.launches.access_done(proc);
+        Ok(())
+    }
+
+    fn read_ns(&self, device: SwapDevice) -> f64 {
+        match device {
+            SwapDevice::Nvm => self.devices.nvm.read_ns,
+            SwapDevice::Flash => self.devices.flash.read_ns,
+            SwapDevice::Zram => self.devices.zram.decompress_ns,
+        }
+    }
+
+    /// Time of every write so far (NVM, flash, zram compression), for launch charging.
+    fn write_time_ns(&self) -> f64 {
+        let io = self.space.counts();
+        let d = &self.devices;
+        io.nvm_writes as f64 * d.nvm.write_ns
+            + io.flash_writes as f64 * d.flash.write_ns
+            + io.zram_compressions as f64 * d.zram.compress_ns
+    }
+
+    fn insert_resident(&mut self, page: PageId) {
+        let owner = self.space.owner(page);
+        self.ensure_app(owner);
+        match self.reclaim {
+            ReclaimOrder::AppImportance => {
+                let app = &mut self.apps[owner as usize];
+                self.links.push_front(&mut app.lru, page);
+            }
+            ReclaimOrder::GlobalLru => self.links.push_front(&mut self.global, page),
+        }
+        let app = &mut self.apps[owner as usize];
+        app.resident += 1;
+        if app.resident == 1 {
+            // A new candidate for reclaim.
+            self.victim_app = None;
+        }
+        self.resident += 1;
+        self.flags[page as usize] |= RESIDENT;
+    }
+
+    fn remove_resident(&mut self, page: PageId) {
+        let owner = self.space.owner(page);
+        match self.reclaim {
+            ReclaimOrder::AppImportance => {
+                let app = &mut self.apps[owner as usize];
+                self.links.remove(&mut app.lru, page);
+            }
+            ReclaimOrder::GlobalLru => self.links.remove(&mut self.global, page),
+        }
+        let app = &mut self.apps[owner as usize];
+        app.resident -= 1;
+        if app.resident == 0 && self.victim_app == Some(owner) {
+            self.victim_app = None;
+        }
+        self.resident -= 1;
+        self.flags[page as usize] &= !RESIDENT;
+    }
+
+    /// Reclaim until one more page fits in DRAM.
+    fn make_room(&mut self, accessor: ProcId) -> Result<()> {
+        while self.dram_used() >= self.dram_pages {
+            let before = (self.resident, self.space.pool_bytes());
+            self.reclaim_one(accessor)?;
+            if (self.resident, self.space.pool_bytes()) == before {
+                return Err(Error::config(
+                    "swap memory",
+                    "reclaim freed nothing (internal error)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The app reclaim takes from: the least important app with pages in DRAM, the one
+    /// used least recently among equals.
+    fn victim_app(&mut self) -> Option<ProcId> {
+        if let Some(app) = self.victim_app {
+            return Some(app);
+        }
+        let best = self
+            .apps
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.resident > 0)
+            .max_by(|(_, a), (_, b)| a.adj.cmp(&b.adj).then(b.last_use.cmp(&a.last_use)))
+            .map(|(i, _)| i as ProcId);
+        self.victim_app = best;
+        best
+    }
+
+    fn victim_page(&mut self) -> Option<PageId> {
+        match self.reclaim {
+            ReclaimOrder::GlobalLru => self.global.back(),
+            ReclaimOrder::AppImportance => {
+                let app = self.victim_app()?;
+                self.apps[app as usize].lru.back()
+            }
+        }
+    }
+
+    /// The app the low-memory killer takes: the least important killable app holding
+    /// memory in DRAM (pages or zram pool), the one used least recently among equals.
+    fn kill_candidate(&self, accessor: ProcId) -> Option<ProcId> {
+        self.apps
+            .iter()
+            .enumerate()
+            .filter(|&(i, a)| {
+                a.adj > ADJ_FOREGROUND
+                    && i as ProcId != accessor
+                    && (a.resident > 0 || self.space.pool_pages_of(i as ProcId) > 0)
+            })
+            .max_by(|(_, a), (_, b)| a.adj.cmp(&b.adj).then(b.last_use.cmp(&a.last_use)))
+            .map(|(i, _)| i as ProcId)
+    }
+
+    fn reclaim_one(&mut self, accessor: ProcId) -> Result<()> {
+        let victim = self.victim_page();
+        if let (true, Some(page)) = (self.arch.swaps(), victim) {
+            let clean = !self.flag(page, DIRTY) && self.space.slot_of(page).is_some();
+            let stored = clean || self.arch.swap_out(&mut self.space, page, self.now_ns)?;
+            if stored {
+                self.remove_resident(page);
+                self.metrics.swap_outs += 1;
+                self.metrics.clean_swap_outs += clean as u64;
+                let flags = &mut self.flags[page as usize];
+                *flags = (*flags & !DIRTY) | SWAPPED_OUT;
+                if *flags & EVER_SWAPPED == 0 {
+                    *flags |= EVER_SWAPPED;
+                    self.metrics.swapped_pages += 1;
+                }
+                return Ok(());
+            }
+        }
+        if let Some(app) = self.kill_candidate(accessor) {
+            self.free_app(app);
+            self.metrics.kills += 1;
+            return Ok(());
+        }
+        match victim {
+            Some(page) => {
+                self.remove_resident(page);
+                self.space.discard(page);
+                self.flags[page as usize] &= !(DIRTY | SWAPPED_OUT);
+                self.metrics.dropped_pages += 1;
+                Ok(())
+            }
+            None => Err(Error::config(
+                "swap memory",
+                "DRAM is full but holds no page to reclaim (internal error)",
+            )),
+        }
+    }
+
+    /// Free every page `proc` owns, in DRAM and in swap; its next launch is cold.
+    fn free_app(&mut self, proc: ProcId) {
+        let owned = std::mem::take(&mut self.apps[proc as usize].owned);
+        for &page in &owned {
+            if self.flag(page, RESIDENT) {
+                self.remove_resident(page);
+            }
+            self.space.discard(page);
+            self.flags[page as usize] &= EVER_SWAPPED;
+        }
+        let app = &mut self.apps[proc as usize];
+        app.died = true;
+        // Keep the allocation for the app's next life.
+        app.owned = owned;
+        app.owned.clear();
+        self.victim_app = None;
+    }
+
+    /// Check the invariants (tests: O(pages)): DRAM within its size, the resident count
+    /// right, every page out of DRAM in exactly one swap place or nowhere, the swap
+    /// space consistent with itself.
+    pub fn validate(&self) -> Result<()> {
+        let fail = |message: String| Err(Error::config("swap memory", message));
+        if self.dram_used() > self.dram_pages {
+            return fail(format!(
+                "DRAM holds {} frames, more than its {}",
+                self.dram_used(),
+                self.dram_pages
+            ));
+        }
+        let resident = self.flags.iter().filter(|&&f| f & RESIDENT != 0).count();
+        if resident != self.resident {
+            return fail(format!(
+                "{resident} pages flagged resident, {} counted",
+                self.resident
+            ));
+        }
+        let listed: usize = match self.reclaim {
+            ReclaimOrder::AppImportance => self.apps.iter().map(|a| a.lru.len()).sum(),
+            ReclaimOrder::GlobalLru => self.global.len(),
+        };
+        if listed != self.resident {
+            return fail(format!("{listed} pages on LRU lists, {resident} resident"));
+        }
+        for (page, &flags) in self.flags.iter().enumerate() {
+            let page = page as PageId;
+            let slot = self.space.slot_of(page);
+            let swapped = flags & SWAPPED_OUT != 0;
+            if swapped != (flags & RESIDENT == 0 && slot.is_some()) {
+                return fail(format!(
+                    "page {page}: swapped out {swapped}, resident {}, slot {slot:?}",
+                    flags & RESIDENT != 0
+                ));
+            }
+            if flags & RESIDENT != 0 && slot.is_some() {
+                let kept = self.space.keeps_slots() && slot != Some(SwapDevice::Zram);
+                if !kept {
+                    return fail(format!("page {page} is in DRAM and in {slot:?}"));
+                }
+            }
+        }
+        self.space.validate()
+    }
+
+    /// End the run: launches closed, costs and shares derived.
+    pub fn finish(mut self, tables: &Tables) -> SwapMetrics {
+        self.metrics.io = *self.space.counts();
+        self.metrics.derive_costs(&self.devices);
+        self.metrics.set_swap_in_counts(&self.swap_ins_per_page);
+        let launches = self.launches.finish();
+        self.metrics.set_launches(launches, |proc| {
+            tables
+                .processes
+                .get(proc as usize)
+                .map(|p| (p.pid, p.name.clone()))
+                .unwrap_or((proc, String::new()))
+        });
+        self.metrics
+    }
+}

@@ -1,0 +1,291 @@
+//! What a swap run measures. Counters are exact integers; times and energies are the
+//! devices' figures summed over the counted operations. [`SwapMetrics::values`] lists
+//! every figure by name, the names used in result tables.
+
+use serde::Serialize;
+
+use super::launch::{LaunchKind, LaunchRecord};
+use super::space::IoCounts;
+use crate::devices::swap::SwapDevices;
+use crate::devices::PAGE_BYTES;
+use crate::trace::ProcId;
+
+/// Launches of one app (first launches left out).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AppLaunches {
+    pub proc: ProcId,
+    pub pid: u32,
+    pub name: String,
+    pub cold_starts: u64,
+    pub warm_launches: u64,
+    /// Mean launch time over its cold and warm launches, ms (NaN without any).
+    pub mean_ms: f64,
+}
+
+/// Counters and sums of one swap run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SwapMetrics {
+    pub architecture: String,
+    pub events: u64,
+    /// Accesses to anonymous pages, the ones the model simulates.
+    pub accesses: u64,
+    /// Accesses to file pages, which the model leaves to the page cache and ignores.
+    pub file_accesses_ignored: u64,
+    pub dram_hits: u64,
+    /// Pages touched with no copy anywhere: zero-filled, no I/O.
+    pub fresh_allocations: u64,
+    /// Pages reclaimed from DRAM into swap.
+    pub swap_outs: u64,
+    /// Of those, pages whose slot already held their data, so nothing was written.
+    pub clean_swap_outs: u64,
+    /// Swap-in faults.
+    pub swap_ins: u64,
+    /// Distinct pages ever swapped out: the swap footprint.
+    pub swapped_pages: u64,
+    pub io: IoCounts,
+    /// Sum of the NVM and flash latencies of every device operation, ns.
+    pub io_time_ns: f64,
+    /// CPU time of zram compressions and decompressions, ns.
+    pub zram_cpu_ns: f64,
+    /// Energy of every device operation and zram compression, nJ.
+    pub energy_nj: f64,
+    /// Apps killed by the low-memory killer.
+    pub kills: u64,
+    /// Apps that exited by themselves (exit events).
+    pub exits: u64,
+    /// Pages of unkillable apps dropped because nothing else could be reclaimed.
+    pub dropped_pages: u64,
+    pub first_launches: u64,
+    pub cold_starts: u64,
+    pub warm_launches: u64,
+    /// Swap-in faults during launches.
+    pub launch_faults: u64,
+    /// Launch time over cold and warm launches (first launches left out), ms.
+    pub launch_mean_ms: f64,
+    pub launch_p50_ms: f64,
+    pub launch_p95_ms: f64,
+    /// Pages swapped in at least once, and exactly once.
+    pub pages_swapped_in: u64,
+    pub single_access_pages: u64,
+    /// Share of swap-ins that are of pages swapped in exactly once in the run.
+    pub single_access_share: f64,
+    pub flash_write_bytes: u64,
+    /// Share of the flash device's endurance the run's writes used.
+    pub flash_endurance_used: f64,
+    /// Per app, in process-id order: apps with at least one launch.
+    pub per_app: Vec<AppLaunches>,
+    /// Every launch, in order.
+    pub launches: Vec<LaunchRecord>,
+}
+
+/// Nearest-rank percentile of sorted values; NaN when empty.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        f64::NAN
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+impl SwapMetrics {
+    /// Fill in the figures derived from the counters: times, energy, wear.
+    pub(crate) fn derive_costs(&mut self, devices: &SwapDevices) {
+        let io = &self.io;
+        let (flash, nvm, zram) = (&devices.flash, &devices.nvm, &devices.zram);
+        self.io_time_ns = io.flash_reads as f64 * flash.read_ns
+            + io.flash_writes as f64 * flash.write_ns
+            + io.nvm_reads as f64 * nvm.read_ns
+            + io.nvm_writes as f64 * nvm.write_ns;
+        self.zram_cpu_ns = io.zram_compressions as f64 * zram.compress_ns
+            + io.zram_decompressions as f64 * zram.decompress_ns;
+        self.energy_nj = io.flash_reads as f64 * flash.read_nj
+            + io.flash_writes as f64 * flash.write_nj
+            + io.nvm_reads as f64 * nvm.read_nj
+            + io.nvm_writes as f64 * nvm.write_nj
+            + io.zram_compressions as f64 * zram.compress_nj
+            + io.zram_decompressions as f64 * zram.decompress_nj;
+        self.flash_write_bytes = io.flash_writes * PAGE_BYTES;
+        let endurance = flash.endurance_bytes();
+        self.flash_endurance_used = if endurance > 0.0 {
+            self.flash_write_bytes as f64 / endurance
+        } else {
+            f64::NAN
+        };
+    }
+
+    /// Fill in the single-access figures from each page's swap-in count.
+    pub(crate) fn set_swap_in_counts(&mut self, per_page: &[u32]) {
+        self.pages_swapped_in = per_page.iter().filter(|&&n| n > 0).count() as u64;
+        self.single_access_pages = per_page.iter().filter(|&&n| n == 1).count() as u64;
+        self.single_access_share = if self.swap_ins == 0 {
+            0.0
+        } else {
+            self.single_access_pages as f64 / self.swap_ins as f64
+        };
+    }
+
+    /// Fill in the launch figures. `process` gives the pid and name of a process id.
+    pub(crate) fn set_launches(
+        &mut self,
+        launches: Vec<LaunchRecord>,
+        process: impl Fn(ProcId) -> (u32, String),
+    ) {
+        let counted = |r: &&LaunchRecord| r.kind != LaunchKind::First;
+        self.first_launches = launches
+            .iter()
+            .filter(|r| r.kind == LaunchKind::First)
+            .count() as u64;
+        self.cold_starts = launches
+            .iter()
+            .filter(|r| r.kind == LaunchKind::Cold)
+            .count() as u64;
+        self.warm_launches = launches
+            .iter()
+            .filter(|r| r.kind == LaunchKind::Warm)
+            .count() as u64;
+        self.launch_faults = launches.iter().map(|r| r.faults).sum();
+        let mut times: Vec<f64> = launches
+            .iter()
+            .filter(counted)
+            .map(|r| r.launch_ns / 1e6)
+            .collect();
+        self.launch_mean_ms = mean(&times);
+        times.sort_by(f64::total_cmp);
+        self.launch_p50_ms = percentile(&times, 50.0);
+        self.launch_p95_ms = percentile(&times, 95.0);
+
+        let mut procs: Vec<ProcId> = launches.iter().map(|r| r.proc).collect();
+        procs.sort_unstable();
+        procs.dedup();
+        self.per_app = procs
+            .into_iter()
+            .map(|proc| {
+                let mine: Vec<&LaunchRecord> = launches
+                    .iter()
+                    .filter(|r| r.proc == proc)
+                    .filter(counted)
+                    .collect();
+                let times: Vec<f64> = mine.iter().map(|r| r.launch_ns / 1e6).collect();
+                let (pid, name) = process(proc);
+                AppLaunches {
+                    proc,
+                    pid,
+                    name,
+                    cold_starts: mine.iter().filter(|r| r.kind == LaunchKind::Cold).count() as u64,
+                    warm_launches: mine.iter().filter(|r| r.kind == LaunchKind::Warm).count()
+                        as u64,
+                    mean_ms: mean(&times),
+                }
+            })
+            .collect();
+        self.launches = launches;
+    }
+
+    /// Flash reads plus writes (the paper's Fig. 3 counts storage accesses).
+    pub fn flash_accesses(&self) -> u64 {
+        self.io.flash_reads + self.io.flash_writes
+    }
+
+    /// Every scalar figure, by name, in a stable order. Missing figures are NaN.
+    pub fn values(&self) -> Vec<(&'static str, f64)> {
+        let io = &self.io;
+        vec![
+            ("events", self.events as f64),
+            ("accesses", self.accesses as f64),
+            ("file_accesses_ignored", self.file_accesses_ignored as f64),
+            ("dram_hits", self.dram_hits as f64),
+            ("fresh_allocations", self.fresh_allocations as f64),
+            ("swap_outs", self.swap_outs as f64),
+            ("clean_swap_outs", self.clean_swap_outs as f64),
+            ("swap_ins", self.swap_ins as f64),
+            ("swapped_pages", self.swapped_pages as f64),
+            ("flash_reads", io.flash_reads as f64),
+            ("flash_writes", io.flash_writes as f64),
+            ("flash_accesses", self.flash_accesses() as f64),
+            ("nvm_reads", io.nvm_reads as f64),
+            ("nvm_writes", io.nvm_writes as f64),
+            ("zram_compressions", io.zram_compressions as f64),
+            ("zram_decompressions", io.zram_decompressions as f64),
+            ("promotions", io.promotions as f64),
+            ("demotions", io.demotions as f64),
+            ("writebacks", io.writebacks as f64),
+            ("io_time_ms", self.io_time_ns / 1e6),
+            ("zram_cpu_ms", self.zram_cpu_ns / 1e6),
+            ("energy_mj", self.energy_nj / 1e6),
+            ("kills", self.kills as f64),
+            ("exits", self.exits as f64),
+            ("dropped_pages", self.dropped_pages as f64),
+            ("first_launches", self.first_launches as f64),
+            ("cold_starts", self.cold_starts as f64),
+            ("warm_launches", self.warm_launches as f64),
+            ("launch_faults", self.launch_faults as f64),
+            ("launch_mean_ms", self.launch_mean_ms),
+            ("launch_p50_ms", self.launch_p50_ms),
+            ("launch_p95_ms", self.launch_p95_ms),
+            ("pages_swapped_in", self.pages_swapped_in as f64),
+            ("single_access_pages", self.single_access_pages as f64),
+            ("single_access_share", self.single_access_share),
+            ("flash_write_bytes", self.flash_write_bytes as f64),
+            ("flash_endurance_used", self.flash_endurance_used),
+        ]
+    }
+
+    /// One figure by its name in [`SwapMetrics::values`].
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.values()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Names of every figure, in order.
+    pub fn names() -> Vec<&'static str> {
+        SwapMetrics::default()
+            .values()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 50.0), 2.0);
+        assert_eq!(percentile(&v, 95.0), 4.0);
+        assert!(percentile(&[], 50.0).is_nan());
+    }
+
+    #[test]
+    fn every_value_has_a_distinct_name() {
+        let names = SwapMetrics::names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+    }
+
+    #[test]
+    fn single_access_share_counts_swap_ins() {
+        // Pages swapped in 1, 3, 0 and 1 times: 5 swap-ins, 2 of them single-access.
+        let mut m = SwapMetrics {
+            swap_ins: 5,
+            ..Default::default()
+        };
+        m.set_swap_in_counts(&[1, 3, 0, 1]);
+        assert_eq!((m.pages_swapped_in, m.single_access_pages), (3, 2));
+        assert_eq!(m.single_access_share, 0.4);
+    }
+}

@@ -1,0 +1,74 @@
+//! Multi-swap: swapping app memory to NVM, flash and compressed RAM (SPEC.md section 2;
+//! Bahn, Kim, "Design and Performance Analysis of Multi-Swap Architectures for Mobile
+//! Devices", JIIBC 2023).
+//!
+//! A run replays a trace's anonymous-page accesses and importance changes on a machine
+//! with `dram_pages` of DRAM ([`memory`]): pages that do not fit are swapped out by an
+//! architecture ([`architectures`]) into a swap space of NVM, flash and zram slots
+//! ([`space`]), or their apps are killed. App launches are timed ([`launch`]) and every
+//! device operation counted ([`SwapMetrics`]). `docs/swap.md` describes the model, the
+//! architectures with their pseudocode and every default.
+//!
+//! ```no_run
+//! # fn sweep(trace: &mobmem::trace::Trace) -> mobmem::Result<()> {
+//! use mobmem::swap::{self, SwapConfig};
+//!
+//! let config = SwapConfig::default();
+//! let footprint = swap::swap_footprint(trace, &config)?;
+//! for percent in [5, 10, 20] {
+//!     let nvm_pages = footprint as usize * percent / 100;
+//!     let m = swap::run_point(trace, &config, "parallel-filtered", nvm_pages)?;
+//!     println!("{percent}%: {} ms of I/O", m.io_time_ns / 1e6);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod architectures;
+mod config;
+pub mod launch;
+pub mod memory;
+mod metrics;
+pub mod space;
+
+pub use architectures::{find_architecture, Architecture, ArchitectureInfo, ARCHITECTURES};
+pub use config::{
+    LaunchModel, ReclaimOrder, SlotOnSwapIn, SwapConfig, ZramConfig, DEFAULT_DRAM_PAGES,
+    DEFAULT_NVM_PAGES,
+};
+pub use memory::{Machine, Place};
+pub use metrics::{AppLaunches, SwapMetrics};
+pub use space::{IoCause, IoCounts, IoOp, IoRecord, SwapDevice};
+
+use crate::trace::Trace;
+use crate::Result;
+
+/// Run `config` over a trace's accesses.
+pub fn run(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
+    let mut machine = Machine::new(config, trace.footprint(), trace.tables.processes.len())?;
+    for (index, event) in trace.events.iter().enumerate() {
+        machine.step(index, event)?;
+    }
+    Ok(machine.finish(&trace.tables))
+}
+
+/// Run one point of a sweep: `config` with its architecture and NVM size replaced.
+pub fn run_point(
+    trace: &Trace,
+    config: &SwapConfig,
+    architecture: &str,
+    nvm_pages: usize,
+) -> Result<SwapMetrics> {
+    let config = SwapConfig {
+        architecture: architecture.to_string(),
+        nvm_pages,
+        ..config.clone()
+    };
+    run(trace, &config)
+}
+
+/// The swap footprint of a trace: the distinct pages ever swapped out under flash-only
+/// swap with `config`'s DRAM and reclaim order. Sweeps size NVM as a share of it.
+pub fn swap_footprint(trace: &Trace, config: &SwapConfig) -> Result<u64> {
+    Ok(run_point(trace, config, "flash", 0)?.swapped_pages)
+}

@@ -1,0 +1,811 @@
+//! The swap space: which device holds each swapped page, and every device operation.
+//!
+//! Architectures decide; the space does. Each operation here moves a page between
+//! places and records the reads and writes it costs, so the counters always equal the
+//! operations done, whatever the architecture. The invariant the space keeps: a page holds
+//! at most one slot, on exactly one device (NVM, flash or the zram pool), and each
+//! device's occupancy is the number of pages whose slot is on it. An operation that would
+//! break it returns an error instead.
+//!
+//! NVM slots are kept in the replacement order of the architecture: an LRU list (most
+//! recent read or write first) or a CLOCK ring. Each slot has an access bit, set when the
+//! slot is read; with [`SlotOnSwapIn::Keep`](super::SlotOnSwapIn) a new slot starts with
+//! its bit clear, with `Free` the bit is the page's history and survives its slots.
+
+use serde::Serialize;
+
+use crate::devices::swap::ZramSwap;
+use crate::devices::PAGE_BYTES;
+use crate::engine::list::{Links, List};
+use crate::trace::{PageId, ProcId};
+use crate::{Error, Result};
+
+/// A device that holds swapped pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapDevice {
+    Nvm,
+    Flash,
+    /// The compressed pool in DRAM.
+    Zram,
+}
+
+/// A read or a write of one page (for zram: a decompression or a compression).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IoOp {
+    Read,
+    Write,
+}
+
+/// Why a device operation happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IoCause {
+    /// A page fault brought the page back to DRAM.
+    SwapIn,
+    /// Reclaim wrote the page out of DRAM.
+    SwapOut,
+    /// A page moved from flash into NVM (its data is in DRAM, so only the NVM write).
+    Promote,
+    /// An NVM victim moved down to flash: an NVM read and a flash write.
+    Demote,
+    /// A zram pool page written to the flash backing device: a decompression and a write.
+    Writeback,
+}
+
+/// One device operation, for tests and traces of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct IoRecord {
+    pub page: PageId,
+    pub device: SwapDevice,
+    pub op: IoOp,
+    pub cause: IoCause,
+}
+
+/// Device operation counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct IoCounts {
+    pub nvm_reads: u64,
+    pub nvm_writes: u64,
+    pub flash_reads: u64,
+    pub flash_writes: u64,
+    pub zram_compressions: u64,
+    pub zram_decompressions: u64,
+    pub promotions: u64,
+    pub demotions: u64,
+    pub writebacks: u64,
+}
+
+impl IoCounts {
+    fn add(&mut self, device: SwapDevice, op: IoOp) {
+        let counter = match (device, op) {
+            (SwapDevice::Nvm, IoOp::Read) => &mut self.nvm_reads,
+            (SwapDevice::Nvm, IoOp::Write) => &mut self.nvm_writes,
+            (SwapDevice::Flash, IoOp::Read) => &mut self.flash_reads,
+            (SwapDevice::Flash, IoOp::Write) => &mut self.flash_writes,
+            (SwapDevice::Zram, IoOp::Read) => &mut self.zram_decompressions,
+            (SwapDevice::Zram, IoOp::Write) => &mut self.zram_compressions,
+        };
+        *counter += 1;
+    }
+}
+
+/// How NVM slots are ordered for replacement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NvmOrder {
+    /// Least recently read or written slot first.
+    Lru,
+    /// A CLOCK ring over the slots with their access bits.
+    Clock,
+}
+
+const NO_SLOT: u8 = 0;
+const IN_NVM: u8 = 1;
+const IN_FLASH: u8 = 2;
+const IN_ZRAM: u8 = 3;
+const EMPTY_FRAME: PageId = PageId::MAX;
+const NO_FRAME: u32 = u32::MAX;
+/// Owner of a page not yet touched.
+pub const NO_OWNER: ProcId = ProcId::MAX;
+
+fn code(device: SwapDevice) -> u8 {
+    match device {
+        SwapDevice::Nvm => IN_NVM,
+        SwapDevice::Flash => IN_FLASH,
+        SwapDevice::Zram => IN_ZRAM,
+    }
+}
+
+/// The NVM's slots in replacement order.
+#[derive(Debug, Clone)]
+struct NvmSlots {
+    capacity: usize,
+    order: NvmOrder,
+    used: usize,
+    /// LRU order, front = most recent.
+    links: Links,
+    lru: List,
+    /// CLOCK ring: the page in each frame (`EMPTY_FRAME` when free), the frame of each
+    /// page, the free frames and the hand.
+    frames: Vec<PageId>,
+    frame_of: Vec<u32>,
+    free_frames: Vec<u32>,
+    hand: usize,
+}
+
+impl NvmSlots {
+    fn new(capacity: usize, order: NvmOrder, pages: usize) -> Self {
+        let clock = order == NvmOrder::Clock;
+        NvmSlots {
+            capacity,
+            order,
+            used: 0,
+            links: Links::with_pages(if clock { 0 } else { pages }),
+            lru: List::new(),
+            frames: Vec::new(),
+            frame_of: vec![NO_FRAME; if clock { pages } else { 0 }],
+            free_frames: Vec::new(),
+            hand: 0,
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        self.used >= self.capacity
+    }
+
+    /// Put `page` in a free slot; the caller made sure there is one.
+    fn insert(&mut self, page: PageId) {
+        match self.order {
+            NvmOrder::Lru => self.links.push_front(&mut self.lru, page),
+            NvmOrder::Clock => {
+                crate::engine::ensure_index(&mut self.frame_of, page, NO_FRAME);
+                let frame = match self.free_frames.pop() {
+                    Some(frame) => frame as usize,
+                    None => {
+                        self.frames.push(EMPTY_FRAME);
+                        self.frames.len() - 1
+                    }
+                };
+                self.frames[frame] = page;
+                self.frame_of[page as usize] = frame as u32;
+            }
+        }
+        self.used += 1;
+    }
+
+    fn remove(&mut self, page: PageId) {
+        match self.order {
+            NvmOrder::Lru => self.links.remove(&mut self.lru, page),
+            NvmOrder::Clock => {
+                let frame = std::mem::replace(&mut self.frame_of[page as usize], NO_FRAME);
+                self.frames[frame as usize] = EMPTY_FRAME;
+                self.free_frames.push(frame);
+            }
+        }
+        self.used -= 1;
+    }
+
+    /// A read or write of the slot: the most recent for LRU (CLOCK only looks at bits).
+    fn touch(&mut self, page: PageId) {
+        if self.order == NvmOrder::Lru {
+            self.links.move_to_front(&mut self.lru, page);
+        }
+    }
+
+    /// The slot to empty when NVM is full. CLOCK: sweep from the hand, clearing bits that
+    /// are set, and take the first page whose bit is clear; the hand moves past it, so the
+    /// page that takes its frame gets a whole revolution. `None` only if NVM is empty.
+    fn victim(&mut self, accessed: &mut [bool]) -> Option<PageId> {
+        match self.order {
+            NvmOrder::Lru => self.lru.back(),
+            NvmOrder::Clock => {
+                let n = self.frames.len();
+                // Two revolutions always suffice: the first clears every bit.
+                for _ in 0..2 * n + 1 {
+                    let frame = self.hand % n.max(1);
+                    self.hand = (frame + 1) % n.max(1);
+                    let page = *self.frames.get(frame)?;
+                    if page == EMPTY_FRAME {
+                        continue;
+                    }
+                    let bit = &mut accessed[page as usize];
+                    if *bit {
+                        *bit = false;
+                    } else {
+                        return Some(page);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// The pages in replacement order: LRU from the most recent, CLOCK from the hand.
+    fn order_view(&self) -> Vec<PageId> {
+        match self.order {
+            NvmOrder::Lru => self.links.iter(&self.lru).collect(),
+            NvmOrder::Clock => {
+                let n = self.frames.len();
+                (0..n)
+                    .map(|i| self.frames[(self.hand + i) % n])
+                    .filter(|&p| p != EMPTY_FRAME)
+                    .collect()
+            }
+        }
+    }
+}
+
+/// The zram pool: compressed pages in DRAM, oldest first for writeback.
+#[derive(Debug, Clone)]
+struct ZramPool {
+    capacity_bytes: u64,
+    used_bytes: u64,
+    compressed_bytes: u64,
+    /// A page is incompressible when its hash falls below this.
+    huge_threshold: u64,
+    links: Links,
+    /// Compressible and incompressible pages, each front = newest.
+    normal: List,
+    huge: List,
+    stored_at: Vec<u64>,
+    /// Pool pages of each owner, for the low-memory killer.
+    owner_pages: Vec<u32>,
+}
+
+/// A fixed mixing of a page id: which pages compress is a property of the page, the same
+/// in every run.
+fn page_hash(page: PageId) -> u64 {
+    let mut z = (page as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl ZramPool {
+    fn new(pool_pages: usize, zram: &ZramSwap) -> Self {
+        let share = zram.incompressible_share.clamp(0.0, 1.0);
+        ZramPool {
+            capacity_bytes: pool_pages as u64 * PAGE_BYTES,
+            used_bytes: 0,
+            compressed_bytes: zram.compressed_bytes(),
+            huge_threshold: if share >= 1.0 {
+                u64::MAX
+            } else {
+                (share * 2f64.powi(64)) as u64
+            },
+            links: Links::with_pages(0),
+            normal: List::new(),
+            huge: List::new(),
+            stored_at: Vec::new(),
+            owner_pages: Vec::new(),
+        }
+    }
+
+    fn is_huge(&self, page: PageId) -> bool {
+        page_hash(page) < self.huge_threshold
+    }
+
+    fn size_of(&self, page: PageId) -> u64 {
+        if self.is_huge(page) {
+            PAGE_BYTES
+        } else {
+            self.compressed_bytes
+        }
+    }
+}
+
+/// Every swapped page's place, the devices' slots and the operation counts.
+#[derive(Debug, Clone)]
+pub struct SwapSpace {
+    keep_slots: bool,
+    slot: Vec<u8>,
+    accessed: Vec<bool>,
+    owner: Vec<ProcId>,
+    nvm: NvmSlots,
+    flash_used: usize,
+    pool: ZramPool,
+    counts: IoCounts,
+    log: Option<Vec<IoRecord>>,
+}
+
+impl SwapSpace {
+    /// An empty swap space. `pages` sizes the per-page state (it grows on demand).
+    pub fn new(
+        nvm_pages: usize,
+        nvm_order: NvmOrder,
+        pool_pages: usize,
+        zram: &ZramSwap,
+        keep_slots: bool,
+        pages: usize,
+    ) -> Self {
+        SwapSpace {
+            keep_slots,
+            slot: vec![NO_SLOT; pages],
+            accessed: vec![false; pages],
+            owner: vec![NO_OWNER; pages],
+            nvm: NvmSlots::new(nvm_pages, nvm_order, pages),
+            flash_used: 0,
+            pool: ZramPool::new(pool_pages, zram),
+            counts: IoCounts::default(),
+            log: None,
+        }
+    }
+
+    /// Record every device operation from now on (see [`SwapSpace::take_log`]).
+    pub fn enable_log(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// The operations recorded since the last call.
+    pub fn take_log(&mut self) -> Vec<IoRecord> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn ensure(&mut self, page: PageId) {
+        if page as usize >= self.slot.len() {
+            crate::engine::ensure_index(&mut self.slot, page, NO_SLOT);
+            crate::engine::ensure_index(&mut self.accessed, page, false);
+            crate::engine::ensure_index(&mut self.owner, page, NO_OWNER);
+        }
+    }
+
+    fn violation(&self, page: PageId, message: &str) -> Error {
+        Error::config("swap space", format!("page {page}: {message}"))
+    }
+
+    fn record(&mut self, page: PageId, device: SwapDevice, op: IoOp, cause: IoCause) {
+        self.counts.add(device, op);
+        if let Some(log) = &mut self.log {
+            log.push(IoRecord {
+                page,
+                device,
+                op,
+                cause,
+            });
+        }
+    }
+
+    /// Whether NVM and flash slots survive a swap-in.
+    pub fn keeps_slots(&self) -> bool {
+        self.keep_slots
+    }
+
+    pub fn counts(&self) -> &IoCounts {
+        &self.counts
+    }
+
+    /// The device holding `page`'s slot, if it has one.
+    pub fn slot_of(&self, page: PageId) -> Option<SwapDevice> {
+        match self.slot.get(page as usize).copied().unwrap_or(NO_SLOT) {
+            IN_NVM => Some(SwapDevice::Nvm),
+            IN_FLASH => Some(SwapDevice::Flash),
+            IN_ZRAM => Some(SwapDevice::Zram),
+            _ => None,
+        }
+    }
+
+    /// The access bit of `page`'s slot (or, with slots freed on swap-in, of the page).
+    pub fn is_accessed(&self, page: PageId) -> bool {
+        self.accessed.get(page as usize).copied().unwrap_or(false)
+    }
+
+    pub fn owner(&self, page: PageId) -> ProcId {
+        self.owner.get(page as usize).copied().unwrap_or(NO_OWNER)
+    }
+
+    pub fn set_owner(&mut self, page: PageId, owner: ProcId) {
+        self.ensure(page);
+        self.owner[page as usize] = owner;
+    }
+
+    pub fn nvm_capacity(&self) -> usize {
+        self.nvm.capacity
+    }
+
+    pub fn nvm_used(&self) -> usize {
+        self.nvm.used
+    }
+
+    pub fn flash_used(&self) -> usize {
+        self.flash_used
+    }
+
+    /// NVM pages in replacement order (LRU from the most recent, CLOCK from the hand).
+    pub fn nvm_order(&self) -> Vec<PageId> {
+        self.nvm.order_view()
+    }
+
+    /// Compressed bytes in the zram pool.
+    pub fn pool_bytes(&self) -> u64 {
+        self.pool.used_bytes
+    }
+
+    /// DRAM frames the zram pool occupies.
+    pub fn pool_frames(&self) -> usize {
+        self.pool.used_bytes.div_ceil(PAGE_BYTES) as usize
+    }
+
+    /// Pages of `owner` in the zram pool.
+    pub fn pool_pages_of(&self, owner: ProcId) -> u32 {
+        self.pool
+            .owner_pages
+            .get(owner as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Pages in the zram pool.
+    pub fn pool_pages(&self) -> usize {
+        self.pool.normal.len() + self.pool.huge.len()
+    }
+
+    /// Whether `page` is stored uncompressed in zram.
+    pub fn is_incompressible(&self, page: PageId) -> bool {
+        self.pool.is_huge(page)
+    }
+
+    fn set_new_slot(&mut self, page: PageId, device: SwapDevice) {
+        self.slot[page as usize] = code(device);
+        // A new slot has not been read yet; with slots freed on swap-in, the bit is the
+        // page's history instead and stays.
+        if self.keep_slots {
+            self.accessed[page as usize] = false;
+        }
+    }
+
+    fn check_no_slot(&mut self, page: PageId) -> Result<()> {
+        self.ensure(page);
+        match self.slot_of(page) {
+            None => Ok(()),
+            Some(device) => Err(self.violation(
+                page,
+                &format!("would live in two places: it already has a slot on {device:?}"),
+            )),
+        }
+    }
+
+    /// Write `page`, which has no slot, to a new flash slot.
+    pub fn write_flash(&mut self, page: PageId, cause: IoCause) -> Result<()> {
+        self.check_no_slot(page)?;
+        self.flash_used += 1;
+        self.set_new_slot(page, SwapDevice::Flash);
+        self.record(page, SwapDevice::Flash, IoOp::Write, cause);
+        Ok(())
+    }
+
+    /// Write `page`, which has no slot, to a new NVM slot, first moving the replacement
+    /// victim down to flash if NVM is full. `false` (and nothing done) when the NVM has no
+    /// slots at all.
+    pub fn admit_nvm(&mut self, page: PageId, cause: IoCause) -> Result<bool> {
+        self.check_no_slot(page)?;
+        if self.nvm.capacity == 0 {
+            return Ok(false);
+        }
+        if self.nvm.is_full() {
+            let Some(victim) = self.nvm.victim(&mut self.accessed) else {
+                return Err(self.violation(page, "NVM is full but has no victim"));
+            };
+            self.demote(victim)?;
+        }
+        self.nvm.insert(page);
+        self.set_new_slot(page, SwapDevice::Nvm);
+        self.record(page, SwapDevice::Nvm, IoOp::Write, cause);
+        Ok(true)
+    }
+
+    /// Move `page` from its NVM slot down to a new flash slot: an NVM read and a flash
+    /// write.
+    pub fn demote(&mut self, page: PageId) -> Result<()> {
+        if self.slot_of(page) != Some(SwapDevice::Nvm) {
+            return Err(self.violation(page, "demoted from NVM but not in NVM"));
+        }
+        self.record(page, SwapDevice::Nvm, IoOp::Read, IoCause::Demote);
+        self.nvm.remove(page);
+        self.slot[page as usize] = NO_SLOT;
+        self.write_flash(page, IoCause::Demote)?;
+        self.counts.demotions += 1;
+        Ok(())
+    }
+
+    /// Move `page`, which is in DRAM and has a flash slot, into NVM: the flash slot is
+    /// freed and the DRAM copy written to NVM (making room by demotion). `false` (and
+    /// nothing done) when the NVM has no slots.
+    pub fn promote(&mut self, page: PageId) -> Result<bool> {
+        if self.slot_of(page) != Some(SwapDevice::Flash) {
+            return Err(self.violation(page, "promoted to NVM but not in flash"));
+        }
+        if self.nvm.capacity == 0 {
+            return Ok(false);
+        }
+        self.free(page);
+        self.admit_nvm(page, IoCause::Promote)?;
+        self.counts.promotions += 1;
+        Ok(true)
+    }
+
+    /// Write `page` again to the slot it holds on NVM or flash (its data changed).
+    pub fn rewrite(&mut self, page: PageId) -> Result<()> {
+        match self.slot_of(page) {
+            Some(SwapDevice::Nvm) => {
+                self.nvm.touch(page);
+                self.record(page, SwapDevice::Nvm, IoOp::Write, IoCause::SwapOut);
+            }
+            Some(SwapDevice::Flash) => {
+                self.record(page, SwapDevice::Flash, IoOp::Write, IoCause::SwapOut)
+            }
+            _ => {
+                return Err(self.violation(page, "rewritten in place but has no NVM or flash slot"))
+            }
+        }
+        Ok(())
+    }
+
+    /// Read `page` from the device holding it for a swap-in (zram: decompress). Sets the
+    /// slot's access bit. The slot stays; see [`SwapSpace::release_after_swap_in`].
+    pub fn read(&mut self, page: PageId) -> Result<SwapDevice> {
+        let Some(device) = self.slot_of(page) else {
+            return Err(self.violation(page, "swapped in but held by no device"));
+        };
+        if device == SwapDevice::Nvm {
+            self.nvm.touch(page);
+        }
+        self.accessed[page as usize] = true;
+        self.record(page, device, IoOp::Read, IoCause::SwapIn);
+        Ok(device)
+    }
+
+    /// After a swap-in from NVM or flash: free the slot unless slots are kept.
+    pub fn release_after_swap_in(&mut self, page: PageId) {
+        if !self.keep_slots {
+            self.free(page);
+        }
+    }
+
+    /// Release `page`'s slot, if any, without I/O (the page was swapped in and its copy
+    /// is dropped, or its app died).
+    pub fn free(&mut self, page: PageId) {
+        match self.slot_of(page) {
+            None => return,
+            Some(SwapDevice::Nvm) => self.nvm.remove(page),
+            Some(SwapDevice::Flash) => self.flash_used -= 1,
+            Some(SwapDevice::Zram) => self.pool_remove(page),
+        }
+        self.slot[page as usize] = NO_SLOT;
+    }
+
+    /// Forget everything about `page` (its app died): slot freed, access history cleared.
+    pub fn discard(&mut self, page: PageId) {
+        self.free(page);
+        if let Some(bit) = self.accessed.get_mut(page as usize) {
+            *bit = false;
+        }
+    }
+
+    /// Compress `page`, which has no slot, into the zram pool. `false` (and nothing done)
+    /// when it does not fit.
+    pub fn zram_store(&mut self, page: PageId, now_ns: u64) -> Result<bool> {
+        self.check_no_slot(page)?;
+        let size = self.pool.size_of(page);
+        if self.pool.used_bytes + size > self.pool.capacity_bytes {
+            return Ok(false);
+        }
+        self.pool.used_bytes += size;
+        let huge = self.pool.is_huge(page);
+        let pool = &mut self.pool;
+        let list = if huge {
+            &mut pool.huge
+        } else {
+            &mut pool.normal
+        };
+        pool.links.push_front(list, page);
+        crate::engine::ensure_index(&mut pool.stored_at, page, 0);
+        pool.stored_at[page as usize] = now_ns;
+        let owner = self.owner[page as usize];
+        if owner != NO_OWNER {
+            crate::engine::ensure_index(&mut pool.owner_pages, owner, 0);
+            pool.owner_pages[owner as usize] += 1;
+        }
+        self.set_new_slot(page, SwapDevice::Zram);
+        self.record(page, SwapDevice::Zram, IoOp::Write, IoCause::SwapOut);
+        Ok(true)
+    }
+
+    fn pool_remove(&mut self, page: PageId) {
+        let size = self.pool.size_of(page);
+        let huge = self.pool.is_huge(page);
+        let pool = &mut self.pool;
+        pool.used_bytes -= size;
+        let list = if huge {
+            &mut pool.huge
+        } else {
+            &mut pool.normal
+        };
+        pool.links.remove(list, page);
+        let owner = self.owner[page as usize];
+        if let Some(count) = pool.owner_pages.get_mut(owner as usize) {
+            *count = count.saturating_sub(1);
+        }
+    }
+
+    /// The next zram page to write back: the oldest incompressible page, else the oldest
+    /// page if it has been in the pool at least `idle_age_ns`.
+    pub fn writeback_candidate(&self, now_ns: u64, idle_age_ns: u64) -> Option<PageId> {
+        if let Some(page) = self.pool.huge.back() {
+            return Some(page);
+        }
+        let page = self.pool.normal.back()?;
+        let stored = self.pool.stored_at[page as usize];
+        (now_ns.saturating_sub(stored) >= idle_age_ns).then_some(page)
+    }
+
+    /// Write a zram pool page back to a new flash slot: decompress it, write the page.
+    pub fn writeback(&mut self, page: PageId) -> Result<()> {
+        if self.slot_of(page) != Some(SwapDevice::Zram) {
+            return Err(self.violation(page, "written back but not in the zram pool"));
+        }
+        self.record(page, SwapDevice::Zram, IoOp::Read, IoCause::Writeback);
+        self.free(page);
+        self.write_flash(page, IoCause::Writeback)?;
+        self.counts.writebacks += 1;
+        Ok(())
+    }
+
+    /// Check that the devices' occupancies equal the pages whose slots are on them and
+    /// that none is over capacity (tests: O(pages)).
+    pub fn validate(&self) -> Result<()> {
+        let mut per_device = [0usize; 4];
+        let mut pool_bytes = 0;
+        for (page, &code) in self.slot.iter().enumerate() {
+            per_device[code as usize] += 1;
+            if code == IN_ZRAM {
+                pool_bytes += self.pool.size_of(page as PageId);
+            }
+        }
+        let problems = [
+            (
+                per_device[IN_NVM as usize] != self.nvm.used,
+                "NVM occupancy differs from its pages",
+            ),
+            (
+                self.nvm.used > self.nvm.capacity,
+                "NVM holds more than its capacity",
+            ),
+            (
+                per_device[IN_FLASH as usize] != self.flash_used,
+                "flash occupancy differs from its pages",
+            ),
+            (
+                per_device[IN_ZRAM as usize] != self.pool_pages(),
+                "zram pool differs from its pages",
+            ),
+            (
+                pool_bytes != self.pool.used_bytes,
+                "zram pool bytes differ from its pages",
+            ),
+            (
+                self.pool.used_bytes > self.pool.capacity_bytes,
+                "zram pool holds more than its capacity",
+            ),
+            (
+                self.nvm.order_view().len() != self.nvm.used,
+                "NVM replacement order misses pages",
+            ),
+        ];
+        match problems.iter().find(|(broken, _)| *broken) {
+            Some((_, message)) => Err(Error::config("swap space", *message)),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space(nvm: usize, order: NvmOrder) -> SwapSpace {
+        let mut s = SwapSpace::new(nvm, order, 4, &ZramSwap::default(), true, 0);
+        s.enable_log();
+        s
+    }
+
+    #[test]
+    fn clock_demotes_the_first_clear_bit_from_the_hand() {
+        // NVM of 2 slots. 1 and 2 enter with clear bits; 1 is read (bit set); 3 needs room:
+        // the hand clears 1's bit and demotes 2; 3 takes 2's frame, the hand moves past it.
+        let mut s = space(2, NvmOrder::Clock);
+        for page in [1, 2] {
+            assert!(s.admit_nvm(page, IoCause::SwapOut).unwrap());
+        }
+        assert_eq!(s.read(1).unwrap(), SwapDevice::Nvm);
+        s.take_log();
+        assert!(s.admit_nvm(3, IoCause::SwapOut).unwrap());
+        assert_eq!(
+            s.take_log(),
+            vec![
+                IoRecord {
+                    page: 2,
+                    device: SwapDevice::Nvm,
+                    op: IoOp::Read,
+                    cause: IoCause::Demote
+                },
+                IoRecord {
+                    page: 2,
+                    device: SwapDevice::Flash,
+                    op: IoOp::Write,
+                    cause: IoCause::Demote
+                },
+                IoRecord {
+                    page: 3,
+                    device: SwapDevice::Nvm,
+                    op: IoOp::Write,
+                    cause: IoCause::SwapOut
+                },
+            ]
+        );
+        // Frames from the hand: 1 (bit cleared), then 3.
+        assert_eq!(s.nvm_order(), vec![1, 3]);
+        assert!(!s.is_accessed(1));
+        assert_eq!(s.slot_of(2), Some(SwapDevice::Flash));
+        assert_eq!((s.nvm_used(), s.flash_used()), (2, 1));
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn lru_demotes_the_least_recently_used_slot() {
+        // 1 then 2 enter; reading 1 makes 2 the least recent: 3 pushes 2 down.
+        let mut s = space(2, NvmOrder::Lru);
+        s.admit_nvm(1, IoCause::SwapOut).unwrap();
+        s.admit_nvm(2, IoCause::SwapOut).unwrap();
+        s.read(1).unwrap();
+        s.admit_nvm(3, IoCause::SwapOut).unwrap();
+        assert_eq!(s.nvm_order(), vec![3, 1]);
+        assert_eq!(s.slot_of(2), Some(SwapDevice::Flash));
+        assert_eq!(s.counts().demotions, 1);
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn a_page_never_takes_a_second_slot() {
+        let mut s = space(2, NvmOrder::Clock);
+        s.write_flash(5, IoCause::SwapOut).unwrap();
+        let err = s.admit_nvm(5, IoCause::SwapOut).unwrap_err();
+        assert!(err.to_string().contains("two places"), "{err}");
+        assert!(s.read(6).is_err());
+        assert!(s.demote(5).is_err());
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn zero_nvm_admits_nothing() {
+        let mut s = space(0, NvmOrder::Clock);
+        assert!(!s.admit_nvm(1, IoCause::SwapOut).unwrap());
+        assert_eq!(s.slot_of(1), None);
+        assert!(s.take_log().is_empty());
+    }
+
+    #[test]
+    fn zram_pool_counts_compressed_bytes() {
+        // Pool of 4 pages = 16384 bytes; compressible pages take 1639 bytes, incompressible
+        // ones 4096.
+        let mut s = space(0, NvmOrder::Clock);
+        let mut stored = 0;
+        let mut page = 0;
+        while s.zram_store(page, 0).unwrap() {
+            stored += s.pool.size_of(page);
+            page += 1;
+        }
+        assert_eq!(s.pool_bytes(), stored);
+        assert!(stored <= 4 * 4096 && stored + 4096 > 4 * 4096 - 1639);
+        assert_eq!(s.pool_frames(), stored.div_ceil(4096) as usize);
+        assert_eq!(
+            s.slot_of(page),
+            None,
+            "the page that did not fit is nowhere"
+        );
+        s.validate().unwrap();
+        // About 10% of pages are incompressible.
+        let huge = (0..10_000).filter(|&p| s.is_incompressible(p)).count();
+        assert!((800..1200).contains(&huge), "{huge}");
+    }
+}
