@@ -10,18 +10,17 @@
 //! architectures with their pseudocode and every default.
 //!
 //! ```no_run
-//! # fn sweep(trace: &mobmem::trace::Trace) -> mobmem::Result<()> {
-//! use mobmem::swap::{self, SwapConfig};
+//! use mobmem::swap::{self, workload::AppCyclingConfig, SwapConfig};
 //!
+//! let trace = swap::workload::generate(&AppCyclingConfig::default(), 1)?;
 //! let config = SwapConfig::default();
-//! let footprint = swap::swap_footprint(trace, &config)?;
+//! let footprint = swap::swap_footprint(&trace, &config)?;
 //! for percent in [5, 10, 20] {
 //!     let nvm_pages = footprint as usize * percent / 100;
-//!     let m = swap::run_point(trace, &config, "parallel-filtered", nvm_pages)?;
+//!     let m = swap::run_point(&trace, &config, "parallel-filtered", nvm_pages)?;
 //!     println!("{percent}%: {} ms of I/O", m.io_time_ns / 1e6);
 //! }
-//! # Ok(())
-//! # }
+//! # Ok::<(), mobmem::Error>(())
 //! ```
 
 pub mod architectures;
@@ -30,6 +29,7 @@ pub mod launch;
 pub mod memory;
 mod metrics;
 pub mod space;
+pub mod workload;
 
 pub use architectures::{find_architecture, Architecture, ArchitectureInfo, ARCHITECTURES};
 pub use config::{

@@ -22,7 +22,7 @@
 mod config;
 mod generator;
 mod presets;
-mod sampling;
+pub(crate) mod sampling;
 
 pub use crate::trace::summary::{summarize, ProcessSummary, WorkloadSummary};
 pub use config::{
