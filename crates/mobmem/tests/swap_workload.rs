@@ -1,0 +1,74 @@
+//! The `app-cycling` preset: what it is made of, and the properties the multi-swap
+//! experiment needs from it under the default swap config: memory pressure that swaps
+//! apps out between their sessions, and more than half of the swap-ins of pages swapped
+//! in only once, as the paper measured on Android. Deterministic by seed.
+
+use mobmem::swap::workload::{generate, AppCyclingConfig};
+use mobmem::swap::{run, run_point, swap_footprint, SwapConfig};
+use mobmem::trace::{EventKind, PageKind};
+
+#[test]
+fn the_preset_has_twenty_apps_cycling_in_rounds() {
+    let config = AppCyclingConfig::default();
+    let trace = generate(&config, 1).unwrap();
+    assert_eq!(trace.tables.processes.len(), 20);
+    let launches = trace
+        .events
+        .iter()
+        .filter(|e| e.kind() == EventKind::Importance && e.oom_score_adj() == 0)
+        .count();
+    assert_eq!(launches as u32, config.apps * config.rounds);
+    assert!(trace.tables.pages.iter().all(|k| k.kind == PageKind::Anon));
+    // The apps' memory is many times DRAM.
+    let swap = SwapConfig::default();
+    assert!(trace.footprint() > 10 * swap.dram_pages);
+}
+
+#[test]
+fn single_access_data_is_over_half_of_the_swap_ins() {
+    let trace = generate(&AppCyclingConfig::default(), 1).unwrap();
+    let config = SwapConfig::default();
+    let flash = run_point(&trace, &config, "flash", 0).unwrap();
+    println!(
+        "app-cycling seed 1: {} events, {} pages, {} swap-outs, {} swap-ins, {} pages swapped, single-access share {:.3}, launch {:.0} ms",
+        trace.events.len(),
+        trace.footprint(),
+        flash.swap_outs,
+        flash.swap_ins,
+        flash.swapped_pages,
+        flash.single_access_share,
+        flash.launch_mean_ms
+    );
+    assert!(
+        flash.single_access_share > 0.5,
+        "{}",
+        flash.single_access_share
+    );
+    // Pressure: most launches fault, and swapping makes them slower than the warm base.
+    assert_eq!(flash.kills, 0);
+    assert!(flash.warm_launches >= 100);
+    assert!(flash.launch_mean_ms > 1.2 * config.launch.warm_base_ns / 1e6);
+    // Without swap the killer empties the background and relaunches are cold.
+    let none = run_point(&trace, &config, "none", 0).unwrap();
+    assert!(none.cold_starts > none.warm_launches);
+    // The footprint is what flash-only swap wrote out.
+    assert_eq!(
+        swap_footprint(&trace, &config).unwrap(),
+        flash.swapped_pages
+    );
+}
+
+#[test]
+fn the_preset_is_deterministic_by_seed() {
+    let config = AppCyclingConfig::default();
+    let a = generate(&config, 3).unwrap();
+    let b = generate(&config, 3).unwrap();
+    assert_eq!(a, b);
+    let c = generate(&config, 4).unwrap();
+    assert_ne!(a.events, c.events);
+    let swap = SwapConfig::default();
+    assert_eq!(run(&a, &swap).unwrap(), run(&b, &swap).unwrap());
+    // Another seed is another trace with the same character.
+    let other = run_point(&c, &swap, "flash", 0).unwrap();
+    assert!(other.single_access_share > 0.5);
+}
