@@ -1068,8 +1068,7 @@ fn swap_events_in_csv() {
     let good = put(
         &dir,
         "swap.csv",
-        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,anon,7,4096,,\n5,7,swap_in,anon,7,4096,,\n"
-            .to_vec(),
+        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,anon,7,4096,,\n5,7,swap_in,anon,7,4096,,\n",
     );
     let t = trace::read_all(&good, None).unwrap();
     let kinds: Vec<_> = t.events.iter().map(|e| e.kind()).collect();
@@ -1079,7 +1078,7 @@ fn swap_events_in_csv() {
     let bad = put(
         &dir,
         "bad-swap.csv",
-        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,file,7,1,,\n".to_vec(),
+        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,file,7,1,,\n",
     );
     assert_mentions(&read_error(&bad), &["bad-swap.csv", "line 2", "anon"]);
 }
