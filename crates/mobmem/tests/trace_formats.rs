@@ -106,15 +106,46 @@ mod mmt_format {
         assert!(!dir.path().join("round.mmt.partial").exists());
     }
 
-    /// The checked-in file pins the byte layout: if this fails, the format changed and
-    /// its version must change with it.
+    /// The checked-in files pin the byte layout: if this fails, the format changed and
+    /// its version must change with it. `small.mmt` is version 1 (still read),
+    /// `small-v2.mmt` what the writer makes now.
     #[test]
     fn golden_file() {
-        let golden = data("small.mmt");
+        let golden = data("small-v2.mmt");
         assert_eq!(trace::read_all(&golden, None).unwrap(), small_trace());
         let dir = tempfile::tempdir().unwrap();
         let (bytes, _) = small_mmt(&dir);
         assert_eq!(bytes, fs::read(&golden).unwrap());
+    }
+
+    /// Version 1 and 2 differ only in the version field and in each record's word:
+    /// 28-bit process id and kind at bit 28 become a 27-bit process id and kind at bit 27.
+    #[test]
+    fn version_1_files_are_read_as_version_2() {
+        let v1 = fs::read(data("small.mmt")).unwrap();
+        let v2 = fs::read(data("small-v2.mmt")).unwrap();
+        assert_eq!(
+            trace::read_all(&data("small.mmt"), None).unwrap(),
+            small_trace()
+        );
+        assert_eq!(v1.len(), v2.len());
+        assert_eq!(u32::from_le_bytes(v1[8..12].try_into().unwrap()), 1);
+        assert_eq!(u32::from_le_bytes(v2[8..12].try_into().unwrap()), 2);
+        let records = small_trace().events.len();
+        for i in 0..records {
+            let at = 64 + 16 * i;
+            assert_eq!(v1[at..at + 8], v2[at..at + 8], "time of record {i}");
+            assert_eq!(
+                v1[at + 12..at + 16],
+                v2[at + 12..at + 16],
+                "arg of record {i}"
+            );
+            let w1 = u32::from_le_bytes(v1[at + 8..at + 12].try_into().unwrap());
+            let w2 = u32::from_le_bytes(v2[at + 8..at + 12].try_into().unwrap());
+            let converted = (w1 & ((1 << 28) - 1)) | (((w1 >> 28) & 3) << 27) | (w1 & (3 << 30));
+            assert_eq!(w2, converted, "word of record {i}");
+        }
+        assert_eq!(v1[64 + 16 * records..], v2[64 + 16 * records..], "tables");
     }
 
     #[test]
@@ -127,6 +158,7 @@ mod mmt_format {
         assert_eq!(
             *source.header(),
             mmt::Header {
+                version: 1,
                 record_count: 15,
                 page_count: 6,
                 process_count: 4,
@@ -311,8 +343,8 @@ mod mmt_format {
                 &["byte offset 40", "truncated header"],
             ),
             (
-                patched(8, &2u32.to_le_bytes()),
-                &["byte offset 8", "version 2"],
+                patched(8, &3u32.to_le_bytes()),
+                &["byte offset 8", "version 3"],
             ),
             (
                 patched(12, &24u32.to_le_bytes()),
@@ -349,9 +381,10 @@ mod mmt_format {
     fn bad_records() {
         let dir = tempfile::tempdir().unwrap();
         let (bytes, _) = small_mmt(&dir);
-        const IMPORTANCE: u32 = 1 << 28;
-        const START: u32 = 2 << 28;
-        let cases: [(usize, Option<u32>, Option<u32>, &str); 6] = [
+        const IMPORTANCE: u32 = 1 << 27;
+        const START: u32 = 2 << 27;
+        const SWAP_IN: u32 = 5 << 27;
+        let cases: [(usize, Option<u32>, Option<u32>, &str); 9] = [
             // Record 2 is an access by process 0: make it process 99.
             (
                 2,
@@ -378,6 +411,14 @@ mod mmt_format {
                 Some(START),
                 Some(3),
                 "argument 3 on a start or exit event",
+            ),
+            (0, Some(6 << 27), Some(0), "event kind 6, expected 0..=5"),
+            (0, Some(SWAP_IN), Some(6), "page id 6 out of range"),
+            (
+                0,
+                Some(SWAP_IN | 1 << 30),
+                Some(1),
+                "write flag set on a swap event",
             ),
         ];
         for (index, word, arg, expected) in cases {
@@ -456,14 +497,14 @@ mod csv_format {
     #[test]
     fn mmt_csv_mmt_is_the_identity() {
         let dir = tempfile::tempdir().unwrap();
-        let from_mmt = trace::read_all(&data("small.mmt"), None).unwrap();
+        let from_mmt = trace::read_all(&data("small-v2.mmt"), None).unwrap();
         let csv_path = dir.path().join("small.csv");
         csv::write(&csv_path, &from_mmt).unwrap();
         let mmt_path = dir.path().join("again.mmt");
         mmt::write(&mmt_path, &trace::read_all(&csv_path, None).unwrap()).unwrap();
         assert_eq!(
             fs::read(mmt_path).unwrap(),
-            fs::read(data("small.mmt")).unwrap()
+            fs::read(data("small-v2.mmt")).unwrap()
         );
     }
 
@@ -536,7 +577,7 @@ mod csv_format {
             ("1,4294967296,exit,,,,,", "`pid` is `4294967296`"),
             (
                 "1,1,jump,,,,,",
-                "`event` is `jump`, expected access, importance, start or exit",
+                "`event` is `jump`, expected access, importance, start, exit, swap_out or swap_in",
             ),
             (
                 "1,1,access,heap,1,2,R,",
@@ -940,6 +981,7 @@ mod properties {
         Access(u32, PageKey, bool),
         Importance(u32, i16),
         Exit(u32),
+        Swap(u32, u64, bool),
     }
 
     fn step() -> impl Strategy<Value = Step> {
@@ -949,7 +991,8 @@ mod properties {
             (pid.clone(), page_key(), any::<bool>())
                 .prop_map(|(pid, key, write)| Step::Access(pid, key, write)),
             (pid.clone(), -1000i16..=1000).prop_map(|(pid, adj)| Step::Importance(pid, adj)),
-            pid.prop_map(Step::Exit),
+            pid.clone().prop_map(Step::Exit),
+            (pid, 0u64..8, any::<bool>()).prop_map(|(pid, vpn, out)| Step::Swap(pid, vpn, out)),
         ]
     }
 
@@ -973,6 +1016,15 @@ mod properties {
                         Event::importance(time, interner.process(*pid).unwrap(), *adj)
                     }
                     Step::Exit(pid) => Event::exit(time, interner.process(*pid).unwrap()),
+                    Step::Swap(pid, vpn, out) => {
+                        let proc = interner.process(*pid).unwrap();
+                        let page = interner.page(PageKey::anon(u64::from(*pid), *vpn)).unwrap();
+                        if *out {
+                            Event::swap_out(time, proc, page)
+                        } else {
+                            Event::swap_in(time, proc, page)
+                        }
+                    }
                 }
             })
             .collect();
@@ -1008,4 +1060,25 @@ mod properties {
             prop_assert_eq!(trace::read_all(&path, None).unwrap(), trace);
         }
     }
+}
+
+#[test]
+fn swap_events_in_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = put(
+        &dir,
+        "swap.csv",
+        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,anon,7,4096,,\n5,7,swap_in,anon,7,4096,,\n",
+    );
+    let t = trace::read_all(&good, None).unwrap();
+    let kinds: Vec<_> = t.events.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, [trace::EventKind::SwapOut, trace::EventKind::SwapIn]);
+    assert_eq!(t.events[0].page(), t.events[1].page());
+    assert_eq!(t.tables.pages, [PageKey::anon(7, 4096)]);
+    let bad = put(
+        &dir,
+        "bad-swap.csv",
+        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,file,7,1,,\n",
+    );
+    assert_mentions(&read_error(&bad), &["bad-swap.csv", "line 2", "anon"]);
 }

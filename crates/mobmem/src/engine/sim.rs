@@ -172,8 +172,9 @@ impl Simulator {
                 self.adj[proc] = event.oom_score_adj();
                 Ok(())
             }
-            // Pages outlive their process in the page cache: nothing to do.
-            EventKind::Start | EventKind::Exit => Ok(()),
+            // Pages outlive their process in the page cache: nothing to do. Swap I/O of a
+            // captured trace is the kernel's, not a buffer-cache request.
+            EventKind::Start | EventKind::Exit | EventKind::SwapOut | EventKind::SwapIn => Ok(()),
         }
     }
 

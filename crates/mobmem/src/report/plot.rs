@@ -53,6 +53,7 @@ pub fn render(table: &Table, figure: &Figure) -> Result<String> {
             .configure_mesh()
             .x_desc(&figure.x_label)
             .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| super::short(*y))
             .y_desc(&figure.y_label)
             .label_style(("sans-serif", 13))
             .draw()

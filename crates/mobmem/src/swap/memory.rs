@@ -230,6 +230,10 @@ impl Machine {
                 self.metrics.exits += 1;
                 Ok(())
             }
+            EventKind::SwapOut | EventKind::SwapIn => Err(Error::config(
+                "swap run",
+                "the trace has swap events: replay it instead of simulating its accesses",
+            )),
         }
         .map_err(|e| Error::config(format!("swap run, event {index}"), e.to_string()))
     }

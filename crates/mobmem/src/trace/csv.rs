@@ -266,11 +266,15 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
         EventKind::Start
     } else if event.eq_ignore_ascii_case(b"exit") {
         EventKind::Exit
+    } else if event.eq_ignore_ascii_case(b"swap_out") {
+        EventKind::SwapOut
+    } else if event.eq_ignore_ascii_case(b"swap_in") {
+        EventKind::SwapIn
     } else {
         return Err(invalid(
             field(2),
             "event",
-            "access, importance, start or exit",
+            "access, importance, start, exit, swap_out or swap_in",
         ));
     };
 
@@ -288,7 +292,7 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
     let process = |interner: &mut Interner| {
         interner
             .process(pid)
-            .ok_or_else(|| "more processes than the 2^28 process ids".to_string())
+            .ok_or_else(|| "more processes than the 2^27 process ids".to_string())
     };
 
     match kind {
@@ -340,12 +344,45 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
                 .map_err(|_| "the process name in `value` is not valid UTF-8".to_string())?;
             let proc = interner
                 .start_process(pid, name)
-                .ok_or_else(|| "more processes than the 2^28 process ids".to_string())?;
+                .ok_or_else(|| "more processes than the 2^27 process ids".to_string())?;
             Ok(Event::start(time_ns, proc))
         }
         EventKind::Exit => {
             must_be_empty(3..8)?;
             Ok(Event::exit(time_ns, process(interner)?))
+        }
+        EventKind::SwapOut | EventKind::SwapIn => {
+            must_be_empty(6..8)?;
+            if !trim(field(3)).eq_ignore_ascii_case(b"anon") {
+                return Err(invalid(
+                    field(3),
+                    "page_kind",
+                    "anon (swap holds anonymous pages)",
+                ));
+            }
+            let owner = parse_u64(trim(field(4))).ok_or_else(|| {
+                invalid(
+                    field(4),
+                    "owner",
+                    "a non-negative integer (the pid owning the page)",
+                )
+            })?;
+            let index = parse_u64(trim(field(5))).ok_or_else(|| {
+                invalid(
+                    field(5),
+                    "index",
+                    "a non-negative integer (virtual page number)",
+                )
+            })?;
+            let proc = process(interner)?;
+            let page = interner
+                .page(PageKey::anon(owner, index))
+                .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())?;
+            Ok(if kind == EventKind::SwapOut {
+                Event::swap_out(time_ns, proc, page)
+            } else {
+                Event::swap_in(time_ns, proc, page)
+            })
         }
     }
 }
@@ -480,6 +517,29 @@ fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
         index.clear();
         value.clear();
         let kind = match event.kind() {
+            EventKind::SwapOut | EventKind::SwapIn => {
+                let page = trace
+                    .tables
+                    .pages
+                    .get(event.page() as usize)
+                    .ok_or_else(|| {
+                        bad(format!("page id {} is not in the page table", event.page()))
+                    })?;
+                if page.kind != PageKind::Anon {
+                    return Err(bad(format!(
+                        "swap event of page {}, which is not anonymous",
+                        event.page()
+                    )));
+                }
+                page_kind = "anon";
+                set_number(&mut owner, page.owner);
+                set_number(&mut index, page.index);
+                if event.kind() == EventKind::SwapOut {
+                    "swap_out"
+                } else {
+                    "swap_in"
+                }
+            }
             EventKind::Access => {
                 let page = trace
                     .tables

@@ -1,4 +1,5 @@
-//! mobmem's binary trace format, `.mmt`, version 1 (specified in `docs/trace-formats.md`).
+//! mobmem's binary trace format, `.mmt`, version 2 (specified in `docs/trace-formats.md`);
+//! version 1 files are read too.
 //!
 //! A 64-byte header, the event records (each exactly [`Event::to_bytes`]), then the page
 //! table and the process table. The tables come last so that a [`Writer`] can stream
@@ -20,8 +21,11 @@ use crate::{Error, Position, Result};
 pub const MAGIC: [u8; 8] = *b"MOBMEMTR";
 /// First 8 bytes of a file whose writer has not finished, or never will.
 pub const UNFINISHED_MAGIC: [u8; 8] = *b"MOBMEMT?";
-/// The version this module reads and writes.
-pub const VERSION: u32 = 1;
+/// The version this module writes.
+pub const VERSION: u32 = 2;
+/// The first version, still read: 28-bit process ids and 2-bit event kinds (no swap
+/// events); its records are converted to the current layout as they are read.
+pub const VERSION_1: u32 = 1;
 pub const HEADER_SIZE: u64 = 64;
 pub const RECORD_SIZE: u64 = 16;
 /// Bytes of one page table entry: kind, 7 bytes of padding, owner, index.
@@ -39,6 +43,8 @@ const PAGE_CHUNK: usize = 1 << 12;
 /// The counts a `.mmt` header records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
+    /// Format version of the file.
+    pub version: u32,
     pub record_count: u64,
     pub page_count: u64,
     pub process_count: u64,
@@ -49,6 +55,7 @@ pub struct Header {
 impl Header {
     fn for_records(record_count: u64, page_count: u64, process_count: u64) -> Header {
         Header {
+            version: VERSION,
             record_count,
             page_count,
             process_count,
@@ -59,7 +66,7 @@ impl Header {
     fn to_bytes(self, magic: [u8; 8]) -> [u8; HEADER_SIZE as usize] {
         let mut out = [0u8; HEADER_SIZE as usize];
         out[0..8].copy_from_slice(&magic);
-        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        out[8..12].copy_from_slice(&self.version.to_le_bytes());
         out[12..16].copy_from_slice(&(RECORD_SIZE as u32).to_le_bytes());
         out[16..24].copy_from_slice(&self.record_count.to_le_bytes());
         out[24..32].copy_from_slice(&self.page_count.to_le_bytes());
@@ -88,10 +95,10 @@ impl Header {
             ));
         }
         let version = le_u32(&bytes[8..12]);
-        if version != VERSION {
+        if version != VERSION && version != VERSION_1 {
             return Err(bad(
                 8,
-                format!("unsupported .mmt version {version} (this build reads version {VERSION})"),
+                format!("unsupported .mmt version {version} (this build reads versions {VERSION_1} and {VERSION})"),
             ));
         }
         let record_size = le_u32(&bytes[12..16]);
@@ -102,6 +109,7 @@ impl Header {
             ));
         }
         let header = Header {
+            version,
             record_count: le_u64(&bytes[16..24]),
             page_count: le_u64(&bytes[24..32]),
             process_count: le_u64(&bytes[32..40]),
@@ -121,7 +129,7 @@ impl Header {
             return Err(bad(
                 32,
                 format!(
-                    "process count {} exceeds the 2^28 process ids",
+                    "process count {} exceeds the 2^27 process ids",
                     header.process_count
                 ),
             ));
@@ -157,8 +165,18 @@ fn le_u64(bytes: &[u8]) -> u64 {
 
 // The raw fields of a record, as laid out in `Event` (see its table in `trace/mod.rs`).
 const RECORD_PROC_MASK: u32 = MAX_PROC_ID;
-const RECORD_KIND_SHIFT: u32 = 28;
+const WRITE_FLAG: u32 = 1 << 30;
 const RECORD_FLAG_BITS: u32 = 3 << 30;
+
+/// A version 1 record word in the current layout: its 28-bit process id must fit in 27
+/// bits (checked by the caller against the header's process count), its 2-bit kind moves
+/// up one bit.
+#[inline]
+fn word_from_version_1(word: u32) -> u32 {
+    let proc = word & ((1 << 28) - 1);
+    let kind = (word >> 28) & 3;
+    proc | (kind << 27) | (word & RECORD_FLAG_BITS)
+}
 
 /// Whether a record's fields are consistent with the header's table sizes. Kept apart
 /// from [`describe_bad_record`] so the hot loop is a few comparisons.
@@ -167,10 +185,12 @@ fn record_is_valid(word: u32, arg: u32, header: &Header) -> bool {
     if u64::from(word & RECORD_PROC_MASK) >= header.process_count {
         return false;
     }
-    match (word >> RECORD_KIND_SHIFT) & 3 {
+    match Event::raw_kind(word) {
         0 => u64::from(arg) < header.page_count,
         1 => word & RECORD_FLAG_BITS == 0 && (-1000..=1000).contains(&(arg as i32)),
-        _ => word & RECORD_FLAG_BITS == 0 && arg == 0,
+        2 | 3 => word & RECORD_FLAG_BITS == 0 && arg == 0,
+        4 | 5 => word & WRITE_FLAG == 0 && u64::from(arg) < header.page_count,
+        _ => false,
     }
 }
 
@@ -183,23 +203,21 @@ fn describe_bad_record(word: u32, arg: u32, header: &Header) -> String {
             header.process_count
         );
     }
-    let kind = (word >> RECORD_KIND_SHIFT) & 3;
-    if kind == 0 {
-        return format!(
+    match Event::raw_kind(word) {
+        0 | 4 | 5 if u64::from(arg) >= header.page_count => format!(
             "page id {arg} out of range (the trace has {} pages)",
             header.page_count
-        );
-    }
-    if word & RECORD_FLAG_BITS != 0 {
-        return "write or anonymous flag set on an event that is not an access".to_string();
-    }
-    if kind == 1 {
-        format!(
+        ),
+        4 | 5 => "write flag set on a swap event".to_string(),
+        6 | 7 => format!("event kind {}, expected 0..=5", Event::raw_kind(word)),
+        _ if word & RECORD_FLAG_BITS != 0 => {
+            "write or anonymous flag set on an event that is not an access".to_string()
+        }
+        1 => format!(
             "importance {} outside the oom_score_adj range -1000..=1000",
             arg as i32
-        )
-    } else {
-        format!("argument {arg} on a start or exit event, expected 0")
+        ),
+        _ => format!("argument {arg} on a start or exit event, expected 0"),
     }
 }
 
@@ -407,8 +425,11 @@ impl EventSource for Reader {
         for (i, chunk) in self.bytes.chunks_exact(RECORD_SIZE as usize).enumerate() {
             let mut record = [0u8; RECORD_SIZE as usize];
             record.copy_from_slice(chunk);
-            let word = le_u32(&record[8..12]);
+            let mut word = le_u32(&record[8..12]);
             let arg = le_u32(&record[12..16]);
+            if self.header.version == VERSION_1 {
+                word = word_from_version_1(word);
+            }
             if !record_is_valid(word, arg, &self.header) {
                 let index = self.next_record + i as u64;
                 return Err(Error::format(
@@ -420,7 +441,7 @@ impl EventSource for Reader {
                     describe_bad_record(word, arg, &self.header),
                 ));
             }
-            buf.push(Event::from_bytes(&record));
+            buf.push(Event::from_raw(le_u64(&record[0..8]), word, arg));
         }
         self.next_record += count as u64;
         Ok(true)
@@ -502,7 +523,10 @@ impl Writer {
 
     fn note_ids(&mut self, event: &Event) {
         self.max_proc = self.max_proc.max(Some(event.proc()));
-        if event.kind() == EventKind::Access {
+        if matches!(
+            event.kind(),
+            EventKind::Access | EventKind::SwapOut | EventKind::SwapIn
+        ) {
             self.max_page = self.max_page.max(Some(event.page()));
         }
     }

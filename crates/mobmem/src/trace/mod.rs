@@ -27,8 +27,8 @@ pub type PageId = u32;
 /// Dense id of a process within one trace: an index into the trace's process table.
 pub type ProcId = u32;
 
-/// Largest process id an event can carry (28 bits, see [`Event`]).
-pub const MAX_PROC_ID: ProcId = (1 << 28) - 1;
+/// Largest process id an event can carry (27 bits, see [`Event`]).
+pub const MAX_PROC_ID: ProcId = (1 << 27) - 1;
 
 /// `oom_score_adj` of the foreground (top) app on Android.
 pub const ADJ_FOREGROUND: i16 = 0;
@@ -47,6 +47,10 @@ pub enum EventKind {
     Start,
     /// A process exited.
     Exit,
+    /// The kernel wrote an anonymous page out to swap (replayed swap I/O traces).
+    SwapOut,
+    /// The kernel read a swapped-out page back in (a swap-in fault).
+    SwapIn,
 }
 
 /// One trace event, 16 bytes, the same layout in memory and in `.mmt` files:
@@ -54,8 +58,10 @@ pub enum EventKind {
 /// | bytes | field | meaning |
 /// |---|---|---|
 /// | 0..8 | `time_ns` | u64, nanoseconds since the start of the trace |
-/// | 8..12 | `word` | bits 0..28 process id, 28..30 kind (0 access, 1 importance, 2 start, 3 exit), bit 30 write, bit 31 anonymous |
-/// | 12..16 | `arg` | access: page id; importance: `oom_score_adj` as i32; otherwise 0 |
+/// | 8..12 | `word` | bits 0..27 process id, 27..30 kind (0 access, 1 importance, 2 start, 3 exit, 4 swap-out, 5 swap-in), bit 30 write, bit 31 anonymous |
+/// | 12..16 | `arg` | access, swap-out, swap-in: page id; importance: `oom_score_adj` as i32; otherwise 0 |
+///
+/// (Version 1 of `.mmt` had 28-bit process ids and 2-bit kinds; its reader converts.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Event {
     time_ns: u64,
@@ -63,7 +69,8 @@ pub struct Event {
     arg: u32,
 }
 
-const KIND_SHIFT: u32 = 28;
+const KIND_SHIFT: u32 = 27;
+const KIND_MASK: u32 = 7;
 const WRITE_BIT: u32 = 1 << 30;
 const ANON_BIT: u32 = 1 << 31;
 
@@ -110,6 +117,30 @@ impl Event {
         }
     }
 
+    /// Anonymous `page` of `proc` written out to swap.
+    pub fn swap_out(time_ns: u64, proc: ProcId, page: PageId) -> Self {
+        Event {
+            time_ns,
+            word: proc | (4 << KIND_SHIFT) | ANON_BIT,
+            arg: page,
+        }
+    }
+
+    /// Anonymous `page` of `proc` read back from swap.
+    pub fn swap_in(time_ns: u64, proc: ProcId, page: PageId) -> Self {
+        Event {
+            time_ns,
+            word: proc | (5 << KIND_SHIFT) | ANON_BIT,
+            arg: page,
+        }
+    }
+
+    /// The kind bits of a raw event word (values 6 and 7 are invalid).
+    #[inline]
+    pub(crate) fn raw_kind(word: u32) -> u32 {
+        (word >> KIND_SHIFT) & KIND_MASK
+    }
+
     #[inline]
     pub fn time_ns(&self) -> u64 {
         self.time_ns
@@ -122,20 +153,23 @@ impl Event {
 
     #[inline]
     pub fn kind(&self) -> EventKind {
-        match (self.word >> KIND_SHIFT) & 3 {
+        match Self::raw_kind(self.word) {
             0 => EventKind::Access,
             1 => EventKind::Importance,
             2 => EventKind::Start,
-            _ => EventKind::Exit,
+            3 => EventKind::Exit,
+            4 => EventKind::SwapOut,
+            // Readers reject 6 and 7; constructors never make them.
+            _ => EventKind::SwapIn,
         }
     }
 
     #[inline]
     pub fn is_access(&self) -> bool {
-        (self.word >> KIND_SHIFT) & 3 == 0
+        Self::raw_kind(self.word) == 0
     }
 
-    /// The page of an access (meaningless for other kinds).
+    /// The page of an access, swap-out or swap-in (meaningless for other kinds).
     #[inline]
     pub fn page(&self) -> PageId {
         self.arg
@@ -164,6 +198,11 @@ impl Event {
         out[8..12].copy_from_slice(&self.word.to_le_bytes());
         out[12..16].copy_from_slice(&self.arg.to_le_bytes());
         out
+    }
+
+    /// The raw fields, as laid out in a `.mmt` version 2 record.
+    pub(crate) fn from_raw(time_ns: u64, word: u32, arg: u32) -> Self {
+        Event { time_ns, word, arg }
     }
 
     /// Decode a `.mmt` record without validating ids against the tables.

@@ -28,6 +28,9 @@ pub struct WorkloadSummary {
     pub background_accesses: u64,
     /// `foreground_accesses / background_accesses`; `None` without background accesses.
     pub foreground_to_background: Option<f64>,
+    /// Swap events (replayed swap I/O traces).
+    pub swap_outs: u64,
+    pub swap_ins: u64,
     /// Times a process came to the foreground (importance set to 0 from anything else).
     pub foreground_entries: u64,
     /// Time from the first event to the last, in nanoseconds.
@@ -114,6 +117,8 @@ impl Summarizer {
             }
             EventKind::Start => {}
             EventKind::Exit => state.foreground = false,
+            EventKind::SwapOut => summary.swap_outs += 1,
+            EventKind::SwapIn => summary.swap_ins += 1,
         }
     }
 
@@ -210,6 +215,13 @@ impl fmt::Display for WorkloadSummary {
             self.foreground_accesses, self.background_accesses
         )?;
         writeln!(f, "foreground entries   {}", self.foreground_entries)?;
+        if self.swap_outs + self.swap_ins > 0 {
+            writeln!(
+                f,
+                "swap-outs, swap-ins  {}, {}",
+                self.swap_outs, self.swap_ins
+            )?;
+        }
         writeln!(
             f,
             "duration             {:.3} s",
