@@ -2,6 +2,7 @@
 //! plus the figures the paper has and the claims it makes, computed from the results.
 
 mod hybrid_cache;
+mod multi_swap;
 mod selective_page_cache;
 
 use crate::experiments::ExperimentConfig;
@@ -28,6 +29,11 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "hybrid-cache",
         summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
         run: hybrid_cache::run,
+    },
+    Reproduction {
+        name: "multi-swap",
+        summary: "multi-swap architectures with NVM + flash swap devices (Bahn, Kim, JIIBC 2023)",
+        run: multi_swap::run,
     },
     Reproduction {
         name: "selective-page-cache",
