@@ -632,5 +632,5 @@ fn file_accesses_are_left_to_the_page_cache() {
     s.event(Event::access(0, 0, 2, true, false));
     assert_eq!(s.machine.resident_pages(), 0);
     let m = s.finish();
-    assert_eq!((m.accesses, m.file_accesses_ignored), (0, 2));
+    assert_eq!((m.accesses, m.ignored_accesses), (0, 2));
 }

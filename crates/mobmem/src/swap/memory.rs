@@ -20,6 +20,13 @@
 //!
 //! Processes that exit free their memory the same way. Accesses to file pages are not
 //! simulated (they belong to the page cache) and are counted apart.
+//!
+//! Replay ([`Machine::for_replay`]) has no DRAM: a trace's own swap-out and swap-in events
+//! drive the architecture. A swap-out writes the page out (the kernel wrote it, so it is
+//! new data even if a kept slot exists); a swap-in reads it back. When the architecture
+//! has no room (zram), the killer frees the least important app's pool pages, and a later
+//! swap-in of one of its pages counts as a fresh allocation. A swap-in of a page that is
+//! not swapped out, or a swap-out of one that already is, is an error naming the event.
 
 use super::architectures::{find_architecture, Architecture};
 use super::config::{ReclaimOrder, SwapConfig};
@@ -42,6 +49,8 @@ const OWNED: u8 = 4;
 const SWAPPED_OUT: u8 = 8;
 /// Written to swap at least once (the swap footprint).
 const EVER_SWAPPED: u8 = 16;
+/// Swapped out when the killer took its app (replay: its swap-in finds nothing).
+const LOST: u8 = 32;
 
 /// Where a page is, for tests and inspection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -100,6 +109,8 @@ pub struct Machine {
     launches: LaunchTracker,
     metrics: SwapMetrics,
     now_ns: u64,
+    /// Driven by swap events, with no DRAM model.
+    replaying: bool,
 }
 
 impl Machine {
@@ -143,7 +154,24 @@ impl Machine {
                 ..Default::default()
             },
             now_ns: 0,
+            replaying: false,
         })
+    }
+
+    /// A machine that replays swap events (see the module's documentation).
+    pub fn for_replay(config: &SwapConfig, pages: usize, procs: usize) -> Result<Self> {
+        let mut machine = Self::new(config, pages, procs)?;
+        if !machine.arch.swaps() {
+            return Err(Error::config(
+                "swap replay",
+                format!(
+                    "architecture {} has no swap to replay swap events on",
+                    config.architecture
+                ),
+            ));
+        }
+        machine.replaying = true;
+        Ok(machine)
     }
 
     /// Record every device operation (see [`Machine::take_io_log`]).
@@ -218,7 +246,13 @@ impl Machine {
         let proc = event.proc();
         self.ensure_app(proc);
         match event.kind() {
+            EventKind::Access if self.replaying => {
+                self.metrics.ignored_accesses += 1;
+                Ok(())
+            }
             EventKind::Access => self.access(event),
+            EventKind::SwapOut if self.replaying => self.replay_swap_out(event),
+            EventKind::SwapIn if self.replaying => self.replay_swap_in(event),
             EventKind::Importance => {
                 self.importance(proc, event.oom_score_adj());
                 Ok(())
@@ -226,13 +260,13 @@ impl Machine {
             EventKind::Start => Ok(()),
             EventKind::Exit => {
                 self.launches.end_of(proc);
-                self.free_app(proc);
+                self.free_app(proc, false);
                 self.metrics.exits += 1;
                 Ok(())
             }
             EventKind::SwapOut | EventKind::SwapIn => Err(Error::config(
                 "swap run",
-                "the trace has swap events: replay it instead of simulating its accesses",
+                "the trace has swap events: replay it (swap::replay) instead of simulating its accesses",
             )),
         }
         .map_err(|e| Error::config(format!("swap run, event {index}"), e.to_string()))
@@ -260,7 +294,7 @@ impl Machine {
 
     fn access(&mut self, event: &Event) -> Result<()> {
         if !event.is_anon() {
-            self.metrics.file_accesses_ignored += 1;
+            self.metrics.ignored_accesses += 1;
             return Ok(());
         }
         let (page, proc) = (event.page(), event.proc());
@@ -286,13 +320,8 @@ impl Machine {
             self.make_room(proc)?;
             let launch_writes = self.write_time_ns() - writes_before;
             self.launches.reclaim_writes(proc, launch_writes);
-            if self.flags[page as usize] & OWNED == 0 {
-                self.space.set_owner(page, proc);
-                self.ensure_app(proc);
-                self.apps[proc as usize].owned.push(page);
-                self.flags[page as usize] |= OWNED;
-            }
-            let mut flags = self.flags[page as usize] & !(SWAPPED_OUT | DIRTY);
+            self.own(page, proc);
+            let mut flags = self.flags[page as usize] & !(SWAPPED_OUT | DIRTY | LOST);
             if self.space.slot_of(page).is_some() {
                 let device = self.arch.swap_in(&mut self.space, page)?;
                 self.metrics.swap_ins += 1;
@@ -447,7 +476,7 @@ impl Machine {
             }
         }
         if let Some(app) = self.kill_candidate(accessor) {
-            self.free_app(app);
+            self.free_app(app, true);
             self.metrics.kills += 1;
             return Ok(());
         }
@@ -467,14 +496,21 @@ impl Machine {
     }
 
     /// Free every page `proc` owns, in DRAM and in swap; its next launch is cold.
-    fn free_app(&mut self, proc: ProcId) {
+    /// `killed`: its swapped-out pages are marked lost (an exit leaves nothing to swap in).
+    fn free_app(&mut self, proc: ProcId, killed: bool) {
         let owned = std::mem::take(&mut self.apps[proc as usize].owned);
         for &page in &owned {
             if self.flag(page, RESIDENT) {
                 self.remove_resident(page);
             }
             self.space.discard(page);
-            self.flags[page as usize] &= EVER_SWAPPED;
+            let flags = &mut self.flags[page as usize];
+            let lost = if killed && *flags & SWAPPED_OUT != 0 {
+                LOST
+            } else {
+                0
+            };
+            *flags = (*flags & (EVER_SWAPPED | LOST)) | lost;
         }
         let app = &mut self.apps[proc as usize];
         app.died = true;
@@ -482,6 +518,86 @@ impl Machine {
         app.owned = owned;
         app.owned.clear();
         self.victim_app = None;
+    }
+
+    /// Own `page` for `proc` if no app owns it.
+    fn own(&mut self, page: PageId, proc: ProcId) {
+        if self.flags[page as usize] & OWNED == 0 {
+            self.space.set_owner(page, proc);
+            self.ensure_app(proc);
+            self.apps[proc as usize].owned.push(page);
+            self.flags[page as usize] |= OWNED;
+        }
+    }
+
+    /// A replayed swap-out: the architecture writes the page out.
+    fn replay_swap_out(&mut self, event: &Event) -> Result<()> {
+        let (page, proc) = (event.page(), event.proc());
+        self.ensure_page(page);
+        if self.flag(page, SWAPPED_OUT) {
+            return Err(Error::config(
+                "swap replay",
+                format!("page {page} swapped out again without a swap-in since"),
+            ));
+        }
+        self.own(page, proc);
+        let owner = self.space.owner(page);
+        loop {
+            if self.arch.swap_out(&mut self.space, page, self.now_ns)? {
+                break;
+            }
+            // No room (zram): the killer frees another app's pool pages, or the page is
+            // lost.
+            match self.kill_candidate(owner) {
+                Some(app) => {
+                    self.free_app(app, true);
+                    self.metrics.kills += 1;
+                }
+                None => {
+                    self.space.discard(page);
+                    self.flags[page as usize] |= LOST;
+                    self.metrics.dropped_pages += 1;
+                    return Ok(());
+                }
+            }
+        }
+        self.metrics.swap_outs += 1;
+        let flags = &mut self.flags[page as usize];
+        *flags = (*flags & !LOST) | SWAPPED_OUT;
+        if *flags & EVER_SWAPPED == 0 {
+            *flags |= EVER_SWAPPED;
+            self.metrics.swapped_pages += 1;
+        }
+        Ok(())
+    }
+
+    /// A replayed swap-in: the architecture reads the page back.
+    fn replay_swap_in(&mut self, event: &Event) -> Result<()> {
+        let (page, proc) = (event.page(), event.proc());
+        self.ensure_page(page);
+        let flags = self.flags[page as usize];
+        if flags & LOST != 0 {
+            self.flags[page as usize] &= !LOST;
+            self.metrics.fresh_allocations += 1;
+            return Ok(());
+        }
+        if flags & SWAPPED_OUT == 0 {
+            let why = if flags & EVER_SWAPPED == 0 {
+                "was never swapped out"
+            } else {
+                "was swapped in already and not swapped out since"
+            };
+            return Err(Error::config(
+                "swap replay",
+                format!("swap-in of page {page}, which {why}"),
+            ));
+        }
+        let device = self.arch.swap_in(&mut self.space, page)?;
+        self.metrics.swap_ins += 1;
+        self.swap_ins_per_page[page as usize] += 1;
+        self.launches.fault(proc, self.read_ns(device));
+        self.flags[page as usize] &= !SWAPPED_OUT;
+        Ok(())
     }
 
     /// Check the invariants (tests: O(pages)): DRAM within its size, the resident count
@@ -510,21 +626,25 @@ impl Machine {
         if listed != self.resident {
             return fail(format!("{listed} pages on LRU lists, {resident} resident"));
         }
+        let kept_slots = self.space.keeps_slots();
         for (page, &flags) in self.flags.iter().enumerate() {
             let page = page as PageId;
             let slot = self.space.slot_of(page);
             let swapped = flags & SWAPPED_OUT != 0;
-            if swapped != (flags & RESIDENT == 0 && slot.is_some()) {
+            let resident = flags & RESIDENT != 0;
+            if swapped && (slot.is_none() || resident) {
                 return fail(format!(
-                    "page {page}: swapped out {swapped}, resident {}, slot {slot:?}",
-                    flags & RESIDENT != 0
+                    "page {page} is swapped out, but resident {resident} with slot {slot:?}"
                 ));
             }
-            if flags & RESIDENT != 0 && slot.is_some() {
-                let kept = self.space.keeps_slots() && slot != Some(SwapDevice::Zram);
-                if !kept {
-                    return fail(format!("page {page} is in DRAM and in {slot:?}"));
-                }
+            // Only a page back from swap may keep a slot: in DRAM, or swapped in by a
+            // replay; and never in zram.
+            let back = resident || self.replaying;
+            if !swapped && slot.is_some() && !(kept_slots && back && slot != Some(SwapDevice::Zram))
+            {
+                return fail(format!(
+                    "page {page} is not swapped out but has a slot on {slot:?} (resident {resident})"
+                ));
             }
         }
         self.space.validate()

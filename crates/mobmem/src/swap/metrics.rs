@@ -29,10 +29,12 @@ pub struct SwapMetrics {
     pub events: u64,
     /// Accesses to anonymous pages, the ones the model simulates.
     pub accesses: u64,
-    /// Accesses to file pages, which the model leaves to the page cache and ignores.
-    pub file_accesses_ignored: u64,
+    /// Accesses not simulated: file pages (left to the page cache) and, when a swap trace
+    /// is replayed, every access.
+    pub ignored_accesses: u64,
     pub dram_hits: u64,
-    /// Pages touched with no copy anywhere: zero-filled, no I/O.
+    /// Pages touched with no copy anywhere: zero-filled, no I/O. In a replay, swap-ins of
+    /// pages whose app the killer took (the restarted app allocates them afresh).
     pub fresh_allocations: u64,
     /// Pages reclaimed from DRAM into swap.
     pub swap_outs: u64,
@@ -200,7 +202,7 @@ impl SwapMetrics {
         vec![
             ("events", self.events as f64),
             ("accesses", self.accesses as f64),
-            ("file_accesses_ignored", self.file_accesses_ignored as f64),
+            ("ignored_accesses", self.ignored_accesses as f64),
             ("dram_hits", self.dram_hits as f64),
             ("fresh_allocations", self.fresh_allocations as f64),
             ("swap_outs", self.swap_outs as f64),

@@ -67,6 +67,19 @@ pub fn run_point(
     run(trace, &config)
 }
 
+/// Replay a trace's own swap-out and swap-in events (a swap I/O trace captured on a
+/// device) on `config`'s architecture, with no DRAM model: each swap-out is written out
+/// by the architecture, each swap-in read back; importance changes still time launches
+/// and accesses are ignored. A swap-in of a page that is not swapped out is an error
+/// naming the event's index.
+pub fn replay(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
+    let mut machine = Machine::for_replay(config, trace.footprint(), trace.tables.processes.len())?;
+    for (index, event) in trace.events.iter().enumerate() {
+        machine.step(index, event)?;
+    }
+    Ok(machine.finish(&trace.tables))
+}
+
 /// The swap footprint of a trace: the distinct pages ever swapped out under flash-only
 /// swap with `config`'s DRAM and reclaim order. Sweeps size NVM as a share of it.
 pub fn swap_footprint(trace: &Trace, config: &SwapConfig) -> Result<u64> {
