@@ -453,3 +453,80 @@ fn reproduce_multi_swap_writes_its_claims_and_figures() {
         );
     }
 }
+
+#[test]
+fn swap_simulates_a_trace_and_replays_swap_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("cycling.mmt");
+    ok(&[
+        "gen",
+        "app-cycling",
+        "--seed",
+        "2",
+        "--scale",
+        "0.2",
+        "--out",
+        trace.to_str().unwrap(),
+    ]);
+    let run = |arch: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&[
+            "swap",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--architecture",
+            arch,
+            "--nvm-pages",
+            "4000",
+            "--json",
+        ]))
+        .unwrap()
+    };
+    let flash = run("flash");
+    assert_eq!(flash["nvm_writes"], 0);
+    assert_eq!(flash["flash_writes"], flash["swap_outs"]);
+    let clock = run("parallel-clock");
+    assert!(clock["nvm_writes"].as_f64().unwrap() > 0.0);
+
+    // A captured swap trace: page 1 goes out and comes back; page 2 comes in unseen.
+    let csv = dir.path().join("swap.csv");
+    std::fs::write(
+        &csv,
+        "time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,anon,7,1,,\n5,7,swap_in,anon,7,1,,\n",
+    )
+    .unwrap();
+    let replayed: serde_json::Value = serde_json::from_str(&ok(&[
+        "swap",
+        "--trace",
+        csv.to_str().unwrap(),
+        "--replay",
+        "--architecture",
+        "flash",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(
+        (
+            replayed["flash_writes"].as_u64(),
+            replayed["flash_reads"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    std::fs::write(
+        &csv,
+        "time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_in,anon,7,2,,\n",
+    )
+    .unwrap();
+    let out = mobmem(&[
+        "swap",
+        "--trace",
+        csv.to_str().unwrap(),
+        "--replay",
+        "--architecture",
+        "flash",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("event 0") && err.contains("never swapped out"),
+        "{err}"
+    );
+}

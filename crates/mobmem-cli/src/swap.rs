@@ -1,0 +1,108 @@
+//! `mobmem swap`: the multi-swap simulator on one trace.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Args;
+
+use mobmem::report::short;
+use mobmem::swap::{self, workload::AppCyclingConfig, SwapConfig, ARCHITECTURES};
+use mobmem::trace::{self, Format};
+
+#[derive(Args)]
+pub struct SwapArgs {
+    /// Trace file (accesses and importance changes, or swap events with --replay);
+    /// default: the app-cycling preset.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Trace format; default: from the file name.
+    #[arg(long)]
+    format: Option<Format>,
+    /// Seed of the app-cycling preset when no --trace is given.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Swap settings as TOML (every field of SwapConfig, see docs/swap.md); the flags
+    /// below override it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Architecture (see --list).
+    #[arg(long)]
+    architecture: Option<String>,
+    /// DRAM for app pages, in pages.
+    #[arg(long)]
+    dram_pages: Option<usize>,
+    /// NVM swap size, in pages.
+    #[arg(long)]
+    nvm_pages: Option<usize>,
+    /// Replay the trace's swap_out/swap_in events through the architecture instead of
+    /// simulating memory pressure from its accesses.
+    #[arg(long)]
+    replay: bool,
+    /// List the architectures and exit.
+    #[arg(long)]
+    list: bool,
+    /// Print every metric as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: SwapArgs) -> Result<()> {
+    if args.list {
+        for a in ARCHITECTURES {
+            println!("{:<20} {}", a.name, a.summary);
+        }
+        return Ok(());
+    }
+    let mut config = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
+            toml::from_str::<SwapConfig>(&text)
+                .map_err(|e| mobmem::Error::config(path.display().to_string(), e.to_string()))?
+        }
+        None => SwapConfig::default(),
+    };
+    if let Some(a) = args.architecture {
+        config.architecture = a;
+    }
+    if let Some(d) = args.dram_pages {
+        config.dram_pages = d;
+    }
+    if let Some(n) = args.nvm_pages {
+        config.nvm_pages = n;
+    }
+    config.validate()?;
+    let trace = match &args.trace {
+        Some(path) => trace::read_all(path, args.format)?,
+        None if args.replay => bail!("--replay needs a --trace with swap events"),
+        None => swap::workload::generate(&AppCyclingConfig::default(), args.seed)?,
+    };
+    let metrics = if args.replay {
+        swap::replay(&trace, &config)?
+    } else {
+        swap::run(&trace, &config)?
+    };
+    if args.json {
+        let mut map = serde_json::Map::new();
+        map.insert("architecture".into(), config.architecture.clone().into());
+        for (name, value) in metrics.values() {
+            map.insert(name.into(), crate::json_number(value));
+        }
+        map.insert("per_app".into(), serde_json::to_value(&metrics.per_app)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::Value::Object(map))?
+        );
+        return Ok(());
+    }
+    println!(
+        "architecture {}, DRAM {} pages, NVM {} pages{}",
+        config.architecture,
+        config.dram_pages,
+        config.nvm_pages,
+        if args.replay { " (replay)" } else { "" }
+    );
+    for (name, value) in metrics.values() {
+        println!("{name:<28} {}", short(value));
+    }
+    Ok(())
+}
