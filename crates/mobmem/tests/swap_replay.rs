@@ -126,6 +126,14 @@ fn impossible_traces_name_the_event() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("no swap"), "{err}");
+    // Ids beyond the trace's tables are refused before anything is sized by them.
+    let mut stray = trace(vec![out(1), Event::swap_out(0, 0, 7)]);
+    stray.tables.pages = vec![mobmem::trace::PageKey::anon(1, 0); 2];
+    let err = replay(&stray, &flash).unwrap_err().to_string();
+    assert!(
+        err.contains("event 1") && err.contains("page id 7"),
+        "{err}"
+    );
     // Simulation refuses swap events and points to replay.
     let err = mobmem::swap::run(&trace(vec![out(1)]), &flash)
         .unwrap_err()

@@ -360,7 +360,7 @@ impl Results {
                 self.rows.iter().any(|r| {
                     &r.point.policy == p
                         && r.point.workload == workload
-                        && dram_fraction.map_or(true, |df| r.point.dram_fraction == df)
+                        && dram_fraction.is_none_or(|df| r.point.dram_fraction == df)
                 })
             })
             .collect();

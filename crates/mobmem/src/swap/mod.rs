@@ -40,11 +40,41 @@ pub use memory::{Machine, Place};
 pub use metrics::{AppLaunches, SwapMetrics};
 pub use space::{IoCause, IoCounts, IoOp, IoRecord, SwapDevice};
 
-use crate::trace::Trace;
-use crate::Result;
+use crate::trace::{EventKind, Trace};
+use crate::{Error, Result};
+
+/// Check that every event's ids are in the trace's tables, when it has them: per-page and
+/// per-process state is indexed by id, so a stray id must not size it.
+fn check_ids(trace: &Trace) -> Result<()> {
+    let (pages, procs) = (trace.tables.pages.len(), trace.tables.processes.len());
+    for (index, event) in trace.events.iter().enumerate() {
+        let has_page = matches!(
+            event.kind(),
+            EventKind::Access | EventKind::SwapOut | EventKind::SwapIn
+        );
+        let problem = if procs > 0 && event.proc() as usize >= procs {
+            Some(format!(
+                "process id {} is not in the trace's {procs} processes",
+                event.proc()
+            ))
+        } else if has_page && pages > 0 && event.page() as usize >= pages {
+            Some(format!(
+                "page id {} is not in the trace's {pages} pages",
+                event.page()
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            return Err(Error::config(format!("swap run, event {index}"), message));
+        }
+    }
+    Ok(())
+}
 
 /// Run `config` over a trace's accesses.
 pub fn run(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
+    check_ids(trace)?;
     let mut machine = Machine::new(config, trace.footprint(), trace.tables.processes.len())?;
     for (index, event) in trace.events.iter().enumerate() {
         machine.step(index, event)?;
@@ -73,6 +103,7 @@ pub fn run_point(
 /// and accesses are ignored. A swap-in of a page that is not swapped out is an error
 /// naming the event's index.
 pub fn replay(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
+    check_ids(trace)?;
     let mut machine = Machine::for_replay(config, trace.footprint(), trace.tables.processes.len())?;
     for (index, event) in trace.events.iter().enumerate() {
         machine.step(index, event)?;

@@ -157,7 +157,21 @@ impl AppCyclingConfig {
                 self.max_events()
             ));
         }
+        if self.max_duration_ns() > u64::MAX as u128 {
+            return fail(
+                "gaps so long that time stamps would overflow 64-bit nanoseconds".to_string(),
+            );
+        }
         Ok(())
+    }
+
+    /// An upper bound on the trace's last time stamp.
+    fn max_duration_ns(&self) -> u128 {
+        let sessions = self.apps as u128 * self.rounds as u128;
+        let per_session = self.runtime_start_ns as u128
+            + self.switch_gap_ns as u128
+            + self.max_events() as u128 * self.access_gap_ns as u128 / sessions.max(1);
+        sessions * per_session
     }
 
     /// An upper bound on the events of the trace.
@@ -388,7 +402,7 @@ mod tests {
 
     #[test]
     fn bad_configs_name_the_field() {
-        let cases: [(AppCyclingConfig, &str); 5] = [
+        let cases: [(AppCyclingConfig, &str); 6] = [
             (
                 AppCyclingConfig {
                     apps: 0,
@@ -424,6 +438,13 @@ mod tests {
                     ..Default::default()
                 },
                 "events",
+            ),
+            (
+                AppCyclingConfig {
+                    access_gap_ns: u64::MAX / 2,
+                    ..Default::default()
+                },
+                "overflow",
             ),
         ];
         for (config, word) in cases {

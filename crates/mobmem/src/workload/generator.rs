@@ -163,8 +163,7 @@ impl Generator {
         while self.accesses_left > 0 {
             let next = self.next_other();
             // Foreground accesses are most events: run them until the next other event.
-            while self.accesses_left > 0
-                && next.map_or(true, |(at, _)| self.foreground_next_ns <= at)
+            while self.accesses_left > 0 && next.is_none_or(|(at, _)| self.foreground_next_ns <= at)
             {
                 self.foreground_access()?;
             }
@@ -261,7 +260,7 @@ impl Generator {
         let mut best = self.session_end_ns.map(|at| (at, Next::SessionEnd));
         for (i, app) in self.apps.iter().enumerate() {
             if let Some(at) = app.background_next_ns {
-                if best.map_or(true, |(t, _)| at < t) {
+                if best.is_none_or(|(t, _)| at < t) {
                     best = Some((at, Next::Background(i)));
                 }
             }

@@ -3,7 +3,8 @@
 //! An architecture only decides; the [`SwapSpace`] moves pages and counts every device
 //! operation, so all architectures are measured by the same rules. Adding one: write its
 //! file here with the pseudocode it follows beside the code, and add one entry to
-//! [`ARCHITECTURES`]. The property tests in `swap/tests.rs` run every entry.
+//! [`ARCHITECTURES`]. The property tests in `tests/swap_props.rs` and
+//! `tests/swap_replay.rs` run every entry.
 
 mod basic;
 mod hierarchical;
