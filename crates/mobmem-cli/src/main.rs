@@ -3,7 +3,7 @@
 mod bench;
 mod fs;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -13,9 +13,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use mobmem::devices::CostModel;
 use mobmem::engine::sim::{run_source, run_trace, RunSetup};
-use mobmem::engine::{find_policy, Capacity, Family, REGISTRY};
+use mobmem::engine::{find_policy, Capacity, REGISTRY};
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
-use mobmem::experiments::{self, split_memory, ExperimentConfig};
+use mobmem::experiments::{self, ExperimentConfig};
 use mobmem::report;
 use mobmem::trace::{self, Format};
 use mobmem::workload;
@@ -202,33 +202,11 @@ fn bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
-fn capacity_for(family: Family, pages: u64, dram_fraction: f64) -> Result<Capacity> {
-    Ok(match family {
-        Family::SingleTier => Capacity::single(pages as usize),
-        Family::Hybrid => {
-            if !(dram_fraction > 0.0 && dram_fraction < 1.0) {
-                bail!("--dram-fraction must be between 0 and 1 (exclusive)");
-            }
-            if pages < 2 {
-                bail!("a hybrid policy needs --capacity of at least 2 pages");
-            }
-            let (dram, pcm) = split_memory(pages, dram_fraction);
-            Capacity {
-                dram: dram as usize,
-                pcm: pcm as usize,
-            }
-        }
-    })
-}
-
 fn sim(args: SimArgs) -> Result<()> {
     let info = find_policy(&args.policy)?;
-    if args.capacity == 0 {
-        bail!("--capacity must be at least 1 page");
-    }
     let setup = RunSetup {
         policy: info,
-        capacity: capacity_for(info.family, args.capacity, args.dram_fraction)?,
+        capacity: Capacity::of_memory(info.family, args.capacity, args.dram_fraction)?,
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
     };
@@ -290,15 +268,6 @@ fn json_number(v: f64) -> serde_json::Value {
     }
 }
 
-fn write_trace(path: &Path, t: &trace::Trace) -> Result<()> {
-    match Format::from_path(path) {
-        Some(Format::Mmt) => trace::mmt::write(path, t)?,
-        Some(Format::Csv) => trace::csv::write(path, t)?,
-        _ => bail!("{}: output must end in .mmt or .csv", path.display()),
-    }
-    Ok(())
-}
-
 fn gen(args: GenArgs) -> Result<()> {
     if args.list {
         for name in workload::preset_names() {
@@ -325,7 +294,7 @@ fn gen(args: GenArgs) -> Result<()> {
         config.scale *= scale;
     }
     let t = workload::generate(&config, args.seed)?;
-    write_trace(&out, &t)?;
+    trace::write(&out, &t)?;
     eprintln!(
         "wrote {} ({} events, {} distinct pages)",
         out.display(),
@@ -421,7 +390,7 @@ fn trace_command(command: TraceCommand) -> Result<()> {
             format,
         } => {
             let t = trace::read_all(&input, format)?;
-            write_trace(&output, &t)?;
+            trace::write(&output, &t)?;
             eprintln!("wrote {} ({} events)", output.display(), t.events.len());
             Ok(())
         }
