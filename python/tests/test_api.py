@@ -206,3 +206,14 @@ def test_results_do_not_depend_on_the_run(trace_file):
     pd.testing.assert_frame_equal(
         mobmem.run_experiment(experiment), mobmem.run_experiment(experiment), check_exact=True
     )
+
+
+def test_a_workload_from_a_config_file_runs_like_its_preset(tmp_path, cli):
+    code, toml_text, _ = cli("gen", "--show", "app-switching")
+    assert code == 0
+    (tmp_path / "w.toml").write_text(toml_text)
+    preset = small_experiment(name="same")
+    by_config = small_experiment(name="same")
+    by_config["workload"] = [{"name": "apps", "config": "w.toml", "scale": 0.02}]
+    from_file = mobmem.run_experiment(write_toml(tmp_path / "e.toml", by_config))
+    pd.testing.assert_frame_equal(from_file, mobmem.run_experiment(preset), check_exact=True)

@@ -63,7 +63,7 @@ fn parse_format(format: Option<&str>) -> mobmem::Result<Option<Format>> {
     format.map(str::parse).transpose()
 }
 
-/// An experiment, parsed and validated, its relative paths resolved.
+/// An experiment, parsed and validated.
 #[pyclass(module = "mobmem._native", frozen)]
 struct Experiment {
     config: ExperimentConfig,
