@@ -1,7 +1,24 @@
 #!/usr/bin/env bash
-# The whole test suite: makes the real media the file-system tests read, then runs every
-# Rust test with every feature (LZO included). `.ci/run` runs exactly this.
+# The whole test suite: makes the real media the file-system tests read, runs every
+# Rust test with every feature (LZO included), then builds the Python package into a
+# virtualenv (target/pyenv, test tools pinned in python/requirements-test.txt) and runs
+# its tests. `.ci/run` runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/make-media.sh target/media
 cargo test --workspace --all-features --locked
+
+venv=target/pyenv
+if ! "$venv/bin/python" -c "" 2>/dev/null; then
+    command -v python3 >/dev/null || { echo "error: python3 is missing" >&2; exit 1; }
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+fi
+# As if activated: the build below finds the pinned maturin on the PATH.
+export PATH="$PWD/$venv/bin:$PATH"
+pip=(python -m pip --disable-pip-version-check --quiet)
+"${pip[@]}" install -r python/requirements-test.txt
+# The package as a user installs it (maturin, release build), with the pinned maturin.
+"${pip[@]}" install --no-build-isolation --no-deps ./python
+# The CLI the Python results are compared with: the one cargo test just built.
+MOBMEM_BIN="$PWD/target/debug/mobmem" pytest python/tests -q

@@ -29,11 +29,12 @@ impl fmt::Display for Position {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    /// The message already says what the OS said; it is not also given as the error's
+    /// source, which chain printers (`{:#}`) would print a second time.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Malformed or truncated input.
     #[error("{path}: {position}: {message}")]
@@ -57,7 +58,7 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error: source,
         }
     }
 

@@ -1082,3 +1082,42 @@ fn swap_events_in_csv() {
     );
     assert_mentions(&read_error(&bad), &["bad-swap.csv", "line 2", "anon"]);
 }
+
+mod in_memory {
+    use super::*;
+
+    /// A file's content read from memory gives the same trace as the file, compressed or
+    /// not, and errors still name the file.
+    #[test]
+    fn data_reads_like_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["small.mmt", "small.csv"] {
+            let path = dir.path().join(name);
+            trace::write(&path, &small_trace()).unwrap();
+            let bytes = fs::read(&path).unwrap();
+            let from_file = trace::read_all(&path, None).unwrap();
+            let plain = trace::read_all_data(Path::new(name), bytes.clone(), None).unwrap();
+            assert_eq!(plain, from_file, "{name}");
+            let compressed = zstd::encode_all(bytes.as_slice(), 3).unwrap();
+            let zst = format!("{name}.zst");
+            let unpacked = trace::read_all_data(Path::new(&zst), compressed, None).unwrap();
+            assert_eq!(unpacked, from_file, "{zst}");
+        }
+        let err = trace::read_all_data(Path::new("remote/bad.mmt"), b"nope".to_vec(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("remote/bad.mmt: "), "{err}");
+    }
+
+    #[test]
+    fn writing_picks_the_format_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = trace::write(&dir.path().join("t.txt"), &small_trace())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("t.txt: output must end in .mmt or .csv"),
+            "{err}"
+        );
+    }
+}

@@ -55,6 +55,37 @@ impl Capacity {
         }
     }
 
+    /// The tiers of a memory of `pages` pages: one tier for a single-tier policy; for a
+    /// hybrid one, DRAM gets `dram_fraction` of it (see [`split_memory`]) and PCM the rest.
+    pub fn of_memory(family: Family, pages: u64, dram_fraction: f64) -> crate::Result<Self> {
+        let bad = |message: String| Err(crate::Error::config("memory", message));
+        if pages == 0 {
+            return bad("the capacity must be at least 1 page".into());
+        }
+        let pages_usize = |p: u64| {
+            usize::try_from(p)
+                .map_err(|_| crate::Error::config("memory", format!("{p} pages is too large")))
+        };
+        match family {
+            Family::SingleTier => Ok(Capacity::single(pages_usize(pages)?)),
+            Family::Hybrid => {
+                if !(dram_fraction > 0.0 && dram_fraction < 1.0) {
+                    return bad(format!(
+                        "the DRAM fraction {dram_fraction} must be between 0 and 1 (exclusive)"
+                    ));
+                }
+                if pages < 2 {
+                    return bad("a hybrid policy needs a capacity of at least 2 pages".into());
+                }
+                let (dram, pcm) = split_memory(pages, dram_fraction);
+                Ok(Capacity {
+                    dram: pages_usize(dram)?,
+                    pcm: pages_usize(pcm)?,
+                })
+            }
+        }
+    }
+
     pub fn total(&self) -> usize {
         self.dram + self.pcm
     }
@@ -65,6 +96,14 @@ impl Capacity {
             Tier::Pcm => self.pcm,
         }
     }
+}
+
+/// DRAM pages for a hybrid memory: the share rounded, at least one page, and at least
+/// one page left for PCM.
+pub fn split_memory(memory: u64, dram_fraction: f64) -> (u64, u64) {
+    let dram =
+        ((memory as f64 * dram_fraction).round() as u64).clamp(1, memory.saturating_sub(1).max(1));
+    (dram, memory.saturating_sub(dram))
 }
 
 /// One page access as a policy sees it.
@@ -194,5 +233,33 @@ pub(crate) fn ensure_index<T: Clone>(v: &mut Vec<T>, page: PageId, fill: T) {
     let needed = page as usize + 1;
     if v.len() < needed {
         v.resize(needed.max(v.len() * 2), fill);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_splits_by_family() {
+        let single = Capacity::of_memory(Family::SingleTier, 100, 0.05).unwrap();
+        assert_eq!(single, Capacity::single(100));
+        let hybrid = Capacity::of_memory(Family::Hybrid, 100, 0.05).unwrap();
+        assert_eq!(hybrid, Capacity { dram: 5, pcm: 95 });
+        let tiny = Capacity::of_memory(Family::Hybrid, 2, 0.01).unwrap();
+        assert_eq!(tiny, Capacity { dram: 1, pcm: 1 });
+    }
+
+    #[test]
+    fn impossible_memories_are_errors() {
+        let message = |family, pages, df| {
+            Capacity::of_memory(family, pages, df)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(message(Family::SingleTier, 0, 0.05).contains("at least 1 page"));
+        assert!(message(Family::Hybrid, 1, 0.05).contains("at least 2 pages"));
+        assert!(message(Family::Hybrid, 10, 1.0).contains("between 0 and 1"));
+        assert!(message(Family::Hybrid, 10, f64::NAN).contains("between 0 and 1"));
     }
 }

@@ -152,19 +152,33 @@ impl ExperimentConfig {
         Ok(config)
     }
 
+    /// Parse an experiment given as JSON with the same keys as the TOML file; `origin`
+    /// names it in errors. Validated exactly like a file.
+    pub fn parse_json(text: &str, origin: &str) -> Result<Self> {
+        let config: ExperimentConfig =
+            serde_json::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
+        config.validate(origin)?;
+        Ok(config)
+    }
+
     /// Read an experiment file; relative trace paths become relative to its folder.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let mut config = Self::parse(&text, &path.display().to_string())?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        for w in &mut config.workloads {
+        config.resolve_paths(path.parent().unwrap_or(Path::new(".")));
+        Ok(config)
+    }
+
+    /// Make relative trace and workload-config paths relative to `base`. URLs are left as
+    /// they are: whoever reads them (the Python package, through fsspec) resolves them.
+    pub fn resolve_paths(&mut self, base: &Path) {
+        for w in &mut self.workloads {
             for path in [&mut w.trace, &mut w.config].into_iter().flatten() {
-                if path.is_relative() {
+                if path.is_relative() && !is_url(path) {
                     *path = base.join(&*path);
                 }
             }
         }
-        Ok(config)
     }
 
     pub fn validate(&self, origin: &str) -> Result<()> {
@@ -184,16 +198,17 @@ impl ExperimentConfig {
             return bad("needs at least one [[workload]]".into());
         }
         for (i, w) in self.workloads.iter().enumerate() {
-            if w.preset.is_some() == w.trace.is_some() {
+            let sources = [w.preset.is_some(), w.config.is_some(), w.trace.is_some()];
+            if sources.iter().filter(|&&given| given).count() != 1 {
                 return bad(format!(
-                    "workload {} ('{}'): give exactly one of preset or trace",
+                    "workload {} ('{}'): give exactly one of preset, config or trace",
                     i + 1,
                     w.name
                 ));
             }
             if w.trace.is_some() && (w.seed.is_some() || w.scale.is_some()) {
                 return bad(format!(
-                    "workload '{}': seed and scale apply to presets only",
+                    "workload '{}': seed and scale apply to generated workloads only",
                     w.name
                 ));
             }
@@ -247,6 +262,23 @@ impl ExperimentConfig {
     }
 }
 
+/// Whether a path is a URL (`scheme://...`) rather than a file on this machine.
+pub fn is_url(path: &Path) -> bool {
+    let Some(text) = path.to_str() else {
+        return false;
+    };
+    match text.split_once("://") {
+        Some((scheme, _)) => {
+            scheme.len() > 1
+                && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        }
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,5 +327,78 @@ memory_fraction = [0.5]
         assert_eq!(c.cost.resolve().unwrap(), CostModel::paper_relative());
         assert_eq!(c.devices, Devices::default());
         assert_eq!(c.sweep.dram_fraction, default_dram_fraction());
+    }
+
+    #[test]
+    fn each_workload_has_exactly_one_source() {
+        let config = MINIMAL.replace("preset = \"chrome-push\"", "config = \"w.toml\"");
+        assert!(ExperimentConfig::parse(&config, "t.toml").is_ok());
+        let two = MINIMAL.replace(
+            "preset = \"chrome-push\"",
+            "preset = \"chrome-push\"\ntrace = \"x.mmt\"",
+        );
+        let err = ExperimentConfig::parse(&two, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("exactly one of preset, config or trace"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn json_parses_like_toml() {
+        let from_toml = ExperimentConfig::parse(MINIMAL, "t.toml").unwrap();
+        let json = serde_json::to_string(&from_toml).unwrap();
+        assert_eq!(
+            ExperimentConfig::parse_json(&json, "t.json").unwrap(),
+            from_toml
+        );
+        let typo = json.replace("\"policies\"", "\"policy\"");
+        let err = ExperimentConfig::parse_json(&typo, "t.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("t.json: unknown field `policy`"), "{err}");
+        let unknown = json.replace("\"lru\"", "\"lruu\"");
+        let err = ExperimentConfig::parse_json(&unknown, "t.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown policy 'lruu'"), "{err}");
+    }
+
+    #[test]
+    fn relative_paths_follow_the_base_and_urls_stay() {
+        let text = r#"
+name = "t"
+[[workload]]
+name = "local"
+trace = "traces/a.mmt"
+[[workload]]
+name = "remote"
+trace = "s3://bucket/b.mmt"
+[sweep]
+policies = ["lru"]
+memory_pages = [4]
+"#;
+        let mut c = ExperimentConfig::parse(text, "t.toml").unwrap();
+        c.resolve_paths(Path::new("/data"));
+        assert_eq!(
+            c.workloads[0].trace.as_deref(),
+            Some(Path::new("/data/traces/a.mmt"))
+        );
+        assert_eq!(
+            c.workloads[1].trace.as_deref(),
+            Some(Path::new("s3://bucket/b.mmt"))
+        );
+    }
+
+    #[test]
+    fn urls_are_told_from_paths() {
+        for url in ["s3://b/k.mmt", "file:///tmp/x.csv", "gcs+x://a"] {
+            assert!(is_url(Path::new(url)), "{url}");
+        }
+        for path in ["a/b.mmt", "/abs/x.csv", "C://x", "://x", "a b://c"] {
+            assert!(!is_url(Path::new(path)), "{path}");
+        }
     }
 }

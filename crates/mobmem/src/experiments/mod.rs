@@ -4,6 +4,7 @@
 pub mod config;
 pub mod reproductions;
 
+pub use crate::engine::split_memory;
 pub use config::{ExperimentConfig, Sweep, WorkloadSpec};
 
 use std::path::Path;
@@ -33,39 +34,67 @@ pub fn load_workloads(config: &ExperimentConfig) -> Result<Vec<LoadedWorkload>> 
     config
         .workloads
         .par_iter()
-        .map(|spec| {
-            let generated = match (&spec.preset, &spec.config) {
-                (Some(preset), _) => Some(workload::preset(preset)?),
-                (None, Some(path)) => Some(workload::load_config(path)?),
-                (None, None) => None,
-            };
-            let trace = match (generated, &spec.trace) {
-                (Some(mut wc), _) => {
-                    if let Some(scale) = spec.scale {
-                        wc.scale *= scale;
-                    }
-                    workload::generate(&wc, spec.seed.unwrap_or(config.seed))?
-                }
-                (None, Some(path)) => {
-                    let format = spec.format.as_deref().map(str::parse).transpose()?;
-                    trace::read_all(path, format)?
-                }
-                (None, None) => {
-                    unreachable!("validated: a workload has a preset, a config or a trace")
-                }
-            };
-            if trace.footprint() == 0 {
-                return Err(Error::config(
-                    format!("workload {}", spec.name),
-                    "has no page accesses",
-                ));
-            }
-            Ok(LoadedWorkload {
-                name: spec.name.clone(),
-                trace: Arc::new(trace),
-            })
-        })
+        .map(|spec| load_workload(config, spec, None))
         .collect()
+}
+
+/// Read or generate one workload of an experiment. `data`, when given, is the content of
+/// the workload's trace file, fetched by the caller (e.g. from a URL); the trace's path
+/// then only names it and tells its format.
+pub fn load_workload(
+    config: &ExperimentConfig,
+    spec: &WorkloadSpec,
+    data: Option<Vec<u8>>,
+) -> Result<LoadedWorkload> {
+    let context = || format!("workload {}", spec.name);
+    let generated = match (&spec.preset, &spec.config) {
+        (Some(preset), _) => Some(workload::preset(preset)?),
+        (None, Some(path)) => Some(workload::load_config(path)?),
+        (None, None) => None,
+    };
+    let trace = match (generated, &spec.trace) {
+        (Some(_), _) if data.is_some() => {
+            return Err(Error::config(
+                context(),
+                "is generated, so it reads no trace file",
+            ))
+        }
+        (Some(mut wc), _) => {
+            if let Some(scale) = spec.scale {
+                wc.scale *= scale;
+            }
+            workload::generate(&wc, spec.seed.unwrap_or(config.seed))?
+        }
+        (None, Some(path)) => {
+            let format = spec.format.as_deref().map(str::parse).transpose()?;
+            match data {
+                Some(bytes) => trace::read_all_data(path, bytes, format)?,
+                None if config::is_url(path) => {
+                    return Err(Error::config(
+                        context(),
+                        format!(
+                            "trace {} is a URL; mobmem reads local files (the Python package fetches URLs)",
+                            path.display()
+                        ),
+                    ))
+                }
+                None => trace::read_all(path, format)?,
+            }
+        }
+        (None, None) => {
+            return Err(Error::config(
+                context(),
+                "give exactly one of preset, config or trace",
+            ))
+        }
+    };
+    if trace.footprint() == 0 {
+        return Err(Error::config(context(), "has no page accesses"));
+    }
+    Ok(LoadedWorkload {
+        name: spec.name.clone(),
+        trace: Arc::new(trace),
+    })
 }
 
 /// One run of the grid.
@@ -107,14 +136,6 @@ pub struct WorkloadFacts {
     pub footprint: u64,
     pub events: u64,
     pub accesses: u64,
-}
-
-/// DRAM pages for a hybrid point: the share rounded, at least one page, and at least
-/// one page left for PCM.
-pub fn split_memory(memory: u64, dram_fraction: f64) -> (u64, u64) {
-    let dram =
-        ((memory as f64 * dram_fraction).round() as u64).clamp(1, memory.saturating_sub(1).max(1));
-    (dram, memory.saturating_sub(dram))
 }
 
 /// The grid of an experiment over loaded workloads, in a fixed order: workload, policy,

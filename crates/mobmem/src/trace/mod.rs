@@ -18,7 +18,7 @@ pub mod oracle;
 mod shared;
 pub mod summary;
 
-pub use open::{open, read_all, Format};
+pub use open::{open, open_data, read_all, read_all_data, write, Format};
 
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 //! Opening a trace file of any supported format, compressed or not.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -93,19 +93,44 @@ pub fn open_bytes(path: &Path) -> Result<Box<dyn Read + Send>> {
 
 /// Open a trace for streaming. `format` overrides detection from the file name.
 pub fn open(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSource + Send>> {
-    let format = match format.or_else(|| Format::from_path(path)) {
-        Some(f) => f,
-        None => {
-            return Err(Error::config(
-                path.display().to_string(),
-                format!(
-                    "cannot tell the trace format from the file name; pass --format ({})",
-                    Format::ALL.map(|f| f.name()).join(", ")
-                ),
-            ))
-        }
+    let format = format_of(path, format)?;
+    source(path, open_bytes(path)?, format)
+}
+
+/// Open a trace whose file content is already in memory (fetched from elsewhere, say).
+/// `name` stands for the file in errors and, unless `format` is given, tells the format.
+pub fn open_data(
+    name: &Path,
+    data: Vec<u8>,
+    format: Option<Format>,
+) -> Result<Box<dyn EventSource + Send>> {
+    let format = format_of(name, format)?;
+    let input: Box<dyn Read + Send> = if data.starts_with(&ZSTD_MAGIC) {
+        let decoder = zstd::Decoder::new(Cursor::new(data)).map_err(|e| Error::io(name, e))?;
+        Box::new(BufReader::with_capacity(1 << 16, decoder))
+    } else {
+        Box::new(Cursor::new(data))
     };
-    let input = open_bytes(path)?;
+    source(name, input, format)
+}
+
+fn format_of(path: &Path, format: Option<Format>) -> Result<Format> {
+    format.or_else(|| Format::from_path(path)).ok_or_else(|| {
+        Error::config(
+            path.display().to_string(),
+            format!(
+                "cannot tell the trace format from the file name; pass --format ({})",
+                Format::ALL.map(|f| f.name()).join(", ")
+            ),
+        )
+    })
+}
+
+fn source(
+    path: &Path,
+    input: Box<dyn Read + Send>,
+    format: Format,
+) -> Result<Box<dyn EventSource + Send>> {
     Ok(match format {
         Format::Mmt => Box::new(super::mmt::Reader::new(path, input)?),
         Format::Csv => Box::new(super::csv::Reader::new(path, input)?),
@@ -116,7 +141,15 @@ pub fn open(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSource +
 
 /// Read a whole trace into memory.
 pub fn read_all(path: &Path, format: Option<Format>) -> Result<Trace> {
-    let mut source = open(path, format)?;
+    collect(open(path, format)?.as_mut())
+}
+
+/// Read a whole trace from its file content in memory (see [`open_data`]).
+pub fn read_all_data(name: &Path, data: Vec<u8>, format: Option<Format>) -> Result<Trace> {
+    collect(open_data(name, data, format)?.as_mut())
+}
+
+fn collect(source: &mut dyn EventSource) -> Result<Trace> {
     let mut events = Vec::new();
     let mut batch = Vec::with_capacity(1 << 16);
     while source.read_batch(&mut batch, 1 << 16)? {
@@ -124,4 +157,16 @@ pub fn read_all(path: &Path, format: Option<Format>) -> Result<Trace> {
     }
     let tables = source.tables()?;
     Ok(Trace { events, tables })
+}
+
+/// Write a trace as `.mmt` or `.csv`, chosen by the file name.
+pub fn write(path: &Path, trace: &Trace) -> Result<()> {
+    match Format::from_path(path) {
+        Some(Format::Mmt) => super::mmt::write(path, trace),
+        Some(Format::Csv) => super::csv::write(path, trace),
+        _ => Err(Error::config(
+            path.display().to_string(),
+            "output must end in .mmt or .csv",
+        )),
+    }
 }

@@ -48,12 +48,22 @@ pub fn preset(name: &str) -> Result<WorkloadConfig> {
 /// errors) and validate it.
 pub fn load_config(path: &std::path::Path) -> Result<WorkloadConfig> {
     let text = std::fs::read_to_string(path).map_err(|e| crate::Error::io(path, e))?;
-    let config: WorkloadConfig = toml::from_str(&text).map_err(|e| {
-        crate::Error::config(
-            path.display().to_string(),
-            e.to_string().trim_end().to_string(),
-        )
-    })?;
+    parse_config(&text, &path.display().to_string())
+}
+
+/// Parse and validate a workload config's TOML text; `origin` names it in errors.
+pub fn parse_config(text: &str, origin: &str) -> Result<WorkloadConfig> {
+    let config: WorkloadConfig = toml::from_str(text)
+        .map_err(|e| crate::Error::config(origin, e.to_string().trim_end().to_string()))?;
+    config.validate()?;
+    Ok(config)
+}
+
+/// Parse and validate a workload config given as JSON with the same keys as the TOML
+/// file.
+pub fn parse_config_json(text: &str, origin: &str) -> Result<WorkloadConfig> {
+    let config: WorkloadConfig =
+        serde_json::from_str(text).map_err(|e| crate::Error::config(origin, e.to_string()))?;
     config.validate()?;
     Ok(config)
 }

@@ -1,0 +1,98 @@
+"""Single runs and traces: ``mobmem sim``, ``mobmem trace info`` and ``mobmem gen``."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from collections.abc import Mapping
+from typing import Any, Union
+
+from . import _native
+from ._inputs import json_text, trace_input
+
+#: A trace file: a path, or a URL read with fsspec.
+TraceLike = Union[str, "os.PathLike[str]"]
+
+
+def simulate(
+    trace: TraceLike,
+    policy: str,
+    capacity: int,
+    dram_fraction: float = 0.05,
+    cost: str = "paper-relative",
+    format: str | None = None,
+) -> dict[str, float]:
+    """Simulate one policy on one trace, as ``mobmem sim --json`` does.
+
+    ``capacity`` is the memory in pages; a hybrid policy gives ``dram_fraction`` of it to
+    DRAM and the rest to PCM. ``cost`` is ``paper-relative`` or ``table1-ns``; ``format``
+    (``mmt``, ``csv``, ``lis``, ``oracle-general``) overrides detection from the name.
+
+    Returns what the CLI's JSON holds besides the trace and policy names: ``dram_pages``,
+    ``pcm_pages``, then every metric in the order ``mobmem sim`` lists them. A metric that
+    is undefined for the run (``null`` in the CLI's JSON) is NaN.
+    """
+    name, data = trace_input(trace)
+    pairs = _native.simulate(name, policy, capacity, dram_fraction, cost, format, data)
+    return dict(pairs)
+
+
+def trace_summary(trace: TraceLike, format: str | None = None) -> dict[str, Any]:
+    """What a trace holds, as ``mobmem trace info --json`` prints it: events, accesses,
+    writes, distinct pages, foreground and background accesses, processes, duration."""
+    name, data = trace_input(trace)
+    return json.loads(_native.trace_summary(name, format, data))
+
+
+def _is_config_path(text: str) -> bool:
+    return text.endswith(".toml") or os.sep in text or (os.altsep or os.sep) in text
+
+
+def generate(
+    preset_or_config: str | os.PathLike[str] | Mapping[str, Any],
+    seed: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    scale: float | None = None,
+) -> pathlib.Path | dict[str, Any]:
+    """Generate a synthetic workload trace, as ``mobmem gen`` does.
+
+    ``preset_or_config`` is a preset name (:func:`presets`), the path of a workload config
+    file (TOML; ``mobmem gen --show PRESET`` prints one) or a dict with its keys. The same
+    seed gives the same trace on every machine; ``scale`` multiplies its length.
+
+    With ``out`` (ending in ``.mmt`` or ``.csv``) the trace is written there, atomically,
+    and the path is returned; without it, the trace's summary (as :func:`trace_summary`
+    gives it) is returned and nothing is written.
+    """
+    source: dict[str, Any] = {}
+    if isinstance(preset_or_config, Mapping):
+        source["config_json"] = json_text(preset_or_config)
+    elif isinstance(preset_or_config, os.PathLike) or (
+        isinstance(preset_or_config, str) and _is_config_path(preset_or_config)
+    ):
+        source["config_path"] = os.fspath(preset_or_config)
+    elif isinstance(preset_or_config, str):
+        source["preset"] = preset_or_config
+    else:
+        raise TypeError(
+            "preset_or_config is a preset name, a config file's path or a dict, not "
+            f"{type(preset_or_config).__name__}"
+        )
+    out_path = None if out is None else os.fspath(out)
+    summary = _native.generate(seed, scale=scale, out=out_path, **source)
+    return json.loads(summary) if out_path is None else pathlib.Path(out_path)
+
+
+def presets() -> list[str]:
+    """Names of the synthetic workload presets."""
+    return list(_native.presets())
+
+
+def policies() -> list[dict[str, str]]:
+    """The policies of the registry, as ``mobmem policies`` lists them: name, family
+    (``single-tier`` or ``hybrid``) and a summary."""
+    return [
+        {"name": name, "family": family, "summary": summary}
+        for name, family, summary in _native.policies()
+    ]
