@@ -3,6 +3,14 @@
 
 use serde::Serialize;
 
+/// A row filter from string pairs: `filter(&[("workload", "w")])`.
+pub fn filter(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// Results of one experiment in long format.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Table {
@@ -51,6 +59,17 @@ impl Table {
                 .iter()
                 .all(|(k, v)| self.key(row, k) == Some(v.as_str()))
         })
+    }
+
+    /// `metric` against the numeric key column `x`, over the rows matching `filter`,
+    /// sorted by x (rows whose x is not a number or that lack the metric are left out).
+    pub fn curve(&self, filter: &[(String, String)], x: &str, metric: &str) -> Vec<(f64, f64)> {
+        let mut out: Vec<(f64, f64)> = self
+            .select(filter)
+            .filter_map(|r| Some((self.key(r, x)?.parse().ok()?, r.value(metric)?)))
+            .collect();
+        out.sort_by(|a, b| a.0.total_cmp(&b.0));
+        out
     }
 
     /// Distinct values of a key column, in first-seen order.

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
+use crate::report::table::filter;
 use crate::report::{format_number, Claim, ExperimentReport, Figure, Row, Table};
 use crate::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};
 use crate::Result;
@@ -174,21 +175,10 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
     })
 }
 
-fn filter(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 /// `metric` of an architecture at each NVM size, in size order.
 fn by_nvm(table: &Table, architecture: &str, metric: &str) -> Vec<(f64, f64)> {
-    let mut out: Vec<(f64, f64)> = table
-        .select(&filter(&[("scope", "run"), ("architecture", architecture)]))
-        .filter_map(|r| Some((table.key(r, "nvm_percent")?.parse().ok()?, r.value(metric)?)))
-        .collect();
-    out.sort_by(|a, b| a.0.total_cmp(&b.0));
-    out
+    let rows = filter(&[("scope", "run"), ("architecture", architecture)]);
+    table.curve(&rows, "nvm_percent", metric)
 }
 
 /// `metric` of an architecture that has no NVM.

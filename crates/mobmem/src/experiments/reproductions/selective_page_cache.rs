@@ -21,6 +21,7 @@ use crate::devices::platform::Platform;
 use crate::flashfs::{
     read_twice, store_file_policies, Codec, ReadCost, ReadPath, StoredFile, WritePolicy,
 };
+use crate::report::table::filter;
 use crate::report::{format_number, Claim, ExperimentReport, Figure, Row, Table};
 use crate::{Error, Result};
 
@@ -193,13 +194,6 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
     })
 }
 
-fn filter(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 /// The value of `metric` for one scheme at each video size, in size order.
 fn by_size(
     table: &Table,
@@ -208,18 +202,13 @@ fn by_size(
     read: &str,
     metric: &str,
 ) -> Vec<(f64, f64)> {
-    let f = filter(&[
+    let rows = filter(&[
         ("kind", "video"),
         ("platform", platform),
         ("scheme", scheme),
         ("read", read),
     ]);
-    let mut out: Vec<(f64, f64)> = table
-        .select(&f)
-        .filter_map(|r| Some((table.key(r, "size_mib")?.parse().ok()?, r.value(metric)?)))
-        .collect();
-    out.sort_by(|a, b| a.0.total_cmp(&b.0));
-    out
+    table.curve(&rows, "size_mib", metric)
 }
 
 fn facts(table: &Table) -> Vec<Vec<String>> {
