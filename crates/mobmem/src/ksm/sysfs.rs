@@ -217,3 +217,16 @@ mod tests {
         assert!(missing.unusable_reason().unwrap().contains("does not exist"));
     }
 }
+
+/// The kernel's timer frequency (CONFIG_HZ) from `/proc/config.gz`, when it is there.
+pub fn kernel_hz() -> Option<u32> {
+    use std::io::Read as _;
+    let file = std::fs::File::open("/proc/config.gz").ok()?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
+}
