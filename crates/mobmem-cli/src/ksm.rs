@@ -49,6 +49,9 @@ pub struct ParamArgs {
     /// Timer frequency; sleeps are rounded up to whole ticks (default 1000).
     #[arg(long)]
     hz: Option<u32>,
+    /// Ticks a sleep lasts beyond those asked for (default 1: kernels 4.8+; 0: older).
+    #[arg(long)]
+    extra_ticks: Option<u32>,
 }
 
 impl ParamArgs {
@@ -84,6 +87,9 @@ impl ParamArgs {
         }
         if let Some(v) = self.hz {
             p.hz = v;
+        }
+        if let Some(v) = self.extra_ticks {
+            p.extra_ticks = v;
         }
         p.validate()?;
         Ok(p)
@@ -574,8 +580,28 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         });
         k += 1;
     }
-    // Stop ksmd and the workers, put every setting back.
+    // Stop the workers. Their exited processes keep KSM's rmap items and stable nodes
+    // until ksmd scans them away, so let it run until the counters are back where they
+    // were (a few seconds at most), then put every setting back.
     drop(workers);
+    let leftover = |fs: &Sysfs| -> f64 {
+        ["pages_shared", "pages_sharing", "pages_unshared", "pages_volatile"]
+            .iter()
+            .map(|n| fs.read_i64(n).unwrap_or(0) as f64)
+            .sum()
+    };
+    let before_items: f64 = before
+        .iter()
+        .filter(|(n, _)| matches!(*n, "pages_shared" | "pages_sharing" | "pages_unshared" | "pages_volatile"))
+        .map(|(_, v)| *v)
+        .sum();
+    let cleanup = Instant::now();
+    while leftover(&fs) > before_items && cleanup.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if leftover(&fs) > before_items {
+        eprintln!("warning: ksmd had not freed the workers' KSM metadata after 10 s");
+    }
     let failures = guard.restore();
     for f in &failures {
         eprintln!("warning: could not restore KSM setting {f}");

@@ -44,6 +44,10 @@ pub struct KsmParams {
     /// Timer frequency: a sleep is rounded up to whole ticks of 1/hz s, as
     /// `msecs_to_jiffies` does.
     pub hz: u32,
+    /// Ticks a sleep lasts beyond the ticks asked for: the timer wheel of kernels 4.8+
+    /// queues a timer one tick of granularity later so that it never fires early (1);
+    /// older kernels' wheel fired at the tick asked for (0).
+    pub extra_ticks: u32,
 }
 
 impl Default for KsmParams {
@@ -60,6 +64,7 @@ impl Default for KsmParams {
             advisor_max_pages_to_scan: 30_000,
             advisor_max_cpu: 70,
             hz: 1000,
+            extra_ticks: 1,
         }
     }
 }
@@ -91,7 +96,7 @@ impl KsmParams {
     pub fn sleep_ns(&self) -> u64 {
         let tick_ns = 1_000_000_000u64 / self.hz as u64;
         let ns = self.sleep_millisecs as u64 * 1_000_000;
-        ns.div_ceil(tick_ns) * tick_ns
+        (ns.div_ceil(tick_ns) + self.extra_ticks as u64) * tick_ns
     }
 }
 
