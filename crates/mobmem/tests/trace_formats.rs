@@ -410,9 +410,9 @@ mod mmt_format {
                 0,
                 Some(START),
                 Some(3),
-                "argument 3 on a start or exit event",
+                "argument 3 on a start, exit or input event",
             ),
-            (0, Some(6 << 27), Some(0), "event kind 6, expected 0..=5"),
+            (0, Some(7 << 27), Some(0), "event kind 7, expected 0..=6"),
             (0, Some(SWAP_IN), Some(6), "page id 6 out of range"),
             (
                 0,
@@ -577,7 +577,7 @@ mod csv_format {
             ("1,4294967296,exit,,,,,", "`pid` is `4294967296`"),
             (
                 "1,1,jump,,,,,",
-                "`event` is `jump`, expected access, importance, start, exit, swap_out or swap_in",
+                "`event` is `jump`, expected access, importance, start, exit, swap_out, swap_in or input",
             ),
             (
                 "1,1,access,heap,1,2,R,",
@@ -939,7 +939,7 @@ mod properties {
                 let page_ids = pages.len() as u32;
                 let proc_ids = processes.len() as u32;
                 let event = (
-                    0u8..4,
+                    0u8..5,
                     any::<u64>(),
                     0..proc_ids,
                     any::<u32>(),
@@ -957,7 +957,8 @@ mod properties {
                                 0 => return None,
                                 1 => Event::importance(time, proc, adj),
                                 2 => Event::start(time, proc),
-                                _ => Event::exit(time, proc),
+                                3 => Event::exit(time, proc),
+                                _ => Event::input(time, proc),
                             })
                         },
                     );
@@ -982,6 +983,7 @@ mod properties {
         Importance(u32, i16),
         Exit(u32),
         Swap(u32, u64, bool),
+        Input(u32),
     }
 
     fn step() -> impl Strategy<Value = Step> {
@@ -992,6 +994,7 @@ mod properties {
                 .prop_map(|(pid, key, write)| Step::Access(pid, key, write)),
             (pid.clone(), -1000i16..=1000).prop_map(|(pid, adj)| Step::Importance(pid, adj)),
             pid.clone().prop_map(Step::Exit),
+            pid.clone().prop_map(Step::Input),
             (pid, 0u64..8, any::<bool>()).prop_map(|(pid, vpn, out)| Step::Swap(pid, vpn, out)),
         ]
     }
@@ -1016,6 +1019,7 @@ mod properties {
                         Event::importance(time, interner.process(*pid).unwrap(), *adj)
                     }
                     Step::Exit(pid) => Event::exit(time, interner.process(*pid).unwrap()),
+                    Step::Input(pid) => Event::input(time, interner.process(*pid).unwrap()),
                     Step::Swap(pid, vpn, out) => {
                         let proc = interner.process(*pid).unwrap();
                         let page = interner.page(PageKey::anon(u64::from(*pid), *vpn)).unwrap();
@@ -1120,4 +1124,30 @@ mod in_memory {
             "{err}"
         );
     }
+}
+
+#[test]
+fn input_events_in_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = put(
+        &dir,
+        "input.csv",
+        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,start,,,,,gallery\n5,7,input,,,,,\n9,8,INPUT,,,,,\n",
+    );
+    let t = trace::read_all(&good, None).unwrap();
+    let kinds: Vec<_> = t.events.iter().map(|e| e.kind()).collect();
+    use trace::EventKind::{Input, Start};
+    assert_eq!(kinds, [Start, Input, Input]);
+    assert_eq!(t.events[1].proc(), t.events[0].proc());
+    assert_ne!(t.events[2].proc(), t.events[0].proc());
+    assert_eq!(trace::summary::summarize(&t).inputs, 2);
+    let bad = put(
+        &dir,
+        "bad-input.csv",
+        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,input,,,,,x\n",
+    );
+    assert_mentions(
+        &read_error(&bad),
+        &["bad-input.csv", "line 2", "value", "empty"],
+    );
 }

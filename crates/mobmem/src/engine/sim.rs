@@ -174,7 +174,12 @@ impl Simulator {
             }
             // Pages outlive their process in the page cache: nothing to do. Swap I/O of a
             // captured trace is the kernel's, not a buffer-cache request.
-            EventKind::Start | EventKind::Exit | EventKind::SwapOut | EventKind::SwapIn => Ok(()),
+            // Input events matter to reclaim (the interactive task), not to buffer caches.
+            EventKind::Start
+            | EventKind::Exit
+            | EventKind::SwapOut
+            | EventKind::SwapIn
+            | EventKind::Input => Ok(()),
         }
     }
 

@@ -257,7 +257,7 @@ impl Machine {
                 self.importance(proc, event.oom_score_adj());
                 Ok(())
             }
-            EventKind::Start => Ok(()),
+            EventKind::Start | EventKind::Input => Ok(()),
             EventKind::Exit => {
                 self.launches.end_of(proc);
                 self.free_app(proc, false);

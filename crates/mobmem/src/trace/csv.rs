@@ -270,11 +270,13 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
         EventKind::SwapOut
     } else if event.eq_ignore_ascii_case(b"swap_in") {
         EventKind::SwapIn
+    } else if event.eq_ignore_ascii_case(b"input") {
+        EventKind::Input
     } else {
         return Err(invalid(
             field(2),
             "event",
-            "access, importance, start, exit, swap_out or swap_in",
+            "access, importance, start, exit, swap_out, swap_in or input",
         ));
     };
 
@@ -350,6 +352,10 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
         EventKind::Exit => {
             must_be_empty(3..8)?;
             Ok(Event::exit(time_ns, process(interner)?))
+        }
+        EventKind::Input => {
+            must_be_empty(3..8)?;
+            Ok(Event::input(time_ns, process(interner)?))
         }
         EventKind::SwapOut | EventKind::SwapIn => {
             must_be_empty(6..8)?;
@@ -572,6 +578,7 @@ fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
                 "start"
             }
             EventKind::Exit => "exit",
+            EventKind::Input => "input",
         };
         csv.write_record([
             time.as_str(),

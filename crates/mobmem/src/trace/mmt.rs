@@ -188,7 +188,7 @@ fn record_is_valid(word: u32, arg: u32, header: &Header) -> bool {
     match Event::raw_kind(word) {
         0 => u64::from(arg) < header.page_count,
         1 => word & RECORD_FLAG_BITS == 0 && (-1000..=1000).contains(&(arg as i32)),
-        2 | 3 => word & RECORD_FLAG_BITS == 0 && arg == 0,
+        2 | 3 | 6 => word & RECORD_FLAG_BITS == 0 && arg == 0,
         4 | 5 => word & WRITE_FLAG == 0 && u64::from(arg) < header.page_count,
         _ => false,
     }
@@ -209,7 +209,7 @@ fn describe_bad_record(word: u32, arg: u32, header: &Header) -> String {
             header.page_count
         ),
         4 | 5 => "write flag set on a swap event".to_string(),
-        6 | 7 => format!("event kind {}, expected 0..=5", Event::raw_kind(word)),
+        7 => "event kind 7, expected 0..=6".to_string(),
         _ if word & RECORD_FLAG_BITS != 0 => {
             "write or anonymous flag set on an event that is not an access".to_string()
         }
@@ -217,7 +217,7 @@ fn describe_bad_record(word: u32, arg: u32, header: &Header) -> String {
             "importance {} outside the oom_score_adj range -1000..=1000",
             arg as i32
         ),
-        _ => format!("argument {arg} on a start or exit event, expected 0"),
+        _ => format!("argument {arg} on a start, exit or input event, expected 0"),
     }
 }
 

@@ -51,6 +51,10 @@ pub enum EventKind {
     SwapOut,
     /// The kernel read a swapped-out page back in (a swap-in fault).
     SwapIn,
+    /// The process received a user input event (touch, key): it is the interactive task
+    /// from now until another process receives one. An input also starts a new
+    /// interaction, the unit response time is measured in (SPEC.md section 5).
+    Input,
 }
 
 /// One trace event, 16 bytes, the same layout in memory and in `.mmt` files:
@@ -58,7 +62,7 @@ pub enum EventKind {
 /// | bytes | field | meaning |
 /// |---|---|---|
 /// | 0..8 | `time_ns` | u64, nanoseconds since the start of the trace |
-/// | 8..12 | `word` | bits 0..27 process id, 27..30 kind (0 access, 1 importance, 2 start, 3 exit, 4 swap-out, 5 swap-in), bit 30 write, bit 31 anonymous |
+/// | 8..12 | `word` | bits 0..27 process id, 27..30 kind (0 access, 1 importance, 2 start, 3 exit, 4 swap-out, 5 swap-in, 6 input), bit 30 write, bit 31 anonymous |
 /// | 12..16 | `arg` | access, swap-out, swap-in: page id; importance: `oom_score_adj` as i32; otherwise 0 |
 ///
 /// (Version 1 of `.mmt` had 28-bit process ids and 2-bit kinds; its reader converts.)
@@ -135,7 +139,16 @@ impl Event {
         }
     }
 
-    /// The kind bits of a raw event word (values 6 and 7 are invalid).
+    /// `proc` received a user input event.
+    pub fn input(time_ns: u64, proc: ProcId) -> Self {
+        Event {
+            time_ns,
+            word: proc | (6 << KIND_SHIFT),
+            arg: 0,
+        }
+    }
+
+    /// The kind bits of a raw event word (value 7 is invalid).
     #[inline]
     pub(crate) fn raw_kind(word: u32) -> u32 {
         (word >> KIND_SHIFT) & KIND_MASK
@@ -159,8 +172,9 @@ impl Event {
             2 => EventKind::Start,
             3 => EventKind::Exit,
             4 => EventKind::SwapOut,
-            // Readers reject 6 and 7; constructors never make them.
-            _ => EventKind::SwapIn,
+            5 => EventKind::SwapIn,
+            // Readers reject 7; constructors never make it.
+            _ => EventKind::Input,
         }
     }
 

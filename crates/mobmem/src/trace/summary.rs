@@ -31,6 +31,8 @@ pub struct WorkloadSummary {
     /// Swap events (replayed swap I/O traces).
     pub swap_outs: u64,
     pub swap_ins: u64,
+    /// User input events (the interactive task's interactions).
+    pub inputs: u64,
     /// Times a process came to the foreground (importance set to 0 from anything else).
     pub foreground_entries: u64,
     /// Time from the first event to the last, in nanoseconds.
@@ -119,6 +121,7 @@ impl Summarizer {
             EventKind::Exit => state.foreground = false,
             EventKind::SwapOut => summary.swap_outs += 1,
             EventKind::SwapIn => summary.swap_ins += 1,
+            EventKind::Input => summary.inputs += 1,
         }
     }
 
@@ -221,6 +224,9 @@ impl fmt::Display for WorkloadSummary {
                 "swap-outs, swap-ins  {}, {}",
                 self.swap_outs, self.swap_ins
             )?;
+        }
+        if self.inputs > 0 {
+            writeln!(f, "input events         {}", self.inputs)?;
         }
         writeln!(
             f,
