@@ -495,7 +495,10 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         guard.set("smart_scan", "0")?;
     }
     if fs.exists("use_zero_pages") {
-        guard.set("use_zero_pages", if args.use_zero_pages { "1" } else { "0" })?;
+        guard.set(
+            "use_zero_pages",
+            if args.use_zero_pages { "1" } else { "0" },
+        )?;
     } else if args.use_zero_pages {
         bail!("this kernel has no use_zero_pages");
     }
@@ -539,7 +542,11 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             .spawn()
             .context("starting a worker")?;
         let stdout = child.stdout.take().expect("piped");
-        workers.0.lock().unwrap_or_else(|e| e.into_inner()).push(child);
+        workers
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(child);
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line)?;
         if line.trim() != "ready" {
@@ -585,14 +592,24 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
     // were (a few seconds at most), then put every setting back.
     drop(workers);
     let leftover = |fs: &Sysfs| -> f64 {
-        ["pages_shared", "pages_sharing", "pages_unshared", "pages_volatile"]
-            .iter()
-            .map(|n| fs.read_i64(n).unwrap_or(0) as f64)
-            .sum()
+        [
+            "pages_shared",
+            "pages_sharing",
+            "pages_unshared",
+            "pages_volatile",
+        ]
+        .iter()
+        .map(|n| fs.read_i64(n).unwrap_or(0) as f64)
+        .sum()
     };
     let before_items: f64 = before
         .iter()
-        .filter(|(n, _)| matches!(*n, "pages_shared" | "pages_sharing" | "pages_unshared" | "pages_volatile"))
+        .filter(|(n, _)| {
+            matches!(
+                *n,
+                "pages_shared" | "pages_sharing" | "pages_unshared" | "pages_volatile"
+            )
+        })
         .map(|(_, v)| *v)
         .sum();
     let cleanup = Instant::now();
@@ -633,7 +650,8 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
     };
     let mut costs = ScanCosts::default();
     let first = ksm::simulate(&pop, &params, &costs, spec)?;
-    let sim_ns_per_page = first.last().counters.cpu_ns / first.last().counters.pages_scanned.max(1) as f64;
+    let sim_ns_per_page =
+        first.last().counters.cpu_ns / first.last().counters.pages_scanned.max(1) as f64;
     if measured_ns_per_page.is_finite() && measured_ns_per_page > 0.0 && sim_ns_per_page > 0.0 {
         let f = measured_ns_per_page / sim_ns_per_page;
         costs.visit_ns *= f;
@@ -644,7 +662,13 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
     }
     let sim = ksm::simulate(&pop, &params, &costs, spec)?;
 
-    let names = ["pages_shared", "pages_sharing", "pages_unshared", "pages_volatile", "full_scans"];
+    let names = [
+        "pages_shared",
+        "pages_sharing",
+        "pages_unshared",
+        "pages_volatile",
+        "full_scans",
+    ];
     let sim_value = |s: &ksm::Sample, n: &str| -> f64 {
         let c = &s.counters;
         match n {
@@ -662,7 +686,10 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         let fin = values.last()?.1;
         (fin > 0.0).then(|| values.iter().find(|v| v.1 >= 0.95 * fin).map(|v| v.0))?
     };
-    let real_sharing: Vec<(u64, f64)> = real.iter().map(|s| (s.time_ms, get(s, "pages_sharing"))).collect();
+    let real_sharing: Vec<(u64, f64)> = real
+        .iter()
+        .map(|s| (s.time_ms, get(s, "pages_sharing")))
+        .collect();
     let sim_sharing: Vec<(u64, f64)> = sim
         .samples
         .iter()
@@ -726,7 +753,12 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         );
         println!(
             "{:>7} | {:>15} | {:>15} | {:>15} | {:>15} | {:>11}",
-            "time s", "sharing k/sim/Δ", "shared k/sim/Δ", "unshared k/sim", "volatile k/sim", "scans k/sim"
+            "time s",
+            "sharing k/sim/Δ",
+            "shared k/sim/Δ",
+            "unshared k/sim",
+            "volatile k/sim",
+            "scans k/sim"
         );
         for (r, s) in real.iter().zip(&sim.samples) {
             let pair = |n: &str| (get(r, n), sim_value(s, n));
@@ -751,7 +783,11 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         println!(
             "ksmd CPU per scanned page (measured): {:.0} ns; KSM settings {}",
             measured_ns_per_page,
-            if failures.is_empty() { "restored" } else { "NOT all restored" }
+            if failures.is_empty() {
+                "restored"
+            } else {
+                "NOT all restored"
+            }
         );
     }
     if !failures.is_empty() {

@@ -29,7 +29,11 @@ fn json(args: &[&str]) -> serde_json::Value {
 fn ksm_on_the_android_preset_saves_memory_and_off_saves_none() {
     let on = json(&["ksm", "--duration-s", "30", "--sample-ms", "1000", "--json"]);
     let samples = on["samples"].as_array().unwrap();
-    assert_eq!(samples.len(), 31, "one sample per second, both ends included");
+    assert_eq!(
+        samples.len(),
+        31,
+        "one sample per second, both ends included"
+    );
     let last = &samples[30];
     let sharing = last["counters"]["pages_sharing"].as_u64().unwrap();
     let saved = last["memory"]["saved"].as_u64().unwrap();
@@ -39,8 +43,15 @@ fn ksm_on_the_android_preset_saves_memory_and_off_saves_none() {
     // Without use_zero_pages every page saved is a page sharing a KSM page; the
     // counter learns of a copy-on-write break only at ksmd's next visit, so it may lag
     // behind the truth, never run ahead of it.
-    assert!(saved <= sharing && saved * 10 >= sharing * 9, "saved {saved}, sharing {sharing}");
-    assert_eq!(frames + saved, pages, "frames in use + saved = pages mapped");
+    assert!(
+        saved <= sharing && saved * 10 >= sharing * 9,
+        "saved {saved}, sharing {sharing}"
+    );
+    assert_eq!(
+        frames + saved,
+        pages,
+        "frames in use + saved = pages mapped"
+    );
     // The kernel's general_profit: saved bytes less the rmap items' metadata.
     let profit = last["counters"]["general_profit"].as_i64().unwrap();
     assert!(profit < (saved * 4096) as i64);
@@ -80,7 +91,10 @@ fn ksm_bad_settings_are_clear_errors() {
     let out = mobmem(&["ksm", "--config", config.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("ksm.toml") && err.contains("sleep_milisecs"), "{err}");
+    assert!(
+        err.contains("ksm.toml") && err.contains("sleep_milisecs"),
+        "{err}"
+    );
 
     let out = mobmem(&["ksm", "--pages-to-scan", "0"]);
     assert!(!out.status.success());
@@ -242,11 +256,18 @@ fn ksm_validate_real_kernel() {
     assert_eq!(ksm_settings(sysfs), before, "every KSM setting is put back");
     assert_eq!(result["settings_restored"], true);
     let fin = &result["final"]["pages_sharing"];
-    let (kernel, sim) = (fin["kernel"].as_f64().unwrap(), fin["simulator"].as_f64().unwrap());
+    let (kernel, sim) = (
+        fin["kernel"].as_f64().unwrap(),
+        fin["simulator"].as_f64().unwrap(),
+    );
     // 3 workers with the same 400 pages: 400 KSM pages, 2 x 400 sites sharing them.
     // 3 x 200 zero pages: max_page_sharing 256 splits them over 3 KSM pages, so
     // 600 - 3 sites sharing. Unique and volatile pages never merge.
-    assert_eq!(sim, (2 * 400 + 600 - 3) as f64, "simulator's final pages_sharing");
+    assert_eq!(
+        sim,
+        (2 * 400 + 600 - 3) as f64,
+        "simulator's final pages_sharing"
+    );
     assert_eq!(result["final"]["pages_shared"]["simulator"], 403.0);
     // The real kernel, on a machine doing other work, should agree within 2%.
     assert!(
@@ -281,7 +302,12 @@ fn reproduce_ksm_writes_claims_and_figures() {
     for app in ["browser", "gallery", "youtube"] {
         assert!(measured(&format!("touch-{app}")) > 0.0, "{app}");
     }
-    for f in ["saved-vs-pages-to-scan", "saved-vs-time-sleep", "touch-response", "launch-time"] {
+    for f in [
+        "saved-vs-pages-to-scan",
+        "saved-vs-time-sleep",
+        "touch-response",
+        "launch-time",
+    ] {
         assert!(dir.path().join(format!("ksm/{f}.svg")).exists(), "{f}.svg");
     }
 }

@@ -65,7 +65,14 @@ pub struct ImpactConfig {
     pub apps: Vec<AppModel>,
 }
 
-fn app(name: &str, other_pages: u64, touch_cpu_ms: f64, fg_load: f64, warm: f64, cold: f64) -> AppModel {
+fn app(
+    name: &str,
+    other_pages: u64,
+    touch_cpu_ms: f64,
+    fg_load: f64,
+    warm: f64,
+    cold: f64,
+) -> AppModel {
     AppModel {
         name: name.into(),
         other_pages,
@@ -130,8 +137,11 @@ pub fn evaluate(run: &KsmRun, pop: &Population, config: &ImpactConfig) -> Result
             ),
         ));
     }
-    if config.switch_ms == 0 || !(config.cores > 0.0) {
-        return Err(Error::config("ksm impact", "switch_ms and cores must be > 0"));
+    if config.switch_ms == 0 || config.cores.is_nan() || config.cores <= 0.0 {
+        return Err(Error::config(
+            "ksm impact",
+            "switch_ms and cores must be > 0",
+        ));
     }
     let sample_at = |t_ms: u64| {
         let i = run.samples.partition_point(|s| s.time_ms <= t_ms);
@@ -182,7 +192,11 @@ pub fn evaluate(run: &KsmRun, pop: &Population, config: &ImpactConfig) -> Result
                 .sum()
         };
         let need = (config.min_free_pages + config.launch_need_pages) as f64
-            + if alive[a] { 0.0 } else { footprint[a] - s.memory.saved_by_process[a] };
+            + if alive[a] {
+                0.0
+            } else {
+                footprint[a] - s.memory.saved_by_process[a]
+            };
         loop {
             let free = config.memory_pages as f64 - config.system_pages as f64 - used(&alive);
             if free >= need {
@@ -201,7 +215,11 @@ pub fn evaluate(run: &KsmRun, pop: &Population, config: &ImpactConfig) -> Result
         }
         let model = &config.apps[a];
         if launched[a] {
-            let base = if alive[a] { model.warm_ms } else { model.cold_ms };
+            let base = if alive[a] {
+                model.warm_ms
+            } else {
+                model.cold_ms
+            };
             out[a].launch_ms += base * slowdown(config.launch_load + s.cpu_share, config.cores);
             out[a].relaunches += 1;
             if !alive[a] {
@@ -214,9 +232,13 @@ pub fn evaluate(run: &KsmRun, pop: &Population, config: &ImpactConfig) -> Result
         // Touches while in the foreground of the together phase, one per sample.
         if t_ms >= config.together_from_ms {
             let until = launches.get(i + 1).map_or(end_ms, |l| l.0);
-            for sample in run.samples.iter().filter(|x| x.time_ms > t_ms && x.time_ms <= until) {
-                let merged_share = sample.memory.merged_by_process[a] as f64
-                    / pop.pages_of(a).max(1) as f64;
+            for sample in run
+                .samples
+                .iter()
+                .filter(|x| x.time_ms > t_ms && x.time_ms <= until)
+            {
+                let merged_share =
+                    sample.memory.merged_by_process[a] as f64 / pop.pages_of(a).max(1) as f64;
                 let touch = model.touch_cpu_ms
                     * slowdown(model.fg_load + sample.cpu_share, config.cores)
                     + model.touch_writes * merged_share * config.cow_fault_us / 1000.0;

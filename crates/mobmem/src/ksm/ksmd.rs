@@ -572,7 +572,9 @@ impl<'a> Ksmd<'a> {
             }
             for &q in &node.items {
                 if self.rmap[q as usize].tree != Tree::Stable(id as u32) {
-                    return Err(format!("page {q} is listed on node {id} but its item is not"));
+                    return Err(format!(
+                        "page {q} is listed on node {id} but its item is not"
+                    ));
                 }
             }
         }
@@ -588,7 +590,9 @@ impl<'a> Ksmd<'a> {
             match r.tree {
                 Tree::Unstable => unshared += 1,
                 Tree::Stable(n) if !self.nodes[n as usize].items.contains(&(p as u32)) => {
-                    return Err(format!("page {p} points at node {n}, which does not list it"))
+                    return Err(format!(
+                        "page {p} points at node {n}, which does not list it"
+                    ))
                 }
                 _ => {}
             }
@@ -601,18 +605,29 @@ impl<'a> Ksmd<'a> {
                         return Err(format!("page {p} maps node {node} without its item on it"));
                     }
                     if self.nodes[node as usize].fp != fp {
-                        return Err(format!("page {p} was merged into a KSM page of other content"));
+                        return Err(format!(
+                            "page {p} was merged into a KSM page of other content"
+                        ));
                     }
                 }
             }
         }
         for (id, node) in self.nodes.iter().enumerate() {
             if node.mappers != mappers[id] {
-                return Err(format!("node {id}: {} mappers counted, {} mapped", node.mappers, mappers[id]));
+                return Err(format!(
+                    "node {id}: {} mappers counted, {} mapped",
+                    node.mappers, mappers[id]
+                ));
             }
         }
         let c = &self.c;
-        let got = (c.pages_shared, c.pages_sharing, c.pages_unshared, c.rmap_items, c.ksm_zero_pages);
+        let got = (
+            c.pages_shared,
+            c.pages_sharing,
+            c.pages_unshared,
+            c.rmap_items,
+            c.ksm_zero_pages,
+        );
         let want = (shared, sharing, unshared, items, zero);
         if got != want {
             return Err(format!(
@@ -620,7 +635,10 @@ impl<'a> Ksmd<'a> {
             ));
         }
         if c.stable_nodes != shared {
-            return Err(format!("{} stable nodes counted, {shared} in use", c.stable_nodes));
+            return Err(format!(
+                "{} stable nodes counted, {shared} in use",
+                c.stable_nodes
+            ));
         }
         Ok(())
     }

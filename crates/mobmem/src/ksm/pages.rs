@@ -62,11 +62,9 @@ impl PageContent {
 
     /// Fingerprint at time `t_ns`.
     pub fn at(&self, t_ns: u64) -> u64 {
-        let mut generation = if self.period_ns > 0 {
-            (t_ns + self.phase_ns) / self.period_ns
-        } else {
-            0
-        };
+        let mut generation = (t_ns + self.phase_ns)
+            .checked_div(self.period_ns)
+            .unwrap_or(0);
         if t_ns >= self.write_at_ns {
             generation += 1 << 40;
         }
@@ -125,7 +123,8 @@ impl Population {
                 first: self.pages.len(),
                 len: contents.len(),
             });
-            self.owner.extend(std::iter::repeat_n(index, contents.len()));
+            self.owner
+                .extend(std::iter::repeat_n(index, contents.len()));
             self.pages.extend(contents);
         }
         self.processes.push(Process {
@@ -222,12 +221,8 @@ mod tests {
         let z = zero_fingerprint();
         let mut p = Population::default();
         let c = PageContent::constant;
-        p.push_process(
-            "a",
-            0,
-            vec![("heap".into(), vec![c(z), c(z), c(1), c(2)])],
-        )
-        .unwrap();
+        p.push_process("a", 0, vec![("heap".into(), vec![c(z), c(z), c(1), c(2)])])
+            .unwrap();
         p.push_process("b", 0, vec![("heap".into(), vec![c(1), c(1), c(3)])])
             .unwrap();
         let got = p.potential(0);

@@ -17,7 +17,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::pages::{fingerprint, mix, zero_fingerprint, PageContent, Population, NEVER, PAGE_BYTES};
+use super::pages::{
+    fingerprint, mix, zero_fingerprint, PageContent, Population, NEVER, PAGE_BYTES,
+};
 use crate::{Error, Result};
 
 /// One mergeable region of an app.
@@ -179,8 +181,9 @@ impl AndroidConfig {
                         2 => {
                             let (lo, hi) = self.volatile_period_ms;
                             let period_ms = if hi > lo {
-                                ((lo as f64).ln() + rng.gen::<f64>() * ((hi as f64).ln() - (lo as f64).ln()))
-                                    .exp()
+                                ((lo as f64).ln()
+                                    + rng.gen::<f64>() * ((hi as f64).ln() - (lo as f64).ln()))
+                                .exp()
                             } else {
                                 lo as f64
                             };
@@ -255,9 +258,9 @@ impl ValidateLayout {
             }
             ValidateKind::Duplicate => mix(0xd0_d0 ^ mix(index as u64)),
             ValidateKind::Unique => mix(0x0e_0e ^ mix((worker as u64) << 32 | index as u64)),
-            ValidateKind::Volatile => mix(
-                0x7a_7a ^ mix((worker as u64) << 32 | index as u64) ^ mix(generation),
-            ),
+            ValidateKind::Volatile => {
+                mix(0x7a_7a ^ mix((worker as u64) << 32 | index as u64) ^ mix(generation))
+            }
         };
         for (j, word) in page.chunks_exact_mut(8).enumerate() {
             word.copy_from_slice(&mix(seed ^ j as u64).to_le_bytes());

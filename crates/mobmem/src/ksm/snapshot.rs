@@ -102,11 +102,17 @@ impl Snapshot {
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Snapshot> {
         let err = |offset: usize, m: String| Error::format(path, Position::Byte(offset as u64), m);
         if bytes.len() < 12 || &bytes[..8] != MAGIC {
-            return Err(err(0, "not a mobmem KSM snapshot (expected MMKSNAP1 and a header length)".into()));
+            return Err(err(
+                0,
+                "not a mobmem KSM snapshot (expected MMKSNAP1 and a header length)".into(),
+            ));
         }
         let len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
         if bytes.len() < 12 + len {
-            return Err(err(8, format!("header of {len} bytes runs past the end of the file")));
+            return Err(err(
+                8,
+                format!("header of {len} bytes runs past the end of the file"),
+            ));
         }
         let header: Header = serde_json::from_slice(&bytes[12..12 + len])
             .map_err(|e| err(12, format!("bad header JSON: {e}")))?;
@@ -159,7 +165,9 @@ impl std::str::FromStr for MappingFilter {
             "heap" => Ok(MappingFilter::Heap),
             "stack" => Ok(MappingFilter::Stack),
             "all" => Ok(MappingFilter::All),
-            _ => Err(format!("unknown mapping filter '{s}' (known: anon, heap, stack, all)")),
+            _ => Err(format!(
+                "unknown mapping filter '{s}' (known: anon, heap, stack, all)"
+            )),
         }
     }
 }
@@ -178,7 +186,13 @@ pub struct MapsLine {
 pub fn parse_maps(text: &str, path: &Path) -> Result<Vec<MapsLine>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let bad = || Error::format(path, Position::Line(i as u64 + 1), "expected 'start-end perms offset dev inode [path]'");
+        let bad = || {
+            Error::format(
+                path,
+                Position::Line(i as u64 + 1),
+                "expected 'start-end perms offset dev inode [path]'",
+            )
+        };
         let mut fields = line.split_whitespace();
         let range = fields.next().ok_or_else(bad)?;
         let perms = fields.next().ok_or_else(bad)?.to_string();
@@ -227,7 +241,11 @@ pub fn capture_process(pid: u32, filter: MappingFilter) -> Result<SnapProcess> {
 }
 
 /// As [`capture_process`], appending the fingerprints to `out`.
-pub fn capture_process_into(pid: u32, filter: MappingFilter, out: &mut Vec<u64>) -> Result<SnapProcess> {
+pub fn capture_process_into(
+    pid: u32,
+    filter: MappingFilter,
+    out: &mut Vec<u64>,
+) -> Result<SnapProcess> {
     let proc_dir = Path::new("/proc").join(pid.to_string());
     let maps_path = proc_dir.join("maps");
     let maps = std::fs::read_to_string(&maps_path).map_err(|e| Error::io(&maps_path, e))?;
@@ -240,7 +258,10 @@ pub fn capture_process_into(pid: u32, filter: MappingFilter, out: &mut Vec<u64>)
     let mut mem = File::open(&mem_path).map_err(|e| Error::io(&mem_path, e))?;
     let mut regions = Vec::new();
     let mut page = vec![0u8; PAGE_BYTES];
-    for m in parse_maps(&maps, &maps_path)?.iter().filter(|m| filter.keeps(m)) {
+    for m in parse_maps(&maps, &maps_path)?
+        .iter()
+        .filter(|m| filter.keeps(m))
+    {
         let n = ((m.end - m.start) / PAGE_BYTES as u64) as usize;
         let mut entries = vec![0u8; n * 8];
         pagemap
@@ -266,7 +287,11 @@ pub fn capture_process_into(pid: u32, filter: MappingFilter, out: &mut Vec<u64>)
         }
         if count > 0 {
             regions.push(SnapRegion {
-                name: if m.path.is_empty() { "[anon]".into() } else { m.path.clone() },
+                name: if m.path.is_empty() {
+                    "[anon]".into()
+                } else {
+                    m.path.clone()
+                },
                 start: m.start,
                 pages: count,
             });
@@ -296,8 +321,16 @@ mod tests {
                 pid: 7,
                 name: "app".into(),
                 regions: vec![
-                    SnapRegion { name: "[heap]".into(), start: 0x1000, pages: 2 },
-                    SnapRegion { name: "[stack]".into(), start: 0x9000, pages: 1 },
+                    SnapRegion {
+                        name: "[heap]".into(),
+                        start: 0x1000,
+                        pages: 2,
+                    },
+                    SnapRegion {
+                        name: "[stack]".into(),
+                        start: 0x9000,
+                        pages: 1,
+                    },
                 ],
             }],
             fingerprints: vec![1, 2, 3],
@@ -333,7 +366,9 @@ b000-c000 r--p 00000000 00:00 0 [vvar]\n";
         assert_eq!(kept(MappingFilter::Heap), 1);
         assert_eq!(kept(MappingFilter::Stack), 1);
         assert_eq!(kept(MappingFilter::All), 4);
-        let e = parse_maps("zzz", Path::new("maps")).unwrap_err().to_string();
+        let e = parse_maps("zzz", Path::new("maps"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 1"), "{e}");
     }
 

@@ -179,7 +179,11 @@ pub fn ksmd_cpu_ns() -> Option<u64> {
 
 fn find_ksmd(proc_dir: &Path) -> Option<u32> {
     for entry in std::fs::read_dir(proc_dir).ok()?.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         if std::fs::read_to_string(entry.path().join("comm")).is_ok_and(|c| c.trim() == "ksmd") {
@@ -187,6 +191,19 @@ fn find_ksmd(proc_dir: &Path) -> Option<u32> {
         }
     }
     None
+}
+
+/// The kernel's timer frequency (CONFIG_HZ) from `/proc/config.gz`, when it is there.
+pub fn kernel_hz() -> Option<u32> {
+    use std::io::Read as _;
+    let file = std::fs::File::open("/proc/config.gz").ok()?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 #[cfg(test)]
@@ -214,19 +231,9 @@ mod tests {
         assert_eq!(fs.read("pages_to_scan").unwrap(), "100");
         assert_eq!(fs.read("advisor_mode").unwrap(), "none");
         let missing = Sysfs::new(dir.path().join("nope"));
-        assert!(missing.unusable_reason().unwrap().contains("does not exist"));
+        assert!(missing
+            .unusable_reason()
+            .unwrap()
+            .contains("does not exist"));
     }
-}
-
-/// The kernel's timer frequency (CONFIG_HZ) from `/proc/config.gz`, when it is there.
-pub fn kernel_hz() -> Option<u32> {
-    use std::io::Read as _;
-    let file = std::fs::File::open("/proc/config.gz").ok()?;
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(file)
-        .read_to_string(&mut text)
-        .ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
-        .and_then(|v| v.trim().parse().ok())
 }

@@ -187,7 +187,10 @@ fn zero_pages_merge_with_the_zero_page_when_asked() {
     k.wake(20 * MS);
     let cnt = k.counters();
     // Three zero pages mapped to the zero page: counted apart, not in pages_sharing.
-    assert_eq!((cnt.ksm_zero_pages, cnt.pages_sharing, cnt.pages_shared), (3, 0, 0));
+    assert_eq!(
+        (cnt.ksm_zero_pages, cnt.pages_sharing, cnt.pages_shared),
+        (3, 0, 0)
+    );
     // Their rmap items are still there until the next pass (the kernel's volatile).
     assert_eq!((cnt.rmap_items, cnt.pages_volatile), (4, 3));
     assert_eq!(cnt.general_profit, 3 * 4096 - 4 * 64);
@@ -288,7 +291,11 @@ fn content_strategy() -> impl Strategy<Value = PageContent> {
             PageContent {
                 base,
                 // Most pages constant; some volatile at 10..30 ms.
-                period_ns: if period == 3 { 10 * MS + phase * MS / 3 } else { 0 },
+                period_ns: if period == 3 {
+                    10 * MS + phase * MS / 3
+                } else {
+                    0
+                },
                 phase_ns: phase * MS,
                 write_at_ns: write.map_or(NEVER, |w| w * MS),
             }

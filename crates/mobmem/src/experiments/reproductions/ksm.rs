@@ -257,7 +257,15 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
     let runs: Vec<(Point, KsmRun, Vec<Vec<AppImpact>>)> = all
         .par_iter()
         .map(|p| {
-            let run = ksm::simulate(&pop, &p.params, &costs, RunSpec { ksm_on: p.on, ..spec })?;
+            let run = ksm::simulate(
+                &pop,
+                &p.params,
+                &costs,
+                RunSpec {
+                    ksm_on: p.on,
+                    ..spec
+                },
+            )?;
             let apps = if p.sweep == "baseline" || p.sweep == "chosen" {
                 budgets
                     .iter()
@@ -281,7 +289,11 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
         if p.sweep != "chosen" {
             rows.extend(run_rows(p, run, &pop, &impact_config));
         } else {
-            rows.extend(run_rows(p, run, &pop, &impact_config).into_iter().filter(|r| r.keys[0] == "run"));
+            rows.extend(
+                run_rows(p, run, &pop, &impact_config)
+                    .into_iter()
+                    .filter(|r| r.keys[0] == "run"),
+            );
         }
         if p.sweep == "baseline" || p.sweep == "chosen" {
             rows.extend(app_rows(p, &average(apps)));
@@ -292,8 +304,14 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
                 rows.push(Row {
                     keys: k,
                     values: vec![
-                        ("launch_ms".into(), per_app.iter().map(|a| a.launch_ms).sum::<f64>() / n),
-                        ("cold_relaunches".into(), per_app.iter().map(|a| a.cold_relaunches as f64).sum()),
+                        (
+                            "launch_ms".into(),
+                            per_app.iter().map(|a| a.launch_ms).sum::<f64>() / n,
+                        ),
+                        (
+                            "cold_relaunches".into(),
+                            per_app.iter().map(|a| a.cold_relaunches as f64).sum(),
+                        ),
                     ],
                 });
             }
@@ -318,9 +336,16 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
         ],
         vec![
             format!("android preset, seed {SEED}"),
-            pop.processes.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
+            pop.processes
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             pop.pages.len().to_string(),
-            format!("{} / {} / {}", at_start.zero, at_start.duplicate, at_start.unique),
+            format!(
+                "{} / {} / {}",
+                at_start.zero, at_start.duplicate, at_start.unique
+            ),
             format!("{} / {}", at_start.saveable(), potential.saveable()),
             format!(
                 "{} cores, {} MB, {}..{} MB left to apps",
@@ -348,7 +373,11 @@ fn final_by(table: &Table, sweep: &str, x: &str, metric: &str) -> Vec<(f64, f64)
 
 fn app_value(table: &Table, sweep: &str, app: usize, metric: &str) -> f64 {
     table
-        .select(&filter(&[("scope", "app"), ("sweep", sweep), ("app", &app.to_string())]))
+        .select(&filter(&[
+            ("scope", "app"),
+            ("sweep", sweep),
+            ("app", &app.to_string()),
+        ]))
         .next()
         .and_then(|r| r.value(metric))
         .unwrap_or(f64::NAN)
@@ -361,7 +390,10 @@ fn change_claim(id: &str, claim: String, paper: f64, measured: f64) -> Claim {
         paper,
         measured,
         unit: "% change with KSM".into(),
-        criterion: format!("an increase of at least half the paper's ({:.1}%)", paper / 2.0),
+        criterion: format!(
+            "an increase of at least half the paper's ({:.1}%)",
+            paper / 2.0
+        ),
         holds: measured.is_finite() && measured >= paper / 2.0,
     }
 }
@@ -375,32 +407,40 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
         s.dedup();
         s
     };
-    let over_time = |id: &str, title: &str, sweep: &str, metric: &str, y: &str, lines: Vec<String>| Figure {
-        id: id.into(),
-        title: title.into(),
-        x: "time_s".into(),
-        x_label: "time (s)".into(),
-        x_scale: 1.0,
-        series: "series".into(),
-        lines,
-        filter: if sweep.is_empty() { filter(&[("scope", "curve")]) } else { filter(&[("scope", "curve"), ("sweep", sweep)]) },
-        metric: metric.into(),
-        y_label: y.into(),
-        normalize_to: None,
-    };
-    let at_end = |id: &str, title: &str, sweep: &str, x: &str, x_label: &str, metric: &str, y: &str| Figure {
-        id: id.into(),
-        title: title.into(),
-        x: x.into(),
-        x_label: x_label.into(),
-        x_scale: 1.0,
-        series: "sweep".into(),
-        lines: vec![sweep.into()],
-        filter: filter(&[("scope", "run"), ("sweep", sweep)]),
-        metric: metric.into(),
-        y_label: y.into(),
-        normalize_to: None,
-    };
+    let over_time =
+        |id: &str, title: &str, sweep: &str, metric: &str, y: &str, lines: Vec<String>| Figure {
+            id: id.into(),
+            title: title.into(),
+            x: "time_s".into(),
+            x_label: "time (s)".into(),
+            x_scale: 1.0,
+            series: "series".into(),
+            lines,
+            filter: if sweep.is_empty() {
+                filter(&[("scope", "curve")])
+            } else {
+                filter(&[("scope", "curve"), ("sweep", sweep)])
+            },
+            metric: metric.into(),
+            y_label: y.into(),
+            normalize_to: None,
+        };
+    let at_end =
+        |id: &str, title: &str, sweep: &str, x: &str, x_label: &str, metric: &str, y: &str| {
+            Figure {
+                id: id.into(),
+                title: title.into(),
+                x: x.into(),
+                x_label: x_label.into(),
+                x_scale: 1.0,
+                series: "sweep".into(),
+                lines: vec![sweep.into()],
+                filter: filter(&[("scope", "run"), ("sweep", sweep)]),
+                metric: metric.into(),
+                y_label: y.into(),
+                normalize_to: None,
+            }
+        };
     let mut pts_lines = series_of("pages_to_scan");
     pts_lines.insert(0, "KSM off".into());
     let mut sleep_lines = series_of("sleep_millisecs");
@@ -419,17 +459,94 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
         normalize_to: None,
     };
     let figures = vec![
-        over_time("free-vs-time-pages-to-scan", "free memory over time, pages_to_scan sweep (sleep 20 ms)", "", "free_mb", "free memory (MB)", pts_lines.clone()),
-        over_time("saved-vs-time-pages-to-scan", "memory saved over time, pages_to_scan sweep", "", "saved_mb", "saved (MB)", pts_lines),
-        at_end("saved-vs-pages-to-scan", "memory saved after 180 s", "pages_to_scan", "pages_to_scan", "pages_to_scan", "saved_mb", "saved (MB)"),
-        at_end("cpu-vs-pages-to-scan", "ksmd CPU time over 180 s", "pages_to_scan", "pages_to_scan", "pages_to_scan", "ksmd_cpu_s", "CPU time (s)"),
-        over_time("saved-vs-time-sleep", "memory saved over time, sleep_millisecs sweep (pages_to_scan 100)", "", "saved_mb", "saved (MB)", sleep_lines),
-        at_end("saved-vs-sleep", "memory saved after 180 s", "sleep_millisecs", "sleep_ms", "sleep_millisecs", "saved_mb", "saved (MB)"),
-        at_end("cpu-vs-sleep", "ksmd CPU time over 180 s", "sleep_millisecs", "sleep_ms", "sleep_millisecs", "ksmd_cpu_s", "CPU time (s)"),
-        over_time("saved-vs-time-modern", "memory saved: kernel default, the scan-time advisor, smart_scan", "modern", "saved_mb", "saved (MB)", series_of("modern")),
-        over_time("cpu-vs-time-modern", "ksmd CPU: kernel default, the scan-time advisor, smart_scan", "modern", "ksmd_cpu_percent", "% of one core", series_of("modern")),
-        app_figure("touch-response", "touch response time per app", "touch_ms", "ms"),
-        app_figure("launch-time", "mean relaunch time per app", "launch_ms", "ms"),
+        over_time(
+            "free-vs-time-pages-to-scan",
+            "free memory over time, pages_to_scan sweep (sleep 20 ms)",
+            "",
+            "free_mb",
+            "free memory (MB)",
+            pts_lines.clone(),
+        ),
+        over_time(
+            "saved-vs-time-pages-to-scan",
+            "memory saved over time, pages_to_scan sweep",
+            "",
+            "saved_mb",
+            "saved (MB)",
+            pts_lines,
+        ),
+        at_end(
+            "saved-vs-pages-to-scan",
+            "memory saved after 180 s",
+            "pages_to_scan",
+            "pages_to_scan",
+            "pages_to_scan",
+            "saved_mb",
+            "saved (MB)",
+        ),
+        at_end(
+            "cpu-vs-pages-to-scan",
+            "ksmd CPU time over 180 s",
+            "pages_to_scan",
+            "pages_to_scan",
+            "pages_to_scan",
+            "ksmd_cpu_s",
+            "CPU time (s)",
+        ),
+        over_time(
+            "saved-vs-time-sleep",
+            "memory saved over time, sleep_millisecs sweep (pages_to_scan 100)",
+            "",
+            "saved_mb",
+            "saved (MB)",
+            sleep_lines,
+        ),
+        at_end(
+            "saved-vs-sleep",
+            "memory saved after 180 s",
+            "sleep_millisecs",
+            "sleep_ms",
+            "sleep_millisecs",
+            "saved_mb",
+            "saved (MB)",
+        ),
+        at_end(
+            "cpu-vs-sleep",
+            "ksmd CPU time over 180 s",
+            "sleep_millisecs",
+            "sleep_ms",
+            "sleep_millisecs",
+            "ksmd_cpu_s",
+            "CPU time (s)",
+        ),
+        over_time(
+            "saved-vs-time-modern",
+            "memory saved: kernel default, the scan-time advisor, smart_scan",
+            "modern",
+            "saved_mb",
+            "saved (MB)",
+            series_of("modern"),
+        ),
+        over_time(
+            "cpu-vs-time-modern",
+            "ksmd CPU: kernel default, the scan-time advisor, smart_scan",
+            "modern",
+            "ksmd_cpu_percent",
+            "% of one core",
+            series_of("modern"),
+        ),
+        app_figure(
+            "touch-response",
+            "touch response time per app",
+            "touch_ms",
+            "ms",
+        ),
+        app_figure(
+            "launch-time",
+            "mean relaunch time per app",
+            "launch_ms",
+            "ms",
+        ),
         Figure {
             id: "launch-vs-memory".into(),
             title: "mean relaunch time by memory left to apps".into(),
@@ -465,7 +582,11 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
     // sleep_millisecs: speed, not amount.
     let saved_sleep = final_by(table, "sleep_millisecs", "sleep_ms", "saved_mb");
     let reach = final_by(table, "sleep_millisecs", "sleep_ms", "time_to_90_s");
-    let short_sleeps: Vec<f64> = saved_sleep.iter().filter(|p| p.0 <= 20.0).map(|p| p.1).collect();
+    let short_sleeps: Vec<f64> = saved_sleep
+        .iter()
+        .filter(|p| p.0 <= 20.0)
+        .map(|p| p.1)
+        .collect();
     let spread = |v: &[f64]| {
         let hi = v.iter().copied().fold(f64::NAN, f64::max);
         let lo = v.iter().copied().fold(f64::NAN, f64::min);
@@ -494,7 +615,8 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
     let slow = t_at(200.0) / t_at(20.0);
     claims.push(Claim {
         id: "sleep-changes-speed".into(),
-        claim: "... but how fast: time to 90% of the final saving, sleep 200 ms over sleep 20 ms".into(),
+        claim: "... but how fast: time to 90% of the final saving, sleep 200 ms over sleep 20 ms"
+            .into(),
         paper: f64::NAN,
         measured: slow,
         unit: "x".into(),
@@ -507,10 +629,17 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
         let on = app_value(table, "chosen", app, metric);
         100.0 * (on / off - 1.0)
     };
-    for (app, name, paper) in [(1, "browser", 17.9), (3, "gallery", 130.0), (4, "youtube", 87.1)] {
+    for (app, name, paper) in [
+        (1, "browser", 17.9),
+        (3, "gallery", 130.0),
+        (4, "youtube", 87.1),
+    ] {
         claims.push(change_claim(
             &format!("touch-{name}"),
-            format!("KSM ({}/{}) makes {name}'s touch response time {paper}% longer", CHOSEN.0, CHOSEN.1),
+            format!(
+                "KSM ({}/{}) makes {name}'s touch response time {paper}% longer",
+                CHOSEN.0, CHOSEN.1
+            ),
             paper,
             pct(app, "touch_ms"),
         ));
@@ -525,7 +654,11 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
         criterion: "within 2%".into(),
         holds: camera_touch.abs() <= 2.0,
     });
-    for (app, name, paper) in [(2, "camera", 15.7), (3, "gallery", 11.2), (4, "youtube", 9.9)] {
+    for (app, name, paper) in [
+        (2, "camera", 15.7),
+        (3, "gallery", 11.2),
+        (4, "youtube", 9.9),
+    ] {
         claims.push(reduction_claim(
             format!("launch-{name}"),
             format!("KSM cuts {name}'s launch time by {paper}%"),
