@@ -2,6 +2,7 @@
 
 mod bench;
 mod fs;
+mod ksm;
 mod swap;
 
 use std::path::PathBuf;
@@ -66,6 +67,15 @@ enum Command {
         #[command(subcommand)]
         command: fs::FsCommand,
     },
+    /// KSM (kernel samepage merging): simulate ksmd on the Android preset or a snapshot
+    /// and print its counters and curve.
+    Ksm(ksm::KsmArgs),
+    /// Fingerprint the pages of live processes into a snapshot file and report how much
+    /// deduplication could save (zero, duplicate, unique pages).
+    Snapshot(ksm::SnapshotArgs),
+    /// Run the real kernel's KSM on processes with known content, the simulator on the
+    /// same content, and print both side by side (root; restores every KSM setting).
+    KsmValidate(ksm::ValidateArgs),
 }
 
 #[derive(Args)]
@@ -186,6 +196,9 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::bench(args),
         Command::Fs { command } => fs::run(command),
         Command::Swap(args) => swap::run(args),
+        Command::Ksm(args) => ksm::run(args),
+        Command::Snapshot(args) => ksm::snapshot(args),
+        Command::KsmValidate(args) => ksm::validate(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

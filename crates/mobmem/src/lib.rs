@@ -10,6 +10,8 @@
 //!   read paths with and without the page cache;
 //! - [`swap`]: swapping app memory to NVM, flash and zram: DRAM with reclaim and the
 //!   low-memory killer, the multi-swap architectures, app launch times;
+//! - [`ksm`]: kernel samepage merging: ksmd, its trees and counters, the Android
+//!   workload, app impact, snapshots of live processes and the real kernel's sysfs;
 //! - [`metrics`]: the counters a run produces and the figures derived from them;
 //! - [`experiments`]: experiment files, sweeps run in parallel, the papers' reproductions;
 //! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index.
@@ -19,6 +21,7 @@ pub mod engine;
 pub mod error;
 pub mod experiments;
 pub mod flashfs;
+pub mod ksm;
 pub mod metrics;
 pub mod report;
 pub mod swap;

@@ -2,6 +2,7 @@
 //! plus the figures the paper has and the claims it makes, computed from the results.
 
 mod hybrid_cache;
+mod ksm;
 mod multi_swap;
 mod selective_page_cache;
 
@@ -39,6 +40,11 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "selective-page-cache",
         summary: "selective page cache and selective compression on a compressed flash file system (Song, Cha, KIISE)",
         run: selective_page_cache::run,
+    },
+    Reproduction {
+        name: "ksm",
+        summary: "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)",
+        run: ksm::run,
     },
 ];
 

@@ -1,0 +1,33 @@
+//! KSM, kernel samepage merging, tuned for Android (SPEC.md section 4; Kim, Hong, Shin,
+//! SKKU; the kernel's mm/ksm.c and Documentation/admin-guide/mm/ksm.rst).
+//!
+//! - [`pages`]: what ksmd scans: processes, their mergeable regions and page contents
+//!   as 64-bit fingerprints that change over time;
+//! - [`presets`]: the Android workload (apps forked from Zygote with Dalvik heap, native
+//!   heap and stack) and the content the real-kernel validation allocates;
+//! - [`ksmd`]: the scanner, stable and unstable trees, copy-on-write, counters;
+//! - [`advisor`]: the scan-time advisor;
+//! - [`run`]: ksmd over time, sampled;
+//! - [`impact`]: what KSM does to apps: touch response time and launch time;
+//! - [`snapshot`]: page fingerprints of live processes, their file format;
+//! - [`sysfs`]: the real kernel's `/sys/kernel/mm/ksm`: read, set and restore.
+//!
+//! `docs/ksm.md` describes the model, its parameters and every assumed number.
+
+pub mod advisor;
+mod config;
+pub mod impact;
+pub mod ksmd;
+pub mod pages;
+pub mod presets;
+pub mod run;
+pub mod snapshot;
+pub mod sysfs;
+
+pub use config::{AdvisorMode, KsmParams, ScanCosts};
+pub use ksmd::{Counters, Ksmd, MemoryState};
+pub use pages::{PageContent, Population, Potential};
+pub use run::{simulate, KsmRun, RunSpec, Sample};
+
+#[cfg(test)]
+mod tests;

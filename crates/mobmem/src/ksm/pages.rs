@@ -1,0 +1,241 @@
+//! The pages KSM scans: processes (the kernel's `mm_slot`s) in registration order, each
+//! with its mergeable regions (VMAs), each a run of 4 KiB anonymous pages in address
+//! order. A page's content is a 64-bit fingerprint (xxHash64 of its 4 KiB, or a
+//! synthetic stand-in for one) that may change over time: periodically (a volatile page)
+//! and once at a given time (a later write, e.g. a zero page filled by the heap).
+//! Contents are functions of time, so a run needs no write events.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// Bytes in a page.
+pub const PAGE_BYTES: usize = 4096;
+/// "Never" for [`PageContent::write_at_ns`].
+pub const NEVER: u64 = u64::MAX;
+
+/// Fingerprint of 4 KiB of page data: xxHash64, seed 0 (the kernel's KSM checksum is also
+/// an xxHash of the page, `calc_checksum` in mm/ksm.c).
+pub fn fingerprint(bytes: &[u8]) -> u64 {
+    twox_hash::XxHash64::oneshot(0, bytes)
+}
+
+/// Fingerprint of a page of zeros.
+pub fn zero_fingerprint() -> u64 {
+    static ZERO: OnceLock<u64> = OnceLock::new();
+    *ZERO.get_or_init(|| fingerprint(&[0u8; PAGE_BYTES]))
+}
+
+/// splitmix64's finalizer: synthetic fingerprints from integers.
+pub fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// What a page holds over time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PageContent {
+    /// Fingerprint until the first change.
+    pub base: u64,
+    /// The page is rewritten with new data every `period_ns` (0: never).
+    pub period_ns: u64,
+    /// Offset of the rewrites: they happen at times t with (t + phase) a multiple of the
+    /// period.
+    pub phase_ns: u64,
+    /// One rewrite with new data at this time ([`NEVER`]: none).
+    pub write_at_ns: u64,
+}
+
+impl PageContent {
+    pub fn constant(base: u64) -> Self {
+        PageContent {
+            base,
+            period_ns: 0,
+            phase_ns: 0,
+            write_at_ns: NEVER,
+        }
+    }
+
+    /// Fingerprint at time `t_ns`.
+    pub fn at(&self, t_ns: u64) -> u64 {
+        let mut generation = (t_ns + self.phase_ns)
+            .checked_div(self.period_ns)
+            .unwrap_or(0);
+        if t_ns >= self.write_at_ns {
+            generation += 1 << 40;
+        }
+        if generation == 0 {
+            self.base
+        } else {
+            mix(self.base ^ mix(generation))
+        }
+    }
+}
+
+/// A mergeable region of one process.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Region {
+    pub name: String,
+    /// First page (index into [`Population::pages`]) and number of pages.
+    pub first: usize,
+    pub len: usize,
+}
+
+/// A process registered with KSM (an `mm_slot`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Process {
+    pub name: String,
+    /// Its pages exist (and are scanned) from this time on: an app's launch.
+    pub start_ns: u64,
+    pub regions: Vec<Region>,
+}
+
+/// Every page KSM may scan, in the kernel's scan order: process by process, region by
+/// region, page by page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Population {
+    pub processes: Vec<Process>,
+    pub pages: Vec<PageContent>,
+    /// Process index of each page.
+    pub owner: Vec<u32>,
+}
+
+impl Population {
+    /// Append a process with its regions, each given as its name and page contents.
+    pub fn push_process(
+        &mut self,
+        name: &str,
+        start_ns: u64,
+        regions: Vec<(String, Vec<PageContent>)>,
+    ) -> Result<()> {
+        if self.processes.len() >= u32::MAX as usize {
+            return Err(Error::config("ksm population", "too many processes"));
+        }
+        let index = self.processes.len() as u32;
+        let mut out = Vec::new();
+        for (region_name, contents) in regions {
+            out.push(Region {
+                name: region_name,
+                first: self.pages.len(),
+                len: contents.len(),
+            });
+            self.owner
+                .extend(std::iter::repeat_n(index, contents.len()));
+            self.pages.extend(contents);
+        }
+        self.processes.push(Process {
+            name: name.to_string(),
+            start_ns,
+            regions: out,
+        });
+        Ok(())
+    }
+
+    /// Pages of process `p`.
+    pub fn pages_of(&self, p: usize) -> usize {
+        self.processes[p].regions.iter().map(|r| r.len).sum()
+    }
+
+    /// Dedup potential at time `t_ns`: (zero, duplicate, unique) pages among the pages that
+    /// exist then. A duplicate is every copy of a content beyond its first (the pages
+    /// perfect merging would save, besides zero pages); zero pages are counted apart.
+    pub fn potential(&self, t_ns: u64) -> Potential {
+        let zero = zero_fingerprint();
+        let mut fps: Vec<u64> = Vec::with_capacity(self.pages.len());
+        let mut potential = Potential::default();
+        for (i, c) in self.pages.iter().enumerate() {
+            if self.processes[self.owner[i] as usize].start_ns > t_ns {
+                continue;
+            }
+            let fp = c.at(t_ns);
+            if fp == zero {
+                potential.zero += 1;
+            } else {
+                fps.push(fp);
+            }
+        }
+        fps.sort_unstable();
+        let distinct = {
+            let mut d = fps.clone();
+            d.dedup();
+            d.len() as u64
+        };
+        potential.pages = potential.zero + fps.len() as u64;
+        potential.duplicate = fps.len() as u64 - distinct;
+        potential.unique = distinct;
+        potential
+    }
+}
+
+/// What perfect deduplication could save in a set of pages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Potential {
+    pub pages: u64,
+    /// Pages of zeros.
+    pub zero: u64,
+    /// Non-zero pages whose content another page already has (each saveable).
+    pub duplicate: u64,
+    /// Distinct non-zero contents (one page each must stay).
+    pub unique: u64,
+}
+
+impl Potential {
+    /// Pages that merging could free: every duplicate, and every zero page but one.
+    pub fn saveable(&self) -> u64 {
+        self.duplicate + self.zero.saturating_sub(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contents_change_at_their_period_and_write_time() {
+        let c = PageContent {
+            base: 7,
+            period_ns: 100,
+            phase_ns: 0,
+            write_at_ns: NEVER,
+        };
+        assert_eq!(c.at(0), 7);
+        assert_eq!(c.at(99), 7);
+        assert_ne!(c.at(100), 7);
+        assert_eq!(c.at(100), c.at(199));
+        assert_ne!(c.at(200), c.at(100));
+        let w = PageContent {
+            write_at_ns: 50,
+            ..PageContent::constant(9)
+        };
+        assert_eq!(w.at(49), 9);
+        assert_ne!(w.at(50), 9);
+        assert_eq!(w.at(50), w.at(10_000));
+    }
+
+    #[test]
+    fn potential_counts_zero_duplicate_and_unique_pages() {
+        let z = zero_fingerprint();
+        let mut p = Population::default();
+        let c = PageContent::constant;
+        p.push_process("a", 0, vec![("heap".into(), vec![c(z), c(z), c(1), c(2)])])
+            .unwrap();
+        p.push_process("b", 0, vec![("heap".into(), vec![c(1), c(1), c(3)])])
+            .unwrap();
+        let got = p.potential(0);
+        assert_eq!(
+            got,
+            Potential {
+                pages: 7,
+                zero: 2,
+                duplicate: 2,
+                unique: 3
+            }
+        );
+        assert_eq!(got.saveable(), 3);
+        assert_eq!(fingerprint(&[0u8; PAGE_BYTES]), z);
+    }
+}

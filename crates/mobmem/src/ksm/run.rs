@@ -1,0 +1,121 @@
+//! A KSM run over time: ksmd wakes, scans a batch, sleeps `sleep_millisecs` (rounded up
+//! to timer ticks) and wakes again; the scan takes the CPU time its pages cost, so the
+//! next wake-up comes that much later. The state is sampled at a fixed interval.
+
+use serde::Serialize;
+
+use super::config::{KsmParams, ScanCosts};
+use super::ksmd::{Counters, Ksmd, MemoryState};
+use super::pages::Population;
+use crate::{Error, Result};
+
+/// How long to run and how often to sample.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RunSpec {
+    pub duration_ms: u64,
+    pub sample_ms: u64,
+    /// false: KSM stays off (`run` = 0), for the baseline.
+    pub ksm_on: bool,
+}
+
+/// One sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sample {
+    pub time_ms: u64,
+    pub counters: Counters,
+    pub memory: MemoryState,
+    /// ksmd's share of one core since the previous sample.
+    pub cpu_share: f64,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KsmRun {
+    pub params: KsmParams,
+    pub samples: Vec<Sample>,
+    pub wakeups: u64,
+}
+
+impl KsmRun {
+    pub fn last(&self) -> &Sample {
+        self.samples.last().expect("a run has samples")
+    }
+
+    /// First sample time (ms) at which `pages_sharing` reached `fraction` of its final
+    /// value (None if it never became positive).
+    pub fn time_to_reach(&self, fraction: f64, metric: impl Fn(&Sample) -> f64) -> Option<u64> {
+        let target = metric(self.last()) * fraction;
+        if target <= 0.0 {
+            return None;
+        }
+        self.samples
+            .iter()
+            .find(|s| metric(s) >= target)
+            .map(|s| s.time_ms)
+    }
+
+    /// ksmd's CPU time over the run, ms.
+    pub fn cpu_ms(&self) -> f64 {
+        self.last().counters.cpu_ns / 1e6
+    }
+}
+
+/// Run ksmd over `pop`.
+pub fn simulate(
+    pop: &Population,
+    params: &KsmParams,
+    costs: &ScanCosts,
+    spec: RunSpec,
+) -> Result<KsmRun> {
+    params.validate()?;
+    costs.validate()?;
+    if spec.sample_ms == 0 || spec.duration_ms == 0 {
+        return Err(Error::config(
+            "ksm run",
+            "duration and sample interval must be at least 1 ms",
+        ));
+    }
+    let mut ksmd = Ksmd::new(pop, params, costs);
+    let end = spec.duration_ms * 1_000_000;
+    let sample_ns = spec.sample_ms * 1_000_000;
+    let sleep = params.sleep_ns();
+    let mut samples = Vec::new();
+    let mut next_sample = 0u64;
+    let mut t = 0u64;
+    let mut wakeups = 0u64;
+    let mut last_cpu = 0.0;
+    loop {
+        while next_sample <= t.min(end) {
+            ksmd.apply_all_writes(next_sample);
+            let counters = ksmd.counters();
+            let cpu_share = if next_sample == 0 {
+                0.0
+            } else {
+                (counters.cpu_ns - last_cpu) / sample_ns as f64
+            };
+            last_cpu = counters.cpu_ns;
+            samples.push(Sample {
+                time_ms: next_sample / 1_000_000,
+                counters,
+                memory: ksmd.memory(next_sample),
+                cpu_share,
+            });
+            next_sample += sample_ns;
+        }
+        if t >= end || !spec.ksm_on {
+            if !spec.ksm_on && next_sample <= end {
+                t = next_sample;
+                continue;
+            }
+            break;
+        }
+        let cpu = ksmd.wake(t);
+        wakeups += 1;
+        t += cpu.round() as u64 + sleep;
+    }
+    Ok(KsmRun {
+        params: params.clone(),
+        samples,
+        wakeups,
+    })
+}

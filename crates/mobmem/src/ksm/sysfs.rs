@@ -1,0 +1,239 @@
+//! The real kernel's KSM: `/sys/kernel/mm/ksm/` (Documentation/admin-guide/mm/ksm.rst).
+//! Read its counters, change its settings through a [`SettingsGuard`] that puts back
+//! every value it changed when dropped (or when [`SettingsGuard::restore`] is called,
+//! e.g. from a Ctrl-C handler), and find ksmd's CPU time.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::{Error, Result};
+
+/// The standard location.
+pub const KSM_DIR: &str = "/sys/kernel/mm/ksm";
+
+/// Counters sampled by [`Sysfs::counters`], in this order.
+pub const COUNTERS: [&str; 9] = [
+    "pages_shared",
+    "pages_sharing",
+    "pages_unshared",
+    "pages_volatile",
+    "full_scans",
+    "pages_scanned",
+    "ksm_zero_pages",
+    "general_profit",
+    "pages_to_scan",
+];
+
+/// A KSM sysfs directory.
+#[derive(Debug, Clone)]
+pub struct Sysfs {
+    pub dir: PathBuf,
+}
+
+impl Sysfs {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Sysfs { dir: dir.into() }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    pub fn read(&self, name: &str) -> Result<String> {
+        let p = self.path(name);
+        std::fs::read_to_string(&p)
+            .map(|s| s.trim().to_string())
+            .map_err(|e| Error::io(&p, e))
+    }
+
+    pub fn read_i64(&self, name: &str) -> Result<i64> {
+        let text = self.read(name)?;
+        text.parse().map_err(|_| {
+            Error::format(
+                self.path(name),
+                crate::Position::Line(1),
+                format!("expected a number, found '{text}'"),
+            )
+        })
+    }
+
+    pub fn write(&self, name: &str, value: &str) -> Result<()> {
+        let p = self.path(name);
+        std::fs::write(&p, value).map_err(|e| Error::io(&p, e))
+    }
+
+    pub fn exists(&self, name: &str) -> bool {
+        self.path(name).exists()
+    }
+
+    /// Why KSM cannot be driven here, or None if it can: the directory and `run` must
+    /// exist and `run` must be writable (checked by writing back its current value).
+    pub fn unusable_reason(&self) -> Option<String> {
+        if !self.dir.is_dir() {
+            return Some(format!(
+                "{} does not exist (kernel without CONFIG_KSM?)",
+                self.dir.display()
+            ));
+        }
+        let run = match self.read("run") {
+            Ok(r) => r,
+            Err(e) => return Some(format!("cannot read KSM's run: {e}")),
+        };
+        if let Err(e) = self.write("run", &run) {
+            return Some(format!("KSM settings are not writable ({e}); run as root"));
+        }
+        None
+    }
+
+    /// The counters of [`COUNTERS`] that this kernel has (a missing one reads as NaN).
+    pub fn counters(&self) -> Vec<(&'static str, f64)> {
+        COUNTERS
+            .iter()
+            .map(|&n| (n, self.read_i64(n).map_or(f64::NAN, |v| v as f64)))
+            .collect()
+    }
+}
+
+/// Changes KSM settings and puts the old values back: on [`SettingsGuard::restore`], and
+/// on drop. `run` is put back first when it was 0 (so ksmd stops before anything else
+/// changes) and last otherwise; the rest in reverse order of change.
+#[derive(Debug, Clone)]
+pub struct SettingsGuard {
+    sysfs: Sysfs,
+    saved: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl SettingsGuard {
+    pub fn new(sysfs: Sysfs) -> Self {
+        SettingsGuard {
+            sysfs,
+            saved: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Set `name` to `value`, remembering its value before the first change. Selector
+    /// files such as `advisor_mode` ("[none] scan-time") are remembered by their
+    /// bracketed choice.
+    pub fn set(&self, name: &str, value: &str) -> Result<()> {
+        let old = self.sysfs.read(name)?;
+        let old = match (old.find('['), old.find(']')) {
+            (Some(a), Some(b)) if a < b => old[a + 1..b].to_string(),
+            _ => old,
+        };
+        {
+            let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+            if !saved.iter().any(|(n, _)| n == name) {
+                saved.push((name.to_string(), old));
+            }
+        }
+        self.sysfs.write(name, value)
+    }
+
+    /// Put every changed setting back; returns what could not be restored.
+    pub fn restore(&self) -> Vec<String> {
+        let saved: Vec<(String, String)> = {
+            let mut s = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::take(&mut *s)
+        };
+        let mut order: Vec<&(String, String)> = Vec::new();
+        let run = saved.iter().find(|(n, _)| n == "run");
+        if let Some(r) = run.filter(|(_, v)| v == "0") {
+            order.push(r);
+        }
+        order.extend(saved.iter().rev().filter(|(n, _)| n != "run"));
+        if let Some(r) = run.filter(|(_, v)| v != "0") {
+            order.push(r);
+        }
+        let mut failures = Vec::new();
+        for (name, value) in order {
+            if let Err(e) = self.sysfs.write(name, value) {
+                failures.push(format!("{name}={value}: {e}"));
+            }
+        }
+        failures
+    }
+
+    /// What has been changed and will be restored: (name, original value).
+    pub fn changed(&self) -> Vec<(String, String)> {
+        self.saved.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for SettingsGuard {
+    fn drop(&mut self) {
+        // Clones share the list; the last one restores whatever is left.
+        if Arc::strong_count(&self.saved) == 1 {
+            for f in self.restore() {
+                eprintln!("warning: could not restore KSM setting {f}");
+            }
+        }
+    }
+}
+
+/// ksmd's CPU time so far, ns (`/proc/PID/schedstat`), or None if ksmd is not found.
+pub fn ksmd_cpu_ns() -> Option<u64> {
+    let pid = find_ksmd(Path::new("/proc"))?;
+    let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+fn find_ksmd(proc_dir: &Path) -> Option<u32> {
+    for entry in std::fs::read_dir(proc_dir).ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if std::fs::read_to_string(entry.path().join("comm")).is_ok_and(|c| c.trim() == "ksmd") {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// The kernel's timer frequency (CONFIG_HZ) from `/proc/config.gz`, when it is there.
+pub fn kernel_hz() -> Option<u32> {
+    use std::io::Read as _;
+    let file = std::fs::File::open("/proc/config.gz").ok()?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guard_restores_every_setting_run_first_when_it_was_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Sysfs::new(dir.path());
+        fs.write("run", "0").unwrap();
+        fs.write("pages_to_scan", "100").unwrap();
+        fs.write("advisor_mode", "[none] scan-time").unwrap();
+        assert!(fs.unusable_reason().is_none());
+        {
+            let g = SettingsGuard::new(fs.clone());
+            g.set("pages_to_scan", "40").unwrap();
+            g.set("advisor_mode", "scan-time").unwrap();
+            g.set("run", "1").unwrap();
+            g.set("pages_to_scan", "50").unwrap();
+            assert_eq!(fs.read("pages_to_scan").unwrap(), "50");
+            assert_eq!(g.changed().len(), 3);
+        }
+        assert_eq!(fs.read("run").unwrap(), "0");
+        assert_eq!(fs.read("pages_to_scan").unwrap(), "100");
+        assert_eq!(fs.read("advisor_mode").unwrap(), "none");
+        let missing = Sysfs::new(dir.path().join("nope"));
+        assert!(missing
+            .unusable_reason()
+            .unwrap()
+            .contains("does not exist"));
+    }
+}

@@ -1,0 +1,346 @@
+//! ksmd worked by hand on tiny populations, and its invariants on random ones.
+
+use proptest::prelude::*;
+
+use super::pages::{zero_fingerprint, PageContent, Population, NEVER};
+use super::*;
+
+const MS: u64 = 1_000_000;
+
+fn pop(processes: &[&[PageContent]]) -> Population {
+    let mut p = Population::default();
+    for (i, pages) in processes.iter().enumerate() {
+        p.push_process(&format!("p{i}"), 0, vec![("heap".into(), pages.to_vec())])
+            .unwrap();
+    }
+    p
+}
+
+fn c(fp: u64) -> PageContent {
+    PageContent::constant(fp)
+}
+
+fn params(pages_to_scan: u32) -> KsmParams {
+    KsmParams {
+        pages_to_scan,
+        ..KsmParams::default()
+    }
+}
+
+/// (shared, sharing, unshared, volatile, full_scans)
+fn five(k: &Ksmd) -> (u64, u64, u64, u64, u64) {
+    let c = k.counters();
+    (
+        c.pages_shared,
+        c.pages_sharing,
+        c.pages_unshared,
+        c.pages_volatile,
+        c.full_scans,
+    )
+}
+
+#[test]
+fn two_identical_pages_merge_in_the_second_pass() {
+    let p = pop(&[&[c(11)], &[c(11)]]);
+    let mut k = Ksmd::new(&p, &params(100), &ScanCosts::default());
+    // Pass 1: both pages get an rmap item and a first checksum: volatile in the kernel's
+    // sense (items in no tree). The batch ends at the end of the pass.
+    k.wake(0);
+    assert_eq!(five(&k), (0, 0, 0, 2, 1));
+    assert_eq!(k.counters().pages_scanned, 2);
+    assert_eq!(k.memory(0).saved, 0);
+    // Pass 2: page 0's checksum is unchanged, it goes into the unstable tree; page 1
+    // finds it there and both merge into one KSM page.
+    k.wake(20 * MS);
+    assert_eq!(five(&k), (1, 1, 0, 0, 2));
+    let m = k.memory(20 * MS);
+    assert_eq!((m.pages, m.frames, m.saved), (2, 1, 1));
+    // Pass 3: nothing changes; a third identical page would now merge on first sight.
+    k.wake(40 * MS);
+    assert_eq!(five(&k), (1, 1, 0, 0, 3));
+    k.audit().unwrap();
+}
+
+#[test]
+fn a_page_like_a_ksm_page_merges_through_the_stable_tree_at_once() {
+    // Process 2 starts after the first two merged.
+    let mut p = pop(&[&[c(5)], &[c(5)]]);
+    p.push_process("late", 30 * MS, vec![("heap".into(), vec![c(5)])])
+        .unwrap();
+    let mut k = Ksmd::new(&p, &params(100), &ScanCosts::default());
+    k.wake(0);
+    k.wake(20 * MS);
+    assert_eq!(five(&k), (1, 1, 0, 0, 2));
+    k.wake(40 * MS);
+    // No checksum round for the late page: the stable tree is searched first.
+    assert_eq!(five(&k), (1, 2, 0, 0, 3));
+    assert_eq!(k.memory(40 * MS).saved, 2);
+    k.audit().unwrap();
+}
+
+#[test]
+fn a_volatile_page_never_enters_the_unstable_tree() {
+    let volatile = PageContent {
+        base: 3,
+        period_ns: 10 * MS,
+        phase_ns: 0,
+        write_at_ns: NEVER,
+    };
+    let p = pop(&[&[volatile, c(8)], &[c(8)]]);
+    let mut k = Ksmd::new(&p, &params(100), &ScanCosts::default());
+    for i in 0..5 {
+        k.wake(i * 25 * MS);
+        k.audit().unwrap();
+    }
+    // The two 8s merged; the volatile page's checksum differed every pass.
+    assert_eq!(five(&k), (1, 1, 0, 1, 5));
+}
+
+#[test]
+fn a_write_to_a_shared_page_unshares_it_and_counters_follow_at_the_next_visit() {
+    let written = PageContent {
+        write_at_ns: 50 * MS,
+        ..c(21)
+    };
+    let p = pop(&[&[c(21)], &[written]]);
+    let mut k = Ksmd::new(&p, &params(100), &ScanCosts::default());
+    k.wake(0);
+    k.wake(20 * MS);
+    assert_eq!(five(&k), (1, 1, 0, 0, 2));
+    // The write at 50 ms breaks the sharing at once (copy-on-write)...
+    k.apply_all_writes(60 * MS);
+    let m = k.memory(60 * MS);
+    assert_eq!((m.pages, m.frames, m.saved), (2, 2, 0));
+    assert_eq!(m.cow_by_process, vec![0, 1]);
+    // ...but, as in the kernel, the rmap item stays on the stable node until ksmd
+    // visits the page again.
+    assert_eq!(five(&k), (1, 1, 0, 0, 2));
+    k.audit().unwrap();
+    k.wake(60 * MS);
+    // Page 1 leaves the stable node and, with new content, starts over (volatile).
+    assert_eq!(five(&k), (1, 0, 0, 1, 3));
+    k.audit().unwrap();
+    k.audit_contents(60 * MS).unwrap();
+}
+
+#[test]
+fn a_stale_ksm_page_is_dropped_when_the_stable_tree_meets_it() {
+    let w = PageContent {
+        write_at_ns: 30 * MS,
+        ..c(4)
+    };
+    // Pages 0 and 1 merge, then both are written; page 2 (same old content) starts late.
+    let mut p = pop(&[&[w], &[w]]);
+    p.push_process("late", 35 * MS, vec![("heap".into(), vec![c(4)])])
+        .unwrap();
+    let mut k = Ksmd::new(&p, &params(100), &ScanCosts::default());
+    k.wake(0);
+    k.wake(20 * MS);
+    assert_eq!(five(&k).0, 1);
+    // Pass 3 at 40 ms: pages 0 and 1 leave the node (written); page 2 then finds no
+    // live KSM page and takes the checksum path.
+    k.wake(40 * MS);
+    k.audit().unwrap();
+    assert_eq!(five(&k), (0, 0, 0, 3, 3));
+    assert_eq!(k.memory(40 * MS).saved, 0);
+}
+
+#[test]
+fn max_page_sharing_starts_a_second_ksm_page() {
+    let p = pop(&[&[c(9), c(9), c(9)], &[c(9), c(9)]]);
+    let costs = ScanCosts::default();
+    let mut k = Ksmd::new(
+        &p,
+        &KsmParams {
+            max_page_sharing: 2,
+            ..params(100)
+        },
+        &costs,
+    );
+    for i in 0..4 {
+        k.wake(i * 20 * MS);
+        k.audit().unwrap();
+    }
+    // Pass 2: pages 0+1 merge (node A full), 2 goes into the unstable tree, 3 merges
+    // with 2 (node B full), 4 waits in the unstable tree; pass 3: page 4 finds both
+    // nodes full, passes its checksum and sits in the unstable tree alone.
+    let cnt = k.counters();
+    assert_eq!((cnt.pages_shared, cnt.pages_sharing), (2, 2));
+    assert_eq!((cnt.stable_node_chains, cnt.stable_node_dups), (1, 2));
+    assert_eq!(cnt.pages_unshared, 1);
+    assert_eq!(k.memory(80 * MS).saved, 2);
+}
+
+#[test]
+fn zero_pages_merge_with_the_zero_page_when_asked() {
+    let z = c(zero_fingerprint());
+    let p = pop(&[&[z, z, c(1)], &[z]]);
+    let mut k = Ksmd::new(
+        &p,
+        &KsmParams {
+            use_zero_pages: true,
+            ..params(100)
+        },
+        &ScanCosts::default(),
+    );
+    k.wake(0);
+    k.wake(20 * MS);
+    let cnt = k.counters();
+    // Three zero pages mapped to the zero page: counted apart, not in pages_sharing.
+    assert_eq!(
+        (cnt.ksm_zero_pages, cnt.pages_sharing, cnt.pages_shared),
+        (3, 0, 0)
+    );
+    // Their rmap items are still there until the next pass (the kernel's volatile).
+    assert_eq!((cnt.rmap_items, cnt.pages_volatile), (4, 3));
+    assert_eq!(cnt.general_profit, 3 * 4096 - 4 * 64);
+    let m = k.memory(20 * MS);
+    assert_eq!((m.frames, m.saved), (1, 3));
+    k.wake(40 * MS);
+    assert_eq!(k.counters().rmap_items, 1);
+    k.audit().unwrap();
+    // Without use_zero_pages the zero pages share one KSM page.
+    let mut k = Ksmd::new(&p, &params(100), &ScanCosts::default());
+    k.wake(0);
+    k.wake(20 * MS);
+    assert_eq!(five(&k), (1, 2, 1, 0, 2));
+}
+
+#[test]
+fn a_batch_stops_at_pages_to_scan_and_resumes_where_it_left() {
+    let p = pop(&[&[c(1), c(2), c(3)], &[c(1), c(2)]]);
+    let mut k = Ksmd::new(&p, &params(2), &ScanCosts::default());
+    k.wake(0);
+    assert_eq!(k.counters().pages_scanned, 2);
+    assert_eq!(k.counters().full_scans, 0);
+    k.wake(MS);
+    assert_eq!(k.counters().pages_scanned, 4);
+    // Third batch: page 5, then the next take finds the end of the pass, which completes
+    // the full scan and ends the batch early.
+    k.wake(2 * MS);
+    assert_eq!(k.counters().pages_scanned, 5);
+    assert_eq!(k.counters().full_scans, 1);
+    // The next batch starts a new pass from the first process.
+    k.wake(3 * MS);
+    assert_eq!(k.counters().pages_scanned, 7);
+    assert_eq!(k.counters().full_scans, 1);
+}
+
+#[test]
+fn smart_scan_skips_pages_that_keep_failing_to_merge() {
+    let p = pop(&[&[c(1), c(2), c(3), c(4)]]);
+    let smart = KsmParams {
+        smart_scan: true,
+        ..params(100)
+    };
+    let mut k = Ksmd::new(&p, &smart, &ScanCosts::default());
+    for i in 0..20 {
+        k.wake(i * MS);
+        k.audit().unwrap();
+    }
+    let cnt = k.counters();
+    assert!(cnt.pages_skipped > 0);
+    assert_eq!(cnt.pages_scanned + cnt.pages_skipped, 4 * 20);
+    // Without smart_scan every page is scanned every pass.
+    let mut k = Ksmd::new(&p, &params(100), &ScanCosts::default());
+    for i in 0..20 {
+        k.wake(i * MS);
+    }
+    assert_eq!(k.counters().pages_scanned, 80);
+}
+
+#[test]
+fn a_run_samples_over_time_and_baseline_saves_nothing() {
+    let p = presets::AndroidConfig {
+        scale: 0.05,
+        ..Default::default()
+    }
+    .generate(1)
+    .unwrap();
+    let spec = RunSpec {
+        duration_ms: 120_000,
+        sample_ms: 1_000,
+        ksm_on: true,
+    };
+    let on = simulate(&p, &KsmParams::default(), &ScanCosts::default(), spec).unwrap();
+    assert_eq!(on.samples.len(), 121);
+    assert!(on.last().memory.saved > 0);
+    assert!(on.cpu_ms() > 0.0);
+    let off = simulate(
+        &p,
+        &KsmParams::default(),
+        &ScanCosts::default(),
+        RunSpec {
+            ksm_on: false,
+            ..spec
+        },
+    )
+    .unwrap();
+    assert_eq!(off.samples.len(), 121);
+    assert_eq!(off.last().memory.saved, 0);
+    assert_eq!(off.last().memory.pages, on.last().memory.pages);
+    // Deterministic.
+    let again = simulate(&p, &KsmParams::default(), &ScanCosts::default(), spec).unwrap();
+    assert_eq!(again, on);
+}
+
+fn content_strategy() -> impl Strategy<Value = PageContent> {
+    (0u64..6, 0u64..4, 0u64..50, prop::option::of(0u64..200)).prop_map(
+        |(base, period, phase, write)| {
+            let base = if base == 0 { zero_fingerprint() } else { base };
+            PageContent {
+                base,
+                // Most pages constant; some volatile at 10..30 ms.
+                period_ns: if period == 3 {
+                    10 * MS + phase * MS / 3
+                } else {
+                    0
+                },
+                phase_ns: phase * MS,
+                write_at_ns: write.map_or(NEVER, |w| w * MS),
+            }
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Whatever the pages and settings: the counters match a recount of the trees, the
+    /// kernel's four page counters add up to the rmap items, rmap items never exceed the
+    /// pages, frames + saved = pages, no page ever maps content it does not hold.
+    #[test]
+    fn counters_and_memory_are_conserved(
+        procs in prop::collection::vec(prop::collection::vec(content_strategy(), 0..12), 1..4),
+        starts in prop::collection::vec(0u64..100, 4),
+        pages_to_scan in 1u32..12,
+        max_page_sharing in 2u32..5,
+        use_zero_pages: bool,
+        smart_scan: bool,
+        steps in 1usize..40,
+    ) {
+        let mut p = Population::default();
+        for (i, pages) in procs.iter().enumerate() {
+            p.push_process(&format!("p{i}"), starts[i] * MS, vec![("r".into(), pages.clone())]).unwrap();
+        }
+        let params = KsmParams { pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, ..KsmParams::default() };
+        let mut k = Ksmd::new(&p, &params, &ScanCosts::default());
+        for s in 0..steps as u64 {
+            let t = s * 7 * MS;
+            k.wake(t);
+            k.audit().map_err(TestCaseError::fail)?;
+            k.apply_all_writes(t);
+            k.audit().map_err(TestCaseError::fail)?;
+            k.audit_contents(t).map_err(TestCaseError::fail)?;
+            let c = k.counters();
+            prop_assert_eq!(c.pages_shared + c.pages_sharing + c.pages_unshared + c.pages_volatile, c.rmap_items);
+            let m = k.memory(t);
+            prop_assert!(c.rmap_items <= m.pages);
+            prop_assert_eq!(m.frames + m.saved, m.pages);
+            // Saved frames: each live KSM page saves its mappers but one, the zero page all.
+            prop_assert!(m.saved <= c.pages_sharing + c.ksm_zero_pages);
+            let by_process: f64 = m.saved_by_process.iter().sum();
+            prop_assert!((by_process - m.saved as f64).abs() < 1e-6);
+        }
+    }
+}
