@@ -171,6 +171,9 @@ enum TraceCommand {
 }
 
 fn main() -> ExitCode {
+    // Die quietly when the reader of our output goes away (`mobmem ... | head`), as
+    // other Unix tools do, instead of failing on the next write.
+    sigpipe::reset();
     let cli = Cli::parse();
     if let Some(threads) = cli.threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()

@@ -530,3 +530,24 @@ fn swap_simulates_a_trace_and_replays_swap_events() {
         "{err}"
     );
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_mobmem_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(["ksm", "--duration-s", "600", "--sample-ms", "100", "--csv"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("time_s"), "{first}");
+    // The reader is gone (like `| head -1`): mobmem must not panic on its next write.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
