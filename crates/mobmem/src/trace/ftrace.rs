@@ -332,8 +332,6 @@ enum Origin {
 struct ProcState {
     tgid: u32,
     name: String,
-    /// The name came from the group leader (not from a thread or a fork).
-    leader_named: bool,
     mark: Option<i16>,
     exited: bool,
     threads: u32,
@@ -377,6 +375,8 @@ pub struct FtraceImporter {
     current: HashMap<u32, ProcId>,
     /// Thread group of each thread seen (pid -> tgid) when it is not the pid itself.
     tgid_of: HashMap<u32, u32>,
+    /// Threads seen per thread group.
+    thread_counts: HashMap<u32, u32>,
     /// Pids just forked as new processes: name, inherited importance and mark.
     forked: HashMap<u32, Forked>,
     read_path_lines: u64,
@@ -407,6 +407,7 @@ impl FtraceImporter {
             procs: Vec::new(),
             current: HashMap::new(),
             tgid_of: HashMap::new(),
+            thread_counts: HashMap::new(),
             forked: HashMap::new(),
             read_path_lines: 0,
             report: ImportReport::default(),
@@ -459,17 +460,16 @@ impl FtraceImporter {
                 self.report
                     .skip("lost-events marker (CPU:N [LOST M EVENTS])", self.line);
             }
-            Ok(Line::Other) if !self.seen_event => {
-                self.report
-                    .skip("header (before the first event)", self.line)
-            }
-            Ok(Line::Other) => self.malformed(
-                "not an event line: expected `TASK-PID [CPU] SECONDS: EVENT: FIELDS`",
-            )?,
+            Ok(Line::Other) if !self.seen_event => self
+                .report
+                .skip("header (before the first event)", self.line),
+            Ok(Line::Other) => self
+                .malformed("not an event line: expected `TASK-PID [CPU] SECONDS: EVENT: FIELDS`")?,
             Ok(Line::Event(head)) => {
                 self.seen_event = true;
                 if self.options.exclude_pids.contains(&head.pid) {
-                    self.report.skip("excluded task (the capturing process)", self.line);
+                    self.report
+                        .skip("excluded task (the capturing process)", self.line);
                     return Ok(());
                 }
                 if let Err(expected) = self.event(&head) {
@@ -492,7 +492,8 @@ impl FtraceImporter {
                 expected.to_string(),
             ));
         }
-        self.report.skip(&format!("malformed: {expected}"), self.line);
+        self.report
+            .skip(&format!("malformed: {expected}"), self.line);
         Ok(())
     }
 
@@ -512,8 +513,8 @@ impl FtraceImporter {
         let name = h.event;
         let payload = h.payload;
         if let Some(tgid) = h.tgid {
-            if tgid != 0 && tgid != h.pid && self.tgid_of.insert(h.pid, tgid).is_none() {
-                self.report.threads += 1;
+            if tgid != 0 && tgid != h.pid {
+                self.thread_of(h.pid, tgid);
             }
         }
         match name {
@@ -540,7 +541,11 @@ impl FtraceImporter {
                     if last < first {
                         return Err(format!("an empty range ofs={first}-{last}"));
                     }
-                    (owner, first / PAGE_SIZE, last / PAGE_SIZE - first / PAGE_SIZE + 1)
+                    (
+                        owner,
+                        first / PAGE_SIZE,
+                        last / PAGE_SIZE - first / PAGE_SIZE + 1,
+                    )
                 };
                 self.used(name);
                 self.read_path_lines += 1;
@@ -583,16 +588,15 @@ impl FtraceImporter {
                 let adj = adj(value(payload, "oom_score_adj"))?;
                 let comm = text_between(payload, "comm=", " clone_flags=");
                 self.used(name);
-                self.time(h.time_ns);
-                let parent = self.tgid(h.pid);
+                let time = self.time(h.time_ns);
+                let parent_proc = self.context_process(h, time)?;
+                let parent = self.procs[parent_proc as usize].tgid;
                 if flags & CLONE_THREAD != 0 {
-                    if self.tgid_of.insert(pid, parent).is_none() {
-                        self.report.threads += 1;
-                    }
+                    self.thread_of(pid, parent);
                     self.forked.remove(&pid);
                 } else {
                     self.tgid_of.remove(&pid);
-                    let mark = self.mark_of_tgid(parent);
+                    let mark = self.procs[parent_proc as usize].mark;
                     let f = self.forked.entry(pid).or_default();
                     f.name = comm.map(str::to_string);
                     f.adj = Some(adj);
@@ -604,13 +608,13 @@ impl FtraceImporter {
                 let child = number(value(payload, "child_pid"), "child_pid=PID")?;
                 let child_comm = text_between(payload, "child_comm=", " child_pid=");
                 self.used(name);
-                self.time(h.time_ns);
-                let parent = self.tgid(h.pid);
-                // A thread (known from task_newtask, or its parent's group) stays one.
+                let time = self.time(h.time_ns);
+                let parent_proc = self.context_process(h, time)?;
+                // A thread (known from task_newtask) stays one.
                 if self.tgid_of.contains_key(&child) {
                     return Ok(());
                 }
-                let mark = self.mark_of_tgid(parent);
+                let mark = self.procs[parent_proc as usize].mark;
                 let f = self.forked.entry(child).or_default();
                 if f.name.is_none() {
                     f.name = child_comm.map(str::to_string);
@@ -623,7 +627,9 @@ impl FtraceImporter {
                 let group_dead = match value(payload, "group_dead") {
                     Some("true") | Some("1") => Some(true),
                     Some("false") | Some("0") => Some(false),
-                    Some(other) => return Err(format!("group_dead={other}, expected true or false")),
+                    Some(other) => {
+                        return Err(format!("group_dead={other}, expected true or false"))
+                    }
                     None => None,
                 };
                 self.used(name);
@@ -653,9 +659,9 @@ impl FtraceImporter {
                 if pid == tgid {
                     if let Some(f) = self.forked.get_mut(&pid) {
                         f.name = Some(new.to_string());
-                    }
-                    if let Some(&proc) = self.current.get(&tgid) {
-                        if !self.procs[proc as usize].exited {
+                    } else {
+                        let proc = self.process(tgid, Some(new), true, time)?;
+                        if self.procs[proc as usize].name != new {
                             self.rename(proc, new, time);
                         }
                     }
@@ -689,7 +695,9 @@ impl FtraceImporter {
             }
             _ if name.starts_with("mm_vmscan_") => {
                 if name == "mm_vmscan_lru_shrink_inactive" {
-                    if let Some(n) = value(payload, "nr_reclaimed").and_then(|v| v.parse::<u64>().ok()) {
+                    if let Some(n) =
+                        value(payload, "nr_reclaimed").and_then(|v| v.parse::<u64>().ok())
+                    {
                         self.report.pages_reclaimed += n;
                     }
                 }
@@ -745,19 +753,25 @@ impl FtraceImporter {
         Ok(())
     }
 
+    /// `pid` is a thread of group `tgid`.
+    fn thread_of(&mut self, pid: u32, tgid: u32) {
+        if self.tgid_of.insert(pid, tgid) != Some(tgid) {
+            self.report.threads += 1;
+            *self.thread_counts.entry(tgid).or_default() += 1;
+        }
+    }
+
     /// Thread group of `pid` as known so far.
     fn tgid(&self, pid: u32) -> u32 {
         self.tgid_of.get(&pid).copied().unwrap_or(pid)
     }
 
-    fn mark_of_tgid(&self, tgid: u32) -> Option<i16> {
-        let &proc = self.current.get(&tgid)?;
-        self.procs[proc as usize].mark
-    }
-
     /// The process running the line's task.
     fn context_process(&mut self, h: &Head, time: u64) -> std::result::Result<ProcId, String> {
-        let tgid = h.tgid.filter(|&t| t != 0).unwrap_or_else(|| self.tgid(h.pid));
+        let tgid = h
+            .tgid
+            .filter(|&t| t != 0)
+            .unwrap_or_else(|| self.tgid(h.pid));
         self.process(tgid, h.comm, h.pid == tgid, time)
     }
 
@@ -806,7 +820,6 @@ impl FtraceImporter {
         self.procs.push(ProcState {
             tgid,
             name,
-            leader_named: leader && comm.is_some(),
             mark,
             exited: false,
             threads: 0,
@@ -837,7 +850,6 @@ impl FtraceImporter {
     fn rename(&mut self, proc: ProcId, name: &str, time: u64) {
         let state = &mut self.procs[proc as usize];
         state.name = name.to_string();
-        state.leader_named = true;
         let tgid = state.tgid;
         if self.procs[proc as usize].mark.is_none() {
             if let Some(adj) = self.user_mark(tgid, name) {
@@ -914,11 +926,9 @@ impl FtraceImporter {
         for (id, state) in self.procs.iter().enumerate() {
             tables.processes[id].name = state.name.clone();
         }
-        for (&pid, &tgid) in &self.tgid_of {
+        for (&tgid, &threads) in &self.thread_counts {
             if let Some(&proc) = self.current.get(&tgid) {
-                if pid != tgid {
-                    self.procs[proc as usize].threads += 1;
-                }
+                self.procs[proc as usize].threads += threads;
             }
         }
         let report = &mut self.report;
@@ -1065,7 +1075,11 @@ fn cpu_field(line: &str) -> Option<(usize, usize)> {
         while i < bytes.len() && bytes[i].is_ascii_digit() {
             i += 1;
         }
-        if i > open + 1 && i < bytes.len() && bytes[i] == b']' && open > 0 && bytes[open - 1] == b' '
+        if i > open + 1
+            && i < bytes.len()
+            && bytes[i] == b']'
+            && open > 0
+            && bytes[open - 1] == b' '
         {
             return Some((open, i + 1));
         }
@@ -1201,22 +1215,35 @@ mod tests {
         assert_eq!((h.comm, h.pid, h.tgid), (None, 3493, None));
         assert_eq!(h.time_ns, 14_594_815_353_000);
         assert_eq!(h.event, "mm_filemap_add_to_page_cache");
-        assert_eq!(filemap_pages(h.payload), Ok((file_owner(253, 6, 0x113b).unwrap(), 2723840 / 4096, 1)));
+        assert_eq!(
+            filemap_pages(h.payload),
+            Ok((file_owner(253, 6, 0x113b).unwrap(), 2723840 / 4096, 1))
+        );
 
-        let linux = "   cat-812     [001] d..2.   120.000001: mm_filemap_fault: dev=8:1 ino=1a ofs=8192";
+        let linux =
+            "   cat-812     [001] d..2.   120.000001: mm_filemap_fault: dev=8:1 ino=1a ofs=8192";
         let Ok(Line::Event(h)) = classify(linux) else {
             panic!("linux line")
         };
         assert_eq!((h.comm, h.pid, h.tgid), (Some("cat"), 812, None));
-        assert_eq!(filemap_key(h.payload), Ok((file_owner(8, 1, 0x1a).unwrap(), 8192)));
+        assert_eq!(
+            filemap_key(h.payload),
+            Ok((file_owner(8, 1, 0x1a).unwrap(), 8192))
+        );
 
         let tgid = "  Chrome IO-thread-77 (     70) [000] ..... 5.5: task_rename: pid=70 oldcomm=a newcomm=b c oom_score_adj=0";
         let Ok(Line::Event(h)) = classify(tgid) else {
             panic!("tgid line")
         };
-        assert_eq!((h.comm, h.pid, h.tgid), (Some("Chrome IO-thread"), 77, Some(70)));
+        assert_eq!(
+            (h.comm, h.pid, h.tgid),
+            (Some("Chrome IO-thread"), 77, Some(70))
+        );
         assert_eq!(h.time_ns, 5_500_000_000);
-        assert_eq!(text_between(h.payload, "newcomm=", " oom_score_adj="), Some("b c"));
+        assert_eq!(
+            text_between(h.payload, "newcomm=", " oom_score_adj="),
+            Some("b c")
+        );
     }
 
     #[test]
