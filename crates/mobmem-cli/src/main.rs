@@ -2,6 +2,7 @@
 
 mod bench;
 mod fs;
+mod import;
 mod swap;
 
 use std::path::PathBuf;
@@ -158,6 +159,9 @@ enum TraceCommand {
         #[arg(long)]
         format: Option<Format>,
     },
+    /// Build a trace from another tool's output (`--from ftrace`: trace-cmd report,
+    /// /sys/kernel/tracing/trace, Android atrace) and say what was found and skipped.
+    Import(import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -423,5 +427,6 @@ fn trace_command(command: TraceCommand) -> Result<()> {
             eprintln!("wrote {} ({} events)", output.display(), t.events.len());
             Ok(())
         }
+        TraceCommand::Import(args) => import::run(args),
     }
 }

@@ -303,9 +303,10 @@ impl std::fmt::Display for ImportReport {
                 let lines: Vec<String> = s.first_lines.iter().map(|l| l.to_string()).collect();
                 writeln!(
                     f,
-                    "  {:<50} {} (lines {}{})",
-                    reason,
+                    "  {:>8}  {} ({} {}{})",
                     s.lines,
+                    reason,
+                    if s.lines == 1 { "line" } else { "lines" },
                     lines.join(", "),
                     if s.lines as usize > s.first_lines.len() {
                         ", ..."
