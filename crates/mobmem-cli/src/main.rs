@@ -1,6 +1,7 @@
 //! `mobmem`: the command-line front end. Every command's `--help` explains it.
 
 mod bench;
+mod capture;
 mod fs;
 mod import;
 mod swap;
@@ -62,6 +63,8 @@ enum Command {
     /// Swap apps' memory to NVM, flash or zram: simulate an architecture on a trace (or
     /// replay a trace's swap events); `--list` shows the architectures.
     Swap(swap::SwapArgs),
+    /// Capture a live Linux workload with ftrace (root): run COMMAND, write its trace.
+    Capture(capture::CaptureArgs),
     /// The compressed flash file system: analyze real files, measure codecs.
     Fs {
         #[command(subcommand)]
@@ -190,6 +193,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::bench(args),
         Command::Fs { command } => fs::run(command),
         Command::Swap(args) => swap::run(args),
+        Command::Capture(args) => capture::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -468,7 +468,8 @@ impl FtraceImporter {
                 .malformed("not an event line: expected `TASK-PID [CPU] SECONDS: EVENT: FIELDS`")?,
             Ok(Line::Event(head)) => {
                 self.seen_event = true;
-                if self.options.exclude_pids.contains(&head.pid) {
+                let excluded = |pid: u32| self.options.exclude_pids.contains(&pid);
+                if excluded(head.pid) || head.tgid.is_some_and(excluded) {
                     self.report
                         .skip("excluded task (the capturing process)", self.line);
                     return Ok(());
