@@ -133,7 +133,8 @@ impl Tracefs {
 
     fn read(&self, rel: &str) -> Result<String> {
         let path = self.root.join(rel);
-        let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         Ok(text.trim().to_string())
     }
 
@@ -166,7 +167,10 @@ impl Drop for Tracefs {
         let _ = fs::write(self.root.join("tracing_on"), "0");
         for (path, old) in self.changed.drain(..).rev() {
             if let Err(e) = fs::write(&path, &old) {
-                eprintln!("warning: could not restore {} to {old}: {e}", path.display());
+                eprintln!(
+                    "warning: could not restore {} to {old}: {e}",
+                    path.display()
+                );
             }
         }
         if self.mounted_here {
