@@ -76,8 +76,8 @@ pub struct CaptureArgs {
     /// Print the import report as JSON.
     #[arg(long)]
     json: bool,
-    /// The workload to run; without --foreground/--background marks it is the
-    /// foreground app.
+    /// The workload to run; without --foreground marks it (with the processes it starts)
+    /// is the foreground app.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
@@ -263,7 +263,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
             .stdin(Stdio::null())
             .spawn()
             .with_context(|| format!("starting {}", args.command[0]))?;
-        if options.foreground.is_empty() && options.background.is_empty() {
+        if options.foreground.is_empty() {
             options.foreground.push(ProcessMatch::Pid(spawned.id()));
         }
         child = Some(spawned);
