@@ -275,7 +275,17 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     let mut pending: Vec<u8> = Vec::new();
     let mut stopping = false;
     let mut status = None;
+    let mut last_check = Instant::now();
     loop {
+        // The pipe may never run dry under a busy workload: look at the clock, the child
+        // and Ctrl-C every 100 ms whatever it does.
+        if !stopping && last_check.elapsed() >= Duration::from_millis(100) {
+            last_check = Instant::now();
+            if should_stop(&interrupted, deadline, child.as_mut(), &mut status)? {
+                tracefs.write("tracing_on", "0")?;
+                stopping = true;
+            }
+        }
         match pipe.read(&mut chunk) {
             Ok(0) => std::thread::sleep(Duration::from_millis(20)),
             Ok(n) => {
@@ -298,15 +308,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
                 if stopping {
                     break;
                 }
-                let mut stop = interrupted.load(Ordering::SeqCst)
-                    || deadline.is_some_and(|d| Instant::now() >= d);
-                if let Some(c) = child.as_mut() {
-                    if let Some(s) = c.try_wait()? {
-                        status = Some(s);
-                        stop = true;
-                    }
-                }
-                if stop {
+                if should_stop(&interrupted, deadline, child.as_mut(), &mut status)? {
                     // Drain what is left, then stop.
                     tracefs.write("tracing_on", "0")?;
                     stopping = true;
@@ -346,4 +348,20 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Ctrl-C, the deadline, or the command's end (its status kept).
+fn should_stop(
+    interrupted: &AtomicBool,
+    deadline: Option<Instant>,
+    child: Option<&mut Child>,
+    status: &mut Option<std::process::ExitStatus>,
+) -> Result<bool> {
+    if let Some(c) = child {
+        if let Some(s) = c.try_wait()? {
+            *status = Some(s);
+            return Ok(true);
+        }
+    }
+    Ok(interrupted.load(Ordering::SeqCst) || deadline.is_some_and(|d| Instant::now() >= d))
 }

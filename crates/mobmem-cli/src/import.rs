@@ -51,6 +51,10 @@ pub struct ImportFlags {
     /// Which events become page accesses.
     #[arg(long, value_enum, default_value = "auto")]
     pub accesses: Accesses,
+    /// Keep only the processes marked with --foreground/--background (and the processes
+    /// they start), leaving out the rest of the system.
+    #[arg(long)]
+    pub marked_only: bool,
     /// A malformed line is an error (naming its line) instead of being skipped and counted.
     #[arg(long)]
     pub strict: bool,
@@ -69,6 +73,7 @@ impl ImportFlags {
             foreground: parse(&self.foreground)?,
             background: parse(&self.background)?,
             exclude_pids: Vec::new(),
+            marked_only: self.marked_only,
         })
     }
 }

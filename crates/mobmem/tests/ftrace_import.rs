@@ -317,3 +317,35 @@ fn round_trip_through_mmt_and_csv() {
     );
     assert_eq!(lines[5], "20000000,3493,input,,,,,");
 }
+
+#[test]
+fn marked_only_keeps_the_marked_processes_renumbered() {
+    let options = ImportOptions {
+        foreground: vec!["cat".parse::<ProcessMatch>().unwrap()],
+        marked_only: true,
+        ..Default::default()
+    };
+    let (t, report) = import("linux.txt", options);
+    // bash (process 0 of the whole trace) is left out; cat becomes process 0, and its
+    // mark replaces the oom_score_adj it inherited.
+    let names: Vec<(u32, &str)> = t
+        .tables
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.name.as_str()))
+        .collect();
+    assert_eq!(names, vec![(600, "cat")]);
+    assert_eq!(t.events[0], Event::start(200 * US, 0));
+    assert_eq!(t.events[1], Event::importance(200 * US, 0, 0));
+    assert_eq!(t.events.last(), Some(&Event::exit(1000 * US, 0)));
+    assert_eq!(t.accesses().count(), 8);
+    assert_eq!(t.footprint(), 8);
+    assert_eq!(
+        (report.starts, report.exits, report.file_accesses),
+        (1, 1, 7)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    trace::write(&csv, &t).unwrap();
+    assert_eq!(trace::read_all(&csv, None).unwrap(), t);
+}

@@ -163,6 +163,9 @@ pub struct ImportOptions {
     pub background: Vec<ProcessMatch>,
     /// Tasks whose events are dropped (the capturing process itself).
     pub exclude_pids: Vec<u32>,
+    /// Keep only the processes marked foreground or background (and those they start),
+    /// leaving out the rest of the system.
+    pub marked_only: bool,
 }
 
 /// Lines skipped for one reason.
@@ -223,7 +226,12 @@ pub struct ImportReport {
 
 impl ImportReport {
     fn skip(&mut self, reason: &str, line: u64) {
-        let entry = self.skipped.entry(reason.to_string()).or_default();
+        if !self.skipped.contains_key(reason) {
+            self.skipped.insert(reason.to_string(), Skipped::default());
+        }
+        let Some(entry) = self.skipped.get_mut(reason) else {
+            return;
+        };
         entry.lines += 1;
         if entry.first_lines.len() < FIRST_LINES_KEPT {
             entry.first_lines.push(line);
@@ -569,7 +577,6 @@ impl FtraceImporter {
                     Event::access(time, proc, page, code & 2 != 0, true),
                     Origin::Other,
                 );
-                self.report.anon_accesses += 1;
                 Ok(())
             }
             "oom_score_adj_update" => {
@@ -645,7 +652,6 @@ impl FtraceImporter {
                         if !self.procs[proc as usize].exited {
                             self.procs[proc as usize].exited = true;
                             self.push(Event::exit(time, proc), Origin::Other);
-                            self.report.exits += 1;
                         }
                     }
                 }
@@ -691,7 +697,6 @@ impl FtraceImporter {
                 state.last_input_ns = Some(time);
                 if !same_gesture {
                     self.push(Event::input(time, proc), Origin::Other);
-                    self.report.inputs += 1;
                 }
                 Ok(())
             }
@@ -714,11 +719,11 @@ impl FtraceImporter {
     }
 
     fn used(&mut self, name: &str) {
-        *self.report.used.entry(name.to_string()).or_default() += 1;
+        count(&mut self.report.used, name);
     }
 
     fn ignored(&mut self, name: &str) {
-        *self.report.ignored.entry(name.to_string()).or_default() += 1;
+        count(&mut self.report.ignored, name);
     }
 
     fn push(&mut self, event: Event, origin: Origin) {
@@ -802,7 +807,6 @@ impl FtraceImporter {
                 // The pid was reused: its old process ended unseen.
                 self.procs[proc as usize].exited = true;
                 self.push(Event::exit(time, proc), Origin::Other);
-                self.report.exits += 1;
             }
         }
         let fresh = fresh.unwrap_or_default();
@@ -828,10 +832,8 @@ impl FtraceImporter {
             last_input_ns: None,
         });
         self.push(Event::start(time, proc), Origin::Other);
-        self.report.starts += 1;
         if let Some(adj) = mark {
             self.push(Event::importance(time, proc, adj), Origin::Other);
-            self.report.importance_changes += 1;
         } else if let Some(adj) = fresh.adj {
             self.importance(time, proc, adj);
         }
@@ -857,7 +859,6 @@ impl FtraceImporter {
             if let Some(adj) = self.user_mark(tgid, name) {
                 self.procs[proc as usize].mark = Some(adj);
                 self.push(Event::importance(time, proc, adj), Origin::Other);
-                self.report.importance_changes += 1;
             }
         }
     }
@@ -866,7 +867,6 @@ impl FtraceImporter {
     fn importance(&mut self, time: u64, proc: ProcId, adj: i16) {
         if self.procs[proc as usize].mark.is_none() {
             self.push(Event::importance(time, proc, adj), Origin::Other);
-            self.report.importance_changes += 1;
         }
     }
 
@@ -882,11 +882,13 @@ impl FtraceImporter {
         self.report.accesses_from = source.name().to_string();
         let keys = self.interner.tables().pages.clone();
         let mut tables = self.interner.into_tables();
-        let mut new_id = vec![PageId::MAX; keys.len()];
+        let mut new_page = vec![PageId::MAX; keys.len()];
+        let mut new_proc = vec![ProcId::MAX; self.procs.len()];
         let mut pages = Vec::new();
+        let mut kept_procs = Vec::new();
         let mut events = Vec::with_capacity(self.events.len());
         let mut accesses = vec![0u64; self.procs.len()];
-        let mut file_accesses = 0;
+        let report = &mut self.report;
         for (event, &origin) in self.events.iter().zip(&self.origins) {
             let keep = match origin {
                 Origin::Other => true,
@@ -900,41 +902,67 @@ impl FtraceImporter {
                             .unwrap_or(false)
                 }
             };
-            if !keep {
+            let old_proc = event.proc() as usize;
+            if !keep || (self.options.marked_only && self.procs[old_proc].mark.is_none()) {
                 continue;
             }
-            if event.kind() == EventKind::Access {
-                let old = event.page() as usize;
-                if new_id[old] == PageId::MAX {
-                    new_id[old] = pages.len() as PageId;
-                    pages.push(keys[old]);
-                }
-                accesses[event.proc() as usize] += 1;
-                if !event.is_anon() {
-                    file_accesses += 1;
-                }
-                events.push(Event::access(
-                    event.time_ns(),
-                    event.proc(),
-                    new_id[old],
-                    event.is_write(),
-                    event.is_anon(),
-                ));
-            } else {
-                events.push(*event);
+            if new_proc[old_proc] == ProcId::MAX {
+                new_proc[old_proc] = kept_procs.len() as ProcId;
+                kept_procs.push(old_proc);
             }
+            let proc = new_proc[old_proc];
+            let time = event.time_ns();
+            events.push(match event.kind() {
+                EventKind::Access => {
+                    let old = event.page() as usize;
+                    if new_page[old] == PageId::MAX {
+                        new_page[old] = pages.len() as PageId;
+                        pages.push(keys[old]);
+                    }
+                    accesses[old_proc] += 1;
+                    Event::access(time, proc, new_page[old], event.is_write(), event.is_anon())
+                }
+                EventKind::Importance => {
+                    report.importance_changes += 1;
+                    Event::importance(time, proc, event.oom_score_adj())
+                }
+                EventKind::Start => {
+                    report.starts += 1;
+                    Event::start(time, proc)
+                }
+                EventKind::Exit => {
+                    report.exits += 1;
+                    Event::exit(time, proc)
+                }
+                // The importer makes no swap events.
+                EventKind::Input | EventKind::SwapOut | EventKind::SwapIn => {
+                    report.inputs += 1;
+                    Event::input(time, proc)
+                }
+            });
         }
+        report.file_accesses = events
+            .iter()
+            .filter(|e| e.is_access() && !e.is_anon())
+            .count() as u64;
+        report.anon_accesses = events
+            .iter()
+            .filter(|e| e.is_access() && e.is_anon())
+            .count() as u64;
         tables.pages = pages;
-        for (id, state) in self.procs.iter().enumerate() {
-            tables.processes[id].name = state.name.clone();
-        }
         for (&tgid, &threads) in &self.thread_counts {
             if let Some(&proc) = self.current.get(&tgid) {
                 self.procs[proc as usize].threads += threads;
             }
         }
+        tables.processes = kept_procs
+            .iter()
+            .map(|&old| super::ProcessInfo {
+                pid: self.procs[old].tgid,
+                name: self.procs[old].name.clone(),
+            })
+            .collect();
         let report = &mut self.report;
-        report.file_accesses = file_accesses;
         report.pages = tables.pages.len() as u64;
         report.files = {
             let mut owners: Vec<u64> = tables
@@ -948,19 +976,30 @@ impl FtraceImporter {
             owners.len() as u64
         };
         report.time_span_ns = events.last().map_or(0, |e| e.time_ns());
-        report.processes = self
-            .procs
+        report.processes = kept_procs
             .iter()
-            .enumerate()
-            .map(|(id, s)| ImportedProcess {
-                pid: s.tgid,
-                name: s.name.clone(),
-                threads: s.threads,
-                accesses: accesses[id],
-                marked: s.mark,
+            .map(|&old| {
+                let s = &self.procs[old];
+                ImportedProcess {
+                    pid: s.tgid,
+                    name: s.name.clone(),
+                    threads: s.threads,
+                    accesses: accesses[old],
+                    marked: s.mark,
+                }
             })
             .collect();
         (Trace { events, tables }, self.report)
+    }
+}
+
+/// One more line of `name`, allocating its key only the first time.
+fn count(map: &mut BTreeMap<String, u64>, name: &str) {
+    match map.get_mut(name) {
+        Some(n) => *n += 1,
+        None => {
+            map.insert(name.to_string(), 1);
+        }
     }
 }
 
