@@ -8,13 +8,15 @@
 # Needs root (ftrace, drop_caches) and Debian's chromium (installed if missing).
 # Usage: scripts/capture-chromium.sh [OUT_DIR]        (default target/chromium)
 # Environment: PAGES (default 6) pages to render; BIG_MB (default 256) size of the
-# streamed file; SCALE (default 0.25) length of the synthetic traces beside it.
+# streamed file, STREAM_MBPS (default 20) its rate; SCALE (default 0.25) length of the
+# synthetic traces beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${1:-target/chromium}
 PAGES=${PAGES:-6}
 BIG_MB=${BIG_MB:-256}
+STREAM_MBPS=${STREAM_MBPS:-20}
 SCALE=${SCALE:-0.25}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -80,29 +82,51 @@ for p in range(pages):
                 f"<body><h1>Page {p}</h1>{body}</body></html>")
 EOF
 
-echo "== background: a push-like task and a $BIG_MB MB stream"
-mkdir -p "$WORK/push"
-head -c 65536 /dev/urandom > "$WORK/push/state"
-(
-    # Every half second: read a little state, append a little (a sync client).
-    while true; do
-        head -c 4096 "$WORK/push/state" > /dev/null
-        date +%s%N >> "$WORK/push/log"
-        sleep 0.5
-    done
-) &
+echo "== background: a push-like task and a $BIG_MB MiB stream at ${STREAM_MBPS} MB/s"
+head -c 1048576 /dev/urandom > "$WORK/push-state"
+dd if=/dev/urandom of="$WORK/big.bin" bs=1M count="$BIG_MB" status=none
+# One process each, as an app's service would be.
+python3 - "$WORK/push-state" "$WORK/push-log" <<'EOF_PUSH' &
+# Push-like: every half second read 4 KiB of state at a random place and append a small
+# record to a log, flushed to storage (a sync client).
+import os, random, sys, time
+state, log = sys.argv[1], sys.argv[2]
+rng = random.Random(3)
+size = os.path.getsize(state)
+with open(log, "ab") as out:
+    while True:
+        with open(state, "rb") as f:
+            f.seek(rng.randrange(0, size - 4096) & ~4095)
+            f.read(4096)
+        out.write(b"%d %s\n" % (time.time_ns(), b"x" * 200))
+        out.flush()
+        os.fsync(out.fileno())
+        time.sleep(0.5)
+EOF_PUSH
 PUSH=$!
 BG_PIDS+=("$PUSH")
-dd if=/dev/urandom of="$WORK/big.bin" bs=1M count="$BIG_MB" status=none
-(
-    # Stream the file over and over, dropping it from the cache behind each pass
-    # (`iflag=nocache`), so every pass reads from storage.
-    while true; do
-        dd if="$WORK/big.bin" of=/dev/null bs=1M iflag=nocache status=none
-    done
-) &
+python3 - "$WORK/big.bin" "$STREAM_MBPS" <<'EOF_STREAM' &
+# I/O-intensive: stream a large file at a steady rate, dropping it from the cache after
+# each pass (POSIX_FADV_DONTNEED) so that every pass reads from storage.
+import os, sys, time
+path, rate = sys.argv[1], float(sys.argv[2]) * 1e6
+chunk = 256 * 1024
+fd = os.open(path, os.O_RDONLY)
+start, done = time.monotonic(), 0
+while True:
+    data = os.read(fd, chunk)
+    if not data:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.lseek(fd, 0, os.SEEK_SET)
+        continue
+    done += len(data)
+    ahead = done / rate - (time.monotonic() - start)
+    if ahead > 0:
+        time.sleep(ahead)
+EOF_STREAM
 STREAM=$!
 BG_PIDS+=("$STREAM")
+sleep 1
 
 cat > "$WORK/render.sh" <<EOF
 #!/bin/sh
@@ -119,7 +143,7 @@ chmod +x "$WORK/render.sh"
 
 TRACE=$OUT/chromium.mmt
 echo "== capturing (foreground: the renderer script and the Chromium it starts; background: $PUSH, $STREAM)"
-"$MOBMEM" capture --out "$TRACE" --drop-caches \
+"$MOBMEM" capture --out "$TRACE" --drop-caches --marked-only \
     --background "$PUSH" --background "$STREAM" \
     -- "$WORK/render.sh" | tee "$OUT/import-report.txt"
 ls "$WORK"/shot-*.png >/dev/null 2>&1 || echo "warning: Chromium wrote no screenshots" >&2
