@@ -255,7 +255,7 @@ impl std::fmt::Display for ImportReport {
         )?;
         writeln!(
             f,
-            "pages                {} distinct in {} files; the kernel added {}, deleted {}, reclaimed {}",
+            "pages                {} distinct in {} files; in the whole capture the kernel added {}, deleted {}, reclaimed {}",
             self.pages, self.files, self.pages_added, self.pages_deleted, self.pages_reclaimed
         )?;
         writeln!(
