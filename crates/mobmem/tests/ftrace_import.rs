@@ -349,3 +349,81 @@ fn marked_only_keeps_the_marked_processes_renumbered() {
     trace::write(&csv, &t).unwrap();
     assert_eq!(trace::read_all(&csv, None).unwrap(), t);
 }
+
+mod generated {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One page-cache line: task pid, device minor, inode, page index, folio order,
+    /// old (`page=%p pfn=%lu`) or folio layout, Android or Linux head.
+    type Line = (u32, u32, u64, u64, u32, bool, bool);
+
+    fn line_strategy() -> impl Strategy<Value = Line> {
+        (
+            1u32..6,
+            0u32..3,
+            1u64..0x3000,
+            0u64..64,
+            0u32..3,
+            any::<bool>(),
+            any::<bool>(),
+        )
+    }
+
+    fn render(i: usize, &(pid, minor, ino, index, order, old, android): &Line) -> String {
+        let head = if android {
+            format!("           <...>-{pid}  (-----) [001] ....")
+        } else {
+            format!("            task{pid}-{pid}     [000] d..2.")
+        };
+        let ofs = index * 4096;
+        let fields = if old {
+            format!("dev 8:{minor} ino {ino:x} page=00000000deadbeef pfn={i} ofs={ofs}")
+        } else {
+            format!("dev 8:{minor} ino {ino:x} pfn=0x{i:x} ofs={ofs} order={order}")
+        };
+        format!(
+            "{head} {}.{:06}: mm_filemap_add_to_page_cache: {fields}",
+            1000 + i / 1000,
+            i % 1000
+        )
+    }
+
+    proptest! {
+        /// Every added page is one access, in order, by the line's task, keyed by its
+        /// device, inode and index; page ids come in order of first appearance; the
+        /// trace survives CSV.
+        #[test]
+        fn added_pages_are_the_accesses(lines in proptest::collection::vec(line_strategy(), 1..60)) {
+            let mut importer = FtraceImporter::new(Path::new("gen"), ImportOptions { strict: true, ..Default::default() });
+            for (i, l) in lines.iter().enumerate() {
+                importer.push_line(&render(i, l)).unwrap();
+            }
+            let (t, report) = importer.finish();
+            let mut expected = Vec::new();
+            for &(pid, minor, ino, index, order, old, _) in &lines {
+                let pages = if old { 1 } else { 1u64 << order };
+                for k in 0..pages {
+                    expected.push((pid, file_page(8, minor, ino, index + k)));
+                }
+            }
+            let got: Vec<(u32, PageKey)> = t
+                .accesses()
+                .map(|e| (t.tables.processes[e.proc() as usize].pid, t.tables.pages[e.page() as usize]))
+                .collect();
+            prop_assert_eq!(&got, &expected);
+            prop_assert_eq!(report.pages_added, expected.len() as u64);
+            let mut next = 0;
+            for e in t.accesses() {
+                prop_assert!(e.page() <= next);
+                if e.page() == next {
+                    next += 1;
+                }
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let csv = dir.path().join("g.csv");
+            trace::write(&csv, &t).unwrap();
+            prop_assert_eq!(trace::read_all(&csv, None).unwrap(), t);
+        }
+    }
+}
