@@ -427,3 +427,22 @@ mod generated {
         }
     }
 }
+
+#[test]
+fn systrace_html_page_tags_are_skipped() {
+    let strict = ImportOptions {
+        strict: true,
+        ..Default::default()
+    };
+    let (t, report) = import("systrace.html", strict);
+    assert_eq!(
+        t.events,
+        vec![
+            Event::start(0, 0),
+            Event::access(0, 0, 0, false, false),
+            Event::input(100 * MS, 0),
+        ]
+    );
+    assert_eq!(report.skipped["HTML tag (systrace page)"].lines, 11);
+    assert_eq!(report.skipped["comment (# ...)"].lines, 2);
+}

@@ -361,6 +361,8 @@ enum Line<'a> {
     Blank,
     Comment,
     Lost(u64),
+    /// An HTML tag line of a systrace page.
+    Markup,
     /// Not an event line; malformed once events have started.
     Other,
     Event(Head<'a>),
@@ -469,6 +471,7 @@ impl FtraceImporter {
                 self.report
                     .skip("lost-events marker (CPU:N [LOST M EVENTS])", self.line);
             }
+            Ok(Line::Markup) => self.report.skip("HTML tag (systrace page)", self.line),
             Ok(Line::Other) if !self.seen_event => self
                 .report
                 .skip("header (before the first event)", self.line),
@@ -1042,6 +1045,10 @@ fn classify(line: &str) -> std::result::Result<Line<'_>, String> {
         }
     }
     let Some((cpu_start, cpu_end)) = cpu_field(line) else {
+        // A systrace HTML page wraps the text in tags.
+        if trimmed.starts_with('<') && trimmed.ends_with('>') {
+            return Ok(Line::Markup);
+        }
         return Ok(Line::Other);
     };
     let before = line[..cpu_start].trim();
