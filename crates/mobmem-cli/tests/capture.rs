@@ -169,3 +169,31 @@ fn capture_real_tracefs() {
         meta.ino()
     );
 }
+
+/// Without privileges (run as `nobody` through setpriv) the capture says why and fails,
+/// whether tracefs is mounted (not writable) or not (cannot be mounted).
+#[test]
+fn capture_without_privileges_fails_with_the_reason() {
+    if !is_root() || !Path::new("/usr/bin/setpriv").exists() {
+        println!("skipped: capture_without_privileges_fails_with_the_reason (needs root and setpriv to drop privileges)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.mmt");
+    let run = Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_mobmem"))
+        .args(["capture", "--out"])
+        .arg(&out)
+        .args(["--", "true"])
+        .output()
+        .expect("run setpriv");
+    let err = String::from_utf8_lossy(&run.stderr);
+    if err.contains("Permission denied") && err.contains("mobmem") && !err.contains("tracefs") {
+        println!("skipped: capture_without_privileges_fails_with_the_reason (nobody cannot run the binary here)");
+        return;
+    }
+    assert!(!run.status.success(), "{err}");
+    assert!(err.contains("needs root"), "{err}");
+    assert!(!out.exists());
+}

@@ -79,3 +79,34 @@ fn strict_import_fails_on_the_first_malformed_line_and_writes_nothing() {
     assert!(!out.exists());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn import_reads_standard_input() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(["trace", "import", "--from", "ftrace", "-", "--out"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let text = std::fs::read(fixture("android.txt")).unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let from_stdin = mobmem::trace::read_all(&out, None).unwrap();
+    let (from_file, _) = mobmem::trace::ftrace::import_file(
+        &fixture("android.txt"),
+        mobmem::trace::ftrace::ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(from_stdin, from_file);
+}
