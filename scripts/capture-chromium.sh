@@ -131,8 +131,14 @@ sleep 1
 cat > "$WORK/render.sh" <<EOF
 #!/bin/sh
 # Render each page headless, one browser run per page (a user opening them in turn).
+# Each opening is marked as a user input with an atrace-style marker (B|PID|NAME).
+MARKER=/sys/kernel/tracing/trace_marker
 i=0
 for page in "$WORK"/site/page*.html; do
+    if [ -w \$MARKER ]; then
+        echo "B|\$\$|deliverInputEvent open page\$i" > \$MARKER
+        echo "E|\$\$" > \$MARKER
+    fi
     chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \\
         --user-data-dir="$WORK/profile" --window-size=1280,2400 \\
         --screenshot="$WORK/shot-\$i.png" "file://\$page" >/dev/null 2>&1 || true
