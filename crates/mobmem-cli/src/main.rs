@@ -1,7 +1,9 @@
 //! `mobmem`: the command-line front end. Every command's `--help` explains it.
 
 mod bench;
+mod capture;
 mod fs;
+mod import;
 mod ksm;
 mod swap;
 
@@ -62,6 +64,8 @@ enum Command {
     /// Swap apps' memory to NVM, flash or zram: simulate an architecture on a trace (or
     /// replay a trace's swap events); `--list` shows the architectures.
     Swap(swap::SwapArgs),
+    /// Capture a live Linux workload with ftrace (root): run COMMAND, write its trace.
+    Capture(capture::CaptureArgs),
     /// The compressed flash file system: analyze real files, measure codecs.
     Fs {
         #[command(subcommand)]
@@ -168,6 +172,9 @@ enum TraceCommand {
         #[arg(long)]
         format: Option<Format>,
     },
+    /// Build a trace from another tool's output (`--from ftrace`: trace-cmd report,
+    /// /sys/kernel/tracing/trace, Android atrace) and say what was found and skipped.
+    Import(import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -202,6 +209,7 @@ fn main() -> ExitCode {
         Command::Ksm(args) => ksm::run(args),
         Command::Snapshot(args) => ksm::snapshot(args),
         Command::KsmValidate(args) => ksm::validate(args),
+        Command::Capture(args) => capture::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -439,5 +447,6 @@ fn trace_command(command: TraceCommand) -> Result<()> {
             eprintln!("wrote {} ({} events)", output.display(), t.events.len());
             Ok(())
         }
+        TraceCommand::Import(args) => import::run(args),
     }
 }

@@ -11,6 +11,7 @@
 //! libCacheSim's `oracleGeneral` binary ([`oracle`]). Any of them may be zstd-compressed.
 
 pub mod csv;
+pub mod ftrace;
 pub mod lis;
 pub mod mmt;
 mod open;

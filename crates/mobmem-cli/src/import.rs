@@ -1,0 +1,148 @@
+//! `mobmem trace import`: build a trace from another tool's output (ftrace text:
+//! `trace-cmd report`, `/sys/kernel/tracing/trace`, Android atrace/systrace).
+
+use std::io::BufReader;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+
+use mobmem::trace::{
+    self,
+    ftrace::{AccessSource, FtraceImporter, ImportOptions, ImportReport, ProcessMatch},
+};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Source {
+    /// ftrace text (trace-cmd report, /sys/kernel/tracing/trace or trace_pipe, atrace).
+    Ftrace,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Accesses {
+    /// read-path if the capture has mm_filemap_get_pages/map_pages/fault, else added.
+    Auto,
+    /// Every page added to the page cache (the kernel's misses) is an access.
+    Added,
+    /// get_pages/map_pages/fault pages (hits and misses), plus added pages they never reached.
+    ReadPath,
+}
+
+impl From<Accesses> for AccessSource {
+    fn from(a: Accesses) -> Self {
+        match a {
+            Accesses::Auto => AccessSource::Auto,
+            Accesses::Added => AccessSource::Added,
+            Accesses::ReadPath => AccessSource::ReadPath,
+        }
+    }
+}
+
+/// Options of the ftrace importer shared by `trace import` and `capture`.
+#[derive(Args, Clone, Debug)]
+pub struct ImportFlags {
+    /// Pin a process (by PID or task name) and the processes it starts to the foreground
+    /// (oom_score_adj 0); its own oom_score_adj changes are then not applied. Repeatable.
+    #[arg(long, value_name = "PID|COMM")]
+    pub foreground: Vec<String>,
+    /// Pin a process (PID or name) and its children to the background (oom_score_adj 900).
+    #[arg(long, value_name = "PID|COMM")]
+    pub background: Vec<String>,
+    /// Which events become page accesses.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub accesses: Accesses,
+    /// Keep only the processes marked with --foreground/--background (and the processes
+    /// they start), leaving out the rest of the system.
+    #[arg(long)]
+    pub marked_only: bool,
+    /// A malformed line is an error (naming its line) instead of being skipped and counted.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+impl ImportFlags {
+    pub fn options(&self) -> Result<ImportOptions> {
+        let parse = |v: &[String]| -> Result<Vec<ProcessMatch>> {
+            v.iter()
+                .map(|s| s.parse::<ProcessMatch>().map_err(Into::into))
+                .collect()
+        };
+        Ok(ImportOptions {
+            strict: self.strict,
+            accesses: self.accesses.into(),
+            foreground: parse(&self.foreground)?,
+            background: parse(&self.background)?,
+            exclude_pids: Vec::new(),
+            marked_only: self.marked_only,
+        })
+    }
+}
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// Format of the input.
+    #[arg(long, value_enum)]
+    pub from: Source,
+    /// Input file (`-` for standard input); may be zstd-compressed.
+    pub file: PathBuf,
+    /// Output trace, .mmt or .csv.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub flags: ImportFlags,
+    /// Print the import report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: ImportArgs) -> Result<()> {
+    let Source::Ftrace = args.from;
+    check_output(&args.out)?;
+    let options = args.flags.options()?;
+    let (t, report) = if args.file.as_os_str() == "-" {
+        let mut importer = FtraceImporter::new(std::path::Path::new("<stdin>"), options);
+        importer.read(&mut BufReader::new(std::io::stdin().lock()))?;
+        importer.finish()
+    } else {
+        trace::ftrace::import_file(&args.file, options)?
+    };
+    write_trace(&args.out, &t, &report, args.json)
+}
+
+/// Fail early (before reading a long capture) on an output name no writer takes.
+pub fn check_output(out: &std::path::Path) -> Result<()> {
+    match trace::Format::from_path(out) {
+        Some(trace::Format::Mmt | trace::Format::Csv) => Ok(()),
+        _ => anyhow::bail!("{}: the output must end in .mmt or .csv", out.display()),
+    }
+}
+
+/// Write the trace, then say what was found.
+pub fn write_trace(
+    out: &std::path::Path,
+    t: &trace::Trace,
+    report: &ImportReport,
+    json: bool,
+) -> Result<()> {
+    if t.events.is_empty() {
+        anyhow::bail!(
+            "no events found ({} lines read); nothing written to {}",
+            report.lines,
+            out.display()
+        );
+    }
+    trace::write(out, t).with_context(|| format!("writing {}", out.display()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{report}");
+    }
+    eprintln!(
+        "wrote {} ({} events, {} distinct pages, {} processes)",
+        out.display(),
+        t.events.len(),
+        t.footprint(),
+        t.tables.processes.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! `mobmem trace import --from ftrace` as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mobmem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(args)
+        .output()
+        .expect("run mobmem")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mobmem/tests/fixtures/ftrace")
+        .join(name)
+}
+
+#[test]
+fn import_writes_the_trace_and_reports_skipped_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("linux.mmt");
+    let input = fixture("linux.txt");
+    let run = mobmem(&[
+        "trace",
+        "import",
+        "--from",
+        "ftrace",
+        input.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["lost_events"], 7);
+    assert_eq!(report["accesses_from"], "read-path");
+    let trace = mobmem::trace::read_all(&out, None).unwrap();
+    assert_eq!(trace.events.len(), 13);
+
+    // The same trace as CSV, then `trace info` reads it back.
+    let csv = dir.path().join("linux.csv");
+    let run = mobmem(&[
+        "trace",
+        "import",
+        "--from",
+        "ftrace",
+        input.to_str().unwrap(),
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(run.status.success());
+    assert_eq!(mobmem::trace::read_all(&csv, None).unwrap(), trace);
+}
+
+#[test]
+fn strict_import_fails_on_the_first_malformed_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.mmt");
+    let input = fixture("malformed.txt");
+    let run = mobmem(&[
+        "trace",
+        "import",
+        "--from",
+        "ftrace",
+        input.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--strict",
+    ]);
+    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("malformed.txt: line 3:"), "{err}");
+    assert!(err.contains("expected ino"), "{err}");
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn import_reads_standard_input() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(["trace", "import", "--from", "ftrace", "-", "--out"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let text = std::fs::read(fixture("android.txt")).unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let from_stdin = mobmem::trace::read_all(&out, None).unwrap();
+    let (from_file, _) = mobmem::trace::ftrace::import_file(
+        &fixture("android.txt"),
+        mobmem::trace::ftrace::ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(from_stdin, from_file);
+}

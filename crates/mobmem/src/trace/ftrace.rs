@@ -1,0 +1,1304 @@
+//! Importing ftrace text: the output of `trace-cmd report`, of
+//! `/sys/kernel/tracing/trace` and `trace_pipe`, and of Android's atrace/systrace.
+//!
+//! Every line of such a capture has the same head, then an event-specific payload:
+//!
+//! ```text
+//!             bash-1234    [001] d..2. 12345.678901: mm_filemap_fault: dev=8:1 ino=1a ofs=4096
+//!             bash-1234    (   1234) [001] .....  12345.678901: ...     (option record-tgid)
+//!            <...>-3493    (-----) [004] ....  14594.815353: ...        (Android: task, TGID unknown)
+//! ```
+//!
+//! [`FtraceImporter`] takes lines one at a time and builds the trace model:
+//!
+//! - page cache (`include/trace/events/filemap.h`): `mm_filemap_add_to_page_cache` in its
+//!   old layout (`dev M:m ino %lx page=%p pfn=%lu ofs=%lu`) and its folio layout
+//!   (`dev M:m ino %lx pfn=0x%lx ofs=%lu order=%u`, 2^order pages); where the kernel has
+//!   them, the read path `mm_filemap_get_pages` and `mm_filemap_map_pages`
+//!   (`ofs=FIRST-LAST` in bytes) and `mm_filemap_fault` (`ofs=%lld`). A file page is keyed
+//!   by device and inode (see [`file_owner`]) and its index `ofs / 4096`;
+//! - anonymous accesses: `page_fault_user` (`arch/x86/include/asm/trace/exceptions.h`;
+//!   bit 1 of `error_code` is a write);
+//! - importance: `oom_score_adj_update` (`include/trace/events/oom.h`) and
+//!   `task_newtask`'s inherited `oom_score_adj` (`include/trace/events/task.h`);
+//! - process life: `sched_process_fork`, `sched_process_exit` (`group_dead=` on recent
+//!   kernels), `task_newtask` (`CLONE_THREAD` in `clone_flags` makes a thread),
+//!   `task_rename`;
+//! - user input: atrace markers `tracing_mark_write: B|PID|deliverInputEvent...`;
+//! - counted only, to compare with the simulation: `mm_filemap_delete_from_page_cache`
+//!   (the kernel's evictions) and `mm_vmscan_*` (reclaim).
+//!
+//! A process of the trace is a thread group: a thread's events go to its TGID when the
+//! line says it (`record-tgid`) or `task_newtask` told it. Times are relative to the first
+//! event. Lines that are not events are counted by reason; a line that should be an event
+//! and cannot be read is malformed: counted with its line number, or a fatal error with
+//! [`ImportOptions::strict`].
+//!
+//! Which events make the accesses ([`AccessSource`]): the pages added to the cache are its
+//! misses only, so when the read-path events are present (Linux 6.x) they give the
+//! accesses, hits included, and an added page counts as an access only if no read-path
+//! event ever reached it (a page written, or read ahead and never read).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use super::{Event, EventKind, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
+use crate::{Error, Position, Result};
+
+/// Bytes per page: the filemap events give byte offsets (`index << PAGE_SHIFT`).
+pub const PAGE_SIZE: u64 = 4096;
+
+/// `oom_score_adj` given to a process marked background: the bottom of Android's cached
+/// range (ActivityManager `ProcessList.CACHED_APP_MIN_ADJ`).
+pub const ADJ_MARKED_BACKGROUND: i16 = 900;
+
+/// `CLONE_THREAD` (`include/uapi/linux/sched.h`): the new task joins its parent's group.
+const CLONE_THREAD: u64 = 0x0001_0000;
+
+/// Input markers of atrace: a `B|PID|NAME` slice whose name starts with one of these is
+/// a user input delivered to process PID (`ViewRootImpl` and `InputConsumer` on Android).
+pub const INPUT_MARKERS: [&str; 3] = ["deliverInputEvent", "InputConsumer", "processInputEvent"];
+
+/// Input markers of one process closer than this to its previous one belong to the same
+/// gesture (a swipe delivers an event every frame), which is one interaction.
+pub const INPUT_GESTURE_GAP_NS: u64 = 100_000_000;
+
+/// Line numbers kept per skip reason.
+const FIRST_LINES_KEPT: usize = 5;
+
+/// Which events become page accesses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccessSource {
+    /// `read-path` if the capture has any read-path event, else `added`.
+    #[default]
+    Auto,
+    /// Every page added to the cache is an access (misses only).
+    Added,
+    /// The read path (`get_pages`, `map_pages`, `fault`), plus added pages it never
+    /// reached.
+    ReadPath,
+}
+
+impl AccessSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessSource::Auto => "auto",
+            AccessSource::Added => "added",
+            AccessSource::ReadPath => "read-path",
+        }
+    }
+}
+
+impl FromStr for AccessSource {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        [
+            AccessSource::Auto,
+            AccessSource::Added,
+            AccessSource::ReadPath,
+        ]
+        .into_iter()
+        .find(|a| a.name() == s)
+        .ok_or_else(|| Error::Unknown {
+            what: "access source",
+            name: s.to_string(),
+            known: vec!["auto".into(), "added".into(), "read-path".into()],
+        })
+    }
+}
+
+/// A process named on the command line: by pid, or by name (`comm`, compared on the
+/// kernel's 15 characters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessMatch {
+    Pid(u32),
+    Comm(String),
+}
+
+impl ProcessMatch {
+    fn matches(&self, pid: u32, name: &str) -> bool {
+        match self {
+            ProcessMatch::Pid(p) => *p == pid,
+            ProcessMatch::Comm(c) => !name.is_empty() && truncate_comm(c) == truncate_comm(name),
+        }
+    }
+}
+
+impl FromStr for ProcessMatch {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        if s.is_empty() {
+            return Err(Error::config("process", "give a pid or a process name"));
+        }
+        Ok(match s.parse::<u32>() {
+            Ok(pid) => ProcessMatch::Pid(pid),
+            Err(_) => ProcessMatch::Comm(s.to_string()),
+        })
+    }
+}
+
+/// `comm` as the kernel keeps it: `TASK_COMM_LEN` 16 bytes with the terminating NUL.
+fn truncate_comm(name: &str) -> &str {
+    let mut end = name.len().min(15);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// How to import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// A malformed line is a fatal error instead of being skipped.
+    pub strict: bool,
+    pub accesses: AccessSource,
+    /// Processes (and their descendants) pinned to the foreground, `oom_score_adj` 0.
+    pub foreground: Vec<ProcessMatch>,
+    /// Processes (and their descendants) pinned to the background.
+    pub background: Vec<ProcessMatch>,
+    /// Tasks whose events are dropped (the capturing process itself).
+    pub exclude_pids: Vec<u32>,
+    /// Keep only the processes marked foreground or background (and those they start),
+    /// leaving out the rest of the system.
+    pub marked_only: bool,
+}
+
+/// Lines skipped for one reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub lines: u64,
+    /// The first few line numbers (1-based).
+    pub first_lines: Vec<u64>,
+}
+
+/// One process of the imported trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportedProcess {
+    pub pid: u32,
+    pub name: String,
+    pub threads: u32,
+    pub accesses: u64,
+    /// Importance pinned by a `--foreground`/`--background` mark.
+    pub marked: Option<i16>,
+}
+
+/// What an import found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ImportReport {
+    pub lines: u64,
+    /// Lines used, by ftrace event name.
+    pub used: BTreeMap<String, u64>,
+    /// Event lines of events the trace model does not use, by name.
+    pub ignored: BTreeMap<String, u64>,
+    /// Lines that are not events, or malformed, by reason.
+    pub skipped: BTreeMap<String, Skipped>,
+    /// Events the kernel dropped (`CPU:N [LOST M EVENTS]`).
+    pub lost_events: u64,
+    /// Which events made the accesses (`added` or `read-path`).
+    pub accesses_from: String,
+    pub file_accesses: u64,
+    pub anon_accesses: u64,
+    pub importance_changes: u64,
+    pub starts: u64,
+    pub exits: u64,
+    pub inputs: u64,
+    /// Pages the kernel added to and deleted from the page cache (its misses and
+    /// evictions, for comparison with a simulation).
+    pub pages_added: u64,
+    pub pages_deleted: u64,
+    /// `nr_reclaimed` summed over `mm_vmscan_lru_shrink_inactive`.
+    pub pages_reclaimed: u64,
+    /// Distinct pages and files of the trace.
+    pub pages: u64,
+    pub files: u64,
+    /// Threads folded into their process.
+    pub threads: u64,
+    /// Times earlier than the previous event's (merged per-CPU streams), moved up to it.
+    pub reordered_times: u64,
+    pub time_span_ns: u64,
+    pub processes: Vec<ImportedProcess>,
+}
+
+impl ImportReport {
+    fn skip(&mut self, reason: &str, line: u64) {
+        if !self.skipped.contains_key(reason) {
+            self.skipped.insert(reason.to_string(), Skipped::default());
+        }
+        let Some(entry) = self.skipped.get_mut(reason) else {
+            return;
+        };
+        entry.lines += 1;
+        if entry.first_lines.len() < FIRST_LINES_KEPT {
+            entry.first_lines.push(line);
+        }
+    }
+}
+
+impl std::fmt::Display for ImportReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "lines                {}", self.lines)?;
+        writeln!(
+            f,
+            "time span            {:.3} s",
+            self.time_span_ns as f64 / 1e9
+        )?;
+        writeln!(f, "accesses from        {}", self.accesses_from)?;
+        writeln!(
+            f,
+            "events               {} file accesses, {} anonymous accesses, {} importance changes, {} starts, {} exits, {} inputs",
+            self.file_accesses, self.anon_accesses, self.importance_changes, self.starts, self.exits, self.inputs
+        )?;
+        writeln!(
+            f,
+            "pages                {} distinct in {} files; in the whole capture the kernel added {}, deleted {}, reclaimed {}",
+            self.pages, self.files, self.pages_added, self.pages_deleted, self.pages_reclaimed
+        )?;
+        writeln!(
+            f,
+            "processes            {} ({} threads folded into them)",
+            self.processes.len(),
+            self.threads
+        )?;
+        let mut by_accesses: Vec<&ImportedProcess> = self.processes.iter().collect();
+        by_accesses.sort_by(|a, b| b.accesses.cmp(&a.accesses).then(a.pid.cmp(&b.pid)));
+        for p in by_accesses.iter().take(10) {
+            let mark = match p.marked {
+                Some(ADJ_FOREGROUND) => " [foreground]",
+                Some(_) => " [background]",
+                None => "",
+            };
+            writeln!(
+                f,
+                "  {:>7} {:<16} {:>10} accesses{}",
+                p.pid, p.name, p.accesses, mark
+            )?;
+        }
+        if self.processes.len() > 10 {
+            writeln!(f, "  ... and {} more", self.processes.len() - 10)?;
+        }
+        writeln!(f, "used                 (ftrace event: lines)")?;
+        for (name, n) in &self.used {
+            writeln!(f, "  {name:<40} {n}")?;
+        }
+        if !self.ignored.is_empty() {
+            writeln!(f, "ignored events       (not in the trace model)")?;
+            for (name, n) in &self.ignored {
+                writeln!(f, "  {name:<40} {n}")?;
+            }
+        }
+        if self.lost_events > 0 {
+            writeln!(
+                f,
+                "LOST                 {} events dropped by the kernel (ring buffer full)",
+                self.lost_events
+            )?;
+        }
+        if self.reordered_times > 0 {
+            writeln!(
+                f,
+                "reordered times      {} events earlier than the one before",
+                self.reordered_times
+            )?;
+        }
+        if !self.skipped.is_empty() {
+            writeln!(f, "skipped lines")?;
+            for (reason, s) in &self.skipped {
+                let lines: Vec<String> = s.first_lines.iter().map(|l| l.to_string()).collect();
+                writeln!(
+                    f,
+                    "  {:>8}  {} ({} {}{})",
+                    s.lines,
+                    reason,
+                    if s.lines == 1 { "line" } else { "lines" },
+                    lines.join(", "),
+                    if s.lines as usize > s.first_lines.len() {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Which event an access came from, to choose the accesses at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Other,
+    Added,
+    ReadPath,
+}
+
+/// The importer's view of one process.
+#[derive(Debug, Clone)]
+struct ProcState {
+    tgid: u32,
+    name: String,
+    mark: Option<i16>,
+    exited: bool,
+    threads: u32,
+    last_input_ns: Option<u64>,
+}
+
+/// The head of an event line.
+struct Head<'a> {
+    comm: Option<&'a str>,
+    pid: u32,
+    tgid: Option<u32>,
+    time_ns: u64,
+    event: &'a str,
+    payload: &'a str,
+}
+
+enum Line<'a> {
+    Blank,
+    Comment,
+    Lost(u64),
+    /// An HTML tag line of a systrace page.
+    Markup,
+    /// Not an event line; malformed once events have started.
+    Other,
+    Event(Head<'a>),
+}
+
+/// Streams ftrace text lines into a trace; see the module documentation.
+pub struct FtraceImporter {
+    name: PathBuf,
+    options: ImportOptions,
+    line: u64,
+    seen_event: bool,
+    interner: Interner,
+    events: Vec<Event>,
+    origins: Vec<Origin>,
+    /// Per page id: a read-path event reached it.
+    read_path_pages: Vec<bool>,
+    first_ts: Option<u64>,
+    last_time: u64,
+    procs: Vec<ProcState>,
+    /// Current process of each TGID.
+    current: HashMap<u32, ProcId>,
+    /// Thread group of each thread seen (pid -> tgid) when it is not the pid itself.
+    tgid_of: HashMap<u32, u32>,
+    /// Threads seen per thread group.
+    thread_counts: HashMap<u32, u32>,
+    /// Pids just forked as new processes: name, inherited importance and mark.
+    forked: HashMap<u32, Forked>,
+    read_path_lines: u64,
+    report: ImportReport,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Forked {
+    name: Option<String>,
+    adj: Option<i16>,
+    mark: Option<i16>,
+}
+
+impl FtraceImporter {
+    /// `name` stands for the input in errors (a file, or `trace_pipe`).
+    pub fn new(name: &Path, options: ImportOptions) -> Self {
+        FtraceImporter {
+            name: name.to_path_buf(),
+            options,
+            line: 0,
+            seen_event: false,
+            interner: Interner::new(),
+            events: Vec::new(),
+            origins: Vec::new(),
+            read_path_pages: Vec::new(),
+            first_ts: None,
+            last_time: 0,
+            procs: Vec::new(),
+            current: HashMap::new(),
+            tgid_of: HashMap::new(),
+            thread_counts: HashMap::new(),
+            forked: HashMap::new(),
+            read_path_lines: 0,
+            report: ImportReport::default(),
+        }
+    }
+
+    /// Lines read so far.
+    pub fn lines(&self) -> u64 {
+        self.line
+    }
+
+    /// Events built so far.
+    pub fn events(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Read every line of `input`.
+    pub fn read(&mut self, input: &mut dyn BufRead) -> Result<()> {
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let n = input
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| Error::io(&self.name, e))?;
+            if n == 0 {
+                return Ok(());
+            }
+            self.push_bytes(&buf)?;
+        }
+    }
+
+    /// One line as bytes (task names need not be UTF-8: they are read lossily).
+    pub fn push_bytes(&mut self, line: &[u8]) -> Result<()> {
+        match std::str::from_utf8(line) {
+            Ok(text) => self.push_line(text),
+            Err(_) => self.push_line(&String::from_utf8_lossy(line)),
+        }
+    }
+
+    /// One line of text (with or without its line break).
+    pub fn push_line(&mut self, line: &str) -> Result<()> {
+        self.line += 1;
+        self.report.lines += 1;
+        let line = line.trim_end_matches(['\n', '\r']);
+        match classify(line) {
+            Ok(Line::Blank) => self.report.skip("blank", self.line),
+            Ok(Line::Comment) => self.report.skip("comment (# ...)", self.line),
+            Ok(Line::Lost(n)) => {
+                self.report.lost_events += n;
+                self.report
+                    .skip("lost-events marker (CPU:N [LOST M EVENTS])", self.line);
+            }
+            Ok(Line::Markup) => self.report.skip("HTML tag (systrace page)", self.line),
+            Ok(Line::Other) if !self.seen_event => self
+                .report
+                .skip("header (before the first event)", self.line),
+            Ok(Line::Other) => self
+                .malformed("not an event line: expected `TASK-PID [CPU] SECONDS: EVENT: FIELDS`")?,
+            Ok(Line::Event(head)) => {
+                self.seen_event = true;
+                let excluded = |pid: u32| self.options.exclude_pids.contains(&pid);
+                if excluded(head.pid) || head.tgid.is_some_and(excluded) {
+                    self.report
+                        .skip("excluded task (the capturing process)", self.line);
+                    return Ok(());
+                }
+                if let Err(expected) = self.event(&head) {
+                    self.malformed(&format!("{}: {expected}", head.event))?;
+                }
+            }
+            Err(expected) => {
+                self.seen_event = true;
+                self.malformed(&expected)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn malformed(&mut self, expected: &str) -> Result<()> {
+        if self.options.strict {
+            return Err(Error::format(
+                &self.name,
+                Position::Line(self.line),
+                expected.to_string(),
+            ));
+        }
+        self.report
+            .skip(&format!("malformed: {expected}"), self.line);
+        Ok(())
+    }
+
+    /// Time of an event relative to the first, never before the previous event.
+    fn time(&mut self, ts: u64) -> u64 {
+        let first = *self.first_ts.get_or_insert(ts);
+        let t = ts.saturating_sub(first);
+        if t < self.last_time {
+            self.report.reordered_times += 1;
+            return self.last_time;
+        }
+        self.last_time = t;
+        t
+    }
+
+    fn event(&mut self, h: &Head) -> std::result::Result<(), String> {
+        let name = h.event;
+        let payload = h.payload;
+        if let Some(tgid) = h.tgid {
+            if tgid != 0 && tgid != h.pid {
+                self.thread_of(h.pid, tgid);
+            }
+        }
+        match name {
+            "mm_filemap_add_to_page_cache" | "mm_filemap_delete_from_page_cache" => {
+                let (owner, first, count) = filemap_pages(payload)?;
+                let added = name == "mm_filemap_add_to_page_cache";
+                self.used(name);
+                if !added {
+                    self.report.pages_deleted += count;
+                    return Ok(());
+                }
+                self.report.pages_added += count;
+                let time = self.time(h.time_ns);
+                let proc = self.context_process(h, time)?;
+                self.accesses(time, proc, owner, first, count, Origin::Added)
+            }
+            "mm_filemap_get_pages" | "mm_filemap_map_pages" | "mm_filemap_fault" => {
+                let (owner, first, count) = if name == "mm_filemap_fault" {
+                    let (owner, ofs) = filemap_key(payload)?;
+                    (owner, ofs / PAGE_SIZE, 1)
+                } else {
+                    let (owner, range) = filemap_key_range(payload)?;
+                    let (first, last) = range;
+                    if last < first {
+                        return Err(format!("an empty range ofs={first}-{last}"));
+                    }
+                    (
+                        owner,
+                        first / PAGE_SIZE,
+                        last / PAGE_SIZE - first / PAGE_SIZE + 1,
+                    )
+                };
+                self.used(name);
+                self.read_path_lines += 1;
+                let time = self.time(h.time_ns);
+                let proc = self.context_process(h, time)?;
+                self.accesses(time, proc, owner, first, count, Origin::ReadPath)
+            }
+            "page_fault_user" => {
+                let address = hex(value(payload, "address").ok_or("expected address=0x...")?)
+                    .ok_or("expected address=0x... in hexadecimal")?;
+                let code = hex(value(payload, "error_code").ok_or("expected error_code=0x...")?)
+                    .ok_or("expected error_code=0x... in hexadecimal")?;
+                self.used(name);
+                let time = self.time(h.time_ns);
+                let proc = self.context_process(h, time)?;
+                let tgid = self.procs[proc as usize].tgid;
+                let page = self.page(PageKey::anon(u64::from(tgid), address / PAGE_SIZE))?;
+                self.push(
+                    Event::access(time, proc, page, code & 2 != 0, true),
+                    Origin::Other,
+                );
+                Ok(())
+            }
+            "oom_score_adj_update" => {
+                let pid = number(value(payload, "pid"), "pid=PID")?;
+                let adj = adj(value(payload, "oom_score_adj"))?;
+                let comm = text_between(payload, "comm=", " oom_score_adj=");
+                self.used(name);
+                let time = self.time(h.time_ns);
+                let tgid = self.tgid(pid);
+                let proc = self.process(tgid, comm, pid == tgid, time)?;
+                self.importance(time, proc, adj);
+                Ok(())
+            }
+            "task_newtask" => {
+                let pid = number(value(payload, "pid"), "pid=PID")?;
+                let flags = hex(value(payload, "clone_flags").ok_or("expected clone_flags=")?)
+                    .ok_or("expected clone_flags in hexadecimal")?;
+                let adj = adj(value(payload, "oom_score_adj"))?;
+                let comm = text_between(payload, "comm=", " clone_flags=");
+                self.used(name);
+                let time = self.time(h.time_ns);
+                let parent_proc = self.context_process(h, time)?;
+                let parent = self.procs[parent_proc as usize].tgid;
+                if flags & CLONE_THREAD != 0 {
+                    self.thread_of(pid, parent);
+                    self.forked.remove(&pid);
+                } else {
+                    self.tgid_of.remove(&pid);
+                    let mark = self.procs[parent_proc as usize].mark;
+                    let f = self.forked.entry(pid).or_default();
+                    f.name = comm.map(str::to_string);
+                    f.adj = Some(adj);
+                    f.mark = mark;
+                }
+                Ok(())
+            }
+            "sched_process_fork" => {
+                let child = number(value(payload, "child_pid"), "child_pid=PID")?;
+                let child_comm = text_between(payload, "child_comm=", " child_pid=");
+                self.used(name);
+                let time = self.time(h.time_ns);
+                let parent_proc = self.context_process(h, time)?;
+                // A thread (known from task_newtask) stays one.
+                if self.tgid_of.contains_key(&child) {
+                    return Ok(());
+                }
+                let mark = self.procs[parent_proc as usize].mark;
+                let f = self.forked.entry(child).or_default();
+                if f.name.is_none() {
+                    f.name = child_comm.map(str::to_string);
+                }
+                f.mark = f.mark.or(mark);
+                Ok(())
+            }
+            "sched_process_exit" => {
+                let pid = number(value(payload, "pid"), "pid=PID")?;
+                let group_dead = match value(payload, "group_dead") {
+                    Some("true") | Some("1") => Some(true),
+                    Some("false") | Some("0") => Some(false),
+                    Some(other) => {
+                        return Err(format!("group_dead={other}, expected true or false"))
+                    }
+                    None => None,
+                };
+                self.used(name);
+                let time = self.time(h.time_ns);
+                let tgid = self.tgid(pid);
+                self.tgid_of.remove(&pid);
+                self.forked.remove(&pid);
+                let whole = group_dead.unwrap_or(pid == tgid);
+                if whole {
+                    if let Some(&proc) = self.current.get(&tgid) {
+                        if !self.procs[proc as usize].exited {
+                            self.procs[proc as usize].exited = true;
+                            self.push(Event::exit(time, proc), Origin::Other);
+                        }
+                    }
+                }
+                Ok(())
+            }
+            "task_rename" => {
+                let pid = number(value(payload, "pid"), "pid=PID")?;
+                let new = text_between(payload, "newcomm=", " oom_score_adj=")
+                    .ok_or("expected newcomm=NAME")?;
+                self.used(name);
+                let time = self.time(h.time_ns);
+                let tgid = self.tgid(pid);
+                if pid == tgid {
+                    if let Some(f) = self.forked.get_mut(&pid) {
+                        f.name = Some(new.to_string());
+                    } else {
+                        let proc = self.process(tgid, Some(new), true, time)?;
+                        if self.procs[proc as usize].name != new {
+                            self.rename(proc, new, time);
+                        }
+                    }
+                }
+                Ok(())
+            }
+            "tracing_mark_write" | "print" => {
+                self.time(h.time_ns);
+                let Some((pid, slice)) = begin_marker(payload) else {
+                    self.ignored("trace markers (not input)");
+                    return Ok(());
+                };
+                if !INPUT_MARKERS.iter().any(|m| slice.starts_with(m)) {
+                    self.ignored("trace markers (not input)");
+                    return Ok(());
+                }
+                self.used("tracing_mark_write (input)");
+                let time = self.last_time;
+                let tgid = self.tgid(pid);
+                let proc = self.process(tgid, None, false, time)?;
+                let state = &mut self.procs[proc as usize];
+                let same_gesture = state
+                    .last_input_ns
+                    .is_some_and(|last| time.saturating_sub(last) < INPUT_GESTURE_GAP_NS);
+                state.last_input_ns = Some(time);
+                if !same_gesture {
+                    self.push(Event::input(time, proc), Origin::Other);
+                }
+                Ok(())
+            }
+            _ if name.starts_with("mm_vmscan_") => {
+                if name == "mm_vmscan_lru_shrink_inactive" {
+                    if let Some(n) =
+                        value(payload, "nr_reclaimed").and_then(|v| v.parse::<u64>().ok())
+                    {
+                        self.report.pages_reclaimed += n;
+                    }
+                }
+                self.used(name);
+                Ok(())
+            }
+            _ => {
+                self.ignored(name);
+                Ok(())
+            }
+        }
+    }
+
+    fn used(&mut self, name: &str) {
+        count(&mut self.report.used, name);
+    }
+
+    fn ignored(&mut self, name: &str) {
+        count(&mut self.report.ignored, name);
+    }
+
+    fn push(&mut self, event: Event, origin: Origin) {
+        self.events.push(event);
+        self.origins.push(origin);
+    }
+
+    fn page(&mut self, key: PageKey) -> std::result::Result<PageId, String> {
+        self.interner
+            .page(key)
+            .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())
+    }
+
+    fn accesses(
+        &mut self,
+        time: u64,
+        proc: ProcId,
+        owner: u64,
+        first: u64,
+        count: u64,
+        origin: Origin,
+    ) -> std::result::Result<(), String> {
+        for index in first..first.saturating_add(count) {
+            let page = self.page(PageKey::file(owner, index))?;
+            if origin == Origin::ReadPath {
+                let i = page as usize;
+                if self.read_path_pages.len() <= i {
+                    self.read_path_pages.resize(i + 1, false);
+                }
+                self.read_path_pages[i] = true;
+            }
+            self.push(Event::access(time, proc, page, false, false), origin);
+        }
+        Ok(())
+    }
+
+    /// `pid` is a thread of group `tgid`.
+    fn thread_of(&mut self, pid: u32, tgid: u32) {
+        if self.tgid_of.insert(pid, tgid) != Some(tgid) {
+            self.report.threads += 1;
+            *self.thread_counts.entry(tgid).or_default() += 1;
+        }
+    }
+
+    /// Thread group of `pid` as known so far.
+    fn tgid(&self, pid: u32) -> u32 {
+        self.tgid_of.get(&pid).copied().unwrap_or(pid)
+    }
+
+    /// The process running the line's task.
+    fn context_process(&mut self, h: &Head, time: u64) -> std::result::Result<ProcId, String> {
+        let tgid = h
+            .tgid
+            .filter(|&t| t != 0)
+            .unwrap_or_else(|| self.tgid(h.pid));
+        self.process(tgid, h.comm, h.pid == tgid, time)
+    }
+
+    /// The current process of `tgid`, started (with a start event) at its first sight.
+    fn process(
+        &mut self,
+        tgid: u32,
+        comm: Option<&str>,
+        leader: bool,
+        time: u64,
+    ) -> std::result::Result<ProcId, String> {
+        let fresh = self.forked.remove(&tgid);
+        if let Some(&proc) = self.current.get(&tgid) {
+            let state = &self.procs[proc as usize];
+            if !state.exited && fresh.is_none() {
+                if let Some(comm) = comm {
+                    if leader && state.name != comm {
+                        self.rename(proc, comm, time);
+                    } else if state.name.is_empty() {
+                        self.procs[proc as usize].name = comm.to_string();
+                    }
+                }
+                return Ok(proc);
+            }
+            if !state.exited {
+                // The pid was reused: its old process ended unseen.
+                self.procs[proc as usize].exited = true;
+                self.push(Event::exit(time, proc), Origin::Other);
+            }
+        }
+        let fresh = fresh.unwrap_or_default();
+        let name = comm
+            .filter(|_| leader)
+            .map(str::to_string)
+            .or(fresh.name)
+            .or(comm.map(str::to_string))
+            .unwrap_or_default();
+        let proc = self
+            .interner
+            .start_process(tgid, &name)
+            .ok_or_else(|| "more processes than the 2^27 process ids".to_string())?;
+        debug_assert_eq!(proc as usize, self.procs.len());
+        self.current.insert(tgid, proc);
+        let mark = self.user_mark(tgid, &name).or(fresh.mark);
+        self.procs.push(ProcState {
+            tgid,
+            name,
+            mark,
+            exited: false,
+            threads: 0,
+            last_input_ns: None,
+        });
+        self.push(Event::start(time, proc), Origin::Other);
+        if let Some(adj) = mark {
+            self.push(Event::importance(time, proc, adj), Origin::Other);
+        } else if let Some(adj) = fresh.adj {
+            self.importance(time, proc, adj);
+        }
+        Ok(proc)
+    }
+
+    fn user_mark(&self, pid: u32, name: &str) -> Option<i16> {
+        if self.options.foreground.iter().any(|m| m.matches(pid, name)) {
+            Some(ADJ_FOREGROUND)
+        } else if self.options.background.iter().any(|m| m.matches(pid, name)) {
+            Some(ADJ_MARKED_BACKGROUND)
+        } else {
+            None
+        }
+    }
+
+    /// A process takes a new name (exec, prctl); a name mark may now apply.
+    fn rename(&mut self, proc: ProcId, name: &str, time: u64) {
+        let state = &mut self.procs[proc as usize];
+        state.name = name.to_string();
+        let tgid = state.tgid;
+        if self.procs[proc as usize].mark.is_none() {
+            if let Some(adj) = self.user_mark(tgid, name) {
+                self.procs[proc as usize].mark = Some(adj);
+                self.push(Event::importance(time, proc, adj), Origin::Other);
+            }
+        }
+    }
+
+    /// An `oom_score_adj` change, unless a mark pins the process's importance.
+    fn importance(&mut self, time: u64, proc: ProcId, adj: i16) {
+        if self.procs[proc as usize].mark.is_none() {
+            self.push(Event::importance(time, proc, adj), Origin::Other);
+        }
+    }
+
+    /// The trace and the report. Accesses are chosen by [`ImportOptions::accesses`];
+    /// page ids are renumbered in order of first appearance among the accesses kept, as
+    /// every trace reader numbers them.
+    pub fn finish(mut self) -> (Trace, ImportReport) {
+        let source = match self.options.accesses {
+            AccessSource::Auto if self.read_path_lines > 0 => AccessSource::ReadPath,
+            AccessSource::Auto => AccessSource::Added,
+            other => other,
+        };
+        self.report.accesses_from = source.name().to_string();
+        let keys = self.interner.tables().pages.clone();
+        let mut tables = self.interner.into_tables();
+        let mut new_page = vec![PageId::MAX; keys.len()];
+        let mut new_proc = vec![ProcId::MAX; self.procs.len()];
+        let mut pages = Vec::new();
+        let mut kept_procs = Vec::new();
+        let mut events = Vec::with_capacity(self.events.len());
+        let mut accesses = vec![0u64; self.procs.len()];
+        let report = &mut self.report;
+        for (event, &origin) in self.events.iter().zip(&self.origins) {
+            let keep = match origin {
+                Origin::Other => true,
+                Origin::ReadPath => source == AccessSource::ReadPath,
+                Origin::Added => {
+                    source == AccessSource::Added
+                        || !self
+                            .read_path_pages
+                            .get(event.page() as usize)
+                            .copied()
+                            .unwrap_or(false)
+                }
+            };
+            let old_proc = event.proc() as usize;
+            if !keep || (self.options.marked_only && self.procs[old_proc].mark.is_none()) {
+                continue;
+            }
+            if new_proc[old_proc] == ProcId::MAX {
+                new_proc[old_proc] = kept_procs.len() as ProcId;
+                kept_procs.push(old_proc);
+            }
+            let proc = new_proc[old_proc];
+            let time = event.time_ns();
+            events.push(match event.kind() {
+                EventKind::Access => {
+                    let old = event.page() as usize;
+                    if new_page[old] == PageId::MAX {
+                        new_page[old] = pages.len() as PageId;
+                        pages.push(keys[old]);
+                    }
+                    accesses[old_proc] += 1;
+                    Event::access(time, proc, new_page[old], event.is_write(), event.is_anon())
+                }
+                EventKind::Importance => {
+                    report.importance_changes += 1;
+                    Event::importance(time, proc, event.oom_score_adj())
+                }
+                EventKind::Start => {
+                    report.starts += 1;
+                    Event::start(time, proc)
+                }
+                EventKind::Exit => {
+                    report.exits += 1;
+                    Event::exit(time, proc)
+                }
+                // The importer makes no swap events.
+                EventKind::Input | EventKind::SwapOut | EventKind::SwapIn => {
+                    report.inputs += 1;
+                    Event::input(time, proc)
+                }
+            });
+        }
+        report.file_accesses = events
+            .iter()
+            .filter(|e| e.is_access() && !e.is_anon())
+            .count() as u64;
+        report.anon_accesses = events
+            .iter()
+            .filter(|e| e.is_access() && e.is_anon())
+            .count() as u64;
+        tables.pages = pages;
+        for (&tgid, &threads) in &self.thread_counts {
+            if let Some(&proc) = self.current.get(&tgid) {
+                self.procs[proc as usize].threads += threads;
+            }
+        }
+        tables.processes = kept_procs
+            .iter()
+            .map(|&old| super::ProcessInfo {
+                pid: self.procs[old].tgid,
+                name: self.procs[old].name.clone(),
+            })
+            .collect();
+        let report = &mut self.report;
+        report.pages = tables.pages.len() as u64;
+        report.files = {
+            let mut owners: Vec<u64> = tables
+                .pages
+                .iter()
+                .filter(|p| p.kind == super::PageKind::File)
+                .map(|p| p.owner)
+                .collect();
+            owners.sort_unstable();
+            owners.dedup();
+            owners.len() as u64
+        };
+        report.time_span_ns = events.last().map_or(0, |e| e.time_ns());
+        report.processes = kept_procs
+            .iter()
+            .map(|&old| {
+                let s = &self.procs[old];
+                ImportedProcess {
+                    pid: s.tgid,
+                    name: s.name.clone(),
+                    threads: s.threads,
+                    accesses: accesses[old],
+                    marked: s.mark,
+                }
+            })
+            .collect();
+        (Trace { events, tables }, self.report)
+    }
+}
+
+/// One more line of `name`, allocating its key only the first time.
+fn count(map: &mut BTreeMap<String, u64>, name: &str) {
+    match map.get_mut(name) {
+        Some(n) => *n += 1,
+        None => {
+            map.insert(name.to_string(), 1);
+        }
+    }
+}
+
+/// Import a whole ftrace text file (zstd-compressed or not).
+pub fn import_file(path: &Path, options: ImportOptions) -> Result<(Trace, ImportReport)> {
+    let input = super::open::open_bytes(path)?;
+    let mut input = std::io::BufReader::with_capacity(1 << 16, input);
+    let mut importer = FtraceImporter::new(path, options);
+    importer.read(&mut input)?;
+    Ok(importer.finish())
+}
+
+/// The page-key owner of a file: `major << 52 | minor << 40 | inode`, so that the device
+/// and inode can be read back from a trace. `None` when they do not fit (major or minor
+/// of 4096 or more, inode of 2^40 or more).
+pub fn file_owner(major: u32, minor: u32, ino: u64) -> Option<u64> {
+    if major >= 1 << 12 || minor >= 1 << 12 || ino >= 1 << 40 {
+        return None;
+    }
+    Some(u64::from(major) << 52 | u64::from(minor) << 40 | ino)
+}
+
+/// Split a line into its head, or say what kind of non-event line it is. `Err` says what
+/// was expected of a line that looks like an event and is not one.
+fn classify(line: &str) -> std::result::Result<Line<'_>, String> {
+    let trimmed = line.trim_start();
+    if trimmed.is_empty() {
+        return Ok(Line::Blank);
+    }
+    if trimmed.starts_with('#') {
+        return Ok(Line::Comment);
+    }
+    if let Some(rest) = trimmed.strip_prefix("CPU:") {
+        if let Some(lost) = rest.split_once("[LOST ") {
+            let n = lost.1.split_whitespace().next().unwrap_or("");
+            return n
+                .parse::<u64>()
+                .map(Line::Lost)
+                .map_err(|_| "expected `CPU:N [LOST M EVENTS]`".to_string());
+        }
+    }
+    let Some((cpu_start, cpu_end)) = cpu_field(line) else {
+        // A systrace HTML page wraps the text in tags.
+        if trimmed.starts_with('<') && trimmed.ends_with('>') {
+            return Ok(Line::Markup);
+        }
+        return Ok(Line::Other);
+    };
+    let before = line[..cpu_start].trim();
+    let after = &line[cpu_end..];
+    // Task and optional TGID column.
+    let (task, tgid) = match before.strip_suffix(')') {
+        Some(inner) => {
+            let open = inner
+                .rfind('(')
+                .ok_or("expected `(TGID)` before the CPU column")?;
+            let tgid_text = inner[open + 1..].trim();
+            let tgid = if tgid_text.chars().all(|c| c == '-') {
+                None
+            } else {
+                Some(
+                    tgid_text
+                        .parse::<u32>()
+                        .map_err(|_| format!("TGID `{tgid_text}`, expected a number or -----"))?,
+                )
+            };
+            (inner[..open].trim_end(), tgid)
+        }
+        None => (before, None),
+    };
+    let (comm, pid) = task
+        .rsplit_once('-')
+        .ok_or_else(|| format!("task `{task}`, expected COMM-PID"))?;
+    let pid = pid
+        .parse::<u32>()
+        .map_err(|_| format!("task `{task}`, expected COMM-PID with a numeric PID"))?;
+    let comm = if comm == "<...>" || comm.is_empty() {
+        None
+    } else {
+        Some(comm)
+    };
+    // `[flags] SECONDS.FRACTION: EVENT: PAYLOAD`
+    let (stamp_part, rest) = after
+        .split_once(": ")
+        .or_else(|| after.strip_suffix(':').map(|s| (s, "")))
+        .ok_or("expected `SECONDS: EVENT: FIELDS` after the CPU column")?;
+    let stamp = stamp_part
+        .split_whitespace()
+        .last()
+        .ok_or("expected a timestamp after the CPU column")?;
+    let time_ns = timestamp(stamp)
+        .ok_or_else(|| format!("timestamp `{stamp}`, expected SECONDS.FRACTION"))?;
+    let rest = rest.trim_start();
+    let (event, payload) = match rest.split_once(':') {
+        Some((event, payload)) => (event.trim(), payload.trim()),
+        None => return Err("expected `EVENT: FIELDS` after the timestamp".to_string()),
+    };
+    if event.is_empty() || event.contains(char::is_whitespace) {
+        return Err(format!("event name `{event}`, expected one word"));
+    }
+    Ok(Line::Event(Head {
+        comm,
+        pid,
+        tgid,
+        time_ns,
+        event,
+        payload,
+    }))
+}
+
+/// Byte range of the ` [NNN]` CPU column (digits in brackets after a space).
+fn cpu_field(line: &str) -> Option<(usize, usize)> {
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(rel) = line[from..].find('[') {
+        let open = from + rel;
+        let mut i = open + 1;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i > open + 1
+            && i < bytes.len()
+            && bytes[i] == b']'
+            && open > 0
+            && bytes[open - 1] == b' '
+        {
+            return Some((open, i + 1));
+        }
+        from = open + 1;
+    }
+    None
+}
+
+/// `SECONDS.FRACTION` (up to 9 fraction digits) in nanoseconds.
+fn timestamp(text: &str) -> Option<u64> {
+    let (secs, frac) = text.split_once('.')?;
+    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let secs: u64 = secs.parse().ok()?;
+    let mut ns: u64 = frac.parse().ok()?;
+    for _ in frac.len()..9 {
+        ns *= 10;
+    }
+    secs.checked_mul(1_000_000_000)?.checked_add(ns)
+}
+
+/// The value of `key` in a payload: `key=VALUE` or `key VALUE`, at a word start.
+fn value<'a>(payload: &'a str, key: &str) -> Option<&'a str> {
+    let mut from = 0;
+    while let Some(rel) = payload[from..].find(key) {
+        let at = from + rel;
+        let end = at + key.len();
+        let word_start = at == 0 || payload.as_bytes()[at - 1] == b' ';
+        let sep = payload.as_bytes().get(end).copied();
+        if word_start && (sep == Some(b'=') || sep == Some(b' ')) {
+            let rest = payload[end + 1..].trim_start();
+            return Some(rest.split_whitespace().next().unwrap_or(""));
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// Text after `start` up to `end` (or the end of the payload): values that may hold spaces
+/// (task names).
+fn text_between<'a>(payload: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let from = payload.find(start)? + start.len();
+    let rest = &payload[from..];
+    Some(rest.find(end).map_or(rest, |e| &rest[..e]))
+}
+
+fn number(text: Option<&str>, expected: &str) -> std::result::Result<u32, String> {
+    text.and_then(|t| t.parse::<u32>().ok())
+        .ok_or_else(|| format!("expected {expected}"))
+}
+
+fn adj(text: Option<&str>) -> std::result::Result<i16, String> {
+    text.and_then(|t| t.parse::<i16>().ok())
+        .filter(|a| (-1000..=1000).contains(a))
+        .ok_or_else(|| "expected oom_score_adj=N with N in -1000..=1000".to_string())
+}
+
+fn hex(text: &str) -> Option<u64> {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    u64::from_str_radix(digits, 16).ok()
+}
+
+/// `dev M:m` / `dev=M:m` and `ino %lx` / `ino=%lx` as a file owner.
+fn file_of(payload: &str) -> std::result::Result<u64, String> {
+    let dev = value(payload, "dev").ok_or("expected dev MAJOR:MINOR")?;
+    let (major, minor) = dev
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .ok_or_else(|| format!("dev `{dev}`, expected MAJOR:MINOR"))?;
+    let ino_text = value(payload, "ino").ok_or("expected ino INODE (hexadecimal)")?;
+    let ino = hex(ino_text).ok_or_else(|| format!("ino `{ino_text}`, expected hexadecimal"))?;
+    file_owner(major, minor, ino).ok_or_else(|| {
+        format!("dev {major}:{minor} ino {ino:#x} out of range (major, minor < 4096, inode < 2^40)")
+    })
+}
+
+/// Added or deleted pages: file, first page index, number of pages (`order`).
+fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
+    let owner = file_of(payload)?;
+    let ofs = value(payload, "ofs")
+        .and_then(|v| v.parse::<u64>().ok())
+        .ok_or("expected ofs=BYTES")?;
+    let order = match value(payload, "order") {
+        Some(o) => o
+            .parse::<u32>()
+            .ok()
+            .filter(|&o| o < 20)
+            .ok_or_else(|| format!("order={o}, expected a folio order below 20"))?,
+        None => 0,
+    };
+    Ok((owner, ofs / PAGE_SIZE, 1 << order))
+}
+
+/// `mm_filemap_fault`: file and byte offset.
+fn filemap_key(payload: &str) -> std::result::Result<(u64, u64), String> {
+    let owner = file_of(payload)?;
+    let ofs = value(payload, "ofs")
+        .and_then(|v| v.parse::<u64>().ok())
+        .ok_or("expected ofs=BYTES")?;
+    Ok((owner, ofs))
+}
+
+/// `mm_filemap_get_pages`, `mm_filemap_map_pages`: file and byte range `ofs=FIRST-LAST`.
+fn filemap_key_range(payload: &str) -> std::result::Result<(u64, (u64, u64)), String> {
+    let owner = file_of(payload)?;
+    let ofs = value(payload, "ofs").ok_or("expected ofs=FIRST-LAST")?;
+    let range = ofs
+        .split_once('-')
+        .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
+        .ok_or_else(|| format!("ofs={ofs}, expected ofs=FIRST-LAST in bytes"))?;
+    Ok((owner, range))
+}
+
+/// `B|PID|NAME` of an atrace marker.
+fn begin_marker(payload: &str) -> Option<(u32, &str)> {
+    let at = payload.find("B|")?;
+    let rest = &payload[at + 2..];
+    let (pid, name) = rest.split_once('|')?;
+    Some((pid.trim().parse().ok()?, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heads_of_the_three_layouts() {
+        let android = "           <...>-3493  (-----) [004] .... 14594.815353: mm_filemap_add_to_page_cache: dev 253:6 ino 113b page=0000000069e2b98a pfn=628464 ofs=2723840";
+        let Ok(Line::Event(h)) = classify(android) else {
+            panic!("android line")
+        };
+        assert_eq!((h.comm, h.pid, h.tgid), (None, 3493, None));
+        assert_eq!(h.time_ns, 14_594_815_353_000);
+        assert_eq!(h.event, "mm_filemap_add_to_page_cache");
+        assert_eq!(
+            filemap_pages(h.payload),
+            Ok((file_owner(253, 6, 0x113b).unwrap(), 2723840 / 4096, 1))
+        );
+
+        let linux =
+            "   cat-812     [001] d..2.   120.000001: mm_filemap_fault: dev=8:1 ino=1a ofs=8192";
+        let Ok(Line::Event(h)) = classify(linux) else {
+            panic!("linux line")
+        };
+        assert_eq!((h.comm, h.pid, h.tgid), (Some("cat"), 812, None));
+        assert_eq!(
+            filemap_key(h.payload),
+            Ok((file_owner(8, 1, 0x1a).unwrap(), 8192))
+        );
+
+        let tgid = "  Chrome IO-thread-77 (     70) [000] ..... 5.5: task_rename: pid=70 oldcomm=a newcomm=b c oom_score_adj=0";
+        let Ok(Line::Event(h)) = classify(tgid) else {
+            panic!("tgid line")
+        };
+        assert_eq!(
+            (h.comm, h.pid, h.tgid),
+            (Some("Chrome IO-thread"), 77, Some(70))
+        );
+        assert_eq!(h.time_ns, 5_500_000_000);
+        assert_eq!(
+            text_between(h.payload, "newcomm=", " oom_score_adj="),
+            Some("b c")
+        );
+    }
+
+    #[test]
+    fn folio_order_gives_pages() {
+        assert_eq!(
+            filemap_pages("dev 8:1 ino ff pfn=0x1000 ofs=16384 order=2"),
+            Ok((file_owner(8, 1, 0xff).unwrap(), 4, 4))
+        );
+    }
+}
