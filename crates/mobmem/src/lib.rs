@@ -20,6 +20,7 @@ pub mod error;
 pub mod experiments;
 pub mod flashfs;
 pub mod metrics;
+pub mod reclaim;
 pub mod report;
 pub mod swap;
 pub mod trace;
