@@ -188,8 +188,13 @@ impl TwoListLru {
         let mut nr = [0; 4];
         for list in 0..4u8 {
             let fraction = if list < INACTIVE_FILE { fa } else { ff };
-            let scan = (mem.list_len(list) >> priority) as u64;
-            nr[list as usize] = (scan * fraction / denominator) as usize;
+            // At priority 0 every list is scanned whole, unless swap is out (3.4).
+            nr[list as usize] = if priority == 0 && mem.swap_free() > 0 {
+                mem.list_len(list)
+            } else {
+                let scan = (mem.list_len(list) >> priority) as u64;
+                (scan * fraction / denominator) as usize
+            };
         }
         nr
     }

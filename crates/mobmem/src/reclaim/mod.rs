@@ -479,7 +479,6 @@ impl Machine {
     /// not make one (high orders only; order 0 dips below min as a last resort and
     /// fails only when no frame is free at all).
     pub fn allocate(&mut self, order: u32) -> Result<Option<u32>> {
-        let need = 1usize << order;
         let mut tries = 0;
         loop {
             if self.watermark_ok(order) {
@@ -717,3 +716,6 @@ pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
         per_process,
     })
 }
+
+#[cfg(test)]
+mod tests;
