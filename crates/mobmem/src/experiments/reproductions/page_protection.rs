@@ -1,0 +1,315 @@
+//! `page-protection`: SPEC.md section 5, framework-assisted selective page protection
+//! (FMP; Kim, Seoul National University, 2016).
+//!
+//! The `gallery-usb` workload (the Gallery app browsed while a USB transfer streams a
+//! large file onto the device) runs with and without the transfer on every reclaim
+//! policy (`stock` Linux 3.4, `fmp`, `memcg-low`, `mglru`) at the default memory, and
+//! with the transfer over a range of memory sizes. Figures: interactive page faults,
+//! mean response time and pages scanned, with and without the background I/O and
+//! against memory size. Claims: the background I/O raises the Gallery's faults on the
+//! stock kernel (paper +41%); FMP cuts them (-37%) and the response time (-11%) versus
+//! stock under the I/O; FMP's overhead is small with the I/O (about 3%) and nil
+//! without it (measured as pages scanned).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+
+use super::{reduction_claim, Context};
+use crate::reclaim::{self, workload::GalleryUsbConfig, ReclaimConfig, ReclaimResult};
+use crate::report::table::filter;
+use crate::report::{Claim, ExperimentReport, Figure, Row, Table};
+use crate::Result;
+
+const SEED: u64 = 1;
+const POLICIES: [&str; 4] = ["stock", "fmp", "memcg-low", "mglru"];
+/// Memory sizes of the sweep, MiB.
+const MEMORY_MIB: [usize; 4] = [96, 128, 192, 256];
+const KEYS: [&str; 5] = ["scope", "series", "policy", "io", "memory_mib"];
+
+fn series(policy: &str, io: bool) -> String {
+    format!("{policy}{}", if io { " + I/O" } else { ", no I/O" })
+}
+
+fn row(scope: &str, policy: &str, io: bool, memory_mib: usize, r: &ReclaimResult) -> Row {
+    Row {
+        keys: vec![
+            scope.into(),
+            series(policy, io),
+            policy.into(),
+            u8::from(io).to_string(),
+            memory_mib.to_string(),
+        ],
+        values: r
+            .values()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    }
+}
+
+/// The reproduction at a given number of interactions (the test runs a short one).
+pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport> {
+    let workload = |background| GalleryUsbConfig {
+        interactions,
+        background,
+        ..Default::default()
+    };
+    let with_io = reclaim::workload::generate(&workload(true), SEED)?;
+    let without_io = reclaim::workload::generate(&workload(false), SEED)?;
+    let base = ReclaimConfig::default();
+    let default_mib = base.memory_pages * 4096 >> 20;
+    // (scope, policy, io, memory MiB)
+    let mut points: Vec<(&str, &str, bool, usize)> = Vec::new();
+    for io in [false, true] {
+        for p in POLICIES {
+            points.push(("run", p, io, default_mib));
+        }
+    }
+    for mib in MEMORY_MIB {
+        for p in POLICIES {
+            points.push(("sweep", p, true, mib));
+        }
+    }
+    let done = AtomicUsize::new(0);
+    (context.progress)(0, points.len());
+    let results: Vec<ReclaimResult> = points
+        .par_iter()
+        .map(|&(_, policy, io, mib)| {
+            let config = ReclaimConfig {
+                policy: policy.into(),
+                memory_pages: mib << 8,
+                ..base.clone()
+            };
+            let r = reclaim::run(&config, if io { &with_io } else { &without_io })?;
+            (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
+            Ok(r)
+        })
+        .collect::<Result<_>>()?;
+    let rows = points
+        .iter()
+        .zip(&results)
+        .map(|(&(scope, policy, io, mib), r)| row(scope, policy, io, mib, r))
+        .collect();
+    let table = Table {
+        experiment: "page-protection".into(),
+        title: "FMP: protecting the interactive app's pages from reclaim under background I/O"
+            .into(),
+        keys: KEYS.iter().map(|k| k.to_string()).collect(),
+        rows,
+    };
+    let wm = base.watermarks();
+    let facts = vec![
+        vec![
+            "workload".into(),
+            "events (with I/O)".into(),
+            "interactions".into(),
+            "memory".into(),
+            "watermarks min/low/high".into(),
+            "T_E, T_pf".into(),
+            "driver buffers".into(),
+        ],
+        vec![
+            format!("gallery-usb, seed {SEED}"),
+            with_io.events.len().to_string(),
+            interactions.to_string(),
+            format!(
+                "{default_mib} MiB ({} frames, {} reserved, {}‰ unmovable)",
+                base.memory_pages, base.reserved_pages, base.unmovable_per_mille
+            ),
+            format!("{} / {} / {} KiB", wm.min_kb, wm.low_kb, wm.high_kb),
+            format!("{} ms, {} ms", base.execution_ms, base.fault_ms),
+            format!(
+                "order {} every {} faults of {}, {} held",
+                base.high_order.order,
+                base.high_order.every_faults,
+                base.high_order.process,
+                base.high_order.held_blocks
+            ),
+        ],
+    ];
+    let (figures, claims, notes) = analyze(&table);
+    Ok(ExperimentReport {
+        json: table.to_json(),
+        facts,
+        table,
+        figures,
+        claims,
+        notes,
+    })
+}
+
+pub fn run(context: &Context) -> Result<ExperimentReport> {
+    run_with(context, GalleryUsbConfig::default().interactions)
+}
+
+fn value(table: &Table, policy: &str, io: bool, metric: &str) -> f64 {
+    let io = if io { "1" } else { "0" };
+    table
+        .select(&filter(&[("scope", "run"), ("policy", policy), ("io", io)]))
+        .next()
+        .and_then(|r| r.value(metric))
+        .unwrap_or(f64::NAN)
+}
+
+fn increase(ours: f64, base: f64) -> f64 {
+    100.0 * (ours / base - 1.0)
+}
+
+pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
+    let lines: Vec<String> = POLICIES.iter().map(|p| p.to_string()).collect();
+    let io_figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
+        id: id.into(),
+        title: title.into(),
+        x: "io".into(),
+        x_label: "background USB transfer (0 = off, 1 = on)".into(),
+        x_scale: 1.0,
+        series: "policy".into(),
+        lines: lines.clone(),
+        filter: filter(&[("scope", "run")]),
+        metric: metric.into(),
+        y_label: y.into(),
+        normalize_to: None,
+    };
+    let memory_figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
+        id: id.into(),
+        title: title.into(),
+        x: "memory_mib".into(),
+        x_label: "memory (MiB)".into(),
+        x_scale: 1.0,
+        series: "policy".into(),
+        lines: lines.clone(),
+        filter: filter(&[("scope", "sweep")]),
+        metric: metric.into(),
+        y_label: y.into(),
+        normalize_to: None,
+    };
+    let figures = vec![
+        io_figure(
+            "interactive-faults",
+            "Gallery page faults (major) without and with the USB transfer",
+            "interactive_major_faults",
+            "major faults of the interactive app",
+        ),
+        io_figure(
+            "response-time",
+            "mean response time per interaction (T_E + n T_pf)",
+            "rt_mean_ms",
+            "ms",
+        ),
+        io_figure(
+            "scan-work",
+            "pages scanned by reclaim (CPU overhead)",
+            "pages_scanned",
+            "pages scanned",
+        ),
+        memory_figure(
+            "faults-vs-memory",
+            "Gallery page faults under the USB transfer, by memory size",
+            "interactive_major_faults",
+            "major faults of the interactive app",
+        ),
+        memory_figure(
+            "rt-p95-vs-memory",
+            "95th-percentile response time under the USB transfer, by memory size",
+            "rt_p95_ms",
+            "ms",
+        ),
+    ];
+
+    let faults = |p: &str, io: bool| value(table, p, io, "interactive_major_faults");
+    let rt = |p: &str, io: bool| value(table, p, io, "rt_mean_ms");
+    let scanned = |p: &str, io: bool| value(table, p, io, "pages_scanned");
+    let io_raise = increase(faults("stock", true), faults("stock", false));
+    let overhead_io = increase(scanned("fmp", true), scanned("stock", true));
+    let (fmp_idle, stock_idle) = (scanned("fmp", false), scanned("stock", false));
+    let overhead_idle = if stock_idle == 0.0 && fmp_idle == 0.0 {
+        0.0
+    } else {
+        increase(fmp_idle, stock_idle)
+    };
+    let claims = vec![
+        Claim {
+            id: "background-io-raises-faults".into(),
+            claim: "on the stock kernel the background I/O raises the Gallery's page faults by about 41%".into(),
+            paper: 41.0,
+            measured: io_raise,
+            unit: "% more major faults".into(),
+            criterion: "an increase of at least half the paper's (20.5%)".into(),
+            holds: io_raise >= 20.5,
+        },
+        reduction_claim(
+            "fmp-cuts-faults".into(),
+            "under the background I/O, FMP cuts the Gallery's page faults by 37% versus stock".into(),
+            37.0,
+            100.0 * (1.0 - faults("fmp", true) / faults("stock", true)),
+        ),
+        reduction_claim(
+            "fmp-cuts-response-time".into(),
+            "under the background I/O, FMP cuts the response time by 11% versus stock".into(),
+            11.0,
+            100.0 * (1.0 - rt("fmp", true) / rt("stock", true)),
+        ),
+        Claim {
+            id: "fmp-overhead-with-io".into(),
+            claim: "FMP's overhead with the I/O task is small (about 3%; here: pages scanned)".into(),
+            paper: 3.0,
+            measured: overhead_io,
+            unit: "% more pages scanned than stock".into(),
+            criterion: "at most 10% more".into(),
+            holds: overhead_io <= 10.0,
+        },
+        Claim {
+            id: "fmp-no-overhead-without-io".into(),
+            claim: "without the I/O task FMP has no overhead".into(),
+            paper: 0.0,
+            measured: overhead_idle,
+            unit: "% more pages scanned than stock".into(),
+            criterion: "at most 1% more".into(),
+            holds: overhead_idle <= 1.0,
+        },
+    ];
+    let notes = vec![
+        "Workload: the gallery-usb preset (docs/reclaim.md). The Gallery reads each image's file and writes its decode \
+buffer and heap after every input; a USB transfer writes a large file at 20 MB/s; idle cached apps and system_server \
+fill the rest. Memory is 128 MiB of frames (the phone's 2 GB scaled down with the workload), watermarks from \
+min_free_kbytes = isqrt(lowmem KiB * 16) as Linux 3.4. The paper gives neither T_E nor T_pf: T_E = 100 ms per \
+interaction and T_pf = 0.1 ms per major fault (a 4 KiB flash read) are assumptions."
+            .into(),
+        "Without the transfer the Gallery and the idle apps fit in memory, so its faults are first reads only and \
+reclaim never runs; the paper's phone ran other tasks too, which is why the measured rise with the I/O is larger \
+than the paper's 41%. Under the transfer FMP keeps every Gallery page, so only first reads remain; the response \
+time falls less than the faults because T_E dominates it (its size is an assumption)."
+            .into(),
+        "Pages scanned stand for the CPU overhead: FMP scans the interactive pages it skips again and, because the \
+Gallery's protected pages stay scattered over memory, its high-order (lumpy) direct reclaims fail and repeat \
+more often than stock's. memcg-low passes over the foreground app's pages while its usage is below memory.low \
+and in proportion above it (cgroup v2); with one global LRU its skipped pages are rescanned, so its scan count is \
+an upper bound. mglru has no protection; it is the modern kernel's answer to the same question."
+            .into(),
+    ];
+    (figures, claims, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_run_has_every_row_figure_and_claim() {
+        let progress = |_: usize, _: usize| {};
+        let context = Context {
+            progress: &progress,
+            media_dir: std::path::PathBuf::new(),
+        };
+        let report = run_with(&context, 30).unwrap();
+        assert_eq!(report.table.rows.len(), 8 + 16);
+        assert_eq!(report.claims.len(), 5);
+        assert!(report.claims.iter().all(|c| c.measured.is_finite()));
+        // With the I/O, stock faults more than without; FMP faults least.
+        let stock_io = value(&report.table, "stock", true, "interactive_major_faults");
+        let stock = value(&report.table, "stock", false, "interactive_major_faults");
+        let fmp_io = value(&report.table, "fmp", true, "interactive_major_faults");
+        assert!(stock_io > stock && fmp_io < stock_io);
+    }
+}
