@@ -93,6 +93,9 @@ pub enum FaultKind {
     AnonFirst,
     /// First read of a file page from storage (major fault).
     FileCold,
+    /// First write of a file page that was never in memory (a file being written, as
+    /// the USB transfer's): the page is filled by the writer, nothing is read.
+    FileNew,
     /// A file page read again after reclaim dropped it (major fault).
     FileRefault,
     /// An anonymous page read back from swap (major fault).
@@ -101,7 +104,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     pub fn is_major(self) -> bool {
-        self != FaultKind::AnonFirst
+        !matches!(self, FaultKind::AnonFirst | FaultKind::FileNew)
     }
 }
 
@@ -243,12 +246,13 @@ impl Memory {
         self.loc[page as usize] == SWAPPED
     }
 
-    /// How a fault on `page` would be served.
-    pub fn fault_kind(&self, page: PageId, anon: bool) -> FaultKind {
+    /// How a fault on `page` (a `write` or a read) would be served.
+    pub fn fault_kind(&self, page: PageId, anon: bool, write: bool) -> FaultKind {
         match (self.loc[page as usize], anon) {
             (SWAPPED, _) => FaultKind::SwapIn,
             (DROPPED, false) => FaultKind::FileRefault,
             (_, true) => FaultKind::AnonFirst,
+            (_, false) if write => FaultKind::FileNew,
             (_, false) => FaultKind::FileCold,
         }
     }

@@ -275,7 +275,7 @@ fn splitmix(x: u64) -> u64 {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ProcessFaults {
     pub name: String,
-    /// First touches of anonymous pages (no I/O).
+    /// First touches of anonymous pages and first writes of new file pages (no I/O).
     pub minor: u64,
     /// First reads of file pages.
     pub cold: u64,
@@ -289,7 +289,7 @@ impl ProcessFaults {
     }
     fn count(&mut self, kind: FaultKind) {
         match kind {
-            FaultKind::AnonFirst => self.minor += 1,
+            FaultKind::AnonFirst | FaultKind::FileNew => self.minor += 1,
             FaultKind::FileCold => self.cold += 1,
             FaultKind::FileRefault => self.file_refaults += 1,
             FaultKind::SwapIn => self.swap_ins += 1,
@@ -518,8 +518,8 @@ impl Machine {
     }
 
     /// Fault `page` of `proc` in; returns how it was served.
-    pub fn fault(&mut self, page: u32, proc: ProcId, anon: bool) -> Result<FaultKind> {
-        let kind = self.mem.fault_kind(page, anon);
+    pub fn fault(&mut self, page: u32, proc: ProcId, anon: bool, write: bool) -> Result<FaultKind> {
+        let kind = self.mem.fault_kind(page, anon, write);
         let pfn = self.allocate(0)?.expect("order-0 allocation returns a frame or fails");
         self.mem.fault_in(pfn, page, proc, anon);
         self.policy.add_page(&mut self.mem, pfn);
@@ -546,7 +546,7 @@ impl Machine {
             }
             return Ok(None);
         }
-        let kind = self.fault(page, proc, anon)?;
+        let kind = self.fault(page, proc, anon, write)?;
         if write && !anon {
             if let Some(pfn) = self.mem.frame_of(page) {
                 self.mem.frame_mut(pfn).dirty = true;

@@ -72,7 +72,7 @@ fn page_referenced_twice_is_activated_at_the_next_scan() {
     assert_eq!(list_of(&m, 1), INACTIVE_FILE);
     assert!(m.mem.frame(m.mem.frame_of(1).unwrap()).referenced);
     assert!(m.mem.frame_of(2).is_none());
-    assert_eq!(m.mem.fault_kind(2, false), FaultKind::FileRefault);
+    assert_eq!(m.mem.fault_kind(2, false, false), FaultKind::FileRefault);
     // One more reference to page 1: activated by the next scan.
     m.access(1, 0, false, false).unwrap();
     m.access(3, 0, false, false).unwrap();
