@@ -21,7 +21,11 @@ pub struct ReclaimArgs {
     #[arg(long)]
     format: Option<Format>,
     /// Policies to compare, comma-separated (see --list).
-    #[arg(long, value_delimiter = ',', default_value = "stock,fmp,memcg-low,mglru")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "stock,fmp,memcg-low,mglru"
+    )]
     policy: Vec<String>,
     /// Physical memory in MiB (default 128; watermarks follow from it unless the
     /// config overrides them).

@@ -65,7 +65,13 @@ fn gallery_usb_with_and_without_background_on_every_policy() {
 
     // The default table: every policy side by side.
     let table = ok(&["reclaim", "--trace", &with_io]);
-    for name in ["stock", "fmp", "memcg-low", "mglru", "interactive_major_faults"] {
+    for name in [
+        "stock",
+        "fmp",
+        "memcg-low",
+        "mglru",
+        "interactive_major_faults",
+    ] {
         assert!(table.contains(name), "{name} in\n{table}");
     }
 
@@ -78,9 +84,8 @@ fn gallery_usb_with_and_without_background_on_every_policy() {
         "stock,fmp",
         "--csv",
     ]));
-    let faults = |t: &HashMap<String, HashMap<String, f64>>, p: &str| {
-        t["interactive_major_faults"][p]
-    };
+    let faults =
+        |t: &HashMap<String, HashMap<String, f64>>, p: &str| t["interactive_major_faults"][p];
     // The background transfer raises the Gallery's faults on the stock kernel, and FMP
     // takes the rise away (only first reads are left, as without the transfer).
     assert!(faults(&io, "stock") > faults(&quiet, "stock"));

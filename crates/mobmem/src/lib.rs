@@ -11,6 +11,8 @@
 //! - [`swap`]: swapping app memory to NVM, flash and zram: DRAM with reclaim and the
 //!   low-memory killer, the multi-swap architectures, app launch times;
 //! - [`metrics`]: the counters a run produces and the figures derived from them;
+//! - [`reclaim`]: Linux page reclaim on page frames (3.4 two-list LRU, lumpy reclaim, FMP,
+//!   memory.low, MGLRU), interactive response time;
 //! - [`experiments`]: experiment files, sweeps run in parallel, the papers' reproductions;
 //! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index.
 

@@ -66,7 +66,10 @@ pub enum Protection {
     /// FMP: the interactive task's pages.
     Interactive,
     /// `memory.low` of the foreground app.
-    CgroupLow { low_pages: usize, proportional: bool },
+    CgroupLow {
+        low_pages: usize,
+        proportional: bool,
+    },
 }
 
 /// What a scan does with a protected candidate.
@@ -321,8 +324,7 @@ impl TwoListLru {
     fn shrink_zone(&mut self, mem: &mut Memory, priority: u32, req: &ShrinkRequest) -> usize {
         let mut nr = self.scan_count(mem, priority);
         let mut reclaimed = 0;
-        while nr[INACTIVE_ANON as usize] + nr[ACTIVE_FILE as usize] + nr[INACTIVE_FILE as usize]
-            > 0
+        while nr[INACTIVE_ANON as usize] + nr[ACTIVE_FILE as usize] + nr[INACTIVE_FILE as usize] > 0
         {
             for list in 0..4u8 {
                 let n = nr[list as usize].min(SWAP_CLUSTER_MAX);

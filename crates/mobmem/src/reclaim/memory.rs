@@ -482,7 +482,10 @@ impl Memory {
         for (pfn, f) in self.frames.iter().enumerate() {
             let bit = self.free_bits[pfn / 64] >> (pfn % 64) & 1 == 1;
             if bit != (f.state == FrameState::Free) {
-                return Err(format!("frame {pfn}: free bit {bit} but state {:?}", f.state));
+                return Err(format!(
+                    "frame {pfn}: free bit {bit} but state {:?}",
+                    f.state
+                ));
             }
             match f.state {
                 FrameState::Free => free += 1,

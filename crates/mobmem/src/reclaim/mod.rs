@@ -246,9 +246,9 @@ impl ReclaimConfig {
                 low_kb,
                 high_kb,
             },
-            None => Watermarks::for_lowmem_kb(
-                ((self.memory_pages - self.reserved_pages) * 4) as u64,
-            ),
+            None => {
+                Watermarks::for_lowmem_kb(((self.memory_pages - self.reserved_pages) * 4) as u64)
+            }
         }
     }
 
@@ -459,7 +459,8 @@ impl Machine {
     pub fn balance(&mut self) {
         if self.mem.free() < self.wm.low_pages() {
             self.kswapd_runs += 1;
-            self.kswapd_reclaimed += self.reclaim(Goal::FreeAtLeast(self.wm.high_pages()), 0) as u64;
+            self.kswapd_reclaimed +=
+                self.reclaim(Goal::FreeAtLeast(self.wm.high_pages()), 0) as u64;
         }
     }
 
@@ -520,7 +521,9 @@ impl Machine {
     /// Fault `page` of `proc` in; returns how it was served.
     pub fn fault(&mut self, page: u32, proc: ProcId, anon: bool, write: bool) -> Result<FaultKind> {
         let kind = self.mem.fault_kind(page, anon, write);
-        let pfn = self.allocate(0)?.expect("order-0 allocation returns a frame or fails");
+        let pfn = self
+            .allocate(0)?
+            .expect("order-0 allocation returns a frame or fails");
         self.mem.fault_in(pfn, page, proc, anon);
         self.policy.add_page(&mut self.mem, pfn);
         self.balance();
@@ -599,9 +602,7 @@ pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
         if proc as usize >= procs {
             return Err(Error::config(
                 "reclaim",
-                format!(
-                    "event {index}: process id {proc} but the trace has {procs} processes"
-                ),
+                format!("event {index}: process id {proc} but the trace has {procs} processes"),
             ));
         }
         match e.kind() {
@@ -651,7 +652,7 @@ pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
                 }
                 if driver[proc as usize] {
                     driver_faults += 1;
-                    if driver_faults % config.high_order.every_faults as u64 == 0 {
+                    if driver_faults.is_multiple_of(config.high_order.every_faults as u64) {
                         match m.allocate(order)? {
                             Some(pfn) => {
                                 m.mem.allocate_unmovable(pfn, order);

@@ -93,7 +93,10 @@ fn anonymous_page_referenced_once_is_activated() {
     assert_eq!(m.mem.frame(m.mem.frame_of(0).unwrap()).list, 1);
     assert!(m.mem.is_swapped(1));
     assert_eq!(m.mem.counters.swap_outs, 1);
-    assert_eq!(m.access(1, 0, true, false).unwrap(), Some(FaultKind::SwapIn));
+    assert_eq!(
+        m.access(1, 0, true, false).unwrap(),
+        Some(FaultKind::SwapIn)
+    );
     assert_eq!(m.mem.swap_used(), 0);
 }
 
@@ -156,15 +159,27 @@ fn lumpy_takes_exactly_the_aligned_neighbours_it_may() {
     //              0123456789abcdef0123
     let layout = "pppppppppppppupppi.pp";
     // Tag 12, order 2: block 12..16 = p u p p -> frames 14, 15 (13 unmovable skipped).
-    assert_eq!(lumpy(layout, 12, 2, LumpyUnmovable::Skip, false), vec![14, 15]);
+    assert_eq!(
+        lumpy(layout, 12, 2, LumpyUnmovable::Skip, false),
+        vec![14, 15]
+    );
     // The 3.4 kernel gives the block up at the unmovable frame.
-    assert_eq!(lumpy(layout, 12, 2, LumpyUnmovable::Abort, false), Vec::<u32>::new());
+    assert_eq!(
+        lumpy(layout, 12, 2, LumpyUnmovable::Abort, false),
+        Vec::<u32>::new()
+    );
     // Tag 14, order 2: same block; 12 is taken before the unmovable frame is met.
     assert_eq!(lumpy(layout, 14, 2, LumpyUnmovable::Abort, false), vec![12]);
-    assert_eq!(lumpy(layout, 14, 2, LumpyUnmovable::Skip, false), vec![12, 15]);
+    assert_eq!(
+        lumpy(layout, 14, 2, LumpyUnmovable::Skip, false),
+        vec![12, 15]
+    );
     // Tag 19, order 2: block 16..20 = p i . p: the free frame is skipped; FMP leaves
     // the interactive page (17) out.
-    assert_eq!(lumpy(layout, 19, 2, LumpyUnmovable::Skip, false), vec![16, 17]);
+    assert_eq!(
+        lumpy(layout, 19, 2, LumpyUnmovable::Skip, false),
+        vec![16, 17]
+    );
     assert_eq!(lumpy(layout, 19, 2, LumpyUnmovable::Skip, true), vec![16]);
     // Order 3 around 5: block 0..8.
     assert_eq!(
@@ -172,7 +187,10 @@ fn lumpy_takes_exactly_the_aligned_neighbours_it_may() {
         vec![0, 1, 2, 3, 4, 6, 7]
     );
     // Order 1 around 20: block 20..22 (the end of memory is at 21).
-    assert_eq!(lumpy(layout, 20, 1, LumpyUnmovable::Skip, false), Vec::<u32>::new());
+    assert_eq!(
+        lumpy(layout, 20, 1, LumpyUnmovable::Skip, false),
+        Vec::<u32>::new()
+    );
 }
 
 /// Interactive task 0 owns pages 0..40; task 1 streams pages from 1000 on.
@@ -260,7 +278,11 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
         let pfn = mem.find_free_block(0).unwrap();
         mem.fault_in(pfn, page, 0, false);
         policy.add_page(&mut mem, pfn);
-        assert_eq!(mem.frame(pfn).gen, policy.min_seq()[1], "file pages start oldest");
+        assert_eq!(
+            mem.frame(pfn).gen,
+            policy.min_seq()[1],
+            "file pages start oldest"
+        );
     }
     for page in [1, 3] {
         let pfn = mem.frame_of(page).unwrap();
@@ -276,7 +298,11 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
     assert!(mem.frame_of(0).is_none() && mem.frame_of(2).is_none());
     for page in [1, 3] {
         let f = mem.frame(mem.frame_of(page).unwrap());
-        assert_eq!(f.gen, policy.max_seq(), "accessed pages promoted to the youngest");
+        assert_eq!(
+            f.gen,
+            policy.max_seq(),
+            "accessed pages promoted to the youngest"
+        );
         assert!(!f.accessed);
     }
     // Anonymous pages start in the second oldest generation.

@@ -146,7 +146,9 @@ pub fn generate(config: &GalleryUsbConfig, seed: u64) -> Result<Trace> {
     let mut interner = Interner::new();
     let oom = || Error::config("gallery-usb workload", "too many pages or processes");
     let mut events: Vec<Event> = Vec::new();
-    let system = interner.start_process(1000, "system_server").ok_or_else(oom)?;
+    let system = interner
+        .start_process(1000, "system_server")
+        .ok_or_else(oom)?;
     let gallery = interner
         .start_process(2000, GALLERY_PROCESS)
         .ok_or_else(oom)?;
@@ -197,9 +199,7 @@ pub fn generate(config: &GalleryUsbConfig, seed: u64) -> Result<Trace> {
     let start = t + 100 * MS;
 
     let [lo, hi] = config.image_pages;
-    let image_sizes: Vec<u32> = (0..config.images)
-        .map(|_| rng.gen_range(lo..=hi))
-        .collect();
+    let image_sizes: Vec<u32> = (0..config.images).map(|_| rng.gen_range(lo..=hi)).collect();
     let heap = AliasTable::new(&zipf_weights(
         config.heap_pages as usize,
         config.heap_zipf_exponent,

@@ -58,7 +58,7 @@ pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport
     let with_io = reclaim::workload::generate(&workload(true), SEED)?;
     let without_io = reclaim::workload::generate(&workload(false), SEED)?;
     let base = ReclaimConfig::default();
-    let default_mib = base.memory_pages * 4096 >> 20;
+    let default_mib = (base.memory_pages * 4096) >> 20;
     // (scope, policy, io, memory MiB)
     let mut points: Vec<(&str, &str, bool, usize)> = Vec::new();
     for io in [false, true] {
