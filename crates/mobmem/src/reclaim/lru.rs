@@ -26,8 +26,8 @@
 //! Protection (what `fmp` and `memcg-low` add):
 //! - FMP's IPP: in `shrink_page_list` a candidate owned by the interactive task is
 //!   skipped, `PG_referenced` set and put on the active list; lumpy reclaim leaves the
-//!   interactive task's pages out of the block. The fallback (request flag
-//!   `ignore_protection`) turns it off.
+//!   interactive task's pages out of the block (a protected tag page brings no block at
+//!   all). The fallback (request flag `ignore_protection`) turns it off.
 //! - memcg-low: the foreground app's pages are a cgroup with `memory.low`; while its
 //!   resident pages are at most `low` its pages are passed over by the list scans (put
 //!   back where they would be had they not been scanned: the head of their list, bits
@@ -256,6 +256,23 @@ impl TwoListLru {
             };
             tags += 1;
             mem.unlink(tag);
+            // Protection is decided for the tag before lumpy reclaim builds a block
+            // around it: a protected tag is put back and brings no neighbours.
+            let t = if mem.frame(tag).anon { ANON } else { FILE };
+            match self.verdict(mem, tag, req) {
+                Verdict::Activate => {
+                    mem.counters.protected_skips += 1;
+                    mem.frame_mut(tag).referenced = true;
+                    self.activate(mem, tag, t);
+                    continue;
+                }
+                Verdict::PassOver => {
+                    mem.counters.protected_skips += 1;
+                    mem.push_head(inactive_of(t), tag);
+                    continue;
+                }
+                Verdict::Normal => {}
+            }
             isolated.push(tag);
             if lumpy {
                 let fmp = self.protection == Protection::Interactive && !req.ignore_protection;
@@ -278,20 +295,6 @@ impl TwoListLru {
         for pfn in isolated {
             let f = *mem.frame(pfn);
             let t = if f.anon { ANON } else { FILE };
-            match self.verdict(mem, pfn, req) {
-                Verdict::Activate => {
-                    mem.counters.protected_skips += 1;
-                    mem.frame_mut(pfn).referenced = true;
-                    self.activate(mem, pfn, t);
-                    continue;
-                }
-                Verdict::PassOver => {
-                    mem.counters.protected_skips += 1;
-                    mem.push_head(inactive_of(t), pfn);
-                    continue;
-                }
-                Verdict::Normal => {}
-            }
             let fm = mem.frame_mut(pfn);
             let accessed = std::mem::take(&mut fm.accessed);
             let was_referenced = std::mem::take(&mut fm.referenced);
