@@ -100,8 +100,7 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
         .map(|c| reclaim::run(c, &t))
         .collect::<mobmem::Result<_>>()?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
-        return Ok(());
+        return print_out(&(serde_json::to_string_pretty(&results)? + "\n"));
     }
     let metrics: Vec<&str> = results[0].values().iter().map(|(k, _)| *k).collect();
     if args.csv {
@@ -119,12 +118,11 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
             }
             out.push('\n');
         }
-        print!("{out}");
-        return Ok(());
+        return print_out(&out);
     }
     let wm = results[0].watermarks;
-    println!(
-        "trace {}: {} accesses; memory {} pages ({} MiB), watermarks min/low/high {}/{}/{} KiB",
+    let mut out = format!(
+        "trace {}: {} accesses; memory {} pages ({} MiB), watermarks min/low/high {}/{}/{} KiB\n",
         path.display(),
         results[0].accesses,
         base.memory_pages,
@@ -133,19 +131,32 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
         wm.low_kb,
         wm.high_kb
     );
-    print!("{:<26}", "metric");
+    out.push_str(&format!("{:<26}", "metric"));
     for r in &results {
-        print!(" {:>12}", r.policy);
+        out.push_str(&format!(" {:>12}", r.policy));
     }
-    println!();
+    out.push('\n');
     for (i, m) in metrics.iter().enumerate() {
-        print!("{m:<26}");
+        out.push_str(&format!("{m:<26}"));
         for r in &results {
-            print!(" {:>12}", short(r.values()[i].1));
+            out.push_str(&format!(" {:>12}", short(r.values()[i].1)));
         }
-        println!();
+        out.push('\n');
     }
-    Ok(())
+    print_out(&out)
+}
+
+/// Write to stdout; a reader that stopped early (`| head`) is not an error.
+fn print_out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 /// `mobmem gen gallery-usb [--no-background]`: write the page-protection workload.

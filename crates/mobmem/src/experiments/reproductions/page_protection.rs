@@ -4,12 +4,12 @@
 //! The `gallery-usb` workload (the Gallery app browsed while a USB transfer streams a
 //! large file onto the device) runs with and without the transfer on every reclaim
 //! policy (`stock` Linux 3.4, `fmp`, `memcg-low`, `mglru`) at the default memory, and
-//! with the transfer over a range of memory sizes. Figures: interactive page faults,
-//! mean response time and pages scanned, with and without the background I/O and
-//! against memory size. Claims: the background I/O raises the Gallery's faults on the
-//! stock kernel (paper +41%); FMP cuts them (-37%) and the response time (-11%) versus
-//! stock under the I/O; FMP's overhead is small with the I/O (about 3%) and nil
-//! without it (measured as pages scanned).
+//! with the transfer over a range of memory sizes and of transfer rates. Figures:
+//! interactive page faults, mean response time and pages scanned against the transfer
+//! rate (0..40 MB/s), faults and p95 response time against memory size. Claims: the
+//! background I/O raises the Gallery's faults on the stock kernel (paper +41%); FMP cuts
+//! them (-37%) and the response time (-11%) versus stock under the I/O; FMP's overhead
+//! is small with the I/O (about 3%) and nil without it (measured as pages scanned).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -19,25 +19,37 @@ use super::{reduction_claim, Context};
 use crate::reclaim::{self, workload::GalleryUsbConfig, ReclaimConfig, ReclaimResult};
 use crate::report::table::filter;
 use crate::report::{Claim, ExperimentReport, Figure, Row, Table};
+use crate::trace::Trace;
 use crate::Result;
 
 const SEED: u64 = 1;
 const POLICIES: [&str; 4] = ["stock", "fmp", "memcg-low", "mglru"];
 /// Memory sizes of the sweep, MiB.
 const MEMORY_MIB: [usize; 4] = [96, 128, 192, 256];
-const KEYS: [&str; 5] = ["scope", "series", "policy", "io", "memory_mib"];
+/// Background transfer rates of the rate sweep, pages written per interaction (one a
+/// second): 0, 5, 10, 20 and 40 MB/s.
+const STREAM_PAGES: [u32; 5] = [0, 1200, 2400, 4800, 9600];
+const KEYS: [&str; 6] = ["scope", "series", "policy", "io", "io_mb_s", "memory_mib"];
 
 fn series(policy: &str, io: bool) -> String {
     format!("{policy}{}", if io { " + I/O" } else { ", no I/O" })
 }
 
-fn row(scope: &str, policy: &str, io: bool, memory_mib: usize, r: &ReclaimResult) -> Row {
+/// Transfer rate in MB/s for `pages` written per interaction of `think_ms`.
+fn rate_mb_s(pages: u32, think_ms: u64) -> f64 {
+    let mb_s = pages as f64 * 4096.0 / (think_ms as f64 / 1000.0) / 1e6;
+    (mb_s * 10.0).round() / 10.0
+}
+
+fn row(scope: &str, policy: &str, io_mb_s: f64, memory_mib: usize, r: &ReclaimResult) -> Row {
+    let io = io_mb_s > 0.0;
     Row {
         keys: vec![
             scope.into(),
             series(policy, io),
             policy.into(),
             u8::from(io).to_string(),
+            crate::report::format_number(io_mb_s),
             memory_mib.to_string(),
         ],
         values: r
@@ -55,41 +67,63 @@ pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport
         background,
         ..Default::default()
     };
-    let with_io = reclaim::workload::generate(&workload(true), SEED)?;
-    let without_io = reclaim::workload::generate(&workload(false), SEED)?;
+    let default_pages = GalleryUsbConfig::default().stream_pages_per_interaction;
+    // One trace per transfer rate; 0 is the run without the transfer.
+    let traces: Vec<(u32, Trace)> = STREAM_PAGES
+        .iter()
+        .chain(std::iter::once(&default_pages))
+        .map(|&pages| {
+            let config = GalleryUsbConfig {
+                background: pages > 0,
+                stream_pages_per_interaction: pages,
+                ..workload(true)
+            };
+            Ok((pages, reclaim::workload::generate(&config, SEED)?))
+        })
+        .collect::<Result<_>>()?;
+    let trace_of = |pages: u32| &traces.iter().find(|t| t.0 == pages).expect("made").1;
+    let with_io = trace_of(default_pages);
     let base = ReclaimConfig::default();
     let default_mib = (base.memory_pages * 4096) >> 20;
-    // (scope, policy, io, memory MiB)
-    let mut points: Vec<(&str, &str, bool, usize)> = Vec::new();
-    for io in [false, true] {
+    // (scope, policy, pages streamed per interaction, memory MiB)
+    let mut points: Vec<(&str, &str, u32, usize)> = Vec::new();
+    for pages in [0, default_pages] {
         for p in POLICIES {
-            points.push(("run", p, io, default_mib));
+            points.push(("run", p, pages, default_mib));
         }
     }
     for mib in MEMORY_MIB {
         for p in POLICIES {
-            points.push(("sweep", p, true, mib));
+            points.push(("sweep", p, default_pages, mib));
+        }
+    }
+    for pages in STREAM_PAGES {
+        for p in POLICIES {
+            points.push(("rate", p, pages, default_mib));
         }
     }
     let done = AtomicUsize::new(0);
     (context.progress)(0, points.len());
     let results: Vec<ReclaimResult> = points
         .par_iter()
-        .map(|&(_, policy, io, mib)| {
+        .map(|&(_, policy, pages, mib)| {
             let config = ReclaimConfig {
                 policy: policy.into(),
                 memory_pages: mib << 8,
                 ..base.clone()
             };
-            let r = reclaim::run(&config, if io { &with_io } else { &without_io })?;
+            let r = reclaim::run(&config, trace_of(pages))?;
             (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
             Ok(r)
         })
         .collect::<Result<_>>()?;
+    let think_ms = workload(true).think_ms;
     let rows = points
         .iter()
         .zip(&results)
-        .map(|(&(scope, policy, io, mib), r)| row(scope, policy, io, mib, r))
+        .map(|(&(scope, policy, pages, mib), r)| {
+            row(scope, policy, rate_mb_s(pages, think_ms), mib, r)
+        })
         .collect();
     let table = Table {
         experiment: "page-protection".into(),
@@ -161,12 +195,12 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
     let io_figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
         id: id.into(),
         title: title.into(),
-        x: "io".into(),
-        x_label: "background USB transfer (0 = off, 1 = on)".into(),
+        x: "io_mb_s".into(),
+        x_label: "background USB transfer (MB/s)".into(),
         x_scale: 1.0,
         series: "policy".into(),
         lines: lines.clone(),
-        filter: filter(&[("scope", "run")]),
+        filter: filter(&[("scope", "rate")]),
         metric: metric.into(),
         y_label: y.into(),
         normalize_to: None,
@@ -187,7 +221,7 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
     let figures = vec![
         io_figure(
             "interactive-faults",
-            "Gallery page faults (major) without and with the USB transfer",
+            "Gallery page faults (major) by background transfer rate",
             "interactive_major_faults",
             "major faults of the interactive app",
         ),
@@ -303,7 +337,7 @@ mod tests {
             media_dir: std::path::PathBuf::new(),
         };
         let report = run_with(&context, 30).unwrap();
-        assert_eq!(report.table.rows.len(), 8 + 16);
+        assert_eq!(report.table.rows.len(), 8 + 16 + 20);
         assert_eq!(report.claims.len(), 5);
         assert!(report.claims.iter().all(|c| c.measured.is_finite()));
         // With the I/O, stock faults more than without; FMP faults least.
