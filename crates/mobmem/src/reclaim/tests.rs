@@ -315,6 +315,38 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
 }
 
 #[test]
+fn mglru_keeps_two_to_four_generations() {
+    let mut mem = Memory::new(256, &[], 5000, 1, 5000);
+    let mut policy = MgLru::new();
+    let req = ShrinkRequest {
+        goal: Goal::Reclaim(SWAP_CLUSTER_MAX),
+        order: 0,
+        tasks: TaskView::default(),
+        ignore_protection: false,
+    };
+    let mut x = 7u64;
+    for page in 0..5000u32 {
+        if mem.free() < 16 {
+            assert!(policy.shrink(&mut mem, &req) > 0);
+        }
+        let pfn = mem.find_free_block(0).unwrap();
+        mem.fault_in(pfn, page, 0, page % 3 == 0);
+        policy.add_page(&mut mem, pfn);
+        // Touch a pseudo-random resident page.
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        if let Some(pfn) = mem.frame_of((x >> 33) as u32 % (page + 1)) {
+            mem.frame_mut(pfn).accessed = true;
+        }
+        for min in policy.min_seq() {
+            let gens = policy.max_seq() - min + 1;
+            assert!((2..=4).contains(&gens), "{gens} generations");
+        }
+    }
+    assert!(policy.agings > 10);
+    mem.check().unwrap();
+}
+
+#[test]
 fn run_is_deterministic_and_rejects_bad_input() {
     let wl = workload::GalleryUsbConfig {
         interactions: 12,
