@@ -333,7 +333,9 @@ fn mglru_keeps_two_to_four_generations() {
         mem.fault_in(pfn, page, 0, page % 3 == 0);
         policy.add_page(&mut mem, pfn);
         // Touch a pseudo-random resident page.
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         if let Some(pfn) = mem.frame_of((x >> 33) as u32 % (page + 1)) {
             mem.frame_mut(pfn).accessed = true;
         }
