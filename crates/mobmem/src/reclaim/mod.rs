@@ -505,7 +505,8 @@ impl Machine {
                 return Err(Error::config(
                     "reclaim",
                     format!(
-                        "out of memory: nothing reclaimable ({} frames, {} resident pages, {} swap slots free)",
+                        "out of memory: nothing reclaimable ({} frames, {} resident pages, {} swap slots free; \
+this model has no low-memory killer: give more memory or swap_pages)",
                         self.mem.total(),
                         self.mem.lru_pages(),
                         self.mem.swap_free()

@@ -243,6 +243,20 @@ fn fmp_falls_back_when_only_interactive_pages_are_left() {
 }
 
 #[test]
+fn memory_full_of_unswappable_pages_is_an_error_not_a_panic() {
+    let mut config = small_config("stock", 64, [2, 3, 4]);
+    config.swap_pages = 8;
+    let mut m = Machine::new(&config, 200, 1).unwrap();
+    let e = (0..200)
+        .find_map(|page| m.access(page, 0, true, true).err())
+        .expect("runs out of memory")
+        .to_string();
+    assert!(e.contains("out of memory") && e.contains("swap_pages"), "{e}");
+    assert_eq!(m.mem.swap_used(), 8);
+    m.mem.check().unwrap();
+}
+
+#[test]
 fn memcg_low_protects_the_foreground_app_below_low() {
     let mut config = small_config("memcg-low", 256, [8, 10, 12]);
     config.memcg_low_pages = 50;
