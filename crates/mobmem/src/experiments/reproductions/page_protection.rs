@@ -336,8 +336,8 @@ min_free_kbytes = isqrt(lowmem KiB * 16) as Linux 3.4. The paper gives neither T
 interaction and T_pf = 0.1 ms per major fault (a 4 KiB flash read) are assumptions."
             .into(),
         "Without the transfer the Gallery and the idle apps fit in memory, so its faults are first reads only and \
-reclaim never runs; the paper's phone ran other tasks too, which is why the measured rise with the I/O is larger \
-than the paper's 41%. Under the transfer FMP keeps every Gallery page, so only first reads remain; the response \
+reclaim never runs; the paper's phone presumably ran other tasks too, which would explain why the measured rise \
+with the I/O is larger than the paper's 41%. Under the transfer FMP keeps every Gallery page, so only first reads remain; the response \
 time falls less than the faults because T_E dominates it (its size is an assumption)."
             .into(),
         "Pages scanned stand for the CPU overhead: FMP scans the interactive pages it skips again and, because the \
