@@ -251,7 +251,10 @@ fn memory_full_of_unswappable_pages_is_an_error_not_a_panic() {
         .find_map(|page| m.access(page, 0, true, true).err())
         .expect("runs out of memory")
         .to_string();
-    assert!(e.contains("out of memory") && e.contains("swap_pages"), "{e}");
+    assert!(
+        e.contains("out of memory") && e.contains("swap_pages"),
+        "{e}"
+    );
     assert_eq!(m.mem.swap_used(), 8);
     m.mem.check().unwrap();
 }
