@@ -184,6 +184,55 @@ fn reproduce_page_protection_writes_its_claims_and_figures() {
     assert!(measured("background-io-raises-faults") > 0.0);
     assert!(measured("fmp-cuts-faults") > 0.0);
     assert!(measured("fmp-cuts-response-time") > 0.0);
+    // The measured table of docs/reclaim.md is what the reproduction measures.
+    let results = std::fs::read_to_string(dir.path().join("page-protection/results.csv")).unwrap();
+    let value = |series: &str, metric: &str| -> f64 {
+        // CSV quotes the series names that hold a comma.
+        let series = if series.contains(',') {
+            format!("\"{series}\"")
+        } else {
+            series.to_string()
+        };
+        results
+            .lines()
+            .find(|l| {
+                l.starts_with(&format!("page-protection,run,{series},"))
+                    && l.contains(&format!(",{metric},"))
+            })
+            .and_then(|l| l.rsplit(',').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{series} {metric}"))
+    };
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reclaim.md"),
+    )
+    .unwrap();
+    let series = [
+        "stock, no I/O",
+        "stock + I/O",
+        "fmp + I/O",
+        "memcg-low + I/O",
+        "mglru + I/O",
+    ];
+    for (label, metric) in [
+        ("Gallery major faults", "interactive_major_faults"),
+        ("of which refaults/swap-ins", "interactive_refaults"),
+        ("pages scanned", "pages_scanned"),
+        ("direct reclaims (lumpy)", "direct_reclaims"),
+    ] {
+        let line = docs
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} |")))
+            .unwrap_or_else(|| panic!("docs row {label}"));
+        let cells: Vec<f64> = line
+            .split('|')
+            .skip(2)
+            .filter(|c| !c.trim().is_empty())
+            .map(|c| c.trim().replace(',', "").parse().unwrap())
+            .collect();
+        let measured: Vec<f64> = series.iter().map(|s| value(s, metric)).collect();
+        assert_eq!(cells, measured, "docs/reclaim.md row '{label}'");
+    }
     for f in [
         "interactive-faults",
         "response-time",
