@@ -13,6 +13,8 @@
 //! - [`ksm`]: kernel samepage merging: ksmd, its trees and counters, the Android
 //!   workload, app impact, snapshots of live processes and the real kernel's sysfs;
 //! - [`metrics`]: the counters a run produces and the figures derived from them;
+//! - [`reclaim`]: Linux page reclaim on page frames (3.4 two-list LRU, lumpy reclaim, FMP,
+//!   memory.low, MGLRU), interactive response time;
 //! - [`experiments`]: experiment files, sweeps run in parallel, the papers' reproductions;
 //! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index.
 
@@ -23,6 +25,7 @@ pub mod experiments;
 pub mod flashfs;
 pub mod ksm;
 pub mod metrics;
+pub mod reclaim;
 pub mod report;
 pub mod swap;
 pub mod trace;

@@ -4,6 +4,7 @@
 mod hybrid_cache;
 mod ksm;
 mod multi_swap;
+mod page_protection;
 mod selective_page_cache;
 
 use crate::experiments::ExperimentConfig;
@@ -35,6 +36,11 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "multi-swap",
         summary: "multi-swap architectures with NVM + flash swap devices (Bahn, Kim, JIIBC 2023)",
         run: multi_swap::run,
+    },
+    Reproduction {
+        name: "page-protection",
+        summary: "framework-assisted selective protection of interactive pages from reclaim (FMP; Kim, SNU 2016)",
+        run: page_protection::run,
     },
     Reproduction {
         name: "selective-page-cache",

@@ -1,0 +1,396 @@
+//! The Linux 3.4 two-list LRU (mm/vmscan.c: `shrink_zone`, `get_scan_count`,
+//! `shrink_active_list`, `shrink_inactive_list`, `shrink_page_list`,
+//! `page_check_references`, lumpy isolation in `isolate_lru_pages`), with the
+//! protections of `fmp` and `memcg-low` as hooks in it.
+//!
+//! Per page type (anon, file) an inactive and an active list. A reclaim pass at
+//! priority p (12 down to 0) scans `len >> p` pages of each list, split between anon
+//! and file by swappiness and the recent rotated/scanned ratio of each type, in batches
+//! of 32 (`SWAP_CLUSTER_MAX`). The active list of a type is scanned only while its
+//! inactive list is "low" (file: inactive < active; anon: inactive * ratio < active,
+//! ratio = isqrt(10 * GiB of memory), at least 1).
+//!
+//! `page_check_references` at the inactive tail, with the accessed bit of the page's
+//! mappings and `PG_referenced`:
+//! - accessed, anonymous: activate;
+//! - accessed, file: set `PG_referenced`; if it was already set (a second reference)
+//!   activate, else keep it another round at the inactive head;
+//! - not accessed: reclaim (anonymous pages need a free swap slot, else they are
+//!   activated, as when `add_to_swap` fails).
+//!
+//! An access to a resident page sets the accessed bit, and `PG_referenced` when the
+//! accessed bit was already set since the last scan (a second reference), so "a page
+//! referenced twice moves to the active list at the next scan". Under lumpy reclaim
+//! references are ignored (3.4 returns `PAGEREF_RECLAIM` in lumpy mode).
+//!
+//! Protection (what `fmp` and `memcg-low` add):
+//! - FMP's IPP: in `shrink_page_list` a candidate owned by the interactive task is
+//!   skipped, `PG_referenced` set and put on the active list; lumpy reclaim leaves the
+//!   interactive task's pages out of the block (a protected tag page brings no block at
+//!   all). The fallback (request flag `ignore_protection`) turns it off.
+//! - memcg-low: the foreground app's pages are a cgroup with `memory.low`; while its
+//!   resident pages are at most `low` its pages are passed over by the list scans (put
+//!   back where they would be had they not been scanned: the head of their list, bits
+//!   untouched), as the kernel skips a protected cgroup's own lists. Above `low` with
+//!   `proportional`, a share low/usage of its candidates is still passed over
+//!   (cgroup-v2's reclaim in proportion to the overage); without it, none. This model
+//!   has one global LRU rather than per-cgroup lists, so passed-over pages are counted
+//!   as scanned: an upper bound on the cost.
+
+use super::memory::{Memory, NO_LIST};
+use super::policy::{
+    isolate_lumpy_block, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView, DEF_PRIORITY,
+    SWAP_CLUSTER_MAX,
+};
+use super::ReclaimConfig;
+
+pub const INACTIVE_ANON: u8 = 0;
+pub const ACTIVE_ANON: u8 = 1;
+pub const INACTIVE_FILE: u8 = 2;
+pub const ACTIVE_FILE: u8 = 3;
+
+const ANON: usize = 0;
+const FILE: usize = 1;
+
+fn inactive_of(file: usize) -> u8 {
+    (file * 2) as u8
+}
+fn active_of(file: usize) -> u8 {
+    (file * 2 + 1) as u8
+}
+
+/// Which pages a two-list policy protects.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Protection {
+    None,
+    /// FMP: the interactive task's pages.
+    Interactive,
+    /// `memory.low` of the foreground app.
+    CgroupLow {
+        low_pages: usize,
+        proportional: bool,
+    },
+}
+
+/// What a scan does with a protected candidate.
+enum Verdict {
+    Normal,
+    /// FMP: set `PG_referenced`, put on the active list.
+    Activate,
+    /// memcg-low: put back unscanned.
+    PassOver,
+}
+
+pub struct TwoListLru {
+    protection: Protection,
+    swappiness: u64,
+    inactive_anon_ratio: usize,
+    rotate_referenced_active: bool,
+    new_anon_active: bool,
+    lumpy_unmovable: LumpyUnmovable,
+    recent_scanned: [u64; 2],
+    recent_rotated: [u64; 2],
+    /// Bresenham accumulator of proportional memcg protection.
+    pass_over_credit: f64,
+    high_wmark: usize,
+}
+
+impl TwoListLru {
+    pub fn new(config: &ReclaimConfig, protection: Protection) -> Self {
+        let gib = (config.memory_pages * 4096) >> 30;
+        TwoListLru {
+            protection,
+            swappiness: config.swappiness as u64,
+            inactive_anon_ratio: if gib == 0 {
+                1
+            } else {
+                ((10 * gib) as f64).sqrt() as usize
+            },
+            rotate_referenced_active: config.rotate_referenced_active,
+            new_anon_active: config.new_anon_active,
+            lumpy_unmovable: config.lumpy_unmovable,
+            recent_scanned: [0; 2],
+            recent_rotated: [0; 2],
+            pass_over_credit: 0.0,
+            high_wmark: config.watermarks().high_pages(),
+        }
+    }
+
+    fn verdict(&mut self, mem: &Memory, pfn: u32, req: &ShrinkRequest) -> Verdict {
+        if req.ignore_protection {
+            return Verdict::Normal;
+        }
+        let owner = mem.frame(pfn).owner;
+        match self.protection {
+            Protection::None => Verdict::Normal,
+            Protection::Interactive => {
+                if req.tasks.interactive == Some(owner) {
+                    Verdict::Activate
+                } else {
+                    Verdict::Normal
+                }
+            }
+            Protection::CgroupLow {
+                low_pages,
+                proportional,
+            } => {
+                if req.tasks.foreground != Some(owner) {
+                    return Verdict::Normal;
+                }
+                let usage = mem.resident_of(owner);
+                if usage <= low_pages {
+                    return Verdict::PassOver;
+                }
+                if !proportional {
+                    return Verdict::Normal;
+                }
+                self.pass_over_credit += low_pages as f64 / usage as f64;
+                if self.pass_over_credit >= 1.0 {
+                    self.pass_over_credit -= 1.0;
+                    Verdict::PassOver
+                } else {
+                    Verdict::Normal
+                }
+            }
+        }
+    }
+
+    fn inactive_is_low(&self, mem: &Memory, file: usize) -> bool {
+        let inactive = mem.list_len(inactive_of(file));
+        let active = mem.list_len(active_of(file));
+        if file == FILE {
+            inactive < active
+        } else {
+            inactive * self.inactive_anon_ratio < active
+        }
+    }
+
+    /// Pages to scan per list at `priority` (`get_scan_count`).
+    fn scan_count(&mut self, mem: &Memory, priority: u32) -> [usize; 4] {
+        let anon = mem.list_len(INACTIVE_ANON) + mem.list_len(ACTIVE_ANON);
+        let file = mem.list_len(INACTIVE_FILE) + mem.list_len(ACTIVE_FILE);
+        let (fa, ff) = if mem.swap_free() == 0 || anon == 0 {
+            (0, 1)
+        } else if file + mem.free() <= self.high_wmark {
+            (1, 0)
+        } else {
+            // Halve the history once it is large, as the kernel ages it.
+            for (t, len) in [(ANON, anon), (FILE, file)] {
+                if self.recent_scanned[t] > (len / 4) as u64 {
+                    self.recent_scanned[t] /= 2;
+                    self.recent_rotated[t] /= 2;
+                }
+            }
+            let ap = (self.swappiness + 1) * (self.recent_scanned[ANON] + 1)
+                / (self.recent_rotated[ANON] + 1);
+            let fp = (200 - self.swappiness + 1) * (self.recent_scanned[FILE] + 1)
+                / (self.recent_rotated[FILE] + 1);
+            (ap, fp)
+        };
+        let denominator = (fa + ff).max(1);
+        let mut nr = [0; 4];
+        for list in 0..4u8 {
+            let fraction = if list < INACTIVE_FILE { fa } else { ff };
+            // At priority 0 every list is scanned whole, unless swap is out (3.4).
+            nr[list as usize] = if priority == 0 && mem.swap_free() > 0 {
+                mem.list_len(list)
+            } else {
+                let scan = (mem.list_len(list) >> priority) as u64;
+                (scan * fraction / denominator) as usize
+            };
+        }
+        nr
+    }
+
+    /// `shrink_active_list`: move up to `nr` pages from the active tail to the inactive
+    /// list; referenced ones rotate back when `rotate_referenced_active`.
+    fn shrink_active(&mut self, mem: &mut Memory, nr: usize, file: usize, req: &ShrinkRequest) {
+        let mut taken = Vec::with_capacity(nr);
+        while taken.len() < nr {
+            let Some(pfn) = mem.list_tail(active_of(file)) else {
+                break;
+            };
+            mem.unlink(pfn);
+            taken.push(pfn);
+        }
+        mem.counters.scanned += taken.len() as u64;
+        self.recent_scanned[file] += taken.len() as u64;
+        for pfn in taken {
+            if matches!(self.protection, Protection::CgroupLow { .. })
+                && matches!(self.verdict(mem, pfn, req), Verdict::PassOver)
+            {
+                mem.counters.protected_skips += 1;
+                mem.push_head(active_of(file), pfn);
+                continue;
+            }
+            let f = mem.frame_mut(pfn);
+            let accessed = std::mem::take(&mut f.accessed);
+            if accessed {
+                self.recent_rotated[file] += 1;
+                if self.rotate_referenced_active {
+                    mem.push_head(active_of(file), pfn);
+                    continue;
+                }
+            }
+            mem.counters.deactivations += 1;
+            mem.push_head(inactive_of(file), pfn);
+        }
+    }
+
+    /// `shrink_inactive_list` + `shrink_page_list`: isolate up to `nr` pages from the
+    /// inactive tail (with their lumpy neighbours for an order above 0) and reclaim or
+    /// put back each. Returns the pages reclaimed.
+    fn shrink_inactive(
+        &mut self,
+        mem: &mut Memory,
+        nr: usize,
+        file: usize,
+        req: &ShrinkRequest,
+    ) -> usize {
+        let lumpy = req.order > 0;
+        let mut isolated = Vec::with_capacity(nr);
+        let mut tags = 0;
+        while tags < nr {
+            let Some(tag) = mem.list_tail(inactive_of(file)) else {
+                break;
+            };
+            tags += 1;
+            mem.unlink(tag);
+            // Protection is decided for the tag before lumpy reclaim builds a block
+            // around it: a protected tag is put back and brings no neighbours.
+            let t = if mem.frame(tag).anon { ANON } else { FILE };
+            match self.verdict(mem, tag, req) {
+                Verdict::Activate => {
+                    mem.counters.protected_skips += 1;
+                    mem.frame_mut(tag).referenced = true;
+                    self.activate(mem, tag, t);
+                    continue;
+                }
+                Verdict::PassOver => {
+                    mem.counters.protected_skips += 1;
+                    mem.push_head(inactive_of(t), tag);
+                    continue;
+                }
+                Verdict::Normal => {}
+            }
+            isolated.push(tag);
+            if lumpy {
+                let fmp = self.protection == Protection::Interactive && !req.ignore_protection;
+                let interactive = req.tasks.interactive;
+                let mut may_take =
+                    |m: &Memory, pfn: u32| !(fmp && interactive == Some(m.frame(pfn).owner));
+                isolate_lumpy_block(
+                    mem,
+                    tag,
+                    req.order,
+                    self.lumpy_unmovable,
+                    &mut may_take,
+                    &mut isolated,
+                );
+            }
+        }
+        mem.counters.scanned += tags as u64;
+        self.recent_scanned[file] += tags as u64;
+        let mut reclaimed = 0;
+        for pfn in isolated {
+            let f = *mem.frame(pfn);
+            let t = if f.anon { ANON } else { FILE };
+            let fm = mem.frame_mut(pfn);
+            let accessed = std::mem::take(&mut fm.accessed);
+            let was_referenced = std::mem::take(&mut fm.referenced);
+            if !lumpy && accessed {
+                if f.anon || was_referenced {
+                    self.activate(mem, pfn, t);
+                } else {
+                    mem.frame_mut(pfn).referenced = true;
+                    mem.push_head(inactive_of(t), pfn);
+                }
+                continue;
+            }
+            if f.anon && mem.swap_free() == 0 {
+                self.activate(mem, pfn, t);
+                continue;
+            }
+            mem.evict(pfn);
+            reclaimed += 1;
+        }
+        reclaimed
+    }
+
+    fn activate(&mut self, mem: &mut Memory, pfn: u32, t: usize) {
+        self.recent_rotated[t] += 1;
+        mem.counters.activations += 1;
+        mem.push_head(active_of(t), pfn);
+    }
+
+    /// One `shrink_zone` pass at `priority`; stops early when the goal is met.
+    fn shrink_zone(&mut self, mem: &mut Memory, priority: u32, req: &ShrinkRequest) -> usize {
+        let mut nr = self.scan_count(mem, priority);
+        let mut reclaimed = 0;
+        while nr[INACTIVE_ANON as usize] + nr[ACTIVE_FILE as usize] + nr[INACTIVE_FILE as usize] > 0
+        {
+            for list in 0..4u8 {
+                let n = nr[list as usize].min(SWAP_CLUSTER_MAX);
+                if n == 0 {
+                    continue;
+                }
+                nr[list as usize] -= n;
+                let file = (list / 2) as usize;
+                if list % 2 == 1 {
+                    if self.inactive_is_low(mem, file) {
+                        self.shrink_active(mem, n, file, req);
+                    }
+                } else {
+                    reclaimed += self.shrink_inactive(mem, n, file, req);
+                }
+                if req.done(mem, reclaimed) {
+                    return reclaimed;
+                }
+            }
+        }
+        if mem.swap_free() > 0 && self.inactive_is_low(mem, ANON) {
+            self.shrink_active(mem, SWAP_CLUSTER_MAX, ANON, req);
+        }
+        reclaimed
+    }
+}
+
+impl ReclaimPolicy for TwoListLru {
+    fn add_page(&mut self, mem: &mut Memory, pfn: u32) {
+        let anon = mem.frame(pfn).anon;
+        debug_assert_eq!(mem.frame(pfn).list, NO_LIST);
+        let list = match (anon, self.new_anon_active) {
+            (true, true) => ACTIVE_ANON,
+            (true, false) => INACTIVE_ANON,
+            (false, _) => INACTIVE_FILE,
+        };
+        mem.push_head(list, pfn);
+    }
+
+    fn shrink(&mut self, mem: &mut Memory, req: &ShrinkRequest) -> usize {
+        let mut reclaimed = 0;
+        for priority in (0..=DEF_PRIORITY).rev() {
+            reclaimed += self.shrink_zone(mem, priority, req);
+            if req.done(mem, reclaimed) {
+                break;
+            }
+        }
+        reclaimed
+    }
+
+    fn protects(&self) -> bool {
+        self.protection != Protection::None
+    }
+
+    fn only_protected_left(&self, mem: &Memory, tasks: &TaskView) -> bool {
+        let protected = match self.protection {
+            Protection::None => return false,
+            Protection::Interactive => tasks.interactive,
+            Protection::CgroupLow { .. } => tasks.foreground,
+        };
+        match protected {
+            Some(p) => mem.resident_of(p) == mem.lru_pages() && mem.lru_pages() > 0,
+            None => false,
+        }
+    }
+}

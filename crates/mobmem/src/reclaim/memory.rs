@@ -1,0 +1,552 @@
+//! Physical memory as numbered page frames: free frames, reserved and unmovable frames,
+//! and frames holding a file or anonymous page on one of the reclaim lists.
+//!
+//! Frame allocation is *address-ordered first fit*: an order-0 request takes the lowest
+//! free frame, an order-k request the lowest naturally aligned block of 2^k free
+//! frames. Like the buddy allocator (mm/page_alloc.c) it hands out aligned blocks and
+//! refills the holes reclaim leaves, so that which frames are physically adjacent
+//! depends on the order pages came and went, which is what lumpy reclaim works with.
+//! Free frames are a bitmap, so finding the lowest free frame or block is a word scan.
+//!
+//! The reclaim lists are intrusive doubly linked lists threaded through the frames
+//! (`prev`/`next` are frame numbers): head = most recently added, tail = the end reclaim
+//! scans from, as the kernel's `lru` lists.
+
+use crate::trace::{PageId, ProcId};
+
+/// "No frame" in list links and page locations.
+pub const NIL: u32 = u32::MAX;
+/// Page location: never faulted in (or freed when its process exited).
+const NOT_RESIDENT: u32 = u32::MAX;
+/// Page location: an anonymous page whose content is in a swap slot.
+const SWAPPED: u32 = u32::MAX - 1;
+/// Page location: a file page that was resident once and was dropped by reclaim.
+const DROPPED: u32 = u32::MAX - 2;
+/// Frame is on no list.
+pub const NO_LIST: u8 = u8::MAX;
+
+/// Number of lists a [`Memory`] has: 4 for the two-list LRU (inactive/active x
+/// anon/file) and 8 for the multi-generational LRU (4 generations x anon/file).
+pub const LIST_COUNT: usize = 12;
+
+/// What a frame holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameState {
+    Free,
+    /// Reserved at boot (kernel image, firmware carve-outs): never allocated or moved.
+    Reserved,
+    /// Allocated by the kernel (slab, page tables, driver buffers): not on any LRU, so
+    /// reclaim cannot free it.
+    Unmovable,
+    /// A page of a process or a file, on one of the reclaim lists.
+    Page,
+}
+
+/// One page frame.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    pub state: FrameState,
+    pub page: PageId,
+    /// The task that brought the page into memory (FMP's page identifier).
+    pub owner: ProcId,
+    pub anon: bool,
+    /// The hardware accessed ("young") bit of the page's mappings.
+    pub accessed: bool,
+    /// `PG_referenced`.
+    pub referenced: bool,
+    /// A file page written since it was read (written back before it is dropped).
+    pub dirty: bool,
+    pub list: u8,
+    /// Generation (sequence number) on the multi-generational LRU.
+    pub gen: u64,
+    pub prev: u32,
+    pub next: u32,
+}
+
+impl Frame {
+    const EMPTY: Frame = Frame {
+        state: FrameState::Free,
+        page: 0,
+        owner: 0,
+        anon: false,
+        accessed: false,
+        referenced: false,
+        dirty: false,
+        list: NO_LIST,
+        gen: 0,
+        prev: NIL,
+        next: NIL,
+    };
+}
+
+#[derive(Debug, Clone, Copy)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
+/// How a page came into memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// First touch of an anonymous page: a zero-filled frame, no I/O (minor fault).
+    AnonFirst,
+    /// First read of a file page from storage (major fault).
+    FileCold,
+    /// First write of a file page that was never in memory (a file being written, as
+    /// the USB transfer's): the page is filled by the writer, nothing is read.
+    FileNew,
+    /// A file page read again after reclaim dropped it (major fault).
+    FileRefault,
+    /// An anonymous page read back from swap (major fault).
+    SwapIn,
+}
+
+impl FaultKind {
+    pub fn is_major(self) -> bool {
+        !matches!(self, FaultKind::AnonFirst | FaultKind::FileNew)
+    }
+}
+
+/// Counters of reclaim work.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReclaimCounters {
+    /// Pages looked at by reclaim: inactive and active list scans, lumpy neighbours,
+    /// generation walks. The CPU cost of a policy.
+    pub scanned: u64,
+    pub reclaimed: u64,
+    pub swap_outs: u64,
+    pub file_drops: u64,
+    /// Dirty file pages written back before they were dropped.
+    pub writebacks: u64,
+    /// Pages moved from an inactive to the active list (or promoted a generation).
+    pub activations: u64,
+    pub deactivations: u64,
+    /// Neighbours lumpy reclaim took with a tag page.
+    pub lumpy_taken: u64,
+    /// Aligned blocks lumpy reclaim could not take whole.
+    pub lumpy_failed: u64,
+    /// Candidates a protecting policy skipped.
+    pub protected_skips: u64,
+}
+
+/// Physical memory, the swap space, where every page of the trace is, and the lists.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    frames: Vec<Frame>,
+    free_bits: Vec<u64>,
+    free: usize,
+    /// Lowest word of `free_bits` that may have a free frame.
+    hint: usize,
+    lists: [List; LIST_COUNT],
+    /// Location of each page: a frame number or one of the sentinels.
+    loc: Vec<u32>,
+    swap_total: usize,
+    swap_used: usize,
+    /// Resident pages (on lists) per owner.
+    resident_by_owner: Vec<u32>,
+    lru_pages: usize,
+    unmovable: usize,
+    pub counters: ReclaimCounters,
+}
+
+impl Memory {
+    /// `total` frames with `reserved` of them (sorted frame numbers) reserved at boot,
+    /// `pages` distinct pages, `procs` processes and `swap` swap slots.
+    pub fn new(total: usize, reserved: &[u32], pages: usize, procs: usize, swap: usize) -> Self {
+        let words = total.div_ceil(64);
+        let mut m = Memory {
+            frames: vec![Frame::EMPTY; total],
+            free_bits: vec![0; words],
+            free: 0,
+            hint: 0,
+            lists: [List {
+                head: NIL,
+                tail: NIL,
+                len: 0,
+            }; LIST_COUNT],
+            loc: vec![NOT_RESIDENT; pages],
+            swap_total: swap,
+            swap_used: 0,
+            resident_by_owner: vec![0; procs],
+            lru_pages: 0,
+            unmovable: 0,
+            counters: ReclaimCounters::default(),
+        };
+        for pfn in 0..total {
+            m.set_free_bit(pfn as u32);
+        }
+        m.free = total;
+        for &pfn in reserved {
+            if (pfn as usize) < total && m.frames[pfn as usize].state == FrameState::Free {
+                m.clear_free_bit(pfn);
+                m.free -= 1;
+                m.frames[pfn as usize].state = FrameState::Reserved;
+            }
+        }
+        m
+    }
+
+    pub fn total(&self) -> usize {
+        self.frames.len()
+    }
+    pub fn free(&self) -> usize {
+        self.free
+    }
+    pub fn lru_pages(&self) -> usize {
+        self.lru_pages
+    }
+    pub fn unmovable(&self) -> usize {
+        self.unmovable
+    }
+    pub fn reserved(&self) -> usize {
+        self.total() - self.free - self.lru_pages - self.unmovable
+    }
+    pub fn frame(&self, pfn: u32) -> &Frame {
+        &self.frames[pfn as usize]
+    }
+    pub fn frame_mut(&mut self, pfn: u32) -> &mut Frame {
+        &mut self.frames[pfn as usize]
+    }
+    pub fn list_len(&self, list: u8) -> usize {
+        self.lists[list as usize].len
+    }
+    pub fn list_tail(&self, list: u8) -> Option<u32> {
+        let t = self.lists[list as usize].tail;
+        (t != NIL).then_some(t)
+    }
+    /// Frames of a list from head (youngest) to tail.
+    pub fn list_frames(&self, list: u8) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.list_len(list));
+        let mut at = self.lists[list as usize].head;
+        while at != NIL {
+            out.push(at);
+            at = self.frames[at as usize].next;
+        }
+        out
+    }
+    pub fn swap_free(&self) -> usize {
+        self.swap_total - self.swap_used
+    }
+    pub fn swap_used(&self) -> usize {
+        self.swap_used
+    }
+    pub fn resident_of(&self, owner: ProcId) -> usize {
+        self.resident_by_owner
+            .get(owner as usize)
+            .copied()
+            .unwrap_or(0) as usize
+    }
+    /// Frame of a resident page.
+    pub fn frame_of(&self, page: PageId) -> Option<u32> {
+        let l = self.loc[page as usize];
+        (l < DROPPED).then_some(l)
+    }
+    pub fn is_swapped(&self, page: PageId) -> bool {
+        self.loc[page as usize] == SWAPPED
+    }
+
+    /// How a fault on `page` (a `write` or a read) would be served.
+    pub fn fault_kind(&self, page: PageId, anon: bool, write: bool) -> FaultKind {
+        match (self.loc[page as usize], anon) {
+            (SWAPPED, _) => FaultKind::SwapIn,
+            (DROPPED, false) => FaultKind::FileRefault,
+            (_, true) => FaultKind::AnonFirst,
+            (_, false) if write => FaultKind::FileNew,
+            (_, false) => FaultKind::FileCold,
+        }
+    }
+
+    // ---- free frames ----
+
+    fn set_free_bit(&mut self, pfn: u32) {
+        self.free_bits[pfn as usize / 64] |= 1 << (pfn % 64);
+    }
+    fn clear_free_bit(&mut self, pfn: u32) {
+        self.free_bits[pfn as usize / 64] &= !(1 << (pfn % 64));
+    }
+
+    /// Lowest free naturally aligned block of 2^order frames (order <= 6), not taken.
+    pub fn find_free_block(&self, order: u32) -> Option<u32> {
+        let size = 1u32 << order;
+        if order == 0 {
+            for w in self.hint..self.free_bits.len() {
+                let word = self.free_bits[w];
+                if word != 0 {
+                    return Some(w as u32 * 64 + word.trailing_zeros());
+                }
+            }
+            return None;
+        }
+        let mask = if size >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << size) - 1
+        };
+        for (w, &word) in self.free_bits.iter().enumerate().skip(self.hint) {
+            if word == 0 {
+                continue;
+            }
+            let mut off = 0;
+            while off < 64 {
+                if (word >> off) & mask == mask {
+                    let pfn = w as u32 * 64 + off;
+                    if (pfn + size) as usize <= self.frames.len() {
+                        return Some(pfn);
+                    }
+                }
+                off += size;
+            }
+        }
+        None
+    }
+
+    /// Free frames that lie in naturally aligned, wholly free blocks of 2^order frames
+    /// (what the buddy allocator's free areas of that order and above hold).
+    pub fn free_in_blocks(&self, order: u32) -> usize {
+        if order == 0 {
+            return self.free;
+        }
+        let size = 1u32 << order;
+        let mask = if size >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << size) - 1
+        };
+        let mut blocks = 0;
+        for &word in &self.free_bits[self.hint..] {
+            if word == 0 {
+                continue;
+            }
+            let mut off = 0;
+            while off < 64 {
+                if (word >> off) & mask == mask {
+                    blocks += 1;
+                }
+                off += size;
+            }
+        }
+        blocks * size as usize
+    }
+
+    /// Take the frames `pfn..pfn+2^order` (all free) out of the free pool.
+    fn take_block(&mut self, pfn: u32, order: u32) {
+        for f in pfn..pfn + (1 << order) {
+            debug_assert_eq!(self.frames[f as usize].state, FrameState::Free);
+            self.clear_free_bit(f);
+        }
+        self.free -= 1 << order;
+        while self.hint < self.free_bits.len() && self.free_bits[self.hint] == 0 {
+            self.hint += 1;
+        }
+    }
+
+    fn release_frame(&mut self, pfn: u32) {
+        let frame = &mut self.frames[pfn as usize];
+        *frame = Frame::EMPTY;
+        self.set_free_bit(pfn);
+        self.free += 1;
+        self.hint = self.hint.min(pfn as usize / 64);
+    }
+
+    /// Allocate a block of unmovable kernel memory at `pfn` (found free).
+    pub fn allocate_unmovable(&mut self, pfn: u32, order: u32) {
+        self.take_block(pfn, order);
+        for f in pfn..pfn + (1 << order) {
+            self.frames[f as usize].state = FrameState::Unmovable;
+        }
+        self.unmovable += 1 << order;
+    }
+
+    /// Free an unmovable block allocated by [`Memory::allocate_unmovable`].
+    pub fn free_unmovable(&mut self, pfn: u32, order: u32) {
+        for f in pfn..pfn + (1 << order) {
+            debug_assert_eq!(self.frames[f as usize].state, FrameState::Unmovable);
+            self.release_frame(f);
+        }
+        self.unmovable -= 1 << order;
+    }
+
+    /// Put `page` of `owner` into the free frame `pfn` (the caller adds it to a list).
+    /// A swapped-in page gives its swap slot back.
+    pub fn fault_in(&mut self, pfn: u32, page: PageId, owner: ProcId, anon: bool) {
+        self.take_block(pfn, 0);
+        if self.loc[page as usize] == SWAPPED {
+            self.swap_used -= 1;
+        }
+        self.loc[page as usize] = pfn;
+        self.frames[pfn as usize] = Frame {
+            state: FrameState::Page,
+            page,
+            owner,
+            anon,
+            ..Frame::EMPTY
+        };
+        self.resident_by_owner[owner as usize] += 1;
+        self.lru_pages += 1;
+    }
+
+    /// Reclaim the (unlinked) page in `pfn`: anonymous pages go to swap, file pages are
+    /// dropped (written back first when dirty). The caller checked swap space.
+    pub fn evict(&mut self, pfn: u32) {
+        let f = self.frames[pfn as usize];
+        debug_assert_eq!(f.state, FrameState::Page);
+        debug_assert_eq!(f.list, NO_LIST);
+        if f.anon {
+            debug_assert!(self.swap_used < self.swap_total);
+            self.swap_used += 1;
+            self.loc[f.page as usize] = SWAPPED;
+            self.counters.swap_outs += 1;
+        } else {
+            if f.dirty {
+                self.counters.writebacks += 1;
+            }
+            self.loc[f.page as usize] = DROPPED;
+            self.counters.file_drops += 1;
+        }
+        self.resident_by_owner[f.owner as usize] -= 1;
+        self.lru_pages -= 1;
+        self.counters.reclaimed += 1;
+        self.release_frame(pfn);
+    }
+
+    /// Forget `page` (its process exited): free its frame or swap slot.
+    pub fn discard(&mut self, page: PageId) {
+        match self.loc[page as usize] {
+            SWAPPED => self.swap_used -= 1,
+            NOT_RESIDENT | DROPPED => {}
+            pfn => {
+                self.unlink(pfn);
+                let owner = self.frames[pfn as usize].owner;
+                self.resident_by_owner[owner as usize] -= 1;
+                self.lru_pages -= 1;
+                self.release_frame(pfn);
+            }
+        }
+        self.loc[page as usize] = NOT_RESIDENT;
+    }
+
+    // ---- lists ----
+
+    /// Add the frame at the head of `list`.
+    pub fn push_head(&mut self, list: u8, pfn: u32) {
+        debug_assert_eq!(self.frames[pfn as usize].list, NO_LIST);
+        let l = &mut self.lists[list as usize];
+        let old = l.head;
+        l.head = pfn;
+        if old == NIL {
+            l.tail = pfn;
+        }
+        l.len += 1;
+        if old != NIL {
+            self.frames[old as usize].prev = pfn;
+        }
+        let f = &mut self.frames[pfn as usize];
+        f.list = list;
+        f.prev = NIL;
+        f.next = old;
+    }
+
+    /// Take the frame off its list (no-op when on none).
+    pub fn unlink(&mut self, pfn: u32) {
+        let f = self.frames[pfn as usize];
+        if f.list == NO_LIST {
+            return;
+        }
+        let l = &mut self.lists[f.list as usize];
+        if f.prev == NIL {
+            l.head = f.next;
+        }
+        if f.next == NIL {
+            l.tail = f.prev;
+        }
+        l.len -= 1;
+        if f.prev != NIL {
+            self.frames[f.prev as usize].next = f.next;
+        }
+        if f.next != NIL {
+            self.frames[f.next as usize].prev = f.prev;
+        }
+        let f = &mut self.frames[pfn as usize];
+        f.list = NO_LIST;
+        f.prev = NIL;
+        f.next = NIL;
+    }
+
+    /// Check every accounting invariant; the message says which one broke.
+    pub fn check(&self) -> Result<(), String> {
+        let mut free = 0;
+        let mut pages = 0;
+        let mut unmovable = 0;
+        let mut by_owner = vec![0u32; self.resident_by_owner.len()];
+        for (pfn, f) in self.frames.iter().enumerate() {
+            let bit = self.free_bits[pfn / 64] >> (pfn % 64) & 1 == 1;
+            if bit != (f.state == FrameState::Free) {
+                return Err(format!(
+                    "frame {pfn}: free bit {bit} but state {:?}",
+                    f.state
+                ));
+            }
+            match f.state {
+                FrameState::Free => free += 1,
+                FrameState::Unmovable => unmovable += 1,
+                FrameState::Reserved => {}
+                FrameState::Page => {
+                    pages += 1;
+                    by_owner[f.owner as usize] += 1;
+                    if f.list == NO_LIST {
+                        return Err(format!("frame {pfn}: page on no list"));
+                    }
+                    if self.loc[f.page as usize] != pfn as u32 {
+                        return Err(format!("frame {pfn}: page {} located elsewhere", f.page));
+                    }
+                }
+            }
+        }
+        if free != self.free || pages != self.lru_pages || unmovable != self.unmovable {
+            return Err(format!(
+                "counts: free {free}/{} pages {pages}/{} unmovable {unmovable}/{}",
+                self.free, self.lru_pages, self.unmovable
+            ));
+        }
+        if by_owner != self.resident_by_owner {
+            return Err("resident pages per owner disagree".into());
+        }
+        let mut on_lists = 0;
+        for (i, l) in self.lists.iter().enumerate() {
+            let mut n = 0;
+            let mut prev = NIL;
+            let mut at = l.head;
+            while at != NIL {
+                let f = &self.frames[at as usize];
+                if f.list as usize != i || f.prev != prev || f.state != FrameState::Page {
+                    return Err(format!("list {i}: frame {at} badly linked"));
+                }
+                n += 1;
+                if n > self.frames.len() {
+                    return Err(format!("list {i}: cycle"));
+                }
+                prev = at;
+                at = f.next;
+            }
+            if n != l.len || l.tail != prev {
+                return Err(format!("list {i}: length {n} recorded {}", l.len));
+            }
+            on_lists += n;
+        }
+        if on_lists != self.lru_pages {
+            return Err(format!(
+                "{on_lists} pages on lists, {} resident",
+                self.lru_pages
+            ));
+        }
+        let swapped = self.loc.iter().filter(|&&l| l == SWAPPED).count();
+        if swapped != self.swap_used || self.swap_used > self.swap_total {
+            return Err(format!(
+                "swap: {swapped} swapped pages, {} slots used of {}",
+                self.swap_used, self.swap_total
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,206 @@
+//! The multi-generational LRU (Linux 6.1+, `Documentation/mm/multigen_lru.rst` and
+//! `Documentation/admin-guide/mm/multigen_lru.rst`), kept to its core.
+//!
+//! Pages are in generations numbered by a sequence: `max_seq` is the youngest (shared by
+//! both types), `min_seq[anon]` and `min_seq[file]` the oldest of each type; between 2
+//! (`MIN_NR_GENS`) and 4 (`MAX_NR_GENS`) generations exist. New file pages join the
+//! oldest generation of their type and new anonymous pages the second oldest (as
+//! `lru_gen_add_folio` places pages that are neither active nor in the swap cache).
+//!
+//! *Eviction* scans the oldest generation of a type from its tail: a page whose
+//! accessed bit is set is promoted to the youngest generation (bit cleared), any other
+//! page is reclaimed. The type evicted from is the one whose oldest generation is older
+//! (file on a tie, and file only when swap is full). An empty oldest generation is
+//! retired (`min_seq` + 1) while at least `MIN_NR_GENS` generations remain.
+//! *Aging* runs when eviction would leave fewer than `MIN_NR_GENS` generations: it opens
+//! a new youngest generation (folding the oldest into the next one first when
+//! `MAX_NR_GENS` exist) and walks every resident page, moving accessed ones into it
+//! (the page-table walk; each page walked counts as scanned).
+//!
+//! Left out: tiers and the refault PID controller (file pages accessed through file
+//! descriptors), Bloom filters that make the walk sparse, `min_ttl_ms` thrashing
+//! prevention. There is no lumpy reclaim in kernels with MGLRU (compaction serves
+//! high-order requests); for a like-for-like comparison this model isolates the same
+//! aligned blocks around its tag pages as the two-list policies.
+
+use super::memory::{FrameState, Memory, NO_LIST};
+use super::policy::{
+    isolate_lumpy_block, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, SWAP_CLUSTER_MAX,
+};
+
+pub const MIN_NR_GENS: u64 = 2;
+pub const MAX_NR_GENS: u64 = 4;
+/// First list id of the generation lists in [`Memory`].
+const FIRST_LIST: u8 = 4;
+const ANON: usize = 0;
+const FILE: usize = 1;
+
+fn list_of(file: usize, seq: u64) -> u8 {
+    FIRST_LIST + (file as u8) * MAX_NR_GENS as u8 + (seq % MAX_NR_GENS) as u8
+}
+
+pub struct MgLru {
+    max_seq: u64,
+    min_seq: [u64; 2],
+    pub agings: u64,
+}
+
+impl Default for MgLru {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MgLru {
+    pub fn new() -> Self {
+        MgLru {
+            max_seq: MIN_NR_GENS + 1,
+            min_seq: [0, 0],
+            agings: 0,
+        }
+    }
+
+    pub fn max_seq(&self) -> u64 {
+        self.max_seq
+    }
+    pub fn min_seq(&self) -> [u64; 2] {
+        self.min_seq
+    }
+
+    fn place(&self, mem: &mut Memory, pfn: u32, file: usize, seq: u64) {
+        mem.frame_mut(pfn).gen = seq;
+        mem.push_head(list_of(file, seq), pfn);
+    }
+
+    /// Retire empty oldest generations of `file` while more than `MIN_NR_GENS` remain.
+    fn try_inc_min_seq(&mut self, mem: &Memory, file: usize) {
+        while self.min_seq[file] + MIN_NR_GENS <= self.max_seq
+            && mem.list_len(list_of(file, self.min_seq[file])) == 0
+        {
+            self.min_seq[file] += 1;
+        }
+    }
+
+    /// Open a new youngest generation and promote every accessed page into it.
+    fn age(&mut self, mem: &mut Memory) {
+        for file in [ANON, FILE] {
+            if self.max_seq - self.min_seq[file] + 1 >= MAX_NR_GENS {
+                // Fold the oldest generation into the next one.
+                let oldest = self.min_seq[file];
+                for pfn in mem.list_frames(list_of(file, oldest)).into_iter().rev() {
+                    mem.unlink(pfn);
+                    self.place(mem, pfn, file, oldest + 1);
+                }
+                self.min_seq[file] += 1;
+            }
+        }
+        self.max_seq += 1;
+        self.agings += 1;
+        let young = self.max_seq;
+        let mut walked = 0u64;
+        for pfn in 0..mem.total() as u32 {
+            let f = mem.frame(pfn);
+            if f.state != FrameState::Page {
+                continue;
+            }
+            walked += 1;
+            if f.accessed {
+                let file = usize::from(!f.anon);
+                mem.unlink(pfn);
+                mem.frame_mut(pfn).accessed = false;
+                mem.counters.activations += 1;
+                self.place(mem, pfn, file, young);
+            }
+        }
+        mem.counters.scanned += walked;
+    }
+
+    fn type_to_evict(&self, mem: &Memory) -> Option<usize> {
+        let has = |file: usize| {
+            (self.min_seq[file]..=self.max_seq).any(|s| mem.list_len(list_of(file, s)) > 0)
+        };
+        let anon_ok = mem.swap_free() > 0 && has(ANON);
+        match (anon_ok, has(FILE)) {
+            (true, true) => Some(if self.min_seq[ANON] < self.min_seq[FILE] {
+                ANON
+            } else {
+                FILE
+            }),
+            (true, false) => Some(ANON),
+            (false, true) => Some(FILE),
+            (false, false) => None,
+        }
+    }
+}
+
+impl ReclaimPolicy for MgLru {
+    fn add_page(&mut self, mem: &mut Memory, pfn: u32) {
+        debug_assert_eq!(mem.frame(pfn).list, NO_LIST);
+        let file = usize::from(!mem.frame(pfn).anon);
+        let seq = if file == ANON {
+            (self.min_seq[ANON] + 1).min(self.max_seq)
+        } else {
+            self.min_seq[FILE]
+        };
+        self.place(mem, pfn, file, seq);
+    }
+
+    fn shrink(&mut self, mem: &mut Memory, req: &ShrinkRequest) -> usize {
+        let mut reclaimed = 0;
+        // Give up after scanning the resident pages several times without meeting the
+        // goal (everything accessed or unswappable).
+        let budget = 4 * mem.lru_pages() as u64 + 64;
+        let start = mem.counters.scanned;
+        while !req.done(mem, reclaimed) && mem.counters.scanned - start < budget {
+            let Some(file) = self.type_to_evict(mem) else {
+                break;
+            };
+            self.try_inc_min_seq(mem, file);
+            if self.min_seq[file] + MIN_NR_GENS > self.max_seq {
+                self.age(mem);
+                continue;
+            }
+            let list = list_of(file, self.min_seq[file]);
+            let mut isolated = Vec::with_capacity(SWAP_CLUSTER_MAX);
+            let mut tags = 0;
+            while tags < SWAP_CLUSTER_MAX {
+                let Some(tag) = mem.list_tail(list) else {
+                    break;
+                };
+                tags += 1;
+                mem.unlink(tag);
+                isolated.push(tag);
+                if req.order > 0 {
+                    isolate_lumpy_block(
+                        mem,
+                        tag,
+                        req.order,
+                        LumpyUnmovable::Skip,
+                        &mut |_, _| true,
+                        &mut isolated,
+                    );
+                }
+            }
+            mem.counters.scanned += tags as u64;
+            if tags == 0 {
+                // The oldest generation is empty but cannot be retired: age.
+                self.age(mem);
+                continue;
+            }
+            let young = self.max_seq;
+            for pfn in isolated {
+                let f = *mem.frame(pfn);
+                let t = usize::from(!f.anon);
+                if (f.accessed && req.order == 0) || (f.anon && mem.swap_free() == 0) {
+                    mem.frame_mut(pfn).accessed = false;
+                    mem.counters.activations += 1;
+                    self.place(mem, pfn, t, young);
+                } else {
+                    mem.evict(pfn);
+                    reclaimed += 1;
+                }
+            }
+        }
+        reclaimed
+    }
+}

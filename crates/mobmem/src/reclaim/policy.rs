@@ -1,0 +1,192 @@
+//! The reclaim-policy trait, what a reclaim request says, the registry, and lumpy
+//! reclaim's isolation of an aligned block around a tag page (shared by the policies).
+
+use super::lru::{Protection, TwoListLru};
+use super::memory::{FrameState, Memory};
+use super::mglru::MgLru;
+use super::ReclaimConfig;
+use crate::trace::ProcId;
+use crate::{Error, Result};
+
+/// `SWAP_CLUSTER_MAX`: pages reclaim isolates per batch and direct reclaim's target.
+pub const SWAP_CLUSTER_MAX: usize = 32;
+/// `DEF_PRIORITY`: the first reclaim pass scans 1/2^12 of each list.
+pub const DEF_PRIORITY: u32 = 12;
+
+/// When a reclaim call may stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Goal {
+    /// kswapd: until this many frames are free (the high watermark).
+    FreeAtLeast(usize),
+    /// Direct reclaim: until this many pages were reclaimed by this call.
+    Reclaim(usize),
+}
+
+/// What the tasks are at the time of a reclaim call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskView {
+    /// The interactive task (FTI's answer): the latest input receiver, else the
+    /// foreground app.
+    pub interactive: Option<ProcId>,
+    /// The foreground app (`oom_score_adj` 0).
+    pub foreground: Option<ProcId>,
+}
+
+/// One reclaim call.
+#[derive(Debug, Clone, Copy)]
+pub struct ShrinkRequest {
+    pub goal: Goal,
+    /// Allocation order the reclaim serves; above 0, lumpy reclaim.
+    pub order: u32,
+    pub tasks: TaskView,
+    /// The fallback: protection off (FMP once nothing else is reclaimable; memcg
+    /// `memory.low` breached).
+    pub ignore_protection: bool,
+}
+
+impl ShrinkRequest {
+    pub fn done(&self, mem: &Memory, reclaimed: usize) -> bool {
+        match self.goal {
+            Goal::FreeAtLeast(n) => mem.free() >= n,
+            Goal::Reclaim(n) => reclaimed >= n,
+        }
+    }
+}
+
+/// A page-reclaim policy: where new pages go and which pages reclaim frees. Accesses
+/// only set bits on the frame (the common hardware and `mark_page_accessed` part), so
+/// policies see them when they scan.
+pub trait ReclaimPolicy: Send {
+    /// A page was just faulted into frame `pfn` (on no list yet).
+    fn add_page(&mut self, mem: &mut Memory, pfn: u32);
+    /// Scan and reclaim until the request's goal is met or the policy gives up.
+    /// Returns the pages reclaimed.
+    fn shrink(&mut self, mem: &mut Memory, req: &ShrinkRequest) -> usize;
+    /// Whether protection could be keeping pages from reclaim right now (so that a
+    /// reclaim that freed nothing should be retried with it off).
+    fn protects(&self) -> bool {
+        false
+    }
+    /// Whether only protected pages are left on the lists (FMP's fallback condition).
+    fn only_protected_left(&self, _mem: &Memory, _tasks: &TaskView) -> bool {
+        false
+    }
+}
+
+/// A registered policy.
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub build: fn(&ReclaimConfig) -> Box<dyn ReclaimPolicy>,
+}
+
+pub static POLICIES: &[PolicyInfo] = &[
+    PolicyInfo {
+        name: "stock",
+        summary: "Linux 3.4 two-list LRU (active/inactive per anon/file, PG_referenced)",
+        build: |c| Box::new(TwoListLru::new(c, Protection::None)),
+    },
+    PolicyInfo {
+        name: "fmp",
+        summary: "stock + framework-assisted protection of the interactive task's pages (IPP, with fallback)",
+        build: |c| Box::new(TwoListLru::new(c, Protection::Interactive)),
+    },
+    PolicyInfo {
+        name: "memcg-low",
+        summary: "stock + cgroup-v2 memory.low protection of the foreground app's pages",
+        build: |c| {
+            Box::new(TwoListLru::new(
+                c,
+                Protection::CgroupLow {
+                    low_pages: c.memcg_low_pages,
+                    proportional: c.memcg_proportional,
+                },
+            ))
+        },
+    },
+    PolicyInfo {
+        name: "mglru",
+        summary: "multi-generational LRU (2..4 generations, aging promotes accessed pages)",
+        build: |_| Box::new(MgLru::new()),
+    },
+];
+
+pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
+    POLICIES
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| Error::Unknown {
+            what: "reclaim policy",
+            name: name.to_string(),
+            known: POLICIES.iter().map(|p| p.name.to_string()).collect(),
+        })
+}
+
+/// What lumpy reclaim does at a neighbour it cannot take (unmovable or reserved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LumpyUnmovable {
+    /// Skip it and go on with the rest of the block (SPEC.md's wording).
+    Skip,
+    /// Give up the rest of the block, as `isolate_lru_pages` in Linux 3.4 does (the
+    /// block cannot become free anyway).
+    Abort,
+}
+
+/// Lumpy reclaim around the (already isolated) tag page `tag`: isolate the other
+/// frames of the naturally aligned 2^order block that are on an LRU list and that
+/// `may_take` allows, into `out`. Free frames are skipped; unmovable and reserved ones
+/// per `on_unmovable`; anonymous pages are not taken when swap is full (as 3.4).
+/// Returns the neighbours looked at.
+pub fn isolate_lumpy_block(
+    mem: &mut Memory,
+    tag: u32,
+    order: u32,
+    on_unmovable: LumpyUnmovable,
+    may_take: &mut dyn FnMut(&Memory, u32) -> bool,
+    out: &mut Vec<u32>,
+) -> usize {
+    let size = 1u32 << order;
+    let start = tag & !(size - 1);
+    let end = (start + size).min(mem.total() as u32);
+    let mut looked = 0;
+    let mut whole = true;
+    for pfn in start..end {
+        if pfn == tag {
+            continue;
+        }
+        looked += 1;
+        let f = *mem.frame(pfn);
+        match f.state {
+            FrameState::Free => continue,
+            FrameState::Reserved | FrameState::Unmovable => {
+                whole = false;
+                if on_unmovable == LumpyUnmovable::Abort {
+                    break;
+                }
+            }
+            FrameState::Page => {
+                if f.list == super::memory::NO_LIST {
+                    // Already isolated by this batch.
+                    continue;
+                }
+                if f.anon && mem.swap_free() == 0 {
+                    whole = false;
+                    break;
+                }
+                if !may_take(mem, pfn) {
+                    whole = false;
+                    continue;
+                }
+                mem.unlink(pfn);
+                out.push(pfn);
+                mem.counters.lumpy_taken += 1;
+            }
+        }
+    }
+    if !whole {
+        mem.counters.lumpy_failed += 1;
+    }
+    mem.counters.scanned += looked as u64;
+    looked
+}

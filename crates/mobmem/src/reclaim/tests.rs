@@ -1,0 +1,469 @@
+//! Hand-worked sequences, the kernel's documented numbers, and invariants under random
+//! operation sequences for every policy.
+
+use proptest::prelude::*;
+
+use super::lru::{ACTIVE_FILE, INACTIVE_FILE};
+use super::memory::{FaultKind, FrameState, Memory, NO_LIST};
+use super::mglru::MgLru;
+use super::policy::{
+    isolate_lumpy_block, Goal, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
+    SWAP_CLUSTER_MAX,
+};
+use super::*;
+
+/// A small machine: no reserved or unmovable frames, watermarks in pages as given.
+fn small_config(policy: &str, frames: usize, wm_pages: [u64; 3]) -> ReclaimConfig {
+    ReclaimConfig {
+        policy: policy.into(),
+        memory_pages: frames,
+        reserved_pages: 0,
+        unmovable_per_mille: 0,
+        swap_pages: frames,
+        watermarks_kb: Some(wm_pages.map(|p| p * 4)),
+        high_order: HighOrderConfig {
+            process: String::new(),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn watermarks_follow_min_free_kbytes() {
+    // SPEC.md: 2 GB device, min 5,752 KB, low 7,190 KB, high 8,628 KB. isqrt(kb * 16)
+    // is 5752 for 2,067,844..=2,068,563 KiB of lowmem (2 GiB less the kernel's
+    // reservations).
+    for kb in [2_067_844, 2_068_000, 2_068_563] {
+        let w = Watermarks::for_lowmem_kb(kb);
+        assert_eq!((w.min_kb, w.low_kb, w.high_kb), (5752, 7190, 8628), "{kb}");
+    }
+    assert_eq!(Watermarks::for_lowmem_kb(2_068_564).min_kb, 5753);
+    // A full 2 GiB: isqrt(33554432) = 5792.
+    let w = Watermarks::for_lowmem_kb(2 << 20);
+    assert_eq!((w.min_kb, w.low_kb, w.high_kb), (5792, 7240, 8688));
+    // The kernel's clamps.
+    assert_eq!(Watermarks::for_lowmem_kb(16).min_kb, 128);
+    assert_eq!(Watermarks::for_lowmem_kb(1 << 40).min_kb, 65536);
+    // In pages of 4 KiB.
+    assert_eq!(w.min_pages(), 1448);
+}
+
+#[test]
+fn page_referenced_twice_is_activated_at_the_next_scan() {
+    let config = small_config("stock", 64, [0, 0, 0]);
+    let mut m = Machine::new(&config, 8, 1).unwrap();
+    // Pages 0, 1, 2: file pages faulted in that order (0 is at the inactive tail).
+    for page in 0..3 {
+        assert_eq!(
+            m.access(page, 0, false, false).unwrap(),
+            Some(FaultKind::FileCold)
+        );
+    }
+    // Page 0 referenced twice, page 1 once, page 2 not at all.
+    m.access(0, 0, false, false).unwrap();
+    m.access(0, 0, false, false).unwrap();
+    m.access(1, 0, false, false).unwrap();
+    let list_of = |m: &Machine, page| m.mem.frame(m.mem.frame_of(page).unwrap()).list;
+    let reclaimed = m.reclaim(Goal::Reclaim(1), 0);
+    assert_eq!(reclaimed, 1);
+    assert_eq!(list_of(&m, 0), ACTIVE_FILE);
+    // Referenced once: another round on the inactive list, PG_referenced now set.
+    assert_eq!(list_of(&m, 1), INACTIVE_FILE);
+    assert!(m.mem.frame(m.mem.frame_of(1).unwrap()).referenced);
+    assert!(m.mem.frame_of(2).is_none());
+    assert_eq!(m.mem.fault_kind(2, false, false), FaultKind::FileRefault);
+    // One more reference to page 1: activated by the next scan.
+    m.access(1, 0, false, false).unwrap();
+    m.access(3, 0, false, false).unwrap();
+    m.reclaim(Goal::Reclaim(1), 0);
+    assert_eq!(list_of(&m, 1), ACTIVE_FILE);
+    assert!(m.mem.frame_of(3).is_none(), "the unreferenced page went");
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn anonymous_page_referenced_once_is_activated() {
+    let config = small_config("stock", 64, [0, 0, 0]);
+    let mut m = Machine::new(&config, 4, 1).unwrap();
+    m.access(0, 0, true, true).unwrap();
+    m.access(1, 0, true, true).unwrap();
+    m.access(0, 0, true, false).unwrap();
+    assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
+    assert_eq!(m.mem.frame(m.mem.frame_of(0).unwrap()).list, 1);
+    assert!(m.mem.is_swapped(1));
+    assert_eq!(m.mem.counters.swap_outs, 1);
+    assert_eq!(
+        m.access(1, 0, true, false).unwrap(),
+        Some(FaultKind::SwapIn)
+    );
+    assert_eq!(m.mem.swap_used(), 0);
+}
+
+#[test]
+fn kswapd_wakes_below_low_and_stops_at_high() {
+    let (min, low, high) = (40, 50, 60);
+    let config = small_config("stock", 512, [min, low, high]);
+    let mut m = Machine::new(&config, 4000, 1).unwrap();
+    let mut runs = 0;
+    for page in 0..4000u32 {
+        let before = m.mem.free();
+        m.access(page, 0, false, false).unwrap();
+        if m.kswapd_runs > runs {
+            runs = m.kswapd_runs;
+            // Woken because the allocation left free memory below low ...
+            assert_eq!(before - 1, low as usize - 1, "page {page}");
+            // ... and it stopped once free memory reached high, within one batch.
+            let free = m.mem.free();
+            assert!(
+                free >= high as usize && free < high as usize + SWAP_CLUSTER_MAX,
+                "free {free} after kswapd"
+            );
+        }
+        assert!(m.mem.free() >= min as usize);
+    }
+    assert!(runs > 50);
+    assert_eq!(m.direct_reclaims, 0);
+    m.mem.check().unwrap();
+}
+
+/// Frames 0..32 with pages placed by hand: `layout[pfn]` is 'p' (a page of owner 1 on
+/// the inactive file list), 'i' (a page of owner 0), 'u' (unmovable), '.' (free).
+fn laid_out(layout: &str) -> Memory {
+    let mut mem = Memory::new(layout.len(), &[], layout.len(), 2, 0);
+    for (pfn, c) in layout.chars().enumerate() {
+        let pfn = pfn as u32;
+        match c {
+            'p' | 'i' => {
+                mem.fault_in(pfn, pfn, u32::from(c == 'p'), false);
+                mem.push_head(INACTIVE_FILE, pfn);
+            }
+            'u' => mem.allocate_unmovable(pfn, 0),
+            _ => {}
+        }
+    }
+    mem
+}
+
+fn lumpy(layout: &str, tag: u32, order: u32, mode: LumpyUnmovable, fmp: bool) -> Vec<u32> {
+    let mut mem = laid_out(layout);
+    mem.unlink(tag);
+    let mut out = Vec::new();
+    let mut may_take = |m: &Memory, pfn: u32| !(fmp && m.frame(pfn).owner == 0);
+    isolate_lumpy_block(&mut mem, tag, order, mode, &mut may_take, &mut out);
+    out
+}
+
+#[test]
+fn lumpy_takes_exactly_the_aligned_neighbours_it_may() {
+    //              0123456789abcdef0123
+    let layout = "pppppppppppppupppi.pp";
+    // Tag 12, order 2: block 12..16 = p u p p -> frames 14, 15 (13 unmovable skipped).
+    assert_eq!(
+        lumpy(layout, 12, 2, LumpyUnmovable::Skip, false),
+        vec![14, 15]
+    );
+    // The 3.4 kernel gives the block up at the unmovable frame.
+    assert_eq!(
+        lumpy(layout, 12, 2, LumpyUnmovable::Abort, false),
+        Vec::<u32>::new()
+    );
+    // Tag 14, order 2: same block; 12 is taken before the unmovable frame is met.
+    assert_eq!(lumpy(layout, 14, 2, LumpyUnmovable::Abort, false), vec![12]);
+    assert_eq!(
+        lumpy(layout, 14, 2, LumpyUnmovable::Skip, false),
+        vec![12, 15]
+    );
+    // Tag 19, order 2: block 16..20 = p i . p: the free frame is skipped; FMP leaves
+    // the interactive page (17) out.
+    assert_eq!(
+        lumpy(layout, 19, 2, LumpyUnmovable::Skip, false),
+        vec![16, 17]
+    );
+    assert_eq!(lumpy(layout, 19, 2, LumpyUnmovable::Skip, true), vec![16]);
+    // Order 3 around 5: block 0..8.
+    assert_eq!(
+        lumpy(layout, 5, 3, LumpyUnmovable::Skip, false),
+        vec![0, 1, 2, 3, 4, 6, 7]
+    );
+    // Order 1 around 20: block 20..22 (the end of memory is at 21).
+    assert_eq!(
+        lumpy(layout, 20, 1, LumpyUnmovable::Skip, false),
+        Vec::<u32>::new()
+    );
+}
+
+/// Interactive task 0 owns pages 0..40; task 1 streams pages from 1000 on.
+fn protection_run(policy: &str, high_order: bool) -> (Machine, Vec<usize>) {
+    let config = small_config(policy, 256, [8, 10, 12]);
+    let mut m = Machine::new(&config, 4000, 2).unwrap();
+    m.set_foreground(0);
+    m.set_input(0);
+    for page in 0..40 {
+        m.access(page, 0, page % 2 == 0, false).unwrap();
+    }
+    let mut interactive_resident = Vec::new();
+    for (k, page) in (1000..3000u32).enumerate() {
+        m.access(page, 1, false, true).unwrap();
+        if high_order && k % 16 == 0 {
+            if let Some(pfn) = m.allocate(2).unwrap() {
+                m.mem.allocate_unmovable(pfn, 2);
+                m.mem.free_unmovable(pfn, 2);
+            }
+        }
+        interactive_resident.push(m.mem.resident_of(0));
+    }
+    (m, interactive_resident)
+}
+
+#[test]
+fn fmp_never_evicts_interactive_pages_while_others_are_reclaimable() {
+    for high_order in [false, true] {
+        let (m, resident) = protection_run("fmp", high_order);
+        assert!(resident.iter().all(|&r| r == 40), "high order {high_order}");
+        assert!(m.mem.counters.protected_skips > 0);
+        m.mem.check().unwrap();
+        // The same run on the stock kernel does evict them (the test can fail).
+        let (_, stock) = protection_run("stock", high_order);
+        assert!(stock.iter().any(|&r| r < 40));
+    }
+}
+
+#[test]
+fn fmp_falls_back_when_only_interactive_pages_are_left() {
+    let config = small_config("fmp", 128, [8, 10, 12]);
+    let mut m = Machine::new(&config, 1000, 1).unwrap();
+    m.set_input(0);
+    for page in 0..400 {
+        m.access(page, 0, false, false).unwrap();
+    }
+    assert!(m.mem.counters.reclaimed > 200);
+    assert!(m.mem.resident_of(0) < 128);
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn memory_full_of_unswappable_pages_is_an_error_not_a_panic() {
+    let mut config = small_config("stock", 64, [2, 3, 4]);
+    config.swap_pages = 8;
+    let mut m = Machine::new(&config, 200, 1).unwrap();
+    let e = (0..200)
+        .find_map(|page| m.access(page, 0, true, true).err())
+        .expect("runs out of memory")
+        .to_string();
+    assert!(
+        e.contains("out of memory") && e.contains("swap_pages"),
+        "{e}"
+    );
+    assert_eq!(m.mem.swap_used(), 8);
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn memcg_low_protects_the_foreground_app_below_low() {
+    let mut config = small_config("memcg-low", 256, [8, 10, 12]);
+    config.memcg_low_pages = 50;
+    let mut m = Machine::new(&config, 4000, 2).unwrap();
+    m.set_foreground(0);
+    for page in 0..40 {
+        m.access(page, 0, false, false).unwrap();
+    }
+    for page in 1000..3000 {
+        m.access(page, 1, false, true).unwrap();
+        assert_eq!(m.mem.resident_of(0), 40);
+    }
+    // Above low (not proportional): no protection, its pages go like any other.
+    config.memcg_low_pages = 20;
+    config.memcg_proportional = false;
+    let mut m = Machine::new(&config, 4000, 2).unwrap();
+    m.set_foreground(0);
+    for page in 0..40 {
+        m.access(page, 0, false, false).unwrap();
+    }
+    for page in 1000..3000 {
+        m.access(page, 1, false, true).unwrap();
+    }
+    assert!(m.mem.resident_of(0) < 40);
+}
+
+#[test]
+fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
+    let config = small_config("mglru", 64, [0, 0, 0]);
+    let mut mem = Memory::new(64, &[], 8, 1, 64);
+    let mut policy = MgLru::new();
+    for page in 0..4u32 {
+        let pfn = mem.find_free_block(0).unwrap();
+        mem.fault_in(pfn, page, 0, false);
+        policy.add_page(&mut mem, pfn);
+        assert_eq!(
+            mem.frame(pfn).gen,
+            policy.min_seq()[1],
+            "file pages start oldest"
+        );
+    }
+    for page in [1, 3] {
+        let pfn = mem.frame_of(page).unwrap();
+        mem.frame_mut(pfn).accessed = true;
+    }
+    let req = ShrinkRequest {
+        goal: Goal::Reclaim(2),
+        order: 0,
+        tasks: TaskView::default(),
+        ignore_protection: false,
+    };
+    assert_eq!(policy.shrink(&mut mem, &req), 2);
+    assert!(mem.frame_of(0).is_none() && mem.frame_of(2).is_none());
+    for page in [1, 3] {
+        let f = mem.frame(mem.frame_of(page).unwrap());
+        assert_eq!(
+            f.gen,
+            policy.max_seq(),
+            "accessed pages promoted to the youngest"
+        );
+        assert!(!f.accessed);
+    }
+    // Anonymous pages start in the second oldest generation.
+    let pfn = mem.find_free_block(0).unwrap();
+    mem.fault_in(pfn, 5, 0, true);
+    policy.add_page(&mut mem, pfn);
+    assert_eq!(mem.frame(pfn).gen, policy.min_seq()[0] + 1);
+    mem.check().unwrap();
+    let _ = config;
+}
+
+#[test]
+fn mglru_keeps_two_to_four_generations() {
+    let mut mem = Memory::new(256, &[], 5000, 1, 5000);
+    let mut policy = MgLru::new();
+    let req = ShrinkRequest {
+        goal: Goal::Reclaim(SWAP_CLUSTER_MAX),
+        order: 0,
+        tasks: TaskView::default(),
+        ignore_protection: false,
+    };
+    let mut x = 7u64;
+    for page in 0..5000u32 {
+        if mem.free() < 16 {
+            assert!(policy.shrink(&mut mem, &req) > 0);
+        }
+        let pfn = mem.find_free_block(0).unwrap();
+        mem.fault_in(pfn, page, 0, page % 3 == 0);
+        policy.add_page(&mut mem, pfn);
+        // Touch a pseudo-random resident page.
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        if let Some(pfn) = mem.frame_of((x >> 33) as u32 % (page + 1)) {
+            mem.frame_mut(pfn).accessed = true;
+        }
+        for min in policy.min_seq() {
+            let gens = policy.max_seq() - min + 1;
+            assert!((2..=4).contains(&gens), "{gens} generations");
+        }
+    }
+    assert!(policy.agings > 10);
+    mem.check().unwrap();
+}
+
+#[test]
+fn run_is_deterministic_and_rejects_bad_input() {
+    let wl = workload::GalleryUsbConfig {
+        interactions: 12,
+        ..Default::default()
+    };
+    let trace = workload::generate(&wl, 3).unwrap();
+    let config = ReclaimConfig {
+        memory_pages: 16384,
+        ..Default::default()
+    };
+    let a = run(&config, &trace).unwrap();
+    let b = run(&config, &trace).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.interactions, 12);
+    assert!(a.rt_p50_ms >= config.execution_ms);
+    assert!(a.rt_p95_ms >= a.rt_p50_ms);
+    let bad = ReclaimConfig {
+        policy: "nope".into(),
+        ..Default::default()
+    };
+    let e = run(&bad, &trace).unwrap_err().to_string();
+    assert!(e.contains("unknown reclaim policy 'nope'"), "{e}");
+    let mut broken = trace.clone();
+    broken
+        .events
+        .push(crate::trace::Event::access(0, 0, 999_999, false, false));
+    let e = run(&config, &broken).unwrap_err().to_string();
+    assert!(e.contains("page id 999999"), "{e}");
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Access { page: u32, proc: u32, write: bool },
+    Input(u32),
+    Foreground(u32),
+    HighOrder(u32),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (0u32..300, 0u32..3, any::<bool>())
+            .prop_map(|(page, proc, write)| Op::Access { page, proc, write }),
+        1 => (0u32..3).prop_map(Op::Input),
+        1 => (0u32..3).prop_map(Op::Foreground),
+        1 => (1u32..4).prop_map(Op::HighOrder),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn frame_accounting_holds_for_every_policy(ops in prop::collection::vec(op(), 1..400)) {
+        for info in POLICIES {
+            let mut config = small_config(info.name, 128, [4, 6, 8]);
+            config.swap_pages = 40;
+            config.reserved_pages = 4;
+            config.unmovable_per_mille = 50;
+            config.memcg_low_pages = 20;
+            let mut m = Machine::new(&config, 300, 3).unwrap();
+            let mut held: Vec<(u32, u32)> = Vec::new();
+            for op in &ops {
+                match *op {
+                    Op::Access { page, proc, write } => {
+                        // Anonymous pages belong to one process.
+                        let anon = page % 3 == 0;
+                        let proc = if anon { page % 2 } else { proc };
+                        m.access(page, proc, anon, write).unwrap();
+                    }
+                    Op::Input(p) => m.set_input(p),
+                    Op::Foreground(p) => m.set_foreground(p),
+                    Op::HighOrder(order) => {
+                        if let Some(pfn) = m.allocate(order).unwrap() {
+                            prop_assert_eq!(pfn % (1 << order), 0, "aligned");
+                            m.mem.allocate_unmovable(pfn, order);
+                            held.push((pfn, order));
+                            if held.len() > 3 {
+                                let (p, o) = held.remove(0);
+                                m.mem.free_unmovable(p, o);
+                            }
+                        }
+                    }
+                }
+                if let Err(e) = m.mem.check() {
+                    prop_assert!(false, "{}: {}", info.name, e);
+                }
+                let mem = &m.mem;
+                let counted = (0..mem.total() as u32)
+                    .filter(|&f| mem.frame(f).state == FrameState::Reserved)
+                    .count();
+                prop_assert_eq!(
+                    mem.free() + mem.lru_pages() + mem.unmovable() + counted,
+                    mem.total()
+                );
+                for f in 0..mem.total() as u32 {
+                    let fr = mem.frame(f);
+                    prop_assert_eq!(fr.state == FrameState::Page, fr.list != NO_LIST);
+                }
+            }
+        }
+    }
+}
