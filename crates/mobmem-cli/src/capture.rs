@@ -146,7 +146,9 @@ impl Tracefs {
     /// Set `rel` to `value`, remembering the old value.
     pub fn set(&mut self, rel: &str, value: &str) -> Result<()> {
         let mut old = self.read(rel)?;
-        // `7 (expanded: 1408)`: the buffer is not allocated yet; 1408 is its size.
+        // `7 (expanded: 1408)`: the buffer is not allocated yet; 1408 is its size. tracefs
+        // cannot free it again, so restoring leaves it allocated at that size (which the
+        // kernel rounds up to whole sub-buffer pages).
         if let Some(expanded) = old.split_once("(expanded: ") {
             old = expanded.1.trim_end_matches(')').to_string();
         }

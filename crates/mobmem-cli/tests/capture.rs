@@ -1,6 +1,8 @@
 //! `mobmem capture` on this machine's kernel: a real capture of `cat` reading a file after
 //! the page cache was dropped. Needs root and tracefs; where it cannot run it prints
-//! `skipped: capture_real_tracefs (reason)` and passes.
+//! `skipped: capture_real_tracefs (reason)` (see `common::skip`) and passes.
+
+mod common;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -10,7 +12,7 @@ use std::process::Command;
 const TRACEFS: &str = "/sys/kernel/tracing";
 
 fn skip(reason: &str) {
-    println!("skipped: capture_real_tracefs ({reason})");
+    common::skip("capture_real_tracefs", reason);
 }
 
 fn mounted() -> bool {
@@ -43,15 +45,50 @@ fn settings() -> BTreeMap<String, String> {
     for f in files {
         if let Ok(text) = std::fs::read_to_string(Path::new(TRACEFS).join(&f)) {
             let text = text.trim();
-            // `7 (expanded: 1408)` before the buffer is allocated: 1408 KiB either way.
-            let value = match text.split_once("(expanded: ") {
-                Some((_, e)) => e.trim_end_matches(')').to_string(),
-                None => text.to_string(),
-            };
-            out.insert(f, value);
+            out.insert(f, text.to_string());
         }
     }
     out
+}
+
+/// Whether `buffer_size_kb` reads as restored. Before its first use the ring buffer is
+/// not allocated and the file reads `7 (expanded: 1408)`; tracefs cannot free it again,
+/// so the capture restores the expanded size, which the kernel rounds up to whole
+/// sub-buffer pages (1408 reads back as 1410 with 4080-byte pages).
+fn buffer_size_restored(before: Option<&str>, after: Option<&str>) -> bool {
+    match (before, after) {
+        (Some(b), Some(a)) if a == b => true,
+        (Some(b), Some(a)) => match b.split_once("(expanded: ") {
+            None => false,
+            Some((_, e)) => {
+                let parse = |t: &str| t.trim_end_matches(')').trim().parse::<u64>().ok();
+                match (parse(e), parse(a)) {
+                    (Some(expanded), Some(now)) => (expanded..expanded + 4).contains(&now),
+                    _ => false,
+                }
+            }
+        },
+        (b, a) => b == a,
+    }
+}
+
+#[test]
+fn buffer_size_restored_accepts_only_the_kernels_rounding() {
+    assert!(buffer_size_restored(Some("1410"), Some("1410")));
+    assert!(!buffer_size_restored(Some("1410"), Some("4096")));
+    assert!(buffer_size_restored(
+        Some("7 (expanded: 1408)"),
+        Some("1410")
+    ));
+    assert!(buffer_size_restored(
+        Some("7 (expanded: 1408)"),
+        Some("7 (expanded: 1408)")
+    ));
+    assert!(!buffer_size_restored(
+        Some("7 (expanded: 1408)"),
+        Some("32768")
+    ));
+    assert!(!buffer_size_restored(Some("7 (expanded: 1408)"), None));
 }
 
 /// The settings, mounting tracefs for the look if needed (and unmounting it again).
@@ -130,7 +167,16 @@ fn capture_real_tracefs() {
 
     // Every setting as it was, tracefs mounted or not as it was.
     assert_eq!(mounted(), was_mounted, "tracefs mount state not restored");
-    let (_, after) = settings_as_found().expect("tracefs still mountable");
+    let (_, mut after) = settings_as_found().expect("tracefs still mountable");
+    let mut before = before;
+    let (size_before, size_after) = (
+        before.remove("buffer_size_kb"),
+        after.remove("buffer_size_kb"),
+    );
+    assert!(
+        buffer_size_restored(size_before.as_deref(), size_after.as_deref()),
+        "buffer_size_kb was {size_before:?}, is {size_after:?}"
+    );
     assert_eq!(after, before, "tracing settings not restored");
 
     // cat read the whole file through the page cache: its 256 pages, as accesses of a
@@ -175,7 +221,10 @@ fn capture_real_tracefs() {
 #[test]
 fn capture_without_privileges_fails_with_the_reason() {
     if !is_root() || !Path::new("/usr/bin/setpriv").exists() {
-        println!("skipped: capture_without_privileges_fails_with_the_reason (needs root and setpriv to drop privileges)");
+        common::skip(
+            "capture_without_privileges_fails_with_the_reason",
+            "needs root and setpriv to drop privileges",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -190,7 +239,10 @@ fn capture_without_privileges_fails_with_the_reason() {
         .expect("run setpriv");
     let err = String::from_utf8_lossy(&run.stderr);
     if err.contains("Permission denied") && err.contains("mobmem") && !err.contains("tracefs") {
-        println!("skipped: capture_without_privileges_fails_with_the_reason (nobody cannot run the binary here)");
+        common::skip(
+            "capture_without_privileges_fails_with_the_reason",
+            "nobody cannot run the binary here",
+        );
         return;
     }
     assert!(!run.status.success(), "{err}");

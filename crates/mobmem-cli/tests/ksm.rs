@@ -1,5 +1,7 @@
 //! `mobmem ksm`, `mobmem snapshot` and `mobmem ksm-validate` end to end.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -157,7 +159,7 @@ fn snapshot_of_live_processes_counts_their_zero_and_duplicate_pages() {
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("ermission") || err.contains("not permitted") {
-            println!("skipped: snapshot_of_live_processes ({})", err.trim());
+            common::skip("snapshot_of_live_processes", err.trim());
             return;
         }
         panic!("snapshot failed: {err}");
@@ -235,11 +237,14 @@ fn ksm_validate_real_kernel() {
         .map(|v| std::fs::write(&run, v.trim()).is_ok());
     match writable {
         None => {
-            println!("skipped: ksm_validate_real_kernel (no {})", run.display());
+            common::skip("ksm_validate_real_kernel", &format!("no {}", run.display()));
             return;
         }
         Some(false) => {
-            println!("skipped: ksm_validate_real_kernel (KSM settings not writable: not root)");
+            common::skip(
+                "ksm_validate_real_kernel",
+                "KSM settings not writable: not root",
+            );
             return;
         }
         Some(true) => {}
