@@ -2,22 +2,33 @@
 //!
 //! Mounts tracefs if needed, enables the page-cache, fault, importance, process and
 //! reclaim events this kernel has (`Documentation/trace/ftrace.rst`, `events.rst`), turns
-//! on `record-tgid` so threads map to their process, runs the command (or waits for a
-//! duration), streams `trace_pipe` into the ftrace importer and writes the trace. Every
-//! tracing setting it changed is put back by [`Tracefs`]'s `Drop`, also after an error or
-//! Ctrl-C; only the ring buffer's old contents are gone (it is cleared first).
+//! on `record-tgid` so threads map to their process, runs the command in a process group
+//! of its own (or waits for a duration), streams `trace_pipe` into the ftrace importer and
+//! writes the trace. Processes already running take their importance from
+//! `/proc/PID/oom_score_adj`, read when tracing starts (their forks are not in the trace).
+//!
+//! Every tracing setting it changed is put back by [`Tracefs`]'s `Drop`, and the command's
+//! process group is ended by [`Workload`]'s, also after an error or a signal (Ctrl-C,
+//! SIGTERM, SIGHUP: the capture then fails and writes no trace); only the ring buffer's
+//! old contents are gone (it is cleared first). The trace is written under a temporary
+//! name and renamed into place, so no half-written file ever carries its name.
 
 use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use rustix::fs::{flock, FlockOperation};
+use rustix::io::Errno;
+use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
 
 use mobmem::trace::ftrace::{FtraceImporter, ProcessMatch};
 
@@ -70,14 +81,16 @@ pub struct CaptureArgs {
     /// Leave out page_fault_user (anonymous accesses), which can be most of the volume.
     #[arg(long)]
     no_anon_faults: bool,
-    /// Also save the raw ftrace text here (importable with `mobmem trace import`).
+    /// Also save the raw ftrace text here (importable with `mobmem trace import`); an
+    /// interrupted capture leaves what it read in FILE.partial.
     #[arg(long, value_name = "FILE")]
     raw: Option<PathBuf>,
     /// Print the import report as JSON.
     #[arg(long)]
     json: bool,
     /// The workload to run; without --foreground marks it (with the processes it starts)
-    /// is the foreground app.
+    /// is the foreground app. Its stdout goes to mobmem's stderr; its process group is
+    /// ended when the capture ends.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
@@ -169,19 +182,42 @@ impl Drop for Tracefs {
         let _ = fs::write(self.root.join("tracing_on"), "0");
         for (path, old) in self.changed.drain(..).rev() {
             if let Err(e) = fs::write(&path, &old) {
-                eprintln!(
+                note(&format!(
                     "warning: could not restore {} to {old}: {e}",
                     path.display()
-                );
+                ));
             }
         }
         if self.mounted_here {
             match Command::new("umount").arg(&self.root).status() {
                 Ok(s) if s.success() => {}
-                _ => eprintln!("warning: could not unmount {}", self.root.display()),
+                _ => note(&format!(
+                    "warning: could not unmount {}",
+                    self.root.display()
+                )),
             }
         }
     }
+}
+
+/// How long the command's process group has to end after SIGTERM before SIGKILL.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// Where concurrent captures wait for each other: each changes and restores the same
+/// global tracing settings, so two at once would restore each other's values.
+fn lock_path() -> PathBuf {
+    let run = Path::new("/run");
+    if run.is_dir() {
+        run.join("mobmem-capture.lock")
+    } else {
+        std::env::temp_dir().join("mobmem-capture.lock")
+    }
+}
+
+/// A message on stderr that cannot fail: after SIGHUP the terminal may be gone, and a
+/// failed write must not stop the settings from being restored.
+fn note(message: &str) {
+    let _ = writeln!(std::io::stderr(), "{message}");
 }
 
 pub fn run(args: CaptureArgs) -> Result<()> {
@@ -197,12 +233,15 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     let mut options = args.flags.options()?;
     options.exclude_pids.push(std::process::id());
 
+    // Ctrl-C, SIGTERM and SIGHUP only set this flag; the loop below then ends the
+    // command, restores the settings and fails without writing a trace.
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let flag = interrupted.clone();
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-            .context("installing the Ctrl-C handler")?;
+            .context("installing the signal handler")?;
     }
+    let _lock = CaptureLock::acquire(&interrupted)?;
 
     let mut tracefs = Tracefs::open()?;
     tracefs.set("tracing_on", "0")?;
@@ -225,7 +264,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
             missing.push(event);
         }
     }
-    eprintln!(
+    note(&format!(
         "tracing {} events at {}{}",
         enabled.len(),
         tracefs.root.display(),
@@ -234,7 +273,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         } else {
             format!(" (this kernel lacks {})", missing.join(", "))
         }
-    );
+    ));
     if !enabled.iter().any(|e| e.starts_with("filemap/")) {
         bail!("this kernel has no filemap trace events: nothing to capture");
     }
@@ -242,6 +281,9 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         let _ = Command::new("sync").status();
         fs::write("/proc/sys/vm/drop_caches", "3")
             .context("writing 3 to /proc/sys/vm/drop_caches")?;
+    }
+    if interrupted.load(Ordering::SeqCst) {
+        bail!("interrupted before the capture started; tracing settings restored");
     }
 
     let pipe_path = tracefs.root.join("trace_pipe");
@@ -251,39 +293,122 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         .open(&pipe_path)
         .with_context(|| format!("opening {}", pipe_path.display()))?;
     let mut raw = match &args.raw {
-        Some(path) => Some(std::io::BufWriter::new(
-            fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
-        )),
+        Some(path) => Some(RawText::create(path)?),
         None => None,
     };
     tracefs.set("tracing_on", "1")?;
     let started = Instant::now();
-    let mut child: Option<Child> = None;
+    // Read after tracing is on: a process started later has its fork in the trace, which
+    // takes precedence (see FtraceImporter::running_process).
+    let running = running_processes();
+    let own_adj = read_adj(Path::new("/proc/self/oom_score_adj")).unwrap_or(0);
+    let mut workload = None;
     if !args.command.is_empty() {
-        let spawned = Command::new(&args.command[0])
-            .args(&args.command[1..])
-            .stdin(Stdio::null())
-            .spawn()
-            .with_context(|| format!("starting {}", args.command[0]))?;
+        let w = Workload::spawn(&args.command)?;
         if options.foreground.is_empty() {
-            options.foreground.push(ProcessMatch::Pid(spawned.id()));
+            options.foreground.push(ProcessMatch::Pid(w.pid));
         }
-        child = Some(spawned);
+        workload = Some(w);
     }
     let mut importer = FtraceImporter::new(&pipe_path, options);
+    for p in &running {
+        importer.running_process(p.pid, &p.name, p.adj);
+    }
+    if let Some(w) = &workload {
+        // Its fork, made by this process, is left out with this process's events; it
+        // started with this process's oom_score_adj, and a change of its own is traced.
+        importer.running_process(w.pid, "", own_adj);
+    }
 
     let deadline = args.duration.map(|d| started + Duration::from_secs_f64(d));
+    stream(
+        &mut pipe,
+        &pipe_path,
+        &tracefs,
+        &mut importer,
+        raw.as_mut(),
+        Stop {
+            interrupted: &interrupted,
+            deadline,
+            workload: workload.as_ref(),
+        },
+    )?;
+    let ended_early = workload.as_ref().is_some_and(|w| !w.leader_exited());
+    let status = workload.as_mut().map(Workload::end);
+    // The pipe is closed first, or tracefs would be busy and stay mounted.
+    drop(pipe);
+    drop(tracefs);
+    let seconds = started.elapsed().as_secs_f64();
+    if interrupted.load(Ordering::SeqCst) {
+        let kept = match raw {
+            Some(r) => format!(
+                " (the raw text so far is in {})",
+                r.keep_partial()?.display()
+            ),
+            None => String::new(),
+        };
+        bail!(
+            "interrupted after {seconds:.1} s: the capture is incomplete and no trace was \
+             written{kept}; tracing settings restored"
+        );
+    }
+    if let Some(r) = raw {
+        r.commit()?;
+    }
+    let (t, report) = importer.finish();
+    note(&format!(
+        "captured {} lines in {seconds:.1} s; tracing settings restored",
+        report.lines
+    ));
+    if let Some(status) = status {
+        let name = &args.command[0];
+        match status {
+            Err(e) => note(&format!("warning: waiting for {name}: {e}")),
+            Ok(_) if ended_early => note(&format!(
+                "{name} was still running after --duration: ended it"
+            )),
+            Ok(s) if !s.success() => note(&format!("warning: {name} exited with {s}")),
+            Ok(_) => {}
+        }
+    }
+    write_trace(&args.out, &t, &report, args.json)
+}
+
+/// What ends the capture.
+struct Stop<'a> {
+    interrupted: &'a AtomicBool,
+    deadline: Option<Instant>,
+    workload: Option<&'a Workload>,
+}
+
+impl Stop<'_> {
+    /// A signal, the deadline, or the command's end.
+    fn now(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.workload.is_some_and(Workload::leader_exited)
+    }
+}
+
+/// Feed `trace_pipe` to the importer (and the raw copy) until `stop`, then what is left.
+fn stream(
+    pipe: &mut fs::File,
+    pipe_path: &Path,
+    tracefs: &Tracefs,
+    importer: &mut FtraceImporter,
+    mut raw: Option<&mut RawText>,
+    stop: Stop<'_>,
+) -> Result<()> {
     let mut chunk = vec![0u8; 1 << 20];
     let mut pending: Vec<u8> = Vec::new();
     let mut stopping = false;
-    let mut status = None;
     let mut last_check = Instant::now();
     loop {
-        // The pipe may never run dry under a busy workload: look at the clock, the child
-        // and Ctrl-C every 100 ms whatever it does.
+        // The pipe may never run dry under a busy workload: look at the clock, the
+        // command and the signals every 100 ms whatever it does.
         if !stopping && last_check.elapsed() >= Duration::from_millis(100) {
             last_check = Instant::now();
-            if should_stop(&interrupted, deadline, child.as_mut(), &mut status)? {
+            if stop.now() {
                 tracefs.write("tracing_on", "0")?;
                 stopping = true;
             }
@@ -297,9 +422,8 @@ pub fn run(args: CaptureArgs) -> Result<()> {
                         if line.is_empty() {
                             continue;
                         }
-                        if let Some(out) = raw.as_mut() {
-                            out.write_all(line)?;
-                            out.write_all(b"\n")?;
+                        if let Some(out) = raw.as_deref_mut() {
+                            out.line(line)?;
                         }
                         importer.push_bytes(line)?;
                     }
@@ -308,9 +432,9 @@ pub fn run(args: CaptureArgs) -> Result<()> {
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => {
                 if stopping {
-                    break;
+                    return Ok(());
                 }
-                if should_stop(&interrupted, deadline, child.as_mut(), &mut status)? {
+                if stop.now() {
                     // Drain what is left, then stop.
                     tracefs.write("tracing_on", "0")?;
                     stopping = true;
@@ -322,48 +446,325 @@ pub fn run(args: CaptureArgs) -> Result<()> {
             Err(e) => return Err(e).with_context(|| format!("reading {}", pipe_path.display())),
         }
     }
-    if let Some(mut c) = child {
-        if status.is_none() {
-            let _ = c.kill();
-            status = c.wait().ok();
-        }
-    }
-    // The pipe is closed first, or tracefs would be busy and stay mounted.
-    drop(pipe);
-    drop(tracefs);
-    if let Some(mut out) = raw {
-        out.flush()?;
-    }
-    let seconds = started.elapsed().as_secs_f64();
-    if interrupted.load(Ordering::SeqCst) {
-        eprintln!("interrupted: writing what was captured");
-    }
-    let (t, report) = importer.finish();
-    eprintln!(
-        "captured {} lines in {seconds:.1} s; tracing settings restored",
-        report.lines
-    );
-    write_trace(&args.out, &t, &report, args.json)?;
-    if let Some(s) = status {
-        if !s.success() {
-            eprintln!("warning: {} exited with {s}", args.command[0]);
-        }
-    }
-    Ok(())
 }
 
-/// Ctrl-C, the deadline, or the command's end (its status kept).
-fn should_stop(
-    interrupted: &AtomicBool,
-    deadline: Option<Instant>,
-    child: Option<&mut Child>,
-    status: &mut Option<std::process::ExitStatus>,
-) -> Result<bool> {
-    if let Some(c) = child {
-        if let Some(s) = c.try_wait()? {
-            *status = Some(s);
-            return Ok(true);
+/// An exclusive lock held for the whole capture (see [`lock_path`]).
+struct CaptureLock {
+    _file: Option<fs::File>,
+}
+
+impl CaptureLock {
+    /// Wait for another capture to finish; give up on a signal. Without the right to
+    /// create the lock file no capture can run anyway: tracefs then says why.
+    fn acquire(interrupted: &AtomicBool) -> Result<CaptureLock> {
+        let path = lock_path();
+        let Ok(file) = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+        else {
+            return Ok(CaptureLock { _file: None });
+        };
+        let mut told = false;
+        loop {
+            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(CaptureLock { _file: Some(file) }),
+                Err(Errno::WOULDBLOCK) => {}
+                Err(e) => {
+                    return Err(std::io::Error::from(e))
+                        .with_context(|| format!("locking {}", path.display()))
+                }
+            }
+            if !told {
+                note(&format!(
+                    "waiting for another mobmem capture to finish (lock {})",
+                    path.display()
+                ));
+                told = true;
+            }
+            if interrupted.load(Ordering::SeqCst) {
+                bail!("interrupted while waiting for another capture; nothing changed");
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
-    Ok(interrupted.load(Ordering::SeqCst) || deadline.is_some_and(|d| Instant::now() >= d))
+}
+
+/// The command, in a process group of its own so that it and every process it starts
+/// can be ended together (and so that the terminal's Ctrl-C reaches only mobmem, which
+/// then ends the group itself).
+struct Workload {
+    child: Child,
+    pid: u32,
+    /// The process group's id: the command's pid.
+    group: Pid,
+    status: Option<std::io::Result<ExitStatus>>,
+}
+
+impl Workload {
+    fn spawn(command: &[String]) -> Result<Workload> {
+        // The command's output goes to mobmem's stderr: stdout carries the report
+        // (--json), which must stay parseable.
+        let stderr = std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .context("duplicating stderr for the command's output")?;
+        let child = Command::new(&command[0])
+            .args(&command[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(stderr))
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("starting {}", command[0]))?;
+        let pid = child.id();
+        Ok(Workload {
+            group: Pid::from_child(&child),
+            child,
+            pid,
+            status: None,
+        })
+    }
+
+    /// Whether the command itself has ended. It is not reaped here (WNOWAIT), so its pid,
+    /// which names the process group, cannot be reused before [`Workload::end`].
+    fn leader_exited(&self) -> bool {
+        if self.status.is_some() {
+            return true;
+        }
+        let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+        matches!(waitid(WaitId::Pid(self.group), options), Ok(Some(_)))
+    }
+
+    /// End what is left of the process group (SIGTERM, then SIGKILL after [`GRACE`]) and
+    /// reap the command; returns its exit status. Processes that left the group (setsid,
+    /// setpgid) are not reached.
+    fn end(&mut self) -> std::io::Result<ExitStatus> {
+        if self.status.is_none() {
+            let group = self.group;
+            if group_alive(group) {
+                signal_group(group, Signal::TERM);
+                let deadline = Instant::now() + GRACE;
+                while group_alive(group) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if group_alive(group) {
+                    signal_group(group, Signal::KILL);
+                }
+            }
+            self.status = Some(self.child.wait());
+            // SIGKILL is delivered at once but a process takes a moment to die.
+            let deadline = Instant::now() + GRACE;
+            while group_alive(group) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if group_alive(group) {
+                note(&format!(
+                    "warning: processes of group {} (the command's) are still alive",
+                    group.as_raw_pid()
+                ));
+            }
+        }
+        match self.status.as_ref() {
+            Some(Ok(s)) => Ok(*s),
+            Some(Err(e)) => Err(std::io::Error::new(e.kind(), e.to_string())),
+            None => Err(std::io::Error::other("not waited for")),
+        }
+    }
+}
+
+impl Drop for Workload {
+    /// An error or a signal never leaves the command (or what it started) running.
+    fn drop(&mut self) {
+        let _ = self.end();
+    }
+}
+
+fn signal_group(group: Pid, signal: Signal) {
+    // ESRCH (nobody left) is fine.
+    let _ = kill_process_group(group, signal);
+}
+
+/// One process of /proc/PID/stat.
+struct ProcStat {
+    pid: u32,
+    name: String,
+    /// `R`, `S`, `D`, `Z` (zombie), ...
+    state: u8,
+    group: i32,
+    kernel_thread: bool,
+}
+
+/// `PF_KTHREAD` of `include/linux/sched.h`, in field 9 of /proc/PID/stat.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// Every process (thread group) now in /proc; those gone while reading are left out.
+fn processes() -> Vec<ProcStat> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(text) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        if let Some(p) = parse_stat(pid, &text) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS ...` (proc(5)); COMM may hold
+/// spaces and parentheses, so it ends at the last `)`.
+fn parse_stat(pid: u32, text: &str) -> Option<ProcStat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text.get(open + 1..close)?.to_string();
+    let fields: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    Some(ProcStat {
+        pid,
+        name,
+        state: *fields.first()?.as_bytes().first()?,
+        group: fields.get(2)?.parse().ok()?,
+        kernel_thread: fields.get(6)?.parse::<u64>().ok()? & PF_KTHREAD != 0,
+    })
+}
+
+/// Whether a live (not zombie) process is in process group `group`.
+fn group_alive(group: Pid) -> bool {
+    processes()
+        .iter()
+        .any(|p| p.group == group.as_raw_pid() && !matches!(p.state, b'Z' | b'X'))
+}
+
+/// A process running when the capture began, with its importance.
+struct Running {
+    pid: u32,
+    name: String,
+    adj: i16,
+}
+
+/// The user processes now running and their oom_score_adj (kernel threads have none
+/// that means anything: they are never killed for memory).
+fn running_processes() -> Vec<Running> {
+    processes()
+        .into_iter()
+        .filter(|p| !p.kernel_thread && p.state != b'Z')
+        .filter_map(|p| {
+            let adj = read_adj(
+                &Path::new("/proc")
+                    .join(p.pid.to_string())
+                    .join("oom_score_adj"),
+            )?;
+            Some(Running {
+                pid: p.pid,
+                name: p.name,
+                adj,
+            })
+        })
+        .collect()
+}
+
+fn read_adj(path: &Path) -> Option<i16> {
+    fs::read_to_string(path)
+        .ok()?
+        .trim()
+        .parse::<i16>()
+        .ok()
+        .filter(|a| (-1000..=1000).contains(a))
+}
+
+/// The raw ftrace text (`--raw`), written as FILE.partial and renamed to FILE only when
+/// the capture completes: an interrupted capture leaves FILE.partial, an error nothing.
+struct RawText {
+    out: Option<std::io::BufWriter<fs::File>>,
+    temp: PathBuf,
+    target: PathBuf,
+}
+
+impl RawText {
+    fn create(target: &Path) -> Result<RawText> {
+        let mut name = target.file_name().unwrap_or_default().to_os_string();
+        name.push(".partial");
+        let temp = target.with_file_name(name);
+        let file =
+            fs::File::create(&temp).with_context(|| format!("creating {}", temp.display()))?;
+        Ok(RawText {
+            out: Some(std::io::BufWriter::new(file)),
+            temp,
+            target: target.to_path_buf(),
+        })
+    }
+
+    fn line(&mut self, line: &[u8]) -> Result<()> {
+        if let Some(out) = self.out.as_mut() {
+            out.write_all(line)
+                .and_then(|()| out.write_all(b"\n"))
+                .with_context(|| format!("writing {}", self.temp.display()))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if let Some(out) = self.out.take() {
+            out.into_inner()
+                .map_err(|e| e.into_error())
+                .with_context(|| format!("writing {}", self.temp.display()))?;
+        }
+        Ok(())
+    }
+
+    /// The capture is complete: FILE.partial becomes FILE.
+    fn commit(mut self) -> Result<()> {
+        self.flush()?;
+        fs::rename(&self.temp, &self.target).with_context(|| {
+            format!(
+                "renaming {} to {}",
+                self.temp.display(),
+                self.target.display()
+            )
+        })?;
+        self.temp = PathBuf::new();
+        Ok(())
+    }
+
+    /// The capture was interrupted: keep FILE.partial; returns its name.
+    fn keep_partial(mut self) -> Result<PathBuf> {
+        self.flush()?;
+        Ok(std::mem::take(&mut self.temp))
+    }
+}
+
+impl Drop for RawText {
+    fn drop(&mut self) {
+        if !self.temp.as_os_str().is_empty() {
+            drop(self.out.take());
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_odd_names() {
+        let p = parse_stat(42, "42 (a) b (c)) S 1 40 40 0 -1 4194560 0 0").unwrap();
+        assert_eq!(
+            (p.name.as_str(), p.state, p.group, p.kernel_thread),
+            ("a) b (c)", b'S', 40, false)
+        );
+        let k = parse_stat(2, "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0").unwrap();
+        assert!(k.kernel_thread);
+        assert!(parse_stat(3, "3 (x) S 1").is_none());
+    }
 }

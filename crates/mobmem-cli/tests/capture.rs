@@ -1,19 +1,25 @@
-//! `mobmem capture` on this machine's kernel: a real capture of `cat` reading a file after
-//! the page cache was dropped. Needs root and tracefs; where it cannot run it prints
-//! `skipped: capture_real_tracefs (reason)` (see `common::skip`) and passes.
+//! `mobmem capture` on this machine's kernel: real captures (a file read after the page
+//! cache was dropped, attaching for a duration, a signal, a malformed line, a command that
+//! outlives the duration), each checking that every tracing setting and the mount state
+//! are put back. They need root and tracefs; where they cannot run each prints
+//! `skipped: NAME (reason)` (see `common::skip`) and passes. They take turns: each
+//! capture changes the same global settings.
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use mobmem::trace::{EventKind, Trace};
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 
-fn skip(reason: &str) {
-    common::skip("capture_real_tracefs", reason);
-}
+/// One real capture at a time in this test binary.
+static TRACEFS_TURN: Mutex<()> = Mutex::new(());
 
 fn mounted() -> bool {
     Path::new(TRACEFS).join("trace").exists()
@@ -120,24 +126,174 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-#[test]
-fn capture_real_tracefs() {
+/// The tracing settings and mount state as a real capture found them, and this test's
+/// turn to capture.
+struct RealTracefs {
+    was_mounted: bool,
+    before: BTreeMap<String, String>,
+    _turn: MutexGuard<'static, ()>,
+}
+
+/// Whether real captures can run here; if not, the test `name` is reported as skipped.
+fn real_tracefs(name: &str) -> Option<RealTracefs> {
     if !is_root() {
-        return skip("not root");
+        common::skip(name, "not root");
+        return None;
     }
     if !Path::new("/proc/sys/vm/drop_caches").exists() {
-        return skip("no /proc/sys/vm/drop_caches");
+        common::skip(name, "no /proc/sys/vm/drop_caches");
+        return None;
     }
+    // A failed test elsewhere must not stop the others from running.
+    let turn = TRACEFS_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let (was_mounted, before) = match settings_as_found() {
         Ok(x) => x,
-        Err(reason) => return skip(&reason),
+        Err(reason) => {
+            common::skip(name, &reason);
+            return None;
+        }
     };
     if !before.contains_key("events/filemap/mm_filemap_add_to_page_cache/enable") {
-        return skip("this kernel has no filemap trace events");
+        common::skip(name, "this kernel has no filemap trace events");
+        return None;
     }
+    Some(RealTracefs {
+        was_mounted,
+        before,
+        _turn: turn,
+    })
+}
 
-    // A file on a disk file system (not tmpfs, whose pages these events do not show).
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+impl RealTracefs {
+    /// Every setting as it was, tracefs mounted or not as it was.
+    fn assert_restored(&self) {
+        assert_eq!(
+            mounted(),
+            self.was_mounted,
+            "tracefs mount state not restored"
+        );
+        let (_, mut after) = settings_as_found().expect("tracefs still mountable");
+        let mut before = self.before.clone();
+        let (size_before, size_after) = (
+            before.remove("buffer_size_kb"),
+            after.remove("buffer_size_kb"),
+        );
+        assert!(
+            buffer_size_restored(size_before.as_deref(), size_after.as_deref()),
+            "buffer_size_kb was {size_before:?}, is {size_after:?}"
+        );
+        assert_eq!(after, before, "tracing settings not restored");
+    }
+}
+
+/// The mobmem binary under test.
+fn mobmem() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mobmem"))
+}
+
+/// Whether `pid` is a live process (a zombie has ended).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+    }
+}
+
+/// The pids a command wrote to `file`, one a line, once there are `count` of them.
+fn wait_for_pids(file: &Path, count: usize, within: Duration) -> Vec<u32> {
+    let start = Instant::now();
+    loop {
+        let pids: Vec<u32> = std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if pids.len() >= count {
+            return pids;
+        }
+        assert!(
+            start.elapsed() < within,
+            "the command wrote {} of {count} pids to {} within {within:?}",
+            pids.len(),
+            file.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Start `command` with its stdout and stderr in files of `dir` (not pipes, which any
+/// process left running would hold open, so that waiting for the output would wait for
+/// it too).
+fn spawn_logged(command: &mut Command, dir: &Path) -> Child {
+    let file = |name: &str| Stdio::from(std::fs::File::create(dir.join(name)).unwrap());
+    command
+        .stdout(file("stdout"))
+        .stderr(file("stderr"))
+        .spawn()
+        .unwrap()
+}
+
+/// Wait for a child of [`spawn_logged`], killing it (and failing) if it takes longer
+/// than `within`.
+fn wait_within(mut child: Child, dir: &Path, within: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > within {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mobmem capture did not end within {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Output {
+        status: child.wait().unwrap(),
+        stdout: std::fs::read(dir.join("stdout")).unwrap(),
+        stderr: std::fs::read(dir.join("stderr")).unwrap(),
+    }
+}
+
+/// The processes of a trace with this pid.
+fn procs_with_pid(t: &Trace, pid: u32) -> Vec<u32> {
+    t.tables
+        .processes
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.pid == pid)
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+/// The importance events of process `proc`, as (time, oom_score_adj), and its start time.
+fn importance_of(t: &Trace, proc: u32) -> (Option<u64>, Vec<(u64, i16)>) {
+    let start = t
+        .events
+        .iter()
+        .find(|e| e.proc() == proc && e.kind() == EventKind::Start)
+        .map(|e| e.time_ns());
+    let adj = t
+        .events
+        .iter()
+        .filter(|e| e.proc() == proc && e.kind() == EventKind::Importance)
+        .map(|e| (e.time_ns(), e.oom_score_adj()))
+        .collect();
+    (start, adj)
+}
+
+/// A file on a disk file system (not tmpfs, whose pages these events do not show).
+fn disk_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+#[test]
+fn capture_real_tracefs() {
+    let Some(tracefs) = real_tracefs("capture_real_tracefs") else {
+        return;
+    };
+
+    let dir = disk_dir();
     let data = dir.path().join("data.bin");
     let bytes: Vec<u8> = (0..1_048_576u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
@@ -145,39 +301,34 @@ fn capture_real_tracefs() {
     std::fs::write(&data, &bytes).unwrap();
     let meta = std::fs::metadata(&data).unwrap();
     let out = dir.path().join("cat.mmt");
-    let run = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+    // The command prints on stdout: that goes to mobmem's stderr, and mobmem's stdout
+    // is the JSON report alone.
+    let run = mobmem()
         .args(["capture", "--out"])
         .arg(&out)
         .args(["--drop-caches", "--json", "--", "sh", "-c"])
-        .arg(format!("cat '{}' > /dev/null", data.display()))
+        .arg(format!(
+            "echo the command speaks; cat '{}' > /dev/null; echo done",
+            data.display()
+        ))
         .output()
         .expect("run mobmem capture");
-    assert!(
-        run.status.success(),
-        "capture failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON report");
+    tracefs.assert_restored();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "capture failed: {stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not the JSON report ({e}): {}",
+            String::from_utf8_lossy(&run.stdout)
+        )
+    });
+    assert!(stderr.contains("the command speaks\n"), "{stderr}");
     assert!(
         report["used"]["mm_filemap_add_to_page_cache"]
             .as_u64()
             .unwrap_or(0)
             > 0
     );
-
-    // Every setting as it was, tracefs mounted or not as it was.
-    assert_eq!(mounted(), was_mounted, "tracefs mount state not restored");
-    let (_, mut after) = settings_as_found().expect("tracefs still mountable");
-    let mut before = before;
-    let (size_before, size_after) = (
-        before.remove("buffer_size_kb"),
-        after.remove("buffer_size_kb"),
-    );
-    assert!(
-        buffer_size_restored(size_before.as_deref(), size_after.as_deref()),
-        "buffer_size_kb was {size_before:?}, is {size_after:?}"
-    );
-    assert_eq!(after, before, "tracing settings not restored");
 
     // cat read the whole file through the page cache: its 256 pages, as accesses of a
     // process named cat, keyed by the file's device and inode.
@@ -247,5 +398,252 @@ fn capture_without_privileges_fails_with_the_reason() {
     }
     assert!(!run.status.success(), "{err}");
     assert!(err.contains("needs root"), "{err}");
+    assert!(!out.exists());
+}
+
+/// Attaching to the running system for a duration: a process that set its oom_score_adj
+/// to 500 before the capture has importance 500 from its first event on.
+#[test]
+fn attach_takes_importance_from_oom_score_adj() {
+    let Some(tracefs) = real_tracefs("attach_takes_importance_from_oom_score_adj") else {
+        return;
+    };
+    // It forks a sleep every 50 ms, so it has events in any second of trace.
+    let mut busy = Command::new("sh")
+        .args([
+            "-c",
+            "echo 500 > /proc/self/oom_score_adj; while :; do sleep 0.05; done",
+        ])
+        .spawn()
+        .unwrap();
+    let pid = busy.id();
+    let adj_file = format!("/proc/{pid}/oom_score_adj");
+    let start = Instant::now();
+    while std::fs::read_to_string(&adj_file)
+        .unwrap_or_default()
+        .trim()
+        != "500"
+    {
+        assert!(start.elapsed() < Duration::from_secs(10), "adj not set");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let dir = disk_dir();
+    let out = dir.path().join("attach.mmt");
+    let run = mobmem()
+        .args(["capture", "--out"])
+        .arg(&out)
+        .args(["--duration", "1", "--no-anon-faults"])
+        .output()
+        .expect("run mobmem capture");
+    let _ = busy.kill();
+    let _ = busy.wait();
+    tracefs.assert_restored();
+    assert!(
+        run.status.success(),
+        "capture failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let t = mobmem::trace::read_all(&out, None).unwrap();
+    let procs = procs_with_pid(&t, pid);
+    assert_eq!(procs.len(), 1, "process {pid} in {:?}", t.tables.processes);
+    let (started, adj) = importance_of(&t, procs[0]);
+    assert!(started.is_some());
+    assert_eq!(adj.first(), Some(&(started.unwrap(), 500)), "{adj:?}");
+}
+
+/// The command starts with mobmem's own oom_score_adj (here 300): unmarked (another
+/// process is marked foreground), it has that importance from its start.
+#[test]
+fn the_command_has_the_importance_it_started_with() {
+    let Some(tracefs) = real_tracefs("the_command_has_the_importance_it_started_with") else {
+        return;
+    };
+    let dir = disk_dir();
+    let out = dir.path().join("own.mmt");
+    let pid_file = dir.path().join("pid");
+    let run = Command::new("sh")
+        .args([
+            "-c",
+            "echo 300 > /proc/self/oom_score_adj && exec \"$0\" \"$@\"",
+            env!("CARGO_BIN_EXE_mobmem"),
+            "capture",
+            "--out",
+        ])
+        .arg(&out)
+        .args(["--foreground", "no-such-process", "--", "sh", "-c"])
+        .arg(format!(
+            "echo $$ > '{}'; sleep 0.1; sleep 0.1",
+            pid_file.display()
+        ))
+        .output()
+        .expect("run mobmem capture");
+    tracefs.assert_restored();
+    assert!(
+        run.status.success(),
+        "capture failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let t = mobmem::trace::read_all(&out, None).unwrap();
+    let procs = procs_with_pid(&t, pid);
+    assert_eq!(procs.len(), 1, "process {pid} in {:?}", t.tables.processes);
+    let (started, adj) = importance_of(&t, procs[0]);
+    assert!(started.is_some());
+    assert_eq!(adj, vec![(started.unwrap(), 300)]);
+}
+
+/// SIGTERM in the middle of a capture: the command and everything it started end, the
+/// settings are put back, mobmem fails, and no trace (nor a raw text that looks whole)
+/// is left.
+#[test]
+fn sigterm_ends_the_capture_without_a_trace() {
+    let Some(tracefs) = real_tracefs("sigterm_ends_the_capture_without_a_trace") else {
+        return;
+    };
+    let dir = disk_dir();
+    let out = dir.path().join("term.mmt");
+    let raw = dir.path().join("term.txt");
+    let pids = dir.path().join("pids");
+    let mut capture = mobmem();
+    capture
+        .args(["capture", "--out"])
+        .arg(&out)
+        .arg("--raw")
+        .arg(&raw)
+        .args(["--duration", "60", "--no-anon-faults", "--", "sh", "-c"])
+        .arg(format!(
+            "sleep 60 & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
+            pids.display()
+        ))
+        .stdin(Stdio::null());
+    let capture = spawn_logged(&mut capture, dir.path());
+    let started = wait_for_pids(&pids, 2, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(300));
+    let kill = Command::new("kill")
+        .args(["-TERM", &capture.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let run = wait_within(capture, dir.path(), Duration::from_secs(30));
+    tracefs.assert_restored();
+    for pid in started {
+        assert!(!alive(pid), "process {pid} of the command survived");
+    }
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let left: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!out.exists(), "{left:?}");
+    assert!(!raw.exists(), "{left:?}");
+    let mut partial = raw.into_os_string();
+    partial.push(".partial");
+    assert!(Path::new(&partial).exists(), "{left:?}");
+    // pids, term.txt.partial and the two logs.
+    assert_eq!(left.len(), 4, "{left:?}");
+}
+
+/// --duration stops a command that runs longer, and the processes it started with it.
+#[test]
+fn duration_ends_the_command_and_its_descendants() {
+    let Some(tracefs) = real_tracefs("duration_ends_the_command_and_its_descendants") else {
+        return;
+    };
+    let dir = disk_dir();
+    let out = dir.path().join("long.mmt");
+    let pids = dir.path().join("pids");
+    let mut capture = mobmem();
+    capture
+        .args(["capture", "--out"])
+        .arg(&out)
+        .args(["--duration", "1", "--no-anon-faults", "--", "sh", "-c"])
+        .arg(format!(
+            "sleep 60 & echo $! >> '{0}'; (sleep 60; true) & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
+            pids.display()
+        ))
+        .stdin(Stdio::null());
+    let capture = spawn_logged(&mut capture, dir.path());
+    let run = wait_within(capture, dir.path(), Duration::from_secs(30));
+    tracefs.assert_restored();
+    for pid in wait_for_pids(&pids, 3, Duration::ZERO) {
+        assert!(!alive(pid), "process {pid} of the command survived");
+    }
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("still running after --duration"),
+        "{stderr}"
+    );
+    assert!(out.exists());
+}
+
+/// With --strict a malformed line is fatal; the command and what it started end too.
+/// A line written to trace_marker after a line break is not an event line.
+#[test]
+fn strict_error_ends_the_command() {
+    let Some(tracefs) = real_tracefs("strict_error_ends_the_command") else {
+        return;
+    };
+    let dir = disk_dir();
+    let out = dir.path().join("strict.mmt");
+    let pids = dir.path().join("pids");
+    let mut capture = mobmem();
+    capture
+        .args(["capture", "--out"])
+        .arg(&out)
+        .args(["--strict", "--no-anon-faults", "--", "sh", "-c"])
+        .arg(format!(
+            "echo $$ >> '{0}'; sleep 60 & echo $! >> '{0}'; sleep 0.2; \
+             printf 'marker\\nnot an event line\\n' > {TRACEFS}/trace_marker; wait",
+            pids.display()
+        ))
+        .stdin(Stdio::null());
+    let capture = spawn_logged(&mut capture, dir.path());
+    let run = wait_within(capture, dir.path(), Duration::from_secs(30));
+    tracefs.assert_restored();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("trace_pipe: line ") && stderr.contains("not an event line"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    for pid in wait_for_pids(&pids, 2, Duration::ZERO) {
+        assert!(!alive(pid), "process {pid} of the command survived");
+    }
+}
+
+/// A capture that keeps no event (the only marked process never runs) fails, says so,
+/// and writes nothing.
+#[test]
+fn capture_without_events_fails() {
+    let Some(tracefs) = real_tracefs("capture_without_events_fails") else {
+        return;
+    };
+    let dir = disk_dir();
+    let out = dir.path().join("empty.mmt");
+    let run = mobmem()
+        .args(["capture", "--out"])
+        .arg(&out)
+        .args([
+            "--marked-only",
+            "--foreground",
+            "no-such-process",
+            "--no-anon-faults",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    tracefs.assert_restored();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    assert!(stderr.contains("no events found"), "{stderr}");
     assert!(!out.exists());
 }

@@ -390,6 +390,8 @@ pub struct FtraceImporter {
     thread_counts: HashMap<u32, u32>,
     /// Pids just forked as new processes: name, inherited importance and mark.
     forked: HashMap<u32, Forked>,
+    /// Processes running before the trace began (see [`FtraceImporter::running_process`]).
+    running: HashMap<u32, Forked>,
     read_path_lines: u64,
     report: ImportReport,
 }
@@ -420,9 +422,24 @@ impl FtraceImporter {
             tgid_of: HashMap::new(),
             thread_counts: HashMap::new(),
             forked: HashMap::new(),
+            running: HashMap::new(),
             read_path_lines: 0,
             report: ImportReport::default(),
         }
+    }
+
+    /// Process `tgid` was already running, named `name` (empty if unknown) with
+    /// `oom_score_adj` `adj`, when the trace began: the process of `tgid` first seen without
+    /// a fork in the trace takes this importance (unless a mark pins it) and, where its
+    /// lines give none, this name.
+    pub fn running_process(&mut self, tgid: u32, name: &str, adj: i16) {
+        let name = (!name.is_empty()).then(|| name.to_string());
+        let entry = Forked {
+            name,
+            adj: Some(adj),
+            mark: None,
+        };
+        self.running.insert(tgid, entry);
     }
 
     /// Lines read so far.
@@ -812,7 +829,9 @@ impl FtraceImporter {
                 self.push(Event::exit(time, proc), Origin::Other);
             }
         }
-        let fresh = fresh.unwrap_or_default();
+        // Only the first process of a pid can be the one that was running.
+        let running = self.running.remove(&tgid);
+        let fresh = fresh.or(running).unwrap_or_default();
         let name = comm
             .filter(|_| leader)
             .map(str::to_string)
