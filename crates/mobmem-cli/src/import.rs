@@ -1,5 +1,6 @@
 //! `mobmem trace import`: build a trace from another tool's output (ftrace text:
-//! `trace-cmd report`, `/sys/kernel/tracing/trace`, Android atrace/systrace).
+//! `trace-cmd report`, `/sys/kernel/tracing/trace`, Android atrace/systrace, and
+//! Perfetto traces converted to that text by `traceconv systrace`).
 
 use std::io::BufReader;
 use std::path::PathBuf;
@@ -16,6 +17,9 @@ use mobmem::trace::{
 pub enum Source {
     /// ftrace text (trace-cmd report, /sys/kernel/tracing/trace or trace_pipe, atrace).
     Ftrace,
+    /// ftrace text written by Perfetto: `traceconv systrace TRACE OUT` of a Perfetto trace
+    /// (numbers Perfetto has no kernel format for are decimal there).
+    Perfetto,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -74,6 +78,7 @@ impl ImportFlags {
             background: parse(&self.background)?,
             exclude_pids: Vec::new(),
             marked_only: self.marked_only,
+            perfetto: false,
         })
     }
 }
@@ -96,9 +101,9 @@ pub struct ImportArgs {
 }
 
 pub fn run(args: ImportArgs) -> Result<()> {
-    let Source::Ftrace = args.from;
     check_output(&args.out)?;
-    let options = args.flags.options()?;
+    let mut options = args.flags.options()?;
+    options.perfetto = matches!(args.from, Source::Perfetto);
     let (t, report) = if args.file.as_os_str() == "-" {
         let mut importer = FtraceImporter::new(std::path::Path::new("<stdin>"), options);
         importer.read(&mut BufReader::new(std::io::stdin().lock()))?;
@@ -124,19 +129,25 @@ pub fn write_trace(
     report: &ImportReport,
     json: bool,
 ) -> Result<()> {
+    let print_report = || -> Result<()> {
+        if json {
+            println!("{}", serde_json::to_string_pretty(report)?);
+        } else {
+            print!("{report}");
+        }
+        Ok(())
+    };
     if t.events.is_empty() {
+        // What was read and why it was skipped tells the user what the input was.
+        print_report()?;
         anyhow::bail!(
-            "no events found ({} lines read); nothing written to {}",
+            "no events found in {} lines: expected ftrace text, lines like `TASK-PID [CPU] FLAGS SECONDS.MICROSECONDS: EVENT: FIELDS` (for a Perfetto trace, convert it first with `traceconv systrace`); see the skipped lines above; nothing written to {}",
             report.lines,
             out.display()
         );
     }
     trace::write(out, t).with_context(|| format!("writing {}", out.display()))?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(report)?);
-    } else {
-        print!("{report}");
-    }
+    print_report()?;
     eprintln!(
         "wrote {} ({} events, {} distinct pages, {} processes)",
         out.display(),

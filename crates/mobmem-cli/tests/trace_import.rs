@@ -110,3 +110,80 @@ fn import_reads_standard_input() {
     .unwrap();
     assert_eq!(from_stdin, from_file);
 }
+
+/// Inputs with no event: the report says what was skipped and why, then the import fails
+/// saying what was expected, and writes nothing.
+#[test]
+fn an_import_without_events_reports_what_it_read_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &str); 4] = [
+        ("empty.txt", "", "lines                0"),
+        (
+            "header.txt",
+            "# tracer: nop\n#\nTRACE:\n",
+            "header (before the first event) (line 3)",
+        ),
+        (
+            "perfetto.textproto",
+            "packet {\n  timestamp: 100\n  ftrace_events {\n    cpu: 0\n  }\n}\n",
+            "text before the first event (not ftrace) (lines 1, 2, 3, 4, 5, ...)",
+        ),
+        (
+            "counter.txt",
+            "            cat-1     [000] .....           2: mm_filemap_fault: dev=8:1 ino=1a ofs=0\n            cat-1     [000] .....           3: mm_filemap_fault: dev=8:1 ino=1a ofs=0\n",
+            "`2` without a fraction",
+        ),
+    ];
+    for (name, text, reported) in cases {
+        let input = dir.path().join(name);
+        std::fs::write(&input, text).unwrap();
+        let out = dir.path().join("out.mmt");
+        let run = mobmem(&[
+            "trace",
+            "import",
+            "--from",
+            "ftrace",
+            input.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{name}: {stdout}");
+        assert!(stdout.contains(reported), "{name}: {stdout}");
+        assert!(
+            stderr.contains("no events found") && stderr.contains("expected ftrace text"),
+            "{name}: {stderr}"
+        );
+        assert!(!out.exists(), "{name}");
+    }
+}
+
+#[test]
+fn perfetto_text_imports_with_from_perfetto() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.csv");
+    let input = fixture("perfetto.txt");
+    let run = mobmem(&[
+        "trace",
+        "import",
+        "--from",
+        "perfetto",
+        input.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--strict",
+        "--json",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["threads"], 2);
+    assert_eq!(report["pages_deleted"], 1);
+    let trace = mobmem::trace::read_all(&out, None).unwrap();
+    let pids: Vec<u32> = trace.tables.processes.iter().map(|p| p.pid).collect();
+    assert_eq!(pids, vec![3493, 4100]);
+}

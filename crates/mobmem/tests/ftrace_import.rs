@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use mobmem::trace::ftrace::{
-    file_owner, import_file, AccessSource, FtraceImporter, ImportOptions, ProcessMatch,
+    file_of_owner, file_owner, import_file, AccessSource, FtraceImporter, ImportOptions,
+    ProcessMatch,
 };
 use mobmem::trace::{self, Event, EventKind, PageKey, Trace};
 use mobmem::Error;
@@ -445,4 +446,306 @@ fn systrace_html_page_tags_are_skipped() {
     );
     assert_eq!(report.skipped["HTML tag (systrace page)"].lines, 11);
     assert_eq!(report.skipped["comment (# ...)"].lines, 2);
+}
+
+/// The accesses of a trace as (time, pid, file inode, page index), file pages only.
+fn file_accesses(t: &Trace) -> Vec<(u64, u32, u64, u64)> {
+    t.accesses()
+        .filter(|e| !e.is_anon())
+        .map(|e| {
+            let key = t.tables.pages[e.page() as usize];
+            let (_, _, ino) = file_of_owner(key.owner);
+            let pid = t.tables.processes[e.proc() as usize].pid;
+            (e.time_ns(), pid, ino, key.index)
+        })
+        .collect()
+}
+
+/// One read() comes as one mm_filemap_get_pages event per batch of folios, each with the
+/// range from the batch to the end of the request: every page of the read is one access,
+/// and the last batch stops at the end of the file as far as the capture shows it.
+#[test]
+fn read_batches_count_each_page_once_and_stop_at_the_known_end_of_the_file() {
+    let (t, report) = import("readpath.txt", ImportOptions::default());
+    let mut expected = Vec::new();
+    let mut read = |us: u64, pid: u32, ino: u64, pages: std::ops::RangeInclusive<u64>| {
+        for index in pages {
+            expected.push((us * US, pid, ino, index));
+        }
+    };
+    // python3 reads 100 pages of a0 in three batches: 0..=30 (the next batch starts at
+    // 31), 31..=61, and the last from 62, which stops at page 67: a0's pages entered the
+    // cache in the capture (two order-5 folios and an order-2 one), 0..=67, so the read
+    // ran into the end of the file there. cat-800's read of c0 comes between: another
+    // task, another read.
+    read(10, 700, 0xa0, 0..=30);
+    read(20, 800, 0xc0, 0..=0);
+    read(30, 700, 0xa0, 31..=61);
+    read(40, 700, 0xa0, 62..=67);
+    // 64 MiB asked from page 2 of b0, of which the capture shows nothing else: the last
+    // (here only) batch holds at most 31 folios, counted as 31 pages.
+    read(50, 700, 0xb0, 2..=32);
+    // The same page read again starts a new read (it does not start inside the previous
+    // range); cat's read of a0 from page 1 is no continuation of python3's.
+    read(60, 800, 0xc0, 0..=0);
+    read(70, 800, 0xa0, 1..=67);
+    assert_eq!(file_accesses(&t), expected);
+    assert_eq!(report.accesses_from, "read-path");
+    assert_eq!(report.reads, 5);
+    assert_eq!(report.file_accesses, expected.len() as u64);
+    // Pages asked for and left out: 68..=99 twice (a0), 33..=16385 (b0).
+    assert_eq!(report.read_pages_past_known_end, 32 + 16353 + 32);
+    assert_eq!(report.pages_added, 68);
+}
+
+#[test]
+fn an_event_range_too_large_for_one_read_is_malformed_not_allocated() {
+    let line = "cat-1 [000] ..... 1.000000: mm_filemap_get_pages: dev=8:1 ino=1a ofs=0-18446744073709551615";
+    let mut importer = FtraceImporter::new(Path::new("huge"), ImportOptions::default());
+    importer
+        .push_line("cat-1 [000] ..... 0.500000: mm_filemap_fault: dev=8:1 ino=1a ofs=0")
+        .unwrap();
+    importer.push_line(line).unwrap();
+    let (t, report) = importer.finish();
+    assert_eq!(t.accesses().count(), 1);
+    let (reason, skipped) = report
+        .skipped
+        .iter()
+        .find(|(k, _)| k.starts_with("malformed"))
+        .expect("a malformed line");
+    assert!(reason.contains("spans 4503599627370496 pages"), "{reason}");
+    assert_eq!(skipped.first_lines, vec![2]);
+
+    let strict = ImportOptions {
+        strict: true,
+        ..Default::default()
+    };
+    let mut importer = FtraceImporter::new(Path::new("huge"), strict);
+    match importer.push_line(line) {
+        Err(Error::Format {
+            position, message, ..
+        }) => {
+            assert_eq!(position, mobmem::Position::Line(1));
+            assert!(message.contains("more than one read can"), "{message}");
+        }
+        other => panic!("expected a format error, got {other:?}"),
+    }
+}
+
+/// Reasons of the malformed lines of `lines`, imported one by one.
+fn malformed_reasons(lines: &[&str]) -> Vec<String> {
+    let mut importer = FtraceImporter::new(Path::new("lines"), ImportOptions::default());
+    for line in lines {
+        importer.push_line(line).unwrap();
+    }
+    let (_, report) = importer.finish();
+    report
+        .skipped
+        .keys()
+        .filter(|k| k.starts_with("malformed"))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn page_frame_numbers_and_timestamps_are_checked() {
+    let reasons = malformed_reasons(&[
+        "cat-1 [000] ..... 1.000000: mm_filemap_add_to_page_cache: dev 8:1 ino 1a pfn=zzz ofs=0 order=0",
+        "cat-1 [000] ..... 1.000001: mm_filemap_add_to_page_cache: dev 8:1 ino 1a pfn=0xzz ofs=0 order=0",
+        "cat-1 [000] ..... 99999999999.000000: mm_filemap_fault: dev=8:1 ino=1a ofs=0",
+        "cat-1 [000] .....          2: mm_filemap_fault: dev=8:1 ino=1a ofs=0",
+    ]);
+    assert_eq!(reasons.len(), 4, "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("pfn=zzz")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r.contains("pfn=0xzz")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("`99999999999.000000` out of range")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("`2` without a fraction") && r.contains("counter clock")),
+        "{reasons:?}"
+    );
+    // Both pfn layouts read.
+    assert!(malformed_reasons(&[
+        "cat-1 [000] ..... 1.000000: mm_filemap_add_to_page_cache: dev 8:1 ino 1a pfn=0x1f4 ofs=0 order=0",
+        "cat-1 [000] ..... 1.000001: mm_filemap_add_to_page_cache: dev 8:1 ino 1a page=00000000deadbeef pfn=500 ofs=0",
+    ])
+    .is_empty());
+}
+
+/// Every device the kernel numbers (minors have 20 bits) keys its own files.
+#[test]
+fn large_device_minors_key_distinct_files() {
+    let mut importer = FtraceImporter::new(
+        Path::new("minors"),
+        ImportOptions {
+            strict: true,
+            ..Default::default()
+        },
+    );
+    for (i, dev) in ["0:5000", "0:904", "259:1048575", "8:1"].iter().enumerate() {
+        importer
+            .push_line(&format!(
+                "cat-1 [000] ..... 1.00000{i}: mm_filemap_fault: dev={dev} ino=ffffffff ofs=4096"
+            ))
+            .unwrap();
+    }
+    let (t, _) = importer.finish();
+    let owners: Vec<(u32, u32, u64)> = t
+        .tables
+        .pages
+        .iter()
+        .map(|p| file_of_owner(p.owner))
+        .collect();
+    assert_eq!(
+        owners,
+        vec![
+            (0, 5000, 0xffff_ffff),
+            (0, 904, 0xffff_ffff),
+            (259, 1_048_575, 0xffff_ffff),
+            (8, 1, 0xffff_ffff)
+        ]
+    );
+    // What does not fit says what is unsupported.
+    let reasons = malformed_reasons(&[
+        "cat-1 [000] ..... 1.000000: mm_filemap_fault: dev=8:1 ino=800000000 ofs=0",
+        "cat-1 [000] ..... 1.000001: mm_filemap_fault: dev=512:1 ino=1 ofs=0",
+    ]);
+    assert!(
+        reasons.iter().any(|r| r.contains("inode numbers of 2^35")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|r| r.contains("device major above 511")),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn task_names_with_spaces_and_bracketed_digits() {
+    // As the kernel prints a task renamed with prctl(PR_SET_NAME, "a [12] b-3").
+    let mut importer = FtraceImporter::new(
+        Path::new("names"),
+        ImportOptions {
+            strict: true,
+            ..Default::default()
+        },
+    );
+    importer
+        .push_line("      a [12] b-3-26821   [000] .....  1083.399711: mm_filemap_get_pages: dev=254:0 ino=d1f ofs=0-4095")
+        .unwrap();
+    importer
+        .push_line("   x [1]-5 (   77) [001] .....  1083.399712: mm_filemap_fault: dev=254:0 ino=d1f ofs=4096")
+        .unwrap();
+    let (t, _) = importer.finish();
+    let procs: Vec<(u32, &str)> = t
+        .tables
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.name.as_str()))
+        .collect();
+    // The second line's task is a thread of 77, which takes its name until its leader's
+    // is seen.
+    assert_eq!(procs, vec![(26821, "a [12] b-3"), (77, "x [1]")]);
+}
+
+/// Strict: only header lines capture tools write may come before the first event.
+#[test]
+fn text_before_the_first_event_is_counted_or_fatal_when_strict() {
+    let lines = [
+        "TRACE:",
+        "version = 6",
+        "cpus=2",
+        "CPU 1 is empty",
+        "packet { timestamp: 1 }",
+        "cat-1 [000] ..... 1.000000: mm_filemap_fault: dev=8:1 ino=1a ofs=0",
+    ];
+    let mut importer = FtraceImporter::new(Path::new("pre"), ImportOptions::default());
+    for line in lines {
+        importer.push_line(line).unwrap();
+    }
+    let (_, report) = importer.finish();
+    assert_eq!(report.skipped["header (before the first event)"].lines, 4);
+    assert_eq!(
+        report.skipped["text before the first event (not ftrace)"].first_lines,
+        vec![5]
+    );
+
+    let strict = ImportOptions {
+        strict: true,
+        ..Default::default()
+    };
+    let mut importer = FtraceImporter::new(Path::new("pre"), strict);
+    let results: Vec<bool> = lines
+        .iter()
+        .map(|l| importer.push_line(l).is_ok())
+        .collect();
+    assert_eq!(results, vec![true, true, true, true, false, true]);
+}
+
+/// `traceconv systrace` text: TGID column, `<unknown>` tasks, markers without a space,
+/// decimal `clone_flags`, and Perfetto's field names for the page-cache deletion.
+#[test]
+fn perfetto_traceconv_text() {
+    let options = ImportOptions {
+        perfetto: true,
+        strict: true,
+        ..Default::default()
+    };
+    let (t, report) = import("perfetto.txt", options);
+    // Thread 3520's line has no TGID; task_newtask's clone_flags 4001536 (0x3d0f00) has
+    // CLONE_THREAD, so it belongs to 3493.
+    let expected = vec![
+        Event::start(0, 0),
+        Event::importance(0, 0, 0),
+        Event::access(200 * MS, 0, 0, false, false), // 113b page 1, thread 3510
+        Event::access(300 * MS, 0, 1, false, false), // 113b page 2, thread 3520
+        Event::input(400 * MS, 0),
+        Event::start(600 * MS, 1),
+        Event::access(600 * MS, 1, 2, false, false),
+    ];
+    assert_eq!(t.events, expected);
+    let names: Vec<(u32, &str)> = t
+        .tables
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.name.as_str()))
+        .collect();
+    assert_eq!(names, vec![(3493, "com.example.app"), (4100, "")]);
+    assert_eq!(
+        t.tables.pages,
+        vec![
+            file_page(253, 6, 0x113b, 1),
+            file_page(253, 6, 0x113b, 2),
+            file_page(253, 6, 0x2000, 0)
+        ]
+    );
+    assert_eq!(report.pages_deleted, 1);
+    assert_eq!(report.threads, 2);
+
+    // Read as kernel text, 4001536 is hexadecimal: no CLONE_THREAD, and 3520 becomes a
+    // process of its own; `<unknown>` is taken for a task name.
+    let (t, _) = import("perfetto.txt", ImportOptions::default());
+    let names: Vec<(u32, &str)> = t
+        .tables
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            (3493, "com.example.app"),
+            (3520, "<unknown>"),
+            (4100, "<unknown>")
+        ]
+    );
 }

@@ -38,6 +38,18 @@
 //! misses only, so when the read-path events are present (Linux 6.x) they give the
 //! accesses, hits included, and an added page counts as an access only if no read-path
 //! event ever reached it (a page written, or read ahead and never read).
+//!
+//! One `read()` is several `mm_filemap_get_pages` events (`mm/filemap.c`, Linux 6.11 on):
+//! `filemap_read()` takes the cached folios in batches of at most 31 (a `folio_batch`),
+//! calling `filemap_get_pages()` once per batch, and each call prints the range from the
+//! current position to the end of the whole request. So an event of a task that follows
+//! its previous one on the same file, with the same last page and a first page inside the
+//! previous range, continues that read: the previous batch read the pages from its own
+//! first page up to the page before the new one. The last batch of a read is not followed
+//! by another event, so its end is not printed: it read up to the request's last page
+//! unless the file ended first, and the trace does not carry the file's size. The importer
+//! counts it up to the request's last page or the highest page of the file the capture
+//! shows to exist, whichever is lower ([`FtraceImporter::finish`]; see `docs/real-traces.md`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
@@ -51,6 +63,17 @@ use crate::{Error, Position, Result};
 
 /// Bytes per page: the filemap events give byte offsets (`index << PAGE_SHIFT`).
 pub const PAGE_SIZE: u64 = 4096;
+
+/// Folios `filemap_read()` takes from the page cache per `filemap_get_pages()` call: the
+/// size of a `struct folio_batch` (`PAGEVEC_SIZE`, later `FOLIO_BATCH_SIZE`, 31 in the
+/// kernels that have `mm_filemap_get_pages`, 6.11 on). Seen on 6.18: a 4 MiB read of
+/// order-0 folios came in batches of 31 pages.
+pub const READ_BATCH_FOLIOS: u64 = 31;
+
+/// Most pages one event line may name: a `read()` moves at most `MAX_RW_COUNT` bytes
+/// (`INT_MAX & PAGE_MASK`, `include/linux/fs.h`), just under 2^19 pages, and the largest
+/// folio read here has order 19. A line asking for more is malformed, not a huge read.
+pub const MAX_EVENT_PAGES: u64 = 1 << 19;
 
 /// `oom_score_adj` given to a process marked background: the bottom of Android's cached
 /// range (ActivityManager `ProcessList.CACHED_APP_MIN_ADJ`).
@@ -166,6 +189,10 @@ pub struct ImportOptions {
     /// Keep only the processes marked foreground or background (and those they start),
     /// leaving out the rest of the system.
     pub marked_only: bool,
+    /// The text was written by Perfetto (`traceconv systrace`, trace_processor's
+    /// `to_ftrace`): fields Perfetto has no printk format for are printed in decimal
+    /// (`clone_flags`, `address`, `error_code`), and a task without a name is `<unknown>`.
+    pub perfetto: bool,
 }
 
 /// Lines skipped for one reason.
@@ -213,6 +240,12 @@ pub struct ImportReport {
     pub pages_deleted: u64,
     /// `nr_reclaimed` summed over `mm_vmscan_lru_shrink_inactive`.
     pub pages_reclaimed: u64,
+    /// `read()` calls rebuilt from `mm_filemap_get_pages` events (each one or more
+    /// events, one per batch of folios).
+    pub reads: u64,
+    /// Pages that reads asked for past the highest page their file is known to have,
+    /// not counted as accesses (a read reaching past the end of its file).
+    pub read_pages_past_known_end: u64,
     /// Distinct pages and files of the trace.
     pub pages: u64,
     pub files: u64,
@@ -258,6 +291,13 @@ impl std::fmt::Display for ImportReport {
             "pages                {} distinct in {} files; in the whole capture the kernel added {}, deleted {}, reclaimed {}",
             self.pages, self.files, self.pages_added, self.pages_deleted, self.pages_reclaimed
         )?;
+        if self.reads > 0 {
+            writeln!(
+                f,
+                "reads                {} read() calls from mm_filemap_get_pages; {} pages asked for past the known end of their file left out",
+                self.reads, self.read_pages_past_known_end
+            )?;
+        }
         writeln!(
             f,
             "processes            {} ({} threads folded into them)",
@@ -334,6 +374,29 @@ enum Origin {
     Other,
     Added,
     ReadPath,
+    /// One batch of a `read()` (an `mm_filemap_get_pages` event): index into
+    /// `FtraceImporter::batches`. Its pages are known at the end of the import.
+    ReadBatch(u32),
+}
+
+/// What the capture shows of a file's size.
+#[derive(Debug, Clone, Copy)]
+struct FileExtent {
+    /// The highest page index seen in the file.
+    highest: u64,
+    /// Pages of the file entered or left the page cache during the capture: it was read
+    /// from storage, and readahead adds the pages a read needs up to the file's end.
+    cache_events: bool,
+}
+
+/// One `mm_filemap_get_pages` event: the pages `first..=last` asked for from this batch on.
+#[derive(Debug, Clone, Copy)]
+struct ReadBatch {
+    owner: u64,
+    first: u64,
+    last: u64,
+    /// The last page this batch read, when the next batch of the same read says it.
+    end: Option<u64>,
 }
 
 /// The importer's view of one process.
@@ -363,7 +426,11 @@ enum Line<'a> {
     Lost(u64),
     /// An HTML tag line of a systrace page.
     Markup,
-    /// Not an event line; malformed once events have started.
+    /// A header line a capture tool writes before the events: atrace's `TRACE:` and
+    /// `capturing trace...`, trace-cmd's `version = N`, `cpus=N`, `CPU N is empty`.
+    Header,
+    /// Not an event line; malformed once events have started, and before them with
+    /// [`ImportOptions::strict`] unless the input is an HTML page.
     Other,
     Event(Head<'a>),
 }
@@ -374,6 +441,9 @@ pub struct FtraceImporter {
     options: ImportOptions,
     line: u64,
     seen_event: bool,
+    /// The input is an HTML page (a systrace file): its text before the trace data is
+    /// the page, not a malformed header.
+    html: Option<bool>,
     interner: Interner,
     events: Vec<Event>,
     origins: Vec<Origin>,
@@ -393,6 +463,15 @@ pub struct FtraceImporter {
     /// Processes running before the trace began (see [`FtraceImporter::running_process`]).
     running: HashMap<u32, Forked>,
     read_path_lines: u64,
+    /// Every `mm_filemap_get_pages` event, in order.
+    batches: Vec<ReadBatch>,
+    /// Per task (pid): its latest batch, which the task's next one may continue.
+    open_read: HashMap<u32, u32>,
+    /// Per file: what the capture shows of its size.
+    file_extent: HashMap<u64, FileExtent>,
+    /// Pages beyond their first that the read batches may add at the end, kept free
+    /// among the page ids.
+    batch_room: u64,
     report: ImportReport,
 }
 
@@ -411,6 +490,7 @@ impl FtraceImporter {
             options,
             line: 0,
             seen_event: false,
+            html: None,
             interner: Interner::new(),
             events: Vec::new(),
             origins: Vec::new(),
@@ -424,6 +504,10 @@ impl FtraceImporter {
             forked: HashMap::new(),
             running: HashMap::new(),
             read_path_lines: 0,
+            batches: Vec::new(),
+            open_read: HashMap::new(),
+            file_extent: HashMap::new(),
+            batch_room: 0,
             report: ImportReport::default(),
         }
     }
@@ -480,7 +564,16 @@ impl FtraceImporter {
         self.line += 1;
         self.report.lines += 1;
         let line = line.trim_end_matches(['\n', '\r']);
-        match classify(line) {
+        if self.html.is_none() && !line.trim().is_empty() {
+            let start = line.trim_start().as_bytes();
+            let prefix = &start[..start.len().min(14)];
+            self.html = Some(
+                prefix.eq_ignore_ascii_case(b"<!doctype html")
+                    || prefix.starts_with(b"<html")
+                    || prefix.starts_with(b"<HTML"),
+            );
+        }
+        match classify(line, self.options.perfetto) {
             Ok(Line::Blank) => self.report.skip("blank", self.line),
             Ok(Line::Comment) => self.report.skip("comment (# ...)", self.line),
             Ok(Line::Lost(n)) => {
@@ -489,11 +582,22 @@ impl FtraceImporter {
                     .skip("lost-events marker (CPU:N [LOST M EVENTS])", self.line);
             }
             Ok(Line::Markup) => self.report.skip("HTML tag (systrace page)", self.line),
-            Ok(Line::Other) if !self.seen_event => self
+            Ok(Line::Header) if !self.seen_event => self
                 .report
                 .skip("header (before the first event)", self.line),
-            Ok(Line::Other) => self
-                .malformed("not an event line: expected `TASK-PID [CPU] SECONDS: EVENT: FIELDS`")?,
+            Ok(Line::Other) if !self.seen_event && self.html == Some(true) => self
+                .report
+                .skip("HTML page text (before the trace data)", self.line),
+            // Strict: only the header lines capture tools write may precede the events.
+            Ok(Line::Other) if !self.seen_event && !self.options.strict => self
+                .report
+                .skip("text before the first event (not ftrace)", self.line),
+            Ok(Line::Other) if !self.seen_event => self.malformed(
+                "text before the first event: expected an event line `TASK-PID [CPU] SECONDS: EVENT: FIELDS` or a header line (# comment, TRACE:, version = N, cpus=N, CPU N is empty)",
+            )?,
+            Ok(Line::Other | Line::Header) => self.malformed(
+                "not an event line: expected `TASK-PID [CPU] SECONDS: EVENT: FIELDS`",
+            )?,
             Ok(Line::Event(head)) => {
                 self.seen_event = true;
                 let excluded = |pid: u32| self.options.exclude_pids.contains(&pid);
@@ -552,6 +656,7 @@ impl FtraceImporter {
                 let (owner, first, count) = filemap_pages(payload)?;
                 let added = name == "mm_filemap_add_to_page_cache";
                 self.used(name);
+                self.file_has(owner, first + count - 1, true);
                 if !added {
                     self.report.pages_deleted += count;
                     return Ok(());
@@ -561,33 +666,38 @@ impl FtraceImporter {
                 let proc = self.context_process(h, time)?;
                 self.accesses(time, proc, owner, first, count, Origin::Added)
             }
-            "mm_filemap_get_pages" | "mm_filemap_map_pages" | "mm_filemap_fault" => {
-                let (owner, first, count) = if name == "mm_filemap_fault" {
-                    let (owner, ofs) = filemap_key(payload)?;
-                    (owner, ofs / PAGE_SIZE, 1)
-                } else {
-                    let (owner, range) = filemap_key_range(payload)?;
-                    let (first, last) = range;
-                    if last < first {
-                        return Err(format!("an empty range ofs={first}-{last}"));
-                    }
-                    (
-                        owner,
-                        first / PAGE_SIZE,
-                        last / PAGE_SIZE - first / PAGE_SIZE + 1,
-                    )
-                };
+            "mm_filemap_get_pages" => {
+                let (owner, first, last) = filemap_page_range(payload)?;
                 self.used(name);
                 self.read_path_lines += 1;
                 let time = self.time(h.time_ns);
                 let proc = self.context_process(h, time)?;
-                self.accesses(time, proc, owner, first, count, Origin::ReadPath)
+                self.read_batch(h.pid, time, proc, owner, first, last)
+            }
+            "mm_filemap_map_pages" | "mm_filemap_fault" => {
+                let (owner, first, last) = if name == "mm_filemap_fault" {
+                    let (owner, ofs) = filemap_key(payload)?;
+                    (owner, ofs / PAGE_SIZE, ofs / PAGE_SIZE)
+                } else {
+                    filemap_page_range(payload)?
+                };
+                self.used(name);
+                self.read_path_lines += 1;
+                // Both stay inside the file: filemap_fault() returns SIGBUS past its end
+                // and filemap_map_pages() stops its range at the file's last page.
+                self.file_has(owner, last, false);
+                let time = self.time(h.time_ns);
+                let proc = self.context_process(h, time)?;
+                self.accesses(time, proc, owner, first, last - first + 1, Origin::ReadPath)
             }
             "page_fault_user" => {
-                let address = hex(value(payload, "address").ok_or("expected address=0x...")?)
-                    .ok_or("expected address=0x... in hexadecimal")?;
-                let code = hex(value(payload, "error_code").ok_or("expected error_code=0x...")?)
-                    .ok_or("expected error_code=0x... in hexadecimal")?;
+                let perfetto = self.options.perfetto;
+                let address = value(payload, "address").ok_or("expected address=0x...")?;
+                let address = kernel_hex(address, perfetto)
+                    .ok_or_else(|| format!("address={address}, expected an address"))?;
+                let code = value(payload, "error_code").ok_or("expected error_code=0x...")?;
+                let code = kernel_hex(code, perfetto)
+                    .ok_or_else(|| format!("error_code={code}, expected a number"))?;
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let proc = self.context_process(h, time)?;
@@ -612,8 +722,17 @@ impl FtraceImporter {
             }
             "task_newtask" => {
                 let pid = number(value(payload, "pid"), "pid=PID")?;
-                let flags = hex(value(payload, "clone_flags").ok_or("expected clone_flags=")?)
-                    .ok_or("expected clone_flags in hexadecimal")?;
+                let flags = value(payload, "clone_flags").ok_or("expected clone_flags=")?;
+                let flags = kernel_hex(flags, self.options.perfetto).ok_or_else(|| {
+                    format!(
+                        "clone_flags={flags}, expected a number ({})",
+                        if self.options.perfetto {
+                            "decimal"
+                        } else {
+                            "hexadecimal"
+                        }
+                    )
+                })?;
                 let adj = adj(value(payload, "oom_score_adj"))?;
                 let comm = text_between(payload, "comm=", " clone_flags=");
                 self.used(name);
@@ -752,6 +871,11 @@ impl FtraceImporter {
     }
 
     fn page(&mut self, key: PageKey) -> std::result::Result<PageId, String> {
+        // Room is kept for the pages read batches may still add at the end.
+        let ids = self.interner.tables().pages.len() as u64 + self.batch_room;
+        if ids >= u64::from(PageId::MAX) {
+            return Err("more distinct pages than the 2^32 - 1 page ids".to_string());
+        }
         self.interner
             .page(key)
             .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())
@@ -777,6 +901,63 @@ impl FtraceImporter {
             }
             self.push(Event::access(time, proc, page, false, false), origin);
         }
+        Ok(())
+    }
+
+    /// The capture shows that file `owner` has page `index`, by a page entering or
+    /// leaving the page cache (`cache`) or by a read.
+    fn file_has(&mut self, owner: u64, index: u64, cache: bool) {
+        let extent = self.file_extent.entry(owner).or_insert(FileExtent {
+            highest: index,
+            cache_events: cache,
+        });
+        extent.highest = extent.highest.max(index);
+        extent.cache_events |= cache;
+    }
+
+    /// One `mm_filemap_get_pages` event of task `pid`: pages `first..=last` asked for.
+    /// Its pages are decided in [`FtraceImporter::finish`]; here it is linked to the
+    /// task's previous batch when it continues the same read.
+    fn read_batch(
+        &mut self,
+        pid: u32,
+        time: u64,
+        proc: ProcId,
+        owner: u64,
+        first: u64,
+        last: u64,
+    ) -> std::result::Result<(), String> {
+        let id = u32::try_from(self.batches.len())
+            .map_err(|_| "more than 2^32 mm_filemap_get_pages events".to_string())?;
+        let continued = self.open_read.get(&pid).and_then(|&prev| {
+            let p = self.batches[prev as usize];
+            (p.owner == owner && p.last == last && p.first < first && first <= p.last)
+                .then_some(prev)
+        });
+        match continued {
+            Some(prev) => {
+                let p = &mut self.batches[prev as usize];
+                p.end = Some(first - 1);
+                self.batch_room -= p.last - (first - 1);
+            }
+            None => self.report.reads += 1,
+        }
+        self.batch_room += last - first;
+        // filemap_read() asks for pages only below the file's size: the first one exists.
+        self.file_has(owner, first, false);
+        self.open_read.insert(pid, id);
+        self.batches.push(ReadBatch {
+            owner,
+            first,
+            last,
+            end: None,
+        });
+        // Stands for the batch's accesses until they are known.
+        let page = self.page(PageKey::file(owner, first))?;
+        self.push(
+            Event::access(time, proc, page, false, false),
+            Origin::ReadBatch(id),
+        );
         Ok(())
     }
 
@@ -902,19 +1083,56 @@ impl FtraceImporter {
             other => other,
         };
         self.report.accesses_from = source.name().to_string();
+        // The pages of each read batch, flat: batch i read batch_pages[starts[i]..starts[i + 1]].
+        let mut batch_pages: Vec<PageId> = Vec::new();
+        let mut starts: Vec<usize> = Vec::with_capacity(self.batches.len() + 1);
+        for b in &self.batches {
+            starts.push(batch_pages.len());
+            let end = match b.end {
+                Some(end) => end,
+                // The last batch of a read: up to the request's end or the file's known
+                // end, whichever is lower (the first page is known to exist).
+                None => {
+                    let bound = match self.file_extent.get(&b.owner) {
+                        Some(e) if e.cache_events => e.highest.max(b.first),
+                        Some(e) => e.highest.max(b.first + READ_BATCH_FOLIOS - 1),
+                        None => b.first + READ_BATCH_FOLIOS - 1,
+                    };
+                    let end = b.last.min(bound);
+                    self.report.read_pages_past_known_end += b.last - end;
+                    end
+                }
+            };
+            if source != AccessSource::ReadPath {
+                continue;
+            }
+            for index in b.first..=end {
+                // Cannot fail: read_batch() keeps room for every page a batch may read.
+                let Some(page) = self.interner.page(PageKey::file(b.owner, index)) else {
+                    break;
+                };
+                let i = page as usize;
+                if self.read_path_pages.len() <= i {
+                    self.read_path_pages.resize(i + 1, false);
+                }
+                self.read_path_pages[i] = true;
+                batch_pages.push(page);
+            }
+        }
+        starts.push(batch_pages.len());
         let keys = self.interner.tables().pages.clone();
         let mut tables = self.interner.into_tables();
         let mut new_page = vec![PageId::MAX; keys.len()];
         let mut new_proc = vec![ProcId::MAX; self.procs.len()];
         let mut pages = Vec::new();
         let mut kept_procs = Vec::new();
-        let mut events = Vec::with_capacity(self.events.len());
+        let mut events = Vec::with_capacity(self.events.len() + batch_pages.len());
         let mut accesses = vec![0u64; self.procs.len()];
         let report = &mut self.report;
         for (event, &origin) in self.events.iter().zip(&self.origins) {
             let keep = match origin {
                 Origin::Other => true,
-                Origin::ReadPath => source == AccessSource::ReadPath,
+                Origin::ReadPath | Origin::ReadBatch(_) => source == AccessSource::ReadPath,
                 Origin::Added => {
                     source == AccessSource::Added
                         || !self
@@ -934,6 +1152,19 @@ impl FtraceImporter {
             }
             let proc = new_proc[old_proc];
             let time = event.time_ns();
+            if let Origin::ReadBatch(i) = origin {
+                let i = i as usize;
+                for &old in &batch_pages[starts[i]..starts[i + 1]] {
+                    let old = old as usize;
+                    if new_page[old] == PageId::MAX {
+                        new_page[old] = pages.len() as PageId;
+                        pages.push(keys[old]);
+                    }
+                    accesses[old_proc] += 1;
+                    events.push(Event::access(time, proc, new_page[old], false, false));
+                }
+                continue;
+            }
             events.push(match event.kind() {
                 EventKind::Access => {
                     let old = event.page() as usize;
@@ -1034,19 +1265,38 @@ pub fn import_file(path: &Path, options: ImportOptions) -> Result<(Trace, Import
     Ok(importer.finish())
 }
 
-/// The page-key owner of a file: `major << 52 | minor << 40 | inode`, so that the device
-/// and inode can be read back from a trace. `None` when they do not fit (major or minor
-/// of 4096 or more, inode of 2^40 or more).
+/// Largest device major a superblock can carry: block and character majors are below
+/// `BLKDEV_MAJOR_MAX` and `CHRDEV_MAJOR_MAX` (512, `include/linux/blkdev.h`,
+/// `include/linux/fs.h`), and anonymous devices (tmpfs, btrfs, overlay) have major 0.
+pub const MAX_DEVICE_MAJOR: u32 = 511;
+/// Largest device minor: `MINORBITS` is 20 (`include/linux/kdev_t.h`).
+pub const MAX_DEVICE_MINOR: u32 = (1 << 20) - 1;
+/// Largest inode number a file key holds: 35 bits (ext4, f2fs and tmpfs inodes are 32-bit).
+pub const MAX_INODE: u64 = (1 << 35) - 1;
+
+/// The page-key owner of a file: `major << 55 | minor << 35 | inode`, every device the
+/// kernel can number ([`MAX_DEVICE_MAJOR`], [`MAX_DEVICE_MINOR`]) and inodes below 2^35,
+/// so that the device and inode can be read back from a trace ([`file_of_owner`]).
+/// `None` when they do not fit.
 pub fn file_owner(major: u32, minor: u32, ino: u64) -> Option<u64> {
-    if major >= 1 << 12 || minor >= 1 << 12 || ino >= 1 << 40 {
+    if major > MAX_DEVICE_MAJOR || minor > MAX_DEVICE_MINOR || ino > MAX_INODE {
         return None;
     }
-    Some(u64::from(major) << 52 | u64::from(minor) << 40 | ino)
+    Some(u64::from(major) << 55 | u64::from(minor) << 35 | ino)
+}
+
+/// Device major, minor and inode of a [`file_owner`] key.
+pub fn file_of_owner(owner: u64) -> (u32, u32, u64) {
+    (
+        (owner >> 55) as u32,
+        ((owner >> 35) & u64::from(MAX_DEVICE_MINOR)) as u32,
+        owner & MAX_INODE,
+    )
 }
 
 /// Split a line into its head, or say what kind of non-event line it is. `Err` says what
 /// was expected of a line that looks like an event and is not one.
-fn classify(line: &str) -> std::result::Result<Line<'_>, String> {
+fn classify(line: &str, perfetto: bool) -> std::result::Result<Line<'_>, String> {
     let trimmed = line.trim_start();
     if trimmed.is_empty() {
         return Ok(Line::Blank);
@@ -1063,13 +1313,47 @@ fn classify(line: &str) -> std::result::Result<Line<'_>, String> {
                 .map_err(|_| "expected `CPU:N [LOST M EVENTS]`".to_string());
         }
     }
-    let Some((cpu_start, cpu_end)) = cpu_field(line) else {
-        // A systrace HTML page wraps the text in tags.
-        if trimmed.starts_with('<') && trimmed.ends_with('>') {
-            return Ok(Line::Markup);
+    // The CPU column is the first ` [NNN]` whose left is a task and whose right is a
+    // timestamp and an event: a task name may itself hold ` [12]` (names may contain
+    // spaces and brackets), so a candidate is checked on both sides.
+    let mut first_error = None;
+    let mut from = 0;
+    while let Some((cpu_start, cpu_end)) = cpu_field(line, from) {
+        match head(line, cpu_start, cpu_end, perfetto) {
+            Ok(h) => return Ok(Line::Event(h)),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
         }
-        return Ok(Line::Other);
-    };
+        from = cpu_start + 1;
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    // A systrace HTML page wraps the text in tags.
+    if trimmed.starts_with('<') && trimmed.ends_with('>') {
+        return Ok(Line::Markup);
+    }
+    let t = trimmed.trim_end();
+    let header = t == "TRACE:"
+        || t.starts_with("capturing trace...")
+        || t.strip_prefix("version = ")
+            .is_some_and(|v| v.parse::<u32>().is_ok())
+        || t.strip_prefix("cpus=")
+            .is_some_and(|v| v.parse::<u32>().is_ok())
+        || t.strip_prefix("CPU ")
+            .and_then(|v| v.strip_suffix(" is empty"))
+            .is_some_and(|v| v.parse::<u32>().is_ok());
+    Ok(if header { Line::Header } else { Line::Other })
+}
+
+/// The head of an event line whose CPU column is `line[cpu_start..cpu_end]`.
+fn head(
+    line: &str,
+    cpu_start: usize,
+    cpu_end: usize,
+    perfetto: bool,
+) -> std::result::Result<Head<'_>, String> {
     let before = line[..cpu_start].trim();
     let after = &line[cpu_end..];
     // Task and optional TGID column.
@@ -1098,7 +1382,7 @@ fn classify(line: &str) -> std::result::Result<Line<'_>, String> {
     let pid = pid
         .parse::<u32>()
         .map_err(|_| format!("task `{task}`, expected COMM-PID with a numeric PID"))?;
-    let comm = if comm == "<...>" || comm.is_empty() {
+    let comm = if comm == "<...>" || comm.is_empty() || (perfetto && comm == "<unknown>") {
         None
     } else {
         Some(comm)
@@ -1112,8 +1396,7 @@ fn classify(line: &str) -> std::result::Result<Line<'_>, String> {
         .split_whitespace()
         .last()
         .ok_or("expected a timestamp after the CPU column")?;
-    let time_ns = timestamp(stamp)
-        .ok_or_else(|| format!("timestamp `{stamp}`, expected SECONDS.FRACTION"))?;
+    let time_ns = timestamp(stamp)?;
     let rest = rest.trim_start();
     let (event, payload) = match rest.split_once(':') {
         Some((event, payload)) => (event.trim(), payload.trim()),
@@ -1122,21 +1405,21 @@ fn classify(line: &str) -> std::result::Result<Line<'_>, String> {
     if event.is_empty() || event.contains(char::is_whitespace) {
         return Err(format!("event name `{event}`, expected one word"));
     }
-    Ok(Line::Event(Head {
+    Ok(Head {
         comm,
         pid,
         tgid,
         time_ns,
         event,
         payload,
-    }))
+    })
 }
 
-/// Byte range of the ` [NNN]` CPU column (digits in brackets after a space).
-fn cpu_field(line: &str) -> Option<(usize, usize)> {
+/// Byte range of the first ` [NNN]` column (digits in brackets after a space) at or
+/// after byte `from`.
+fn cpu_field(line: &str, mut from: usize) -> Option<(usize, usize)> {
     let bytes = line.as_bytes();
-    let mut from = 0;
-    while let Some(rel) = line[from..].find('[') {
+    while let Some(rel) = line.get(from..)?.find('[') {
         let open = from + rel;
         let mut i = open + 1;
         while i < bytes.len() && bytes[i].is_ascii_digit() {
@@ -1156,17 +1439,30 @@ fn cpu_field(line: &str) -> Option<(usize, usize)> {
 }
 
 /// `SECONDS.FRACTION` (up to 9 fraction digits) in nanoseconds.
-fn timestamp(text: &str) -> Option<u64> {
-    let (secs, frac) = text.split_once('.')?;
-    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+fn timestamp(text: &str) -> std::result::Result<u64, String> {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let Some((secs, frac)) = text.split_once('.') else {
+        if digits(text) {
+            return Err(format!(
+                "timestamp `{text}` without a fraction: expected SECONDS.FRACTION; a counter clock (trace_clock counter, x86-tsc) does not count seconds, capture with the local, global, mono or boot clock"
+            ));
+        }
+        return Err(format!("timestamp `{text}`, expected SECONDS.FRACTION"));
+    };
+    if !digits(secs) || !digits(frac) || frac.len() > 9 {
+        return Err(format!(
+            "timestamp `{text}`, expected SECONDS.FRACTION (up to 9 fraction digits)"
+        ));
     }
-    let secs: u64 = secs.parse().ok()?;
-    let mut ns: u64 = frac.parse().ok()?;
+    let out_of_range = || format!("timestamp `{text}` out of range: more than 2^64 ns (584 years)");
+    let secs: u64 = secs.parse().map_err(|_| out_of_range())?;
+    let mut ns: u64 = frac.parse().map_err(|_| out_of_range())?;
     for _ in frac.len()..9 {
         ns *= 10;
     }
-    secs.checked_mul(1_000_000_000)?.checked_add(ns)
+    secs.checked_mul(1_000_000_000)
+        .and_then(|s| s.checked_add(ns))
+        .ok_or_else(out_of_range)
 }
 
 /// The value of `key` in a payload: `key=VALUE` or `key VALUE`, at a word start.
@@ -1210,8 +1506,49 @@ fn hex(text: &str) -> Option<u64> {
     u64::from_str_radix(digits, 16).ok()
 }
 
-/// `dev M:m` / `dev=M:m` and `ino %lx` / `ino=%lx` as a file owner.
+/// A number the kernel prints in hexadecimal (`%lx`, `0x%lx`); Perfetto prints it in
+/// decimal unless it has a `0x`.
+fn kernel_hex(text: &str, perfetto: bool) -> Option<u64> {
+    match text.strip_prefix("0x") {
+        Some(digits) => u64::from_str_radix(digits, 16).ok(),
+        None if perfetto => text.parse().ok(),
+        None => u64::from_str_radix(text, 16).ok(),
+    }
+}
+
+/// A file key, or what does not fit in one.
+fn owner_of(major: u32, minor: u32, ino: u64) -> std::result::Result<u64, String> {
+    if major > MAX_DEVICE_MAJOR {
+        return Err(format!(
+            "dev {major}:{minor}: device major above {MAX_DEVICE_MAJOR}, more than the kernel hands out, not supported"
+        ));
+    }
+    if minor > MAX_DEVICE_MINOR {
+        return Err(format!(
+            "dev {major}:{minor}: device minor above {MAX_DEVICE_MINOR} (20 bits), not a Linux device number"
+        ));
+    }
+    file_owner(major, minor, ino).ok_or_else(|| {
+        format!("ino {ino:#x}: inode numbers of 2^35 and above are not supported (file pages are keyed by device and a 35-bit inode)")
+    })
+}
+
+/// The file of a filemap event: the kernel's `dev M:m` / `dev=M:m` with `ino %lx` /
+/// `ino=%lx`, or Perfetto's rendering of an event it has no format for, `s_dev=DEV_T
+/// i_ino=DECIMAL` (`DEV_T` the kernel's `major << 20 | minor`).
 fn file_of(payload: &str) -> std::result::Result<u64, String> {
+    if value(payload, "dev").is_none() {
+        if let Some(dev) = value(payload, "s_dev") {
+            let dev = dev
+                .parse::<u32>()
+                .map_err(|_| format!("s_dev={dev}, expected a device number"))?;
+            let ino_text = value(payload, "i_ino").ok_or("expected i_ino=INODE")?;
+            let ino = ino_text
+                .parse::<u64>()
+                .map_err(|_| format!("i_ino={ino_text}, expected a decimal inode"))?;
+            return owner_of(dev >> 20, dev & MAX_DEVICE_MINOR, ino);
+        }
+    }
     let dev = value(payload, "dev").ok_or("expected dev MAJOR:MINOR")?;
     let (major, minor) = dev
         .split_once(':')
@@ -1219,17 +1556,36 @@ fn file_of(payload: &str) -> std::result::Result<u64, String> {
         .ok_or_else(|| format!("dev `{dev}`, expected MAJOR:MINOR"))?;
     let ino_text = value(payload, "ino").ok_or("expected ino INODE (hexadecimal)")?;
     let ino = hex(ino_text).ok_or_else(|| format!("ino `{ino_text}`, expected hexadecimal"))?;
-    file_owner(major, minor, ino).ok_or_else(|| {
-        format!("dev {major}:{minor} ino {ino:#x} out of range (major, minor < 4096, inode < 2^40)")
-    })
+    owner_of(major, minor, ino)
+}
+
+/// A page index given in pages (`index=`, Perfetto) or in bytes (`ofs=`, the kernel).
+fn page_index(payload: &str) -> std::result::Result<u64, String> {
+    if let Some(index) = value(payload, "index").filter(|_| value(payload, "ofs").is_none()) {
+        return index
+            .parse::<u64>()
+            .map_err(|_| format!("index={index}, expected a page index"));
+    }
+    let ofs = value(payload, "ofs").ok_or("expected ofs=BYTES")?;
+    ofs.parse::<u64>()
+        .map(|o| o / PAGE_SIZE)
+        .map_err(|_| format!("ofs={ofs}, expected a byte offset"))
 }
 
 /// Added or deleted pages: file, first page index, number of pages (`order`).
 fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
     let owner = file_of(payload)?;
-    let ofs = value(payload, "ofs")
-        .and_then(|v| v.parse::<u64>().ok())
-        .ok_or("expected ofs=BYTES")?;
+    let pfn = value(payload, "pfn").ok_or("expected pfn=N")?;
+    let pfn_ok = match pfn.strip_prefix("0x") {
+        Some(digits) => u64::from_str_radix(digits, 16).is_ok(),
+        None => pfn.parse::<u64>().is_ok(),
+    };
+    if !pfn_ok {
+        return Err(format!(
+            "pfn={pfn}, expected a page frame number (decimal, or hexadecimal after 0x)"
+        ));
+    }
+    let first = page_index(payload)?;
     let order = match value(payload, "order") {
         Some(o) => o
             .parse::<u32>()
@@ -1238,27 +1594,50 @@ fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> 
             .ok_or_else(|| format!("order={o}, expected a folio order below 20"))?,
         None => 0,
     };
-    Ok((owner, ofs / PAGE_SIZE, 1 << order))
+    Ok((owner, first, 1 << order))
 }
 
 /// `mm_filemap_fault`: file and byte offset.
 fn filemap_key(payload: &str) -> std::result::Result<(u64, u64), String> {
     let owner = file_of(payload)?;
-    let ofs = value(payload, "ofs")
-        .and_then(|v| v.parse::<u64>().ok())
-        .ok_or("expected ofs=BYTES")?;
-    Ok((owner, ofs))
+    Ok((owner, page_index(payload)? * PAGE_SIZE))
 }
 
-/// `mm_filemap_get_pages`, `mm_filemap_map_pages`: file and byte range `ofs=FIRST-LAST`.
-fn filemap_key_range(payload: &str) -> std::result::Result<(u64, (u64, u64)), String> {
+/// `mm_filemap_get_pages`, `mm_filemap_map_pages`: file and first and last page of the
+/// byte range `ofs=FIRST-LAST` (Perfetto: `index=FIRST last_index=LAST` in pages), at
+/// most [`MAX_EVENT_PAGES`] pages.
+fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
     let owner = file_of(payload)?;
-    let ofs = value(payload, "ofs").ok_or("expected ofs=FIRST-LAST")?;
-    let range = ofs
-        .split_once('-')
-        .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
-        .ok_or_else(|| format!("ofs={ofs}, expected ofs=FIRST-LAST in bytes"))?;
-    Ok((owner, range))
+    let (first, last, shown) = match (value(payload, "ofs"), value(payload, "last_index")) {
+        (None, Some(last)) => {
+            let first = page_index(payload)?;
+            let last = last
+                .parse::<u64>()
+                .map_err(|_| format!("last_index={last}, expected a page index"))?;
+            (first, last, format!("index={first} last_index={last}"))
+        }
+        _ => {
+            let ofs = value(payload, "ofs").ok_or("expected ofs=FIRST-LAST")?;
+            let (a, b) = ofs
+                .split_once('-')
+                .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
+                .ok_or_else(|| format!("ofs={ofs}, expected ofs=FIRST-LAST in bytes"))?;
+            if b < a {
+                return Err(format!("an empty range ofs={a}-{b}"));
+            }
+            (a / PAGE_SIZE, b / PAGE_SIZE, format!("ofs={ofs}"))
+        }
+    };
+    if last < first {
+        return Err(format!("an empty range {shown}"));
+    }
+    let pages = last - first + 1;
+    if pages > MAX_EVENT_PAGES {
+        return Err(format!(
+            "{shown} spans {pages} pages, more than one read can ({MAX_EVENT_PAGES}: a read() moves less than 2 GiB)"
+        ));
+    }
+    Ok((owner, first, last))
 }
 
 /// `B|PID|NAME` of an atrace marker.
@@ -1276,7 +1655,7 @@ mod tests {
     #[test]
     fn heads_of_the_three_layouts() {
         let android = "           <...>-3493  (-----) [004] .... 14594.815353: mm_filemap_add_to_page_cache: dev 253:6 ino 113b page=0000000069e2b98a pfn=628464 ofs=2723840";
-        let Ok(Line::Event(h)) = classify(android) else {
+        let Ok(Line::Event(h)) = classify(android, false) else {
             panic!("android line")
         };
         assert_eq!((h.comm, h.pid, h.tgid), (None, 3493, None));
@@ -1289,7 +1668,7 @@ mod tests {
 
         let linux =
             "   cat-812     [001] d..2.   120.000001: mm_filemap_fault: dev=8:1 ino=1a ofs=8192";
-        let Ok(Line::Event(h)) = classify(linux) else {
+        let Ok(Line::Event(h)) = classify(linux, false) else {
             panic!("linux line")
         };
         assert_eq!((h.comm, h.pid, h.tgid), (Some("cat"), 812, None));
@@ -1299,7 +1678,7 @@ mod tests {
         );
 
         let tgid = "  Chrome IO-thread-77 (     70) [000] ..... 5.5: task_rename: pid=70 oldcomm=a newcomm=b c oom_score_adj=0";
-        let Ok(Line::Event(h)) = classify(tgid) else {
+        let Ok(Line::Event(h)) = classify(tgid, false) else {
             panic!("tgid line")
         };
         assert_eq!(
