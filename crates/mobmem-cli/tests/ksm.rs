@@ -339,6 +339,33 @@ fn ksm_validate_checks_its_settings_before_touching_the_kernel() {
     assert_eq!(dir_contents(fake.path()), before);
 }
 
+#[test]
+fn ksm_validate_measures_the_kernel_relative_to_leftovers_of_earlier_runs() {
+    // KSM already holds metadata (an earlier run's, say) that does not change here: the
+    // kernel's own merging is nothing, and it must not look converged at 0 s.
+    let fake = fake_sysfs(&[]);
+    for (name, value) in [
+        ("pages_shared", "300"),
+        ("pages_sharing", "900"),
+        ("pages_volatile", "40"),
+    ] {
+        std::fs::write(fake.path().join(name), value).unwrap();
+    }
+    let result = json(&[
+        "ksm-validate",
+        "--sysfs",
+        fake.path().to_str().unwrap(),
+        "--duration-s",
+        "0.6",
+        "--sample-ms",
+        "200",
+        "--json",
+    ]);
+    assert_eq!(result["final"]["pages_sharing"]["kernel"], 0.0, "{result}");
+    assert_eq!(result["converge_ms"]["kernel"], serde_json::Value::Null);
+    assert!(result["converge_ms"]["simulator"].is_u64(), "{result}");
+}
+
 /// Processes whose command line is a ksm-validate worker with this volatile period.
 fn workers_with_period(period: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")

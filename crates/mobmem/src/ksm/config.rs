@@ -156,9 +156,10 @@ impl KsmParams {
 /// Defaults model a Cortex-A15 at 1.7 GHz (the paper's Nexus 10) and are assumptions,
 /// stated in docs/ksm.md: a 4 KiB checksum at about 1 byte per cycle (jhash2 in kernel
 /// 3.4, xxhash now), a tree step as a `memcmp` that usually stops in the first cache
-/// lines, a merge as write-protecting two PTEs with a TLB flush and rmap work. On this
-/// project's x86 test machine `mobmem ksm-validate` measured ksmd at about 1-3 us per
-/// scanned page (docs/ksm.md), in line with these figures scaled by clock and IPC.
+/// lines, a merge as write-protecting two PTEs with a TLB flush and rmap work; a page
+/// that is only visited and checksummed costs 3.5 us. On this project's x86 test machine
+/// (kernel 6.18) `mobmem ksm-validate` measured the real ksmd at 1.3-1.4 us per scanned
+/// page (docs/ksm.md), and calibrates its own simulation to that measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ScanCosts {
