@@ -15,7 +15,9 @@ use clap::Args;
 use mobmem::ksm::presets::{AndroidConfig, ValidateLayout};
 use mobmem::ksm::snapshot::{self, MappingFilter, Snapshot};
 use mobmem::ksm::sysfs::{self, SettingsGuard, Sysfs};
-use mobmem::ksm::{self, AdvisorMode, KsmParams, KsmRun, Population, RunSpec, ScanCosts};
+use mobmem::ksm::{
+    self, AdvisorMode, KsmParams, KsmRun, MergeOrder, Population, RunSpec, ScanCosts,
+};
 use mobmem::report::short;
 
 /// ksmd's settings on the command line (they override --config).
@@ -52,6 +54,10 @@ pub struct ParamArgs {
     /// Ticks a sleep lasts beyond those asked for (default 1: kernels 4.8+; 0: older).
     #[arg(long)]
     extra_ticks: Option<u32>,
+    /// cmp_and_merge_page's order: stable-tree-first (kernel 3.4 to 6.10, the default)
+    /// or checksum-first (6.11+).
+    #[arg(long)]
+    merge_order: Option<MergeOrder>,
 }
 
 impl ParamArgs {
@@ -90,6 +96,9 @@ impl ParamArgs {
         }
         if let Some(v) = self.extra_ticks {
             p.extra_ticks = v;
+        }
+        if let Some(v) = self.merge_order {
+            p.merge_order = v;
         }
         p.validate()?;
         Ok(p)
@@ -131,10 +140,11 @@ pub struct KsmArgs {
 }
 
 fn duration_ms(s: f64) -> Result<u64> {
-    if !(s.is_finite() && s > 0.0) {
-        bail!("--duration-s must be > 0");
+    let limit_s = ksm::run::MAX_DURATION_MS / 1000;
+    if !(s.is_finite() && s > 0.0 && s <= limit_s as f64) {
+        bail!("--duration-s must be > 0 and at most {limit_s} s, found {s}");
     }
-    Ok((s * 1000.0).round() as u64)
+    Ok((s * 1000.0).round().max(1.0) as u64)
 }
 
 const CSV_HEADER: &str = "time_s,pages_shared,pages_sharing,pages_unshared,pages_volatile,ksm_zero_pages,full_scans,pages_scanned,pages_skipped,general_profit,pages_to_scan,pages,frames,saved_pages,metadata_bytes,ksmd_cpu_ms,cpu_share";
@@ -279,12 +289,12 @@ pub fn snapshot(args: SnapshotArgs) -> Result<()> {
     };
     let pop = snap.population()?;
     let total = pop.potential(0);
+    let frames = snap.frame_use();
     if args.json {
-        let processes: Vec<serde_json::Value> = pop
+        let processes: Vec<serde_json::Value> = snap
             .processes
             .iter()
-            .zip(&snap.processes)
-            .map(|(_, p)| {
+            .map(|p| {
                 serde_json::json!({"pid": p.pid, "name": p.name, "regions": p.regions.len(),
                     "pages": p.regions.iter().map(|r| r.pages).sum::<u64>()})
             })
@@ -294,6 +304,12 @@ pub fn snapshot(args: SnapshotArgs) -> Result<()> {
             serde_json::to_string_pretty(&serde_json::json!({
                 "file": written.as_ref().or(args.info.as_ref()).map(|p| p.display().to_string()),
                 "processes": processes,
+                "present_pages": frames.pages,
+                "frames_known": frames.frames_known,
+                "zero_page_mappings": frames.zero_page,
+                "shared_frame_mappings": frames.shared_frame,
+                "not_exclusive_frames": frames.not_exclusive,
+                "upper_bound": !frames.frames_known,
                 "pages": total.pages, "zero": total.zero, "duplicate": total.duplicate,
                 "unique": total.unique, "saveable": total.saveable(),
             }))?
@@ -306,6 +322,17 @@ pub fn snapshot(args: SnapshotArgs) -> Result<()> {
                 p.name,
                 p.regions.len(),
                 p.regions.iter().map(|r| r.pages).sum::<u64>()
+            );
+        }
+        if frames.frames_known {
+            println!(
+                "{} present pages: {} map the kernel's zero page and {} a frame another page here maps too (left out); {} distinct frames, {} of them also mapped elsewhere",
+                frames.pages, frames.zero_page, frames.shared_frame, frames.frames, frames.not_exclusive
+            );
+        } else {
+            println!(
+                "{} present pages; frame numbers unknown (pagemap shows them to root only): zero-page mappings and frames shared after fork are counted, so the potential below is an upper bound",
+                frames.pages
             );
         }
         print_potential(&pop, 0);
@@ -369,9 +396,16 @@ pub struct ValidateArgs {
     /// Print both curves as CSV.
     #[arg(long)]
     csv: bool,
+    /// cmp_and_merge_page's order for the simulator: stable-tree-first (kernels up to
+    /// 6.10) or checksum-first (6.11+); by default the running kernel's.
+    #[arg(long)]
+    merge_order: Option<MergeOrder>,
     /// Internal: run as worker N (allocate, fill, report ready, wait).
     #[arg(long, hide = true)]
     worker: Option<u32>,
+    /// Internal, for a worker: this many more pages read and never written.
+    #[arg(long, hide = true, default_value_t = 0)]
+    read_pages: usize,
 }
 
 impl ValidateArgs {
@@ -389,18 +423,34 @@ impl ValidateArgs {
 
 /// A worker: map anonymous memory, opt it into KSM, fill it, say "ready", rewrite the
 /// volatile pages every period, and exit when the parent closes stdin or kills it.
-fn worker(index: u32, layout: ValidateLayout) -> Result<()> {
+/// `read_pages` more pages, in a mapping of their own that is not mergeable, are read
+/// and never written: they map the kernel's zero page (snapshots must tell them apart).
+fn worker(index: u32, layout: ValidateLayout, read_pages: usize) -> Result<()> {
+    layout.validate()?;
+    if read_pages as u64 > ksm::presets::MAX_WORKER_PAGES {
+        bail!("--read-pages: at most {}", ksm::presets::MAX_WORKER_PAGES);
+    }
     let pages = layout.pages_per_worker();
-    let mut map = memmap2::MmapMut::map_anon(pages * ksm::pages::PAGE_BYTES)
-        .context("mapping anonymous memory")?;
+    let page = ksm::pages::PAGE_BYTES;
+    let mut map = memmap2::MmapMut::map_anon(pages * page).context("mapping anonymous memory")?;
     // Whole 4 KiB pages only: KSM works on them; THP would change the picture.
     let _ = map.advise(memmap2::Advice::NoHugePage);
     map.advise(memmap2::Advice::Mergeable)
         .context("madvise(MADV_MERGEABLE)")?;
-    let page = ksm::pages::PAGE_BYTES;
     for i in 0..pages {
         layout.fill(&mut map[i * page..(i + 1) * page], index, i, 0);
     }
+    let untouched = if read_pages > 0 {
+        let m =
+            memmap2::MmapMut::map_anon(read_pages * page).context("mapping anonymous memory")?;
+        let _ = m.advise(memmap2::Advice::NoHugePage);
+        // One byte of each page, folded and kept, so the reads happen.
+        let folded = (0..read_pages).fold(0u8, |a, i| a ^ m[i * page]);
+        std::hint::black_box(folded);
+        Some(m)
+    } else {
+        None
+    };
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -414,11 +464,11 @@ fn worker(index: u32, layout: ValidateLayout) -> Result<()> {
     std::io::stdout().flush()?;
     let start = Instant::now();
     let period = Duration::from_millis(layout.volatile_period_ms);
-    let first_volatile = (layout.duplicate + layout.unique + layout.zero) as usize;
+    let first_volatile = pages - layout.volatile as usize;
     let mut generation = 0u64;
     while !stop.load(Ordering::SeqCst) {
         generation += 1;
-        let due = period * generation as u32;
+        let due = period.saturating_mul(generation.min(u32::MAX as u64) as u32);
         if let Some(wait) = due.checked_sub(start.elapsed()) {
             std::thread::sleep(wait);
         }
@@ -426,14 +476,22 @@ fn worker(index: u32, layout: ValidateLayout) -> Result<()> {
             layout.fill(&mut map[i * page..(i + 1) * page], index, i, generation);
         }
     }
+    drop(untouched);
     Ok(())
 }
 
+/// The worker processes, shared with the signal handler.
+#[derive(Clone, Default)]
 struct Workers(Arc<Mutex<Vec<Child>>>);
 
 impl Workers {
-    fn kill_all(list: &Mutex<Vec<Child>>) {
-        let mut children = list.lock().unwrap_or_else(|e| e.into_inner());
+    fn push(&self, child: Child) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(child);
+    }
+
+    /// Kill and reap every worker.
+    fn kill_all(&self) {
+        let mut children = self.0.lock().unwrap_or_else(|e| e.into_inner());
         for child in children.iter_mut() {
             let _ = child.kill();
             let _ = child.wait();
@@ -442,49 +500,138 @@ impl Workers {
     }
 }
 
-impl Drop for Workers {
-    fn drop(&mut self) {
-        Workers::kill_all(&self.0);
+/// The counters of KSM's metadata: rmap items are the sum of these four.
+const PAGE_COUNTERS: [&str; 4] = [
+    "pages_shared",
+    "pages_sharing",
+    "pages_unshared",
+    "pages_volatile",
+];
+
+fn rmap_items(fs: &Sysfs) -> f64 {
+    PAGE_COUNTERS
+        .iter()
+        .map(|n| fs.read_i64(n).unwrap_or(0) as f64)
+        .sum()
+}
+
+/// Longest wait for ksmd to free the metadata of exited workers.
+const CLEANUP_LIMIT: Duration = Duration::from_secs(10);
+
+/// What a validation run changes on the machine: KSM settings and worker processes.
+/// [`KernelSession::finish`] puts everything back on every way out (a normal end, an
+/// error, a signal); drop calls it too, for a panic. A first SIGINT, SIGTERM or SIGHUP
+/// only kills the workers and marks the run interrupted, so that the main thread
+/// cleans up as on a normal end; a second one restores the settings at once and exits.
+struct KernelSession {
+    fs: Sysfs,
+    guard: SettingsGuard,
+    workers: Workers,
+    interrupted: Arc<AtomicBool>,
+    /// KSM's rmap items (the four page counters) before the workers started.
+    baseline_items: f64,
+    finished: bool,
+}
+
+impl KernelSession {
+    fn start(fs: Sysfs) -> Result<Self> {
+        let session = KernelSession {
+            guard: SettingsGuard::new(fs.clone()),
+            fs,
+            workers: Workers::default(),
+            interrupted: Arc::new(AtomicBool::new(false)),
+            baseline_items: 0.0,
+            finished: false,
+        };
+        let interrupted = session.interrupted.clone();
+        let workers = session.workers.clone();
+        let restorer = session.guard.restorer();
+        ctrlc::set_handler(move || {
+            if interrupted.swap(true, Ordering::SeqCst) {
+                for f in restorer.restore() {
+                    eprintln!("warning: could not restore KSM setting {f}");
+                }
+                eprintln!("interrupted again: KSM settings restored without waiting for ksmd");
+                std::process::exit(130);
+            }
+            eprintln!("interrupted: stopping the workers; KSM settings will be restored");
+            workers.kill_all();
+        })
+        .context("installing the signal handler")?;
+        Ok(session)
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
+    /// Sleep `d` in short steps; false if interrupted meanwhile.
+    fn sleep(&self, d: Duration) -> bool {
+        let until = Instant::now() + d;
+        while !self.interrupted() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(20)));
+        }
+        false
+    }
+
+    /// Kill the workers; while ksmd runs, let it free their metadata (their rmap items
+    /// and stable nodes stay until ksmd scans the exited processes away), at most
+    /// [`CLEANUP_LIMIT`]; then restore every setting. The first call only; returns what
+    /// could not be restored.
+    fn finish(&mut self) -> Vec<String> {
+        if self.finished {
+            return Vec::new();
+        }
+        self.finished = true;
+        self.workers.kill_all();
+        let ksmd_runs = self.fs.read("run").is_ok_and(|r| r == "1");
+        if ksmd_runs && !self.guard.restorer().restored() {
+            let start = Instant::now();
+            while rmap_items(&self.fs) > self.baseline_items && start.elapsed() < CLEANUP_LIMIT {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let left = rmap_items(&self.fs) - self.baseline_items;
+            if left > 0.0 {
+                eprintln!(
+                    "warning: ksmd had not freed the workers' KSM metadata after {} s ({left} rmap items more than before)",
+                    CLEANUP_LIMIT.as_secs()
+                );
+            }
+        }
+        self.guard.restore()
     }
 }
 
-/// Counters read from the kernel at one time.
+impl Drop for KernelSession {
+    fn drop(&mut self) {
+        for f in self.finish() {
+            eprintln!("warning: could not restore KSM setting {f}");
+        }
+    }
+}
+
+/// Counters read from the kernel at one time, less their values before the workers
+/// started (all but pages_to_scan).
 struct RealSample {
     time_ms: u64,
     counters: Vec<(&'static str, f64)>,
     ksmd_cpu_ms: f64,
 }
 
-pub fn validate(args: ValidateArgs) -> Result<()> {
-    let layout = args.layout();
-    if let Some(index) = args.worker {
-        return worker(index, layout);
-    }
-    if layout.workers == 0 || layout.pages_per_worker() == 0 {
-        bail!("need at least one worker with at least one page");
-    }
-    let duration = duration_ms(args.duration_s)?;
-    if args.sample_ms == 0 {
-        bail!("--sample-ms must be at least 1");
-    }
-    let fs = Sysfs::new(&args.sysfs);
-    if let Some(reason) = fs.unusable_reason() {
-        bail!("KSM is not available here, nothing was validated: {reason}");
-    }
-    let guard = SettingsGuard::new(fs.clone());
-    let workers = Workers(Arc::new(Mutex::new(Vec::new())));
-    {
-        let guard = guard.clone();
-        let list = workers.0.clone();
-        let _ = ctrlc::set_handler(move || {
-            Workers::kill_all(&list);
-            for f in guard.restore() {
-                eprintln!("warning: could not restore KSM setting {f}");
-            }
-            eprintln!("interrupted: KSM settings restored");
-            std::process::exit(130);
-        });
-    }
+/// Set KSM up, start the workers, run ksmd and sample it.
+fn drive_kernel(
+    session: &mut KernelSession,
+    args: &ValidateArgs,
+    layout: ValidateLayout,
+    duration_ms: u64,
+) -> Result<Vec<RealSample>> {
+    let interrupted = || anyhow::anyhow!("interrupted");
+    let fs = session.fs.clone();
+    let guard = &session.guard;
     // Settings: ksmd stopped while we set up; the advisor and smart_scan off (the
     // simulator runs the same way), then our scan rate.
     guard.set("run", "0")?;
@@ -499,21 +646,16 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             "use_zero_pages",
             if args.use_zero_pages { "1" } else { "0" },
         )?;
-    } else if args.use_zero_pages {
-        bail!("this kernel has no use_zero_pages");
     }
     guard.set("pages_to_scan", &args.pages_to_scan.to_string())?;
     guard.set("sleep_millisecs", &args.sleep_millisecs.to_string())?;
-    let max_page_sharing = fs.read_i64("max_page_sharing").unwrap_or(256) as u32;
-    let hz = sysfs::kernel_hz();
-    let before: Vec<(&str, f64)> = fs.counters();
-    let already = before
-        .iter()
-        .filter(|(n, _)| matches!(*n, "pages_shared" | "pages_sharing" | "pages_unshared"))
-        .map(|(_, v)| *v)
-        .sum::<f64>();
-    if already > 0.0 {
-        eprintln!("warning: KSM already holds pages of other processes; the counters include them");
+    let baseline = fs.counters();
+    session.baseline_items = rmap_items(&fs);
+    if session.baseline_items > 0.0 {
+        eprintln!(
+            "warning: KSM already holds {} rmap items of other processes; the counters shown are relative to them",
+            session.baseline_items
+        );
     }
     // Start the workers one by one: they register with KSM in this order, the order
     // ksmd scans them (and the simulator's process order).
@@ -542,42 +684,37 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             .spawn()
             .context("starting a worker")?;
         let stdout = child.stdout.take().expect("piped");
-        workers
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(child);
+        session.workers.push(child);
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line)?;
+        if session.interrupted() {
+            return Err(interrupted());
+        }
         if line.trim() != "ready" {
             bail!("worker {w} did not start (said '{}')", line.trim());
         }
     }
     let cpu0 = sysfs::ksmd_cpu_ns();
-    let base_scanned = fs.read_i64("pages_scanned").unwrap_or(0) as f64;
-    let base_full = fs.read_i64("full_scans").unwrap_or(0) as f64;
-    guard.set("run", "1")?;
+    session.guard.set("run", "1")?;
     let start = Instant::now();
     let mut real = Vec::new();
     let mut k = 0u64;
     loop {
         let due = Duration::from_millis(k * args.sample_ms);
-        if due > Duration::from_millis(duration) {
+        if due > Duration::from_millis(duration_ms) {
             break;
         }
-        if let Some(wait) = due.checked_sub(start.elapsed()) {
-            std::thread::sleep(wait);
+        if !session.sleep(due.saturating_sub(start.elapsed())) {
+            return Err(interrupted());
         }
         let mut counters = fs.counters();
-        for (name, v) in counters.iter_mut() {
-            match *name {
-                "pages_scanned" => *v -= base_scanned,
-                "full_scans" => *v -= base_full,
-                _ => {}
+        for ((name, v), (_, before)) in counters.iter_mut().zip(&baseline) {
+            if *name != "pages_to_scan" {
+                *v -= before;
             }
         }
         let cpu = match (cpu0, sysfs::ksmd_cpu_ns()) {
-            (Some(a), Some(b)) => (b - a) as f64 / 1e6,
+            (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e6,
             _ => f64::NAN,
         };
         real.push(RealSample {
@@ -587,42 +724,70 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         });
         k += 1;
     }
-    // Stop the workers. Their exited processes keep KSM's rmap items and stable nodes
-    // until ksmd scans them away, so let it run until the counters are back where they
-    // were (a few seconds at most), then put every setting back.
-    drop(workers);
-    let leftover = |fs: &Sysfs| -> f64 {
-        [
-            "pages_shared",
-            "pages_sharing",
-            "pages_unshared",
-            "pages_volatile",
-        ]
-        .iter()
-        .map(|n| fs.read_i64(n).unwrap_or(0) as f64)
-        .sum()
+    Ok(real)
+}
+
+pub fn validate(args: ValidateArgs) -> Result<()> {
+    let layout = args.layout();
+    if let Some(index) = args.worker {
+        return worker(index, layout, args.read_pages);
+    }
+    // Everything that can be checked is checked before the kernel is touched.
+    layout.validate()?;
+    let duration = duration_ms(args.duration_s)?;
+    let spec = RunSpec {
+        duration_ms: duration,
+        sample_ms: args.sample_ms,
+        ksm_on: true,
     };
-    let before_items: f64 = before
-        .iter()
-        .filter(|(n, _)| {
-            matches!(
-                *n,
-                "pages_shared" | "pages_sharing" | "pages_unshared" | "pages_volatile"
-            )
-        })
-        .map(|(_, v)| *v)
-        .sum();
-    let cleanup = Instant::now();
-    while leftover(&fs) > before_items && cleanup.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
+    spec.validate()?;
+    let fs = Sysfs::new(&args.sysfs);
+    if let Some(reason) = fs.unusable_reason() {
+        bail!("KSM is not available here, nothing was validated: {reason}");
     }
-    if leftover(&fs) > before_items {
-        eprintln!("warning: ksmd had not freed the workers' KSM metadata after 10 s");
+    if args.use_zero_pages && !fs.exists("use_zero_pages") {
+        bail!("this kernel has no use_zero_pages; nothing was changed");
     }
-    let failures = guard.restore();
+    let max_page_sharing = match fs.read_i64("max_page_sharing") {
+        Ok(v) => u32::try_from(v)
+            .map_err(|_| anyhow::anyhow!("max_page_sharing reads {v}, not a page count"))?,
+        Err(_) => KsmParams::default().max_page_sharing,
+    };
+    let hz = sysfs::kernel_hz();
+    let kernel = sysfs::kernel_version();
+    let merge_order = args
+        .merge_order
+        .unwrap_or_else(|| kernel.map_or(MergeOrder::default(), MergeOrder::of_kernel));
+    let params = KsmParams {
+        pages_to_scan: args.pages_to_scan,
+        sleep_millisecs: args.sleep_millisecs,
+        max_page_sharing,
+        use_zero_pages: args.use_zero_pages,
+        hz: hz.unwrap_or(1000),
+        merge_order,
+        ..KsmParams::default()
+    };
+    params.validate()?;
+    let pop = layout.population()?;
+
+    let mut session = KernelSession::start(fs)?;
+    let outcome = drive_kernel(&mut session, &args, layout, duration);
+    let failures = session.finish();
     for f in &failures {
         eprintln!("warning: could not restore KSM setting {f}");
     }
+    if session.interrupted() {
+        eprintln!(
+            "interrupted: workers stopped, KSM settings {}",
+            if failures.is_empty() {
+                "restored"
+            } else {
+                "NOT all restored"
+            }
+        );
+        std::process::exit(130);
+    }
+    let real = outcome?;
 
     // The simulator on the same content and settings, with the per-page cost measured.
     let last = real.last().expect("at least one sample");
@@ -634,20 +799,6 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
     };
     let scanned = get(last, "pages_scanned");
     let measured_ns_per_page = last.ksmd_cpu_ms * 1e6 / scanned;
-    let params = KsmParams {
-        pages_to_scan: args.pages_to_scan,
-        sleep_millisecs: args.sleep_millisecs,
-        max_page_sharing,
-        use_zero_pages: args.use_zero_pages,
-        hz: hz.unwrap_or(1000),
-        ..KsmParams::default()
-    };
-    let pop = layout.population()?;
-    let spec = RunSpec {
-        duration_ms: duration,
-        sample_ms: args.sample_ms,
-        ksm_on: true,
-    };
     let mut costs = ScanCosts::default();
     let first = ksm::simulate(&pop, &params, &costs, spec)?;
     let sim_ns_per_page =
@@ -668,6 +819,8 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         "pages_unshared",
         "pages_volatile",
         "full_scans",
+        "ksm_zero_pages",
+        "general_profit",
     ];
     let sim_value = |s: &ksm::Sample, n: &str| -> f64 {
         let c = &s.counters;
@@ -678,10 +831,12 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             "pages_volatile" => c.pages_volatile as f64,
             "full_scans" => c.full_scans as f64,
             "ksm_zero_pages" => c.ksm_zero_pages as f64,
+            "general_profit" => c.general_profit as f64,
             _ => f64::NAN,
         }
     };
-    // Convergence: first sample with pages_sharing at 95% of its final value.
+    // Convergence: first sample with pages_sharing (relative to before the run) at 95%
+    // of its final value.
     let converge = |values: &[(u64, f64)]| -> Option<u64> {
         let fin = values.last()?.1;
         (fin > 0.0).then(|| values.iter().find(|v| v.1 >= 0.95 * fin).map(|v| v.0))?
@@ -699,9 +854,11 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         "layout": layout,
         "params": params,
         "kernel_hz": hz,
-        "measured_ksmd_ns_per_page": measured_ns_per_page,
+        "kernel_version": kernel.map(|(a, b)| format!("{a}.{b}")),
+        "measured_ksmd_ns_per_page": crate::json_number(measured_ns_per_page),
         "final": names.iter().map(|n| (n.to_string(), serde_json::json!({
-            "kernel": get(last, n), "simulator": sim_value(sim.last(), n)}))).collect::<serde_json::Map<_,_>>(),
+            "kernel": crate::json_number(get(last, n)),
+            "simulator": sim_value(sim.last(), n)}))).collect::<serde_json::Map<_,_>>(),
         "converge_ms": {"kernel": converge(&real_sharing), "simulator": converge(&sim_sharing)},
         "settings_restored": failures.is_empty(),
     });
@@ -739,7 +896,7 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         }
     } else {
         println!(
-            "{} workers x {} pages ({} duplicate, {} unique, {} zero, {} volatile every {} ms); pages_to_scan {}, sleep_millisecs {}, HZ {}",
+            "{} workers x {} pages ({} duplicate, {} unique, {} zero, {} volatile every {} ms); pages_to_scan {}, sleep_millisecs {}, HZ {}, kernel {}, merge order {}",
             layout.workers,
             layout.pages_per_worker(),
             layout.duplicate,
@@ -749,17 +906,29 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             layout.volatile_period_ms,
             params.pages_to_scan,
             params.sleep_millisecs,
-            hz.map_or("unknown (1000 assumed)".to_string(), |h| h.to_string())
+            hz.map_or("unknown (1000 assumed)".to_string(), |h| h.to_string()),
+            kernel.map_or("unknown".to_string(), |(a, b)| format!("{a}.{b}")),
+            params.merge_order.name(),
         );
+        println!("kernel counters are relative to their values before the workers started; k = kernel, sim = simulator, Δ = sim - k");
         println!(
-            "{:>7} | {:>15} | {:>15} | {:>15} | {:>15} | {:>11}",
+            "{:>7} | {:>15} | {:>15} | {:>15} | {:>15} | {:>11} | {:>11} | {:>13}",
             "time s",
             "sharing k/sim/Δ",
             "shared k/sim/Δ",
             "unshared k/sim",
             "volatile k/sim",
-            "scans k/sim"
+            "scans k/sim",
+            "zero k/sim",
+            "profit KiB k/sim"
         );
+        let show = |v: f64| {
+            if v.is_finite() {
+                format!("{v}")
+            } else {
+                "-".to_string()
+            }
+        };
         for (r, s) in real.iter().zip(&sim.samples) {
             let pair = |n: &str| (get(r, n), sim_value(s, n));
             let (a, b) = pair("pages_sharing");
@@ -767,10 +936,14 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             let (e, f) = pair("pages_unshared");
             let (g, h) = pair("pages_volatile");
             let (i, j) = pair("full_scans");
+            let (z, zs) = pair("ksm_zero_pages");
+            let (p, ps) = pair("general_profit");
             println!(
-                "{:>7.2} | {:>5}/{:>4}/{:>+5} | {:>5}/{:>4}/{:>+5} | {:>7}/{:>7} | {:>7}/{:>7} | {:>5}/{:>5}",
+                "{:>7.2} | {:>5}/{:>4}/{:>+5} | {:>5}/{:>4}/{:>+5} | {:>7}/{:>7} | {:>7}/{:>7} | {:>5}/{:>5} | {:>5}/{:>5} | {:>6}/{:>6}",
                 r.time_ms as f64 / 1000.0,
-                a, b, b - a, c, d, d - c, e, f, g, h, i, j
+                a, b, b - a, c, d, d - c, e, f, g, h, i, j,
+                show(z), zs,
+                show((p / 1024.0).round()), (ps / 1024.0).round()
             );
         }
         println!(

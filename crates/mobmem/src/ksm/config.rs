@@ -17,6 +17,53 @@ pub enum AdvisorMode {
     ScanTime,
 }
 
+/// What `cmp_and_merge_page` (mm/ksm.c) tries first for a page not yet merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergeOrder {
+    /// Kernels up to 6.10, the paper's 3.4 among them: the stable tree is searched
+    /// first, so a page like a KSM page merges the first time ksmd sees it; only then
+    /// the checksum test, the zero page (`use_zero_pages`) and the unstable tree.
+    #[default]
+    StableTreeFirst,
+    /// Kernels 6.11 and later ("mm/ksm: don't waste time searching stable tree for fast
+    /// changing page", 2024): the checksum test and the zero page come first, then the
+    /// stable tree, then the unstable tree. A page is merged at its second look at the
+    /// earliest, into a KSM page as into a new one.
+    ChecksumFirst,
+}
+
+impl MergeOrder {
+    /// The order of a kernel version (major, minor).
+    pub fn of_kernel(version: (u32, u32)) -> Self {
+        if version >= (6, 11) {
+            MergeOrder::ChecksumFirst
+        } else {
+            MergeOrder::StableTreeFirst
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            MergeOrder::StableTreeFirst => "stable-tree-first",
+            MergeOrder::ChecksumFirst => "checksum-first",
+        }
+    }
+}
+
+impl std::str::FromStr for MergeOrder {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "stable-tree-first" => Ok(MergeOrder::StableTreeFirst),
+            "checksum-first" => Ok(MergeOrder::ChecksumFirst),
+            _ => Err(format!(
+                "unknown merge order '{s}' (known: stable-tree-first, checksum-first)"
+            )),
+        }
+    }
+}
+
 /// The tunables of ksmd, with the kernel's defaults (mm/ksm.c, 6.x).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -48,6 +95,9 @@ pub struct KsmParams {
     /// queues a timer one tick of granularity later so that it never fires early (1);
     /// older kernels' wheel fired at the tick asked for (0).
     pub extra_ticks: u32,
+    /// The order of the tests of `cmp_and_merge_page`: kernel 3.4's by default (the
+    /// paper's), 6.11's as an option.
+    pub merge_order: MergeOrder,
 }
 
 impl Default for KsmParams {
@@ -65,6 +115,7 @@ impl Default for KsmParams {
             advisor_max_cpu: 70,
             hz: 1000,
             extra_ticks: 1,
+            merge_order: MergeOrder::StableTreeFirst,
         }
     }
 }
@@ -105,9 +156,10 @@ impl KsmParams {
 /// Defaults model a Cortex-A15 at 1.7 GHz (the paper's Nexus 10) and are assumptions,
 /// stated in docs/ksm.md: a 4 KiB checksum at about 1 byte per cycle (jhash2 in kernel
 /// 3.4, xxhash now), a tree step as a `memcmp` that usually stops in the first cache
-/// lines, a merge as write-protecting two PTEs with a TLB flush and rmap work. On this
-/// project's x86 test machine `mobmem ksm-validate` measured ksmd at about 1-3 us per
-/// scanned page (docs/ksm.md), in line with these figures scaled by clock and IPC.
+/// lines, a merge as write-protecting two PTEs with a TLB flush and rmap work; a page
+/// that is only visited and checksummed costs 3.5 us. On this project's x86 test machine
+/// (kernel 6.18) `mobmem ksm-validate` measured the real ksmd at 1.3-1.4 us per scanned
+/// page (docs/ksm.md), and calibrates its own simulation to that measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ScanCosts {

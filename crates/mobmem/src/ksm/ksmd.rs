@@ -11,13 +11,16 @@
 //!   gets an rmap item (metadata) that lives as long as the page is scanned. At the
 //!   start of every full scan the unstable tree is emptied.
 //! - `cmp_and_merge_page`: a page already merged into the KSM page its rmap item points
-//!   to is done. Otherwise its item leaves whatever tree it was in; the stable tree is
-//!   searched first and a match merges the page into that KSM page. Else the page's
-//!   checksum is taken: if it differs from the last one recorded (or none was), it is
-//!   recorded and the page goes no further (a volatile page). With `use_zero_pages`, a
-//!   page of zeros is merged with the zero page. Else the unstable tree is searched: a
-//!   match whose page still holds the content merges both pages into a new KSM page
-//!   (a new stable node); no match inserts the page.
+//!   to is done. Otherwise its item leaves whatever tree it was in and three tests
+//!   follow, in the order of [`MergeOrder`]: the stable tree search (a match merges the
+//!   page into that KSM page); the checksum test (if the page's checksum differs from
+//!   the last one recorded, or none was, it is recorded and the page goes no further: a
+//!   volatile page) with, after it, the zero page (with `use_zero_pages` a page of
+//!   zeros is merged with the zero page). Kernel 3.4 (and every kernel up to 6.10)
+//!   searches the stable tree first; 6.11 and later take the checksum and zero page
+//!   first. Then the unstable tree is searched: a match whose page still holds the
+//!   content merges both pages into a new KSM page (a new stable node); no match
+//!   inserts the page.
 //! - Writes: a write to a page mapped to a KSM page or the zero page gives it a private
 //!   copy at once (copy-on-write), but, as in the kernel, its rmap item stays on the
 //!   stable node (and counts in `pages_sharing`) until ksmd visits the page again. A KSM
@@ -47,7 +50,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::advisor::Advisor;
-use super::config::{AdvisorMode, KsmParams, ScanCosts};
+use super::config::{AdvisorMode, KsmParams, MergeOrder, ScanCosts};
 use super::pages::{zero_fingerprint, Population, PAGE_BYTES};
 
 /// How a page is mapped.
@@ -443,20 +446,17 @@ impl<'a> Ksmd<'a> {
         }
         self.remove_from_tree(p);
         let fp = self.pop.pages[p].at(self.now);
-        if let Some(node) = self.stable_search(fp) {
-            self.map_to(p, node, fp);
-            return;
-        }
-        self.c.cpu_ns += self.costs.checksum_ns;
-        if self.rmap[p].checksum != Some(fp) {
-            self.rmap[p].checksum = Some(fp);
-            return;
-        }
-        if self.params.use_zero_pages && fp == self.zero {
-            self.mapping[p] = Mapping::Zero;
-            self.c.ksm_zero_pages += 1;
-            self.c.cpu_ns += self.costs.merge_ns;
-            return;
+        match self.params.merge_order {
+            MergeOrder::StableTreeFirst => {
+                if self.merge_into_stable(p, fp) || self.volatile_or_zero(p, fp) {
+                    return;
+                }
+            }
+            MergeOrder::ChecksumFirst => {
+                if self.volatile_or_zero(p, fp) || self.merge_into_stable(p, fp) {
+                    return;
+                }
+            }
         }
         self.c.cpu_ns += self.costs.compare_ns * Self::depth(self.unstable.len());
         match self.unstable.get(&fp).copied() {
@@ -477,6 +477,34 @@ impl<'a> Ksmd<'a> {
             }
             _ => self.insert_unstable(p, fp),
         }
+    }
+
+    /// The stable tree search; true if the page merged into a KSM page.
+    fn merge_into_stable(&mut self, p: usize, fp: u64) -> bool {
+        match self.stable_search(fp) {
+            Some(node) => {
+                self.map_to(p, node, fp);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The checksum test and the zero page; true if the page goes no further (its
+    /// checksum changed, or it was mapped to the zero page).
+    fn volatile_or_zero(&mut self, p: usize, fp: u64) -> bool {
+        self.c.cpu_ns += self.costs.checksum_ns;
+        if self.rmap[p].checksum != Some(fp) {
+            self.rmap[p].checksum = Some(fp);
+            return true;
+        }
+        if self.params.use_zero_pages && fp == self.zero {
+            self.mapping[p] = Mapping::Zero;
+            self.c.ksm_zero_pages += 1;
+            self.c.cpu_ns += self.costs.merge_ns;
+            return true;
+        }
+        false
     }
 
     fn insert_unstable(&mut self, p: usize, fp: u64) {

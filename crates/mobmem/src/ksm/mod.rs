@@ -24,7 +24,7 @@ pub mod run;
 pub mod snapshot;
 pub mod sysfs;
 
-pub use config::{AdvisorMode, KsmParams, ScanCosts};
+pub use config::{AdvisorMode, KsmParams, MergeOrder, ScanCosts};
 pub use ksmd::{Counters, Ksmd, MemoryState};
 pub use pages::{PageContent, Population, Potential};
 pub use run::{simulate, KsmRun, RunSpec, Sample};

@@ -3,7 +3,10 @@
 //! order. A page's content is a 64-bit fingerprint (xxHash64 of its 4 KiB, or a
 //! synthetic stand-in for one) that may change over time: periodically (a volatile page)
 //! and once at a given time (a later write, e.g. a zero page filled by the heap).
-//! Contents are functions of time, so a run needs no write events.
+//! Contents are functions of time, so a run needs no write events. A write puts data
+//! in the page that no other page holds (its own index is mixed in), whatever the page
+//! held before: pages that were zero or duplicates stop being alike once written,
+//! unless a model gives them a shared [`PageContent::writer`] on purpose.
 
 use std::sync::OnceLock;
 
@@ -15,6 +18,12 @@ use crate::{Error, Result};
 pub const PAGE_BYTES: usize = 4096;
 /// "Never" for [`PageContent::write_at_ns`].
 pub const NEVER: u64 = u64::MAX;
+/// [`PageContent::writer`] of a page whose writes are its own: [`Population::push_process`]
+/// replaces it with the page's index.
+pub const OWN_WRITER: u64 = u64::MAX;
+/// Writers chosen by a model (pages that deliberately write the same data) are below
+/// this; writers given by [`Population::push_process`] are this plus the page's index.
+pub const FIRST_PAGE_WRITER: u64 = 1 << 63;
 
 /// Fingerprint of 4 KiB of page data: xxHash64, seed 0 (the kernel's KSM checksum is also
 /// an xxHash of the page, `calc_checksum` in mm/ksm.c).
@@ -48,6 +57,9 @@ pub struct PageContent {
     pub phase_ns: u64,
     /// One rewrite with new data at this time ([`NEVER`]: none).
     pub write_at_ns: u64,
+    /// Whose data the rewrites put in the page: mixed into every rewritten fingerprint,
+    /// so that pages with different writers never hold the same rewritten data.
+    pub writer: u64,
 }
 
 impl PageContent {
@@ -57,6 +69,7 @@ impl PageContent {
             period_ns: 0,
             phase_ns: 0,
             write_at_ns: NEVER,
+            writer: OWN_WRITER,
         }
     }
 
@@ -71,7 +84,7 @@ impl PageContent {
         if generation == 0 {
             self.base
         } else {
-            mix(self.base ^ mix(generation))
+            mix(self.base ^ mix(generation) ^ mix(self.writer ^ 0x5752_4954_4552))
         }
     }
 }
@@ -106,6 +119,8 @@ pub struct Population {
 
 impl Population {
     /// Append a process with its regions, each given as its name and page contents.
+    /// Pages whose writer is [`OWN_WRITER`] get one of their own; a writer chosen by the
+    /// model must be below [`FIRST_PAGE_WRITER`].
     pub fn push_process(
         &mut self,
         name: &str,
@@ -125,7 +140,20 @@ impl Population {
             });
             self.owner
                 .extend(std::iter::repeat_n(index, contents.len()));
-            self.pages.extend(contents);
+            for mut c in contents {
+                if c.writer == OWN_WRITER {
+                    c.writer = FIRST_PAGE_WRITER + self.pages.len() as u64;
+                } else if c.writer >= FIRST_PAGE_WRITER {
+                    return Err(Error::config(
+                        "ksm population",
+                        format!(
+                            "process {name}: a shared writer must be below 2^63, found {}",
+                            c.writer
+                        ),
+                    ));
+                }
+                self.pages.push(c);
+            }
         }
         self.processes.push(Process {
             name: name.to_string(),
@@ -201,6 +229,7 @@ mod tests {
             period_ns: 100,
             phase_ns: 0,
             write_at_ns: NEVER,
+            writer: 3,
         };
         assert_eq!(c.at(0), 7);
         assert_eq!(c.at(99), 7);
@@ -214,6 +243,55 @@ mod tests {
         assert_eq!(w.at(49), 9);
         assert_ne!(w.at(50), 9);
         assert_eq!(w.at(50), w.at(10_000));
+    }
+
+    #[test]
+    fn a_write_gives_each_page_data_of_its_own_unless_writers_are_shared() {
+        // Three zero pages and two copies of one content, all written at 10 ns; two
+        // more zero pages that write the same data on purpose (writer 5).
+        let z = zero_fingerprint();
+        let written = |base| PageContent {
+            write_at_ns: 10,
+            ..PageContent::constant(base)
+        };
+        let shared = PageContent {
+            writer: 5,
+            ..written(z)
+        };
+        let mut p = Population::default();
+        p.push_process(
+            "a",
+            0,
+            vec![("heap".into(), vec![written(z), written(z), written(42)])],
+        )
+        .unwrap();
+        p.push_process(
+            "b",
+            0,
+            vec![("heap".into(), vec![written(z), written(42), shared, shared])],
+        )
+        .unwrap();
+        // Before the writes: 5 zero pages, one duplicate of 42.
+        let before = p.potential(0);
+        assert_eq!((before.zero, before.duplicate, before.unique), (5, 1, 1));
+        // After: every written page is unique but the two that share a writer.
+        let after = p.potential(10);
+        assert_eq!(
+            (after.zero, after.duplicate, after.unique),
+            (0, 1, 6),
+            "{after:?}"
+        );
+        let fps: Vec<u64> = p.pages.iter().map(|c| c.at(10)).collect();
+        assert_eq!(fps[5], fps[6]);
+        assert_ne!(fps[0], fps[1]);
+        assert_ne!(fps[2], fps[4]);
+        let bad = PageContent {
+            writer: FIRST_PAGE_WRITER,
+            ..written(z)
+        };
+        assert!(p
+            .push_process("c", 0, vec![("heap".into(), vec![bad])])
+            .is_err());
     }
 
     #[test]

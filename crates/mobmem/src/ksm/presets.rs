@@ -99,11 +99,27 @@ impl Default for AndroidConfig {
     }
 }
 
+/// Most pages a workload may have (32 GiB of 4 KiB pages): the simulator keeps tens of
+/// bytes per page.
+pub const MAX_PAGES: u64 = 1 << 23;
+
 impl AndroidConfig {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::config("ksm android preset", m));
         if !(self.scale.is_finite() && self.scale > 0.0) {
             return bad("scale must be > 0".into());
+        }
+        let pages: f64 = self
+            .apps
+            .iter()
+            .flat_map(|a| &a.regions)
+            .map(|r| (r.pages as f64 * self.scale).round())
+            .sum();
+        if pages > MAX_PAGES as f64 {
+            return bad(format!(
+                "scale {} makes {pages:.0} pages, more than the {MAX_PAGES} allowed",
+                self.scale
+            ));
         }
         let (lo, hi) = self.volatile_period_ms;
         if lo == 0 || hi < lo {
@@ -192,7 +208,7 @@ impl AndroidConfig {
                                 base: unique,
                                 period_ns,
                                 phase_ns: rng.gen_range(0..period_ns.max(1)),
-                                write_at_ns: NEVER,
+                                ..PageContent::constant(unique)
                             }
                         }
                         _ => PageContent::constant(unique),
@@ -230,18 +246,51 @@ pub enum ValidateKind {
     Volatile,
 }
 
+/// Most pages one validation worker may allocate (4 GiB).
+pub const MAX_WORKER_PAGES: u64 = 1 << 20;
+/// Most pages all validation workers together may allocate (16 GiB).
+pub const MAX_VALIDATE_PAGES: u64 = 1 << 22;
+
 impl ValidateLayout {
     pub fn pages_per_worker(&self) -> usize {
-        (self.duplicate + self.unique + self.zero + self.volatile) as usize
+        (self.duplicate as u64 + self.unique as u64 + self.zero as u64 + self.volatile as u64)
+            as usize
+    }
+
+    /// At least one worker with one page; within [`MAX_WORKER_PAGES`] per worker and
+    /// [`MAX_VALIDATE_PAGES`] in all.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::config("ksm-validate layout", m));
+        let per_worker = self.pages_per_worker() as u64;
+        if self.workers == 0 || per_worker == 0 {
+            return bad("need at least one worker with at least one page".into());
+        }
+        if per_worker > MAX_WORKER_PAGES {
+            return bad(format!(
+                "{per_worker} pages per worker (duplicate {} + unique {} + zero {} + volatile {}) are more than the {MAX_WORKER_PAGES} allowed",
+                self.duplicate, self.unique, self.zero, self.volatile
+            ));
+        }
+        let total = per_worker * self.workers as u64;
+        if total > MAX_VALIDATE_PAGES {
+            return bad(format!(
+                "{} workers x {per_worker} pages are more than the {MAX_VALIDATE_PAGES} pages allowed",
+                self.workers
+            ));
+        }
+        Ok(())
     }
 
     pub fn kind_of(&self, index: usize) -> ValidateKind {
-        let i = index as u32;
-        if i < self.duplicate {
+        let i = index as u64;
+        let unique_from = self.duplicate as u64;
+        let zero_from = unique_from + self.unique as u64;
+        let volatile_from = zero_from + self.zero as u64;
+        if i < unique_from {
             ValidateKind::Duplicate
-        } else if i < self.duplicate + self.unique {
+        } else if i < zero_from {
             ValidateKind::Unique
-        } else if i < self.duplicate + self.unique + self.zero {
+        } else if i < volatile_from {
             ValidateKind::Zero
         } else {
             ValidateKind::Volatile
@@ -270,6 +319,7 @@ impl ValidateLayout {
     /// The same content as a population (one process per worker, one region each, all
     /// present from time 0); volatile pages change every period from time 0.
     pub fn population(&self) -> Result<Population> {
+        self.validate()?;
         let mut pop = Population::default();
         let mut buf = vec![0u8; PAGE_BYTES];
         for w in 0..self.workers {
@@ -279,10 +329,8 @@ impl ValidateLayout {
                 let base = fingerprint(&buf);
                 contents.push(match self.kind_of(i) {
                     ValidateKind::Volatile => PageContent {
-                        base,
                         period_ns: self.volatile_period_ms * 1_000_000,
-                        phase_ns: 0,
-                        write_at_ns: NEVER,
+                        ..PageContent::constant(base)
                     },
                     _ => PageContent::constant(base),
                 });

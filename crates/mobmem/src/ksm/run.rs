@@ -18,6 +18,34 @@ pub struct RunSpec {
     pub ksm_on: bool,
 }
 
+/// Longest run: about 11.6 days, so that times in ns stay far inside u64.
+pub const MAX_DURATION_MS: u64 = 1_000_000_000;
+/// Most samples a run may take.
+pub const MAX_SAMPLES: u64 = 1_000_000;
+
+impl RunSpec {
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::config("ksm run", m));
+        if self.sample_ms == 0 || self.duration_ms == 0 {
+            return bad("duration and sample interval must be at least 1 ms".into());
+        }
+        if self.duration_ms > MAX_DURATION_MS {
+            return bad(format!(
+                "a run of {} ms is longer than the {MAX_DURATION_MS} ms allowed",
+                self.duration_ms
+            ));
+        }
+        let samples = self.duration_ms / self.sample_ms + 1;
+        if samples > MAX_SAMPLES {
+            return bad(format!(
+                "{samples} samples ({} ms every {} ms) are more than the {MAX_SAMPLES} allowed; sample less often",
+                self.duration_ms, self.sample_ms
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sample {
@@ -69,12 +97,7 @@ pub fn simulate(
 ) -> Result<KsmRun> {
     params.validate()?;
     costs.validate()?;
-    if spec.sample_ms == 0 || spec.duration_ms == 0 {
-        return Err(Error::config(
-            "ksm run",
-            "duration and sample interval must be at least 1 ms",
-        ));
-    }
+    spec.validate()?;
     let mut ksmd = Ksmd::new(pop, params, costs);
     let end = spec.duration_ms * 1_000_000;
     let sample_ns = spec.sample_ms * 1_000_000;

@@ -2,18 +2,32 @@
 //! the mappings asked for, finds the pages present in RAM in `/proc/PID/pagemap` and
 //! fingerprints each from `/proc/PID/mem` (needs root, or ptrace rights over the
 //! process). The KSM simulator can start from a snapshot: each process becomes an
-//! `mm_slot`, each mapping a region, each present page a page of constant content.
+//! `mm_slot`, each mapping a region, each page that KSM could gain from a page of
+//! constant content.
+//!
+//! Not every present page is one KSM could gain from: a page read but never written
+//! maps the kernel's zero page (KSM does not scan it, and it takes no memory), and a
+//! frame can be mapped at several addresses (pages shared copy-on-write after fork,
+//! e.g. with Zygote), where merging the mappings frees nothing. As root, pagemap gives
+//! each page's frame number (PFN, bits 0-54) and whether the frame is mapped only
+//! there (bit 56); the snapshot keeps them, and the dedup potential and the simulator
+//! count each frame once and leave zero-page mappings out. Without root the PFNs read
+//! as 0: every present page is counted, and the potential is an upper bound.
 //!
 //! File format (`.ksnap`), little-endian:
-//! - 8 bytes: `MMKSNAP1`;
+//! - 8 bytes: `MMKSNAP2` (or `MMKSNAP1`, an older file without frames);
 //! - u32: length of the header, then the header: UTF-8 JSON
-//!   `{"processes": [{"pid", "name", "regions": [{"name", "start", "pages"}]}]}`
-//!   (`start`: the mapping's start address; `pages`: present pages fingerprinted);
-//! - u64 per page: xxHash64 (seed 0) of its 4 KiB, process by process, region by region,
-//!   in address order; as many as the regions' `pages` add up to, then the end of file.
+//!   `{"processes": [{"pid", "name", "regions": [{"name", "start", "pages"}]}],
+//!   "zero_pfn"}` (`start`: the mapping's start address; `pages`: present pages
+//!   fingerprinted; `zero_pfn`: the kernel's zero page, null if frames are unknown);
+//! - per page, process by process, region by region, in address order: u64 xxHash64
+//!   (seed 0) of its 4 KiB, then (version 2 only) u64 frame: its pagemap entry's PFN
+//!   and bit 56 (exclusively mapped), 0 if unknown; as many as the regions' `pages` add
+//!   up to, then the end of file.
 //!
 //! Written under a temporary name and renamed, so a file that exists is complete.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -23,7 +37,14 @@ use serde::{Deserialize, Serialize};
 use super::pages::{fingerprint, PageContent, Population, PAGE_BYTES};
 use crate::{Error, Position, Result};
 
-const MAGIC: &[u8; 8] = b"MMKSNAP1";
+const MAGIC_V1: &[u8; 8] = b"MMKSNAP1";
+const MAGIC: &[u8; 8] = b"MMKSNAP2";
+/// pagemap: page frame number.
+pub const PFN_MASK: u64 = (1 << 55) - 1;
+/// pagemap: the page is exclusively mapped (here only).
+pub const EXCLUSIVE: u64 = 1 << 56;
+/// pagemap: present in RAM.
+const PRESENT: u64 = 1 << 63;
 
 /// One mapping's present pages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,27 +64,119 @@ pub struct SnapProcess {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Header {
     processes: Vec<SnapProcess>,
+    #[serde(default)]
+    zero_pfn: Option<u64>,
 }
 
-/// A snapshot: processes, regions, and the fingerprints of their pages in scan order.
+/// A snapshot: processes, regions, and per page in scan order its fingerprint and
+/// frame.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
     pub processes: Vec<SnapProcess>,
     pub fingerprints: Vec<u64>,
+    /// Per page: PFN (bits 0-54) and [`EXCLUSIVE`]; 0 when unknown.
+    pub frames: Vec<u64>,
+    /// The kernel's zero page; None when frames are unknown (not root).
+    pub zero_pfn: Option<u64>,
+}
+
+/// How the pages of a snapshot map frames.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FrameUse {
+    /// Whether PFNs were known (root); if not, every page counts and the potential is an
+    /// upper bound.
+    pub frames_known: bool,
+    /// Present pages captured.
+    pub pages: u64,
+    /// Pages mapping the kernel's zero page (left out).
+    pub zero_page: u64,
+    /// Pages mapping a frame another page of the snapshot maps too, after the first
+    /// (left out).
+    pub shared_frame: u64,
+    /// Distinct frames: the pages counted.
+    pub frames: u64,
+    /// Of those, frames not mapped exclusively (also mapped elsewhere, perhaps by a
+    /// process outside the snapshot: merging them may free nothing).
+    pub not_exclusive: u64,
 }
 
 impl Snapshot {
-    /// The pages as a population for the simulator (every process present from time 0).
+    fn check(&self) -> Result<u64> {
+        let mut pages = 0u64;
+        for r in self.processes.iter().flat_map(|p| &p.regions) {
+            pages = pages
+                .checked_add(r.pages)
+                .ok_or_else(|| Error::config("ksm snapshot", "page counts overflow".to_string()))?;
+        }
+        if pages != self.fingerprints.len() as u64 || pages != self.frames.len() as u64 {
+            return Err(Error::config(
+                "ksm snapshot",
+                format!(
+                    "the regions list {pages} pages but there are {} fingerprints and {} frames",
+                    self.fingerprints.len(),
+                    self.frames.len()
+                ),
+            ));
+        }
+        Ok(pages)
+    }
+
+    /// For each page, whether KSM could gain from it (see [`FrameUse`]); every page if
+    /// frames are unknown.
+    fn counted(&self) -> (Vec<bool>, FrameUse) {
+        let mut u = FrameUse {
+            frames_known: self.zero_pfn.is_some(),
+            pages: self.frames.len() as u64,
+            ..FrameUse::default()
+        };
+        let Some(zero_pfn) = self.zero_pfn else {
+            u.frames = u.pages;
+            return (vec![true; self.frames.len()], u);
+        };
+        let mut seen = HashSet::new();
+        let keep = self
+            .frames
+            .iter()
+            .map(|&f| {
+                let pfn = f & PFN_MASK;
+                if pfn == zero_pfn {
+                    u.zero_page += 1;
+                    false
+                } else if !seen.insert(pfn) {
+                    u.shared_frame += 1;
+                    false
+                } else {
+                    u.frames += 1;
+                    if f & EXCLUSIVE == 0 {
+                        u.not_exclusive += 1;
+                    }
+                    true
+                }
+            })
+            .collect();
+        (keep, u)
+    }
+
+    /// How the pages map frames.
+    pub fn frame_use(&self) -> FrameUse {
+        self.counted().1
+    }
+
+    /// The pages KSM could gain from as a population for the simulator (every process
+    /// present from time 0): one page per distinct frame, zero-page mappings left out
+    /// (all present pages if frames are unknown).
     pub fn population(&self) -> Result<Population> {
+        self.check()?;
+        let (keep, _) = self.counted();
         let mut pop = Population::default();
         let mut next = 0usize;
         for p in &self.processes {
             let mut regions = Vec::new();
             for r in &p.regions {
                 let n = r.pages as usize;
-                let contents = self.fingerprints[next..next + n]
-                    .iter()
-                    .map(|&fp| PageContent::constant(fp))
+                let contents = (next..next + n)
+                    .filter(|&i| keep[i])
+                    .map(|i| PageContent::constant(self.fingerprints[i]))
                     .collect();
                 next += n;
                 regions.push((format!("{:x} {}", r.start, r.name), contents));
@@ -74,20 +187,27 @@ impl Snapshot {
     }
 
     pub fn write(&self, path: &Path) -> Result<()> {
+        self.check()?;
         let header = serde_json::to_vec(&Header {
             processes: self.processes.clone(),
+            zero_pfn: self.zero_pfn,
         })
         .map_err(|e| Error::config(path.display().to_string(), e.to_string()))?;
-        let mut bytes = Vec::with_capacity(12 + header.len() + 8 * self.fingerprints.len());
+        let header_len = u32::try_from(header.len()).map_err(|_| {
+            Error::config(
+                path.display().to_string(),
+                "snapshot header longer than 4 GiB",
+            )
+        })?;
+        let mut bytes = Vec::with_capacity(12 + header.len() + 16 * self.fingerprints.len());
         bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&header_len.to_le_bytes());
         bytes.extend_from_slice(&header);
-        for fp in &self.fingerprints {
+        for (fp, frame) in self.fingerprints.iter().zip(&self.frames) {
             bytes.extend_from_slice(&fp.to_le_bytes());
+            bytes.extend_from_slice(&frame.to_le_bytes());
         }
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         let tmp = path.with_extension("ksnap.partial");
-        let _ = dir;
         let mut f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
         f.write_all(&bytes).map_err(|e| Error::io(&tmp, e))?;
         f.sync_all().map_err(|e| Error::io(&tmp, e))?;
@@ -101,44 +221,70 @@ impl Snapshot {
 
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Snapshot> {
         let err = |offset: usize, m: String| Error::format(path, Position::Byte(offset as u64), m);
-        if bytes.len() < 12 || &bytes[..8] != MAGIC {
-            return Err(err(
-                0,
-                "not a mobmem KSM snapshot (expected MMKSNAP1 and a header length)".into(),
-            ));
-        }
+        let version =
+            match bytes.get(..8) {
+                Some(m) if bytes.len() >= 12 && m == MAGIC => 2,
+                Some(m) if bytes.len() >= 12 && m == MAGIC_V1 => 1,
+                _ => return Err(err(
+                    0,
+                    "not a mobmem KSM snapshot (expected MMKSNAP2 or MMKSNAP1 and a header length)"
+                        .into(),
+                )),
+            };
         let len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-        if bytes.len() < 12 + len {
-            return Err(err(
-                8,
-                format!("header of {len} bytes runs past the end of the file"),
-            ));
-        }
-        let header: Header = serde_json::from_slice(&bytes[12..12 + len])
+        let body_start = 12usize
+            .checked_add(len)
+            .filter(|&end| end <= bytes.len())
+            .ok_or_else(|| {
+                err(
+                    8,
+                    format!("header of {len} bytes runs past the end of the file"),
+                )
+            })?;
+        let header: Header = serde_json::from_slice(&bytes[12..body_start])
             .map_err(|e| err(12, format!("bad header JSON: {e}")))?;
-        let pages: u64 = header
-            .processes
-            .iter()
-            .flat_map(|p| p.regions.iter().map(|r| r.pages))
-            .sum();
-        let body = &bytes[12 + len..];
-        if body.len() as u64 != pages * 8 {
+        let mut pages = 0u64;
+        for r in header.processes.iter().flat_map(|p| &p.regions) {
+            pages = pages.checked_add(r.pages).ok_or_else(|| {
+                err(
+                    12,
+                    format!(
+                        "the header's page counts overflow (region {} at {:#x} lists {})",
+                        r.name, r.start, r.pages
+                    ),
+                )
+            })?;
+        }
+        let per_page: u64 = if version == 2 { 16 } else { 8 };
+        let body = &bytes[body_start..];
+        let want = pages.checked_mul(per_page);
+        if want != Some(body.len() as u64) {
             return Err(err(
-                12 + len,
+                body_start,
                 format!(
-                    "the header lists {pages} pages ({} bytes of fingerprints) but {} bytes follow",
-                    pages * 8,
+                    "the header lists {pages} pages ({} bytes of page records) but {} bytes follow",
+                    want.map_or("too many".to_string(), |w| w.to_string()),
                     body.len()
                 ),
             ));
         }
-        let fingerprints = body
+        let words = body
             .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        let (fingerprints, frames) = if version == 2 {
+            let all: Vec<u64> = words.collect();
+            (
+                all.iter().step_by(2).copied().collect(),
+                all.iter().skip(1).step_by(2).copied().collect(),
+            )
+        } else {
+            (words.collect(), vec![0; pages as usize])
+        };
         Ok(Snapshot {
             processes: header.processes,
             fingerprints,
+            frames,
+            zero_pfn: if version == 2 { header.zero_pfn } else { None },
         })
     }
 }
@@ -235,16 +381,41 @@ impl MappingFilter {
     }
 }
 
-/// Fingerprint the present pages of the chosen mappings of process `pid`.
-pub fn capture_process(pid: u32, filter: MappingFilter) -> Result<SnapProcess> {
-    capture_process_into(pid, filter, &mut Vec::new())
+/// One pagemap entry of this process's address `address` (root sees PFNs; others 0).
+fn own_pagemap_entry(address: u64) -> Option<u64> {
+    let mut pagemap = File::open("/proc/self/pagemap").ok()?;
+    let mut entry = [0u8; 8];
+    pagemap
+        .seek(SeekFrom::Start(address / PAGE_BYTES as u64 * 8))
+        .ok()?;
+    pagemap.read_exact(&mut entry).ok()?;
+    Some(u64::from_le_bytes(entry))
 }
 
-/// As [`capture_process`], appending the fingerprints to `out`.
+/// The PFN of the kernel's zero page: an anonymous page of this process that is read
+/// and never written maps it. None if PFNs cannot be read (not root).
+pub fn kernel_zero_pfn() -> Option<u64> {
+    let probe = memmap2::MmapMut::map_anon(PAGE_BYTES).ok()?;
+    // A huge zero page would have another PFN: 4 KiB pages only.
+    let _ = probe.advise(memmap2::Advice::NoHugePage);
+    std::hint::black_box(probe[0]);
+    let entry = own_pagemap_entry(probe.as_ptr() as u64)?;
+    let pfn = entry & PFN_MASK;
+    (entry & PRESENT != 0 && pfn != 0).then_some(pfn)
+}
+
+/// Fingerprint the present pages of the chosen mappings of process `pid`.
+pub fn capture_process(pid: u32, filter: MappingFilter) -> Result<SnapProcess> {
+    capture_process_into(pid, filter, &mut Vec::new(), &mut Vec::new())
+}
+
+/// As [`capture_process`], appending each page's fingerprint and frame (PFN and
+/// [`EXCLUSIVE`], as pagemap shows them) to `fingerprints` and `frames`.
 pub fn capture_process_into(
     pid: u32,
     filter: MappingFilter,
-    out: &mut Vec<u64>,
+    fingerprints: &mut Vec<u64>,
+    frames: &mut Vec<u64>,
 ) -> Result<SnapProcess> {
     let proc_dir = Path::new("/proc").join(pid.to_string());
     let maps_path = proc_dir.join("maps");
@@ -271,8 +442,8 @@ pub fn capture_process_into(
         let mut count = 0u64;
         for (i, entry) in entries.chunks_exact(8).enumerate() {
             let entry = u64::from_le_bytes(entry.try_into().expect("8 bytes"));
-            // Bit 63: present in RAM. Swapped-out pages (bit 62) are not scanned by KSM.
-            if entry >> 63 == 0 {
+            // Swapped-out pages (bit 62) are not scanned by KSM.
+            if entry & PRESENT == 0 {
                 continue;
             }
             let address = m.start + (i * PAGE_BYTES) as u64;
@@ -282,7 +453,8 @@ pub fn capture_process_into(
             if read.is_err() {
                 continue; // unmapped since maps was read, or not readable: skip the page
             }
-            out.push(fingerprint(&page));
+            fingerprints.push(fingerprint(&page));
+            frames.push(entry & (PFN_MASK | EXCLUSIVE));
             count += 1;
         }
         if count > 0 {
@@ -302,10 +474,23 @@ pub fn capture_process_into(
 
 /// Snapshot several processes.
 pub fn capture(pids: &[u32], filter: MappingFilter) -> Result<Snapshot> {
-    let mut snapshot = Snapshot::default();
+    let mut snapshot = Snapshot {
+        zero_pfn: kernel_zero_pfn(),
+        ..Snapshot::default()
+    };
     for &pid in pids {
-        let p = capture_process_into(pid, filter, &mut snapshot.fingerprints)?;
+        let p = capture_process_into(
+            pid,
+            filter,
+            &mut snapshot.fingerprints,
+            &mut snapshot.frames,
+        )?;
         snapshot.processes.push(p);
+    }
+    if snapshot.frames.iter().all(|&f| f & PFN_MASK == 0) {
+        // PFNs read as 0 (no CAP_SYS_ADMIN): frames are unknown.
+        snapshot.zero_pfn = None;
+        snapshot.frames.iter_mut().for_each(|f| *f = 0);
     }
     Ok(snapshot)
 }
@@ -334,6 +519,8 @@ mod tests {
                 ],
             }],
             fingerprints: vec![1, 2, 3],
+            frames: vec![0; 3],
+            zero_pfn: None,
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.ksnap");
@@ -348,7 +535,124 @@ mod tests {
         let e = Snapshot::parse(&bytes, &path).unwrap_err().to_string();
         assert!(e.contains("3 pages") && e.contains("byte offset"), "{e}");
         let e = Snapshot::parse(b"nonsense", &path).unwrap_err().to_string();
-        assert!(e.contains("MMKSNAP1"), "{e}");
+        assert!(e.contains("MMKSNAP2"), "{e}");
+    }
+
+    /// A file whose header is `header` followed by `body`.
+    fn file(magic: &[u8; 8], header: &str, body: &[u8]) -> Vec<u8> {
+        let mut bytes = magic.to_vec();
+        bytes.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(body);
+        bytes
+    }
+
+    #[test]
+    fn huge_page_counts_in_a_header_are_errors_not_panics() {
+        let path = Path::new("bad.ksnap");
+        let region = |pages: u64| format!(r#"{{"name":"[heap]","start":4096,"pages":{pages}}}"#);
+        // Two regions whose counts overflow u64 when added.
+        let header = format!(
+            r#"{{"processes":[{{"pid":1,"name":"a","regions":[{},{}]}}]}}"#,
+            region(u64::MAX),
+            region(2)
+        );
+        let e = Snapshot::parse(&file(MAGIC, &header, &[]), path)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("overflow") && e.contains("byte offset 12"),
+            "{e}"
+        );
+        // One count whose size in bytes overflows.
+        let header = format!(
+            r#"{{"processes":[{{"pid":1,"name":"a","regions":[{}]}}]}}"#,
+            region(u64::MAX / 4)
+        );
+        let e = Snapshot::parse(&file(MAGIC, &header, &[0; 16]), path)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("too many") && e.contains("16 bytes follow"),
+            "{e}"
+        );
+        // A header length past the end of the file.
+        let mut bytes = file(MAGIC, "{}", &[]);
+        bytes[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = Snapshot::parse(&bytes, path).unwrap_err().to_string();
+        assert!(e.contains("runs past the end"), "{e}");
+        // A snapshot built in memory with too few fingerprints.
+        let s = Snapshot {
+            processes: vec![SnapProcess {
+                pid: 1,
+                name: "a".into(),
+                regions: vec![SnapRegion {
+                    name: "r".into(),
+                    start: 0,
+                    pages: 5,
+                }],
+            }],
+            fingerprints: vec![1],
+            frames: vec![0],
+            zero_pfn: None,
+        };
+        assert!(s.population().is_err());
+    }
+
+    #[test]
+    fn version_1_files_still_read_with_frames_unknown() {
+        let header =
+            r#"{"processes":[{"pid":1,"name":"a","regions":[{"name":"r","start":0,"pages":2}]}]}"#;
+        let mut body = 5u64.to_le_bytes().to_vec();
+        body.extend_from_slice(&5u64.to_le_bytes());
+        let s = Snapshot::parse(&file(MAGIC_V1, header, &body), Path::new("old.ksnap")).unwrap();
+        assert_eq!(s.fingerprints, vec![5, 5]);
+        assert_eq!(s.zero_pfn, None);
+        assert!(!s.frame_use().frames_known);
+        assert_eq!(s.population().unwrap().potential(0).duplicate, 1);
+    }
+
+    #[test]
+    fn zero_page_mappings_and_shared_frames_are_counted_apart() {
+        let zero = super::super::pages::zero_fingerprint();
+        // Pages: the zero page twice; frame 7 (zeros written) mapped twice (fork); frame
+        // 8 and 9 with the same data; frame 10 with zeros.
+        let s = Snapshot {
+            processes: vec![SnapProcess {
+                pid: 1,
+                name: "a".into(),
+                regions: vec![SnapRegion {
+                    name: "r".into(),
+                    start: 0,
+                    pages: 7,
+                }],
+            }],
+            fingerprints: vec![zero, zero, zero, zero, 3, 3, zero],
+            frames: vec![1, 1, 7, 7, 8 | EXCLUSIVE, 9 | EXCLUSIVE, 10 | EXCLUSIVE],
+            zero_pfn: Some(1),
+        };
+        let u = s.frame_use();
+        assert_eq!(
+            (
+                u.pages,
+                u.zero_page,
+                u.shared_frame,
+                u.frames,
+                u.not_exclusive
+            ),
+            (7, 2, 1, 4, 1)
+        );
+        let p = s.population().unwrap().potential(0);
+        // Over the distinct frames 7, 8, 9, 10: two frames of zeros, 3 twice.
+        assert_eq!((p.pages, p.zero, p.duplicate, p.unique), (4, 2, 1, 1));
+        assert_eq!(p.saveable(), 2);
+        // Without root the same pages would count 7, 5 of them zeros.
+        let unknown = Snapshot {
+            frames: vec![0; 7],
+            zero_pfn: None,
+            ..s
+        };
+        assert_eq!(unknown.population().unwrap().potential(0).saveable(), 5);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The real kernel's KSM: `/sys/kernel/mm/ksm/` (Documentation/admin-guide/mm/ksm.rst).
 //! Read its counters, change its settings through a [`SettingsGuard`] that puts back
-//! every value it changed when dropped (or when [`SettingsGuard::restore`] is called,
-//! e.g. from a Ctrl-C handler), and find ksmd's CPU time.
+//! every value it changed exactly once (on drop, or earlier through
+//! [`SettingsGuard::restore`] or a [`Restorer`] held by a signal handler), and find
+//! ksmd's CPU time.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -94,47 +95,102 @@ impl Sysfs {
     }
 }
 
-/// Changes KSM settings and puts the old values back: on [`SettingsGuard::restore`], and
-/// on drop. `run` is put back first when it was 0 (so ksmd stops before anything else
-/// changes) and last otherwise; the rest in reverse order of change.
-#[derive(Debug, Clone)]
+/// Changes KSM settings and puts the old values back, exactly once: on
+/// [`SettingsGuard::restore`], through a [`Restorer`] (e.g. from a signal handler), or
+/// on drop, whichever comes first. `run` is put back first when it was 0 (so ksmd stops
+/// before anything else changes) and last otherwise; the rest in reverse order of
+/// change. Once restored, the guard refuses further changes, so a change racing with a
+/// restore can never be left behind.
+#[derive(Debug)]
 pub struct SettingsGuard {
+    restorer: Restorer,
+}
+
+/// A handle that restores a [`SettingsGuard`]'s settings; it does not keep the guard
+/// from restoring on drop.
+#[derive(Debug, Clone)]
+pub struct Restorer {
     sysfs: Sysfs,
-    saved: Arc<Mutex<Vec<(String, String)>>>,
+    state: Arc<Mutex<GuardState>>,
+}
+
+#[derive(Debug, Default)]
+struct GuardState {
+    /// (name, original value), in order of first change.
+    saved: Vec<(String, String)>,
+    restored: bool,
 }
 
 impl SettingsGuard {
     pub fn new(sysfs: Sysfs) -> Self {
         SettingsGuard {
-            sysfs,
-            saved: Arc::new(Mutex::new(Vec::new())),
+            restorer: Restorer {
+                sysfs,
+                state: Arc::new(Mutex::new(GuardState::default())),
+            },
         }
     }
 
     /// Set `name` to `value`, remembering its value before the first change. Selector
     /// files such as `advisor_mode` ("[none] scan-time") are remembered by their
-    /// bracketed choice.
+    /// bracketed choice. An error once the settings have been restored.
     pub fn set(&self, name: &str, value: &str) -> Result<()> {
-        let old = self.sysfs.read(name)?;
+        let sysfs = &self.restorer.sysfs;
+        // Held across the write: a restore waits for it, or it sees the restore.
+        let mut state = self.restorer.lock();
+        if state.restored {
+            return Err(Error::config(
+                sysfs.dir.display().to_string(),
+                format!("not setting {name}: the KSM settings have already been restored"),
+            ));
+        }
+        let old = sysfs.read(name)?;
         let old = match (old.find('['), old.find(']')) {
             (Some(a), Some(b)) if a < b => old[a + 1..b].to_string(),
             _ => old,
         };
-        {
-            let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-            if !saved.iter().any(|(n, _)| n == name) {
-                saved.push((name.to_string(), old));
-            }
+        if !state.saved.iter().any(|(n, _)| n == name) {
+            state.saved.push((name.to_string(), old));
         }
-        self.sysfs.write(name, value)
+        sysfs.write(name, value)
     }
 
-    /// Put every changed setting back; returns what could not be restored.
+    /// Put every changed setting back (the first call only); returns what could not be
+    /// restored.
     pub fn restore(&self) -> Vec<String> {
-        let saved: Vec<(String, String)> = {
-            let mut s = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-            std::mem::take(&mut *s)
-        };
+        self.restorer.restore()
+    }
+
+    /// A handle for restoring from elsewhere (a signal handler).
+    pub fn restorer(&self) -> Restorer {
+        self.restorer.clone()
+    }
+
+    /// What has been changed and will be restored: (name, original value).
+    pub fn changed(&self) -> Vec<(String, String)> {
+        self.restorer.lock().saved.clone()
+    }
+}
+
+impl Restorer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, GuardState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the settings have been restored already.
+    pub fn restored(&self) -> bool {
+        self.lock().restored
+    }
+
+    /// Put every changed setting back, if no one has yet; returns what could not be
+    /// restored.
+    pub fn restore(&self) -> Vec<String> {
+        let mut state = self.lock();
+        if state.restored {
+            return Vec::new();
+        }
+        state.restored = true;
+        let saved = std::mem::take(&mut state.saved);
         let mut order: Vec<&(String, String)> = Vec::new();
         let run = saved.iter().find(|(n, _)| n == "run");
         if let Some(r) = run.filter(|(_, v)| v == "0") {
@@ -152,20 +208,12 @@ impl SettingsGuard {
         }
         failures
     }
-
-    /// What has been changed and will be restored: (name, original value).
-    pub fn changed(&self) -> Vec<(String, String)> {
-        self.saved.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
 }
 
 impl Drop for SettingsGuard {
     fn drop(&mut self) {
-        // Clones share the list; the last one restores whatever is left.
-        if Arc::strong_count(&self.saved) == 1 {
-            for f in self.restore() {
-                eprintln!("warning: could not restore KSM setting {f}");
-            }
+        for f in self.restore() {
+            eprintln!("warning: could not restore KSM setting {f}");
         }
     }
 }
@@ -191,6 +239,21 @@ fn find_ksmd(proc_dir: &Path) -> Option<u32> {
         }
     }
     None
+}
+
+/// The running kernel's version (major, minor), from `/proc/sys/kernel/osrelease`
+/// (what `uname -r` prints).
+pub fn kernel_version() -> Option<(u32, u32)> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    parse_kernel_version(&release)
+}
+
+/// "6.18.44-fc-v669" -> (6, 18).
+pub fn parse_kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.trim().split(['.', '-']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// The kernel's timer frequency (CONFIG_HZ) from `/proc/config.gz`, when it is there.
@@ -231,9 +294,47 @@ mod tests {
         assert_eq!(fs.read("pages_to_scan").unwrap(), "100");
         assert_eq!(fs.read("advisor_mode").unwrap(), "none");
         let missing = Sysfs::new(dir.path().join("nope"));
+        assert_eq!(parse_kernel_version("6.18.44-fc-v669\n"), Some((6, 18)));
+        assert_eq!(parse_kernel_version("3.4.5"), Some((3, 4)));
+        assert_eq!(parse_kernel_version("6"), None);
         assert!(missing
             .unusable_reason()
             .unwrap()
             .contains("does not exist"));
+    }
+
+    #[test]
+    fn a_restorer_handle_does_not_keep_the_guard_from_restoring_and_restores_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Sysfs::new(dir.path());
+        fs.write("run", "0").unwrap();
+        fs.write("smart_scan", "1").unwrap();
+        let restorer;
+        {
+            let g = SettingsGuard::new(fs.clone());
+            // A signal handler holds one of these for the life of the process.
+            restorer = g.restorer();
+            g.set("run", "1").unwrap();
+            g.set("smart_scan", "0").unwrap();
+        }
+        // The guard's drop restored although the handle is still alive.
+        assert_eq!(fs.read("run").unwrap(), "0");
+        assert_eq!(fs.read("smart_scan").unwrap(), "1");
+        assert!(restorer.restored());
+        // Someone changes run afterwards: a second restore must not touch it.
+        fs.write("run", "1").unwrap();
+        assert!(restorer.restore().is_empty());
+        assert_eq!(fs.read("run").unwrap(), "1");
+
+        // After an early restore (a signal), the guard refuses to change anything.
+        fs.write("run", "0").unwrap();
+        let g = SettingsGuard::new(fs.clone());
+        g.set("run", "1").unwrap();
+        let handler = g.restorer();
+        assert!(handler.restore().is_empty());
+        assert_eq!(fs.read("run").unwrap(), "0");
+        let e = g.set("run", "1").unwrap_err().to_string();
+        assert!(e.contains("already been restored"), "{e}");
+        assert_eq!(fs.read("run").unwrap(), "0");
     }
 }

@@ -679,7 +679,7 @@ cross-app duplicate, unique and volatile pages. The paper gives no page-content 
 ksmd runs as kernel 3.4 did on the paper's Nexus 10: no smart_scan, no use_zero_pages, HZ=100 (sleeps rounded up to 10 ms)."
             .into(),
         "Scan cost per page (visit 1 us, checksum 2.5 us, 0.3 us per tree level, 8 us per merge) is an assumption for a Cortex-A15; \
-mobmem ksm-validate measured about 1.7 us per scanned page on the x86 development machine (docs/ksm.md)."
+mobmem ksm-validate measured about 1.3 us per scanned page on the x86 development machine (kernel 6.18; docs/ksm.md)."
             .into(),
         "App impact (docs/ksm.md): ksmd's CPU share slows work only when the cores are contended (processor sharing on 2 cores), \
 plus a copy-on-write fault for each merged page a touch writes; launches need free memory, and memory saved by KSM avoids \
@@ -689,7 +689,12 @@ finds too little memory rather than the outcome at one chosen size. The paper's 
 ksmd's CPU share of a few percent explains in this model; they point to effects it leaves out (ksmd holding mmap_sem against \
 page faults, cache and TLB pollution, frequency scaling)."
             .into(),
-        "Sleep sweep: with 200 ms sleeps ksmd scans 100 pages every 210 ms, so a full pass over the 47k pages takes about 100 s and the 180-s run ends before the second pass has merged everything the first one found: the final saving is lower because it is still growing (figure saved-vs-time-sleep), not because it would settle lower. Up to 100 ms every setting converges within the run and the saving is the same within a few percent."
+        "Saturation: a page merges once ksmd has looked at it in two passes, so the saving stops growing with pages_to_scan once two full passes fit \
+after the last launch (45 s): 20 pages every 20 ms make a pass over the 47k pages in 47 s, 10 pages in 94 s. Zero and duplicate pages \
+that the heaps fill hold data of their own afterwards, so only the contents not yet filled are there to merge, and a faster ksmd finds \
+nothing more; where the paper's knee (80) lies depends on how its heaps changed, which it does not give."
+            .into(),
+        "Sleep sweep: at HZ 100 a sleep is rounded up to whole 10-ms ticks, so sleeps of 5 and 10 ms are the same run (one tick); with 200 ms sleeps ksmd scans 100 pages every 210 ms, so a full pass over the 47k pages takes about 100 s and the 180-s run ends before the second pass has merged everything the first one found: the final saving is lower because it is still growing (figure saved-vs-time-sleep), not because it would settle lower. Up to 100 ms every setting converges within the run and the saving is the same within a few percent."
             .into(),
         "Browser launch: the paper saw it 6.1% slower with KSM. In this model a launch only gains from memory KSM saves and loses to ksmd's CPU share while it runs, which is small at 80/20, so every app's relaunches get faster; what made the browser's launch slower on the Nexus 10 is not in the model."
             .into(),
