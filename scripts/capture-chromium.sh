@@ -131,17 +131,23 @@ sleep 1
 cat > "$WORK/render.sh" <<EOF
 #!/bin/sh
 # Render each page headless, one browser run per page (a user opening them in turn).
-# Each opening is marked as a user input with an atrace-style marker (B|PID|NAME).
+# Each opening is marked as a user input to the browser process just started, with an
+# atrace-style marker (B|PID|NAME), as Android's input dispatcher names the app's
+# process. Without background networking, Chromium does not try the closed network.
 MARKER=/sys/kernel/tracing/trace_marker
 i=0
 for page in "$WORK"/site/page*.html; do
-    if [ -w \$MARKER ]; then
-        echo "B|\$\$|deliverInputEvent open page\$i" > \$MARKER
-        echo "E|\$\$" > \$MARKER
-    fi
     chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \\
+        --no-first-run --disable-background-networking --disable-component-update \\
+        --disable-sync --disable-quic \\
         --user-data-dir="$WORK/profile" --window-size=1280,2400 \\
-        --screenshot="$WORK/shot-\$i.png" "file://\$page" >/dev/null 2>&1 || true
+        --screenshot="$WORK/shot-\$i.png" "file://\$page" >/dev/null 2>&1 &
+    browser=\$!
+    if [ -w \$MARKER ]; then
+        echo "B|\$browser|deliverInputEvent open page\$i" > \$MARKER
+        echo "E|\$browser" > \$MARKER
+    fi
+    wait \$browser || true
     i=\$((i + 1))
 done
 EOF
