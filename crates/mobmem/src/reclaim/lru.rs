@@ -39,8 +39,8 @@
 
 use super::memory::{Memory, NO_LIST};
 use super::policy::{
-    isolate_lumpy_block, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView, DEF_PRIORITY,
-    SWAP_CLUSTER_MAX,
+    isolate_lumpy_block, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
+    DEF_PRIORITY, SWAP_CLUSTER_MAX,
 };
 use super::ReclaimConfig;
 
@@ -88,6 +88,7 @@ pub struct TwoListLru {
     rotate_referenced_active: bool,
     new_anon_active: bool,
     lumpy_unmovable: LumpyUnmovable,
+    lumpy_gating: LumpyGating,
     recent_scanned: [u64; 2],
     recent_rotated: [u64; 2],
     /// Bresenham accumulator of proportional memcg protection.
@@ -109,6 +110,7 @@ impl TwoListLru {
             rotate_referenced_active: config.rotate_referenced_active,
             new_anon_active: config.new_anon_active,
             lumpy_unmovable: config.lumpy_unmovable,
+            lumpy_gating: config.lumpy_gating,
             recent_scanned: [0; 2],
             recent_rotated: [0; 2],
             pass_over_credit: 0.0,
@@ -238,16 +240,18 @@ impl TwoListLru {
     }
 
     /// `shrink_inactive_list` + `shrink_page_list`: isolate up to `nr` pages from the
-    /// inactive tail (with their lumpy neighbours for an order above 0) and reclaim or
-    /// put back each. Returns the pages reclaimed.
+    /// inactive tail (with their lumpy neighbours when the request is lumpy at this
+    /// priority, see [`LumpyGating`]) and reclaim or put back each. Returns the pages
+    /// reclaimed.
     fn shrink_inactive(
         &mut self,
         mem: &mut Memory,
         nr: usize,
         file: usize,
+        priority: u32,
         req: &ShrinkRequest,
     ) -> usize {
-        let lumpy = req.order > 0;
+        let lumpy = self.lumpy_gating.is_lumpy(req.order, priority);
         let mut isolated = Vec::with_capacity(nr);
         let mut tags = 0;
         while tags < nr {
@@ -341,7 +345,7 @@ impl TwoListLru {
                         self.shrink_active(mem, n, file, req);
                     }
                 } else {
-                    reclaimed += self.shrink_inactive(mem, n, file, req);
+                    reclaimed += self.shrink_inactive(mem, n, file, priority, req);
                 }
                 if req.done(mem, reclaimed) {
                     return reclaimed;

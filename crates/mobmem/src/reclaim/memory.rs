@@ -329,6 +329,17 @@ impl Memory {
         blocks * size as usize
     }
 
+    /// `__zone_watermark_ok` of `order` against `mark_pages`: after taking 2^order
+    /// frames free memory stays at or above the mark, and for an order above 0 the
+    /// free pages in blocks of that order or larger exceed mark / 2^order.
+    pub fn watermark_ok(&self, order: u32, mark_pages: usize) -> bool {
+        let need = 1usize << order;
+        if self.free < need + mark_pages {
+            return false;
+        }
+        order == 0 || self.free_in_blocks(order) > (mark_pages >> order) + need - 1
+    }
+
     /// Take the frames `pfn..pfn+2^order` (all free) out of the free pool.
     fn take_block(&mut self, pfn: u32, order: u32) {
         for f in pfn..pfn + (1 << order) {

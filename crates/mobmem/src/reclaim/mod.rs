@@ -43,7 +43,9 @@ use serde::{Deserialize, Serialize};
 use crate::trace::{EventKind, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory};
-use policy::{find_policy, Goal, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView};
+use policy::{
+    find_policy, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
+};
 
 pub use policy::POLICIES;
 
@@ -136,6 +138,13 @@ pub struct ReclaimConfig {
     /// New anonymous pages start on the active list (3.4); SPEC.md: inactive.
     pub new_anon_active: bool,
     pub lumpy_unmovable: LumpyUnmovable,
+    /// Which high-order requests reclaim lumpily: every order above 0 (SPEC.md) or as
+    /// 3.4's `set_reclaim_mode` (costly orders, or small ones under pressure).
+    pub lumpy_gating: LumpyGating,
+    /// kswapd is woken with a high-order request's order and balances for it
+    /// (3.4 `wakeup_kswapd`/`balance_pgdat`, falling back to order 0 when it cannot);
+    /// SPEC.md: kswapd balances free memory (order 0) only.
+    pub kswapd_high_order: bool,
     /// memcg-low: `memory.low` of the foreground app, in pages.
     pub memcg_low_pages: usize,
     /// memcg-low: above `low`, protect in proportion low/usage (cgroup v2).
@@ -160,6 +169,8 @@ impl Default for ReclaimConfig {
             rotate_referenced_active: true,
             new_anon_active: false,
             lumpy_unmovable: LumpyUnmovable::Skip,
+            lumpy_gating: LumpyGating::AnyOrder,
+            kswapd_high_order: false,
             memcg_low_pages: 8192,
             memcg_proportional: true,
             execution_ms: 100.0,
@@ -381,6 +392,7 @@ pub struct Machine {
     pub mem: Memory,
     policy: Box<dyn ReclaimPolicy>,
     wm: Watermarks,
+    kswapd_high_order: bool,
     pub tasks: TaskView,
     last_input: Option<ProcId>,
     pub kswapd_runs: u64,
@@ -411,6 +423,7 @@ impl Machine {
             mem,
             policy: (info.build)(config),
             wm: config.watermarks(),
+            kswapd_high_order: config.kswapd_high_order,
             tasks: TaskView::default(),
             last_input: None,
             kswapd_runs: 0,
@@ -464,16 +477,35 @@ impl Machine {
         }
     }
 
-    /// `__zone_watermark_ok` against min: after the allocation free memory stays at
-    /// or above min, and for an order above 0 the free pages in blocks of that order
-    /// or larger exceed min / 2^order.
-    pub fn watermark_ok(&self, order: u32) -> bool {
-        let need = 1usize << order;
-        let min = self.wm.min_pages();
-        if self.mem.free() < need + min {
-            return false;
+    /// kswapd woken by an allocation of `order` (3.4 `wakeup_kswapd`): it runs when the
+    /// watermark check of that order fails against low and reclaims at that order
+    /// until the check passes against high (`balance_pgdat`). When a whole reclaim
+    /// pass falls short it gives the order up and balances order 0, as
+    /// `balance_pgdat` does once it reclaims less than `SWAP_CLUSTER_MAX` in a pass.
+    pub fn balance_for_order(&mut self, order: u32) {
+        if order == 0 || !self.kswapd_high_order {
+            return self.balance();
         }
-        order == 0 || self.mem.free_in_blocks(order) > (min >> order) + need - 1
+        if self.mem.watermark_ok(order, self.wm.low_pages()) {
+            return;
+        }
+        self.kswapd_runs += 1;
+        let goal = Goal::Watermark {
+            mark_pages: self.wm.high_pages(),
+            order,
+        };
+        self.kswapd_reclaimed += self.reclaim(goal, order) as u64;
+        if !self.mem.watermark_ok(order, self.wm.high_pages())
+            && self.mem.free() < self.wm.high_pages()
+        {
+            self.kswapd_reclaimed +=
+                self.reclaim(Goal::FreeAtLeast(self.wm.high_pages()), 0) as u64;
+        }
+    }
+
+    /// `__zone_watermark_ok` against min (see [`Memory::watermark_ok`]).
+    pub fn watermark_ok(&self, order: u32) -> bool {
+        self.mem.watermark_ok(order, self.wm.min_pages())
     }
 
     /// Allocate a naturally aligned block of 2^order frames; `None` when reclaim could
@@ -489,7 +521,7 @@ impl Machine {
             }
             // Slow path: kswapd, then direct reclaim.
             if tries == 0 {
-                self.balance();
+                self.balance_for_order(order);
                 tries += 1;
                 continue;
             }
