@@ -89,6 +89,8 @@ pub struct TwoListLru {
     new_anon_active: bool,
     lumpy_unmovable: LumpyUnmovable,
     lumpy_gating: LumpyGating,
+    /// `dirty_writeback = "flusher"`: dirty file pages are kept, not freed.
+    keep_dirty: bool,
     recent_scanned: [u64; 2],
     recent_rotated: [u64; 2],
     /// Bresenham accumulator of proportional memcg protection.
@@ -111,6 +113,7 @@ impl TwoListLru {
             new_anon_active: config.new_anon_active,
             lumpy_unmovable: config.lumpy_unmovable,
             lumpy_gating: config.lumpy_gating,
+            keep_dirty: config.dirty_writeback == super::DirtyWriteback::Flusher,
             recent_scanned: [0; 2],
             recent_rotated: [0; 2],
             pass_over_credit: 0.0,
@@ -313,6 +316,12 @@ impl TwoListLru {
             }
             if f.anon && mem.swap_free() == 0 {
                 self.activate(mem, pfn, t);
+                continue;
+            }
+            if self.keep_dirty && f.dirty {
+                // 3.4: `SetPageReclaim` and keep; the flusher writes it.
+                mem.keep_dirty(pfn);
+                mem.push_head(inactive_of(t), pfn);
                 continue;
             }
             mem.evict(pfn);

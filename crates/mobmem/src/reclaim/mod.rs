@@ -40,7 +40,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::{EventKind, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::trace::{EventKind, PageId, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory};
 use policy::{
@@ -48,6 +48,21 @@ use policy::{
 };
 
 pub use policy::POLICIES;
+
+/// Who writes a dirty file page back before reclaim may free it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirtyWriteback {
+    /// Reclaim writes it back and frees it in the same scan, at no cost: it stands for
+    /// a flusher that keeps up with the writers (SPEC.md says nothing of dirty pages).
+    InReclaim,
+    /// Linux 3.4: `shrink_page_list` keeps a dirty file page (sets `PG_reclaim`, puts
+    /// it back) and the flusher writes it; when its writeback ends it goes to the
+    /// inactive tail. Modelled as: the flusher writes the oldest dirty pages whenever
+    /// more than `dirty_background_ratio` % of free + reclaimable memory is dirty, and
+    /// the pages reclaim kept are written by the next reclaim call.
+    Flusher,
+}
 
 /// Zone watermarks in KiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -141,6 +156,10 @@ pub struct ReclaimConfig {
     /// Which high-order requests reclaim lumpily: every order above 0 (SPEC.md) or as
     /// 3.4's `set_reclaim_mode` (costly orders, or small ones under pressure).
     pub lumpy_gating: LumpyGating,
+    /// Who writes dirty file pages back before reclaim frees them.
+    pub dirty_writeback: DirtyWriteback,
+    /// `vm.dirty_background_ratio`, for `dirty_writeback = "flusher"`.
+    pub dirty_background_ratio: u32,
     /// kswapd is woken with a high-order request's order and balances for it
     /// (3.4 `wakeup_kswapd`/`balance_pgdat`, falling back to order 0 when it cannot);
     /// SPEC.md: kswapd balances free memory (order 0) only.
@@ -171,6 +190,8 @@ impl Default for ReclaimConfig {
             lumpy_unmovable: LumpyUnmovable::Skip,
             lumpy_gating: LumpyGating::AnyOrder,
             kswapd_high_order: false,
+            dirty_writeback: DirtyWriteback::InReclaim,
+            dirty_background_ratio: 10,
             memcg_low_pages: 8192,
             memcg_proportional: true,
             execution_ms: 100.0,
@@ -209,6 +230,12 @@ impl ReclaimConfig {
             return fail(format!(
                 "swappiness must be 0..=200, got {}",
                 self.swappiness
+            ));
+        }
+        if !(1..=100).contains(&self.dirty_background_ratio) {
+            return fail(format!(
+                "dirty_background_ratio must be 1..=100, got {}",
+                self.dirty_background_ratio
             ));
         }
         let wm = self.watermarks();
@@ -344,6 +371,7 @@ pub struct CountersOut {
     pub swap_outs: u64,
     pub file_drops: u64,
     pub writebacks: u64,
+    pub dirty_kept: u64,
     pub activations: u64,
     pub deactivations: u64,
     pub lumpy_taken: u64,
@@ -372,6 +400,7 @@ impl ReclaimResult {
             ("swap_outs", c.swap_outs as f64),
             ("file_drops", c.file_drops as f64),
             ("writebacks", c.writebacks as f64),
+            ("dirty_kept", c.dirty_kept as f64),
             ("kswapd_runs", self.kswapd_runs as f64),
             ("direct_reclaims", self.direct_reclaims as f64),
             ("fallbacks", self.fallbacks as f64),
@@ -393,6 +422,9 @@ pub struct Machine {
     policy: Box<dyn ReclaimPolicy>,
     wm: Watermarks,
     kswapd_high_order: bool,
+    /// The flusher of `dirty_writeback = "flusher"`: its background ratio and the
+    /// dirty file pages in the order they were dirtied.
+    flusher: Option<(u32, VecDeque<(u32, PageId)>)>,
     pub tasks: TaskView,
     last_input: Option<ProcId>,
     pub kswapd_runs: u64,
@@ -424,6 +456,8 @@ impl Machine {
             policy: (info.build)(config),
             wm: config.watermarks(),
             kswapd_high_order: config.kswapd_high_order,
+            flusher: (config.dirty_writeback == DirtyWriteback::Flusher)
+                .then(|| (config.dirty_background_ratio, VecDeque::new())),
             tasks: TaskView::default(),
             last_input: None,
             kswapd_runs: 0,
@@ -450,6 +484,9 @@ impl Machine {
 
     /// One reclaim call with the fallback of protecting policies.
     pub fn reclaim(&mut self, goal: Goal, order: u32) -> usize {
+        if self.flusher.is_some() {
+            self.mem.end_kept_writeback(lru::INACTIVE_FILE);
+        }
         let mut req = ShrinkRequest {
             goal,
             order,
@@ -578,17 +615,38 @@ this model has no low-memory killer: give more memory or swap_pages)",
             }
             f.accessed = true;
             if write && !anon {
-                f.dirty = true;
+                self.dirtied(pfn, page);
             }
             return Ok(None);
         }
         let kind = self.fault(page, proc, anon, write)?;
         if write && !anon {
             if let Some(pfn) = self.mem.frame_of(page) {
-                self.mem.frame_mut(pfn).dirty = true;
+                self.dirtied(pfn, page);
             }
         }
         Ok(Some(kind))
+    }
+
+    /// A write to the file page `page` in `pfn`; the flusher writes the oldest dirty
+    /// pages back while more than its background ratio of free + reclaimable memory
+    /// is dirty (`wb_over_bg_thresh`-style; the writer is never throttled as it stays
+    /// below `dirty_ratio`).
+    fn dirtied(&mut self, pfn: u32, page: PageId) {
+        if !self.mem.mark_dirty(pfn) {
+            return;
+        }
+        let Some((ratio, order)) = &mut self.flusher else {
+            return;
+        };
+        order.push_back((pfn, page));
+        let background = *ratio as usize * (self.mem.free() + self.mem.lru_pages()) / 100;
+        while self.mem.dirty() > background {
+            let Some((pfn, page)) = order.pop_front() else {
+                break;
+            };
+            self.mem.write_back(pfn, page, lru::INACTIVE_FILE);
+        }
     }
 }
 
@@ -741,6 +799,7 @@ pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
             swap_outs: c.swap_outs,
             file_drops: c.file_drops,
             writebacks: c.writebacks,
+            dirty_kept: c.dirty_kept,
             activations: c.activations,
             deactivations: c.deactivations,
             lumpy_taken: c.lumpy_taken,

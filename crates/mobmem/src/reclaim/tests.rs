@@ -420,6 +420,16 @@ proptest! {
     fn frame_accounting_holds_for_every_policy(ops in prop::collection::vec(op(), 1..400)) {
         for info in POLICIES {
             let mut config = small_config(info.name, 128, [4, 6, 8]);
+            // Half the cases with 3.4's literal choices.
+            if ops.len() % 2 == 1 {
+                config.dirty_writeback = DirtyWriteback::Flusher;
+                config.dirty_background_ratio = 5;
+                config.lumpy_gating = LumpyGating::CostlyOrPressure;
+                config.kswapd_high_order = true;
+                config.lumpy_unmovable = LumpyUnmovable::Abort;
+                config.rotate_referenced_active = false;
+                config.new_anon_active = true;
+            }
             config.swap_pages = 40;
             config.reserved_pages = 4;
             config.unmovable_per_mille = 50;
@@ -584,5 +594,74 @@ fn kswapd_gives_up_an_order_it_cannot_balance() {
     assert_eq!(m.allocate(3).unwrap(), None);
     assert!(m.kswapd_runs >= 1);
     assert!(m.mem.free() >= 12);
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn dirty_file_pages_are_kept_for_the_flusher_in_kernel_mode() {
+    // Pages 0..4 written (dirty), page 4 read; page 0 is at the inactive tail.
+    let setup = |mode: DirtyWriteback| {
+        let mut config = small_config("stock", 64, [0, 0, 0]);
+        config.dirty_writeback = mode;
+        config.dirty_background_ratio = 100; // the flusher stays idle
+        let mut m = Machine::new(&config, 8, 1).unwrap();
+        for page in 0..5 {
+            m.access(page, 0, false, page < 4).unwrap();
+        }
+        assert_eq!(m.mem.dirty(), 4);
+        m
+    };
+    // SPEC.md's reading: reclaim writes the tail page back and frees it at once.
+    let mut m = setup(DirtyWriteback::InReclaim);
+    assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
+    assert!(m.mem.frame_of(0).is_none());
+    assert_eq!(m.mem.counters.writebacks, 1);
+    // 3.4: the four dirty pages are kept (PG_reclaim, back at the inactive head) and
+    // the clean page behind them goes instead.
+    let mut m = setup(DirtyWriteback::Flusher);
+    assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
+    assert!(m.mem.frame_of(4).is_none());
+    assert!((0..4).all(|p| m.mem.frame_of(p).is_some()));
+    // (Met more than once: the small list is rescanned at lower priorities.)
+    assert!(m.mem.counters.dirty_kept >= 4);
+    assert_eq!(m.mem.counters.writebacks, 0);
+    assert!((0..4).all(|p| m.mem.frame(m.mem.frame_of(p).unwrap()).reclaim));
+    // By the next call their writeback has ended: clean, rotated to the inactive tail
+    // (the last written, page 3, at the very tail), reclaimed first.
+    m.access(5, 0, false, false).unwrap();
+    assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
+    assert!(m.mem.frame_of(3).is_none() && m.mem.frame_of(5).is_some());
+    assert_eq!(m.mem.counters.writebacks, 4);
+    assert_eq!(m.mem.dirty(), 0);
+    assert_eq!(
+        m.mem.list_frames(INACTIVE_FILE).last(),
+        m.mem.frame_of(2).as_ref()
+    );
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn flusher_keeps_dirty_pages_under_the_background_ratio() {
+    let mut config = small_config("stock", 256, [8, 10, 12]);
+    config.dirty_writeback = DirtyWriteback::Flusher;
+    config.dirty_background_ratio = 10;
+    let mut m = Machine::new(&config, 2000, 1).unwrap();
+    for page in 0..2000 {
+        m.access(page, 0, false, true).unwrap();
+        let bound = (m.mem.free() + m.mem.lru_pages()) / 10;
+        assert!(
+            m.mem.dirty() <= bound,
+            "page {page}: {} dirty",
+            m.mem.dirty()
+        );
+    }
+    // The flusher wrote the oldest first: of the resident pages, the newest are dirty.
+    let resident: Vec<u32> = (0..2000).filter(|&p| m.mem.frame_of(p).is_some()).collect();
+    let dirty: Vec<bool> = resident
+        .iter()
+        .map(|&p| m.mem.frame(m.mem.frame_of(p).unwrap()).dirty)
+        .collect();
+    assert!(dirty.windows(2).all(|w| w[0] <= w[1]), "clean then dirty");
+    assert!(m.mem.counters.writebacks > 1500);
     m.mem.check().unwrap();
 }
