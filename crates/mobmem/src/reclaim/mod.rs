@@ -204,6 +204,16 @@ impl Default for ReclaimConfig {
 /// Largest memory a run may simulate (16 GiB of frames).
 pub const MAX_MEMORY_PAGES: usize = 1 << 22;
 
+/// Distinct anonymous pages of a trace.
+pub fn anon_pages(trace: &Trace) -> usize {
+    trace
+        .tables
+        .pages
+        .iter()
+        .filter(|k| k.kind == PageKind::Anon)
+        .count()
+}
+
 impl ReclaimConfig {
     pub fn validate(&self) -> Result<()> {
         let fail = |m: String| Err(Error::config("reclaim config", m));
@@ -268,6 +278,43 @@ impl ReclaimConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Frames for a memory of `fraction` of a trace's `footprint` (distinct pages):
+    /// the usable frames (neither reserved nor unmovable at boot) are
+    /// ceil(fraction * footprint), plus the reserved frames, plus the scattered
+    /// unmovable share. An error when that leaves no more usable frames than
+    /// reserved ones or exceeds [`MAX_MEMORY_PAGES`].
+    pub fn memory_pages_for_fraction(&self, fraction: f64, footprint: usize) -> Result<usize> {
+        let fail = |m: String| Err(Error::config("memory fraction", m));
+        if !(fraction.is_finite() && fraction > 0.0 && fraction <= 16.0) {
+            return fail(format!("the fraction must be in (0, 16], got {fraction}"));
+        }
+        let usable = (fraction * footprint as f64).ceil() as usize;
+        if usable <= self.reserved_pages {
+            return fail(format!(
+                "{fraction} of the trace's {footprint} distinct pages gives {usable} usable frames, \
+not more than reserved_pages ({}): give a larger fraction, or a smaller reserved_pages in the config",
+                self.reserved_pages
+            ));
+        }
+        let unmovable = self.unmovable_per_mille.min(999) as usize;
+        let pages = self.reserved_pages + (usable * 1000).div_ceil(1000 - unmovable);
+        if pages > MAX_MEMORY_PAGES {
+            return fail(format!(
+                "{fraction} of {footprint} pages needs {pages} frames, more than {MAX_MEMORY_PAGES}"
+            ));
+        }
+        Ok(pages)
+    }
+
+    /// Swap for a trace with `anon_pages` distinct anonymous pages: at least
+    /// `swap_pages`, and enough that those pages fit in half the usable frames plus
+    /// swap (anon_pages - usable/2), so that reclaim always has something to free
+    /// (this model has no low-memory killer).
+    pub fn swap_pages_for(&self, anon_pages: usize) -> usize {
+        self.swap_pages
+            .max(anon_pages.saturating_sub(self.usable_pages() / 2))
     }
 
     /// Frames neither reserved nor unmovable at boot (approximately: the scattered
@@ -575,7 +622,8 @@ impl Machine {
                     "reclaim",
                     format!(
                         "out of memory: nothing reclaimable ({} frames, {} resident pages, {} swap slots free; \
-this model has no low-memory killer: give more memory or swap_pages)",
+this model has no low-memory killer: give more memory or swap_pages; mobmem reclaim: --memory-mib, \
+--memory-fraction, or swap_pages in --config)",
                         self.mem.total(),
                         self.mem.lru_pages(),
                         self.mem.swap_free()
