@@ -665,3 +665,198 @@ fn flusher_keeps_dirty_pages_under_the_background_ratio() {
     assert!(m.mem.counters.writebacks > 1500);
     m.mem.check().unwrap();
 }
+
+#[test]
+fn lumpy_stops_at_reserved_frames_and_unswappable_neighbours() {
+    // Frames 0..8, frame 2 reserved at boot; file pages elsewhere but an anonymous
+    // page in frame 5; `swap` slots.
+    let block = |swap: usize, mode: LumpyUnmovable| {
+        let mut mem = Memory::new(8, &[2], 8, 1, swap);
+        for pfn in (0..8u32).filter(|&p| p != 2) {
+            mem.fault_in(pfn, pfn, 0, pfn == 5);
+            mem.push_head(INACTIVE_FILE, pfn);
+        }
+        mem.unlink(0);
+        let mut out = Vec::new();
+        isolate_lumpy_block(&mut mem, 0, 3, mode, &mut |_, _| true, &mut out);
+        (out, mem.counters.lumpy_failed)
+    };
+    // Skip (SPEC.md) goes past the reserved frame, Abort (3.4) ends the block there.
+    assert_eq!(block(8, LumpyUnmovable::Skip), (vec![1, 3, 4, 5, 6, 7], 1));
+    assert_eq!(block(8, LumpyUnmovable::Abort), (vec![1], 1));
+    // With swap full the anonymous neighbour ends the block (3.4: reclaiming it is
+    // pointless), in either mode.
+    assert_eq!(block(0, LumpyUnmovable::Skip), (vec![1, 3, 4], 1));
+    assert_eq!(block(0, LumpyUnmovable::Abort), (vec![1], 1));
+}
+
+#[test]
+fn direct_reclaim_starts_only_below_min() {
+    // Anonymous pages and no swap: kswapd is woken below low but frees nothing, so
+    // the allocations go on until one would take free memory below min, which then
+    // reclaims directly (and, nothing being reclaimable, dips into the reserve).
+    let (min, low, high) = (8, 10, 12);
+    let mut config = small_config("stock", 64, [min, low, high]);
+    config.swap_pages = 0;
+    let mut m = Machine::new(&config, 200, 1).unwrap();
+    let mut first_direct = None;
+    for page in 0..64u32 {
+        let (free, direct) = (m.mem.free(), m.direct_reclaims);
+        if m.access(page, 0, true, true).is_err() {
+            break;
+        }
+        if m.direct_reclaims > direct {
+            // Taking one frame would have left free memory below min.
+            assert!(free - 1 < min as usize, "page {page}: {free} free");
+            first_direct.get_or_insert((page, free));
+        } else {
+            assert!(free > min as usize || free == 0, "page {page}: {free} free");
+        }
+    }
+    let (_, free) = first_direct.expect("direct reclaim ran");
+    assert_eq!(free, min as usize);
+    assert!(m.kswapd_runs > 0 && m.reserve_dips > 0);
+    // With file pages to drop, kswapd keeps free memory above min and no
+    // allocation reclaims directly.
+    let mut m = Machine::new(&config, 200, 1).unwrap();
+    for page in 0..200u32 {
+        m.access(page, 0, false, false).unwrap();
+    }
+    assert_eq!(m.direct_reclaims, 0);
+    assert!(m.mem.free() >= min as usize);
+}
+
+#[test]
+fn memcg_low_protects_in_proportion_above_low() {
+    // The foreground app (task 0) holds 40 pages against memory.low = 20.
+    let resident_after_stream = |proportional: bool| {
+        let mut config = small_config("memcg-low", 256, [8, 10, 12]);
+        config.memcg_low_pages = 20;
+        config.memcg_proportional = proportional;
+        let mut m = Machine::new(&config, 4000, 2).unwrap();
+        m.set_foreground(0);
+        for page in 0..40 {
+            m.access(page, 0, false, false).unwrap();
+        }
+        for page in 1000..1400 {
+            m.access(page, 1, false, true).unwrap();
+        }
+        (m.mem.resident_of(0), m.mem.counters.protected_skips)
+    };
+    let (proportional, skips) = resident_after_stream(true);
+    let (plain, plain_skips) = resident_after_stream(false);
+    // Without proportional protection its pages go as any other's until its usage is
+    // down to low, where full protection starts; with it, a share low/usage of its
+    // candidates is passed over on the way, so reclaim stops short of low.
+    assert_eq!(plain, 20);
+    assert!(proportional > plain && proportional < 40, "{proportional}");
+    assert!(skips > plain_skips, "{skips} {plain_skips}");
+}
+
+#[test]
+fn fmp_spares_interactive_pages_while_other_pages_are_reclaimable_in_mixed_memory() {
+    // Task 1 holds 40 anonymous pages of which only 10 fit in swap (the rest stay,
+    // unreclaimable) and streams 100 file pages read once; then the interactive
+    // task 0 faults in 400 file pages. Memory: 128 frames.
+    let run = |policy: &str| {
+        let mut config = small_config(policy, 128, [4, 6, 8]);
+        config.swap_pages = 10;
+        let mut m = Machine::new(&config, 2000, 2).unwrap();
+        m.set_input(0);
+        for page in 1000..1040 {
+            m.access(page, 1, true, true).unwrap();
+        }
+        for page in 1100..1200 {
+            m.access(page, 1, false, false).unwrap();
+        }
+        let mut early_evictions = 0;
+        let mut evicted_total = 0;
+        for (n, page) in (0..400u32).enumerate() {
+            let evicted_before = n - m.mem.resident_of(0);
+            m.access(page, 0, false, false).unwrap();
+            let evicted = n + 1 - m.mem.resident_of(0);
+            // Pages of task 1 that reclaim could still free: its file pages, and its
+            // anonymous pages while swap has room.
+            let others_reclaimable = (0..m.mem.total() as u32).any(|pfn| {
+                let f = m.mem.frame(pfn);
+                f.state == FrameState::Page && f.owner == 1 && (!f.anon || m.mem.swap_free() > 0)
+            });
+            if evicted > evicted_before && others_reclaimable {
+                early_evictions += 1;
+            }
+            evicted_total = evicted;
+        }
+        m.mem.check().unwrap();
+        (early_evictions, evicted_total, m.mem.resident_of(1))
+    };
+    let (early, evicted, others) = run("fmp");
+    assert_eq!(
+        early, 0,
+        "fmp evicted an interactive page while others were reclaimable"
+    );
+    assert!(
+        evicted > 0,
+        "the fallback ran once only interactive pages were left"
+    );
+    assert_eq!(
+        others, 30,
+        "task 1's unswappable pages stay: the memory is mixed"
+    );
+    // Stock evicts interactive pages while task 1's are still there.
+    let (early, _, _) = run("stock");
+    assert!(early > 0);
+}
+
+#[test]
+fn mglru_honours_swappiness_and_lumpy_unmovable() {
+    // Anonymous and file pages in the same oldest generations: swappiness 0 evicts
+    // file pages only, 200 anonymous pages first.
+    let evicted = |swappiness: u32| {
+        let mut config = small_config("mglru", 64, [0, 0, 0]);
+        config.swappiness = swappiness;
+        let mut policy = MgLru::with_config(&config);
+        let mut mem = Memory::new(64, &[], 16, 1, 64);
+        for page in 0..16u32 {
+            let pfn = mem.find_free_block(0).unwrap();
+            mem.fault_in(pfn, page, 0, page % 2 == 0);
+            policy.add_page(&mut mem, pfn);
+        }
+        let req = ShrinkRequest {
+            goal: Goal::Reclaim(4),
+            order: 0,
+            tasks: TaskView::default(),
+            ignore_protection: false,
+        };
+        policy.shrink(&mut mem, &req);
+        (mem.counters.swap_outs, mem.counters.file_drops)
+    };
+    // (A batch evicts up to 32 pages of the oldest generation, so all 8 of a type.)
+    assert_eq!(evicted(0), (0, 8));
+    assert_eq!(evicted(60), (0, 8), "file first on a tie");
+    assert_eq!(evicted(200), (8, 0));
+    // lumpy_unmovable = "abort" ends a block at an unmovable frame under MGLRU too.
+    let taken = |mode: LumpyUnmovable| {
+        let mut config = small_config("mglru", 8, [0, 0, 0]);
+        config.lumpy_unmovable = mode;
+        let mut policy = MgLru::with_config(&config);
+        let mut mem = Memory::new(8, &[], 8, 1, 8);
+        for pfn in 0..8u32 {
+            if pfn == 2 {
+                mem.allocate_unmovable(pfn, 0);
+                continue;
+            }
+            mem.fault_in(pfn, pfn, 0, false);
+            policy.add_page(&mut mem, pfn);
+        }
+        let req = ShrinkRequest {
+            goal: Goal::Reclaim(1),
+            order: 3,
+            tasks: TaskView::default(),
+            ignore_protection: false,
+        };
+        policy.shrink(&mut mem, &req);
+        mem.counters.lumpy_taken
+    };
+    assert_eq!(taken(LumpyUnmovable::Skip), 6);
+    assert_eq!(taken(LumpyUnmovable::Abort), 1);
+}
