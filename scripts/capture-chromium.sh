@@ -194,7 +194,8 @@ EOF
 echo "== reclaim policies on the captured trace, beside the synthetic gallery-usb trace"
 # Each trace on its own machine of RECLAIM_FRACTION of its footprint (0.15 puts the
 # gallery-usb trace at about the reproduction's 128 MiB); swap is sized to each trace.
-# The captured trace has no input events: the note on stderr says what that means.
+# Inputs are the trace_marker lines (one per page opened); should the capture have
+# none, a note on stderr (kept in reclaim.txt) says what that means for the numbers.
 "$MOBMEM" gen gallery-usb --scale "$SCALE" --out "$OUT/gallery-usb.mmt"
 "$MOBMEM" reclaim --trace "$TRACE" --trace "$OUT/gallery-usb.mmt" \
     --policy stock,fmp,memcg-low,mglru --memory-fraction "$RECLAIM_FRACTION" 2>&1 |

@@ -431,8 +431,9 @@ fn memory_fraction_and_swap_fit_the_trace() {
 
 #[test]
 fn capture_script_reclaim_step_runs_on_generated_traces() {
-    // The invocation of scripts/capture-chromium.sh, with a generated trace without
-    // input events standing for the captured one.
+    // The invocation of scripts/capture-chromium.sh, with a generated trace standing
+    // for the captured one (the capture has an input per page opened; this one has
+    // none, so the note for such traces is exercised too).
     let script = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/capture-chromium.sh"),
     )

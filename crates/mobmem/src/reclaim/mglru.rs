@@ -142,9 +142,7 @@ impl MgLru {
         let can = [mem.swap_free() > 0 && has(ANON), has(FILE)];
         let first = if self.swappiness == 0 {
             return can[FILE].then_some(FILE);
-        } else if self.min_seq[ANON] < self.min_seq[FILE] {
-            ANON
-        } else if self.swappiness == 200 {
+        } else if self.min_seq[ANON] < self.min_seq[FILE] || self.swappiness == 200 {
             ANON
         } else {
             FILE

@@ -361,8 +361,11 @@ priced, so without the transfer, where reclaim never runs, its overhead is zero 
     ];
     notes.push(format!(
         "SPEC.md's readings (referenced active pages rotate, new anonymous pages start inactive, lumpy reclaim skips \
-unmovable frames) against the 3.4 kernel's literal choices (scope {KERNEL_34}): there, stock makes {} Gallery faults \
-under the I/O, FMP cuts them by {k34_cut:.1}% and scans {k34_overhead:.1}% more pages than stock.",
+unmovable frames and serves every order above 0, kswapd balances order 0 only, reclaim writes dirty pages back itself) \
+against the 3.4 kernel's literal choices (scope {KERNEL_34}: referenced active pages deactivated, new anonymous pages \
+active, lumpy blocks given up at an unmovable frame, lumpy only for costly orders or under pressure, kswapd balancing \
+for the allocation's order, dirty pages kept for the flusher): there, stock makes {} Gallery faults under the I/O, FMP \
+cuts them by {k34_cut:.1}% and scans {k34_overhead:.1}% more pages than stock.",
         crate::report::short(k34("stock", "interactive_major_faults"))
     ));
     (figures, claims, notes)
