@@ -116,8 +116,9 @@ struct GenArgs {
     /// Preset name (see --list); docs/workloads.md describes every parameter.
     #[arg(required_unless_present_any = ["list", "config", "show"])]
     preset: Option<String>,
-    /// Generate from a workload config file (TOML) instead of a preset.
-    #[arg(long, conflicts_with = "preset")]
+    /// Generate from a workload config file (TOML) instead of a preset; with the
+    /// gallery-usb or app-cycling preset, that preset's parameters (see --show).
+    #[arg(long)]
     config: Option<PathBuf>,
     /// Print the named preset's full config as TOML (to save, edit and pass to --config).
     #[arg(long, value_name = "PRESET", conflicts_with_all = ["preset", "config", "out"])]
@@ -322,7 +323,20 @@ fn gen(args: GenArgs) -> Result<()> {
         return Ok(());
     }
     if let Some(name) = args.show {
-        print!("{}", workload::config_to_toml(&workload::preset(&name)?)?);
+        let text = match name.as_str() {
+            GALLERY_USB => format!(
+                "# The {GALLERY_USB} workload (docs/reclaim.md). Edit, then:\n\
+                 #   mobmem gen {GALLERY_USB} --config FILE --out TRACE\n{}",
+                toml::to_string_pretty(&mobmem::reclaim::workload::GalleryUsbConfig::default())?
+            ),
+            APP_CYCLING => format!(
+                "# The {APP_CYCLING} workload (docs/swap.md). Edit, then:\n\
+                 #   mobmem gen {APP_CYCLING} --config FILE --out TRACE\n{}",
+                toml::to_string_pretty(&mobmem::swap::workload::AppCyclingConfig::default())?
+            ),
+            _ => workload::config_to_toml(&workload::preset(&name)?)?,
+        };
+        print!("{text}");
         return Ok(());
     }
     let Some(out) = args.out else {
@@ -331,11 +345,32 @@ fn gen(args: GenArgs) -> Result<()> {
     if args.no_background && args.preset.as_deref() != Some(GALLERY_USB) {
         bail!("--no-background applies to the {GALLERY_USB} preset only");
     }
+    if args.config.is_some()
+        && args.preset.is_some()
+        && !matches!(args.preset.as_deref(), Some(GALLERY_USB | APP_CYCLING))
+    {
+        bail!(
+            "--config with a preset applies to {GALLERY_USB} and {APP_CYCLING} only; \
+             for the other presets give --config FILE alone (see --show PRESET)"
+        );
+    }
     if args.preset.as_deref() == Some(GALLERY_USB) {
-        return reclaim::gen_gallery_usb(&out, args.seed, args.scale, args.no_background);
+        return reclaim::gen_gallery_usb(
+            &out,
+            args.seed,
+            args.scale,
+            args.no_background,
+            args.config.as_deref(),
+        );
     }
     if args.preset.as_deref() == Some(APP_CYCLING) {
-        let mut config = mobmem::swap::workload::AppCyclingConfig::default();
+        let mut config: mobmem::swap::workload::AppCyclingConfig = match &args.config {
+            Some(path) => {
+                toml::from_str(&read_config_text(path)?).map_err(|e| toml_error(path, e))?
+            }
+            None => Default::default(),
+        };
+        config.validate()?;
         if let Some(scale) = args.scale {
             if !(scale.is_finite() && scale > 0.0) {
                 bail!("--scale must be > 0");
@@ -372,6 +407,17 @@ fn gen(args: GenArgs) -> Result<()> {
         t.footprint()
     );
     Ok(())
+}
+
+/// The text of a config file given with --config.
+pub(crate) fn read_config_text(path: &std::path::Path) -> Result<String> {
+    Ok(std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?)
+}
+
+/// A TOML error of the config file `path` (the message has the line and column;
+/// the configs refuse unknown keys).
+pub(crate) fn toml_error(path: &std::path::Path, e: toml::de::Error) -> mobmem::Error {
+    mobmem::Error::config(path.display().to_string(), e.to_string().trim_end())
 }
 
 fn progress_of(pb: &ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {

@@ -9,41 +9,55 @@ use rayon::prelude::*;
 
 use mobmem::reclaim::{self, policy::find_policy, ReclaimConfig, ReclaimResult, POLICIES};
 use mobmem::report::short;
-use mobmem::trace::{self, Format};
+use mobmem::trace::{self, EventKind, Format, ADJ_FOREGROUND};
 
 #[derive(Args)]
 pub struct ReclaimArgs {
     /// Trace file with accesses, importance changes and input events (e.g. from
-    /// `mobmem gen gallery-usb --out FILE`).
+    /// `mobmem gen gallery-usb --out FILE`). Repeat it to run several traces side by
+    /// side, each on its own machine (sized per trace with --memory-fraction).
     #[arg(long, required_unless_present = "list")]
-    trace: Option<PathBuf>,
+    trace: Vec<PathBuf>,
     /// Trace format; default: from the file name.
     #[arg(long)]
     format: Option<Format>,
-    /// Policies to compare, comma-separated (see --list).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "stock,fmp,memcg-low,mglru"
-    )]
-    policy: Vec<String>,
+    /// Policies to compare, comma-separated (see --list). Default: `policy` of the
+    /// --config file when it sets one, else stock,fmp,memcg-low,mglru.
+    #[arg(long, value_delimiter = ',')]
+    policy: Option<Vec<String>>,
     /// Physical memory in MiB (default 128; watermarks follow from it unless the
     /// config overrides them).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "memory_fraction")]
     memory_mib: Option<usize>,
+    /// Physical memory as a fraction of each trace's footprint (distinct pages): that
+    /// many usable frames, plus the reserved and unmovable ones (docs/reclaim.md).
+    #[arg(long)]
+    memory_fraction: Option<f64>,
     /// Reclaim settings as TOML (every field of ReclaimConfig, see docs/reclaim.md);
-    /// --memory-mib overrides it.
+    /// --memory-mib, --memory-fraction and --policy override it. Unless it sets
+    /// swap_pages, swap is sized to each trace (docs/reclaim.md).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Print every result as JSON (an array, one object per policy).
+    /// Print every result as JSON (an array, one object per trace and policy).
     #[arg(long, conflicts_with = "csv")]
     json: bool,
-    /// Print the metrics as CSV: a metric column, then one column per policy.
+    /// Print the metrics as CSV: a metric column, then one column per policy (per
+    /// trace/policy with several traces).
     #[arg(long)]
     csv: bool,
     /// List the policies and exit.
     #[arg(long)]
     list: bool,
+}
+
+const DEFAULT_POLICIES: [&str; 4] = ["stock", "fmp", "memcg-low", "mglru"];
+
+/// One trace and what the policies measured on it.
+struct TraceRun {
+    path: PathBuf,
+    label: String,
+    base: ReclaimConfig,
+    results: Vec<ReclaimResult>,
 }
 
 pub fn run(args: ReclaimArgs) -> Result<()> {
@@ -53,17 +67,39 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let Some(path) = &args.trace else {
+    if args.trace.is_empty() {
         bail!("give --trace FILE");
-    };
-    let mut base = match &args.config {
+    }
+    // The config, and which keys it set (a key left out keeps its default, which
+    // cannot be told apart from the same value given explicitly otherwise).
+    let (base, config_keys) = match &args.config {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
-            toml::from_str::<ReclaimConfig>(&text)
-                .map_err(|e| mobmem::Error::config(path.display().to_string(), e.to_string()))?
+            let origin = path.display().to_string();
+            let keys: toml::Table = toml::from_str(&text)
+                .map_err(|e| mobmem::Error::config(&origin, e.to_string().trim_end()))?;
+            let config = toml::from_str::<ReclaimConfig>(&text)
+                .map_err(|e| mobmem::Error::config(&origin, e.to_string().trim_end()))?;
+            (config, keys)
         }
-        None => ReclaimConfig::default(),
+        None => (ReclaimConfig::default(), toml::Table::new()),
     };
+    let policies: Vec<String> = match &args.policy {
+        Some(list) => list
+            .iter()
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .collect(),
+        None if config_keys.contains_key("policy") => vec![base.policy.clone()],
+        None => DEFAULT_POLICIES.iter().map(|p| p.to_string()).collect(),
+    };
+    if policies.is_empty() {
+        bail!("give at least one --policy");
+    }
+    for p in &policies {
+        find_policy(p)?;
+    }
+    let mut base = base;
     if let Some(mib) = args.memory_mib {
         if mib == 0 || mib > reclaim::MAX_MEMORY_PAGES / 256 {
             bail!(
@@ -73,46 +109,87 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
         }
         base.memory_pages = mib * 256;
     }
-    let policies: Vec<String> = args
-        .policy
-        .iter()
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-        .collect();
-    if policies.is_empty() {
-        bail!("give at least one --policy");
+    if args.memory_fraction.is_none() {
+        base.validate()?;
     }
-    let configs: Vec<ReclaimConfig> = policies
-        .iter()
-        .map(|p| {
-            find_policy(p)?;
-            let c = ReclaimConfig {
-                policy: p.clone(),
-                ..base.clone()
-            };
-            c.validate()?;
-            Ok(c)
-        })
-        .collect::<mobmem::Result<_>>()?;
-    let t = trace::read_all(path, args.format)?;
-    let results: Vec<ReclaimResult> = configs
-        .par_iter()
-        .map(|c| reclaim::run(c, &t))
-        .collect::<mobmem::Result<_>>()?;
+    let mut runs = Vec::new();
+    for path in &args.trace {
+        let t = trace::read_all(path, args.format)?;
+        let mut config = base.clone();
+        if let Some(fraction) = args.memory_fraction {
+            config.memory_pages = config
+                .memory_pages_for_fraction(fraction, t.footprint())
+                .map_err(|e| anyhow::anyhow!("--memory-fraction on {}: {e}", path.display()))?;
+        }
+        if !config_keys.contains_key("swap_pages") {
+            config.swap_pages = config.swap_pages_for(reclaim::anon_pages(&t));
+        }
+        let configs: Vec<ReclaimConfig> = policies
+            .iter()
+            .map(|p| {
+                let c = ReclaimConfig {
+                    policy: p.clone(),
+                    ..config.clone()
+                };
+                c.validate()?;
+                Ok(c)
+            })
+            .collect::<mobmem::Result<_>>()?;
+        let inputs = t
+            .events
+            .iter()
+            .filter(|e| e.kind() == EventKind::Input)
+            .count();
+        if inputs == 0 {
+            eprintln!("{}", no_input_note(path, &t));
+        }
+        let results: Vec<ReclaimResult> = configs
+            .par_iter()
+            .map(|c| reclaim::run(c, &t))
+            .collect::<mobmem::Result<_>>()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let label = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| path.display().to_string());
+        runs.push(TraceRun {
+            path: path.clone(),
+            label,
+            base: config,
+            results,
+        });
+    }
+    let several = runs.len() > 1;
     if args.json {
-        return print_out(&(serde_json::to_string_pretty(&results)? + "\n"));
+        let mut all = Vec::new();
+        for r in &runs {
+            for result in &r.results {
+                let mut value = serde_json::to_value(result)?;
+                value["trace"] = r.path.display().to_string().into();
+                all.push(value);
+            }
+        }
+        return print_out(&(serde_json::to_string_pretty(&all)? + "\n"));
     }
-    let metrics: Vec<&str> = results[0].values().iter().map(|(k, _)| *k).collect();
+    // Columns: (trace label, result).
+    let columns: Vec<(&str, &ReclaimResult)> = runs
+        .iter()
+        .flat_map(|r| r.results.iter().map(move |x| (r.label.as_str(), x)))
+        .collect();
+    let metrics: Vec<&str> = columns[0].1.values().iter().map(|(k, _)| *k).collect();
     if args.csv {
         let mut out = String::from("metric");
-        for r in &results {
+        for (label, r) in &columns {
             out.push(',');
+            if several {
+                out.push_str(&format!("{label}/"));
+            }
             out.push_str(&r.policy);
         }
         out.push('\n');
         for (i, m) in metrics.iter().enumerate() {
             out.push_str(m);
-            for r in &results {
+            for (_, r) in &columns {
                 out.push(',');
                 out.push_str(&mobmem::report::format_number(r.values()[i].1));
             }
@@ -120,30 +197,75 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
         }
         return print_out(&out);
     }
-    let wm = results[0].watermarks;
-    let mut out = format!(
-        "trace {}: {} accesses; memory {} pages ({} MiB), watermarks min/low/high {}/{}/{} KiB\n",
-        path.display(),
-        results[0].accesses,
-        base.memory_pages,
-        base.memory_pages / 256,
-        wm.min_kb,
-        wm.low_kb,
-        wm.high_kb
-    );
+    let mut out = String::new();
+    for r in &runs {
+        let wm = r.results[0].watermarks;
+        out.push_str(&format!(
+            "trace {}: {} accesses, {} interactions; memory {} pages ({} MiB), swap {} pages, \
+watermarks min/low/high {}/{}/{} KiB\n",
+            r.path.display(),
+            r.results[0].accesses,
+            r.results[0].interactions,
+            r.base.memory_pages,
+            r.base.memory_pages / 256,
+            r.base.swap_pages,
+            wm.min_kb,
+            wm.low_kb,
+            wm.high_kb
+        ));
+    }
+    let width = |label: &str| label.chars().count().max(12);
+    if several {
+        out.push_str(&format!("{:<26}", "trace"));
+        for (label, _) in &columns {
+            out.push_str(&format!(" {label:>w$}", w = width(label)));
+        }
+        out.push('\n');
+    }
     out.push_str(&format!("{:<26}", "metric"));
-    for r in &results {
-        out.push_str(&format!(" {:>12}", r.policy));
+    for (label, r) in &columns {
+        let w = if several { width(label) } else { 12 };
+        out.push_str(&format!(" {:>w$}", r.policy));
     }
     out.push('\n');
     for (i, m) in metrics.iter().enumerate() {
         out.push_str(&format!("{m:<26}"));
-        for r in &results {
-            out.push_str(&format!(" {:>12}", short(r.values()[i].1)));
+        for (label, r) in &columns {
+            let w = if several { width(label) } else { 12 };
+            out.push_str(&format!(" {:>w$}", short(r.values()[i].1)));
         }
         out.push('\n');
     }
     print_out(&out)
+}
+
+/// What a run of a trace without input events measures, for stderr.
+fn no_input_note(path: &std::path::Path, t: &trace::Trace) -> String {
+    let mut foreground: Vec<&str> = Vec::new();
+    for e in &t.events {
+        if e.kind() == EventKind::Importance && e.oom_score_adj() == ADJ_FOREGROUND {
+            if let Some(p) = t.tables.processes.get(e.proc() as usize) {
+                if !foreground.contains(&p.name.as_str()) {
+                    foreground.push(&p.name);
+                }
+            }
+        }
+    }
+    let who = if foreground.is_empty() {
+        "no process is ever foreground (oom_score_adj 0) either, so fmp and memcg-low protect nothing \
+and behave as stock"
+            .to_string()
+    } else {
+        format!(
+            "fmp and memcg-low treat the foreground app (oom_score_adj 0) as the interactive task: {}",
+            foreground.join(", ")
+        )
+    };
+    format!(
+        "note: {} has no input events, so there are no interactions: interactive faults are 0 and \
+response times \"-\"; {who}. Faults per process are in --json (per_process), major_faults counts all.",
+        path.display()
+    )
 }
 
 /// Write to stdout; a reader that stopped early (`| head`) is not an error.
@@ -159,17 +281,23 @@ fn print_out(text: &str) -> Result<()> {
     }
 }
 
-/// `mobmem gen gallery-usb [--no-background]`: write the page-protection workload.
+/// `mobmem gen gallery-usb [--config FILE] [--no-background] [--scale X]`: write the
+/// page-protection workload (its default parameters, or the file's).
 pub fn gen_gallery_usb(
     out: &std::path::Path,
     seed: u64,
     scale: Option<f64>,
     no_background: bool,
+    config: Option<&std::path::Path>,
 ) -> Result<()> {
-    let mut config = reclaim::workload::GalleryUsbConfig {
-        background: !no_background,
-        ..Default::default()
+    let mut config: reclaim::workload::GalleryUsbConfig = match config {
+        Some(path) => toml::from_str(&crate::read_config_text(path)?)
+            .map_err(|e| crate::toml_error(path, e))?,
+        None => Default::default(),
     };
+    if no_background {
+        config.background = false;
+    }
     if let Some(scale) = scale {
         if !(scale.is_finite() && scale > 0.0) {
             bail!("--scale must be > 0");

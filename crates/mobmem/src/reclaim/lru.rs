@@ -39,8 +39,8 @@
 
 use super::memory::{Memory, NO_LIST};
 use super::policy::{
-    isolate_lumpy_block, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView, DEF_PRIORITY,
-    SWAP_CLUSTER_MAX,
+    isolate_lumpy_block, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
+    DEF_PRIORITY, SWAP_CLUSTER_MAX,
 };
 use super::ReclaimConfig;
 
@@ -88,6 +88,9 @@ pub struct TwoListLru {
     rotate_referenced_active: bool,
     new_anon_active: bool,
     lumpy_unmovable: LumpyUnmovable,
+    lumpy_gating: LumpyGating,
+    /// `dirty_writeback = "flusher"`: dirty file pages are kept, not freed.
+    keep_dirty: bool,
     recent_scanned: [u64; 2],
     recent_rotated: [u64; 2],
     /// Bresenham accumulator of proportional memcg protection.
@@ -109,6 +112,8 @@ impl TwoListLru {
             rotate_referenced_active: config.rotate_referenced_active,
             new_anon_active: config.new_anon_active,
             lumpy_unmovable: config.lumpy_unmovable,
+            lumpy_gating: config.lumpy_gating,
+            keep_dirty: config.dirty_writeback == super::DirtyWriteback::Flusher,
             recent_scanned: [0; 2],
             recent_rotated: [0; 2],
             pass_over_credit: 0.0,
@@ -238,16 +243,18 @@ impl TwoListLru {
     }
 
     /// `shrink_inactive_list` + `shrink_page_list`: isolate up to `nr` pages from the
-    /// inactive tail (with their lumpy neighbours for an order above 0) and reclaim or
-    /// put back each. Returns the pages reclaimed.
+    /// inactive tail (with their lumpy neighbours when the request is lumpy at this
+    /// priority, see [`LumpyGating`]) and reclaim or put back each. Returns the pages
+    /// reclaimed.
     fn shrink_inactive(
         &mut self,
         mem: &mut Memory,
         nr: usize,
         file: usize,
+        priority: u32,
         req: &ShrinkRequest,
     ) -> usize {
-        let lumpy = req.order > 0;
+        let lumpy = self.lumpy_gating.is_lumpy(req.order, priority);
         let mut isolated = Vec::with_capacity(nr);
         let mut tags = 0;
         while tags < nr {
@@ -311,6 +318,12 @@ impl TwoListLru {
                 self.activate(mem, pfn, t);
                 continue;
             }
+            if self.keep_dirty && f.dirty {
+                // 3.4: `SetPageReclaim` and keep; the flusher writes it.
+                mem.keep_dirty(pfn);
+                mem.push_head(inactive_of(t), pfn);
+                continue;
+            }
             mem.evict(pfn);
             reclaimed += 1;
         }
@@ -341,7 +354,7 @@ impl TwoListLru {
                         self.shrink_active(mem, n, file, req);
                     }
                 } else {
-                    reclaimed += self.shrink_inactive(mem, n, file, req);
+                    reclaimed += self.shrink_inactive(mem, n, file, priority, req);
                 }
                 if req.done(mem, reclaimed) {
                     return reclaimed;
@@ -392,5 +405,144 @@ impl ReclaimPolicy for TwoListLru {
             Some(p) => mem.resident_of(p) == mem.lru_pages() && mem.lru_pages() > 0,
             None => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::memory::Memory;
+    use super::super::policy::{Goal, ShrinkRequest, TaskView};
+    use super::*;
+
+    fn request() -> ShrinkRequest {
+        ShrinkRequest {
+            goal: Goal::Reclaim(SWAP_CLUSTER_MAX),
+            order: 0,
+            tasks: TaskView::default(),
+            ignore_protection: false,
+        }
+    }
+
+    /// Frames 0..4 on the active file list (frame 0 at the tail); frames 0 and 2
+    /// referenced since the last scan.
+    fn active_file_pages() -> Memory {
+        let mut mem = Memory::new(8, &[], 8, 1, 8);
+        for pfn in 0..4u32 {
+            mem.fault_in(pfn, pfn, 0, false);
+            mem.push_head(ACTIVE_FILE, pfn);
+        }
+        for pfn in [0, 2] {
+            mem.frame_mut(pfn).accessed = true;
+        }
+        mem
+    }
+
+    #[test]
+    fn active_pages_are_demoted_and_referenced_ones_rotate_or_not() {
+        // SPEC.md: referenced active pages go back to the active head, the others to
+        // the inactive head, in the order scanned (tail first).
+        let config = ReclaimConfig::default();
+        let mut mem = active_file_pages();
+        let mut lru = TwoListLru::new(&config, Protection::None);
+        lru.shrink_active(&mut mem, 4, FILE, &request());
+        assert_eq!(mem.list_frames(ACTIVE_FILE), vec![2, 0]);
+        assert_eq!(mem.list_frames(INACTIVE_FILE), vec![3, 1]);
+        assert_eq!(mem.counters.deactivations, 2);
+        assert!(!mem.frame(0).accessed && !mem.frame(2).accessed);
+        assert_eq!(lru.recent_rotated[FILE], 2);
+        // 3.4: every non-executable page is deactivated; the references still count
+        // as rotated for get_scan_count.
+        let config = ReclaimConfig {
+            rotate_referenced_active: false,
+            ..Default::default()
+        };
+        let mut mem = active_file_pages();
+        let mut lru = TwoListLru::new(&config, Protection::None);
+        lru.shrink_active(&mut mem, 4, FILE, &request());
+        assert!(mem.list_frames(ACTIVE_FILE).is_empty());
+        assert_eq!(mem.list_frames(INACTIVE_FILE), vec![3, 2, 1, 0]);
+        assert_eq!(mem.counters.deactivations, 4);
+        assert_eq!(lru.recent_rotated[FILE], 2);
+        // Only as many as asked, from the tail.
+        let mut mem = active_file_pages();
+        lru.shrink_active(&mut mem, 1, FILE, &request());
+        assert_eq!(mem.list_frames(INACTIVE_FILE), vec![0]);
+        assert_eq!(mem.list_frames(ACTIVE_FILE), vec![3, 2, 1]);
+    }
+
+    #[test]
+    fn new_pages_start_on_the_configured_list() {
+        for new_anon_active in [false, true] {
+            let config = ReclaimConfig {
+                new_anon_active,
+                ..Default::default()
+            };
+            let mut lru = TwoListLru::new(&config, Protection::None);
+            let mut mem = Memory::new(4, &[], 4, 1, 4);
+            mem.fault_in(0, 0, 0, true);
+            lru.add_page(&mut mem, 0);
+            mem.fault_in(1, 1, 0, false);
+            lru.add_page(&mut mem, 1);
+            let anon_list = if new_anon_active {
+                ACTIVE_ANON
+            } else {
+                INACTIVE_ANON
+            };
+            assert_eq!(mem.frame(0).list, anon_list);
+            assert_eq!(
+                mem.frame(1).list,
+                INACTIVE_FILE,
+                "file pages start inactive"
+            );
+        }
+    }
+
+    /// Frame 0: a page of the interactive task 0 at the inactive tail; frames 1..8
+    /// pages of task 1, all on the inactive file list.
+    fn interactive_tag(protection: Protection) -> (Memory, usize) {
+        let config = ReclaimConfig::default();
+        let mut mem = Memory::new(8, &[], 8, 2, 8);
+        for pfn in 0..8u32 {
+            mem.fault_in(pfn, pfn, u32::from(pfn > 0), false);
+            mem.push_head(INACTIVE_FILE, pfn);
+        }
+        let mut lru = TwoListLru::new(&config, protection);
+        let req = ShrinkRequest {
+            goal: Goal::Reclaim(1),
+            order: 2,
+            tasks: TaskView {
+                interactive: Some(0),
+                foreground: Some(0),
+            },
+            ignore_protection: false,
+        };
+        let reclaimed = lru.shrink(&mut mem, &req);
+        (mem, reclaimed)
+    }
+
+    #[test]
+    fn a_protected_tag_page_brings_no_lumpy_block() {
+        // Stock: the first tag (frame 0) brings its block 0..4.
+        let (mem, reclaimed) = interactive_tag(Protection::None);
+        assert_eq!(reclaimed, 4);
+        assert!((0..4).all(|p| mem.frame_of(p).is_none()));
+        assert_eq!(mem.counters.lumpy_taken, 3);
+        // FMP: the interactive tag is skipped, referenced and activated, and brings
+        // no neighbours; the next tag (frame 1) brings the same block without the
+        // interactive frame 0.
+        let (mem, reclaimed) = interactive_tag(Protection::Interactive);
+        assert_eq!(reclaimed, 3);
+        let f0 = mem.frame(mem.frame_of(0).expect("interactive page kept"));
+        assert!(f0.referenced && f0.list == ACTIVE_FILE);
+        assert!((1..4).all(|p| mem.frame_of(p).is_none()));
+        assert!((4..8).all(|p| mem.frame_of(p).is_some()));
+        assert_eq!(mem.counters.protected_skips, 1);
+        // Neighbours 2 and 3 came with tag 1 (the block is not whole: frame 0 stays);
+        // had the protected tag brought its block, 1..4 would have come with it.
+        assert_eq!(
+            (mem.counters.lumpy_taken, mem.counters.lumpy_failed),
+            (2, 1)
+        );
+        mem.check().unwrap();
     }
 }

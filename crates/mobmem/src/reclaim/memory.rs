@@ -56,6 +56,9 @@ pub struct Frame {
     pub referenced: bool,
     /// A file page written since it was read (written back before it is dropped).
     pub dirty: bool,
+    /// `PG_reclaim`: reclaim met the page dirty and kept it; when its writeback ends
+    /// it goes to the inactive tail (`rotate_reclaimable_page`).
+    pub reclaim: bool,
     pub list: u8,
     /// Generation (sequence number) on the multi-generational LRU.
     pub gen: u64,
@@ -72,6 +75,7 @@ impl Frame {
         accessed: false,
         referenced: false,
         dirty: false,
+        reclaim: false,
         list: NO_LIST,
         gen: 0,
         prev: NIL,
@@ -117,8 +121,11 @@ pub struct ReclaimCounters {
     pub reclaimed: u64,
     pub swap_outs: u64,
     pub file_drops: u64,
-    /// Dirty file pages written back before they were dropped.
+    /// Dirty file pages written back: by reclaim before it dropped them, or by the
+    /// flusher (`dirty_writeback = "flusher"`).
     pub writebacks: u64,
+    /// Dirty file pages reclaim met and kept for the flusher (`"flusher"` only).
+    pub dirty_kept: u64,
     /// Pages moved from an inactive to the active list (or promoted a generation).
     pub activations: u64,
     pub deactivations: u64,
@@ -147,6 +154,10 @@ pub struct Memory {
     resident_by_owner: Vec<u32>,
     lru_pages: usize,
     unmovable: usize,
+    /// Resident dirty file pages.
+    dirty: usize,
+    /// Pages reclaim kept dirty since the last [`Memory::end_kept_writeback`].
+    kept_dirty: Vec<(u32, PageId)>,
     pub counters: ReclaimCounters,
 }
 
@@ -171,6 +182,8 @@ impl Memory {
             resident_by_owner: vec![0; procs],
             lru_pages: 0,
             unmovable: 0,
+            dirty: 0,
+            kept_dirty: Vec::new(),
             counters: ReclaimCounters::default(),
         };
         for pfn in 0..total {
@@ -198,6 +211,10 @@ impl Memory {
     }
     pub fn unmovable(&self) -> usize {
         self.unmovable
+    }
+    /// Resident dirty file pages.
+    pub fn dirty(&self) -> usize {
+        self.dirty
     }
     pub fn reserved(&self) -> usize {
         self.total() - self.free - self.lru_pages - self.unmovable
@@ -329,6 +346,17 @@ impl Memory {
         blocks * size as usize
     }
 
+    /// `__zone_watermark_ok` of `order` against `mark_pages`: after taking 2^order
+    /// frames free memory stays at or above the mark, and for an order above 0 the
+    /// free pages in blocks of that order or larger exceed mark / 2^order.
+    pub fn watermark_ok(&self, order: u32, mark_pages: usize) -> bool {
+        let need = 1usize << order;
+        if self.free < need + mark_pages {
+            return false;
+        }
+        order == 0 || self.free_in_blocks(order) > (mark_pages >> order) + need - 1
+    }
+
     /// Take the frames `pfn..pfn+2^order` (all free) out of the free pool.
     fn take_block(&mut self, pfn: u32, order: u32) {
         for f in pfn..pfn + (1 << order) {
@@ -400,6 +428,7 @@ impl Memory {
         } else {
             if f.dirty {
                 self.counters.writebacks += 1;
+                self.dirty -= 1;
             }
             self.loc[f.page as usize] = DROPPED;
             self.counters.file_drops += 1;
@@ -417,6 +446,9 @@ impl Memory {
             NOT_RESIDENT | DROPPED => {}
             pfn => {
                 self.unlink(pfn);
+                if self.frames[pfn as usize].dirty {
+                    self.dirty -= 1;
+                }
                 let owner = self.frames[pfn as usize].owner;
                 self.resident_by_owner[owner as usize] -= 1;
                 self.lru_pages -= 1;
@@ -424,6 +456,63 @@ impl Memory {
             }
         }
         self.loc[page as usize] = NOT_RESIDENT;
+    }
+
+    // ---- dirty file pages ----
+
+    /// A write to the resident file page in `pfn`; true when it was clean before.
+    pub fn mark_dirty(&mut self, pfn: u32) -> bool {
+        let f = &mut self.frames[pfn as usize];
+        debug_assert!(f.state == FrameState::Page && !f.anon);
+        if f.dirty {
+            return false;
+        }
+        f.dirty = true;
+        self.dirty += 1;
+        true
+    }
+
+    /// Write back the page in `pfn` if it is still `page` and dirty (the flusher):
+    /// it is clean afterwards, and if reclaim had kept it (`PG_reclaim`) and it is on
+    /// `inactive_list`, it moves to that list's tail to be reclaimed next. Returns
+    /// whether it was written.
+    pub fn write_back(&mut self, pfn: u32, page: PageId, inactive_list: u8) -> bool {
+        let f = self.frames[pfn as usize];
+        if f.state != FrameState::Page || f.page != page || !f.dirty {
+            return false;
+        }
+        let fm = &mut self.frames[pfn as usize];
+        fm.dirty = false;
+        let rotate = std::mem::take(&mut fm.reclaim) && f.list == inactive_list;
+        self.dirty -= 1;
+        self.counters.writebacks += 1;
+        if rotate {
+            self.unlink(pfn);
+            self.push_tail(inactive_list, pfn);
+        }
+        true
+    }
+
+    /// Reclaim met the dirty file page in `pfn` (isolated) and keeps it: `PG_reclaim`
+    /// is set and the page is remembered for [`Memory::end_kept_writeback`]. The
+    /// caller puts it back on a list.
+    pub fn keep_dirty(&mut self, pfn: u32) {
+        let f = &mut self.frames[pfn as usize];
+        debug_assert!(f.dirty && !f.anon);
+        self.counters.dirty_kept += 1;
+        if !f.reclaim {
+            f.reclaim = true;
+            let page = f.page;
+            self.kept_dirty.push((pfn, page));
+        }
+    }
+
+    /// The writeback of every page reclaim kept has ended (the flusher wrote them
+    /// since): they are clean and at the tail of `inactive_list`, oldest kept last.
+    pub fn end_kept_writeback(&mut self, inactive_list: u8) {
+        for (pfn, page) in std::mem::take(&mut self.kept_dirty) {
+            self.write_back(pfn, page, inactive_list);
+        }
     }
 
     // ---- lists ----
@@ -445,6 +534,25 @@ impl Memory {
         f.list = list;
         f.prev = NIL;
         f.next = old;
+    }
+
+    /// Add the frame at the tail of `list` (the end reclaim scans next).
+    pub fn push_tail(&mut self, list: u8, pfn: u32) {
+        debug_assert_eq!(self.frames[pfn as usize].list, NO_LIST);
+        let l = &mut self.lists[list as usize];
+        let old = l.tail;
+        l.tail = pfn;
+        if old == NIL {
+            l.head = pfn;
+        }
+        l.len += 1;
+        if old != NIL {
+            self.frames[old as usize].next = pfn;
+        }
+        let f = &mut self.frames[pfn as usize];
+        f.list = list;
+        f.prev = old;
+        f.next = NIL;
     }
 
     /// Take the frame off its list (no-op when on none).
@@ -479,6 +587,7 @@ impl Memory {
         let mut pages = 0;
         let mut unmovable = 0;
         let mut by_owner = vec![0u32; self.resident_by_owner.len()];
+        let mut dirty = 0;
         for (pfn, f) in self.frames.iter().enumerate() {
             let bit = self.free_bits[pfn / 64] >> (pfn % 64) & 1 == 1;
             if bit != (f.state == FrameState::Free) {
@@ -493,6 +602,10 @@ impl Memory {
                 FrameState::Reserved => {}
                 FrameState::Page => {
                     pages += 1;
+                    dirty += usize::from(f.dirty);
+                    if f.anon && (f.dirty || f.reclaim) {
+                        return Err(format!("frame {pfn}: anonymous page marked dirty"));
+                    }
                     by_owner[f.owner as usize] += 1;
                     if f.list == NO_LIST {
                         return Err(format!("frame {pfn}: page on no list"));
@@ -508,6 +621,9 @@ impl Memory {
                 "counts: free {free}/{} pages {pages}/{} unmovable {unmovable}/{}",
                 self.free, self.lru_pages, self.unmovable
             ));
+        }
+        if dirty != self.dirty {
+            return Err(format!("{dirty} dirty pages, {} counted", self.dirty));
         }
         if by_owner != self.resident_by_owner {
             return Err("resident pages per owner disagree".into());

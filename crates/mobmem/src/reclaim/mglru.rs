@@ -27,6 +27,7 @@ use super::memory::{FrameState, Memory, NO_LIST};
 use super::policy::{
     isolate_lumpy_block, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, SWAP_CLUSTER_MAX,
 };
+use super::ReclaimConfig;
 
 pub const MIN_NR_GENS: u64 = 2;
 pub const MAX_NR_GENS: u64 = 4;
@@ -42,6 +43,8 @@ fn list_of(file: usize, seq: u64) -> u8 {
 pub struct MgLru {
     max_seq: u64,
     min_seq: [u64; 2],
+    lumpy_unmovable: LumpyUnmovable,
+    swappiness: u32,
     pub agings: u64,
 }
 
@@ -52,11 +55,23 @@ impl Default for MgLru {
 }
 
 impl MgLru {
+    /// Defaults: swappiness 60, lumpy blocks skip unmovable frames.
     pub fn new() -> Self {
         MgLru {
             max_seq: MIN_NR_GENS + 1,
             min_seq: [0, 0],
+            lumpy_unmovable: LumpyUnmovable::Skip,
+            swappiness: 60,
             agings: 0,
+        }
+    }
+
+    /// With the config's `swappiness` and `lumpy_unmovable`.
+    pub fn with_config(config: &ReclaimConfig) -> Self {
+        MgLru {
+            lumpy_unmovable: config.lumpy_unmovable,
+            swappiness: config.swappiness,
+            ..Self::new()
         }
     }
 
@@ -115,20 +130,27 @@ impl MgLru {
         mem.counters.scanned += walked;
     }
 
+    /// The type to evict from (`isolate_folios`, Linux 6.6): file only at swappiness
+    /// 0; else the type whose oldest generation is older; on a tie file at swappiness
+    /// 1, anon at 200, and otherwise file (what `get_type_to_scan` answers while
+    /// neither type refaults, the refault controller being left out). A type with
+    /// nothing to evict (anon with swap full) gives way to the other.
     fn type_to_evict(&self, mem: &Memory) -> Option<usize> {
         let has = |file: usize| {
             (self.min_seq[file]..=self.max_seq).any(|s| mem.list_len(list_of(file, s)) > 0)
         };
-        let anon_ok = mem.swap_free() > 0 && has(ANON);
-        match (anon_ok, has(FILE)) {
-            (true, true) => Some(if self.min_seq[ANON] < self.min_seq[FILE] {
-                ANON
-            } else {
-                FILE
-            }),
-            (true, false) => Some(ANON),
-            (false, true) => Some(FILE),
-            (false, false) => None,
+        let can = [mem.swap_free() > 0 && has(ANON), has(FILE)];
+        let first = if self.swappiness == 0 {
+            return can[FILE].then_some(FILE);
+        } else if self.min_seq[ANON] < self.min_seq[FILE] || self.swappiness == 200 {
+            ANON
+        } else {
+            FILE
+        };
+        if can[first] {
+            Some(first)
+        } else {
+            can[1 - first].then_some(1 - first)
         }
     }
 }
@@ -175,7 +197,7 @@ impl ReclaimPolicy for MgLru {
                         mem,
                         tag,
                         req.order,
-                        LumpyUnmovable::Skip,
+                        self.lumpy_unmovable,
                         &mut |_, _| true,
                         &mut isolated,
                     );

@@ -40,12 +40,29 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::{EventKind, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::trace::{EventKind, PageId, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory};
-use policy::{find_policy, Goal, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView};
+use policy::{
+    find_policy, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
+};
 
 pub use policy::POLICIES;
+
+/// Who writes a dirty file page back before reclaim may free it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirtyWriteback {
+    /// Reclaim writes it back and frees it in the same scan, at no cost: it stands for
+    /// a flusher that keeps up with the writers (SPEC.md says nothing of dirty pages).
+    InReclaim,
+    /// Linux 3.4: `shrink_page_list` keeps a dirty file page (sets `PG_reclaim`, puts
+    /// it back) and the flusher writes it; when its writeback ends it goes to the
+    /// inactive tail. Modelled as: the flusher writes the oldest dirty pages whenever
+    /// more than `dirty_background_ratio` % of free + reclaimable memory is dirty, and
+    /// the pages reclaim kept are written by the next reclaim call.
+    Flusher,
+}
 
 /// Zone watermarks in KiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -136,6 +153,17 @@ pub struct ReclaimConfig {
     /// New anonymous pages start on the active list (3.4); SPEC.md: inactive.
     pub new_anon_active: bool,
     pub lumpy_unmovable: LumpyUnmovable,
+    /// Which high-order requests reclaim lumpily: every order above 0 (SPEC.md) or as
+    /// 3.4's `set_reclaim_mode` (costly orders, or small ones under pressure).
+    pub lumpy_gating: LumpyGating,
+    /// Who writes dirty file pages back before reclaim frees them.
+    pub dirty_writeback: DirtyWriteback,
+    /// `vm.dirty_background_ratio`, for `dirty_writeback = "flusher"`.
+    pub dirty_background_ratio: u32,
+    /// kswapd is woken with a high-order request's order and balances for it
+    /// (3.4 `wakeup_kswapd`/`balance_pgdat`, falling back to order 0 when it cannot);
+    /// SPEC.md: kswapd balances free memory (order 0) only.
+    pub kswapd_high_order: bool,
     /// memcg-low: `memory.low` of the foreground app, in pages.
     pub memcg_low_pages: usize,
     /// memcg-low: above `low`, protect in proportion low/usage (cgroup v2).
@@ -160,6 +188,10 @@ impl Default for ReclaimConfig {
             rotate_referenced_active: true,
             new_anon_active: false,
             lumpy_unmovable: LumpyUnmovable::Skip,
+            lumpy_gating: LumpyGating::AnyOrder,
+            kswapd_high_order: false,
+            dirty_writeback: DirtyWriteback::InReclaim,
+            dirty_background_ratio: 10,
             memcg_low_pages: 8192,
             memcg_proportional: true,
             execution_ms: 100.0,
@@ -171,6 +203,16 @@ impl Default for ReclaimConfig {
 
 /// Largest memory a run may simulate (16 GiB of frames).
 pub const MAX_MEMORY_PAGES: usize = 1 << 22;
+
+/// Distinct anonymous pages of a trace.
+pub fn anon_pages(trace: &Trace) -> usize {
+    trace
+        .tables
+        .pages
+        .iter()
+        .filter(|k| k.kind == PageKind::Anon)
+        .count()
+}
 
 impl ReclaimConfig {
     pub fn validate(&self) -> Result<()> {
@@ -198,6 +240,12 @@ impl ReclaimConfig {
             return fail(format!(
                 "swappiness must be 0..=200, got {}",
                 self.swappiness
+            ));
+        }
+        if !(1..=100).contains(&self.dirty_background_ratio) {
+            return fail(format!(
+                "dirty_background_ratio must be 1..=100, got {}",
+                self.dirty_background_ratio
             ));
         }
         let wm = self.watermarks();
@@ -230,6 +278,43 @@ impl ReclaimConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Frames for a memory of `fraction` of a trace's `footprint` (distinct pages):
+    /// the usable frames (neither reserved nor unmovable at boot) are
+    /// ceil(fraction * footprint), plus the reserved frames, plus the scattered
+    /// unmovable share. An error when that leaves no more usable frames than
+    /// reserved ones or exceeds [`MAX_MEMORY_PAGES`].
+    pub fn memory_pages_for_fraction(&self, fraction: f64, footprint: usize) -> Result<usize> {
+        let fail = |m: String| Err(Error::config("memory fraction", m));
+        if !(fraction.is_finite() && fraction > 0.0 && fraction <= 16.0) {
+            return fail(format!("the fraction must be in (0, 16], got {fraction}"));
+        }
+        let usable = (fraction * footprint as f64).ceil() as usize;
+        if usable <= self.reserved_pages {
+            return fail(format!(
+                "{fraction} of the trace's {footprint} distinct pages gives {usable} usable frames, \
+not more than reserved_pages ({}): give a larger fraction, or a smaller reserved_pages in the config",
+                self.reserved_pages
+            ));
+        }
+        let unmovable = self.unmovable_per_mille.min(999) as usize;
+        let pages = self.reserved_pages + (usable * 1000).div_ceil(1000 - unmovable);
+        if pages > MAX_MEMORY_PAGES {
+            return fail(format!(
+                "{fraction} of {footprint} pages needs {pages} frames, more than {MAX_MEMORY_PAGES}"
+            ));
+        }
+        Ok(pages)
+    }
+
+    /// Swap for a trace with `anon_pages` distinct anonymous pages: at least
+    /// `swap_pages`, and enough that those pages fit in half the usable frames plus
+    /// swap (anon_pages - usable/2), so that reclaim always has something to free
+    /// (this model has no low-memory killer).
+    pub fn swap_pages_for(&self, anon_pages: usize) -> usize {
+        self.swap_pages
+            .max(anon_pages.saturating_sub(self.usable_pages() / 2))
     }
 
     /// Frames neither reserved nor unmovable at boot (approximately: the scattered
@@ -333,6 +418,7 @@ pub struct CountersOut {
     pub swap_outs: u64,
     pub file_drops: u64,
     pub writebacks: u64,
+    pub dirty_kept: u64,
     pub activations: u64,
     pub deactivations: u64,
     pub lumpy_taken: u64,
@@ -361,6 +447,7 @@ impl ReclaimResult {
             ("swap_outs", c.swap_outs as f64),
             ("file_drops", c.file_drops as f64),
             ("writebacks", c.writebacks as f64),
+            ("dirty_kept", c.dirty_kept as f64),
             ("kswapd_runs", self.kswapd_runs as f64),
             ("direct_reclaims", self.direct_reclaims as f64),
             ("fallbacks", self.fallbacks as f64),
@@ -381,6 +468,10 @@ pub struct Machine {
     pub mem: Memory,
     policy: Box<dyn ReclaimPolicy>,
     wm: Watermarks,
+    kswapd_high_order: bool,
+    /// The flusher of `dirty_writeback = "flusher"`: its background ratio and the
+    /// dirty file pages in the order they were dirtied.
+    flusher: Option<(u32, VecDeque<(u32, PageId)>)>,
     pub tasks: TaskView,
     last_input: Option<ProcId>,
     pub kswapd_runs: u64,
@@ -411,6 +502,9 @@ impl Machine {
             mem,
             policy: (info.build)(config),
             wm: config.watermarks(),
+            kswapd_high_order: config.kswapd_high_order,
+            flusher: (config.dirty_writeback == DirtyWriteback::Flusher)
+                .then(|| (config.dirty_background_ratio, VecDeque::new())),
             tasks: TaskView::default(),
             last_input: None,
             kswapd_runs: 0,
@@ -437,6 +531,9 @@ impl Machine {
 
     /// One reclaim call with the fallback of protecting policies.
     pub fn reclaim(&mut self, goal: Goal, order: u32) -> usize {
+        if self.flusher.is_some() {
+            self.mem.end_kept_writeback(lru::INACTIVE_FILE);
+        }
         let mut req = ShrinkRequest {
             goal,
             order,
@@ -464,16 +561,35 @@ impl Machine {
         }
     }
 
-    /// `__zone_watermark_ok` against min: after the allocation free memory stays at
-    /// or above min, and for an order above 0 the free pages in blocks of that order
-    /// or larger exceed min / 2^order.
-    pub fn watermark_ok(&self, order: u32) -> bool {
-        let need = 1usize << order;
-        let min = self.wm.min_pages();
-        if self.mem.free() < need + min {
-            return false;
+    /// kswapd woken by an allocation of `order` (3.4 `wakeup_kswapd`): it runs when the
+    /// watermark check of that order fails against low and reclaims at that order
+    /// until the check passes against high (`balance_pgdat`). When a whole reclaim
+    /// pass falls short it gives the order up and balances order 0, as
+    /// `balance_pgdat` does once it reclaims less than `SWAP_CLUSTER_MAX` in a pass.
+    pub fn balance_for_order(&mut self, order: u32) {
+        if order == 0 || !self.kswapd_high_order {
+            return self.balance();
         }
-        order == 0 || self.mem.free_in_blocks(order) > (min >> order) + need - 1
+        if self.mem.watermark_ok(order, self.wm.low_pages()) {
+            return;
+        }
+        self.kswapd_runs += 1;
+        let goal = Goal::Watermark {
+            mark_pages: self.wm.high_pages(),
+            order,
+        };
+        self.kswapd_reclaimed += self.reclaim(goal, order) as u64;
+        if !self.mem.watermark_ok(order, self.wm.high_pages())
+            && self.mem.free() < self.wm.high_pages()
+        {
+            self.kswapd_reclaimed +=
+                self.reclaim(Goal::FreeAtLeast(self.wm.high_pages()), 0) as u64;
+        }
+    }
+
+    /// `__zone_watermark_ok` against min (see [`Memory::watermark_ok`]).
+    pub fn watermark_ok(&self, order: u32) -> bool {
+        self.mem.watermark_ok(order, self.wm.min_pages())
     }
 
     /// Allocate a naturally aligned block of 2^order frames; `None` when reclaim could
@@ -489,7 +605,7 @@ impl Machine {
             }
             // Slow path: kswapd, then direct reclaim.
             if tries == 0 {
-                self.balance();
+                self.balance_for_order(order);
                 tries += 1;
                 continue;
             }
@@ -506,7 +622,8 @@ impl Machine {
                     "reclaim",
                     format!(
                         "out of memory: nothing reclaimable ({} frames, {} resident pages, {} swap slots free; \
-this model has no low-memory killer: give more memory or swap_pages)",
+this model has no low-memory killer: give more memory or swap_pages; mobmem reclaim: --memory-mib, \
+--memory-fraction, or swap_pages in --config)",
                         self.mem.total(),
                         self.mem.lru_pages(),
                         self.mem.swap_free()
@@ -546,17 +663,38 @@ this model has no low-memory killer: give more memory or swap_pages)",
             }
             f.accessed = true;
             if write && !anon {
-                f.dirty = true;
+                self.dirtied(pfn, page);
             }
             return Ok(None);
         }
         let kind = self.fault(page, proc, anon, write)?;
         if write && !anon {
             if let Some(pfn) = self.mem.frame_of(page) {
-                self.mem.frame_mut(pfn).dirty = true;
+                self.dirtied(pfn, page);
             }
         }
         Ok(Some(kind))
+    }
+
+    /// A write to the file page `page` in `pfn`; the flusher writes the oldest dirty
+    /// pages back while more than its background ratio of free + reclaimable memory
+    /// is dirty (`wb_over_bg_thresh`-style; the writer is never throttled as it stays
+    /// below `dirty_ratio`).
+    fn dirtied(&mut self, pfn: u32, page: PageId) {
+        if !self.mem.mark_dirty(pfn) {
+            return;
+        }
+        let Some((ratio, order)) = &mut self.flusher else {
+            return;
+        };
+        order.push_back((pfn, page));
+        let background = *ratio as usize * (self.mem.free() + self.mem.lru_pages()) / 100;
+        while self.mem.dirty() > background {
+            let Some((pfn, page)) = order.pop_front() else {
+                break;
+            };
+            self.mem.write_back(pfn, page, lru::INACTIVE_FILE);
+        }
     }
 }
 
@@ -709,6 +847,7 @@ pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
             swap_outs: c.swap_outs,
             file_drops: c.file_drops,
             writebacks: c.writebacks,
+            dirty_kept: c.dirty_kept,
             activations: c.activations,
             deactivations: c.deactivations,
             lumpy_taken: c.lumpy_taken,

@@ -12,12 +12,17 @@ use crate::{Error, Result};
 pub const SWAP_CLUSTER_MAX: usize = 32;
 /// `DEF_PRIORITY`: the first reclaim pass scans 1/2^12 of each list.
 pub const DEF_PRIORITY: u32 = 12;
+/// `PAGE_ALLOC_COSTLY_ORDER`: orders above it are "costly" allocations.
+pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
 
 /// When a reclaim call may stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Goal {
     /// kswapd: until this many frames are free (the high watermark).
     FreeAtLeast(usize),
+    /// kswapd balancing for a high-order request (3.4 `balance_pgdat` with an order):
+    /// until the watermark check of `order` against `mark_pages` passes.
+    Watermark { mark_pages: usize, order: u32 },
     /// Direct reclaim: until this many pages were reclaimed by this call.
     Reclaim(usize),
 }
@@ -48,6 +53,7 @@ impl ShrinkRequest {
     pub fn done(&self, mem: &Memory, reclaimed: usize) -> bool {
         match self.goal {
             Goal::FreeAtLeast(n) => mem.free() >= n,
+            Goal::Watermark { mark_pages, order } => mem.watermark_ok(order, mark_pages),
             Goal::Reclaim(n) => reclaimed >= n,
         }
     }
@@ -107,7 +113,7 @@ pub static POLICIES: &[PolicyInfo] = &[
     PolicyInfo {
         name: "mglru",
         summary: "multi-generational LRU (2..4 generations, aging promotes accessed pages)",
-        build: |_| Box::new(MgLru::new()),
+        build: |c| Box::new(MgLru::with_config(c)),
     },
 ];
 
@@ -120,6 +126,31 @@ pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
             name: name.to_string(),
             known: POLICIES.iter().map(|p| p.name.to_string()).collect(),
         })
+}
+
+/// For which high-order requests reclaim is lumpy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LumpyGating {
+    /// Every request of order above 0, at every priority (SPEC.md's reading).
+    AnyOrder,
+    /// Linux 3.4 `set_reclaim_mode` built without `CONFIG_COMPACTION`: lumpy for
+    /// orders above `PAGE_ALLOC_COSTLY_ORDER` (3), and for orders 1..=3 only once the
+    /// priority has dropped below `DEF_PRIORITY - 2`; otherwise single-page reclaim
+    /// (references honoured, no block).
+    CostlyOrPressure,
+}
+
+impl LumpyGating {
+    /// Whether a scan at `priority` for a request of `order` is lumpy.
+    pub fn is_lumpy(self, order: u32, priority: u32) -> bool {
+        match self {
+            LumpyGating::AnyOrder => order > 0,
+            LumpyGating::CostlyOrPressure => {
+                order > PAGE_ALLOC_COSTLY_ORDER || (order > 0 && priority < DEF_PRIORITY - 2)
+            }
+        }
+    }
 }
 
 /// What lumpy reclaim does at a neighbour it cannot take (unmovable or reserved).

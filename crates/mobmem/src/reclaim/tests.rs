@@ -7,7 +7,7 @@ use super::lru::{ACTIVE_FILE, INACTIVE_FILE};
 use super::memory::{FaultKind, FrameState, Memory, NO_LIST};
 use super::mglru::MgLru;
 use super::policy::{
-    isolate_lumpy_block, Goal, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
+    isolate_lumpy_block, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
     SWAP_CLUSTER_MAX,
 };
 use super::*;
@@ -420,6 +420,16 @@ proptest! {
     fn frame_accounting_holds_for_every_policy(ops in prop::collection::vec(op(), 1..400)) {
         for info in POLICIES {
             let mut config = small_config(info.name, 128, [4, 6, 8]);
+            // Half the cases with 3.4's literal choices.
+            if ops.len() % 2 == 1 {
+                config.dirty_writeback = DirtyWriteback::Flusher;
+                config.dirty_background_ratio = 5;
+                config.lumpy_gating = LumpyGating::CostlyOrPressure;
+                config.kswapd_high_order = true;
+                config.lumpy_unmovable = LumpyUnmovable::Abort;
+                config.rotate_referenced_active = false;
+                config.new_anon_active = true;
+            }
             config.swap_pages = 40;
             config.reserved_pages = 4;
             config.unmovable_per_mille = 50;
@@ -466,4 +476,387 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn lumpy_gating_follows_set_reclaim_mode() {
+    use super::policy::LumpyGating::{AnyOrder, CostlyOrPressure};
+    for priority in 0..=12 {
+        assert!(!AnyOrder.is_lumpy(0, priority));
+        assert!(!CostlyOrPressure.is_lumpy(0, priority));
+        for order in 1..=6 {
+            assert!(AnyOrder.is_lumpy(order, priority));
+            // 3.4: costly orders always, orders 1..=3 once priority < DEF_PRIORITY - 2.
+            assert_eq!(
+                CostlyOrPressure.is_lumpy(order, priority),
+                order > 3 || priority < 10,
+                "order {order} priority {priority}"
+            );
+        }
+    }
+}
+
+/// 8,192 file pages filling frames 0..8192 of a 16,384-frame machine, so that the
+/// first pass (priority 12) scans 2 pages of the inactive file list.
+fn big_file_machine(gating: LumpyGating) -> Machine {
+    let mut config = small_config("stock", 16384, [0, 0, 0]);
+    config.lumpy_gating = gating;
+    let mut m = Machine::new(&config, 8192, 1).unwrap();
+    for page in 0..8192 {
+        m.access(page, 0, false, false).unwrap();
+    }
+    m
+}
+
+#[test]
+fn small_order_reclaim_is_single_page_at_low_pressure_with_kernel_gating() {
+    // The tag page (frame 0, the inactive tail) is referenced twice.
+    for gating in [LumpyGating::AnyOrder, LumpyGating::CostlyOrPressure] {
+        let mut m = big_file_machine(gating);
+        m.access(0, 0, false, false).unwrap();
+        m.access(0, 0, false, false).unwrap();
+        let reclaimed = m.reclaim(Goal::Reclaim(1), 2);
+        let c = &m.mem.counters;
+        match gating {
+            LumpyGating::AnyOrder => {
+                // Lumpy at once: references ignored; the pass's two tag pages (0,
+                // then 4 once 1..4 went with 0) bring the blocks 0..4 and 4..8.
+                assert_eq!(reclaimed, 8);
+                assert_eq!(c.lumpy_taken, 6);
+                assert!(m.mem.frame_of(0).is_none());
+            }
+            LumpyGating::CostlyOrPressure => {
+                // Priority 12 is single-page reclaim: the referenced tag page is
+                // activated, the next one reclaimed alone, no neighbours taken.
+                assert_eq!(reclaimed, 1);
+                assert_eq!(c.lumpy_taken, 0);
+                assert_eq!(m.mem.frame(m.mem.frame_of(0).unwrap()).list, ACTIVE_FILE);
+                assert!(m.mem.frame_of(1).is_none() && m.mem.frame_of(2).is_some());
+            }
+        }
+        m.mem.check().unwrap();
+    }
+    // A costly order (4) is lumpy at every priority under either gating.
+    let mut m = big_file_machine(LumpyGating::CostlyOrPressure);
+    assert_eq!(m.reclaim(Goal::Reclaim(1), 4), 32);
+    assert_eq!(m.mem.counters.lumpy_taken, 30);
+}
+
+/// A 512-frame machine (watermarks 8/10/12 pages) full of file pages but for one
+/// frame in each aligned 8-frame block: 64 frames free, no free order-3 block.
+fn fragmented(kswapd_high_order: bool) -> Machine {
+    let mut config = small_config("stock", 512, [8, 10, 12]);
+    config.kswapd_high_order = kswapd_high_order;
+    let mut m = Machine::new(&config, 512, 1).unwrap();
+    for pfn in 0..512u32 {
+        m.mem.fault_in(pfn, pfn, 0, false);
+        m.mem.push_head(INACTIVE_FILE, pfn);
+    }
+    for pfn in (3..512).step_by(8) {
+        m.mem.discard(pfn);
+    }
+    assert_eq!((m.mem.free(), m.mem.free_in_blocks(3)), (64, 0));
+    m
+}
+
+#[test]
+fn kswapd_balances_for_the_order_it_was_woken_with() {
+    // SPEC.md's kswapd looks at free memory only: 64 free frames are above low, so
+    // the order-3 request reclaims directly.
+    let mut m = fragmented(false);
+    assert!(m.allocate(3).unwrap().is_some());
+    assert_eq!(m.kswapd_runs, 0);
+    assert!(m.direct_reclaims > 0);
+    // 3.4: the order-3 watermark check fails against low, so kswapd is woken with
+    // order 3 and reclaims until the order-3 check passes against high; the request
+    // then needs no direct reclaim.
+    let mut m = fragmented(true);
+    let pfn = m.allocate(3).unwrap().expect("a block");
+    assert_eq!(m.kswapd_runs, 1);
+    assert_eq!(m.direct_reclaims, 0);
+    assert!(
+        m.mem.watermark_ok(3, 12),
+        "balanced for order 3 before the allocation"
+    );
+    m.mem.allocate_unmovable(pfn, 3);
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn kswapd_gives_up_an_order_it_cannot_balance() {
+    // Every aligned 8-frame block holds an unmovable frame: no order-3 block can be
+    // made. kswapd tries, gives the order up, the request fails cleanly.
+    let mut m = fragmented(true);
+    for pfn in (0..512).step_by(8) {
+        m.mem.discard(pfn);
+        m.mem.allocate_unmovable(pfn, 0);
+    }
+    assert_eq!(m.allocate(3).unwrap(), None);
+    assert!(m.kswapd_runs >= 1);
+    assert!(m.mem.free() >= 12);
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn dirty_file_pages_are_kept_for_the_flusher_in_kernel_mode() {
+    // Pages 0..4 written (dirty), page 4 read; page 0 is at the inactive tail.
+    let setup = |mode: DirtyWriteback| {
+        let mut config = small_config("stock", 64, [0, 0, 0]);
+        config.dirty_writeback = mode;
+        config.dirty_background_ratio = 100; // the flusher stays idle
+        let mut m = Machine::new(&config, 8, 1).unwrap();
+        for page in 0..5 {
+            m.access(page, 0, false, page < 4).unwrap();
+        }
+        assert_eq!(m.mem.dirty(), 4);
+        m
+    };
+    // SPEC.md's reading: reclaim writes the tail page back and frees it at once.
+    let mut m = setup(DirtyWriteback::InReclaim);
+    assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
+    assert!(m.mem.frame_of(0).is_none());
+    assert_eq!(m.mem.counters.writebacks, 1);
+    // 3.4: the four dirty pages are kept (PG_reclaim, back at the inactive head) and
+    // the clean page behind them goes instead.
+    let mut m = setup(DirtyWriteback::Flusher);
+    assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
+    assert!(m.mem.frame_of(4).is_none());
+    assert!((0..4).all(|p| m.mem.frame_of(p).is_some()));
+    // (Met more than once: the small list is rescanned at lower priorities.)
+    assert!(m.mem.counters.dirty_kept >= 4);
+    assert_eq!(m.mem.counters.writebacks, 0);
+    assert!((0..4).all(|p| m.mem.frame(m.mem.frame_of(p).unwrap()).reclaim));
+    // By the next call their writeback has ended: clean, rotated to the inactive tail
+    // (the last written, page 3, at the very tail), reclaimed first.
+    m.access(5, 0, false, false).unwrap();
+    assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
+    assert!(m.mem.frame_of(3).is_none() && m.mem.frame_of(5).is_some());
+    assert_eq!(m.mem.counters.writebacks, 4);
+    assert_eq!(m.mem.dirty(), 0);
+    assert_eq!(
+        m.mem.list_frames(INACTIVE_FILE).last(),
+        m.mem.frame_of(2).as_ref()
+    );
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn flusher_keeps_dirty_pages_under_the_background_ratio() {
+    let mut config = small_config("stock", 256, [8, 10, 12]);
+    config.dirty_writeback = DirtyWriteback::Flusher;
+    config.dirty_background_ratio = 10;
+    let mut m = Machine::new(&config, 2000, 1).unwrap();
+    for page in 0..2000 {
+        m.access(page, 0, false, true).unwrap();
+        let bound = (m.mem.free() + m.mem.lru_pages()) / 10;
+        assert!(
+            m.mem.dirty() <= bound,
+            "page {page}: {} dirty",
+            m.mem.dirty()
+        );
+    }
+    // The flusher wrote the oldest first: of the resident pages, the newest are dirty.
+    let resident: Vec<u32> = (0..2000).filter(|&p| m.mem.frame_of(p).is_some()).collect();
+    let dirty: Vec<bool> = resident
+        .iter()
+        .map(|&p| m.mem.frame(m.mem.frame_of(p).unwrap()).dirty)
+        .collect();
+    assert!(dirty.windows(2).all(|w| w[0] <= w[1]), "clean then dirty");
+    assert!(m.mem.counters.writebacks > 1500);
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn lumpy_stops_at_reserved_frames_and_unswappable_neighbours() {
+    // Frames 0..8, frame 2 reserved at boot; file pages elsewhere but an anonymous
+    // page in frame 5; `swap` slots.
+    let block = |swap: usize, mode: LumpyUnmovable| {
+        let mut mem = Memory::new(8, &[2], 8, 1, swap);
+        for pfn in (0..8u32).filter(|&p| p != 2) {
+            mem.fault_in(pfn, pfn, 0, pfn == 5);
+            mem.push_head(INACTIVE_FILE, pfn);
+        }
+        mem.unlink(0);
+        let mut out = Vec::new();
+        isolate_lumpy_block(&mut mem, 0, 3, mode, &mut |_, _| true, &mut out);
+        (out, mem.counters.lumpy_failed)
+    };
+    // Skip (SPEC.md) goes past the reserved frame, Abort (3.4) ends the block there.
+    assert_eq!(block(8, LumpyUnmovable::Skip), (vec![1, 3, 4, 5, 6, 7], 1));
+    assert_eq!(block(8, LumpyUnmovable::Abort), (vec![1], 1));
+    // With swap full the anonymous neighbour ends the block (3.4: reclaiming it is
+    // pointless), in either mode.
+    assert_eq!(block(0, LumpyUnmovable::Skip), (vec![1, 3, 4], 1));
+    assert_eq!(block(0, LumpyUnmovable::Abort), (vec![1], 1));
+}
+
+#[test]
+fn direct_reclaim_starts_only_below_min() {
+    // Anonymous pages and no swap: kswapd is woken below low but frees nothing, so
+    // the allocations go on until one would take free memory below min, which then
+    // reclaims directly (and, nothing being reclaimable, dips into the reserve).
+    let (min, low, high) = (8, 10, 12);
+    let mut config = small_config("stock", 64, [min, low, high]);
+    config.swap_pages = 0;
+    let mut m = Machine::new(&config, 200, 1).unwrap();
+    let mut first_direct = None;
+    for page in 0..64u32 {
+        let (free, direct) = (m.mem.free(), m.direct_reclaims);
+        if m.access(page, 0, true, true).is_err() {
+            break;
+        }
+        if m.direct_reclaims > direct {
+            // Taking one frame would have left free memory below min.
+            assert!(free - 1 < min as usize, "page {page}: {free} free");
+            first_direct.get_or_insert((page, free));
+        } else {
+            assert!(free > min as usize || free == 0, "page {page}: {free} free");
+        }
+    }
+    let (_, free) = first_direct.expect("direct reclaim ran");
+    assert_eq!(free, min as usize);
+    assert!(m.kswapd_runs > 0 && m.reserve_dips > 0);
+    // With file pages to drop, kswapd keeps free memory above min and no
+    // allocation reclaims directly.
+    let mut m = Machine::new(&config, 200, 1).unwrap();
+    for page in 0..200u32 {
+        m.access(page, 0, false, false).unwrap();
+    }
+    assert_eq!(m.direct_reclaims, 0);
+    assert!(m.mem.free() >= min as usize);
+}
+
+#[test]
+fn memcg_low_protects_in_proportion_above_low() {
+    // The foreground app (task 0) holds 40 pages against memory.low = 20.
+    let resident_after_stream = |proportional: bool| {
+        let mut config = small_config("memcg-low", 256, [8, 10, 12]);
+        config.memcg_low_pages = 20;
+        config.memcg_proportional = proportional;
+        let mut m = Machine::new(&config, 4000, 2).unwrap();
+        m.set_foreground(0);
+        for page in 0..40 {
+            m.access(page, 0, false, false).unwrap();
+        }
+        for page in 1000..1400 {
+            m.access(page, 1, false, true).unwrap();
+        }
+        (m.mem.resident_of(0), m.mem.counters.protected_skips)
+    };
+    let (proportional, skips) = resident_after_stream(true);
+    let (plain, plain_skips) = resident_after_stream(false);
+    // Without proportional protection its pages go as any other's until its usage is
+    // down to low, where full protection starts; with it, a share low/usage of its
+    // candidates is passed over on the way, so reclaim stops short of low.
+    assert_eq!(plain, 20);
+    assert!(proportional > plain && proportional < 40, "{proportional}");
+    assert!(skips > plain_skips, "{skips} {plain_skips}");
+}
+
+#[test]
+fn fmp_spares_interactive_pages_while_other_pages_are_reclaimable_in_mixed_memory() {
+    // Task 1 holds 40 anonymous pages of which only 10 fit in swap (the rest stay,
+    // unreclaimable) and streams 100 file pages read once; then the interactive
+    // task 0 faults in 400 file pages. Memory: 128 frames.
+    let run = |policy: &str| {
+        let mut config = small_config(policy, 128, [4, 6, 8]);
+        config.swap_pages = 10;
+        let mut m = Machine::new(&config, 2000, 2).unwrap();
+        m.set_input(0);
+        for page in 1000..1040 {
+            m.access(page, 1, true, true).unwrap();
+        }
+        for page in 1100..1200 {
+            m.access(page, 1, false, false).unwrap();
+        }
+        let mut early_evictions = 0;
+        let mut evicted_total = 0;
+        for (n, page) in (0..400u32).enumerate() {
+            let evicted_before = n - m.mem.resident_of(0);
+            m.access(page, 0, false, false).unwrap();
+            let evicted = n + 1 - m.mem.resident_of(0);
+            // Pages of task 1 that reclaim could still free: its file pages, and its
+            // anonymous pages while swap has room.
+            let others_reclaimable = (0..m.mem.total() as u32).any(|pfn| {
+                let f = m.mem.frame(pfn);
+                f.state == FrameState::Page && f.owner == 1 && (!f.anon || m.mem.swap_free() > 0)
+            });
+            if evicted > evicted_before && others_reclaimable {
+                early_evictions += 1;
+            }
+            evicted_total = evicted;
+        }
+        m.mem.check().unwrap();
+        (early_evictions, evicted_total, m.mem.resident_of(1))
+    };
+    let (early, evicted, others) = run("fmp");
+    assert_eq!(
+        early, 0,
+        "fmp evicted an interactive page while others were reclaimable"
+    );
+    assert!(
+        evicted > 0,
+        "the fallback ran once only interactive pages were left"
+    );
+    assert_eq!(
+        others, 30,
+        "task 1's unswappable pages stay: the memory is mixed"
+    );
+    // Stock evicts interactive pages while task 1's are still there.
+    let (early, _, _) = run("stock");
+    assert!(early > 0);
+}
+
+#[test]
+fn mglru_honours_swappiness_and_lumpy_unmovable() {
+    // Anonymous and file pages in the same oldest generations: swappiness 0 evicts
+    // file pages only, 200 anonymous pages first.
+    let evicted = |swappiness: u32| {
+        let mut config = small_config("mglru", 64, [0, 0, 0]);
+        config.swappiness = swappiness;
+        let mut policy = MgLru::with_config(&config);
+        let mut mem = Memory::new(64, &[], 16, 1, 64);
+        for page in 0..16u32 {
+            let pfn = mem.find_free_block(0).unwrap();
+            mem.fault_in(pfn, page, 0, page % 2 == 0);
+            policy.add_page(&mut mem, pfn);
+        }
+        let req = ShrinkRequest {
+            goal: Goal::Reclaim(4),
+            order: 0,
+            tasks: TaskView::default(),
+            ignore_protection: false,
+        };
+        policy.shrink(&mut mem, &req);
+        (mem.counters.swap_outs, mem.counters.file_drops)
+    };
+    // (A batch evicts up to 32 pages of the oldest generation, so all 8 of a type.)
+    assert_eq!(evicted(0), (0, 8));
+    assert_eq!(evicted(60), (0, 8), "file first on a tie");
+    assert_eq!(evicted(200), (8, 0));
+    // lumpy_unmovable = "abort" ends a block at an unmovable frame under MGLRU too.
+    let taken = |mode: LumpyUnmovable| {
+        let mut config = small_config("mglru", 8, [0, 0, 0]);
+        config.lumpy_unmovable = mode;
+        let mut policy = MgLru::with_config(&config);
+        let mut mem = Memory::new(8, &[], 8, 1, 8);
+        for pfn in 0..8u32 {
+            if pfn == 2 {
+                mem.allocate_unmovable(pfn, 0);
+                continue;
+            }
+            mem.fault_in(pfn, pfn, 0, false);
+            policy.add_page(&mut mem, pfn);
+        }
+        let req = ShrinkRequest {
+            goal: Goal::Reclaim(1),
+            order: 3,
+            tasks: TaskView::default(),
+            ignore_protection: false,
+        };
+        policy.shrink(&mut mem, &req);
+        mem.counters.lumpy_taken
+    };
+    assert_eq!(taken(LumpyUnmovable::Skip), 6);
+    assert_eq!(taken(LumpyUnmovable::Abort), 1);
 }

@@ -10,7 +10,7 @@
 //!   one, or jumps to a random one, so images are looked at again after a while.
 //! - USB transfer (process `usb-mtp`): writes new pages of one large file at a steady
 //!   rate over the whole run. With the default [`super::HighOrderConfig`] its faults
-//!   also drive order-2 request-buffer allocations.
+//!   also drive order-3 (32 KiB) request-buffer allocations.
 //! - system_server touches a small hot set every interaction; a few cached apps touched
 //!   their anonymous and file pages before the run and then stay idle (reclaimable,
 //!   as on a phone).
