@@ -1501,11 +1501,6 @@ fn adj(text: Option<&str>) -> std::result::Result<i16, String> {
         .ok_or_else(|| "expected oom_score_adj=N with N in -1000..=1000".to_string())
 }
 
-fn hex(text: &str) -> Option<u64> {
-    let digits = text.strip_prefix("0x").unwrap_or(text);
-    u64::from_str_radix(digits, 16).ok()
-}
-
 /// A number the kernel prints in hexadecimal (`%lx`, `0x%lx`); Perfetto prints it in
 /// decimal unless it has a `0x`.
 fn kernel_hex(text: &str, perfetto: bool) -> Option<u64> {
@@ -1555,7 +1550,8 @@ fn file_of(payload: &str) -> std::result::Result<u64, String> {
         .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
         .ok_or_else(|| format!("dev `{dev}`, expected MAJOR:MINOR"))?;
     let ino_text = value(payload, "ino").ok_or("expected ino INODE (hexadecimal)")?;
-    let ino = hex(ino_text).ok_or_else(|| format!("ino `{ino_text}`, expected hexadecimal"))?;
+    let ino = kernel_hex(ino_text, false)
+        .ok_or_else(|| format!("ino `{ino_text}`, expected hexadecimal"))?;
     owner_of(major, minor, ino)
 }
 
@@ -1576,11 +1572,8 @@ fn page_index(payload: &str) -> std::result::Result<u64, String> {
 fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
     let owner = file_of(payload)?;
     let pfn = value(payload, "pfn").ok_or("expected pfn=N")?;
-    let pfn_ok = match pfn.strip_prefix("0x") {
-        Some(digits) => u64::from_str_radix(digits, 16).is_ok(),
-        None => pfn.parse::<u64>().is_ok(),
-    };
-    if !pfn_ok {
+    // Decimal (`%lu`, the old layout) or `0x` hexadecimal (the folio layout).
+    if kernel_hex(pfn, true).is_none() {
         return Err(format!(
             "pfn={pfn}, expected a page frame number (decimal, or hexadecimal after 0x)"
         ));
