@@ -1532,19 +1532,17 @@ fn owner_of(major: u32, minor: u32, ino: u64) -> std::result::Result<u64, String
 /// `ino=%lx`, or Perfetto's rendering of an event it has no format for, `s_dev=DEV_T
 /// i_ino=DECIMAL` (`DEV_T` the kernel's `major << 20 | minor`).
 fn file_of(payload: &str) -> std::result::Result<u64, String> {
-    if value(payload, "dev").is_none() {
-        if let Some(dev) = value(payload, "s_dev") {
-            let dev = dev
-                .parse::<u32>()
-                .map_err(|_| format!("s_dev={dev}, expected a device number"))?;
-            let ino_text = value(payload, "i_ino").ok_or("expected i_ino=INODE")?;
-            let ino = ino_text
-                .parse::<u64>()
-                .map_err(|_| format!("i_ino={ino_text}, expected a decimal inode"))?;
-            return owner_of(dev >> 20, dev & MAX_DEVICE_MINOR, ino);
-        }
-    }
-    let dev = value(payload, "dev").ok_or("expected dev MAJOR:MINOR")?;
+    let Some(dev) = value(payload, "dev") else {
+        let dev = value(payload, "s_dev").ok_or("expected dev MAJOR:MINOR")?;
+        let dev = dev
+            .parse::<u32>()
+            .map_err(|_| format!("s_dev={dev}, expected a device number"))?;
+        let ino_text = value(payload, "i_ino").ok_or("expected i_ino=INODE")?;
+        let ino = ino_text
+            .parse::<u64>()
+            .map_err(|_| format!("i_ino={ino_text}, expected a decimal inode"))?;
+        return owner_of(dev >> 20, dev & MAX_DEVICE_MINOR, ino);
+    };
     let (major, minor) = dev
         .split_once(':')
         .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
@@ -1555,17 +1553,23 @@ fn file_of(payload: &str) -> std::result::Result<u64, String> {
     owner_of(major, minor, ino)
 }
 
-/// A page index given in pages (`index=`, Perfetto) or in bytes (`ofs=`, the kernel).
+/// A page index given in bytes (`ofs=`, the kernel) or, without `ofs`, in pages
+/// (`index=`, Perfetto).
 fn page_index(payload: &str) -> std::result::Result<u64, String> {
-    if let Some(index) = value(payload, "index").filter(|_| value(payload, "ofs").is_none()) {
-        return index
+    match value(payload, "ofs") {
+        Some(ofs) => ofs
             .parse::<u64>()
-            .map_err(|_| format!("index={index}, expected a page index"));
+            .map(|o| o / PAGE_SIZE)
+            .map_err(|_| format!("ofs={ofs}, expected a byte offset")),
+        None => index_value(value(payload, "index").ok_or("expected ofs=BYTES")?),
     }
-    let ofs = value(payload, "ofs").ok_or("expected ofs=BYTES")?;
-    ofs.parse::<u64>()
-        .map(|o| o / PAGE_SIZE)
-        .map_err(|_| format!("ofs={ofs}, expected a byte offset"))
+}
+
+/// Perfetto's `index=N`, in pages.
+fn index_value(index: &str) -> std::result::Result<u64, String> {
+    index
+        .parse::<u64>()
+        .map_err(|_| format!("index={index}, expected a page index"))
 }
 
 /// Added or deleted pages: file, first page index, number of pages (`order`).
@@ -1601,16 +1605,16 @@ fn filemap_key(payload: &str) -> std::result::Result<(u64, u64), String> {
 /// most [`MAX_EVENT_PAGES`] pages.
 fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
     let owner = file_of(payload)?;
-    let (first, last, shown) = match (value(payload, "ofs"), value(payload, "last_index")) {
-        (None, Some(last)) => {
-            let first = page_index(payload)?;
+    let (first, last, shown) = match value(payload, "ofs") {
+        None => {
+            let last = value(payload, "last_index").ok_or("expected ofs=FIRST-LAST")?;
+            let first = index_value(value(payload, "index").ok_or("expected ofs=BYTES")?)?;
             let last = last
                 .parse::<u64>()
                 .map_err(|_| format!("last_index={last}, expected a page index"))?;
             (first, last, format!("index={first} last_index={last}"))
         }
-        _ => {
-            let ofs = value(payload, "ofs").ok_or("expected ofs=FIRST-LAST")?;
+        Some(ofs) => {
             let (a, b) = ofs
                 .split_once('-')
                 .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
