@@ -581,6 +581,47 @@ fn page_frame_numbers_and_timestamps_are_checked() {
     .is_empty());
 }
 
+/// Perfetto gives page indexes in pages: the highest one a byte offset can name (2^52 - 1)
+/// is read; above it, or a `last_index` of 2^64 - 1, the line is malformed with its reason.
+#[test]
+fn huge_perfetto_page_indexes_are_malformed() {
+    let fault = |index: u64| {
+        format!(
+            "cat-1 [000] ..... 1.000000: mm_filemap_fault: s_dev=8388609 i_ino=26 index={index}"
+        )
+    };
+    let top = (1u64 << 52) - 1;
+    let mut importer = FtraceImporter::new(Path::new("huge"), ImportOptions::default());
+    importer.push_line(&fault(top)).unwrap();
+    importer.push_line(&fault(top + 1)).unwrap();
+    importer.push_line(&fault(u64::MAX)).unwrap();
+    importer
+        .push_line("cat-1 [000] ..... 1.000001: mm_filemap_get_pages: s_dev=8388609 i_ino=26 index=0 last_index=18446744073709551615")
+        .unwrap();
+    let (t, report) = importer.finish();
+    assert_eq!(t.tables.pages, vec![file_page(8, 1, 0x1a, top)]);
+    let malformed: Vec<(&String, &Vec<u64>)> = report
+        .skipped
+        .iter()
+        .filter(|(k, _)| k.starts_with("malformed"))
+        .map(|(k, s)| (k, &s.first_lines))
+        .collect();
+    assert_eq!(malformed.len(), 3, "{malformed:?}");
+    for (field, value, line) in [
+        ("index", top + 1, 2),
+        ("index", u64::MAX, 3),
+        ("last_index", u64::MAX, 4),
+    ] {
+        let wanted = format!("{field}={value}, expected a page index of at most {top}");
+        assert!(
+            malformed
+                .iter()
+                .any(|(k, lines)| k.contains(&wanted) && lines.as_slice() == [line]),
+            "{wanted} on line {line}: {malformed:?}"
+        );
+    }
+}
+
 /// Every device the kernel numbers (minors have 20 bits) keys its own files.
 #[test]
 fn large_device_minors_key_distinct_files() {

@@ -75,6 +75,11 @@ pub const READ_BATCH_FOLIOS: u64 = 31;
 /// folio read here has order 19. A line asking for more is malformed, not a huge read.
 pub const MAX_EVENT_PAGES: u64 = 1 << 19;
 
+/// Highest page index a line may give in pages (Perfetto's `index=`, `last_index=`): the
+/// page of the highest byte offset the kernel's `ofs=` can give, so both spellings name
+/// the same pages (and a page index never overflows as a byte offset).
+pub const MAX_PAGE_INDEX: u64 = u64::MAX / PAGE_SIZE;
+
 /// `oom_score_adj` given to a process marked background: the bottom of Android's cached
 /// range (ActivityManager `ProcessList.CACHED_APP_MIN_ADJ`).
 pub const ADJ_MARKED_BACKGROUND: i16 = 900;
@@ -676,8 +681,8 @@ impl FtraceImporter {
             }
             "mm_filemap_map_pages" | "mm_filemap_fault" => {
                 let (owner, first, last) = if name == "mm_filemap_fault" {
-                    let (owner, ofs) = filemap_key(payload)?;
-                    (owner, ofs / PAGE_SIZE, ofs / PAGE_SIZE)
+                    let (owner, index) = filemap_key(payload)?;
+                    (owner, index, index)
                 } else {
                     filemap_page_range(payload)?
                 };
@@ -1561,15 +1566,23 @@ fn page_index(payload: &str) -> std::result::Result<u64, String> {
             .parse::<u64>()
             .map(|o| o / PAGE_SIZE)
             .map_err(|_| format!("ofs={ofs}, expected a byte offset")),
-        None => index_value(value(payload, "index").ok_or("expected ofs=BYTES")?),
+        None => index_value(
+            "index",
+            value(payload, "index").ok_or("expected ofs=BYTES")?,
+        ),
     }
 }
 
-/// Perfetto's `index=N`, in pages.
-fn index_value(index: &str) -> std::result::Result<u64, String> {
+/// Perfetto's `index=N` (or `last_index=N`, named by `field`), in pages: at most
+/// [`MAX_PAGE_INDEX`], the highest page the kernel's byte offsets can name.
+fn index_value(field: &str, index: &str) -> std::result::Result<u64, String> {
     index
         .parse::<u64>()
-        .map_err(|_| format!("index={index}, expected a page index"))
+        .ok()
+        .filter(|&i| i <= MAX_PAGE_INDEX)
+        .ok_or_else(|| {
+            format!("{field}={index}, expected a page index of at most {MAX_PAGE_INDEX} (2^52 - 1: a byte offset below 2^64)")
+        })
 }
 
 /// Added or deleted pages: file, first page index, number of pages (`order`).
@@ -1594,10 +1607,10 @@ fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> 
     Ok((owner, first, 1 << order))
 }
 
-/// `mm_filemap_fault`: file and byte offset.
+/// `mm_filemap_fault`: file and page index.
 fn filemap_key(payload: &str) -> std::result::Result<(u64, u64), String> {
     let owner = file_of(payload)?;
-    Ok((owner, page_index(payload)? * PAGE_SIZE))
+    Ok((owner, page_index(payload)?))
 }
 
 /// `mm_filemap_get_pages`, `mm_filemap_map_pages`: file and first and last page of the
@@ -1608,10 +1621,11 @@ fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64, u64), Str
     let (first, last, shown) = match value(payload, "ofs") {
         None => {
             let last = value(payload, "last_index").ok_or("expected ofs=FIRST-LAST")?;
-            let first = index_value(value(payload, "index").ok_or("expected ofs=BYTES")?)?;
-            let last = last
-                .parse::<u64>()
-                .map_err(|_| format!("last_index={last}, expected a page index"))?;
+            let first = index_value(
+                "index",
+                value(payload, "index").ok_or("expected ofs=BYTES")?,
+            )?;
+            let last = index_value("last_index", last)?;
             (first, last, format!("index={first} last_index={last}"))
         }
         Some(ofs) => {
@@ -1671,7 +1685,7 @@ mod tests {
         assert_eq!((h.comm, h.pid, h.tgid), (Some("cat"), 812, None));
         assert_eq!(
             filemap_key(h.payload),
-            Ok((file_owner(8, 1, 0x1a).unwrap(), 8192))
+            Ok((file_owner(8, 1, 0x1a).unwrap(), 2))
         );
 
         let tgid = "  Chrome IO-thread-77 (     70) [000] ..... 5.5: task_rename: pid=70 oldcomm=a newcomm=b c oom_score_adj=0";
