@@ -876,8 +876,13 @@ impl FtraceImporter {
     }
 
     fn page(&mut self, key: PageKey) -> std::result::Result<PageId, String> {
-        // Room is kept for the pages read batches may still add at the end.
-        let ids = self.interner.tables().pages.len() as u64 + self.batch_room;
+        self.page_with_room(key, self.batch_room)
+    }
+
+    /// The id of `key`, keeping `room` ids free for the pages read batches may still add
+    /// at the end.
+    fn page_with_room(&mut self, key: PageKey, room: u64) -> std::result::Result<PageId, String> {
+        let ids = self.interner.tables().pages.len() as u64 + room;
         if ids >= u64::from(PageId::MAX) {
             return Err("more distinct pages than the 2^32 - 1 page ids".to_string());
         }
@@ -898,11 +903,7 @@ impl FtraceImporter {
         for index in first..first.saturating_add(count) {
             let page = self.page(PageKey::file(owner, index))?;
             if origin == Origin::ReadPath {
-                let i = page as usize;
-                if self.read_path_pages.len() <= i {
-                    self.read_path_pages.resize(i + 1, false);
-                }
-                self.read_path_pages[i] = true;
+                mark_page(&mut self.read_path_pages, page);
             }
             self.push(Event::access(time, proc, page, false, false), origin);
         }
@@ -939,15 +940,19 @@ impl FtraceImporter {
             (p.owner == owner && p.last == last && p.first < first && first <= p.last)
                 .then_some(prev)
         });
+        // A continued batch now ends before this one's first page.
+        let room = match continued {
+            Some(prev) => self.batch_room - (self.batches[prev as usize].last - (first - 1)),
+            None => self.batch_room,
+        } + (last - first);
+        // Stands for the batch's accesses until they are known. Taken before anything is
+        // recorded: finish() reads every recorded batch's pages in the room kept here.
+        let page = self.page_with_room(PageKey::file(owner, first), room)?;
+        self.batch_room = room;
         match continued {
-            Some(prev) => {
-                let p = &mut self.batches[prev as usize];
-                p.end = Some(first - 1);
-                self.batch_room -= p.last - (first - 1);
-            }
+            Some(prev) => self.batches[prev as usize].end = Some(first - 1),
             None => self.report.reads += 1,
         }
-        self.batch_room += last - first;
         // filemap_read() asks for pages only below the file's size: the first one exists.
         self.file_has(owner, first, false);
         self.open_read.insert(pid, id);
@@ -957,8 +962,6 @@ impl FtraceImporter {
             last,
             end: None,
         });
-        // Stands for the batch's accesses until they are known.
-        let page = self.page(PageKey::file(owner, first))?;
         self.push(
             Event::access(time, proc, page, false, false),
             Origin::ReadBatch(id),
@@ -1112,15 +1115,11 @@ impl FtraceImporter {
                 continue;
             }
             for index in b.first..=end {
-                // Cannot fail: read_batch() keeps room for every page a batch may read.
-                let Some(page) = self.interner.page(PageKey::file(b.owner, index)) else {
-                    break;
-                };
-                let i = page as usize;
-                if self.read_path_pages.len() <= i {
-                    self.read_path_pages.resize(i + 1, false);
-                }
-                self.read_path_pages[i] = true;
+                let page = self
+                    .interner
+                    .page(PageKey::file(b.owner, index))
+                    .expect("read_batch() recorded the batch only with room kept for its pages");
+                mark_page(&mut self.read_path_pages, page);
                 batch_pages.push(page);
             }
         }
@@ -1249,6 +1248,15 @@ impl FtraceImporter {
             .collect();
         (Trace { events, tables }, self.report)
     }
+}
+
+/// Set `page`'s flag, growing `flags` to reach it.
+fn mark_page(flags: &mut Vec<bool>, page: PageId) {
+    let i = page as usize;
+    if flags.len() <= i {
+        flags.resize(i + 1, false);
+    }
+    flags[i] = true;
 }
 
 /// One more line of `name`, allocating its key only the first time.
