@@ -231,6 +231,8 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         }
     }
     let mut options = args.flags.options()?;
+    // This process's events are left out; the command's fork (task_newtask) still gives
+    // it its name and the oom_score_adj it inherits.
     options.exclude_pids.push(std::process::id());
 
     // Ctrl-C, SIGTERM and SIGHUP only set this flag; the loop below then ends the
@@ -301,7 +303,6 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     // Read after tracing is on: a process started later has its fork in the trace, which
     // takes precedence (see FtraceImporter::running_process).
     let running = running_processes();
-    let own_adj = read_adj(Path::new("/proc/self/oom_score_adj")).unwrap_or(0);
     let mut workload = None;
     if !args.command.is_empty() {
         let w = Workload::spawn(&args.command)?;
@@ -313,11 +314,6 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     let mut importer = FtraceImporter::new(&pipe_path, options);
     for p in &running {
         importer.running_process(p.pid, &p.name, p.adj);
-    }
-    if let Some(w) = &workload {
-        // Its fork, made by this process, is left out with this process's events; it
-        // started with this process's oom_score_adj, and a change of its own is traced.
-        importer.running_process(w.pid, "", own_adj);
     }
 
     let deadline = args.duration.map(|d| started + Duration::from_secs_f64(d));

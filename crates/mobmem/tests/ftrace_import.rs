@@ -20,6 +20,15 @@ fn import(name: &str, options: ImportOptions) -> (Trace, mobmem::trace::ftrace::
     import_file(&fixture(name), options).expect("import")
 }
 
+/// The processes of a trace as (pid, name), in order.
+fn pid_names(t: &Trace) -> Vec<(u32, &str)> {
+    t.tables
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.name.as_str()))
+        .collect()
+}
+
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 
@@ -276,6 +285,62 @@ fn excluded_pids_leave_no_events() {
         report.skipped["excluded task (the capturing process)"].lines,
         1
     );
+}
+
+/// A process the excluded task starts is kept, with the name and inherited importance of
+/// its fork (the excluded task's own `task_newtask` line); the excluded task gets no
+/// process, and neither does a thread it starts.
+#[test]
+fn a_process_started_by_an_excluded_task_keeps_its_fork() {
+    let lines = [
+        "  mobmem-50  ( 50) [000] ..... 1.000000: task_newtask: pid=60 comm=mobmem clone_flags=1200011 oom_score_adj=300",
+        "  mobmem-50  ( 50) [000] ..... 1.000100: task_newtask: pid=51 comm=mobmem clone_flags=3d0f00 oom_score_adj=300",
+        "  mobmem-51  ( 50) [000] ..... 1.000200: mm_filemap_fault: dev=8:1 ino=1a ofs=4096",
+        "      sh-60  ( 60) [001] ..... 1.001000: task_rename: pid=60 oldcomm=mobmem newcomm=sh oom_score_adj=300",
+        "      sh-60  ( 60) [001] ..... 1.002000: mm_filemap_fault: dev=8:1 ino=1a ofs=0",
+    ];
+    let import = |options: ImportOptions| {
+        let mut importer = FtraceImporter::new(Path::new("excluded"), options);
+        for line in lines {
+            importer.push_line(line).unwrap();
+        }
+        importer.finish()
+    };
+    let excluding = |marks: Vec<ProcessMatch>| ImportOptions {
+        exclude_pids: vec![50],
+        strict: true,
+        foreground: marks,
+        ..Default::default()
+    };
+    let (t, report) = import(excluding(Vec::new()));
+    // Times count from the rename, the first line not left out.
+    assert_eq!(
+        t.events,
+        vec![
+            Event::start(MS, 0),
+            Event::importance(MS, 0, 300),
+            Event::access(MS, 0, 0, false, false),
+        ]
+    );
+    assert_eq!(pid_names(&t), vec![(60, "sh")]);
+    assert_eq!(
+        report.skipped["excluded task (the capturing process)"].first_lines,
+        vec![1, 2, 3]
+    );
+    // A mark still pins the importance.
+    let (t, _) = import(excluding(vec![ProcessMatch::Pid(60)]));
+    assert_eq!(t.events[1], Event::importance(MS, 0, 0));
+
+    // A malformed fork of the excluded task is malformed like any line.
+    let mut importer = FtraceImporter::new(Path::new("excluded"), excluding(Vec::new()));
+    match importer.push_line(
+        "  mobmem-50  ( 50) [000] ..... 1.000000: task_newtask: pid=60 comm=mobmem clone_flags=zz oom_score_adj=300",
+    ) {
+        Err(Error::Format { message, .. }) => {
+            assert!(message.contains("clone_flags=zz"), "{message}")
+        }
+        other => panic!("expected a format error, got {other:?}"),
+    }
 }
 
 #[test]

@@ -189,7 +189,9 @@ pub struct ImportOptions {
     pub foreground: Vec<ProcessMatch>,
     /// Processes (and their descendants) pinned to the background.
     pub background: Vec<ProcessMatch>,
-    /// Tasks whose events are dropped (the capturing process itself).
+    /// Tasks whose events are dropped (the capturing process itself). A process one of
+    /// them starts is not dropped: its `task_newtask` line still gives it its name and
+    /// inherited `oom_score_adj`.
     pub exclude_pids: Vec<u32>,
     /// Keep only the processes marked foreground or background (and those they start),
     /// leaving out the rest of the system.
@@ -607,6 +609,16 @@ impl FtraceImporter {
                 self.seen_event = true;
                 let excluded = |pid: u32| self.options.exclude_pids.contains(&pid);
                 if excluded(head.pid) || head.tgid.is_some_and(excluded) {
+                    // A process it starts is not excluded, and its fork is this line.
+                    if head.event == "task_newtask" {
+                        match new_task(head.payload, self.options.perfetto) {
+                            Ok(task) if !task.thread => self.forked_process(&task, None),
+                            Ok(_) => {}
+                            Err(expected) => {
+                                return self.malformed(&format!("task_newtask: {expected}"));
+                            }
+                        }
+                    }
                     self.report
                         .skip("excluded task (the capturing process)", self.line);
                     return Ok(());
@@ -726,34 +738,17 @@ impl FtraceImporter {
                 Ok(())
             }
             "task_newtask" => {
-                let pid = number(value(payload, "pid"), "pid=PID")?;
-                let flags = value(payload, "clone_flags").ok_or("expected clone_flags=")?;
-                let flags = kernel_hex(flags, self.options.perfetto).ok_or_else(|| {
-                    format!(
-                        "clone_flags={flags}, expected a number ({})",
-                        if self.options.perfetto {
-                            "decimal"
-                        } else {
-                            "hexadecimal"
-                        }
-                    )
-                })?;
-                let adj = adj(value(payload, "oom_score_adj"))?;
-                let comm = text_between(payload, "comm=", " clone_flags=");
+                let task = new_task(payload, self.options.perfetto)?;
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let parent_proc = self.context_process(h, time)?;
                 let parent = self.procs[parent_proc as usize].tgid;
-                if flags & CLONE_THREAD != 0 {
-                    self.thread_of(pid, parent);
-                    self.forked.remove(&pid);
+                if task.thread {
+                    self.thread_of(task.pid, parent);
+                    self.forked.remove(&task.pid);
                 } else {
-                    self.tgid_of.remove(&pid);
                     let mark = self.procs[parent_proc as usize].mark;
-                    let f = self.forked.entry(pid).or_default();
-                    f.name = comm.map(str::to_string);
-                    f.adj = Some(adj);
-                    f.mark = mark;
+                    self.forked_process(&task, mark);
                 }
                 Ok(())
             }
@@ -967,6 +962,16 @@ impl FtraceImporter {
             Origin::ReadBatch(id),
         );
         Ok(())
+    }
+
+    /// `task` is a new process (not a thread) started with the parent's mark `mark`:
+    /// remembered until its first event makes it a process.
+    fn forked_process(&mut self, task: &NewTask, mark: Option<i16>) {
+        self.tgid_of.remove(&task.pid);
+        let f = self.forked.entry(task.pid).or_default();
+        f.name = task.comm.map(str::to_string);
+        f.adj = Some(task.adj);
+        f.mark = mark;
     }
 
     /// `pid` is a thread of group `tgid`.
@@ -1657,6 +1662,34 @@ fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64, u64), Str
         ));
     }
     Ok((owner, first, last))
+}
+
+/// A `task_newtask` line's new task.
+struct NewTask<'a> {
+    pid: u32,
+    /// `CLONE_THREAD`: a thread of its parent's group, not a process.
+    thread: bool,
+    /// `oom_score_adj` inherited from the parent.
+    adj: i16,
+    comm: Option<&'a str>,
+}
+
+/// `task_newtask`: `pid=%d comm=%s clone_flags=%lx oom_score_adj=%hd`.
+fn new_task(payload: &str, perfetto: bool) -> std::result::Result<NewTask<'_>, String> {
+    let pid = number(value(payload, "pid"), "pid=PID")?;
+    let flags = value(payload, "clone_flags").ok_or("expected clone_flags=")?;
+    let flags = kernel_hex(flags, perfetto).ok_or_else(|| {
+        format!(
+            "clone_flags={flags}, expected a number ({})",
+            if perfetto { "decimal" } else { "hexadecimal" }
+        )
+    })?;
+    Ok(NewTask {
+        pid,
+        thread: flags & CLONE_THREAD != 0,
+        adj: adj(value(payload, "oom_score_adj"))?,
+        comm: text_between(payload, "comm=", " clone_flags="),
+    })
 }
 
 /// `B|PID|NAME` of an atrace marker.
