@@ -31,6 +31,7 @@ use rustix::io::Errno;
 use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
 
 use mobmem::trace::ftrace::{FtraceImporter, ProcessMatch};
+use mobmem::trace::PartialFile;
 
 use crate::import::{check_output, write_trace, ImportFlags};
 
@@ -295,7 +296,9 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         .open(&pipe_path)
         .with_context(|| format!("opening {}", pipe_path.display()))?;
     let mut raw = match &args.raw {
-        Some(path) => Some(RawText::create(path)?),
+        // FILE.partial, renamed to FILE only when the capture completes: an interrupted
+        // capture keeps FILE.partial, an error leaves nothing.
+        Some(path) => Some(PartialFile::create(path)?),
         None => None,
     };
     tracefs.set("tracing_on", "1")?;
@@ -337,10 +340,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     if interrupted.load(Ordering::SeqCst) {
         let kept = match raw {
-            Some(r) => format!(
-                " (the raw text so far is in {})",
-                r.keep_partial()?.display()
-            ),
+            Some(r) => format!(" (the raw text so far is in {})", r.keep()?.display()),
             None => String::new(),
         };
         bail!(
@@ -392,7 +392,7 @@ fn stream(
     pipe_path: &Path,
     tracefs: &Tracefs,
     importer: &mut FtraceImporter,
-    mut raw: Option<&mut RawText>,
+    mut raw: Option<&mut PartialFile>,
     stop: Stop<'_>,
 ) -> Result<()> {
     let mut chunk = vec![0u8; 1 << 20];
@@ -419,7 +419,11 @@ fn stream(
                             continue;
                         }
                         if let Some(out) = raw.as_deref_mut() {
-                            out.line(line)?;
+                            out.write_all(line)
+                                .and_then(|()| out.write_all(b"\n"))
+                                .with_context(|| {
+                                    format!("writing {}", out.temp_path().display())
+                                })?;
                         }
                         importer.push_bytes(line)?;
                     }
@@ -676,76 +680,6 @@ fn read_adj(path: &Path) -> Option<i16> {
         .parse::<i16>()
         .ok()
         .filter(|a| (-1000..=1000).contains(a))
-}
-
-/// The raw ftrace text (`--raw`), written as FILE.partial and renamed to FILE only when
-/// the capture completes: an interrupted capture leaves FILE.partial, an error nothing.
-struct RawText {
-    out: Option<std::io::BufWriter<fs::File>>,
-    temp: PathBuf,
-    target: PathBuf,
-}
-
-impl RawText {
-    fn create(target: &Path) -> Result<RawText> {
-        let mut name = target.file_name().unwrap_or_default().to_os_string();
-        name.push(".partial");
-        let temp = target.with_file_name(name);
-        let file =
-            fs::File::create(&temp).with_context(|| format!("creating {}", temp.display()))?;
-        Ok(RawText {
-            out: Some(std::io::BufWriter::new(file)),
-            temp,
-            target: target.to_path_buf(),
-        })
-    }
-
-    fn line(&mut self, line: &[u8]) -> Result<()> {
-        if let Some(out) = self.out.as_mut() {
-            out.write_all(line)
-                .and_then(|()| out.write_all(b"\n"))
-                .with_context(|| format!("writing {}", self.temp.display()))?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        if let Some(out) = self.out.take() {
-            out.into_inner()
-                .map_err(|e| e.into_error())
-                .with_context(|| format!("writing {}", self.temp.display()))?;
-        }
-        Ok(())
-    }
-
-    /// The capture is complete: FILE.partial becomes FILE.
-    fn commit(mut self) -> Result<()> {
-        self.flush()?;
-        fs::rename(&self.temp, &self.target).with_context(|| {
-            format!(
-                "renaming {} to {}",
-                self.temp.display(),
-                self.target.display()
-            )
-        })?;
-        self.temp = PathBuf::new();
-        Ok(())
-    }
-
-    /// The capture was interrupted: keep FILE.partial; returns its name.
-    fn keep_partial(mut self) -> Result<PathBuf> {
-        self.flush()?;
-        Ok(std::mem::take(&mut self.temp))
-    }
-}
-
-impl Drop for RawText {
-    fn drop(&mut self) {
-        if !self.temp.as_os_str().is_empty() {
-            drop(self.out.take());
-            let _ = fs::remove_file(&self.temp);
-        }
-    }
 }
 
 #[cfg(test)]
