@@ -310,7 +310,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     if !args.command.is_empty() {
         let w = Workload::spawn(&args.command)?;
         if options.foreground.is_empty() {
-            options.foreground.push(ProcessMatch::Pid(w.pid));
+            options.foreground.push(ProcessMatch::Pid(w.child.id()));
         }
         workload = Some(w);
     }
@@ -496,10 +496,10 @@ impl CaptureLock {
 /// then ends the group itself).
 struct Workload {
     child: Child,
-    pid: u32,
     /// The process group's id: the command's pid.
     group: Pid,
-    status: Option<std::io::Result<ExitStatus>>,
+    /// Set once the command is reaped.
+    status: Option<ExitStatus>,
 }
 
 impl Workload {
@@ -517,11 +517,9 @@ impl Workload {
             .process_group(0)
             .spawn()
             .with_context(|| format!("starting {}", command[0]))?;
-        let pid = child.id();
         Ok(Workload {
             group: Pid::from_child(&child),
             child,
-            pid,
             status: None,
         })
     }
@@ -538,38 +536,38 @@ impl Workload {
 
     /// End what is left of the process group (SIGTERM, then SIGKILL after [`GRACE`]) and
     /// reap the command; returns its exit status. Processes that left the group (setsid,
-    /// setpgid) are not reached.
+    /// setpgid) are not reached. Once the command is reaped, a second call only returns
+    /// its status again.
     fn end(&mut self) -> std::io::Result<ExitStatus> {
-        if self.status.is_none() {
-            let group = self.group;
-            if group_alive(group) {
-                signal_group(group, Signal::TERM);
-                let deadline = Instant::now() + GRACE;
-                while group_alive(group) && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                if group_alive(group) {
-                    signal_group(group, Signal::KILL);
-                }
-            }
-            self.status = Some(self.child.wait());
-            // SIGKILL is delivered at once but a process takes a moment to die.
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let group = self.group;
+        if group_alive(group) {
+            signal_group(group, Signal::TERM);
             let deadline = Instant::now() + GRACE;
             while group_alive(group) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
             if group_alive(group) {
-                note(&format!(
-                    "warning: processes of group {} (the command's) are still alive",
-                    group.as_raw_pid()
-                ));
+                signal_group(group, Signal::KILL);
             }
         }
-        match self.status.as_ref() {
-            Some(Ok(s)) => Ok(*s),
-            Some(Err(e)) => Err(std::io::Error::new(e.kind(), e.to_string())),
-            None => Err(std::io::Error::other("not waited for")),
+        let status = self.child.wait();
+        // SIGKILL is delivered at once but a process takes a moment to die.
+        let deadline = Instant::now() + GRACE;
+        while group_alive(group) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
         }
+        if group_alive(group) {
+            note(&format!(
+                "warning: processes of group {} (the command's) are still alive",
+                group.as_raw_pid()
+            ));
+        }
+        let status = status?;
+        self.status = Some(status);
+        Ok(status)
     }
 }
 
