@@ -28,7 +28,9 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rustix::fs::{flock, FlockOperation};
 use rustix::io::Errno;
-use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
+use rustix::process::{
+    kill_process_group, test_kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions,
+};
 
 use mobmem::trace::ftrace::{FtraceImporter, ProcessMatch};
 use mobmem::trace::PartialFile;
@@ -545,21 +547,13 @@ impl Workload {
         let group = self.group;
         if group_alive(group) {
             signal_group(group, Signal::TERM);
-            let deadline = Instant::now() + GRACE;
-            while group_alive(group) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if group_alive(group) {
+            if !wait_gone(group, GRACE) {
                 signal_group(group, Signal::KILL);
             }
         }
         let status = self.child.wait();
         // SIGKILL is delivered at once but a process takes a moment to die.
-        let deadline = Instant::now() + GRACE;
-        while group_alive(group) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if group_alive(group) {
+        if !wait_gone(group, GRACE) {
             note(&format!(
                 "warning: processes of group {} (the command's) are still alive",
                 group.as_raw_pid()
@@ -589,7 +583,6 @@ struct ProcStat {
     name: String,
     /// `R`, `S`, `D`, `Z` (zombie), ...
     state: u8,
-    group: i32,
     kernel_thread: bool,
 }
 
@@ -620,27 +613,88 @@ fn processes() -> Vec<ProcStat> {
     out
 }
 
-/// `PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS ...` (proc(5)); COMM may hold
-/// spaces and parentheses, so it ends at the last `)`.
+/// The fields of a /proc/PID/stat line after COMM, STATE first: `PID (COMM) STATE PPID
+/// PGRP SESSION TTY TPGID FLAGS ...` (proc(5)). COMM may hold spaces and parentheses, so
+/// it ends at the last `)`.
+fn fields_after_comm(text: &str) -> Option<std::str::SplitWhitespace<'_>> {
+    Some(text.get(text.rfind(')')? + 1..)?.split_whitespace())
+}
+
+/// A /proc/PID/stat line, or `None` if it is cut short.
 fn parse_stat(pid: u32, text: &str) -> Option<ProcStat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let name = text.get(open + 1..close)?.to_string();
-    let fields: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    let fields: Vec<&str> = fields_after_comm(text)?.collect();
     Some(ProcStat {
         pid,
         name,
         state: *fields.first()?.as_bytes().first()?,
-        group: fields.get(2)?.parse().ok()?,
         kernel_thread: fields.get(6)?.parse::<u64>().ok()? & PF_KTHREAD != 0,
     })
 }
 
 /// Whether a live (not zombie) process is in process group `group`.
 fn group_alive(group: Pid) -> bool {
-    processes()
-        .iter()
-        .any(|p| p.group == group.as_raw_pid() && !matches!(p.state, b'Z' | b'X'))
+    // Signal 0 finds the group empty (ESRCH) without looking at /proc: the usual answer
+    // once the command is reaped.
+    if test_kill_process_group(group) == Err(Errno::SRCH) {
+        return false;
+    }
+    // It also counts zombies: the command before it is reaped, and orphans where init
+    // (in a container, any program) does not reap them. Those have ended.
+    live_member(group)
+}
+
+/// Wait up to `grace` for [`group_alive`] to turn false; returns whether it did.
+fn wait_gone(group: Pid, grace: Duration) -> bool {
+    let deadline = Instant::now() + grace;
+    loop {
+        if !group_alive(group) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether /proc shows a process of group `group` that is not a zombie; only STATE and
+/// PGRP of each /proc/PID/stat are read, into one buffer.
+fn live_member(group: Pid) -> bool {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return false;
+    };
+    let mut text = String::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let digits = name.as_encoded_bytes();
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        text.clear();
+        let read = fs::File::open(entry.path().join("stat"))
+            .and_then(|mut file| file.read_to_string(&mut text));
+        // A process gone while reading has ended.
+        if read.is_err() {
+            continue;
+        }
+        if let Some((state, pgrp)) = state_and_group(&text) {
+            if pgrp == group.as_raw_pid() && !matches!(state, b'Z' | b'X') {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// STATE and PGRP of a /proc/PID/stat line.
+fn state_and_group(text: &str) -> Option<(u8, i32)> {
+    let mut fields = fields_after_comm(text)?;
+    let state = *fields.next()?.as_bytes().first()?;
+    let pgrp = fields.nth(1)?.parse().ok()?;
+    Some((state, pgrp))
 }
 
 /// A process running when the capture began, with its importance.
@@ -686,13 +740,20 @@ mod tests {
 
     #[test]
     fn stat_lines_with_odd_names() {
-        let p = parse_stat(42, "42 (a) b (c)) S 1 40 40 0 -1 4194560 0 0").unwrap();
+        let odd = "42 (a) b (c)) S 1 40 40 0 -1 4194560 0 0";
+        let p = parse_stat(42, odd).unwrap();
         assert_eq!(
-            (p.name.as_str(), p.state, p.group, p.kernel_thread),
-            ("a) b (c)", b'S', 40, false)
+            (p.name.as_str(), p.state, p.kernel_thread),
+            ("a) b (c)", b'S', false)
         );
+        assert_eq!(state_and_group(odd), Some((b'S', 40)));
         let k = parse_stat(2, "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0").unwrap();
         assert!(k.kernel_thread);
         assert!(parse_stat(3, "3 (x) S 1").is_none());
+        assert_eq!(
+            state_and_group("42 (a) b (c)) Z 1 40 40 0 -1 4194560 0 0"),
+            Some((b'Z', 40))
+        );
+        assert_eq!(state_and_group("3 (x) S 1"), None);
     }
 }
