@@ -62,13 +62,10 @@ fn android_layout_old_filemap_importance_and_input() {
             file_page(253, 6, 0x2000, 0)
         ]
     );
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
-    assert_eq!(names, vec![(3493, "com.example.app"), (4100, "com.other")]);
+    assert_eq!(
+        pid_names(&t),
+        vec![(3493, "com.example.app"), (4100, "com.other")]
+    );
 
     assert_eq!(report.lines, 25);
     assert_eq!(report.accesses_from, "added");
@@ -126,13 +123,7 @@ fn linux_layout_threads_read_path_and_malformed_lines() {
             file_page(8, 1, 0x1b, 3),
         ]
     );
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
-    assert_eq!(names, vec![(500, "bash"), (600, "cat")]);
+    assert_eq!(pid_names(&t), vec![(500, "bash"), (600, "cat")]);
     assert_eq!(report.accesses_from, "read-path");
     assert_eq!(report.threads, 1);
     assert_eq!(report.lost_events, 7);
@@ -394,13 +385,7 @@ fn marked_only_keeps_the_marked_processes_renumbered() {
     let (t, report) = import("linux.txt", options);
     // bash (process 0 of the whole trace) is left out; cat becomes process 0, and its
     // mark replaces the oom_score_adj it inherited.
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
-    assert_eq!(names, vec![(600, "cat")]);
+    assert_eq!(pid_names(&t), vec![(600, "cat")]);
     assert_eq!(t.events[0], Event::start(200 * US, 0));
     assert_eq!(t.events[1], Event::importance(200 * US, 0, 0));
     assert_eq!(t.events.last(), Some(&Event::exit(1000 * US, 0)));
@@ -752,15 +737,9 @@ fn task_names_with_spaces_and_bracketed_digits() {
         .push_line("   x [1]-5 (   77) [001] .....  1083.399712: mm_filemap_fault: dev=254:0 ino=d1f ofs=4096")
         .unwrap();
     let (t, _) = importer.finish();
-    let procs: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
     // The second line's task is a thread of 77, which takes its name until its leader's
     // is seen.
-    assert_eq!(procs, vec![(26821, "a [12] b-3"), (77, "x [1]")]);
+    assert_eq!(pid_names(&t), vec![(26821, "a [12] b-3"), (77, "x [1]")]);
 }
 
 /// Strict: only header lines capture tools write may come before the first event.
@@ -819,13 +798,7 @@ fn perfetto_traceconv_text() {
         Event::access(600 * MS, 1, 2, false, false),
     ];
     assert_eq!(t.events, expected);
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
-    assert_eq!(names, vec![(3493, "com.example.app"), (4100, "")]);
+    assert_eq!(pid_names(&t), vec![(3493, "com.example.app"), (4100, "")]);
     assert_eq!(
         t.tables.pages,
         vec![
@@ -840,18 +813,79 @@ fn perfetto_traceconv_text() {
     // Read as kernel text, 4001536 is hexadecimal: no CLONE_THREAD, and 3520 becomes a
     // process of its own; `<unknown>` is taken for a task name.
     let (t, _) = import("perfetto.txt", ImportOptions::default());
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
     assert_eq!(
-        names,
+        pid_names(&t),
         vec![
             (3493, "com.example.app"),
             (3520, "<unknown>"),
             (4100, "<unknown>")
         ]
+    );
+}
+
+/// `lines` with processes already running when the capture started
+/// (`FtraceImporter::running_process`): no fork of theirs is in the trace, so their
+/// importance and name come from what the capture read in /proc.
+fn import_with_running(options: ImportOptions, lines: &[&str]) -> Trace {
+    let mut importer = FtraceImporter::new(Path::new("pipe"), options);
+    importer.running_process(300, "pushd", 500);
+    importer.running_process(400, "editor", 200);
+    importer.running_process(500, "gone", 100);
+    for line in lines {
+        importer.push_line(line).unwrap();
+    }
+    importer.finish().0
+}
+
+/// pid 300 runs from before the trace (importance 500 from the start; `<...>` gives no name);
+/// 400 is marked foreground, which wins over its 200; pid 500 was running but is seen
+/// only after a fork reused its pid, so the new process takes the fork's values.
+const RUNNING_LINES: [&str; 5] = [
+    "           <...>-300     [000] .....   10.000000: mm_filemap_fault: dev 8:1 ino 1a ofs=0",
+    "          editor-400     [000] .....   10.001000: mm_filemap_fault: dev 8:1 ino 1a ofs=4096",
+    "            bash-77      [001] .....   10.002000: task_newtask: pid=500 comm=bash clone_flags=1200000 oom_score_adj=0",
+    "            bash-500     [001] .....   10.003000: mm_filemap_fault: dev 8:1 ino 1b ofs=0",
+    "           <...>-300     [000] .....   10.004000: oom_score_adj_update: pid=300 comm=pushd oom_score_adj=900",
+];
+
+#[test]
+fn a_running_process_has_its_importance_and_name_from_the_start() {
+    let options = ImportOptions {
+        foreground: vec![ProcessMatch::Pid(400)],
+        ..Default::default()
+    };
+    let t = import_with_running(options, &RUNNING_LINES);
+    // Processes in order of first sight: 300 (0), 400 (1), 77 (2, the forking bash), 500 (3).
+    let expected = vec![
+        Event::start(0, 0),
+        Event::importance(0, 0, 500),
+        Event::access(0, 0, 0, false, false),
+        Event::start(MS, 1),
+        Event::importance(MS, 1, 0),
+        Event::access(MS, 1, 1, false, false),
+        Event::start(2 * MS, 2),
+        Event::start(3 * MS, 3),
+        Event::importance(3 * MS, 3, 0),
+        Event::access(3 * MS, 3, 2, false, false),
+        Event::importance(4 * MS, 0, 900),
+    ];
+    assert_eq!(t.events, expected);
+    assert_eq!(
+        pid_names(&t),
+        vec![(300, "pushd"), (400, "editor"), (77, "bash"), (500, "bash")]
+    );
+}
+
+/// A name mark matches the name read in /proc when the lines give none.
+#[test]
+fn a_name_mark_matches_the_running_name() {
+    let options = ImportOptions {
+        background: vec![ProcessMatch::Comm("pushd".into())],
+        ..Default::default()
+    };
+    let t = import_with_running(options, &RUNNING_LINES[..1]);
+    assert_eq!(
+        t.events[..2],
+        [Event::start(0, 0), Event::importance(0, 0, 900)]
     );
 }
