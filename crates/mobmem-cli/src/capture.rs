@@ -28,9 +28,12 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rustix::fs::{flock, FlockOperation};
 use rustix::io::Errno;
-use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
+use rustix::process::{
+    kill_process_group, test_kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions,
+};
 
 use mobmem::trace::ftrace::{FtraceImporter, ProcessMatch};
+use mobmem::trace::PartialFile;
 
 use crate::import::{check_output, write_trace, ImportFlags};
 
@@ -231,6 +234,8 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         }
     }
     let mut options = args.flags.options()?;
+    // This process's events are left out; the command's fork (task_newtask) still gives
+    // it its name and the oom_score_adj it inherits.
     options.exclude_pids.push(std::process::id());
 
     // Ctrl-C, SIGTERM and SIGHUP only set this flag; the loop below then ends the
@@ -293,7 +298,9 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         .open(&pipe_path)
         .with_context(|| format!("opening {}", pipe_path.display()))?;
     let mut raw = match &args.raw {
-        Some(path) => Some(RawText::create(path)?),
+        // FILE.partial, renamed to FILE only when the capture completes: an interrupted
+        // capture keeps FILE.partial, an error leaves nothing.
+        Some(path) => Some(PartialFile::create(path)?),
         None => None,
     };
     tracefs.set("tracing_on", "1")?;
@@ -301,23 +308,17 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     // Read after tracing is on: a process started later has its fork in the trace, which
     // takes precedence (see FtraceImporter::running_process).
     let running = running_processes();
-    let own_adj = read_adj(Path::new("/proc/self/oom_score_adj")).unwrap_or(0);
     let mut workload = None;
     if !args.command.is_empty() {
         let w = Workload::spawn(&args.command)?;
         if options.foreground.is_empty() {
-            options.foreground.push(ProcessMatch::Pid(w.pid));
+            options.foreground.push(ProcessMatch::Pid(w.child.id()));
         }
         workload = Some(w);
     }
     let mut importer = FtraceImporter::new(&pipe_path, options);
     for p in &running {
         importer.running_process(p.pid, &p.name, p.adj);
-    }
-    if let Some(w) = &workload {
-        // Its fork, made by this process, is left out with this process's events; it
-        // started with this process's oom_score_adj, and a change of its own is traced.
-        importer.running_process(w.pid, "", own_adj);
     }
 
     let deadline = args.duration.map(|d| started + Duration::from_secs_f64(d));
@@ -341,10 +342,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     if interrupted.load(Ordering::SeqCst) {
         let kept = match raw {
-            Some(r) => format!(
-                " (the raw text so far is in {})",
-                r.keep_partial()?.display()
-            ),
+            Some(r) => format!(" (the raw text so far is in {})", r.keep()?.display()),
             None => String::new(),
         };
         bail!(
@@ -396,7 +394,7 @@ fn stream(
     pipe_path: &Path,
     tracefs: &Tracefs,
     importer: &mut FtraceImporter,
-    mut raw: Option<&mut RawText>,
+    mut raw: Option<&mut PartialFile>,
     stop: Stop<'_>,
 ) -> Result<()> {
     let mut chunk = vec![0u8; 1 << 20];
@@ -423,7 +421,11 @@ fn stream(
                             continue;
                         }
                         if let Some(out) = raw.as_deref_mut() {
-                            out.line(line)?;
+                            out.write_all(line)
+                                .and_then(|()| out.write_all(b"\n"))
+                                .with_context(|| {
+                                    format!("writing {}", out.temp_path().display())
+                                })?;
                         }
                         importer.push_bytes(line)?;
                     }
@@ -496,10 +498,10 @@ impl CaptureLock {
 /// then ends the group itself).
 struct Workload {
     child: Child,
-    pid: u32,
     /// The process group's id: the command's pid.
     group: Pid,
-    status: Option<std::io::Result<ExitStatus>>,
+    /// Set once the command is reaped.
+    status: Option<ExitStatus>,
 }
 
 impl Workload {
@@ -517,11 +519,9 @@ impl Workload {
             .process_group(0)
             .spawn()
             .with_context(|| format!("starting {}", command[0]))?;
-        let pid = child.id();
         Ok(Workload {
             group: Pid::from_child(&child),
             child,
-            pid,
             status: None,
         })
     }
@@ -538,38 +538,30 @@ impl Workload {
 
     /// End what is left of the process group (SIGTERM, then SIGKILL after [`GRACE`]) and
     /// reap the command; returns its exit status. Processes that left the group (setsid,
-    /// setpgid) are not reached.
+    /// setpgid) are not reached. Once the command is reaped, a second call only returns
+    /// its status again.
     fn end(&mut self) -> std::io::Result<ExitStatus> {
-        if self.status.is_none() {
-            let group = self.group;
-            if group_alive(group) {
-                signal_group(group, Signal::TERM);
-                let deadline = Instant::now() + GRACE;
-                while group_alive(group) && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                if group_alive(group) {
-                    signal_group(group, Signal::KILL);
-                }
-            }
-            self.status = Some(self.child.wait());
-            // SIGKILL is delivered at once but a process takes a moment to die.
-            let deadline = Instant::now() + GRACE;
-            while group_alive(group) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if group_alive(group) {
-                note(&format!(
-                    "warning: processes of group {} (the command's) are still alive",
-                    group.as_raw_pid()
-                ));
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let group = self.group;
+        if group_alive(group) {
+            signal_group(group, Signal::TERM);
+            if !wait_gone(group, GRACE) {
+                signal_group(group, Signal::KILL);
             }
         }
-        match self.status.as_ref() {
-            Some(Ok(s)) => Ok(*s),
-            Some(Err(e)) => Err(std::io::Error::new(e.kind(), e.to_string())),
-            None => Err(std::io::Error::other("not waited for")),
+        let status = self.child.wait();
+        // SIGKILL is delivered at once but a process takes a moment to die.
+        if !wait_gone(group, GRACE) {
+            note(&format!(
+                "warning: processes of group {} (the command's) are still alive",
+                group.as_raw_pid()
+            ));
         }
+        let status = status?;
+        self.status = Some(status);
+        Ok(status)
     }
 }
 
@@ -591,7 +583,6 @@ struct ProcStat {
     name: String,
     /// `R`, `S`, `D`, `Z` (zombie), ...
     state: u8,
-    group: i32,
     kernel_thread: bool,
 }
 
@@ -622,27 +613,88 @@ fn processes() -> Vec<ProcStat> {
     out
 }
 
-/// `PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS ...` (proc(5)); COMM may hold
-/// spaces and parentheses, so it ends at the last `)`.
+/// The fields of a /proc/PID/stat line after COMM, STATE first: `PID (COMM) STATE PPID
+/// PGRP SESSION TTY TPGID FLAGS ...` (proc(5)). COMM may hold spaces and parentheses, so
+/// it ends at the last `)`.
+fn fields_after_comm(text: &str) -> Option<std::str::SplitWhitespace<'_>> {
+    Some(text.get(text.rfind(')')? + 1..)?.split_whitespace())
+}
+
+/// A /proc/PID/stat line, or `None` if it is cut short.
 fn parse_stat(pid: u32, text: &str) -> Option<ProcStat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let name = text.get(open + 1..close)?.to_string();
-    let fields: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    let fields: Vec<&str> = fields_after_comm(text)?.collect();
     Some(ProcStat {
         pid,
         name,
         state: *fields.first()?.as_bytes().first()?,
-        group: fields.get(2)?.parse().ok()?,
         kernel_thread: fields.get(6)?.parse::<u64>().ok()? & PF_KTHREAD != 0,
     })
 }
 
 /// Whether a live (not zombie) process is in process group `group`.
 fn group_alive(group: Pid) -> bool {
-    processes()
-        .iter()
-        .any(|p| p.group == group.as_raw_pid() && !matches!(p.state, b'Z' | b'X'))
+    // Signal 0 finds the group empty (ESRCH) without looking at /proc: the usual answer
+    // once the command is reaped.
+    if test_kill_process_group(group) == Err(Errno::SRCH) {
+        return false;
+    }
+    // It also counts zombies: the command before it is reaped, and orphans where init
+    // (in a container, any program) does not reap them. Those have ended.
+    live_member(group)
+}
+
+/// Wait up to `grace` for [`group_alive`] to turn false; returns whether it did.
+fn wait_gone(group: Pid, grace: Duration) -> bool {
+    let deadline = Instant::now() + grace;
+    loop {
+        if !group_alive(group) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether /proc shows a process of group `group` that is not a zombie; only STATE and
+/// PGRP of each /proc/PID/stat are read, into one buffer.
+fn live_member(group: Pid) -> bool {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return false;
+    };
+    let mut text = String::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let digits = name.as_encoded_bytes();
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        text.clear();
+        let read = fs::File::open(entry.path().join("stat"))
+            .and_then(|mut file| file.read_to_string(&mut text));
+        // A process gone while reading has ended.
+        if read.is_err() {
+            continue;
+        }
+        if let Some((state, pgrp)) = state_and_group(&text) {
+            if pgrp == group.as_raw_pid() && !matches!(state, b'Z' | b'X') {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// STATE and PGRP of a /proc/PID/stat line.
+fn state_and_group(text: &str) -> Option<(u8, i32)> {
+    let mut fields = fields_after_comm(text)?;
+    let state = *fields.next()?.as_bytes().first()?;
+    let pgrp = fields.nth(1)?.parse().ok()?;
+    Some((state, pgrp))
 }
 
 /// A process running when the capture began, with its importance.
@@ -682,89 +734,26 @@ fn read_adj(path: &Path) -> Option<i16> {
         .filter(|a| (-1000..=1000).contains(a))
 }
 
-/// The raw ftrace text (`--raw`), written as FILE.partial and renamed to FILE only when
-/// the capture completes: an interrupted capture leaves FILE.partial, an error nothing.
-struct RawText {
-    out: Option<std::io::BufWriter<fs::File>>,
-    temp: PathBuf,
-    target: PathBuf,
-}
-
-impl RawText {
-    fn create(target: &Path) -> Result<RawText> {
-        let mut name = target.file_name().unwrap_or_default().to_os_string();
-        name.push(".partial");
-        let temp = target.with_file_name(name);
-        let file =
-            fs::File::create(&temp).with_context(|| format!("creating {}", temp.display()))?;
-        Ok(RawText {
-            out: Some(std::io::BufWriter::new(file)),
-            temp,
-            target: target.to_path_buf(),
-        })
-    }
-
-    fn line(&mut self, line: &[u8]) -> Result<()> {
-        if let Some(out) = self.out.as_mut() {
-            out.write_all(line)
-                .and_then(|()| out.write_all(b"\n"))
-                .with_context(|| format!("writing {}", self.temp.display()))?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        if let Some(out) = self.out.take() {
-            out.into_inner()
-                .map_err(|e| e.into_error())
-                .with_context(|| format!("writing {}", self.temp.display()))?;
-        }
-        Ok(())
-    }
-
-    /// The capture is complete: FILE.partial becomes FILE.
-    fn commit(mut self) -> Result<()> {
-        self.flush()?;
-        fs::rename(&self.temp, &self.target).with_context(|| {
-            format!(
-                "renaming {} to {}",
-                self.temp.display(),
-                self.target.display()
-            )
-        })?;
-        self.temp = PathBuf::new();
-        Ok(())
-    }
-
-    /// The capture was interrupted: keep FILE.partial; returns its name.
-    fn keep_partial(mut self) -> Result<PathBuf> {
-        self.flush()?;
-        Ok(std::mem::take(&mut self.temp))
-    }
-}
-
-impl Drop for RawText {
-    fn drop(&mut self) {
-        if !self.temp.as_os_str().is_empty() {
-            drop(self.out.take());
-            let _ = fs::remove_file(&self.temp);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn stat_lines_with_odd_names() {
-        let p = parse_stat(42, "42 (a) b (c)) S 1 40 40 0 -1 4194560 0 0").unwrap();
+        let odd = "42 (a) b (c)) S 1 40 40 0 -1 4194560 0 0";
+        let p = parse_stat(42, odd).unwrap();
         assert_eq!(
-            (p.name.as_str(), p.state, p.group, p.kernel_thread),
-            ("a) b (c)", b'S', 40, false)
+            (p.name.as_str(), p.state, p.kernel_thread),
+            ("a) b (c)", b'S', false)
         );
+        assert_eq!(state_and_group(odd), Some((b'S', 40)));
         let k = parse_stat(2, "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0").unwrap();
         assert!(k.kernel_thread);
         assert!(parse_stat(3, "3 (x) S 1").is_none());
+        assert_eq!(
+            state_and_group("42 (a) b (c)) Z 1 40 40 0 -1 4194560 0 0"),
+            Some((b'Z', 40))
+        );
+        assert_eq!(state_and_group("3 (x) S 1"), None);
     }
 }

@@ -236,6 +236,19 @@ fn spawn_logged(command: &mut Command, dir: &Path) -> Child {
         .unwrap()
 }
 
+/// `mobmem capture --out OUT ARGS... -- sh -c SCRIPT`, started by [`spawn_logged`] in
+/// `dir`, with no input.
+fn spawn_capture(dir: &Path, out: &Path, args: &[&str], script: &str) -> Child {
+    let mut capture = mobmem();
+    capture
+        .args(["capture", "--out"])
+        .arg(out)
+        .args(args)
+        .args(["--", "sh", "-c", script])
+        .stdin(Stdio::null());
+    spawn_logged(&mut capture, dir)
+}
+
 /// Wait for a child of [`spawn_logged`], killing it (and failing) if it takes longer
 /// than `within`.
 fn wait_within(mut child: Child, dir: &Path, within: Duration) -> Output {
@@ -508,19 +521,21 @@ fn sigterm_ends_the_capture_without_a_trace() {
     let out = dir.path().join("term.mmt");
     let raw = dir.path().join("term.txt");
     let pids = dir.path().join("pids");
-    let mut capture = mobmem();
-    capture
-        .args(["capture", "--out"])
-        .arg(&out)
-        .arg("--raw")
-        .arg(&raw)
-        .args(["--duration", "60", "--no-anon-faults", "--", "sh", "-c"])
-        .arg(format!(
+    let capture = spawn_capture(
+        dir.path(),
+        &out,
+        &[
+            "--raw",
+            raw.to_str().unwrap(),
+            "--duration",
+            "60",
+            "--no-anon-faults",
+        ],
+        &format!(
             "sleep 60 & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
             pids.display()
-        ))
-        .stdin(Stdio::null());
-    let capture = spawn_logged(&mut capture, dir.path());
+        ),
+    );
     let started = wait_for_pids(&pids, 2, Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(300));
     let kill = Command::new("kill")
@@ -558,17 +573,15 @@ fn duration_ends_the_command_and_its_descendants() {
     let dir = disk_dir();
     let out = dir.path().join("long.mmt");
     let pids = dir.path().join("pids");
-    let mut capture = mobmem();
-    capture
-        .args(["capture", "--out"])
-        .arg(&out)
-        .args(["--duration", "1", "--no-anon-faults", "--", "sh", "-c"])
-        .arg(format!(
+    let capture = spawn_capture(
+        dir.path(),
+        &out,
+        &["--duration", "1", "--no-anon-faults"],
+        &format!(
             "sleep 60 & echo $! >> '{0}'; (sleep 60; true) & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
             pids.display()
-        ))
-        .stdin(Stdio::null());
-    let capture = spawn_logged(&mut capture, dir.path());
+        ),
+    );
     let run = wait_within(capture, dir.path(), Duration::from_secs(30));
     tracefs.assert_restored();
     for pid in wait_for_pids(&pids, 3, Duration::ZERO) {
@@ -593,18 +606,16 @@ fn strict_error_ends_the_command() {
     let dir = disk_dir();
     let out = dir.path().join("strict.mmt");
     let pids = dir.path().join("pids");
-    let mut capture = mobmem();
-    capture
-        .args(["capture", "--out"])
-        .arg(&out)
-        .args(["--strict", "--no-anon-faults", "--", "sh", "-c"])
-        .arg(format!(
+    let capture = spawn_capture(
+        dir.path(),
+        &out,
+        &["--strict", "--no-anon-faults"],
+        &format!(
             "echo $$ >> '{0}'; sleep 60 & echo $! >> '{0}'; sleep 0.2; \
              printf 'marker\\nnot an event line\\n' > {TRACEFS}/trace_marker; wait",
             pids.display()
-        ))
-        .stdin(Stdio::null());
-    let capture = spawn_logged(&mut capture, dir.path());
+        ),
+    );
     let run = wait_within(capture, dir.path(), Duration::from_secs(30));
     tracefs.assert_restored();
     let stderr = String::from_utf8_lossy(&run.stderr);

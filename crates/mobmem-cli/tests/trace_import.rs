@@ -3,11 +3,26 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn mobmem(args: &[&str]) -> Output {
+/// `mobmem trace import --from FROM INPUT --out OUT EXTRA...`.
+fn import(from: &str, input: &Path, out: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mobmem"))
-        .args(args)
+        .args(["trace", "import", "--from", from])
+        .arg(input)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
         .output()
         .expect("run mobmem")
+}
+
+/// The JSON report of a run that succeeded (`--json`).
+fn json_report(run: &Output) -> serde_json::Value {
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&run.stdout).unwrap()
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -21,22 +36,7 @@ fn import_writes_the_trace_and_reports_skipped_lines() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("linux.mmt");
     let input = fixture("linux.txt");
-    let run = mobmem(&[
-        "trace",
-        "import",
-        "--from",
-        "ftrace",
-        input.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = json_report(&import("ftrace", &input, &out, &["--json"]));
     assert_eq!(report["lost_events"], 7);
     assert_eq!(report["accesses_from"], "read-path");
     let trace = mobmem::trace::read_all(&out, None).unwrap();
@@ -44,15 +44,7 @@ fn import_writes_the_trace_and_reports_skipped_lines() {
 
     // The same trace as CSV, then `trace info` reads it back.
     let csv = dir.path().join("linux.csv");
-    let run = mobmem(&[
-        "trace",
-        "import",
-        "--from",
-        "ftrace",
-        input.to_str().unwrap(),
-        "--out",
-        csv.to_str().unwrap(),
-    ]);
+    let run = import("ftrace", &input, &csv, &[]);
     assert!(run.status.success());
     assert_eq!(mobmem::trace::read_all(&csv, None).unwrap(), trace);
 }
@@ -62,16 +54,7 @@ fn strict_import_fails_on_the_first_malformed_line_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.mmt");
     let input = fixture("malformed.txt");
-    let run = mobmem(&[
-        "trace",
-        "import",
-        "--from",
-        "ftrace",
-        input.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--strict",
-    ]);
+    let run = import("ftrace", &input, &out, &["--strict"]);
     assert!(!run.status.success());
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(err.contains("malformed.txt: line 3:"), "{err}");
@@ -138,15 +121,7 @@ fn an_import_without_events_reports_what_it_read_and_fails() {
         let input = dir.path().join(name);
         std::fs::write(&input, text).unwrap();
         let out = dir.path().join("out.mmt");
-        let run = mobmem(&[
-            "trace",
-            "import",
-            "--from",
-            "ftrace",
-            input.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let run = import("ftrace", &input, &out, &[]);
         let stdout = String::from_utf8_lossy(&run.stdout);
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(!run.status.success(), "{name}: {stdout}");
@@ -164,23 +139,7 @@ fn perfetto_text_imports_with_from_perfetto() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p.csv");
     let input = fixture("perfetto.txt");
-    let run = mobmem(&[
-        "trace",
-        "import",
-        "--from",
-        "perfetto",
-        input.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--strict",
-        "--json",
-    ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = json_report(&import("perfetto", &input, &out, &["--strict", "--json"]));
     assert_eq!(report["threads"], 2);
     assert_eq!(report["pages_deleted"], 1);
     let trace = mobmem::trace::read_all(&out, None).unwrap();

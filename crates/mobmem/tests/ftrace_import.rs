@@ -20,6 +20,15 @@ fn import(name: &str, options: ImportOptions) -> (Trace, mobmem::trace::ftrace::
     import_file(&fixture(name), options).expect("import")
 }
 
+/// The processes of a trace as (pid, name), in order.
+fn pid_names(t: &Trace) -> Vec<(u32, &str)> {
+    t.tables
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.name.as_str()))
+        .collect()
+}
+
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 
@@ -53,13 +62,10 @@ fn android_layout_old_filemap_importance_and_input() {
             file_page(253, 6, 0x2000, 0)
         ]
     );
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
-    assert_eq!(names, vec![(3493, "com.example.app"), (4100, "com.other")]);
+    assert_eq!(
+        pid_names(&t),
+        vec![(3493, "com.example.app"), (4100, "com.other")]
+    );
 
     assert_eq!(report.lines, 25);
     assert_eq!(report.accesses_from, "added");
@@ -117,13 +123,7 @@ fn linux_layout_threads_read_path_and_malformed_lines() {
             file_page(8, 1, 0x1b, 3),
         ]
     );
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
-    assert_eq!(names, vec![(500, "bash"), (600, "cat")]);
+    assert_eq!(pid_names(&t), vec![(500, "bash"), (600, "cat")]);
     assert_eq!(report.accesses_from, "read-path");
     assert_eq!(report.threads, 1);
     assert_eq!(report.lost_events, 7);
@@ -278,6 +278,62 @@ fn excluded_pids_leave_no_events() {
     );
 }
 
+/// A process the excluded task starts is kept, with the name and inherited importance of
+/// its fork (the excluded task's own `task_newtask` line); the excluded task gets no
+/// process, and neither does a thread it starts.
+#[test]
+fn a_process_started_by_an_excluded_task_keeps_its_fork() {
+    let lines = [
+        "  mobmem-50  ( 50) [000] ..... 1.000000: task_newtask: pid=60 comm=mobmem clone_flags=1200011 oom_score_adj=300",
+        "  mobmem-50  ( 50) [000] ..... 1.000100: task_newtask: pid=51 comm=mobmem clone_flags=3d0f00 oom_score_adj=300",
+        "  mobmem-51  ( 50) [000] ..... 1.000200: mm_filemap_fault: dev=8:1 ino=1a ofs=4096",
+        "      sh-60  ( 60) [001] ..... 1.001000: task_rename: pid=60 oldcomm=mobmem newcomm=sh oom_score_adj=300",
+        "      sh-60  ( 60) [001] ..... 1.002000: mm_filemap_fault: dev=8:1 ino=1a ofs=0",
+    ];
+    let import = |options: ImportOptions| {
+        let mut importer = FtraceImporter::new(Path::new("excluded"), options);
+        for line in lines {
+            importer.push_line(line).unwrap();
+        }
+        importer.finish()
+    };
+    let excluding = |marks: Vec<ProcessMatch>| ImportOptions {
+        exclude_pids: vec![50],
+        strict: true,
+        foreground: marks,
+        ..Default::default()
+    };
+    let (t, report) = import(excluding(Vec::new()));
+    // Times count from the rename, the first line not left out.
+    assert_eq!(
+        t.events,
+        vec![
+            Event::start(MS, 0),
+            Event::importance(MS, 0, 300),
+            Event::access(MS, 0, 0, false, false),
+        ]
+    );
+    assert_eq!(pid_names(&t), vec![(60, "sh")]);
+    assert_eq!(
+        report.skipped["excluded task (the capturing process)"].first_lines,
+        vec![1, 2, 3]
+    );
+    // A mark still pins the importance.
+    let (t, _) = import(excluding(vec![ProcessMatch::Pid(60)]));
+    assert_eq!(t.events[1], Event::importance(MS, 0, 0));
+
+    // A malformed fork of the excluded task is malformed like any line.
+    let mut importer = FtraceImporter::new(Path::new("excluded"), excluding(Vec::new()));
+    match importer.push_line(
+        "  mobmem-50  ( 50) [000] ..... 1.000000: task_newtask: pid=60 comm=mobmem clone_flags=zz oom_score_adj=300",
+    ) {
+        Err(Error::Format { message, .. }) => {
+            assert!(message.contains("clone_flags=zz"), "{message}")
+        }
+        other => panic!("expected a format error, got {other:?}"),
+    }
+}
+
 #[test]
 fn streaming_lines_one_by_one_gives_the_same_trace() {
     let text = std::fs::read_to_string(fixture("linux.txt")).unwrap();
@@ -329,13 +385,7 @@ fn marked_only_keeps_the_marked_processes_renumbered() {
     let (t, report) = import("linux.txt", options);
     // bash (process 0 of the whole trace) is left out; cat becomes process 0, and its
     // mark replaces the oom_score_adj it inherited.
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
-    assert_eq!(names, vec![(600, "cat")]);
+    assert_eq!(pid_names(&t), vec![(600, "cat")]);
     assert_eq!(t.events[0], Event::start(200 * US, 0));
     assert_eq!(t.events[1], Event::importance(200 * US, 0, 0));
     assert_eq!(t.events.last(), Some(&Event::exit(1000 * US, 0)));
@@ -581,6 +631,47 @@ fn page_frame_numbers_and_timestamps_are_checked() {
     .is_empty());
 }
 
+/// Perfetto gives page indexes in pages: the highest one a byte offset can name (2^52 - 1)
+/// is read; above it, or a `last_index` of 2^64 - 1, the line is malformed with its reason.
+#[test]
+fn huge_perfetto_page_indexes_are_malformed() {
+    let fault = |index: u64| {
+        format!(
+            "cat-1 [000] ..... 1.000000: mm_filemap_fault: s_dev=8388609 i_ino=26 index={index}"
+        )
+    };
+    let top = (1u64 << 52) - 1;
+    let mut importer = FtraceImporter::new(Path::new("huge"), ImportOptions::default());
+    importer.push_line(&fault(top)).unwrap();
+    importer.push_line(&fault(top + 1)).unwrap();
+    importer.push_line(&fault(u64::MAX)).unwrap();
+    importer
+        .push_line("cat-1 [000] ..... 1.000001: mm_filemap_get_pages: s_dev=8388609 i_ino=26 index=0 last_index=18446744073709551615")
+        .unwrap();
+    let (t, report) = importer.finish();
+    assert_eq!(t.tables.pages, vec![file_page(8, 1, 0x1a, top)]);
+    let malformed: Vec<(&String, &Vec<u64>)> = report
+        .skipped
+        .iter()
+        .filter(|(k, _)| k.starts_with("malformed"))
+        .map(|(k, s)| (k, &s.first_lines))
+        .collect();
+    assert_eq!(malformed.len(), 3, "{malformed:?}");
+    for (field, value, line) in [
+        ("index", top + 1, 2),
+        ("index", u64::MAX, 3),
+        ("last_index", u64::MAX, 4),
+    ] {
+        let wanted = format!("{field}={value}, expected a page index of at most {top}");
+        assert!(
+            malformed
+                .iter()
+                .any(|(k, lines)| k.contains(&wanted) && lines.as_slice() == [line]),
+            "{wanted} on line {line}: {malformed:?}"
+        );
+    }
+}
+
 /// Every device the kernel numbers (minors have 20 bits) keys its own files.
 #[test]
 fn large_device_minors_key_distinct_files() {
@@ -646,15 +737,9 @@ fn task_names_with_spaces_and_bracketed_digits() {
         .push_line("   x [1]-5 (   77) [001] .....  1083.399712: mm_filemap_fault: dev=254:0 ino=d1f ofs=4096")
         .unwrap();
     let (t, _) = importer.finish();
-    let procs: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
     // The second line's task is a thread of 77, which takes its name until its leader's
     // is seen.
-    assert_eq!(procs, vec![(26821, "a [12] b-3"), (77, "x [1]")]);
+    assert_eq!(pid_names(&t), vec![(26821, "a [12] b-3"), (77, "x [1]")]);
 }
 
 /// Strict: only header lines capture tools write may come before the first event.
@@ -713,13 +798,7 @@ fn perfetto_traceconv_text() {
         Event::access(600 * MS, 1, 2, false, false),
     ];
     assert_eq!(t.events, expected);
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
-    assert_eq!(names, vec![(3493, "com.example.app"), (4100, "")]);
+    assert_eq!(pid_names(&t), vec![(3493, "com.example.app"), (4100, "")]);
     assert_eq!(
         t.tables.pages,
         vec![
@@ -734,18 +813,79 @@ fn perfetto_traceconv_text() {
     // Read as kernel text, 4001536 is hexadecimal: no CLONE_THREAD, and 3520 becomes a
     // process of its own; `<unknown>` is taken for a task name.
     let (t, _) = import("perfetto.txt", ImportOptions::default());
-    let names: Vec<(u32, &str)> = t
-        .tables
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.as_str()))
-        .collect();
     assert_eq!(
-        names,
+        pid_names(&t),
         vec![
             (3493, "com.example.app"),
             (3520, "<unknown>"),
             (4100, "<unknown>")
         ]
+    );
+}
+
+/// `lines` with processes already running when the capture started
+/// (`FtraceImporter::running_process`): no fork of theirs is in the trace, so their
+/// importance and name come from what the capture read in /proc.
+fn import_with_running(options: ImportOptions, lines: &[&str]) -> Trace {
+    let mut importer = FtraceImporter::new(Path::new("pipe"), options);
+    importer.running_process(300, "pushd", 500);
+    importer.running_process(400, "editor", 200);
+    importer.running_process(500, "gone", 100);
+    for line in lines {
+        importer.push_line(line).unwrap();
+    }
+    importer.finish().0
+}
+
+/// pid 300 runs from before the trace (importance 500 from the start; `<...>` gives no name);
+/// 400 is marked foreground, which wins over its 200; pid 500 was running but is seen
+/// only after a fork reused its pid, so the new process takes the fork's values.
+const RUNNING_LINES: [&str; 5] = [
+    "           <...>-300     [000] .....   10.000000: mm_filemap_fault: dev 8:1 ino 1a ofs=0",
+    "          editor-400     [000] .....   10.001000: mm_filemap_fault: dev 8:1 ino 1a ofs=4096",
+    "            bash-77      [001] .....   10.002000: task_newtask: pid=500 comm=bash clone_flags=1200000 oom_score_adj=0",
+    "            bash-500     [001] .....   10.003000: mm_filemap_fault: dev 8:1 ino 1b ofs=0",
+    "           <...>-300     [000] .....   10.004000: oom_score_adj_update: pid=300 comm=pushd oom_score_adj=900",
+];
+
+#[test]
+fn a_running_process_has_its_importance_and_name_from_the_start() {
+    let options = ImportOptions {
+        foreground: vec![ProcessMatch::Pid(400)],
+        ..Default::default()
+    };
+    let t = import_with_running(options, &RUNNING_LINES);
+    // Processes in order of first sight: 300 (0), 400 (1), 77 (2, the forking bash), 500 (3).
+    let expected = vec![
+        Event::start(0, 0),
+        Event::importance(0, 0, 500),
+        Event::access(0, 0, 0, false, false),
+        Event::start(MS, 1),
+        Event::importance(MS, 1, 0),
+        Event::access(MS, 1, 1, false, false),
+        Event::start(2 * MS, 2),
+        Event::start(3 * MS, 3),
+        Event::importance(3 * MS, 3, 0),
+        Event::access(3 * MS, 3, 2, false, false),
+        Event::importance(4 * MS, 0, 900),
+    ];
+    assert_eq!(t.events, expected);
+    assert_eq!(
+        pid_names(&t),
+        vec![(300, "pushd"), (400, "editor"), (77, "bash"), (500, "bash")]
+    );
+}
+
+/// A name mark matches the name read in /proc when the lines give none.
+#[test]
+fn a_name_mark_matches_the_running_name() {
+    let options = ImportOptions {
+        background: vec![ProcessMatch::Comm("pushd".into())],
+        ..Default::default()
+    };
+    let t = import_with_running(options, &RUNNING_LINES[..1]);
+    assert_eq!(
+        t.events[..2],
+        [Event::start(0, 0), Event::importance(0, 0, 900)]
     );
 }

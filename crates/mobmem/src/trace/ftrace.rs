@@ -75,6 +75,11 @@ pub const READ_BATCH_FOLIOS: u64 = 31;
 /// folio read here has order 19. A line asking for more is malformed, not a huge read.
 pub const MAX_EVENT_PAGES: u64 = 1 << 19;
 
+/// Highest page index a line may give in pages (Perfetto's `index=`, `last_index=`): the
+/// page of the highest byte offset the kernel's `ofs=` can give, so both spellings name
+/// the same pages (and a page index never overflows as a byte offset).
+pub const MAX_PAGE_INDEX: u64 = u64::MAX / PAGE_SIZE;
+
 /// `oom_score_adj` given to a process marked background: the bottom of Android's cached
 /// range (ActivityManager `ProcessList.CACHED_APP_MIN_ADJ`).
 pub const ADJ_MARKED_BACKGROUND: i16 = 900;
@@ -184,7 +189,9 @@ pub struct ImportOptions {
     pub foreground: Vec<ProcessMatch>,
     /// Processes (and their descendants) pinned to the background.
     pub background: Vec<ProcessMatch>,
-    /// Tasks whose events are dropped (the capturing process itself).
+    /// Tasks whose events are dropped (the capturing process itself). A process one of
+    /// them starts is not dropped: its `task_newtask` line still gives it its name and
+    /// inherited `oom_score_adj`.
     pub exclude_pids: Vec<u32>,
     /// Keep only the processes marked foreground or background (and those they start),
     /// leaving out the rest of the system.
@@ -602,6 +609,16 @@ impl FtraceImporter {
                 self.seen_event = true;
                 let excluded = |pid: u32| self.options.exclude_pids.contains(&pid);
                 if excluded(head.pid) || head.tgid.is_some_and(excluded) {
+                    // A process it starts is not excluded, and its fork is this line.
+                    if head.event == "task_newtask" {
+                        match new_task(head.payload, self.options.perfetto) {
+                            Ok(task) if !task.thread => self.forked_process(&task, None),
+                            Ok(_) => {}
+                            Err(expected) => {
+                                return self.malformed(&format!("task_newtask: {expected}"));
+                            }
+                        }
+                    }
                     self.report
                         .skip("excluded task (the capturing process)", self.line);
                     return Ok(());
@@ -676,8 +693,8 @@ impl FtraceImporter {
             }
             "mm_filemap_map_pages" | "mm_filemap_fault" => {
                 let (owner, first, last) = if name == "mm_filemap_fault" {
-                    let (owner, ofs) = filemap_key(payload)?;
-                    (owner, ofs / PAGE_SIZE, ofs / PAGE_SIZE)
+                    let (owner, index) = filemap_key(payload)?;
+                    (owner, index, index)
                 } else {
                     filemap_page_range(payload)?
                 };
@@ -721,34 +738,17 @@ impl FtraceImporter {
                 Ok(())
             }
             "task_newtask" => {
-                let pid = number(value(payload, "pid"), "pid=PID")?;
-                let flags = value(payload, "clone_flags").ok_or("expected clone_flags=")?;
-                let flags = kernel_hex(flags, self.options.perfetto).ok_or_else(|| {
-                    format!(
-                        "clone_flags={flags}, expected a number ({})",
-                        if self.options.perfetto {
-                            "decimal"
-                        } else {
-                            "hexadecimal"
-                        }
-                    )
-                })?;
-                let adj = adj(value(payload, "oom_score_adj"))?;
-                let comm = text_between(payload, "comm=", " clone_flags=");
+                let task = new_task(payload, self.options.perfetto)?;
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let parent_proc = self.context_process(h, time)?;
                 let parent = self.procs[parent_proc as usize].tgid;
-                if flags & CLONE_THREAD != 0 {
-                    self.thread_of(pid, parent);
-                    self.forked.remove(&pid);
+                if task.thread {
+                    self.thread_of(task.pid, parent);
+                    self.forked.remove(&task.pid);
                 } else {
-                    self.tgid_of.remove(&pid);
                     let mark = self.procs[parent_proc as usize].mark;
-                    let f = self.forked.entry(pid).or_default();
-                    f.name = comm.map(str::to_string);
-                    f.adj = Some(adj);
-                    f.mark = mark;
+                    self.forked_process(&task, mark);
                 }
                 Ok(())
             }
@@ -871,8 +871,13 @@ impl FtraceImporter {
     }
 
     fn page(&mut self, key: PageKey) -> std::result::Result<PageId, String> {
-        // Room is kept for the pages read batches may still add at the end.
-        let ids = self.interner.tables().pages.len() as u64 + self.batch_room;
+        self.page_with_room(key, self.batch_room)
+    }
+
+    /// The id of `key`, keeping `room` ids free for the pages read batches may still add
+    /// at the end.
+    fn page_with_room(&mut self, key: PageKey, room: u64) -> std::result::Result<PageId, String> {
+        let ids = self.interner.tables().pages.len() as u64 + room;
         if ids >= u64::from(PageId::MAX) {
             return Err("more distinct pages than the 2^32 - 1 page ids".to_string());
         }
@@ -893,11 +898,7 @@ impl FtraceImporter {
         for index in first..first.saturating_add(count) {
             let page = self.page(PageKey::file(owner, index))?;
             if origin == Origin::ReadPath {
-                let i = page as usize;
-                if self.read_path_pages.len() <= i {
-                    self.read_path_pages.resize(i + 1, false);
-                }
-                self.read_path_pages[i] = true;
+                mark_page(&mut self.read_path_pages, page);
             }
             self.push(Event::access(time, proc, page, false, false), origin);
         }
@@ -934,15 +935,19 @@ impl FtraceImporter {
             (p.owner == owner && p.last == last && p.first < first && first <= p.last)
                 .then_some(prev)
         });
+        // A continued batch now ends before this one's first page.
+        let room = match continued {
+            Some(prev) => self.batch_room - (self.batches[prev as usize].last - (first - 1)),
+            None => self.batch_room,
+        } + (last - first);
+        // Stands for the batch's accesses until they are known. Taken before anything is
+        // recorded: finish() reads every recorded batch's pages in the room kept here.
+        let page = self.page_with_room(PageKey::file(owner, first), room)?;
+        self.batch_room = room;
         match continued {
-            Some(prev) => {
-                let p = &mut self.batches[prev as usize];
-                p.end = Some(first - 1);
-                self.batch_room -= p.last - (first - 1);
-            }
+            Some(prev) => self.batches[prev as usize].end = Some(first - 1),
             None => self.report.reads += 1,
         }
-        self.batch_room += last - first;
         // filemap_read() asks for pages only below the file's size: the first one exists.
         self.file_has(owner, first, false);
         self.open_read.insert(pid, id);
@@ -952,13 +957,21 @@ impl FtraceImporter {
             last,
             end: None,
         });
-        // Stands for the batch's accesses until they are known.
-        let page = self.page(PageKey::file(owner, first))?;
         self.push(
             Event::access(time, proc, page, false, false),
             Origin::ReadBatch(id),
         );
         Ok(())
+    }
+
+    /// `task` is a new process (not a thread) started with the parent's mark `mark`:
+    /// remembered until its first event makes it a process.
+    fn forked_process(&mut self, task: &NewTask, mark: Option<i16>) {
+        self.tgid_of.remove(&task.pid);
+        let f = self.forked.entry(task.pid).or_default();
+        f.name = task.comm.map(str::to_string);
+        f.adj = Some(task.adj);
+        f.mark = mark;
     }
 
     /// `pid` is a thread of group `tgid`.
@@ -1107,15 +1120,11 @@ impl FtraceImporter {
                 continue;
             }
             for index in b.first..=end {
-                // Cannot fail: read_batch() keeps room for every page a batch may read.
-                let Some(page) = self.interner.page(PageKey::file(b.owner, index)) else {
-                    break;
-                };
-                let i = page as usize;
-                if self.read_path_pages.len() <= i {
-                    self.read_path_pages.resize(i + 1, false);
-                }
-                self.read_path_pages[i] = true;
+                let page = self
+                    .interner
+                    .page(PageKey::file(b.owner, index))
+                    .expect("read_batch() recorded the batch only with room kept for its pages");
+                mark_page(&mut self.read_path_pages, page);
                 batch_pages.push(page);
             }
         }
@@ -1244,6 +1253,15 @@ impl FtraceImporter {
             .collect();
         (Trace { events, tables }, self.report)
     }
+}
+
+/// Set `page`'s flag, growing `flags` to reach it.
+fn mark_page(flags: &mut Vec<bool>, page: PageId) {
+    let i = page as usize;
+    if flags.len() <= i {
+        flags.resize(i + 1, false);
+    }
+    flags[i] = true;
 }
 
 /// One more line of `name`, allocating its key only the first time.
@@ -1501,11 +1519,6 @@ fn adj(text: Option<&str>) -> std::result::Result<i16, String> {
         .ok_or_else(|| "expected oom_score_adj=N with N in -1000..=1000".to_string())
 }
 
-fn hex(text: &str) -> Option<u64> {
-    let digits = text.strip_prefix("0x").unwrap_or(text);
-    u64::from_str_radix(digits, 16).ok()
-}
-
 /// A number the kernel prints in hexadecimal (`%lx`, `0x%lx`); Perfetto prints it in
 /// decimal unless it has a `0x`.
 fn kernel_hex(text: &str, perfetto: bool) -> Option<u64> {
@@ -1537,50 +1550,60 @@ fn owner_of(major: u32, minor: u32, ino: u64) -> std::result::Result<u64, String
 /// `ino=%lx`, or Perfetto's rendering of an event it has no format for, `s_dev=DEV_T
 /// i_ino=DECIMAL` (`DEV_T` the kernel's `major << 20 | minor`).
 fn file_of(payload: &str) -> std::result::Result<u64, String> {
-    if value(payload, "dev").is_none() {
-        if let Some(dev) = value(payload, "s_dev") {
-            let dev = dev
-                .parse::<u32>()
-                .map_err(|_| format!("s_dev={dev}, expected a device number"))?;
-            let ino_text = value(payload, "i_ino").ok_or("expected i_ino=INODE")?;
-            let ino = ino_text
-                .parse::<u64>()
-                .map_err(|_| format!("i_ino={ino_text}, expected a decimal inode"))?;
-            return owner_of(dev >> 20, dev & MAX_DEVICE_MINOR, ino);
-        }
-    }
-    let dev = value(payload, "dev").ok_or("expected dev MAJOR:MINOR")?;
+    let Some(dev) = value(payload, "dev") else {
+        let dev = value(payload, "s_dev").ok_or("expected dev MAJOR:MINOR")?;
+        let dev = dev
+            .parse::<u32>()
+            .map_err(|_| format!("s_dev={dev}, expected a device number"))?;
+        let ino_text = value(payload, "i_ino").ok_or("expected i_ino=INODE")?;
+        let ino = ino_text
+            .parse::<u64>()
+            .map_err(|_| format!("i_ino={ino_text}, expected a decimal inode"))?;
+        return owner_of(dev >> 20, dev & MAX_DEVICE_MINOR, ino);
+    };
     let (major, minor) = dev
         .split_once(':')
         .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
         .ok_or_else(|| format!("dev `{dev}`, expected MAJOR:MINOR"))?;
     let ino_text = value(payload, "ino").ok_or("expected ino INODE (hexadecimal)")?;
-    let ino = hex(ino_text).ok_or_else(|| format!("ino `{ino_text}`, expected hexadecimal"))?;
+    let ino = kernel_hex(ino_text, false)
+        .ok_or_else(|| format!("ino `{ino_text}`, expected hexadecimal"))?;
     owner_of(major, minor, ino)
 }
 
-/// A page index given in pages (`index=`, Perfetto) or in bytes (`ofs=`, the kernel).
+/// A page index given in bytes (`ofs=`, the kernel) or, without `ofs`, in pages
+/// (`index=`, Perfetto).
 fn page_index(payload: &str) -> std::result::Result<u64, String> {
-    if let Some(index) = value(payload, "index").filter(|_| value(payload, "ofs").is_none()) {
-        return index
+    match value(payload, "ofs") {
+        Some(ofs) => ofs
             .parse::<u64>()
-            .map_err(|_| format!("index={index}, expected a page index"));
+            .map(|o| o / PAGE_SIZE)
+            .map_err(|_| format!("ofs={ofs}, expected a byte offset")),
+        None => index_value(
+            "index",
+            value(payload, "index").ok_or("expected ofs=BYTES")?,
+        ),
     }
-    let ofs = value(payload, "ofs").ok_or("expected ofs=BYTES")?;
-    ofs.parse::<u64>()
-        .map(|o| o / PAGE_SIZE)
-        .map_err(|_| format!("ofs={ofs}, expected a byte offset"))
+}
+
+/// Perfetto's `index=N` (or `last_index=N`, named by `field`), in pages: at most
+/// [`MAX_PAGE_INDEX`], the highest page the kernel's byte offsets can name.
+fn index_value(field: &str, index: &str) -> std::result::Result<u64, String> {
+    index
+        .parse::<u64>()
+        .ok()
+        .filter(|&i| i <= MAX_PAGE_INDEX)
+        .ok_or_else(|| {
+            format!("{field}={index}, expected a page index of at most {MAX_PAGE_INDEX} (2^52 - 1: a byte offset below 2^64)")
+        })
 }
 
 /// Added or deleted pages: file, first page index, number of pages (`order`).
 fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
     let owner = file_of(payload)?;
     let pfn = value(payload, "pfn").ok_or("expected pfn=N")?;
-    let pfn_ok = match pfn.strip_prefix("0x") {
-        Some(digits) => u64::from_str_radix(digits, 16).is_ok(),
-        None => pfn.parse::<u64>().is_ok(),
-    };
-    if !pfn_ok {
+    // Decimal (`%lu`, the old layout) or `0x` hexadecimal (the folio layout).
+    if kernel_hex(pfn, true).is_none() {
         return Err(format!(
             "pfn={pfn}, expected a page frame number (decimal, or hexadecimal after 0x)"
         ));
@@ -1597,10 +1620,10 @@ fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> 
     Ok((owner, first, 1 << order))
 }
 
-/// `mm_filemap_fault`: file and byte offset.
+/// `mm_filemap_fault`: file and page index.
 fn filemap_key(payload: &str) -> std::result::Result<(u64, u64), String> {
     let owner = file_of(payload)?;
-    Ok((owner, page_index(payload)? * PAGE_SIZE))
+    Ok((owner, page_index(payload)?))
 }
 
 /// `mm_filemap_get_pages`, `mm_filemap_map_pages`: file and first and last page of the
@@ -1608,16 +1631,17 @@ fn filemap_key(payload: &str) -> std::result::Result<(u64, u64), String> {
 /// most [`MAX_EVENT_PAGES`] pages.
 fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
     let owner = file_of(payload)?;
-    let (first, last, shown) = match (value(payload, "ofs"), value(payload, "last_index")) {
-        (None, Some(last)) => {
-            let first = page_index(payload)?;
-            let last = last
-                .parse::<u64>()
-                .map_err(|_| format!("last_index={last}, expected a page index"))?;
+    let (first, last, shown) = match value(payload, "ofs") {
+        None => {
+            let last = value(payload, "last_index").ok_or("expected ofs=FIRST-LAST")?;
+            let first = index_value(
+                "index",
+                value(payload, "index").ok_or("expected ofs=BYTES")?,
+            )?;
+            let last = index_value("last_index", last)?;
             (first, last, format!("index={first} last_index={last}"))
         }
-        _ => {
-            let ofs = value(payload, "ofs").ok_or("expected ofs=FIRST-LAST")?;
+        Some(ofs) => {
             let (a, b) = ofs
                 .split_once('-')
                 .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
@@ -1638,6 +1662,34 @@ fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64, u64), Str
         ));
     }
     Ok((owner, first, last))
+}
+
+/// A `task_newtask` line's new task.
+struct NewTask<'a> {
+    pid: u32,
+    /// `CLONE_THREAD`: a thread of its parent's group, not a process.
+    thread: bool,
+    /// `oom_score_adj` inherited from the parent.
+    adj: i16,
+    comm: Option<&'a str>,
+}
+
+/// `task_newtask`: `pid=%d comm=%s clone_flags=%lx oom_score_adj=%hd`.
+fn new_task(payload: &str, perfetto: bool) -> std::result::Result<NewTask<'_>, String> {
+    let pid = number(value(payload, "pid"), "pid=PID")?;
+    let flags = value(payload, "clone_flags").ok_or("expected clone_flags=")?;
+    let flags = kernel_hex(flags, perfetto).ok_or_else(|| {
+        format!(
+            "clone_flags={flags}, expected a number ({})",
+            if perfetto { "decimal" } else { "hexadecimal" }
+        )
+    })?;
+    Ok(NewTask {
+        pid,
+        thread: flags & CLONE_THREAD != 0,
+        adj: adj(value(payload, "oom_score_adj"))?,
+        comm: text_between(payload, "comm=", " clone_flags="),
+    })
 }
 
 /// `B|PID|NAME` of an atrace marker.
@@ -1674,7 +1726,7 @@ mod tests {
         assert_eq!((h.comm, h.pid, h.tgid), (Some("cat"), 812, None));
         assert_eq!(
             filemap_key(h.payload),
-            Ok((file_owner(8, 1, 0x1a).unwrap(), 8192))
+            Ok((file_owner(8, 1, 0x1a).unwrap(), 2))
         );
 
         let tgid = "  Chrome IO-thread-77 (     70) [000] ..... 5.5: task_rename: pid=70 oldcomm=a newcomm=b c oom_score_adj=0";

@@ -20,6 +20,7 @@ mod shared;
 pub mod summary;
 
 pub use open::{open, open_data, read_all, read_all_data, write, Format};
+pub use shared::PartialFile;
 
 use std::collections::HashMap;
 

@@ -22,17 +22,19 @@ pub(crate) fn read_up_to(input: &mut dyn Read, buf: &mut [u8]) -> io::Result<usi
     Ok(filled)
 }
 
-/// A file written under a temporary name next to its target and renamed into place only
-/// by [`PartialFile::commit`], so that a crash or an error never leaves a half-written
-/// file under the target's name. Dropped without a commit, the temporary file is removed.
-pub(crate) struct PartialFile {
+/// A file written under a temporary name next to its target (`NAME.partial`) and renamed
+/// into place only by [`PartialFile::commit`], so that a crash or an error never leaves a
+/// half-written file under the target's name. [`PartialFile::keep`] leaves it under the
+/// temporary name; dropped without either, the temporary file is removed. Written
+/// through [`Write`], buffered.
+pub struct PartialFile {
     target: PathBuf,
     temp: PathBuf,
     out: Option<BufWriter<File>>,
 }
 
 impl PartialFile {
-    pub(crate) fn create(target: &Path) -> Result<PartialFile> {
+    pub fn create(target: &Path) -> Result<PartialFile> {
         let temp = partial_path(target);
         let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
         Ok(PartialFile {
@@ -43,15 +45,15 @@ impl PartialFile {
     }
 
     /// Where the data goes until the commit.
-    pub(crate) fn temp_path(&self) -> &Path {
+    pub fn temp_path(&self) -> &Path {
         &self.temp
     }
 
-    pub(crate) fn target_path(&self) -> &Path {
+    pub fn target_path(&self) -> &Path {
         &self.target
     }
 
-    /// The open file; only `commit`, which consumes `self`, closes it.
+    /// The open file; only `commit` and `keep`, which consume `self`, close it.
     pub(crate) fn writer(&mut self) -> io::Result<&mut BufWriter<File>> {
         self.out
             .as_mut()
@@ -64,17 +66,30 @@ impl PartialFile {
     }
 
     /// Flush and rename into place.
-    pub(crate) fn commit(mut self) -> Result<()> {
+    pub fn commit(mut self) -> Result<()> {
+        // Closed before the rename, which some systems refuse on an open file.
+        self.close()?;
+        std::fs::rename(&self.temp, &self.target).map_err(|e| Error::io(&self.target, e))?;
+        // Renamed: there is nothing left for `drop` to clean up.
+        self.temp = PathBuf::new();
+        Ok(())
+    }
+
+    /// Flush and leave the data under the temporary name (an output cut short, kept to be
+    /// looked at); returns that name.
+    pub fn keep(mut self) -> Result<PathBuf> {
+        self.close()?;
+        // Kept: `drop` must not remove it.
+        Ok(std::mem::take(&mut self.temp))
+    }
+
+    fn close(&mut self) -> Result<()> {
         if let Some(out) = self.out.take() {
-            // Closed before the rename, which some systems refuse on an open file.
             let file = out
                 .into_inner()
                 .map_err(|e| Error::io(&self.temp, e.into_error()))?;
             drop(file);
         }
-        std::fs::rename(&self.temp, &self.target).map_err(|e| Error::io(&self.target, e))?;
-        // Renamed: there is nothing left for `drop` to clean up.
-        self.temp = PathBuf::new();
         Ok(())
     }
 }
@@ -125,4 +140,45 @@ pub(crate) fn parse_u64(digits: &[u8]) -> Option<u64> {
             None
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What is in `dir`, by name and contents.
+    fn files(dir: &Path) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let path = e.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&path).unwrap())
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn partial_file_commits_keeps_or_removes() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.txt");
+        let pair = |name: &str, text: &str| (name.to_string(), text.to_string());
+
+        let mut file = PartialFile::create(&target).unwrap();
+        file.write_all(b"dropped").unwrap();
+        drop(file);
+        assert!(files(dir.path()).is_empty());
+
+        let mut file = PartialFile::create(&target).unwrap();
+        file.write_all(b"kept").unwrap();
+        assert_eq!(file.keep().unwrap(), dir.path().join("out.txt.partial"));
+        assert_eq!(files(dir.path()), vec![pair("out.txt.partial", "kept")]);
+
+        let mut file = PartialFile::create(&target).unwrap();
+        file.write_all(b"whole").unwrap();
+        file.commit().unwrap();
+        assert_eq!(files(dir.path()), vec![pair("out.txt", "whole")]);
+    }
 }
