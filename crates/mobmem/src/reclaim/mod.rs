@@ -574,10 +574,7 @@ impl Machine {
             return;
         }
         self.kswapd_runs += 1;
-        let goal = Goal::Watermark {
-            mark_pages: self.wm.high_pages(),
-            order,
-        };
+        let goal = Goal::Watermark(self.wm.high_pages());
         self.kswapd_reclaimed += self.reclaim(goal, order) as u64;
         if !self.mem.watermark_ok(order, self.wm.high_pages())
             && self.mem.free() < self.wm.high_pages()

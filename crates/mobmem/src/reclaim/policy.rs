@@ -21,8 +21,8 @@ pub enum Goal {
     /// kswapd: until this many frames are free (the high watermark).
     FreeAtLeast(usize),
     /// kswapd balancing for a high-order request (3.4 `balance_pgdat` with an order):
-    /// until the watermark check of `order` against `mark_pages` passes.
-    Watermark { mark_pages: usize, order: u32 },
+    /// until the watermark check of the request's order against this many pages passes.
+    Watermark(usize),
     /// Direct reclaim: until this many pages were reclaimed by this call.
     Reclaim(usize),
 }
@@ -53,7 +53,7 @@ impl ShrinkRequest {
     pub fn done(&self, mem: &Memory, reclaimed: usize) -> bool {
         match self.goal {
             Goal::FreeAtLeast(n) => mem.free() >= n,
-            Goal::Watermark { mark_pages, order } => mem.watermark_ok(order, mark_pages),
+            Goal::Watermark(mark_pages) => mem.watermark_ok(self.order, mark_pages),
             Goal::Reclaim(n) => reclaimed >= n,
         }
     }
