@@ -55,23 +55,19 @@ impl Default for MgLru {
 }
 
 impl MgLru {
-    /// Defaults: swappiness 60, lumpy blocks skip unmovable frames.
+    /// With [`ReclaimConfig::default`]'s `swappiness` and `lumpy_unmovable`.
     pub fn new() -> Self {
-        MgLru {
-            max_seq: MIN_NR_GENS + 1,
-            min_seq: [0, 0],
-            lumpy_unmovable: LumpyUnmovable::Skip,
-            swappiness: 60,
-            agings: 0,
-        }
+        Self::with_config(&ReclaimConfig::default())
     }
 
     /// With the config's `swappiness` and `lumpy_unmovable`.
     pub fn with_config(config: &ReclaimConfig) -> Self {
         MgLru {
+            max_seq: MIN_NR_GENS + 1,
+            min_seq: [0, 0],
             lumpy_unmovable: config.lumpy_unmovable,
             swappiness: config.swappiness,
-            ..Self::new()
+            agings: 0,
         }
     }
 
