@@ -537,7 +537,7 @@ impl Memory {
     }
 
     /// Add the frame at the tail of `list` (the end reclaim scans next).
-    pub fn push_tail(&mut self, list: u8, pfn: u32) {
+    fn push_tail(&mut self, list: u8, pfn: u32) {
         debug_assert_eq!(self.frames[pfn as usize].list, NO_LIST);
         let l = &mut self.lists[list as usize];
         let old = l.tail;
