@@ -158,6 +158,9 @@ pub struct Memory {
     dirty: usize,
     /// Pages reclaim kept dirty since the last [`Memory::end_kept_writeback`].
     kept_dirty: Vec<(u32, PageId)>,
+    /// A flusher writes dirty file pages (`dirty_writeback = "flusher"`): reclaim
+    /// keeps the dirty ones it meets instead of writing them itself.
+    flusher: bool,
     pub counters: ReclaimCounters,
 }
 
@@ -184,6 +187,7 @@ impl Memory {
             unmovable: 0,
             dirty: 0,
             kept_dirty: Vec::new(),
+            flusher: false,
             counters: ReclaimCounters::default(),
         };
         for pfn in 0..total {
@@ -460,6 +464,27 @@ impl Memory {
 
     // ---- dirty file pages ----
 
+    /// Whether a flusher writes dirty file pages, so that reclaim keeps them (see
+    /// [`Memory::evict_or_keep`]); off by default.
+    pub fn set_flusher(&mut self, on: bool) {
+        self.flusher = on;
+    }
+
+    /// What reclaim does with the isolated page in `pfn` once it decided to free it:
+    /// [`Memory::evict`] it, or with a flusher, when it is a dirty file page, keep it
+    /// for the flusher ([`Memory::keep_dirty`]; 3.4 `shrink_page_list`, 6.x
+    /// `sort_folio`). Returns whether it was evicted; a kept page is for the caller
+    /// to put back on a list.
+    pub fn evict_or_keep(&mut self, pfn: u32) -> bool {
+        let f = &self.frames[pfn as usize];
+        if self.flusher && f.dirty && !f.anon {
+            self.keep_dirty(pfn);
+            return false;
+        }
+        self.evict(pfn);
+        true
+    }
+
     /// A write to the resident file page in `pfn`; true when it was clean before.
     pub fn mark_dirty(&mut self, pfn: u32) -> bool {
         let f = &mut self.frames[pfn as usize];
@@ -472,31 +497,26 @@ impl Memory {
         true
     }
 
-    /// Write back the page in `pfn` if it is still `page` and dirty (the flusher):
-    /// it is clean afterwards, and if reclaim had kept it (`PG_reclaim`) and it is on
-    /// `inactive_list`, it moves to that list's tail to be reclaimed next. Returns
-    /// whether it was written.
-    pub fn write_back(&mut self, pfn: u32, page: PageId, inactive_list: u8) -> bool {
-        let f = self.frames[pfn as usize];
+    /// Write back the page in `pfn` if it is still `page` and dirty (the flusher): it
+    /// is clean afterwards and its `PG_reclaim` cleared. Returns whether reclaim had
+    /// kept it (`PG_reclaim` was set): then its policy moves it to where reclaim meets
+    /// it next ([`super::policy::ReclaimPolicy::rotate_reclaimable`]).
+    pub fn write_back(&mut self, pfn: u32, page: PageId) -> bool {
+        let f = &mut self.frames[pfn as usize];
         if f.state != FrameState::Page || f.page != page || !f.dirty {
             return false;
         }
-        let fm = &mut self.frames[pfn as usize];
-        fm.dirty = false;
-        let rotate = std::mem::take(&mut fm.reclaim) && f.list == inactive_list;
+        f.dirty = false;
+        let kept = std::mem::take(&mut f.reclaim);
         self.dirty -= 1;
         self.counters.writebacks += 1;
-        if rotate {
-            self.unlink(pfn);
-            self.push_tail(inactive_list, pfn);
-        }
-        true
+        kept
     }
 
     /// Reclaim met the dirty file page in `pfn` (isolated) and keeps it: `PG_reclaim`
     /// is set and the page is remembered for [`Memory::end_kept_writeback`]. The
     /// caller puts it back on a list.
-    pub fn keep_dirty(&mut self, pfn: u32) {
+    fn keep_dirty(&mut self, pfn: u32) {
         let f = &mut self.frames[pfn as usize];
         debug_assert!(f.dirty && !f.anon);
         self.counters.dirty_kept += 1;
@@ -508,11 +528,20 @@ impl Memory {
     }
 
     /// The writeback of every page reclaim kept has ended (the flusher wrote them
-    /// since): they are clean and at the tail of `inactive_list`, oldest kept last.
-    pub fn end_kept_writeback(&mut self, inactive_list: u8) {
-        for (pfn, page) in std::mem::take(&mut self.kept_dirty) {
-            self.write_back(pfn, page, inactive_list);
-        }
+    /// since): they are clean. Returns the frames of those still holding the kept
+    /// page, oldest kept first, for their policy to rotate.
+    pub fn end_kept_writeback(&mut self) -> Vec<u32> {
+        let kept = std::mem::take(&mut self.kept_dirty);
+        kept.into_iter()
+            .filter(|&(pfn, page)| self.write_back(pfn, page))
+            .map(|(pfn, _)| pfn)
+            .collect()
+    }
+
+    /// Move the page in `pfn` to the tail of `list` (the end reclaim scans next).
+    pub fn move_to_tail(&mut self, pfn: u32, list: u8) {
+        self.unlink(pfn);
+        self.push_tail(list, pfn);
     }
 
     // ---- lists ----

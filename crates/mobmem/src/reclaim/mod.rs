@@ -154,7 +154,8 @@ pub struct ReclaimConfig {
     pub new_anon_active: bool,
     pub lumpy_unmovable: LumpyUnmovable,
     /// Which high-order requests reclaim lumpily: every order above 0 (SPEC.md) or as
-    /// 3.4's `set_reclaim_mode` (costly orders, or small ones under pressure).
+    /// 3.4's `set_reclaim_mode` (costly orders, or small ones under pressure; refused
+    /// for a policy without reclaim priorities, `mglru`).
     pub lumpy_gating: LumpyGating,
     /// Who writes dirty file pages back before reclaim frees them.
     pub dirty_writeback: DirtyWriteback,
@@ -217,7 +218,7 @@ pub fn anon_pages(trace: &Trace) -> usize {
 impl ReclaimConfig {
     pub fn validate(&self) -> Result<()> {
         let fail = |m: String| Err(Error::config("reclaim config", m));
-        find_policy(&self.policy)?;
+        let policy = find_policy(&self.policy)?;
         if !(64..=MAX_MEMORY_PAGES).contains(&self.memory_pages) {
             return fail(format!(
                 "memory_pages must be 64..={MAX_MEMORY_PAGES}, got {}",
@@ -246,6 +247,14 @@ impl ReclaimConfig {
             return fail(format!(
                 "dirty_background_ratio must be 1..=100, got {}",
                 self.dirty_background_ratio
+            ));
+        }
+        if !policy.has_priorities && self.lumpy_gating != LumpyGating::AnyOrder {
+            return fail(format!(
+                "lumpy_gating = \"{}\" gates lumpy reclaim by the reclaim priority, which {} \
+does not have: use lumpy_gating = \"any-order\" with it",
+                self.lumpy_gating.name(),
+                self.policy
             ));
         }
         let wm = self.watermarks();
@@ -498,6 +507,7 @@ impl Machine {
         for pfn in config.boot_unmovable() {
             mem.allocate_unmovable(pfn, 0);
         }
+        mem.set_flusher(config.dirty_writeback == DirtyWriteback::Flusher);
         Ok(Machine {
             mem,
             policy: (info.build)(config),
@@ -532,7 +542,9 @@ impl Machine {
     /// One reclaim call with the fallback of protecting policies.
     pub fn reclaim(&mut self, goal: Goal, order: u32) -> usize {
         if self.flusher.is_some() {
-            self.mem.end_kept_writeback(lru::INACTIVE_FILE);
+            for pfn in self.mem.end_kept_writeback() {
+                self.policy.rotate_reclaimable(&mut self.mem, pfn);
+            }
         }
         let mut req = ShrinkRequest {
             goal,
@@ -690,7 +702,9 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
             let Some((pfn, page)) = order.pop_front() else {
                 break;
             };
-            self.mem.write_back(pfn, page, lru::INACTIVE_FILE);
+            if self.mem.write_back(pfn, page) {
+                self.policy.rotate_reclaimable(&mut self.mem, pfn);
+            }
         }
     }
 }
