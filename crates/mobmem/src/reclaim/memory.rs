@@ -64,6 +64,9 @@ pub struct Frame {
     pub gen: u64,
     pub prev: u32,
     pub next: u32,
+    /// Links of the dirty list (dirtying order), while `dirty`.
+    dirty_prev: u32,
+    dirty_next: u32,
 }
 
 impl Frame {
@@ -80,6 +83,8 @@ impl Frame {
         gen: 0,
         prev: NIL,
         next: NIL,
+        dirty_prev: NIL,
+        dirty_next: NIL,
     };
 }
 
@@ -154,8 +159,9 @@ pub struct Memory {
     resident_by_owner: Vec<u32>,
     lru_pages: usize,
     unmovable: usize,
-    /// Resident dirty file pages.
-    dirty: usize,
+    /// Resident dirty file pages in the order they were dirtied (head = oldest),
+    /// linked through `dirty_prev`/`dirty_next`.
+    dirty: List,
     /// Pages reclaim kept dirty since the last [`Memory::end_kept_writeback`].
     kept_dirty: Vec<(u32, PageId)>,
     /// A flusher writes dirty file pages (`dirty_writeback = "flusher"`): reclaim
@@ -185,7 +191,11 @@ impl Memory {
             resident_by_owner: vec![0; procs],
             lru_pages: 0,
             unmovable: 0,
-            dirty: 0,
+            dirty: List {
+                head: NIL,
+                tail: NIL,
+                len: 0,
+            },
             kept_dirty: Vec::new(),
             flusher: false,
             counters: ReclaimCounters::default(),
@@ -218,7 +228,21 @@ impl Memory {
     }
     /// Resident dirty file pages.
     pub fn dirty(&self) -> usize {
-        self.dirty
+        self.dirty.len
+    }
+    /// The frame of the page dirtied longest ago and still dirty (the flusher's next).
+    pub fn oldest_dirty(&self) -> Option<u32> {
+        (self.dirty.head != NIL).then_some(self.dirty.head)
+    }
+    /// Frames of the dirty pages, oldest dirtied first.
+    pub fn dirty_frames(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.dirty.len);
+        let mut at = self.dirty.head;
+        while at != NIL {
+            out.push(at);
+            at = self.frames[at as usize].dirty_next;
+        }
+        out
     }
     pub fn reserved(&self) -> usize {
         self.total() - self.free - self.lru_pages - self.unmovable
@@ -432,7 +456,7 @@ impl Memory {
         } else {
             if f.dirty {
                 self.counters.writebacks += 1;
-                self.dirty -= 1;
+                self.set_clean(pfn);
             }
             self.loc[f.page as usize] = DROPPED;
             self.counters.file_drops += 1;
@@ -451,7 +475,7 @@ impl Memory {
             pfn => {
                 self.unlink(pfn);
                 if self.frames[pfn as usize].dirty {
-                    self.dirty -= 1;
+                    self.set_clean(pfn);
                 }
                 let owner = self.frames[pfn as usize].owner;
                 self.resident_by_owner[owner as usize] -= 1;
@@ -493,8 +517,34 @@ impl Memory {
             return false;
         }
         f.dirty = true;
-        self.dirty += 1;
+        f.dirty_prev = self.dirty.tail;
+        f.dirty_next = NIL;
+        match self.dirty.tail {
+            NIL => self.dirty.head = pfn,
+            old => self.frames[old as usize].dirty_next = pfn,
+        }
+        self.dirty.tail = pfn;
+        self.dirty.len += 1;
         true
+    }
+
+    /// The dirty page in `pfn` is clean: off the dirty list.
+    fn set_clean(&mut self, pfn: u32) {
+        let f = &mut self.frames[pfn as usize];
+        debug_assert!(f.dirty);
+        let (prev, next) = (f.dirty_prev, f.dirty_next);
+        f.dirty = false;
+        f.dirty_prev = NIL;
+        f.dirty_next = NIL;
+        match prev {
+            NIL => self.dirty.head = next,
+            p => self.frames[p as usize].dirty_next = next,
+        }
+        match next {
+            NIL => self.dirty.tail = prev,
+            n => self.frames[n as usize].dirty_prev = prev,
+        }
+        self.dirty.len -= 1;
     }
 
     /// Write back the page in `pfn` if it is still `page` and dirty (the flusher): it
@@ -506,9 +556,8 @@ impl Memory {
         if f.state != FrameState::Page || f.page != page || !f.dirty {
             return false;
         }
-        f.dirty = false;
         let kept = std::mem::take(&mut f.reclaim);
-        self.dirty -= 1;
+        self.set_clean(pfn);
         self.counters.writebacks += 1;
         kept
     }
@@ -651,8 +700,26 @@ impl Memory {
                 self.free, self.lru_pages, self.unmovable
             ));
         }
-        if dirty != self.dirty {
-            return Err(format!("{dirty} dirty pages, {} counted", self.dirty));
+        let mut on_dirty_list = 0;
+        let mut prev = NIL;
+        let mut at = self.dirty.head;
+        while at != NIL {
+            let f = &self.frames[at as usize];
+            if !f.dirty || f.state != FrameState::Page || f.dirty_prev != prev {
+                return Err(format!("dirty list: frame {at} badly linked"));
+            }
+            on_dirty_list += 1;
+            if on_dirty_list > self.frames.len() {
+                return Err("dirty list: cycle".into());
+            }
+            prev = at;
+            at = f.dirty_next;
+        }
+        if dirty != self.dirty.len || on_dirty_list != dirty || self.dirty.tail != prev {
+            return Err(format!(
+                "{dirty} dirty pages, {on_dirty_list} on the dirty list, {} counted",
+                self.dirty.len
+            ));
         }
         if by_owner != self.resident_by_owner {
             return Err("resident pages per owner disagree".into());

@@ -40,7 +40,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::{EventKind, PageId, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::trace::{EventKind, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory};
 use policy::{
@@ -478,9 +478,9 @@ pub struct Machine {
     policy: Box<dyn ReclaimPolicy>,
     wm: Watermarks,
     kswapd_high_order: bool,
-    /// The flusher of `dirty_writeback = "flusher"`: its background ratio and the
-    /// dirty file pages in the order they were dirtied.
-    flusher: Option<(u32, VecDeque<(u32, PageId)>)>,
+    /// The flusher of `dirty_writeback = "flusher"`: its background ratio (it writes
+    /// the pages in the order [`Memory`] lists them dirty).
+    flusher: Option<u32>,
     pub tasks: TaskView,
     last_input: Option<ProcId>,
     pub kswapd_runs: u64,
@@ -514,7 +514,7 @@ impl Machine {
             wm: config.watermarks(),
             kswapd_high_order: config.kswapd_high_order,
             flusher: (config.dirty_writeback == DirtyWriteback::Flusher)
-                .then(|| (config.dirty_background_ratio, VecDeque::new())),
+                .then_some(config.dirty_background_ratio),
             tasks: TaskView::default(),
             last_input: None,
             kswapd_runs: 0,
@@ -672,14 +672,14 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
             }
             f.accessed = true;
             if write && !anon {
-                self.dirtied(pfn, page);
+                self.dirtied(pfn);
             }
             return Ok(None);
         }
         let kind = self.fault(page, proc, anon, write)?;
         if write && !anon {
             if let Some(pfn) = self.mem.frame_of(page) {
-                self.dirtied(pfn, page);
+                self.dirtied(pfn);
             }
         }
         Ok(Some(kind))
@@ -689,21 +689,21 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
     /// pages back while more than its background ratio of free + reclaimable memory
     /// is dirty (`wb_over_bg_thresh`-style; the writer is never throttled as it stays
     /// below `dirty_ratio`).
-    fn dirtied(&mut self, pfn: u32, page: PageId) {
+    fn dirtied(&mut self, pfn: u32) {
         if !self.mem.mark_dirty(pfn) {
             return;
         }
-        let Some((ratio, order)) = &mut self.flusher else {
+        let Some(ratio) = self.flusher else {
             return;
         };
-        order.push_back((pfn, page));
-        let background = *ratio as usize * (self.mem.free() + self.mem.lru_pages()) / 100;
+        let background = ratio as usize * (self.mem.free() + self.mem.lru_pages()) / 100;
         while self.mem.dirty() > background {
-            let Some((pfn, page)) = order.pop_front() else {
+            let Some(oldest) = self.mem.oldest_dirty() else {
                 break;
             };
-            if self.mem.write_back(pfn, page) {
-                self.policy.rotate_reclaimable(&mut self.mem, pfn);
+            let page = self.mem.frame(oldest).page;
+            if self.mem.write_back(oldest, page) {
+                self.policy.rotate_reclaimable(&mut self.mem, oldest);
             }
         }
     }

@@ -727,6 +727,59 @@ fn mglru_refuses_priority_gated_lumpy_reclaim() {
 }
 
 #[test]
+fn flusher_writes_in_dirtying_order_after_a_kept_page_was_written() {
+    // As above: pages 0..4 written, 4 read; reclaim keeps 0..3 and frees 4, the next
+    // call writes 0..3 back (their writeback ended) and frees page 3.
+    let mut config = small_config("stock", 64, [0, 0, 0]);
+    config.dirty_writeback = DirtyWriteback::Flusher;
+    config.dirty_background_ratio = 100; // idle until lowered below
+    let mut m = Machine::new(&config, 16, 1).unwrap();
+    for page in 0..5 {
+        m.access(page, 0, false, page < 4).unwrap();
+    }
+    m.reclaim(Goal::Reclaim(1), 0);
+    m.access(5, 0, false, false).unwrap();
+    m.reclaim(Goal::Reclaim(1), 0);
+    assert_eq!(m.mem.dirty(), 0);
+    assert!((0..3).all(|p| m.mem.frame_of(p).is_some()));
+    // Dirtied again, in the order 2, 6 (new), 0.
+    for page in [2, 6, 0] {
+        m.access(page, 0, false, true).unwrap();
+    }
+    let frame = |m: &Machine, page| m.mem.frame_of(page).unwrap();
+    let order: Vec<u32> = [2, 6, 0].iter().map(|&p| frame(&m, p)).collect();
+    assert_eq!(m.mem.dirty_frames(), order);
+    // The flusher now keeps at most 3 pages dirty (5% of the 64 frames): dirtying a
+    // fourth writes the oldest, page 2, and nothing else.
+    m.flusher = Some(5);
+    m.access(7, 0, false, true).unwrap();
+    let dirty = |m: &Machine, page| m.mem.frame(frame(m, page)).dirty;
+    assert!(!dirty(&m, 2));
+    assert!(dirty(&m, 6) && dirty(&m, 0) && dirty(&m, 7));
+    assert_eq!(m.mem.dirty_frames().len(), 3);
+    m.mem.check().unwrap();
+}
+
+#[test]
+fn the_flusher_holds_each_dirty_page_once() {
+    // Ten resident file pages written over and over while the flusher writes them:
+    // what it has to write is the dirty pages, each once, however often they were
+    // dirtied before.
+    let mut config = small_config("stock", 256, [8, 10, 12]);
+    config.dirty_writeback = DirtyWriteback::Flusher;
+    config.dirty_background_ratio = 1;
+    let mut m = Machine::new(&config, 10, 1).unwrap();
+    for round in 0..2000u32 {
+        m.access(round % 10, 0, false, true).unwrap();
+        let frames = m.mem.dirty_frames();
+        assert_eq!(frames.len(), m.mem.dirty());
+        assert!(frames.len() <= 2, "round {round}: {} dirty", frames.len());
+    }
+    assert!(m.mem.counters.writebacks > 1900);
+    m.mem.check().unwrap();
+}
+
+#[test]
 fn flusher_keeps_dirty_pages_under_the_background_ratio() {
     let mut config = small_config("stock", 256, [8, 10, 12]);
     config.dirty_writeback = DirtyWriteback::Flusher;
