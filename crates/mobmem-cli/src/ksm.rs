@@ -63,11 +63,7 @@ pub struct ParamArgs {
 impl ParamArgs {
     fn params(&self) -> Result<KsmParams> {
         let mut p = match &self.config {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
-                toml::from_str::<KsmParams>(&text)
-                    .map_err(|e| mobmem::Error::config(path.display().to_string(), e.to_string()))?
-            }
+            Some(path) => crate::read_toml::<KsmParams>(path)?,
             None => KsmParams::default(),
         };
         if let Some(v) = self.pages_to_scan {
