@@ -132,19 +132,15 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
                 Ok(c)
             })
             .collect::<mobmem::Result<_>>()?;
-        let inputs = t
-            .events
-            .iter()
-            .filter(|e| e.kind() == EventKind::Input)
-            .count();
-        if inputs == 0 {
-            eprintln!("{}", no_input_note(path, &t));
-        }
         let results: Vec<ReclaimResult> = configs
             .par_iter()
             .map(|c| reclaim::run(c, &t))
             .collect::<mobmem::Result<_>>()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        // An interaction per input event, whatever the policy.
+        if results[0].interactions == 0 {
+            eprintln!("{}", no_input_note(path, &t));
+        }
         let label = path
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
