@@ -524,9 +524,9 @@ struct KernelSession {
     guard: SettingsGuard,
     workers: Workers,
     interrupted: Arc<AtomicBool>,
-    /// KSM's rmap items (the four page counters) before the workers started.
-    baseline_items: f64,
-    finished: bool,
+    /// KSM's rmap items (the four page counters) before the workers started; `None`
+    /// until then.
+    baseline_items: Option<f64>,
 }
 
 impl KernelSession {
@@ -536,8 +536,7 @@ impl KernelSession {
             fs,
             workers: Workers::default(),
             interrupted: Arc::new(AtomicBool::new(false)),
-            baseline_items: 0.0,
-            finished: false,
+            baseline_items: None,
         };
         let interrupted = session.interrupted.clone();
         let workers = session.workers.clone();
@@ -576,21 +575,21 @@ impl KernelSession {
 
     /// Kill the workers; while ksmd runs, let it free their metadata (their rmap items
     /// and stable nodes stay until ksmd scans the exited processes away), at most
-    /// [`CLEANUP_LIMIT`]; then restore every setting. The first call only; returns what
-    /// could not be restored.
+    /// [`CLEANUP_LIMIT`]; then restore every setting. Until the settings are restored
+    /// only; returns what could not be restored.
     fn finish(&mut self) -> Vec<String> {
-        if self.finished {
+        if self.guard.restored() {
             return Vec::new();
         }
-        self.finished = true;
         self.workers.kill_all();
         let ksmd_runs = self.fs.read("run").is_ok_and(|r| r == "1");
-        if ksmd_runs && !self.guard.restorer().restored() {
+        // No baseline: the run ended before any worker started.
+        if let Some(baseline) = self.baseline_items.filter(|_| ksmd_runs) {
             let start = Instant::now();
-            while rmap_items(&self.fs) > self.baseline_items && start.elapsed() < CLEANUP_LIMIT {
+            while rmap_items(&self.fs) > baseline && start.elapsed() < CLEANUP_LIMIT {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            let left = rmap_items(&self.fs) - self.baseline_items;
+            let left = rmap_items(&self.fs) - baseline;
             if left > 0.0 {
                 eprintln!(
                     "warning: ksmd had not freed the workers' KSM metadata after {} s ({left} rmap items more than before)",
@@ -646,11 +645,11 @@ fn drive_kernel(
     guard.set("pages_to_scan", &args.pages_to_scan.to_string())?;
     guard.set("sleep_millisecs", &args.sleep_millisecs.to_string())?;
     let baseline = fs.counters();
-    session.baseline_items = rmap_items(&fs);
-    if session.baseline_items > 0.0 {
+    let baseline_items = rmap_items(&fs);
+    session.baseline_items = Some(baseline_items);
+    if baseline_items > 0.0 {
         eprintln!(
-            "warning: KSM already holds {} rmap items of other processes; the counters shown are relative to them",
-            session.baseline_items
+            "warning: KSM already holds {baseline_items} rmap items of other processes; the counters shown are relative to them"
         );
     }
     // Start the workers one by one: they register with KSM in this order, the order
