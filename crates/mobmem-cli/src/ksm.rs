@@ -917,13 +917,6 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             "zero k/sim",
             "profit KiB k/sim"
         );
-        let show = |v: f64| {
-            if v.is_finite() {
-                format!("{v}")
-            } else {
-                "-".to_string()
-            }
-        };
         for (r, s) in real.iter().zip(&sim.samples) {
             let pair = |n: &str| (get(r, n), sim_value(s, n));
             let (a, b) = pair("pages_sharing");
@@ -937,8 +930,8 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
                 "{:>7.2} | {:>5}/{:>4}/{:>+5} | {:>5}/{:>4}/{:>+5} | {:>7}/{:>7} | {:>7}/{:>7} | {:>5}/{:>5} | {:>5}/{:>5} | {:>6}/{:>6}",
                 r.time_ms as f64 / 1000.0,
                 a, b, b - a, c, d, d - c, e, f, g, h, i, j,
-                show(z), zs,
-                show((p / 1024.0).round()), (ps / 1024.0).round()
+                short(z), zs,
+                short((p / 1024.0).round()), (ps / 1024.0).round()
             );
         }
         println!(
