@@ -222,7 +222,7 @@ fn print_potential(pop: &Population, t_ns: u64) {
 pub fn run(args: KsmArgs) -> Result<()> {
     let params = args.params.params()?;
     let pop = match &args.snapshot {
-        Some(path) => Snapshot::read(path)?.population()?,
+        Some(path) => Snapshot::read(path)?.population()?.0,
         None => match args.preset.as_str() {
             "android" => AndroidConfig {
                 scale: args.scale,
@@ -283,9 +283,8 @@ pub fn snapshot(args: SnapshotArgs) -> Result<()> {
             (snap, Some(out))
         }
     };
-    let pop = snap.population()?;
+    let (pop, frames) = snap.population()?;
     let total = pop.potential(0);
-    let frames = snap.frame_use();
     if args.json {
         let processes: Vec<serde_json::Value> = snap
             .processes

@@ -100,14 +100,19 @@ pub struct FrameUse {
     pub not_exclusive: u64,
 }
 
+/// The pages the regions of `processes` list; the region where the sum overflows u64
+/// as the error.
+fn total_pages(processes: &[SnapProcess]) -> std::result::Result<u64, &SnapRegion> {
+    processes
+        .iter()
+        .flat_map(|p| &p.regions)
+        .try_fold(0u64, |sum, r| sum.checked_add(r.pages).ok_or(r))
+}
+
 impl Snapshot {
     fn check(&self) -> Result<u64> {
-        let mut pages = 0u64;
-        for r in self.processes.iter().flat_map(|p| &p.regions) {
-            pages = pages
-                .checked_add(r.pages)
-                .ok_or_else(|| Error::config("ksm snapshot", "page counts overflow".to_string()))?;
-        }
+        let pages = total_pages(&self.processes)
+            .map_err(|_| Error::config("ksm snapshot", "page counts overflow".to_string()))?;
         if pages != self.fingerprints.len() as u64 || pages != self.frames.len() as u64 {
             return Err(Error::config(
                 "ksm snapshot",
@@ -164,10 +169,11 @@ impl Snapshot {
 
     /// The pages KSM could gain from as a population for the simulator (every process
     /// present from time 0): one page per distinct frame, zero-page mappings left out
-    /// (all present pages if frames are unknown).
-    pub fn population(&self) -> Result<Population> {
+    /// (all present pages if frames are unknown); and how the pages map frames (what
+    /// [`Snapshot::frame_use`] tells).
+    pub fn population(&self) -> Result<(Population, FrameUse)> {
         self.check()?;
-        let (keep, _) = self.counted();
+        let (keep, frame_use) = self.counted();
         let mut pop = Population::default();
         let mut next = 0usize;
         for p in &self.processes {
@@ -183,7 +189,7 @@ impl Snapshot {
             }
             pop.push_process(&format!("{} ({})", p.name, p.pid), 0, regions)?;
         }
-        Ok(pop)
+        Ok((pop, frame_use))
     }
 
     pub fn write(&self, path: &Path) -> Result<()> {
@@ -243,18 +249,15 @@ impl Snapshot {
             })?;
         let header: Header = serde_json::from_slice(&bytes[12..body_start])
             .map_err(|e| err(12, format!("bad header JSON: {e}")))?;
-        let mut pages = 0u64;
-        for r in header.processes.iter().flat_map(|p| &p.regions) {
-            pages = pages.checked_add(r.pages).ok_or_else(|| {
-                err(
-                    12,
-                    format!(
-                        "the header's page counts overflow (region {} at {:#x} lists {})",
-                        r.name, r.start, r.pages
-                    ),
-                )
-            })?;
-        }
+        let pages = total_pages(&header.processes).map_err(|r| {
+            err(
+                12,
+                format!(
+                    "the header's page counts overflow (region {} at {:#x} lists {})",
+                    r.name, r.start, r.pages
+                ),
+            )
+        })?;
         let per_page: u64 = if version == 2 { 16 } else { 8 };
         let body = &bytes[body_start..];
         let want = pages.checked_mul(per_page);
@@ -268,17 +271,16 @@ impl Snapshot {
                 ),
             ));
         }
-        let words = body
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
         let (fingerprints, frames) = if version == 2 {
-            let all: Vec<u64> = words.collect();
-            (
-                all.iter().step_by(2).copied().collect(),
-                all.iter().skip(1).step_by(2).copied().collect(),
-            )
+            body.chunks_exact(16)
+                .map(|c| (word(&c[..8]), word(&c[8..])))
+                .unzip()
         } else {
-            (words.collect(), vec![0; pages as usize])
+            (
+                body.chunks_exact(8).map(word).collect(),
+                vec![0; pages as usize],
+            )
         };
         Ok(Snapshot {
             processes: header.processes,
@@ -527,7 +529,7 @@ mod tests {
         s.write(&path).unwrap();
         let back = Snapshot::read(&path).unwrap();
         assert_eq!(back, s);
-        let pop = back.population().unwrap();
+        let (pop, _) = back.population().unwrap();
         assert_eq!(pop.pages.len(), 3);
         assert_eq!(pop.processes[0].regions.len(), 2);
         let mut bytes = std::fs::read(&path).unwrap();
@@ -609,7 +611,7 @@ mod tests {
         assert_eq!(s.fingerprints, vec![5, 5]);
         assert_eq!(s.zero_pfn, None);
         assert!(!s.frame_use().frames_known);
-        assert_eq!(s.population().unwrap().potential(0).duplicate, 1);
+        assert_eq!(s.population().unwrap().0.potential(0).duplicate, 1);
     }
 
     #[test]
@@ -631,7 +633,8 @@ mod tests {
             frames: vec![1, 1, 7, 7, 8 | EXCLUSIVE, 9 | EXCLUSIVE, 10 | EXCLUSIVE],
             zero_pfn: Some(1),
         };
-        let u = s.frame_use();
+        let (pop, u) = s.population().unwrap();
+        assert_eq!(u, s.frame_use());
         assert_eq!(
             (
                 u.pages,
@@ -642,7 +645,7 @@ mod tests {
             ),
             (7, 2, 1, 4, 1)
         );
-        let p = s.population().unwrap().potential(0);
+        let p = pop.potential(0);
         // Over the distinct frames 7, 8, 9, 10: two frames of zeros, 3 twice.
         assert_eq!((p.pages, p.zero, p.duplicate, p.unique), (4, 2, 1, 1));
         assert_eq!(p.saveable(), 2);
@@ -652,7 +655,7 @@ mod tests {
             zero_pfn: None,
             ..s
         };
-        assert_eq!(unknown.population().unwrap().potential(0).saveable(), 5);
+        assert_eq!(unknown.population().unwrap().0.potential(0).saveable(), 5);
     }
 
     #[test]
