@@ -501,29 +501,37 @@ pub fn capture(pids: &[u32], filter: MappingFilter) -> Result<Snapshot> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_snapshot_round_trips_and_bad_files_are_errors() {
-        let s = Snapshot {
+    /// A snapshot of one process with regions of `region_pages` pages each.
+    fn snapshot(
+        region_pages: &[u64],
+        fingerprints: Vec<u64>,
+        frames: Vec<u64>,
+        zero_pfn: Option<u64>,
+    ) -> Snapshot {
+        let regions = region_pages
+            .iter()
+            .enumerate()
+            .map(|(i, &pages)| SnapRegion {
+                name: format!("r{i}"),
+                start: 0x10000 * i as u64,
+                pages,
+            })
+            .collect();
+        Snapshot {
             processes: vec![SnapProcess {
                 pid: 7,
                 name: "app".into(),
-                regions: vec![
-                    SnapRegion {
-                        name: "[heap]".into(),
-                        start: 0x1000,
-                        pages: 2,
-                    },
-                    SnapRegion {
-                        name: "[stack]".into(),
-                        start: 0x9000,
-                        pages: 1,
-                    },
-                ],
+                regions,
             }],
-            fingerprints: vec![1, 2, 3],
-            frames: vec![0; 3],
-            zero_pfn: None,
-        };
+            fingerprints,
+            frames,
+            zero_pfn,
+        }
+    }
+
+    #[test]
+    fn a_snapshot_round_trips_and_bad_files_are_errors() {
+        let s = snapshot(&[2, 1], vec![1, 2, 3], vec![0; 3], None);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.ksnap");
         s.write(&path).unwrap();
@@ -584,20 +592,7 @@ mod tests {
         let e = Snapshot::parse(&bytes, path).unwrap_err().to_string();
         assert!(e.contains("runs past the end"), "{e}");
         // A snapshot built in memory with too few fingerprints.
-        let s = Snapshot {
-            processes: vec![SnapProcess {
-                pid: 1,
-                name: "a".into(),
-                regions: vec![SnapRegion {
-                    name: "r".into(),
-                    start: 0,
-                    pages: 5,
-                }],
-            }],
-            fingerprints: vec![1],
-            frames: vec![0],
-            zero_pfn: None,
-        };
+        let s = snapshot(&[5], vec![1], vec![0], None);
         assert!(s.population().is_err());
     }
 
@@ -619,20 +614,12 @@ mod tests {
         let zero = super::super::pages::zero_fingerprint();
         // Pages: the zero page twice; frame 7 (zeros written) mapped twice (fork); frame
         // 8 and 9 with the same data; frame 10 with zeros.
-        let s = Snapshot {
-            processes: vec![SnapProcess {
-                pid: 1,
-                name: "a".into(),
-                regions: vec![SnapRegion {
-                    name: "r".into(),
-                    start: 0,
-                    pages: 7,
-                }],
-            }],
-            fingerprints: vec![zero, zero, zero, zero, 3, 3, zero],
-            frames: vec![1, 1, 7, 7, 8 | EXCLUSIVE, 9 | EXCLUSIVE, 10 | EXCLUSIVE],
-            zero_pfn: Some(1),
-        };
+        let s = snapshot(
+            &[7],
+            vec![zero, zero, zero, zero, 3, 3, zero],
+            vec![1, 1, 7, 7, 8 | EXCLUSIVE, 9 | EXCLUSIVE, 10 | EXCLUSIVE],
+            Some(1),
+        );
         let (pop, u) = s.population().unwrap();
         assert_eq!(u, s.frame_use());
         assert_eq!(
