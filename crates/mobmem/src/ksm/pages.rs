@@ -243,12 +243,8 @@ mod tests {
             vec![("heap".into(), vec![written(z), written(z), written(42)])],
         )
         .unwrap();
-        p.push_process(
-            "b",
-            0,
-            vec![("heap".into(), vec![written(z), written(42)])],
-        )
-        .unwrap();
+        p.push_process("b", 0, vec![("heap".into(), vec![written(z), written(42)])])
+            .unwrap();
         // Before the writes: 3 zero pages, one duplicate of 42.
         let before = p.potential(0);
         assert_eq!((before.zero, before.duplicate, before.unique), (3, 1, 1));
