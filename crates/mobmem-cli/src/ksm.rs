@@ -63,11 +63,7 @@ pub struct ParamArgs {
 impl ParamArgs {
     fn params(&self) -> Result<KsmParams> {
         let mut p = match &self.config {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
-                toml::from_str::<KsmParams>(&text)
-                    .map_err(|e| mobmem::Error::config(path.display().to_string(), e.to_string()))?
-            }
+            Some(path) => crate::read_toml::<KsmParams>(path)?,
             None => KsmParams::default(),
         };
         if let Some(v) = self.pages_to_scan {
@@ -226,7 +222,7 @@ fn print_potential(pop: &Population, t_ns: u64) {
 pub fn run(args: KsmArgs) -> Result<()> {
     let params = args.params.params()?;
     let pop = match &args.snapshot {
-        Some(path) => Snapshot::read(path)?.population()?,
+        Some(path) => Snapshot::read(path)?.population()?.0,
         None => match args.preset.as_str() {
             "android" => AndroidConfig {
                 scale: args.scale,
@@ -287,9 +283,8 @@ pub fn snapshot(args: SnapshotArgs) -> Result<()> {
             (snap, Some(out))
         }
     };
-    let pop = snap.population()?;
+    let (pop, frames) = snap.population()?;
     let total = pop.potential(0);
-    let frames = snap.frame_use();
     if args.json {
         let processes: Vec<serde_json::Value> = snap
             .processes
@@ -528,9 +523,9 @@ struct KernelSession {
     guard: SettingsGuard,
     workers: Workers,
     interrupted: Arc<AtomicBool>,
-    /// KSM's rmap items (the four page counters) before the workers started.
-    baseline_items: f64,
-    finished: bool,
+    /// KSM's rmap items (the four page counters) before the workers started; `None`
+    /// until then.
+    baseline_items: Option<f64>,
 }
 
 impl KernelSession {
@@ -540,8 +535,7 @@ impl KernelSession {
             fs,
             workers: Workers::default(),
             interrupted: Arc::new(AtomicBool::new(false)),
-            baseline_items: 0.0,
-            finished: false,
+            baseline_items: None,
         };
         let interrupted = session.interrupted.clone();
         let workers = session.workers.clone();
@@ -580,21 +574,21 @@ impl KernelSession {
 
     /// Kill the workers; while ksmd runs, let it free their metadata (their rmap items
     /// and stable nodes stay until ksmd scans the exited processes away), at most
-    /// [`CLEANUP_LIMIT`]; then restore every setting. The first call only; returns what
-    /// could not be restored.
+    /// [`CLEANUP_LIMIT`]; then restore every setting. Until the settings are restored
+    /// only; returns what could not be restored.
     fn finish(&mut self) -> Vec<String> {
-        if self.finished {
+        if self.guard.restored() {
             return Vec::new();
         }
-        self.finished = true;
         self.workers.kill_all();
         let ksmd_runs = self.fs.read("run").is_ok_and(|r| r == "1");
-        if ksmd_runs && !self.guard.restorer().restored() {
+        // No baseline: the run ended before any worker started.
+        if let Some(baseline) = self.baseline_items.filter(|_| ksmd_runs) {
             let start = Instant::now();
-            while rmap_items(&self.fs) > self.baseline_items && start.elapsed() < CLEANUP_LIMIT {
+            while rmap_items(&self.fs) > baseline && start.elapsed() < CLEANUP_LIMIT {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            let left = rmap_items(&self.fs) - self.baseline_items;
+            let left = rmap_items(&self.fs) - baseline;
             if left > 0.0 {
                 eprintln!(
                     "warning: ksmd had not freed the workers' KSM metadata after {} s ({left} rmap items more than before)",
@@ -650,11 +644,11 @@ fn drive_kernel(
     guard.set("pages_to_scan", &args.pages_to_scan.to_string())?;
     guard.set("sleep_millisecs", &args.sleep_millisecs.to_string())?;
     let baseline = fs.counters();
-    session.baseline_items = rmap_items(&fs);
-    if session.baseline_items > 0.0 {
+    let baseline_items = rmap_items(&fs);
+    session.baseline_items = Some(baseline_items);
+    if baseline_items > 0.0 {
         eprintln!(
-            "warning: KSM already holds {} rmap items of other processes; the counters shown are relative to them",
-            session.baseline_items
+            "warning: KSM already holds {baseline_items} rmap items of other processes; the counters shown are relative to them"
         );
     }
     // Start the workers one by one: they register with KSM in this order, the order
@@ -922,13 +916,6 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             "zero k/sim",
             "profit KiB k/sim"
         );
-        let show = |v: f64| {
-            if v.is_finite() {
-                format!("{v}")
-            } else {
-                "-".to_string()
-            }
-        };
         for (r, s) in real.iter().zip(&sim.samples) {
             let pair = |n: &str| (get(r, n), sim_value(s, n));
             let (a, b) = pair("pages_sharing");
@@ -942,8 +929,8 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
                 "{:>7.2} | {:>5}/{:>4}/{:>+5} | {:>5}/{:>4}/{:>+5} | {:>7}/{:>7} | {:>7}/{:>7} | {:>5}/{:>5} | {:>5}/{:>5} | {:>6}/{:>6}",
                 r.time_ms as f64 / 1000.0,
                 a, b, b - a, c, d, d - c, e, f, g, h, i, j,
-                show(z), zs,
-                show((p / 1024.0).round()), (ps / 1024.0).round()
+                short(z), zs,
+                short((p / 1024.0).round()), (ps / 1024.0).round()
             );
         }
         println!(

@@ -324,16 +324,16 @@ fn gen(args: GenArgs) -> Result<()> {
     }
     if let Some(name) = args.show {
         let text = match name.as_str() {
-            GALLERY_USB => format!(
-                "# The {GALLERY_USB} workload (docs/reclaim.md). Edit, then:\n\
-                 #   mobmem gen {GALLERY_USB} --config FILE --out TRACE\n{}",
-                toml::to_string_pretty(&mobmem::reclaim::workload::GalleryUsbConfig::default())?
-            ),
-            APP_CYCLING => format!(
-                "# The {APP_CYCLING} workload (docs/swap.md). Edit, then:\n\
-                 #   mobmem gen {APP_CYCLING} --config FILE --out TRACE\n{}",
-                toml::to_string_pretty(&mobmem::swap::workload::AppCyclingConfig::default())?
-            ),
+            GALLERY_USB => show_workload(
+                GALLERY_USB,
+                "docs/reclaim.md",
+                &mobmem::reclaim::workload::GalleryUsbConfig::default(),
+            )?,
+            APP_CYCLING => show_workload(
+                APP_CYCLING,
+                "docs/swap.md",
+                &mobmem::swap::workload::AppCyclingConfig::default(),
+            )?,
             _ => workload::config_to_toml(&workload::preset(&name)?)?,
         };
         print!("{text}");
@@ -365,9 +365,7 @@ fn gen(args: GenArgs) -> Result<()> {
     }
     if args.preset.as_deref() == Some(APP_CYCLING) {
         let mut config: mobmem::swap::workload::AppCyclingConfig = match &args.config {
-            Some(path) => {
-                toml::from_str(&read_config_text(path)?).map_err(|e| toml_error(path, e))?
-            }
+            Some(path) => read_toml(path)?,
             None => Default::default(),
         };
         config.validate()?;
@@ -409,15 +407,29 @@ fn gen(args: GenArgs) -> Result<()> {
     Ok(())
 }
 
-/// The text of a config file given with --config.
-pub(crate) fn read_config_text(path: &std::path::Path) -> Result<String> {
-    Ok(std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?)
+/// Read the TOML config file `path` given with --config (see [`parse_toml`]).
+pub(crate) fn read_toml<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
+    parse_toml(path, &text)
 }
 
-/// A TOML error of the config file `path` (the message has the line and column;
-/// the configs refuse unknown keys).
-pub(crate) fn toml_error(path: &std::path::Path, e: toml::de::Error) -> mobmem::Error {
-    mobmem::Error::config(path.display().to_string(), e.to_string().trim_end())
+/// Parse `text`, the content of the config file `path`. An error names the file, and
+/// the line and column (the configs refuse unknown keys).
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    text: &str,
+) -> Result<T> {
+    Ok(toml::from_str(text)
+        .map_err(|e| mobmem::Error::config(path.display().to_string(), e.to_string().trim_end()))?)
+}
+
+/// A built-in workload's parameters as commented TOML, for `gen --show NAME`.
+fn show_workload<T: serde::Serialize>(name: &str, doc: &str, config: &T) -> Result<String> {
+    Ok(format!(
+        "# The {name} workload ({doc}). Edit, then:\n\
+         #   mobmem gen {name} --config FILE --out TRACE\n{}",
+        toml::to_string_pretty(config)?
+    ))
 }
 
 fn progress_of(pb: &ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {

@@ -75,11 +75,8 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
     let (base, config_keys) = match &args.config {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
-            let origin = path.display().to_string();
-            let keys: toml::Table = toml::from_str(&text)
-                .map_err(|e| mobmem::Error::config(&origin, e.to_string().trim_end()))?;
-            let config = toml::from_str::<ReclaimConfig>(&text)
-                .map_err(|e| mobmem::Error::config(&origin, e.to_string().trim_end()))?;
+            let keys: toml::Table = crate::parse_toml(path, &text)?;
+            let config: ReclaimConfig = crate::parse_toml(path, &text)?;
             (config, keys)
         }
         None => (ReclaimConfig::default(), toml::Table::new()),
@@ -135,19 +132,15 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
                 Ok(c)
             })
             .collect::<mobmem::Result<_>>()?;
-        let inputs = t
-            .events
-            .iter()
-            .filter(|e| e.kind() == EventKind::Input)
-            .count();
-        if inputs == 0 {
-            eprintln!("{}", no_input_note(path, &t));
-        }
         let results: Vec<ReclaimResult> = configs
             .par_iter()
             .map(|c| reclaim::run(c, &t))
             .collect::<mobmem::Result<_>>()
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        // An interaction per input event, whatever the policy.
+        if results[0].interactions == 0 {
+            eprintln!("{}", no_input_note(path, &t));
+        }
         let label = path
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
@@ -291,8 +284,7 @@ pub fn gen_gallery_usb(
     config: Option<&std::path::Path>,
 ) -> Result<()> {
     let mut config: reclaim::workload::GalleryUsbConfig = match config {
-        Some(path) => toml::from_str(&crate::read_config_text(path)?)
-            .map_err(|e| crate::toml_error(path, e))?,
+        Some(path) => crate::read_toml(path)?,
         None => Default::default(),
     };
     if no_background {

@@ -54,11 +54,7 @@ pub fn run(args: SwapArgs) -> Result<()> {
         return Ok(());
     }
     let mut config = match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
-            toml::from_str::<SwapConfig>(&text)
-                .map_err(|e| mobmem::Error::config(path.display().to_string(), e.to_string()))?
-        }
+        Some(path) => crate::read_toml::<SwapConfig>(path)?,
         None => SwapConfig::default(),
     };
     if let Some(a) = args.architecture {

@@ -12,14 +12,22 @@ fn mobmem(args: &[&str]) -> Output {
         .expect("run mobmem")
 }
 
-fn ok(args: &[&str]) -> String {
+/// Stdout and stderr of a run that must succeed.
+fn run_full(args: &[&str]) -> (String, String) {
     let out = mobmem(args);
     assert!(
         out.status.success(),
         "mobmem {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("utf-8 output")
+    (
+        String::from_utf8(out.stdout).expect("utf-8 output"),
+        String::from_utf8(out.stderr).expect("utf-8 output"),
+    )
+}
+
+fn ok(args: &[&str]) -> String {
+    run_full(args).0
 }
 
 fn fails(args: &[&str]) -> String {
@@ -245,19 +253,6 @@ fn reproduce_page_protection_writes_its_claims_and_figures() {
             "{f}.svg"
         );
     }
-}
-
-fn run_full(args: &[&str]) -> (String, String) {
-    let out = mobmem(args);
-    assert!(
-        out.status.success(),
-        "mobmem {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 #[test]

@@ -5,8 +5,7 @@
 //! and once at a given time (a later write, e.g. a zero page filled by the heap).
 //! Contents are functions of time, so a run needs no write events. A write puts data
 //! in the page that no other page holds (its own index is mixed in), whatever the page
-//! held before: pages that were zero or duplicates stop being alike once written,
-//! unless a model gives them a shared [`PageContent::writer`] on purpose.
+//! held before: pages that were zero or duplicates stop being alike once written.
 
 use std::sync::OnceLock;
 
@@ -18,12 +17,9 @@ use crate::{Error, Result};
 pub const PAGE_BYTES: usize = 4096;
 /// "Never" for [`PageContent::write_at_ns`].
 pub const NEVER: u64 = u64::MAX;
-/// [`PageContent::writer`] of a page whose writes are its own: [`Population::push_process`]
-/// replaces it with the page's index.
-pub const OWN_WRITER: u64 = u64::MAX;
-/// Writers chosen by a model (pages that deliberately write the same data) are below
-/// this; writers given by [`Population::push_process`] are this plus the page's index.
-pub const FIRST_PAGE_WRITER: u64 = 1 << 63;
+/// What a page's rewrites mix in is derived from this plus the page's index (the
+/// offset keeps the rewritten fingerprints of earlier versions).
+const WRITER_BASE: u64 = 1 << 63;
 
 /// Fingerprint of 4 KiB of page data: xxHash64, seed 0 (the kernel's KSM checksum is also
 /// an xxHash of the page, `calc_checksum` in mm/ksm.c).
@@ -57,9 +53,11 @@ pub struct PageContent {
     pub phase_ns: u64,
     /// One rewrite with new data at this time ([`NEVER`]: none).
     pub write_at_ns: u64,
-    /// Whose data the rewrites put in the page: mixed into every rewritten fingerprint,
-    /// so that pages with different writers never hold the same rewritten data.
-    pub writer: u64,
+    /// Mixed into every rewritten fingerprint, different for every page so that no two
+    /// pages hold the same rewritten data: set from the page's index by
+    /// [`Population::push_process`] (computed once rather than at every scan).
+    #[serde(skip)]
+    pub(super) write_salt: u64,
 }
 
 impl PageContent {
@@ -69,7 +67,7 @@ impl PageContent {
             period_ns: 0,
             phase_ns: 0,
             write_at_ns: NEVER,
-            writer: OWN_WRITER,
+            write_salt: 0,
         }
     }
 
@@ -84,7 +82,7 @@ impl PageContent {
         if generation == 0 {
             self.base
         } else {
-            mix(self.base ^ mix(generation) ^ mix(self.writer ^ 0x5752_4954_4552))
+            mix(self.base ^ mix(generation) ^ self.write_salt)
         }
     }
 }
@@ -119,8 +117,6 @@ pub struct Population {
 
 impl Population {
     /// Append a process with its regions, each given as its name and page contents.
-    /// Pages whose writer is [`OWN_WRITER`] get one of their own; a writer chosen by the
-    /// model must be below [`FIRST_PAGE_WRITER`].
     pub fn push_process(
         &mut self,
         name: &str,
@@ -141,17 +137,7 @@ impl Population {
             self.owner
                 .extend(std::iter::repeat_n(index, contents.len()));
             for mut c in contents {
-                if c.writer == OWN_WRITER {
-                    c.writer = FIRST_PAGE_WRITER + self.pages.len() as u64;
-                } else if c.writer >= FIRST_PAGE_WRITER {
-                    return Err(Error::config(
-                        "ksm population",
-                        format!(
-                            "process {name}: a shared writer must be below 2^63, found {}",
-                            c.writer
-                        ),
-                    ));
-                }
+                c.write_salt = mix((WRITER_BASE + self.pages.len() as u64) ^ 0x5752_4954_4552);
                 self.pages.push(c);
             }
         }
@@ -225,11 +211,8 @@ mod tests {
     #[test]
     fn contents_change_at_their_period_and_write_time() {
         let c = PageContent {
-            base: 7,
             period_ns: 100,
-            phase_ns: 0,
-            write_at_ns: NEVER,
-            writer: 3,
+            ..PageContent::constant(7)
         };
         assert_eq!(c.at(0), 7);
         assert_eq!(c.at(99), 7);
@@ -246,17 +229,12 @@ mod tests {
     }
 
     #[test]
-    fn a_write_gives_each_page_data_of_its_own_unless_writers_are_shared() {
-        // Three zero pages and two copies of one content, all written at 10 ns; two
-        // more zero pages that write the same data on purpose (writer 5).
+    fn a_write_gives_each_page_data_of_its_own() {
+        // Three zero pages and two copies of one content, all written at 10 ns.
         let z = zero_fingerprint();
         let written = |base| PageContent {
             write_at_ns: 10,
             ..PageContent::constant(base)
-        };
-        let shared = PageContent {
-            writer: 5,
-            ..written(z)
         };
         let mut p = Population::default();
         p.push_process(
@@ -265,33 +243,21 @@ mod tests {
             vec![("heap".into(), vec![written(z), written(z), written(42)])],
         )
         .unwrap();
-        p.push_process(
-            "b",
-            0,
-            vec![("heap".into(), vec![written(z), written(42), shared, shared])],
-        )
-        .unwrap();
-        // Before the writes: 5 zero pages, one duplicate of 42.
+        p.push_process("b", 0, vec![("heap".into(), vec![written(z), written(42)])])
+            .unwrap();
+        // Before the writes: 3 zero pages, one duplicate of 42.
         let before = p.potential(0);
-        assert_eq!((before.zero, before.duplicate, before.unique), (5, 1, 1));
-        // After: every written page is unique but the two that share a writer.
+        assert_eq!((before.zero, before.duplicate, before.unique), (3, 1, 1));
+        // After: every written page is unique.
         let after = p.potential(10);
         assert_eq!(
             (after.zero, after.duplicate, after.unique),
-            (0, 1, 6),
+            (0, 0, 5),
             "{after:?}"
         );
         let fps: Vec<u64> = p.pages.iter().map(|c| c.at(10)).collect();
-        assert_eq!(fps[5], fps[6]);
         assert_ne!(fps[0], fps[1]);
         assert_ne!(fps[2], fps[4]);
-        let bad = PageContent {
-            writer: FIRST_PAGE_WRITER,
-            ..written(z)
-        };
-        assert!(p
-            .push_process("c", 0, vec![("heap".into(), vec![bad])])
-            .is_err());
     }
 
     #[test]

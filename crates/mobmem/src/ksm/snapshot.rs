@@ -100,14 +100,19 @@ pub struct FrameUse {
     pub not_exclusive: u64,
 }
 
+/// The pages the regions of `processes` list; the region where the sum overflows u64
+/// as the error.
+fn total_pages(processes: &[SnapProcess]) -> std::result::Result<u64, &SnapRegion> {
+    processes
+        .iter()
+        .flat_map(|p| &p.regions)
+        .try_fold(0u64, |sum, r| sum.checked_add(r.pages).ok_or(r))
+}
+
 impl Snapshot {
     fn check(&self) -> Result<u64> {
-        let mut pages = 0u64;
-        for r in self.processes.iter().flat_map(|p| &p.regions) {
-            pages = pages
-                .checked_add(r.pages)
-                .ok_or_else(|| Error::config("ksm snapshot", "page counts overflow".to_string()))?;
-        }
+        let pages = total_pages(&self.processes)
+            .map_err(|_| Error::config("ksm snapshot", "page counts overflow".to_string()))?;
         if pages != self.fingerprints.len() as u64 || pages != self.frames.len() as u64 {
             return Err(Error::config(
                 "ksm snapshot",
@@ -164,10 +169,11 @@ impl Snapshot {
 
     /// The pages KSM could gain from as a population for the simulator (every process
     /// present from time 0): one page per distinct frame, zero-page mappings left out
-    /// (all present pages if frames are unknown).
-    pub fn population(&self) -> Result<Population> {
+    /// (all present pages if frames are unknown); and how the pages map frames (what
+    /// [`Snapshot::frame_use`] tells).
+    pub fn population(&self) -> Result<(Population, FrameUse)> {
         self.check()?;
-        let (keep, _) = self.counted();
+        let (keep, frame_use) = self.counted();
         let mut pop = Population::default();
         let mut next = 0usize;
         for p in &self.processes {
@@ -183,7 +189,7 @@ impl Snapshot {
             }
             pop.push_process(&format!("{} ({})", p.name, p.pid), 0, regions)?;
         }
-        Ok(pop)
+        Ok((pop, frame_use))
     }
 
     pub fn write(&self, path: &Path) -> Result<()> {
@@ -243,18 +249,15 @@ impl Snapshot {
             })?;
         let header: Header = serde_json::from_slice(&bytes[12..body_start])
             .map_err(|e| err(12, format!("bad header JSON: {e}")))?;
-        let mut pages = 0u64;
-        for r in header.processes.iter().flat_map(|p| &p.regions) {
-            pages = pages.checked_add(r.pages).ok_or_else(|| {
-                err(
-                    12,
-                    format!(
-                        "the header's page counts overflow (region {} at {:#x} lists {})",
-                        r.name, r.start, r.pages
-                    ),
-                )
-            })?;
-        }
+        let pages = total_pages(&header.processes).map_err(|r| {
+            err(
+                12,
+                format!(
+                    "the header's page counts overflow (region {} at {:#x} lists {})",
+                    r.name, r.start, r.pages
+                ),
+            )
+        })?;
         let per_page: u64 = if version == 2 { 16 } else { 8 };
         let body = &bytes[body_start..];
         let want = pages.checked_mul(per_page);
@@ -268,17 +271,16 @@ impl Snapshot {
                 ),
             ));
         }
-        let words = body
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
         let (fingerprints, frames) = if version == 2 {
-            let all: Vec<u64> = words.collect();
-            (
-                all.iter().step_by(2).copied().collect(),
-                all.iter().skip(1).step_by(2).copied().collect(),
-            )
+            body.chunks_exact(16)
+                .map(|c| (word(&c[..8]), word(&c[8..])))
+                .unzip()
         } else {
-            (words.collect(), vec![0; pages as usize])
+            (
+                body.chunks_exact(8).map(word).collect(),
+                vec![0; pages as usize],
+            )
         };
         Ok(Snapshot {
             processes: header.processes,
@@ -499,35 +501,43 @@ pub fn capture(pids: &[u32], filter: MappingFilter) -> Result<Snapshot> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_snapshot_round_trips_and_bad_files_are_errors() {
-        let s = Snapshot {
+    /// A snapshot of one process with regions of `region_pages` pages each.
+    fn snapshot(
+        region_pages: &[u64],
+        fingerprints: Vec<u64>,
+        frames: Vec<u64>,
+        zero_pfn: Option<u64>,
+    ) -> Snapshot {
+        let regions = region_pages
+            .iter()
+            .enumerate()
+            .map(|(i, &pages)| SnapRegion {
+                name: format!("r{i}"),
+                start: 0x10000 * i as u64,
+                pages,
+            })
+            .collect();
+        Snapshot {
             processes: vec![SnapProcess {
                 pid: 7,
                 name: "app".into(),
-                regions: vec![
-                    SnapRegion {
-                        name: "[heap]".into(),
-                        start: 0x1000,
-                        pages: 2,
-                    },
-                    SnapRegion {
-                        name: "[stack]".into(),
-                        start: 0x9000,
-                        pages: 1,
-                    },
-                ],
+                regions,
             }],
-            fingerprints: vec![1, 2, 3],
-            frames: vec![0; 3],
-            zero_pfn: None,
-        };
+            fingerprints,
+            frames,
+            zero_pfn,
+        }
+    }
+
+    #[test]
+    fn a_snapshot_round_trips_and_bad_files_are_errors() {
+        let s = snapshot(&[2, 1], vec![1, 2, 3], vec![0; 3], None);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.ksnap");
         s.write(&path).unwrap();
         let back = Snapshot::read(&path).unwrap();
         assert_eq!(back, s);
-        let pop = back.population().unwrap();
+        let (pop, _) = back.population().unwrap();
         assert_eq!(pop.pages.len(), 3);
         assert_eq!(pop.processes[0].regions.len(), 2);
         let mut bytes = std::fs::read(&path).unwrap();
@@ -582,20 +592,7 @@ mod tests {
         let e = Snapshot::parse(&bytes, path).unwrap_err().to_string();
         assert!(e.contains("runs past the end"), "{e}");
         // A snapshot built in memory with too few fingerprints.
-        let s = Snapshot {
-            processes: vec![SnapProcess {
-                pid: 1,
-                name: "a".into(),
-                regions: vec![SnapRegion {
-                    name: "r".into(),
-                    start: 0,
-                    pages: 5,
-                }],
-            }],
-            fingerprints: vec![1],
-            frames: vec![0],
-            zero_pfn: None,
-        };
+        let s = snapshot(&[5], vec![1], vec![0], None);
         assert!(s.population().is_err());
     }
 
@@ -609,7 +606,7 @@ mod tests {
         assert_eq!(s.fingerprints, vec![5, 5]);
         assert_eq!(s.zero_pfn, None);
         assert!(!s.frame_use().frames_known);
-        assert_eq!(s.population().unwrap().potential(0).duplicate, 1);
+        assert_eq!(s.population().unwrap().0.potential(0).duplicate, 1);
     }
 
     #[test]
@@ -617,21 +614,14 @@ mod tests {
         let zero = super::super::pages::zero_fingerprint();
         // Pages: the zero page twice; frame 7 (zeros written) mapped twice (fork); frame
         // 8 and 9 with the same data; frame 10 with zeros.
-        let s = Snapshot {
-            processes: vec![SnapProcess {
-                pid: 1,
-                name: "a".into(),
-                regions: vec![SnapRegion {
-                    name: "r".into(),
-                    start: 0,
-                    pages: 7,
-                }],
-            }],
-            fingerprints: vec![zero, zero, zero, zero, 3, 3, zero],
-            frames: vec![1, 1, 7, 7, 8 | EXCLUSIVE, 9 | EXCLUSIVE, 10 | EXCLUSIVE],
-            zero_pfn: Some(1),
-        };
-        let u = s.frame_use();
+        let s = snapshot(
+            &[7],
+            vec![zero, zero, zero, zero, 3, 3, zero],
+            vec![1, 1, 7, 7, 8 | EXCLUSIVE, 9 | EXCLUSIVE, 10 | EXCLUSIVE],
+            Some(1),
+        );
+        let (pop, u) = s.population().unwrap();
+        assert_eq!(u, s.frame_use());
         assert_eq!(
             (
                 u.pages,
@@ -642,7 +632,7 @@ mod tests {
             ),
             (7, 2, 1, 4, 1)
         );
-        let p = s.population().unwrap().potential(0);
+        let p = pop.potential(0);
         // Over the distinct frames 7, 8, 9, 10: two frames of zeros, 3 twice.
         assert_eq!((p.pages, p.zero, p.duplicate, p.unique), (4, 2, 1, 1));
         assert_eq!(p.saveable(), 2);
@@ -652,7 +642,7 @@ mod tests {
             zero_pfn: None,
             ..s
         };
-        assert_eq!(unknown.population().unwrap().potential(0).saveable(), 5);
+        assert_eq!(unknown.population().unwrap().0.potential(0).saveable(), 5);
     }
 
     #[test]

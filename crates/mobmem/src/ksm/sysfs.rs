@@ -166,6 +166,12 @@ impl SettingsGuard {
         self.restorer.clone()
     }
 
+    /// Whether the settings have been restored already (by this guard or a
+    /// [`Restorer`]).
+    pub fn restored(&self) -> bool {
+        self.restorer.restored()
+    }
+
     /// What has been changed and will be restored: (name, original value).
     pub fn changed(&self) -> Vec<(String, String)> {
         self.restorer.lock().saved.clone()

@@ -89,8 +89,6 @@ pub struct TwoListLru {
     new_anon_active: bool,
     lumpy_unmovable: LumpyUnmovable,
     lumpy_gating: LumpyGating,
-    /// `dirty_writeback = "flusher"`: dirty file pages are kept, not freed.
-    keep_dirty: bool,
     recent_scanned: [u64; 2],
     recent_rotated: [u64; 2],
     /// Bresenham accumulator of proportional memcg protection.
@@ -113,7 +111,6 @@ impl TwoListLru {
             new_anon_active: config.new_anon_active,
             lumpy_unmovable: config.lumpy_unmovable,
             lumpy_gating: config.lumpy_gating,
-            keep_dirty: config.dirty_writeback == super::DirtyWriteback::Flusher,
             recent_scanned: [0; 2],
             recent_rotated: [0; 2],
             pass_over_credit: 0.0,
@@ -318,14 +315,13 @@ impl TwoListLru {
                 self.activate(mem, pfn, t);
                 continue;
             }
-            if self.keep_dirty && f.dirty {
-                // 3.4: `SetPageReclaim` and keep; the flusher writes it.
-                mem.keep_dirty(pfn);
+            if mem.evict_or_keep(pfn) {
+                reclaimed += 1;
+            } else {
+                // 3.4: `SetPageReclaim` and back to the inactive list; the flusher
+                // writes it.
                 mem.push_head(inactive_of(t), pfn);
-                continue;
             }
-            mem.evict(pfn);
-            reclaimed += 1;
         }
         reclaimed
     }
@@ -389,6 +385,13 @@ impl ReclaimPolicy for TwoListLru {
             }
         }
         reclaimed
+    }
+
+    /// 3.4 `rotate_reclaimable_page`: to the inactive tail, unless activated since.
+    fn rotate_reclaimable(&mut self, mem: &mut Memory, pfn: u32) {
+        if mem.frame(pfn).list == INACTIVE_FILE {
+            mem.move_to_tail(pfn, INACTIVE_FILE);
+        }
     }
 
     fn protects(&self) -> bool {

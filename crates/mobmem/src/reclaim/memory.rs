@@ -64,6 +64,9 @@ pub struct Frame {
     pub gen: u64,
     pub prev: u32,
     pub next: u32,
+    /// Links of the dirty list (dirtying order), while `dirty`.
+    dirty_prev: u32,
+    dirty_next: u32,
 }
 
 impl Frame {
@@ -80,6 +83,8 @@ impl Frame {
         gen: 0,
         prev: NIL,
         next: NIL,
+        dirty_prev: NIL,
+        dirty_next: NIL,
     };
 }
 
@@ -154,10 +159,14 @@ pub struct Memory {
     resident_by_owner: Vec<u32>,
     lru_pages: usize,
     unmovable: usize,
-    /// Resident dirty file pages.
-    dirty: usize,
+    /// Resident dirty file pages in the order they were dirtied (head = oldest),
+    /// linked through `dirty_prev`/`dirty_next`.
+    dirty: List,
     /// Pages reclaim kept dirty since the last [`Memory::end_kept_writeback`].
     kept_dirty: Vec<(u32, PageId)>,
+    /// A flusher writes dirty file pages (`dirty_writeback = "flusher"`): reclaim
+    /// keeps the dirty ones it meets instead of writing them itself.
+    flusher: bool,
     pub counters: ReclaimCounters,
 }
 
@@ -182,8 +191,13 @@ impl Memory {
             resident_by_owner: vec![0; procs],
             lru_pages: 0,
             unmovable: 0,
-            dirty: 0,
+            dirty: List {
+                head: NIL,
+                tail: NIL,
+                len: 0,
+            },
             kept_dirty: Vec::new(),
+            flusher: false,
             counters: ReclaimCounters::default(),
         };
         for pfn in 0..total {
@@ -214,7 +228,21 @@ impl Memory {
     }
     /// Resident dirty file pages.
     pub fn dirty(&self) -> usize {
-        self.dirty
+        self.dirty.len
+    }
+    /// The frame of the page dirtied longest ago and still dirty (the flusher's next).
+    pub fn oldest_dirty(&self) -> Option<u32> {
+        (self.dirty.head != NIL).then_some(self.dirty.head)
+    }
+    /// Frames of the dirty pages, oldest dirtied first.
+    pub fn dirty_frames(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.dirty.len);
+        let mut at = self.dirty.head;
+        while at != NIL {
+            out.push(at);
+            at = self.frames[at as usize].dirty_next;
+        }
+        out
     }
     pub fn reserved(&self) -> usize {
         self.total() - self.free - self.lru_pages - self.unmovable
@@ -428,7 +456,7 @@ impl Memory {
         } else {
             if f.dirty {
                 self.counters.writebacks += 1;
-                self.dirty -= 1;
+                self.set_clean(pfn);
             }
             self.loc[f.page as usize] = DROPPED;
             self.counters.file_drops += 1;
@@ -447,7 +475,7 @@ impl Memory {
             pfn => {
                 self.unlink(pfn);
                 if self.frames[pfn as usize].dirty {
-                    self.dirty -= 1;
+                    self.set_clean(pfn);
                 }
                 let owner = self.frames[pfn as usize].owner;
                 self.resident_by_owner[owner as usize] -= 1;
@@ -460,6 +488,27 @@ impl Memory {
 
     // ---- dirty file pages ----
 
+    /// Whether a flusher writes dirty file pages, so that reclaim keeps them (see
+    /// [`Memory::evict_or_keep`]); off by default.
+    pub fn set_flusher(&mut self, on: bool) {
+        self.flusher = on;
+    }
+
+    /// What reclaim does with the isolated page in `pfn` once it decided to free it:
+    /// [`Memory::evict`] it, or with a flusher, when it is a dirty file page, keep it
+    /// for the flusher ([`Memory::keep_dirty`]; 3.4 `shrink_page_list`, 6.x
+    /// `sort_folio`). Returns whether it was evicted; a kept page is for the caller
+    /// to put back on a list.
+    pub fn evict_or_keep(&mut self, pfn: u32) -> bool {
+        let f = &self.frames[pfn as usize];
+        if self.flusher && f.dirty && !f.anon {
+            self.keep_dirty(pfn);
+            return false;
+        }
+        self.evict(pfn);
+        true
+    }
+
     /// A write to the resident file page in `pfn`; true when it was clean before.
     pub fn mark_dirty(&mut self, pfn: u32) -> bool {
         let f = &mut self.frames[pfn as usize];
@@ -468,35 +517,55 @@ impl Memory {
             return false;
         }
         f.dirty = true;
-        self.dirty += 1;
+        f.dirty_prev = self.dirty.tail;
+        f.dirty_next = NIL;
+        match self.dirty.tail {
+            NIL => self.dirty.head = pfn,
+            old => self.frames[old as usize].dirty_next = pfn,
+        }
+        self.dirty.tail = pfn;
+        self.dirty.len += 1;
         true
     }
 
-    /// Write back the page in `pfn` if it is still `page` and dirty (the flusher):
-    /// it is clean afterwards, and if reclaim had kept it (`PG_reclaim`) and it is on
-    /// `inactive_list`, it moves to that list's tail to be reclaimed next. Returns
-    /// whether it was written.
-    pub fn write_back(&mut self, pfn: u32, page: PageId, inactive_list: u8) -> bool {
-        let f = self.frames[pfn as usize];
+    /// The dirty page in `pfn` is clean: off the dirty list.
+    fn set_clean(&mut self, pfn: u32) {
+        let f = &mut self.frames[pfn as usize];
+        debug_assert!(f.dirty);
+        let (prev, next) = (f.dirty_prev, f.dirty_next);
+        f.dirty = false;
+        f.dirty_prev = NIL;
+        f.dirty_next = NIL;
+        match prev {
+            NIL => self.dirty.head = next,
+            p => self.frames[p as usize].dirty_next = next,
+        }
+        match next {
+            NIL => self.dirty.tail = prev,
+            n => self.frames[n as usize].dirty_prev = prev,
+        }
+        self.dirty.len -= 1;
+    }
+
+    /// Write back the page in `pfn` if it is still `page` and dirty (the flusher): it
+    /// is clean afterwards and its `PG_reclaim` cleared. Returns whether reclaim had
+    /// kept it (`PG_reclaim` was set): then its policy moves it to where reclaim meets
+    /// it next ([`super::policy::ReclaimPolicy::rotate_reclaimable`]).
+    pub fn write_back(&mut self, pfn: u32, page: PageId) -> bool {
+        let f = &mut self.frames[pfn as usize];
         if f.state != FrameState::Page || f.page != page || !f.dirty {
             return false;
         }
-        let fm = &mut self.frames[pfn as usize];
-        fm.dirty = false;
-        let rotate = std::mem::take(&mut fm.reclaim) && f.list == inactive_list;
-        self.dirty -= 1;
+        let kept = std::mem::take(&mut f.reclaim);
+        self.set_clean(pfn);
         self.counters.writebacks += 1;
-        if rotate {
-            self.unlink(pfn);
-            self.push_tail(inactive_list, pfn);
-        }
-        true
+        kept
     }
 
     /// Reclaim met the dirty file page in `pfn` (isolated) and keeps it: `PG_reclaim`
     /// is set and the page is remembered for [`Memory::end_kept_writeback`]. The
     /// caller puts it back on a list.
-    pub fn keep_dirty(&mut self, pfn: u32) {
+    fn keep_dirty(&mut self, pfn: u32) {
         let f = &mut self.frames[pfn as usize];
         debug_assert!(f.dirty && !f.anon);
         self.counters.dirty_kept += 1;
@@ -508,11 +577,20 @@ impl Memory {
     }
 
     /// The writeback of every page reclaim kept has ended (the flusher wrote them
-    /// since): they are clean and at the tail of `inactive_list`, oldest kept last.
-    pub fn end_kept_writeback(&mut self, inactive_list: u8) {
-        for (pfn, page) in std::mem::take(&mut self.kept_dirty) {
-            self.write_back(pfn, page, inactive_list);
-        }
+    /// since): they are clean. Returns the frames of those still holding the kept
+    /// page, oldest kept first, for their policy to rotate.
+    pub fn end_kept_writeback(&mut self) -> Vec<u32> {
+        let kept = std::mem::take(&mut self.kept_dirty);
+        kept.into_iter()
+            .filter(|&(pfn, page)| self.write_back(pfn, page))
+            .map(|(pfn, _)| pfn)
+            .collect()
+    }
+
+    /// Move the page in `pfn` to the tail of `list` (the end reclaim scans next).
+    pub fn move_to_tail(&mut self, pfn: u32, list: u8) {
+        self.unlink(pfn);
+        self.push_tail(list, pfn);
     }
 
     // ---- lists ----
@@ -537,7 +615,7 @@ impl Memory {
     }
 
     /// Add the frame at the tail of `list` (the end reclaim scans next).
-    pub fn push_tail(&mut self, list: u8, pfn: u32) {
+    fn push_tail(&mut self, list: u8, pfn: u32) {
         debug_assert_eq!(self.frames[pfn as usize].list, NO_LIST);
         let l = &mut self.lists[list as usize];
         let old = l.tail;
@@ -622,8 +700,26 @@ impl Memory {
                 self.free, self.lru_pages, self.unmovable
             ));
         }
-        if dirty != self.dirty {
-            return Err(format!("{dirty} dirty pages, {} counted", self.dirty));
+        let mut on_dirty_list = 0;
+        let mut prev = NIL;
+        let mut at = self.dirty.head;
+        while at != NIL {
+            let f = &self.frames[at as usize];
+            if !f.dirty || f.state != FrameState::Page || f.dirty_prev != prev {
+                return Err(format!("dirty list: frame {at} badly linked"));
+            }
+            on_dirty_list += 1;
+            if on_dirty_list > self.frames.len() {
+                return Err("dirty list: cycle".into());
+            }
+            prev = at;
+            at = f.dirty_next;
+        }
+        if dirty != self.dirty.len || on_dirty_list != dirty || self.dirty.tail != prev {
+            return Err(format!(
+                "{dirty} dirty pages, {on_dirty_list} on the dirty list, {} counted",
+                self.dirty.len
+            ));
         }
         if by_owner != self.resident_by_owner {
             return Err("resident pages per owner disagree".into());

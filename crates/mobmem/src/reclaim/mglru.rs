@@ -21,7 +21,11 @@
 //! descriptors), Bloom filters that make the walk sparse, `min_ttl_ms` thrashing
 //! prevention. There is no lumpy reclaim in kernels with MGLRU (compaction serves
 //! high-order requests); for a like-for-like comparison this model isolates the same
-//! aligned blocks around its tag pages as the two-list policies.
+//! aligned blocks around its tag pages as the two-list policies, at every request of
+//! order above 0 (no priorities: `lumpy_gating = "costly-or-pressure"` is refused).
+//! With `dirty_writeback = "flusher"` a dirty file page eviction meets waits one
+//! generation up with `PG_reclaim` (`sort_folio`); when its writeback ends it goes to
+//! the tail of the oldest file generation (`folio_rotate_reclaimable`).
 
 use super::memory::{FrameState, Memory, NO_LIST};
 use super::policy::{
@@ -55,23 +59,19 @@ impl Default for MgLru {
 }
 
 impl MgLru {
-    /// Defaults: swappiness 60, lumpy blocks skip unmovable frames.
+    /// With [`ReclaimConfig::default`]'s `swappiness` and `lumpy_unmovable`.
     pub fn new() -> Self {
-        MgLru {
-            max_seq: MIN_NR_GENS + 1,
-            min_seq: [0, 0],
-            lumpy_unmovable: LumpyUnmovable::Skip,
-            swappiness: 60,
-            agings: 0,
-        }
+        Self::with_config(&ReclaimConfig::default())
     }
 
     /// With the config's `swappiness` and `lumpy_unmovable`.
     pub fn with_config(config: &ReclaimConfig) -> Self {
         MgLru {
+            max_seq: MIN_NR_GENS + 1,
+            min_seq: [0, 0],
             lumpy_unmovable: config.lumpy_unmovable,
             swappiness: config.swappiness,
-            ..Self::new()
+            agings: 0,
         }
     }
 
@@ -167,6 +167,14 @@ impl ReclaimPolicy for MgLru {
         self.place(mem, pfn, file, seq);
     }
 
+    /// 6.x `folio_rotate_reclaimable` -> `lru_gen_add_folio(.., reclaiming)`: to the
+    /// tail of the oldest file generation.
+    fn rotate_reclaimable(&mut self, mem: &mut Memory, pfn: u32) {
+        let oldest = self.min_seq[FILE];
+        mem.frame_mut(pfn).gen = oldest;
+        mem.move_to_tail(pfn, list_of(FILE, oldest));
+    }
+
     fn shrink(&mut self, mem: &mut Memory, req: &ShrinkRequest) -> usize {
         let mut reclaimed = 0;
         // Give up after scanning the resident pages several times without meeting the
@@ -217,9 +225,13 @@ impl ReclaimPolicy for MgLru {
                     mem.frame_mut(pfn).accessed = false;
                     mem.counters.activations += 1;
                     self.place(mem, pfn, t, young);
-                } else {
-                    mem.evict(pfn);
+                } else if mem.evict_or_keep(pfn) {
                     reclaimed += 1;
+                } else {
+                    // A dirty file page kept for the flusher waits one generation up,
+                    // `PG_reclaim` set (6.x `sort_folio`, `folio_inc_gen`).
+                    let seq = (self.min_seq[FILE] + 1).min(self.max_seq);
+                    self.place(mem, pfn, FILE, seq);
                 }
             }
         }

@@ -40,7 +40,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::{EventKind, PageId, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::trace::{EventKind, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory};
 use policy::{
@@ -154,7 +154,8 @@ pub struct ReclaimConfig {
     pub new_anon_active: bool,
     pub lumpy_unmovable: LumpyUnmovable,
     /// Which high-order requests reclaim lumpily: every order above 0 (SPEC.md) or as
-    /// 3.4's `set_reclaim_mode` (costly orders, or small ones under pressure).
+    /// 3.4's `set_reclaim_mode` (costly orders, or small ones under pressure; refused
+    /// for a policy without reclaim priorities, `mglru`).
     pub lumpy_gating: LumpyGating,
     /// Who writes dirty file pages back before reclaim frees them.
     pub dirty_writeback: DirtyWriteback,
@@ -217,7 +218,7 @@ pub fn anon_pages(trace: &Trace) -> usize {
 impl ReclaimConfig {
     pub fn validate(&self) -> Result<()> {
         let fail = |m: String| Err(Error::config("reclaim config", m));
-        find_policy(&self.policy)?;
+        let policy = find_policy(&self.policy)?;
         if !(64..=MAX_MEMORY_PAGES).contains(&self.memory_pages) {
             return fail(format!(
                 "memory_pages must be 64..={MAX_MEMORY_PAGES}, got {}",
@@ -246,6 +247,14 @@ impl ReclaimConfig {
             return fail(format!(
                 "dirty_background_ratio must be 1..=100, got {}",
                 self.dirty_background_ratio
+            ));
+        }
+        if !policy.has_priorities && self.lumpy_gating != LumpyGating::AnyOrder {
+            return fail(format!(
+                "lumpy_gating = \"{}\" gates lumpy reclaim by the reclaim priority, which {} \
+does not have: use lumpy_gating = \"any-order\" with it",
+                self.lumpy_gating.name(),
+                self.policy
             ));
         }
         let wm = self.watermarks();
@@ -469,9 +478,9 @@ pub struct Machine {
     policy: Box<dyn ReclaimPolicy>,
     wm: Watermarks,
     kswapd_high_order: bool,
-    /// The flusher of `dirty_writeback = "flusher"`: its background ratio and the
-    /// dirty file pages in the order they were dirtied.
-    flusher: Option<(u32, VecDeque<(u32, PageId)>)>,
+    /// The flusher of `dirty_writeback = "flusher"`: its background ratio (it writes
+    /// the pages in the order [`Memory`] lists them dirty).
+    flusher: Option<u32>,
     pub tasks: TaskView,
     last_input: Option<ProcId>,
     pub kswapd_runs: u64,
@@ -498,13 +507,14 @@ impl Machine {
         for pfn in config.boot_unmovable() {
             mem.allocate_unmovable(pfn, 0);
         }
+        mem.set_flusher(config.dirty_writeback == DirtyWriteback::Flusher);
         Ok(Machine {
             mem,
             policy: (info.build)(config),
             wm: config.watermarks(),
             kswapd_high_order: config.kswapd_high_order,
             flusher: (config.dirty_writeback == DirtyWriteback::Flusher)
-                .then(|| (config.dirty_background_ratio, VecDeque::new())),
+                .then_some(config.dirty_background_ratio),
             tasks: TaskView::default(),
             last_input: None,
             kswapd_runs: 0,
@@ -532,7 +542,9 @@ impl Machine {
     /// One reclaim call with the fallback of protecting policies.
     pub fn reclaim(&mut self, goal: Goal, order: u32) -> usize {
         if self.flusher.is_some() {
-            self.mem.end_kept_writeback(lru::INACTIVE_FILE);
+            for pfn in self.mem.end_kept_writeback() {
+                self.policy.rotate_reclaimable(&mut self.mem, pfn);
+            }
         }
         let mut req = ShrinkRequest {
             goal,
@@ -574,10 +586,7 @@ impl Machine {
             return;
         }
         self.kswapd_runs += 1;
-        let goal = Goal::Watermark {
-            mark_pages: self.wm.high_pages(),
-            order,
-        };
+        let goal = Goal::Watermark(self.wm.high_pages());
         self.kswapd_reclaimed += self.reclaim(goal, order) as u64;
         if !self.mem.watermark_ok(order, self.wm.high_pages())
             && self.mem.free() < self.wm.high_pages()
@@ -663,14 +672,14 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
             }
             f.accessed = true;
             if write && !anon {
-                self.dirtied(pfn, page);
+                self.dirtied(pfn);
             }
             return Ok(None);
         }
         let kind = self.fault(page, proc, anon, write)?;
         if write && !anon {
             if let Some(pfn) = self.mem.frame_of(page) {
-                self.dirtied(pfn, page);
+                self.dirtied(pfn);
             }
         }
         Ok(Some(kind))
@@ -680,20 +689,22 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
     /// pages back while more than its background ratio of free + reclaimable memory
     /// is dirty (`wb_over_bg_thresh`-style; the writer is never throttled as it stays
     /// below `dirty_ratio`).
-    fn dirtied(&mut self, pfn: u32, page: PageId) {
+    fn dirtied(&mut self, pfn: u32) {
         if !self.mem.mark_dirty(pfn) {
             return;
         }
-        let Some((ratio, order)) = &mut self.flusher else {
+        let Some(ratio) = self.flusher else {
             return;
         };
-        order.push_back((pfn, page));
-        let background = *ratio as usize * (self.mem.free() + self.mem.lru_pages()) / 100;
+        let background = ratio as usize * (self.mem.free() + self.mem.lru_pages()) / 100;
         while self.mem.dirty() > background {
-            let Some((pfn, page)) = order.pop_front() else {
+            let Some(oldest) = self.mem.oldest_dirty() else {
                 break;
             };
-            self.mem.write_back(pfn, page, lru::INACTIVE_FILE);
+            let page = self.mem.frame(oldest).page;
+            if self.mem.write_back(oldest, page) {
+                self.policy.rotate_reclaimable(&mut self.mem, oldest);
+            }
         }
     }
 }

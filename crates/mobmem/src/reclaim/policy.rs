@@ -21,8 +21,8 @@ pub enum Goal {
     /// kswapd: until this many frames are free (the high watermark).
     FreeAtLeast(usize),
     /// kswapd balancing for a high-order request (3.4 `balance_pgdat` with an order):
-    /// until the watermark check of `order` against `mark_pages` passes.
-    Watermark { mark_pages: usize, order: u32 },
+    /// until the watermark check of the request's order against this many pages passes.
+    Watermark(usize),
     /// Direct reclaim: until this many pages were reclaimed by this call.
     Reclaim(usize),
 }
@@ -53,7 +53,7 @@ impl ShrinkRequest {
     pub fn done(&self, mem: &Memory, reclaimed: usize) -> bool {
         match self.goal {
             Goal::FreeAtLeast(n) => mem.free() >= n,
-            Goal::Watermark { mark_pages, order } => mem.watermark_ok(order, mark_pages),
+            Goal::Watermark(mark_pages) => mem.watermark_ok(self.order, mark_pages),
             Goal::Reclaim(n) => reclaimed >= n,
         }
     }
@@ -68,6 +68,9 @@ pub trait ReclaimPolicy: Send {
     /// Scan and reclaim until the request's goal is met or the policy gives up.
     /// Returns the pages reclaimed.
     fn shrink(&mut self, mem: &mut Memory, req: &ShrinkRequest) -> usize;
+    /// The writeback of the page in `pfn`, which reclaim had kept dirty, ended: move
+    /// it to where reclaim meets it next (`rotate_reclaimable_page`).
+    fn rotate_reclaimable(&mut self, mem: &mut Memory, pfn: u32);
     /// Whether protection could be keeping pages from reclaim right now (so that a
     /// reclaim that freed nothing should be retried with it off).
     fn protects(&self) -> bool {
@@ -83,22 +86,27 @@ pub trait ReclaimPolicy: Send {
 pub struct PolicyInfo {
     pub name: &'static str,
     pub summary: &'static str,
+    /// It reclaims in passes of falling priority, so `lumpy_gating` applies to it.
+    pub has_priorities: bool,
     pub build: fn(&ReclaimConfig) -> Box<dyn ReclaimPolicy>,
 }
 
 pub static POLICIES: &[PolicyInfo] = &[
     PolicyInfo {
         name: "stock",
+        has_priorities: true,
         summary: "Linux 3.4 two-list LRU (active/inactive per anon/file, PG_referenced)",
         build: |c| Box::new(TwoListLru::new(c, Protection::None)),
     },
     PolicyInfo {
         name: "fmp",
+        has_priorities: true,
         summary: "stock + framework-assisted protection of the interactive task's pages (IPP, with fallback)",
         build: |c| Box::new(TwoListLru::new(c, Protection::Interactive)),
     },
     PolicyInfo {
         name: "memcg-low",
+        has_priorities: true,
         summary: "stock + cgroup-v2 memory.low protection of the foreground app's pages",
         build: |c| {
             Box::new(TwoListLru::new(
@@ -112,6 +120,7 @@ pub static POLICIES: &[PolicyInfo] = &[
     },
     PolicyInfo {
         name: "mglru",
+        has_priorities: false,
         summary: "multi-generational LRU (2..4 generations, aging promotes accessed pages)",
         build: |c| Box::new(MgLru::with_config(c)),
     },
@@ -142,6 +151,14 @@ pub enum LumpyGating {
 }
 
 impl LumpyGating {
+    /// The name in a config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            LumpyGating::AnyOrder => "any-order",
+            LumpyGating::CostlyOrPressure => "costly-or-pressure",
+        }
+    }
+
     /// Whether a scan at `priority` for a request of `order` is lumpy.
     pub fn is_lumpy(self, order: u32, priority: u32) -> bool {
         match self {

@@ -2,7 +2,7 @@
 //!
 //! The Android preset (four apps forked from Zygote, launched 15 s apart, then used
 //! together) runs for 180 s under ksmd with `pages_to_scan` swept from 10 to 200
-//! (`sleep_millisecs` 20) and `sleep_millisecs` swept from 5 to 200 (`pages_to_scan`
+//! (`sleep_millisecs` 20) and `sleep_millisecs` swept from 10 to 200 (`pages_to_scan`
 //! 100), plus the modern anchors: the scan-time advisor and smart_scan. Figures: memory
 //! saved and free memory over time, saved memory and ksmd CPU time at the end, touch
 //! response and launch time per app with and without KSM (the paper's chosen setting,
@@ -25,7 +25,8 @@ const SEED: u64 = 1;
 const DURATION_MS: u64 = 180_000;
 const SAMPLE_MS: u64 = 1_000;
 const PAGES_TO_SCAN: [u32; 8] = [10, 20, 40, 60, 80, 100, 150, 200];
-const SLEEP_MS: [u32; 6] = [5, 10, 20, 50, 100, 200];
+/// From one tick at [`DEVICE_HZ`] up: a shorter sleep rounds up to the same tick.
+const SLEEP_MS: [u32; 5] = [10, 20, 50, 100, 200];
 /// The paper's chosen setting, used for the app-impact comparison.
 const CHOSEN: (u32, u32) = (80, 20);
 /// Timer frequency assumed for the Nexus 10's kernel (HZ=100 was the usual ARM
@@ -356,7 +357,7 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
             ),
         ],
     ];
-    let (figures, claims, notes) = analyze(&table);
+    let (figures, claims, notes) = analyze(&table, &pop);
     Ok(ExperimentReport {
         json: table.to_json(),
         facts,
@@ -398,7 +399,7 @@ fn change_claim(id: &str, claim: String, paper: f64, measured: f64) -> Claim {
     }
 }
 
-pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
+pub fn analyze(table: &Table, pop: &Population) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
     let series_of = |sweep: &str| -> Vec<String> {
         let mut s: Vec<String> = table
             .select(&filter(&[("scope", "run"), ("sweep", sweep)]))
@@ -594,12 +595,13 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
     };
     let all_sleeps: Vec<f64> = saved_sleep.iter().map(|p| p.1).collect();
     let t_at = |s: f64| reach.iter().find(|p| p.0 == s).map_or(f64::NAN, |p| p.1);
+    let (first_sleep, last_sleep) = (SLEEP_MS[0], SLEEP_MS[SLEEP_MS.len() - 1]);
     claims.push(Claim {
         id: "sleep-no-difference-at-20-or-below".into(),
         claim: "sleep_millisecs of 20 or below make no difference to the memory saved".into(),
         paper: 0.0,
         measured: spread(&short_sleeps),
-        unit: "% spread of the final saving over sleeps 5..20 ms".into(),
+        unit: format!("% spread of the final saving over sleeps {first_sleep}..20 ms"),
         criterion: "at most 2%".into(),
         holds: spread(&short_sleeps) <= 2.0,
     });
@@ -608,7 +610,7 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
         claim: "sleep_millisecs changes how fast memory is saved, not how much".into(),
         paper: 0.0,
         measured: spread(&all_sleeps),
-        unit: "% spread of the final saving over sleeps 5..200 ms".into(),
+        unit: format!("% spread of the final saving over sleeps {first_sleep}..{last_sleep} ms"),
         criterion: "at most 10%".into(),
         holds: spread(&all_sleeps) <= 10.0,
     });
@@ -672,12 +674,36 @@ pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
         6.1,
         pct(1, "launch_ms"),
     ));
+    // What the notes state about the workload and the scan speeds, from the population
+    // and the settings.
+    let pages = pop.pages.len() as u64;
+    let thousands = format!("{:.0}k", pages as f64 / 1000.0);
+    let last_launch_s = pop.processes.iter().map(|p| p.start_ns).max().unwrap_or(0) as f64 / 1e9;
+    let tick_ms = 1000 / DEVICE_HZ;
+    // Seconds for one pass over every page at `pages_to_scan` pages per `sleep_ms`.
+    let pass_s = |pages_to_scan: u32, sleep_ms: u32| {
+        let params = KsmParams {
+            pages_to_scan,
+            sleep_millisecs: sleep_ms,
+            ..base_params()
+        };
+        pages.div_ceil(pages_to_scan as u64) as f64 * params.sleep_ns() as f64 / 1e9
+    };
+    let slowest_sleep = KsmParams {
+        sleep_millisecs: last_sleep,
+        ..base_params()
+    }
+    .sleep_ns() as f64
+        / 1e6;
+    let slowest_pass_s = pass_s(100, last_sleep);
+    let duration_s = DURATION_MS as f64 / 1000.0;
     let notes = vec![
-        "Workload: the android preset (docs/ksm.md): browser, camera, gallery and YouTube forked from Zygote, launched 15 s apart, \
-then switched every 10 s from 60 s on; each registers its Dalvik heap, native heap and stack (47k pages, 184 MB) with shares of zero, \
+        format!("Workload: the android preset (docs/ksm.md): browser, camera, gallery and YouTube forked from Zygote, launched 15 s apart, \
+then switched every 10 s from 60 s on; each registers its Dalvik heap, native heap and stack ({thousands} pages, {:.0} MB) with shares of zero, \
 cross-app duplicate, unique and volatile pages. The paper gives no page-content figures; every share is a stated assumption. \
-ksmd runs as kernel 3.4 did on the paper's Nexus 10: no smart_scan, no use_zero_pages, HZ=100 (sleeps rounded up to 10 ms)."
-            .into(),
+ksmd runs as kernel 3.4 did on the paper's Nexus 10: no smart_scan, no use_zero_pages, HZ={DEVICE_HZ} (sleeps rounded up to {tick_ms} ms).",
+            pages as f64 * 4096.0 / MB
+        ),
         "Scan cost per page (visit 1 us, checksum 2.5 us, 0.3 us per tree level, 8 us per merge) is an assumption for a Cortex-A15; \
 mobmem ksm-validate measured about 1.3 us per scanned page on the x86 development machine (kernel 6.18; docs/ksm.md)."
             .into(),
@@ -689,13 +715,20 @@ finds too little memory rather than the outcome at one chosen size. The paper's 
 ksmd's CPU share of a few percent explains in this model; they point to effects it leaves out (ksmd holding mmap_sem against \
 page faults, cache and TLB pollution, frequency scaling)."
             .into(),
-        "Saturation: a page merges once ksmd has looked at it in two passes, so the saving stops growing with pages_to_scan once two full passes fit \
-after the last launch (45 s): 20 pages every 20 ms make a pass over the 47k pages in 47 s, 10 pages in 94 s. Zero and duplicate pages \
+        format!("Saturation: a page merges once ksmd has looked at it in two passes, so the saving stops growing with pages_to_scan once two full passes fit \
+after the last launch ({last_launch_s:.0} s): 20 pages every 20 ms make a pass over the {thousands} pages in {:.0} s, 10 pages in {:.0} s. Zero and duplicate pages \
 that the heaps fill hold data of their own afterwards, so only the contents not yet filled are there to merge, and a faster ksmd finds \
-nothing more; where the paper's knee (80) lies depends on how its heaps changed, which it does not give."
-            .into(),
-        "Sleep sweep: at HZ 100 a sleep is rounded up to whole 10-ms ticks, so sleeps of 5 and 10 ms are the same run (one tick); with 200 ms sleeps ksmd scans 100 pages every 210 ms, so a full pass over the 47k pages takes about 100 s and the 180-s run ends before the second pass has merged everything the first one found: the final saving is lower because it is still growing (figure saved-vs-time-sleep), not because it would settle lower. Up to 100 ms every setting converges within the run and the saving is the same within a few percent."
-            .into(),
+nothing more; where the paper's knee (80) lies depends on how its heaps changed, which it does not give.",
+            pass_s(20, 20),
+            pass_s(10, 20)
+        ),
+        format!("Sleep sweep: at HZ {DEVICE_HZ} a sleep is rounded up to whole {tick_ms}-ms ticks, so any sleep up to {tick_ms} ms is the same run (one tick) and the sweep starts at {first_sleep} ms; with {last_sleep} ms sleeps ksmd scans 100 pages every {slowest_sleep:.0} ms, so a full pass over the {thousands} pages takes about {slowest_pass_s:.0} s {}. Up to 100 ms every setting converges within the run and the saving is the same within a few percent.",
+            if 2.0 * slowest_pass_s > duration_s {
+                format!("and the {duration_s:.0}-s run ends before the second pass has merged everything the first one found: the final saving is lower because it is still growing (figure saved-vs-time-sleep), not because it would settle lower")
+            } else {
+                format!("and two passes fit in the {duration_s:.0}-s run")
+            }
+        ),
         "Browser launch: the paper saw it 6.1% slower with KSM. In this model a launch only gains from memory KSM saves and loses to ksmd's CPU share while it runs, which is small at 80/20, so every app's relaunches get faster; what made the browser's launch slower on the Nexus 10 is not in the model."
             .into(),
     ];
