@@ -12,8 +12,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Value};
 
-use mobmem::engine::sim::{run_source, RunSetup};
-use mobmem::engine::{find_policy, Capacity, Family};
+use mobmem::mm::placement::sim::{run_source, RunSetup};
+use mobmem::mm::placement::{find_policy, Capacity, Family};
 use mobmem::trace::{self, Event};
 use mobmem::workload;
 

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
 use mobmem::devices::platform::Platform;
-use mobmem::flashfs::{
+use mobmem::mm::fs::{
     analyze_paths, bench_codecs, read_twice, Codec, ReadCost, ReadPath, WritePolicy,
 };
 use mobmem::report::short;

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use mobmem::ksm::presets::{AndroidConfig, ValidateLayout};
-use mobmem::ksm::snapshot::{self, MappingFilter, Snapshot};
-use mobmem::ksm::sysfs::{self, SettingsGuard, Sysfs};
-use mobmem::ksm::{
+use mobmem::mm::dedup::presets::{AndroidConfig, ValidateLayout};
+use mobmem::mm::dedup::snapshot::{self, MappingFilter, Snapshot};
+use mobmem::host::ksm_sysfs::{self, SettingsGuard, Sysfs};
+use mobmem::mm::dedup::{
     self, AdvisorMode, KsmParams, KsmRun, MergeOrder, Population, RunSpec, ScanCosts,
 };
 use mobmem::report::short;
@@ -136,7 +136,7 @@ pub struct KsmArgs {
 }
 
 fn duration_ms(s: f64) -> Result<u64> {
-    let limit_s = ksm::run::MAX_DURATION_MS / 1000;
+    let limit_s = dedup::run::MAX_DURATION_MS / 1000;
     if !(s.is_finite() && s > 0.0 && s <= limit_s as f64) {
         bail!("--duration-s must be > 0 and at most {limit_s} s, found {s}");
     }
@@ -145,7 +145,7 @@ fn duration_ms(s: f64) -> Result<u64> {
 
 const CSV_HEADER: &str = "time_s,pages_shared,pages_sharing,pages_unshared,pages_volatile,ksm_zero_pages,full_scans,pages_scanned,pages_skipped,general_profit,pages_to_scan,pages,frames,saved_pages,metadata_bytes,ksmd_cpu_ms,cpu_share";
 
-fn csv_line(s: &ksm::Sample) -> String {
+fn csv_line(s: &dedup::Sample) -> String {
     let c = &s.counters;
     let m = &s.memory;
     format!(
@@ -238,7 +238,7 @@ pub fn run(args: KsmArgs) -> Result<()> {
         sample_ms: args.sample_ms,
         ksm_on: !args.off,
     };
-    let run = ksm::simulate(&pop, &params, &ScanCosts::default(), spec)?;
+    let run = dedup::simulate(&pop, &params, &ScanCosts::default(), spec)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&run)?);
     } else if args.csv {
@@ -383,7 +383,7 @@ pub struct ValidateArgs {
     #[arg(long, default_value_t = 100)]
     sample_ms: u64,
     /// KSM's sysfs directory.
-    #[arg(long, default_value = sysfs::KSM_DIR)]
+    #[arg(long, default_value = ksm_sysfs::KSM_DIR)]
     sysfs: PathBuf,
     /// Print the result as JSON.
     #[arg(long, conflicts_with = "csv")]
@@ -422,11 +422,11 @@ impl ValidateArgs {
 /// and never written: they map the kernel's zero page (snapshots must tell them apart).
 fn worker(index: u32, layout: ValidateLayout, read_pages: usize) -> Result<()> {
     layout.validate()?;
-    if read_pages as u64 > ksm::presets::MAX_WORKER_PAGES {
-        bail!("--read-pages: at most {}", ksm::presets::MAX_WORKER_PAGES);
+    if read_pages as u64 > dedup::presets::MAX_WORKER_PAGES {
+        bail!("--read-pages: at most {}", dedup::presets::MAX_WORKER_PAGES);
     }
     let pages = layout.pages_per_worker();
-    let page = ksm::pages::PAGE_BYTES;
+    let page = dedup::pages::PAGE_BYTES;
     let mut map = memmap2::MmapMut::map_anon(pages * page).context("mapping anonymous memory")?;
     // Whole 4 KiB pages only: KSM works on them; THP would change the picture.
     let _ = map.advise(memmap2::Advice::NoHugePage);
@@ -688,7 +688,7 @@ fn drive_kernel(
             bail!("worker {w} did not start (said '{}')", line.trim());
         }
     }
-    let cpu0 = sysfs::ksmd_cpu_ns();
+    let cpu0 = ksm_sysfs::ksmd_cpu_ns();
     session.guard.set("run", "1")?;
     let start = Instant::now();
     let mut real = Vec::new();
@@ -707,7 +707,7 @@ fn drive_kernel(
                 *v -= before;
             }
         }
-        let cpu = match (cpu0, sysfs::ksmd_cpu_ns()) {
+        let cpu = match (cpu0, ksm_sysfs::ksmd_cpu_ns()) {
             (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e6,
             _ => f64::NAN,
         };
@@ -747,8 +747,8 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
             .map_err(|_| anyhow::anyhow!("max_page_sharing reads {v}, not a page count"))?,
         Err(_) => KsmParams::default().max_page_sharing,
     };
-    let hz = sysfs::kernel_hz();
-    let kernel = sysfs::kernel_version();
+    let hz = ksm_sysfs::kernel_hz();
+    let kernel = ksm_sysfs::kernel_version();
     let merge_order = args
         .merge_order
         .unwrap_or_else(|| kernel.map_or(MergeOrder::default(), MergeOrder::of_kernel));
@@ -794,7 +794,7 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
     let scanned = get(last, "pages_scanned");
     let measured_ns_per_page = last.ksmd_cpu_ms * 1e6 / scanned;
     let mut costs = ScanCosts::default();
-    let first = ksm::simulate(&pop, &params, &costs, spec)?;
+    let first = dedup::simulate(&pop, &params, &costs, spec)?;
     let sim_ns_per_page =
         first.last().counters.cpu_ns / first.last().counters.pages_scanned.max(1) as f64;
     if measured_ns_per_page.is_finite() && measured_ns_per_page > 0.0 && sim_ns_per_page > 0.0 {
@@ -805,7 +805,7 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         costs.merge_ns *= f;
         costs.skip_ns *= f;
     }
-    let sim = ksm::simulate(&pop, &params, &costs, spec)?;
+    let sim = dedup::simulate(&pop, &params, &costs, spec)?;
 
     let names = [
         "pages_shared",
@@ -816,7 +816,7 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         "ksm_zero_pages",
         "general_profit",
     ];
-    let sim_value = |s: &ksm::Sample, n: &str| -> f64 {
+    let sim_value = |s: &dedup::Sample, n: &str| -> f64 {
         let c = &s.counters;
         match n {
             "pages_shared" => c.pages_shared as f64,

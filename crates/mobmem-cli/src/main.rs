@@ -17,8 +17,8 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use mobmem::devices::CostModel;
-use mobmem::engine::sim::{run_source, run_trace, RunSetup};
-use mobmem::engine::{find_policy, Capacity, REGISTRY};
+use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
+use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
 use mobmem::experiments::{self, ExperimentConfig};
 use mobmem::report;
@@ -327,12 +327,12 @@ fn gen(args: GenArgs) -> Result<()> {
             GALLERY_USB => show_workload(
                 GALLERY_USB,
                 "docs/reclaim.md",
-                &mobmem::reclaim::workload::GalleryUsbConfig::default(),
+                &mobmem::mm::reclaim::workload::GalleryUsbConfig::default(),
             )?,
             APP_CYCLING => show_workload(
                 APP_CYCLING,
                 "docs/swap.md",
-                &mobmem::swap::workload::AppCyclingConfig::default(),
+                &mobmem::mm::swap::workload::AppCyclingConfig::default(),
             )?,
             _ => workload::config_to_toml(&workload::preset(&name)?)?,
         };
@@ -364,7 +364,7 @@ fn gen(args: GenArgs) -> Result<()> {
         );
     }
     if args.preset.as_deref() == Some(APP_CYCLING) {
-        let mut config: mobmem::swap::workload::AppCyclingConfig = match &args.config {
+        let mut config: mobmem::mm::swap::workload::AppCyclingConfig = match &args.config {
             Some(path) => read_toml(path)?,
             None => Default::default(),
         };
@@ -375,7 +375,7 @@ fn gen(args: GenArgs) -> Result<()> {
             }
             config.rounds = ((config.rounds as f64 * scale).round() as u32).max(1);
         }
-        let t = mobmem::swap::workload::generate(&config, args.seed)?;
+        let t = mobmem::mm::swap::workload::generate(&config, args.seed)?;
         trace::write(&out, &t)?;
         eprintln!(
             "wrote {} ({} events, {} distinct pages)",

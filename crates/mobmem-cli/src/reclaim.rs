@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use rayon::prelude::*;
 
-use mobmem::reclaim::{self, policy::find_policy, ReclaimConfig, ReclaimResult, POLICIES};
+use mobmem::mm::reclaim::{self, policy::find_policy, ReclaimConfig, ReclaimResult, POLICIES};
 use mobmem::report::short;
 use mobmem::trace::{self, EventKind, Format, ADJ_FOREGROUND};
 

@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 
 use mobmem::report::short;
-use mobmem::swap::{self, workload::AppCyclingConfig, SwapConfig, ARCHITECTURES};
+use mobmem::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, ARCHITECTURES};
 use mobmem::trace::{self, Format};
 
 #[derive(Args)]

@@ -4,7 +4,7 @@
 //! target.
 
 use mobmem::devices::platform::{DecompressTimes, Platform};
-use mobmem::flashfs::{
+use mobmem::mm::fs::{
     read_file, read_twice, Codec, PageCacheState, ReadCost, ReadPath, StoredFile, StoredPage,
 };
 use proptest::prelude::*;

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use mobmem::devices::platform::Platform;
-use mobmem::flashfs::{read_twice, Codec, ReadPath, StoredFile, StoredPage};
+use mobmem::mm::fs::{read_twice, Codec, ReadPath, StoredFile, StoredPage};
 
 const DOC: &str = include_str!("../../../docs/flashfs-read.md");
 

@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use mobmem::flashfs::analyze::collect_files;
-use mobmem::flashfs::store::{
+use mobmem::mm::fs::analyze::collect_files;
+use mobmem::mm::fs::store::{
     shannon_entropy, store_file_with_bytes, F2FS_COMPRESS_HEADER_BYTES, JFFS2_NODE_HEADER_BYTES,
 };
-use mobmem::flashfs::{
+use mobmem::mm::fs::{
     analyze_paths, store_file, store_file_policies, Codec, StoredPage, WritePolicy, PAGE_SIZE,
 };
 use proptest::prelude::*;

@@ -8,9 +8,9 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 
-use mobmem::engine::policies::arc::Arc;
-use mobmem::engine::policies::lru::Lru;
-use mobmem::engine::{CachePolicy, Effect, Effects, Request};
+use mobmem::mm::placement::policies::arc::Arc;
+use mobmem::mm::placement::policies::lru::Lru;
+use mobmem::mm::placement::{CachePolicy, Effect, Effects, Request};
 use mobmem::trace::PageId;
 
 const OLTP: &str = concat!(

@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc as Shared;
 
-use mobmem::engine::policies::arc::Arc;
-use mobmem::engine::policies::clock::Clock;
-use mobmem::engine::policies::fifo::Fifo;
-use mobmem::engine::policies::lru::Lru;
-use mobmem::engine::policies::opt::Opt;
-use mobmem::engine::policies::two_q::TwoQ;
-use mobmem::engine::{CachePolicy, Effect, Effects, Request, Tier};
+use mobmem::mm::placement::policies::arc::Arc;
+use mobmem::mm::placement::policies::clock::Clock;
+use mobmem::mm::placement::policies::fifo::Fifo;
+use mobmem::mm::placement::policies::lru::Lru;
+use mobmem::mm::placement::policies::opt::Opt;
+use mobmem::mm::placement::policies::two_q::TwoQ;
+use mobmem::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use mobmem::trace::PageId;
 use proptest::prelude::*;
 

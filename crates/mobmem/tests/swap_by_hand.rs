@@ -3,7 +3,7 @@
 //! `device op page cause`; "LRU" and "ring" list NVM slots in replacement order (LRU from
 //! the most recent, CLOCK from the hand, with access bits).
 
-use mobmem::swap::{
+use mobmem::mm::swap::{
     IoRecord, Machine, Place, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice, SwapMetrics,
 };
 use mobmem::trace::{Event, PageId, ProcId, Tables};

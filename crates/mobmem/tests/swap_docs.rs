@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use mobmem::swap::workload::AppCyclingConfig;
-use mobmem::swap::{SwapConfig, ARCHITECTURES};
+use mobmem::mm::swap::workload::AppCyclingConfig;
+use mobmem::mm::swap::{SwapConfig, ARCHITECTURES};
 
 const DOC: &str = include_str!("../../../docs/swap.md");
 

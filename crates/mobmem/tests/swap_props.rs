@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use mobmem::swap::{
+use mobmem::mm::swap::{
     IoCause, IoOp, IoRecord, Machine, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice,
     ARCHITECTURES,
 };

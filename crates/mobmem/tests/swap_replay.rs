@@ -3,7 +3,7 @@
 //! an oracle: the swap-outs and swap-ins a simulation performed, replayed on the same
 //! architecture, give exactly the same device operations.
 
-use mobmem::swap::{
+use mobmem::mm::swap::{
     replay, IoCause, IoOp, Machine, SlotOnSwapIn, SwapConfig, SwapDevice, ARCHITECTURES,
 };
 use mobmem::trace::{Event, EventKind, Tables, Trace};
@@ -135,7 +135,7 @@ fn impossible_traces_name_the_event() {
         "{err}"
     );
     // Simulation refuses swap events and points to replay.
-    let err = mobmem::swap::run(&trace(vec![out(1)]), &flash)
+    let err = mobmem::mm::swap::run(&trace(vec![out(1)]), &flash)
         .unwrap_err()
         .to_string();
     assert!(err.contains("event 0") && err.contains("replay"), "{err}");

@@ -3,8 +3,8 @@
 //! apps out between their sessions, and more than half of the swap-ins of pages swapped
 //! in only once, as the paper measured on Android. Deterministic by seed.
 
-use mobmem::swap::workload::{generate, AppCyclingConfig};
-use mobmem::swap::{run, run_point, swap_footprint, SwapConfig};
+use mobmem::mm::swap::workload::{generate, AppCyclingConfig};
+use mobmem::mm::swap::{run, run_point, swap_footprint, SwapConfig};
 use mobmem::trace::{EventKind, PageKind};
 
 #[test]

@@ -9,7 +9,7 @@ pub mod swap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Tier;
+use crate::mm::placement::Tier;
 use crate::{Error, Result};
 
 /// Check that every named figure is a finite number >= 0; the error names the first

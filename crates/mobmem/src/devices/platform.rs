@@ -2,7 +2,7 @@
 //! machine (SPEC.md section 3; Song, Cha, "A Selective Usage of Page Cache towards
 //! Low-Power Systems", KIISE).
 //!
-//! A [`Platform`] prices the operations that [`crate::flashfs::read`] counts: bytes read
+//! A [`Platform`] prices the operations that [`crate::mm::fs::read`] counts: bytes read
 //! from flash, bytes decompressed, bytes copied from RAM to RAM, page-cache pages allocated
 //! and per-page file-system work. Time is in ns and energy in nJ; since 1 W x 1 ns = 1 nJ,
 //! powers in W multiply times in ns directly.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::devices::{CostModel, Devices, EvictionCharge};
-use crate::engine::find_policy;
+use crate::mm::placement::find_policy;
 use crate::{Error, Result};
 
 /// A whole experiment: workloads x policies x memory sizes x DRAM shares.

@@ -185,7 +185,7 @@ clock-dwf is the literature's hybrid policy (Lee, Bahn, Noh 2014); app-aware is 
 mod tests {
     use super::*;
     use crate::experiments::{Point, ResultRow, WorkloadFacts};
-    use crate::metrics::Metrics;
+    use crate::mm::placement::metrics::Metrics;
 
     fn row(
         policy: &str,

@@ -14,9 +14,9 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{reduction_claim, Context};
-use crate::ksm::impact::{self, AppImpact, ImpactConfig};
-use crate::ksm::presets::AndroidConfig;
-use crate::ksm::{self, AdvisorMode, KsmParams, KsmRun, Population, RunSpec, ScanCosts};
+use crate::mm::dedup::impact::{self, AppImpact, ImpactConfig};
+use crate::mm::dedup::presets::AndroidConfig;
+use crate::mm::dedup::{self, AdvisorMode, KsmParams, KsmRun, Population, RunSpec, ScanCosts};
 use crate::report::table::filter;
 use crate::report::{format_number, Claim, ExperimentReport, Figure, Row, Table};
 use crate::Result;
@@ -127,7 +127,7 @@ fn points() -> Vec<Point> {
 }
 
 /// Free memory (MB) with every started app resident, as the impact model counts it.
-fn free_mb(pop: &Population, impact: &ImpactConfig, s: &ksm::Sample) -> f64 {
+fn free_mb(pop: &Population, impact: &ImpactConfig, s: &dedup::Sample) -> f64 {
     let t_ns = s.time_ms * 1_000_000;
     let apps: u64 = (0..pop.processes.len())
         .filter(|&a| pop.processes[a].start_ns <= t_ns)
@@ -258,7 +258,7 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
     let runs: Vec<(Point, KsmRun, Vec<Vec<AppImpact>>)> = all
         .par_iter()
         .map(|p| {
-            let run = ksm::simulate(
+            let run = dedup::simulate(
                 &pop,
                 &p.params,
                 &costs,

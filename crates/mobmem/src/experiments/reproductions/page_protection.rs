@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
-use crate::reclaim::policy::{LumpyGating, LumpyUnmovable};
-use crate::reclaim::{
+use crate::mm::reclaim::policy::{LumpyGating, LumpyUnmovable};
+use crate::mm::reclaim::{
     self, workload::GalleryUsbConfig, DirtyWriteback, ReclaimConfig, ReclaimResult,
 };
 use crate::report::table::filter;

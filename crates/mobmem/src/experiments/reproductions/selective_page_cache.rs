@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
 use crate::devices::platform::Platform;
-use crate::flashfs::{
+use crate::mm::fs::{
     read_twice, store_file_policies, Codec, ReadCost, ReadPath, StoredFile, WritePolicy,
 };
 use crate::report::table::filter;

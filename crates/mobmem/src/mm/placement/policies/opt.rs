@@ -33,7 +33,8 @@
 
 use std::sync::Arc;
 
-use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::ensure_index;
+use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 /// The next use of a page that is never used again.
@@ -211,7 +212,7 @@ impl CachePolicy for Opt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
 
     fn opt(capacity: usize, future: &[PageId]) -> Opt {
         Opt::new(capacity, Arc::from(future))

@@ -9,13 +9,14 @@
 //! Memory has up to two tiers: DRAM and PCM. A single-tier policy keeps every page in
 //! [`Tier::Dram`] and is built with no PCM.
 
-pub mod list;
+pub mod metrics;
 pub mod policies;
 pub mod registry;
 pub mod sim;
 
 pub use registry::{find_policy, BuildContext, Family, PolicyInfo, REGISTRY};
 
+use crate::core::ensure_index;
 use crate::trace::{PageId, ProcId};
 
 /// A tier of main memory.
@@ -227,14 +228,6 @@ impl Locations {
     }
 }
 
-/// Grow a per-page vector so that `page` is a valid index.
-#[inline]
-pub(crate) fn ensure_index<T: Clone>(v: &mut Vec<T>, page: PageId, fill: T) {
-    let needed = page as usize + 1;
-    if v.len() < needed {
-        v.resize(needed.max(v.len() * 2), fill);
-    }
-}
 
 #[cfg(test)]
 mod tests {

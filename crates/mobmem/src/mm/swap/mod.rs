@@ -10,7 +10,7 @@
 //! architectures with their pseudocode and every default.
 //!
 //! ```no_run
-//! use mobmem::swap::{self, workload::AppCyclingConfig, SwapConfig};
+//! use mobmem::mm::swap::{self, workload::AppCyclingConfig, SwapConfig};
 //!
 //! let trace = swap::workload::generate(&AppCyclingConfig::default(), 1)?;
 //! let config = SwapConfig::default();

@@ -5,7 +5,7 @@
 
 use super::hierarchical::write_to_nvm_or_flash;
 use super::Architecture;
-use crate::swap::space::{IoCause, SwapDevice, SwapSpace};
+use crate::mm::swap::space::{IoCause, SwapDevice, SwapSpace};
 use crate::trace::PageId;
 use crate::Result;
 
@@ -117,7 +117,7 @@ impl Architecture for ParallelFiltered {
                 space.promote(page)?;
             }
         } else {
-            crate::engine::ensure_index(&mut self.next_to_nvm, page, false);
+            crate::core::ensure_index(&mut self.next_to_nvm, page, false);
             self.next_to_nvm[page as usize] = multi_access;
         }
         space.release_after_swap_in(page);

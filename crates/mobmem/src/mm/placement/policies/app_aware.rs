@@ -27,8 +27,8 @@
 //! DRAM after its app went to the background stays there until LRU demotes it.
 //! Each victim search is amortized O(1): every decrement pays for an earlier increment.
 
-use crate::engine::list::{Links, List};
-use crate::engine::{
+use crate::core::list::{Links, List};
+use crate::mm::placement::{
     ensure_index, CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier,
 };
 use crate::trace::PageId;
@@ -190,7 +190,7 @@ impl CachePolicy for AppAware {
 mod tests {
     use super::*;
 
-    use crate::engine::policies::testing::{request as req, step};
+    use crate::mm::placement::policies::testing::{request as req, step};
 
     #[test]
     fn foreground_miss_with_dram_full_demotes_and_pcm_full_evicts() {

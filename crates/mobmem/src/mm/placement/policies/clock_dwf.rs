@@ -21,7 +21,7 @@
 //! ```
 //! A new DRAM page starts with its dirty bit set and frequency 0 (it was just written).
 
-use crate::engine::{
+use crate::mm::placement::{
     ensure_index, CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier,
 };
 use crate::trace::PageId;
@@ -236,7 +236,7 @@ impl CachePolicy for ClockDwf {
 mod tests {
     use super::*;
 
-    use crate::engine::policies::testing::{request, step};
+    use crate::mm::placement::policies::testing::{request, step};
 
     fn req(page: PageId, write: bool) -> Request {
         request(page, true, write)

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::devices::swap::ZramSwap;
 use crate::devices::PAGE_BYTES;
-use crate::engine::list::{Links, List};
+use crate::core::list::{Links, List};
 use crate::trace::{PageId, ProcId};
 use crate::{Error, Result};
 
@@ -159,7 +159,7 @@ impl NvmSlots {
         match self.order {
             NvmOrder::Lru => self.links.push_front(&mut self.lru, page),
             NvmOrder::Clock => {
-                crate::engine::ensure_index(&mut self.frame_of, page, NO_FRAME);
+                crate::core::ensure_index(&mut self.frame_of, page, NO_FRAME);
                 let frame = match self.free_frames.pop() {
                     Some(frame) => frame as usize,
                     None => {
@@ -344,9 +344,9 @@ impl SwapSpace {
 
     fn ensure(&mut self, page: PageId) {
         if page as usize >= self.slot.len() {
-            crate::engine::ensure_index(&mut self.slot, page, NO_SLOT);
-            crate::engine::ensure_index(&mut self.accessed, page, false);
-            crate::engine::ensure_index(&mut self.owner, page, NO_OWNER);
+            crate::core::ensure_index(&mut self.slot, page, NO_SLOT);
+            crate::core::ensure_index(&mut self.accessed, page, false);
+            crate::core::ensure_index(&mut self.owner, page, NO_OWNER);
         }
     }
 
@@ -599,11 +599,11 @@ impl SwapSpace {
             &mut pool.normal
         };
         pool.links.push_front(list, page);
-        crate::engine::ensure_index(&mut pool.stored_at, page, 0);
+        crate::core::ensure_index(&mut pool.stored_at, page, 0);
         pool.stored_at[page as usize] = now_ns;
         let owner = self.owner[page as usize];
         if owner != NO_OWNER {
-            crate::engine::ensure_index(&mut pool.owner_pages, owner, 0);
+            crate::core::ensure_index(&mut pool.owner_pages, owner, 0);
             pool.owner_pages[owner as usize] += 1;
         }
         self.set_new_slot(page, SwapDevice::Zram);

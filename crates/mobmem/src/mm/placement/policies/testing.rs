@@ -1,6 +1,6 @@
 //! Helpers for policy unit tests.
 
-use crate::engine::{CachePolicy, Effect, Effects, Request};
+use crate::mm::placement::{CachePolicy, Effect, Effects, Request};
 use crate::trace::PageId;
 
 /// A request for a clean page by process 0.

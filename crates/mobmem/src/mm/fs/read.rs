@@ -297,7 +297,7 @@ pub fn read_twice(file: &StoredFile, path: ReadPath, platform: &Platform) -> (Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flashfs::StoredPage;
+    use crate::mm::fs::StoredPage;
 
     fn file(name: &str, pages: &[(u32, u32, bool)]) -> StoredFile {
         StoredFile {

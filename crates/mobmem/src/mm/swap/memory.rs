@@ -34,8 +34,8 @@ use super::launch::{LaunchKind, LaunchTracker};
 use super::metrics::SwapMetrics;
 use super::space::{IoCounts, IoRecord, SwapDevice, SwapSpace};
 use crate::devices::swap::SwapDevices;
-use crate::engine::ensure_index;
-use crate::engine::list::{Links, List};
+use crate::core::ensure_index;
+use crate::core::list::{Links, List};
 use crate::trace::{Event, EventKind, PageId, ProcId, Tables, ADJ_FOREGROUND, ADJ_UNKNOWN};
 use crate::{Error, Result};
 

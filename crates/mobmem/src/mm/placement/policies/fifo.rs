@@ -12,8 +12,9 @@
 //! Per page: two `u32` links and one residency byte. A capacity of zero is treated as one
 //! page, because the requested page must be resident after every access.
 
-use crate::engine::list::{Links, List};
-use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::list::{Links, List};
+use crate::core::ensure_index;
+use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
@@ -84,7 +85,7 @@ impl CachePolicy for Fifo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
 
     #[test]
     fn evicts_first_in_even_if_recently_hit() {

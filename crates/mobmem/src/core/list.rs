@@ -79,7 +79,7 @@ impl Links {
     #[inline]
     fn ensure(&mut self, page: PageId) {
         if page as usize >= self.nodes.len() {
-            super::ensure_index(&mut self.nodes, page, UNLINKED);
+            crate::core::ensure_index(&mut self.nodes, page, UNLINKED);
         }
     }
 

@@ -22,7 +22,6 @@ pub mod pages;
 pub mod presets;
 pub mod run;
 pub mod snapshot;
-pub mod sysfs;
 
 pub use config::{AdvisorMode, KsmParams, MergeOrder, ScanCosts};
 pub use ksmd::{Counters, Ksmd, MemoryState};

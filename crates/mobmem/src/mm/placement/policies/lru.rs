@@ -7,8 +7,8 @@
 //! ```
 //! Per page: two `u32` links; a page is resident exactly when it is on the list.
 
-use crate::engine::list::{Links, List};
-use crate::engine::{CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::list::{Links, List};
+use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ impl CachePolicy for Lru {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policies::testing::{hits, run_pages};
+    use crate::mm::placement::policies::testing::{hits, run_pages};
 
     #[test]
     fn evicts_least_recently_used() {

@@ -24,7 +24,8 @@
 //! frame where it started has a clear bit. Per page: the frame index (`u32`) and one
 //! reference byte. A capacity of zero is treated as one frame.
 
-use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::ensure_index;
+use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 /// `frame_of` value of a page that is not resident.
@@ -132,7 +133,7 @@ impl CachePolicy for Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
 
     #[test]
     fn spares_referenced_pages_once() {

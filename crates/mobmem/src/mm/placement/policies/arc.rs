@@ -41,8 +41,9 @@
 //! Per page: two `u32` links and one byte saying which list holds it. A capacity of zero
 //! is treated as one page.
 
-use crate::engine::list::{Links, List};
-use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::list::{Links, List};
+use crate::core::ensure_index;
+use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 /// Where a page is: on one of the four lists, or on none.
@@ -217,7 +218,7 @@ impl CachePolicy for Arc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
 
     #[test]
     fn ghost_hits_move_the_target() {

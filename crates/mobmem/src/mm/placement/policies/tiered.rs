@@ -16,8 +16,8 @@
 //! ```
 //! With inner LRU this is exactly one LRU stack whose top `dram` pages are in DRAM.
 
-use crate::engine::list::{Links, List};
-use crate::engine::{CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier};
+use crate::core::list::{Links, List};
+use crate::mm::placement::{CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
@@ -135,8 +135,8 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policies::lru::Lru;
-    use crate::engine::policies::testing::run_pages;
+    use crate::mm::placement::policies::lru::Lru;
+    use crate::mm::placement::policies::testing::run_pages;
 
     #[test]
     fn hybrid_lru_is_one_stack_split_at_dram_size() {

@@ -17,7 +17,7 @@
 
 use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier};
 use crate::devices::{CostModel, Devices, EvictionCharge};
-use crate::metrics::Metrics;
+use crate::mm::placement::metrics::Metrics;
 use crate::trace::{
     Event, EventKind, EventSource, PageId, ProcId, Trace, ADJ_FOREGROUND, ADJ_UNKNOWN,
 };
@@ -187,9 +187,9 @@ impl Simulator {
         let page = event.page();
         let p = page as usize;
         if p >= self.page_state.len() {
-            super::ensure_index(&mut self.page_state, page, ABSENT);
+            crate::core::ensure_index(&mut self.page_state, page, ABSENT);
             if self.capacity.pcm > 0 {
-                super::ensure_index(&mut self.frame, page, NO_FRAME);
+                crate::core::ensure_index(&mut self.frame, page, NO_FRAME);
             }
         }
         let write = event.is_write();
@@ -544,7 +544,7 @@ pub fn run_source(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::find_policy;
+    use crate::mm::placement::find_policy;
     use crate::trace::{Event, Tables};
 
     const PAGE_NJ: f64 = 0.1 * 32768.0;
@@ -648,7 +648,7 @@ mod tests {
 
     mod properties {
         use super::*;
-        use crate::engine::{Family, REGISTRY};
+        use crate::mm::placement::{Family, REGISTRY};
         use proptest::prelude::*;
 
         #[derive(Debug, Clone)]

@@ -1,7 +1,7 @@
 //! The two baselines of SPEC.md section 2: no swap at all, and flash-only swap.
 
 use super::Architecture;
-use crate::swap::space::{IoCause, SwapDevice, SwapSpace};
+use crate::mm::swap::space::{IoCause, SwapDevice, SwapSpace};
 use crate::trace::PageId;
 use crate::{Error, Result};
 

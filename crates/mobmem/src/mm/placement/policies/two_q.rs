@@ -37,8 +37,9 @@
 //! Per page: two `u32` links and one byte saying which queue holds it. A capacity of zero
 //! is treated as one page.
 
-use crate::engine::list::{Links, List};
-use crate::engine::{ensure_index, CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::list::{Links, List};
+use crate::core::ensure_index;
+use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 use crate::{Error, Result};
 
@@ -234,7 +235,7 @@ impl CachePolicy for TwoQ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
 
     #[test]
     fn queue_limits_round_and_stay_usable() {

@@ -28,7 +28,7 @@
 //! critical path (the page is already in DRAM), so a launch is not charged for it.
 
 use super::Architecture;
-use crate::swap::space::{IoCause, SwapDevice, SwapSpace};
+use crate::mm::swap::space::{IoCause, SwapDevice, SwapSpace};
 use crate::trace::PageId;
 use crate::Result;
 
