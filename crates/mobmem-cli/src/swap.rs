@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use mobmem::report::short;
 use mobmem::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, ARCHITECTURES};
+use mobmem::report::short;
 use mobmem::trace::{self, Format};
 
 #[derive(Args)]
@@ -57,15 +57,9 @@ pub fn run(args: SwapArgs) -> Result<()> {
         Some(path) => crate::read_toml::<SwapConfig>(path)?,
         None => SwapConfig::default(),
     };
-    if let Some(a) = args.architecture {
-        config.architecture = a;
-    }
-    if let Some(d) = args.dram_pages {
-        config.dram_pages = d;
-    }
-    if let Some(n) = args.nvm_pages {
-        config.nvm_pages = n;
-    }
+    config.architecture = args.architecture.unwrap_or(config.architecture);
+    config.dram_pages = args.dram_pages.unwrap_or(config.dram_pages);
+    config.nvm_pages = args.nvm_pages.unwrap_or(config.nvm_pages);
     config.validate()?;
     let trace = match &args.trace {
         Some(path) => trace::read_all(path, args.format)?,

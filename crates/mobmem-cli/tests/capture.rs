@@ -300,6 +300,64 @@ fn disk_dir() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
 
+/// `mobmem capture --out OUT ARGS...` run to its end, then every setting checked
+/// restored.
+fn capture(tracefs: &RealTracefs, out: &Path, args: &[&str]) -> Output {
+    let run = mobmem()
+        .args(["capture", "--out"])
+        .arg(out)
+        .args(args)
+        .output()
+        .expect("run mobmem capture");
+    tracefs.assert_restored();
+    run
+}
+
+/// A capture's folder on disk, its trace and the file its command writes pids to.
+struct Scratch {
+    dir: tempfile::TempDir,
+    out: PathBuf,
+    pids: PathBuf,
+}
+
+fn scratch(trace: &str) -> Scratch {
+    let dir = disk_dir();
+    Scratch {
+        out: dir.path().join(trace),
+        pids: dir.path().join("pids"),
+        dir,
+    }
+}
+
+impl Scratch {
+    /// [`spawn_capture`] in this folder, waited for (30 s at most), then every setting
+    /// checked restored.
+    fn capture_script(&self, tracefs: &RealTracefs, args: &[&str], script: &str) -> Output {
+        let capture = spawn_capture(self.dir.path(), &self.out, args, script);
+        let run = wait_within(capture, self.dir.path(), Duration::from_secs(30));
+        tracefs.assert_restored();
+        run
+    }
+
+    /// The pids the command wrote (at least `count`): every one must have ended.
+    fn assert_all_ended(&self, count: usize) {
+        assert_ended(wait_for_pids(&self.pids, count, Duration::ZERO));
+    }
+}
+
+fn assert_ended(pids: Vec<u32>) {
+    for pid in pids {
+        assert!(!alive(pid), "process {pid} of the command survived");
+    }
+}
+
+/// Stderr of a capture, which must have succeeded (or failed, as `success` says).
+fn stderr_of(run: &Output, success: bool) -> String {
+    let stderr = String::from_utf8_lossy(&run.stderr).to_string();
+    assert_eq!(run.status.success(), success, "{stderr}");
+    stderr
+}
+
 #[test]
 fn capture_real_tracefs() {
     let Some(tracefs) = real_tracefs("capture_real_tracefs") else {
@@ -316,19 +374,16 @@ fn capture_real_tracefs() {
     let out = dir.path().join("cat.mmt");
     // The command prints on stdout: that goes to mobmem's stderr, and mobmem's stdout
     // is the JSON report alone.
-    let run = mobmem()
-        .args(["capture", "--out"])
-        .arg(&out)
-        .args(["--drop-caches", "--json", "--", "sh", "-c"])
-        .arg(format!(
-            "echo the command speaks; cat '{}' > /dev/null; echo done",
-            data.display()
-        ))
-        .output()
-        .expect("run mobmem capture");
-    tracefs.assert_restored();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "capture failed: {stderr}");
+    let script = format!(
+        "echo the command speaks; cat '{}' > /dev/null; echo done",
+        data.display()
+    );
+    let run = capture(
+        &tracefs,
+        &out,
+        &["--drop-caches", "--json", "--", "sh", "-c", &script],
+    );
+    let stderr = stderr_of(&run, true);
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is not the JSON report ({e}): {}",
@@ -442,20 +497,10 @@ fn attach_takes_importance_from_oom_score_adj() {
     }
     let dir = disk_dir();
     let out = dir.path().join("attach.mmt");
-    let run = mobmem()
-        .args(["capture", "--out"])
-        .arg(&out)
-        .args(["--duration", "1", "--no-anon-faults"])
-        .output()
-        .expect("run mobmem capture");
+    let run = capture(&tracefs, &out, &["--duration", "1", "--no-anon-faults"]);
     let _ = busy.kill();
     let _ = busy.wait();
-    tracefs.assert_restored();
-    assert!(
-        run.status.success(),
-        "capture failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    stderr_of(&run, true);
     let t = mobmem::trace::read_all(&out, None).unwrap();
     let procs = procs_with_pid(&t, pid);
     assert_eq!(procs.len(), 1, "process {pid} in {:?}", t.tables.processes);
@@ -491,11 +536,7 @@ fn the_command_has_the_importance_it_started_with() {
         .output()
         .expect("run mobmem capture");
     tracefs.assert_restored();
-    assert!(
-        run.status.success(),
-        "capture failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    stderr_of(&run, true);
     let pid: u32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
@@ -517,13 +558,12 @@ fn sigterm_ends_the_capture_without_a_trace() {
     let Some(tracefs) = real_tracefs("sigterm_ends_the_capture_without_a_trace") else {
         return;
     };
-    let dir = disk_dir();
-    let out = dir.path().join("term.mmt");
+    let scratch = scratch("term.mmt");
+    let (dir, out, pids) = (&scratch.dir, &scratch.out, &scratch.pids);
     let raw = dir.path().join("term.txt");
-    let pids = dir.path().join("pids");
     let capture = spawn_capture(
         dir.path(),
-        &out,
+        out,
         &[
             "--raw",
             raw.to_str().unwrap(),
@@ -536,7 +576,7 @@ fn sigterm_ends_the_capture_without_a_trace() {
             pids.display()
         ),
     );
-    let started = wait_for_pids(&pids, 2, Duration::from_secs(30));
+    let started = wait_for_pids(pids, 2, Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(300));
     let kill = Command::new("kill")
         .args(["-TERM", &capture.id().to_string()])
@@ -545,11 +585,8 @@ fn sigterm_ends_the_capture_without_a_trace() {
     assert!(kill.success());
     let run = wait_within(capture, dir.path(), Duration::from_secs(30));
     tracefs.assert_restored();
-    for pid in started {
-        assert!(!alive(pid), "process {pid} of the command survived");
-    }
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success(), "{stderr}");
+    assert_ended(started);
+    let stderr = stderr_of(&run, false);
     assert!(stderr.contains("interrupted"), "{stderr}");
     let left: Vec<PathBuf> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -570,30 +607,22 @@ fn duration_ends_the_command_and_its_descendants() {
     let Some(tracefs) = real_tracefs("duration_ends_the_command_and_its_descendants") else {
         return;
     };
-    let dir = disk_dir();
-    let out = dir.path().join("long.mmt");
-    let pids = dir.path().join("pids");
-    let capture = spawn_capture(
-        dir.path(),
-        &out,
+    let scratch = scratch("long.mmt");
+    let run = scratch.capture_script(
+        &tracefs,
         &["--duration", "1", "--no-anon-faults"],
         &format!(
             "sleep 60 & echo $! >> '{0}'; (sleep 60; true) & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
-            pids.display()
+            scratch.pids.display()
         ),
     );
-    let run = wait_within(capture, dir.path(), Duration::from_secs(30));
-    tracefs.assert_restored();
-    for pid in wait_for_pids(&pids, 3, Duration::ZERO) {
-        assert!(!alive(pid), "process {pid} of the command survived");
-    }
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
+    scratch.assert_all_ended(3);
+    let stderr = stderr_of(&run, true);
     assert!(
         stderr.contains("still running after --duration"),
         "{stderr}"
     );
-    assert!(out.exists());
+    assert!(scratch.out.exists());
 }
 
 /// With --strict a malformed line is fatal; the command and what it started end too.
@@ -603,31 +632,23 @@ fn strict_error_ends_the_command() {
     let Some(tracefs) = real_tracefs("strict_error_ends_the_command") else {
         return;
     };
-    let dir = disk_dir();
-    let out = dir.path().join("strict.mmt");
-    let pids = dir.path().join("pids");
-    let capture = spawn_capture(
-        dir.path(),
-        &out,
+    let scratch = scratch("strict.mmt");
+    let run = scratch.capture_script(
+        &tracefs,
         &["--strict", "--no-anon-faults"],
         &format!(
             "echo $$ >> '{0}'; sleep 60 & echo $! >> '{0}'; sleep 0.2; \
              printf 'marker\\nnot an event line\\n' > {TRACEFS}/trace_marker; wait",
-            pids.display()
+            scratch.pids.display()
         ),
     );
-    let run = wait_within(capture, dir.path(), Duration::from_secs(30));
-    tracefs.assert_restored();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success(), "{stderr}");
+    let stderr = stderr_of(&run, false);
     assert!(
         stderr.contains("trace_pipe: line ") && stderr.contains("not an event line"),
         "{stderr}"
     );
-    assert!(!out.exists());
-    for pid in wait_for_pids(&pids, 2, Duration::ZERO) {
-        assert!(!alive(pid), "process {pid} of the command survived");
-    }
+    assert!(!scratch.out.exists());
+    scratch.assert_all_ended(2);
 }
 
 /// A capture that keeps no event (the only marked process never runs) fails, says so,
@@ -639,22 +660,19 @@ fn capture_without_events_fails() {
     };
     let dir = disk_dir();
     let out = dir.path().join("empty.mmt");
-    let run = mobmem()
-        .args(["capture", "--out"])
-        .arg(&out)
-        .args([
+    let run = capture(
+        &tracefs,
+        &out,
+        &[
             "--marked-only",
             "--foreground",
             "no-such-process",
             "--no-anon-faults",
             "--",
             "true",
-        ])
-        .output()
-        .unwrap();
-    tracefs.assert_restored();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success(), "{stderr}");
+        ],
+    );
+    let stderr = stderr_of(&run, false);
     assert!(stderr.contains("no events found"), "{stderr}");
     assert!(!out.exists());
 }

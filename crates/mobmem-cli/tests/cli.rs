@@ -1,24 +1,11 @@
 //! The command line end to end, as a user runs it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn mobmem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mobmem"))
-        .args(args)
-        .output()
-        .expect("run mobmem")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = mobmem(args);
-    assert!(
-        out.status.success(),
-        "mobmem {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
+use common::{fails, measured, mobmem, ok, reproduce};
 
 fn shared_trace(rel: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -62,7 +49,7 @@ fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
 
 #[test]
 fn bad_inputs_are_clear_errors() {
-    let out = mobmem(&[
+    let err = fails(&[
         "sim",
         "--trace",
         "/nonexistent/t.mmt",
@@ -71,10 +58,9 @@ fn bad_inputs_are_clear_errors() {
         "--capacity",
         "10",
     ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/t.mmt"));
+    assert!(err.contains("/nonexistent/t.mmt"), "{err}");
 
-    let out = mobmem(&[
+    let err = fails(&[
         "sim",
         "--trace",
         "x.mmt",
@@ -83,26 +69,21 @@ fn bad_inputs_are_clear_errors() {
         "--capacity",
         "10",
     ]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown policy 'nope'"));
+    assert!(err.contains("unknown policy 'nope'"), "{err}");
 
-    let out = mobmem(&["reproduce", "nope"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("hybrid-cache"));
+    let err = fails(&["reproduce", "nope"]);
+    assert!(err.contains("hybrid-cache"), "{err}");
 
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "name = \"x\"\ncolour = 3\n").unwrap();
-    let out = mobmem(&[
+    let err = fails(&[
         "run",
         bad.to_str().unwrap(),
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("bad.toml") && err.contains("colour"),
-        "{err}"
-    );
+    assert!(err.contains("bad.toml") && err.contains("colour"), "{err}");
 }
 
 #[test]
@@ -184,20 +165,9 @@ memory_fraction = [0.2, 0.6]
 #[test]
 fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
     let dir = tempfile::tempdir().unwrap();
-    let out = ok(&[
-        "reproduce",
-        "hybrid-cache",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
-    assert!(out.contains("hybrid-cache"));
-    let claims: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("hybrid-cache/claims.json")).unwrap(),
-    )
-    .unwrap();
-    let claims = claims.as_array().unwrap();
+    let claims = reproduce("hybrid-cache", dir.path(), &[]);
     assert_eq!(claims.len(), 10, "five claims for each of the two traces");
-    for c in claims {
+    for c in &claims {
         for key in ["id", "claim", "paper", "measured", "holds"] {
             assert!(c.get(key).is_some(), "claim without {key}: {c}");
         }
@@ -267,16 +237,15 @@ fn a_preset_saved_as_toml_generates_the_same_trace() {
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     // A typo in a workload file is an error that names the file and the key.
     std::fs::write(&toml, "acesses = 10\n").unwrap();
-    let out = mobmem(&[
+    let err = fails(&[
         "gen",
         "--config",
         toml.to_str().unwrap(),
         "--out",
         b.to_str().unwrap(),
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("switching.toml") && err.contains("acesses"),
+        err.contains("switching.toml") && err.contains("acesses"),
         "{err}"
     );
 }
@@ -350,24 +319,12 @@ fn fs_analyze_reports_space_and_both_read_paths() {
 fn reproduce_selective_page_cache_on_real_media() {
     let media = media_dir();
     let dir = tempfile::tempdir().unwrap();
-    ok(&[
-        "reproduce",
+    let claims = reproduce(
         "selective-page-cache",
-        "--out",
-        dir.path().to_str().unwrap(),
-        "--media",
-        media.to_str().unwrap(),
-    ]);
-    let claims: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("selective-page-cache/claims.json")).unwrap(),
-    )
-    .unwrap();
-    let ids: Vec<&str> = claims
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+        dir.path(),
+        &["--media", media.to_str().unwrap()],
+    );
+    let ids: Vec<&str> = claims.iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
         [
@@ -379,18 +336,8 @@ fn reproduce_selective_page_cache_on_real_media() {
         ]
     );
     // The paper's direction on real MPEG-4: the proposal reads faster and costs some space.
-    let measured = |id: &str| {
-        claims
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == id)
-            .unwrap()["measured"]
-            .as_f64()
-            .unwrap()
-    };
-    assert!(measured("faster-at-1mb") > 0.0);
-    assert!(measured("small-space-loss") >= 0.0);
+    assert!(measured(&claims, "faster-at-1mb") > 0.0);
+    assert!(measured(&claims, "small-space-loss") >= 0.0);
     let csv = std::fs::read_to_string(dir.path().join("selective-page-cache/results.csv")).unwrap();
     assert!(csv.starts_with(
         "experiment,file,kind,size_mib,platform,scheme,write_policy,read_path,read,metric,value"
@@ -404,7 +351,7 @@ fn reproduce_selective_page_cache_on_real_media() {
 #[test]
 fn reproduce_without_media_says_how_to_make_it() {
     let dir = tempfile::tempdir().unwrap();
-    let out = mobmem(&[
+    let err = fails(&[
         "reproduce",
         "selective-page-cache",
         "--out",
@@ -412,34 +359,19 @@ fn reproduce_without_media_says_how_to_make_it() {
         "--media",
         dir.path().join("none").to_str().unwrap(),
     ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/make-media.sh"));
+    assert!(err.contains("scripts/make-media.sh"), "{err}");
     assert!(!dir.path().join("selective-page-cache").exists());
 }
 
 #[test]
 fn reproduce_multi_swap_writes_its_claims_and_figures() {
     let dir = tempfile::tempdir().unwrap();
-    ok(&[
-        "reproduce",
-        "multi-swap",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
-    let claims: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("multi-swap/claims.json")).unwrap())
-            .unwrap();
-    let claims = claims.as_array().unwrap();
+    let claims = reproduce("multi-swap", dir.path(), &[]);
     assert_eq!(claims.len(), 10);
-    let measured = |id: &str| {
-        claims.iter().find(|c| c["id"] == id).unwrap()["measured"]
-            .as_f64()
-            .unwrap()
-    };
     // What the model must show whatever the device defaults: the filter keeps most
     // single-access data out of NVM, so it writes NVM far less than plain CLOCK.
-    assert!(measured("filter-cuts-nvm-writes-average") > 0.0);
-    assert!(measured("single-access-majority") > 50.0);
+    assert!(measured(&claims, "filter-cuts-nvm-writes-average") > 0.0);
+    assert!(measured(&claims, "single-access-majority") > 50.0);
     for f in [
         "io-time",
         "flash-accesses",
@@ -516,7 +448,7 @@ fn swap_simulates_a_trace_and_replays_swap_events() {
         "time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_in,anon,7,2,,\n",
     )
     .unwrap();
-    let out = mobmem(&[
+    let err = fails(&[
         "swap",
         "--trace",
         csv.to_str().unwrap(),
@@ -524,9 +456,8 @@ fn swap_simulates_a_trace_and_replays_swap_events() {
         "--architecture",
         "flash",
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("event 0") && err.contains("never swapped out"),
+        err.contains("event 0") && err.contains("never swapped out"),
         "{err}"
     );
 }

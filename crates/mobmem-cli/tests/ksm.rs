@@ -4,28 +4,9 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 
-fn mobmem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mobmem"))
-        .args(args)
-        .output()
-        .expect("run mobmem")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = mobmem(args);
-    assert!(
-        out.status.success(),
-        "mobmem {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    serde_json::from_str(&ok(args)).expect("valid JSON")
-}
+use common::{fails, json, measured, mobmem, ok, reproduce};
 
 #[test]
 fn ksm_on_the_android_preset_saves_memory_and_off_saves_none() {
@@ -90,21 +71,13 @@ fn ksm_bad_settings_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("ksm.toml");
     std::fs::write(&config, "pages_to_scan = 80\nsleep_milisecs = 20\n").unwrap();
-    let out = mobmem(&["ksm", "--config", config.to_str().unwrap()]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = fails(&["ksm", "--config", config.to_str().unwrap()]);
     assert!(
         err.contains("ksm.toml") && err.contains("sleep_milisecs"),
         "{err}"
     );
-
-    let out = mobmem(&["ksm", "--pages-to-scan", "0"]);
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("pages_to_scan"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = fails(&["ksm", "--pages-to-scan", "0"]);
+    assert!(err.contains("pages_to_scan"), "{err}");
 }
 
 /// Start one hidden ksm-validate worker (it maps, fills and holds its pages until its
@@ -211,17 +184,13 @@ fn snapshot_info_on_a_foreign_file_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("x.ksnap");
     std::fs::write(&file, "not a snapshot\n").unwrap();
-    let out = mobmem(&["snapshot", "--info", file.to_str().unwrap()]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = fails(&["snapshot", "--info", file.to_str().unwrap()]);
     assert!(err.contains("x.ksnap") && err.contains("offset 0"), "{err}");
 }
 
 #[test]
 fn ksm_validate_without_ksm_says_so_and_fails() {
-    let out = mobmem(&["ksm-validate", "--sysfs", "/nonexistent/ksm"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = fails(&["ksm-validate", "--sysfs", "/nonexistent/ksm"]);
     assert!(err.contains("KSM is not available"), "{err}");
 }
 
@@ -520,20 +489,8 @@ fn ksm_validate_real_kernel() {
 #[test]
 fn reproduce_ksm_writes_claims_and_figures() {
     let dir = tempfile::tempdir().unwrap();
-    ok(&["reproduce", "ksm", "--out", dir.path().to_str().unwrap()]);
-    let claims: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("ksm/claims.json")).unwrap())
-            .unwrap();
-    let measured = |id: &str| {
-        claims
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == id)
-            .unwrap_or_else(|| panic!("claim {id}"))["measured"]
-            .as_f64()
-            .unwrap()
-    };
+    let claims = reproduce("ksm", dir.path(), &[]);
+    let measured = |id: &str| measured(&claims, id);
     // Where the model says the saving saturates. A page merges once ksmd has looked at
     // it in two passes (its checksum, then a tree), so a pages_to_scan saturates when
     // the run leaves two full passes after the last app starts (45 s of 180 s). A pass

@@ -1,42 +1,12 @@
 //! `mobmem reclaim`, `mobmem gen gallery-usb` and `mobmem reproduce page-protection`
 //! end to end, as a user runs them.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn mobmem(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mobmem"))
-        .args(args)
-        .output()
-        .expect("run mobmem")
-}
-
-/// Stdout and stderr of a run that must succeed.
-fn run_full(args: &[&str]) -> (String, String) {
-    let out = mobmem(args);
-    assert!(
-        out.status.success(),
-        "mobmem {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8(out.stdout).expect("utf-8 output"),
-        String::from_utf8(out.stderr).expect("utf-8 output"),
-    )
-}
-
-fn ok(args: &[&str]) -> String {
-    run_full(args).0
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = mobmem(args);
-    assert!(!out.status.success(), "mobmem {args:?} should fail");
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
-}
+use common::{fails, measured, ok, reproduce, run_full};
 
 fn gen(dir: &Path, name: &str, extra: &[&str]) -> String {
     let path = dir.join(name);
@@ -169,24 +139,9 @@ fn reclaim_errors_are_clear() {
 #[test]
 fn reproduce_page_protection_writes_its_claims_and_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let out = ok(&[
-        "reproduce",
-        "page-protection",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
-    assert!(out.contains("page-protection"));
-    let claims: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("page-protection/claims.json")).unwrap(),
-    )
-    .unwrap();
-    let claims = claims.as_array().unwrap();
+    let claims = reproduce("page-protection", dir.path(), &[]);
     assert_eq!(claims.len(), 5);
-    let measured = |id: &str| {
-        claims.iter().find(|c| c["id"] == id).unwrap()["measured"]
-            .as_f64()
-            .unwrap()
-    };
+    let measured = |id: &str| measured(&claims, id);
     // What the model must show whatever its defaults: the I/O raises the interactive
     // faults and FMP lowers them.
     assert!(measured("background-io-raises-faults") > 0.0);

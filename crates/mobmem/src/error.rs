@@ -52,6 +52,10 @@ pub enum Error {
         name: String,
         known: Vec<String>,
     },
+    /// The real machine refused or was interrupted (`host/`): the message says what was
+    /// being done and what went wrong.
+    #[error("{0}")]
+    Host(String),
 }
 
 impl Error {
@@ -79,6 +83,28 @@ impl Error {
             context: context.into(),
             message: message.into(),
         }
+    }
+
+    pub fn host(message: impl Into<String>) -> Self {
+        Error::Host(message.into())
+    }
+
+    /// The one of `all` that `name_of` calls `name`, or an [`Error::Unknown`] listing
+    /// every name: the `FromStr` of a small enum of named choices.
+    pub fn find_named<T: Copy>(
+        what: &'static str,
+        name: &str,
+        all: &[T],
+        name_of: impl Fn(&T) -> &'static str,
+    ) -> Result<T> {
+        all.iter()
+            .find(|t| name_of(t) == name)
+            .copied()
+            .ok_or_else(|| Error::Unknown {
+                what,
+                name: name.to_string(),
+                known: all.iter().map(|t| name_of(t).to_string()).collect(),
+            })
     }
 }
 

@@ -1,6 +1,64 @@
-//! Helpers shared by the CLI's integration tests.
+//! Helpers shared by the CLI's integration tests: running `mobmem`, reading what a
+//! reproduction wrote, reporting a skipped test. Each test binary uses some of them.
+#![allow(dead_code)]
 
 use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Run `mobmem ARGS...` to its end.
+pub fn mobmem(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(args)
+        .output()
+        .expect("run mobmem")
+}
+
+/// Stdout and stderr of a run that must succeed.
+pub fn run_full(args: &[&str]) -> (String, String) {
+    let out = mobmem(args);
+    assert!(
+        out.status.success(),
+        "mobmem {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).expect("utf-8 output"),
+        String::from_utf8(out.stderr).expect("utf-8 output"),
+    )
+}
+
+/// Stdout of a run that must succeed.
+pub fn ok(args: &[&str]) -> String {
+    run_full(args).0
+}
+
+/// Stdout of a run that must succeed, as JSON.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(args)).expect("valid JSON")
+}
+
+/// Stderr of a run that must fail, and fail cleanly (no panic).
+pub fn fails(args: &[&str]) -> String {
+    let out = mobmem(args);
+    assert!(!out.status.success(), "mobmem {args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+/// `mobmem reproduce NAME --out DIR EXTRA...`, which must succeed and name the
+/// reproduction: the claims it wrote to DIR/NAME/claims.json.
+pub fn reproduce(name: &str, dir: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec!["reproduce", name, "--out", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = ok(&args);
+    assert!(out.contains(name), "{out}");
+    let claims: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join(name).join("claims.json")).unwrap())
+            .unwrap();
+    claims.as_array().unwrap().clone()
+}
 
 /// Reports a test that cannot run on this machine, by name and reason.
 ///
@@ -20,4 +78,14 @@ pub fn skip(test: &str, reason: &str) {
             eprintln!("cannot append to MOBMEM_SKIP_LOG: {err}");
         }
     }
+}
+
+/// The measured value of claim `id`.
+pub fn measured(claims: &[serde_json::Value], id: &str) -> f64 {
+    claims
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("claim {id}"))["measured"]
+        .as_f64()
+        .unwrap()
 }

@@ -4,7 +4,7 @@
 //! [`SettingsGuard::restore`] or a [`Restorer`] held by a signal handler), and find
 //! ksmd's CPU time.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::{Error, Result};
@@ -226,25 +226,11 @@ impl Drop for SettingsGuard {
 
 /// ksmd's CPU time so far, ns (`/proc/PID/schedstat`), or None if ksmd is not found.
 pub fn ksmd_cpu_ns() -> Option<u64> {
-    let pid = find_ksmd(Path::new("/proc"))?;
-    let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+    let (_, dir) = super::procfs::pids().find(|(_, dir)| {
+        std::fs::read_to_string(dir.join("comm")).is_ok_and(|c| c.trim() == "ksmd")
+    })?;
+    let text = std::fs::read_to_string(dir.join("schedstat")).ok()?;
     text.split_whitespace().next()?.parse().ok()
-}
-
-fn find_ksmd(proc_dir: &Path) -> Option<u32> {
-    for entry in std::fs::read_dir(proc_dir).ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if std::fs::read_to_string(entry.path().join("comm")).is_ok_and(|c| c.trim() == "ksmd") {
-            return Some(pid);
-        }
-    }
-    None
 }
 
 /// The running kernel's version (major, minor), from `/proc/sys/kernel/osrelease`
@@ -279,26 +265,46 @@ pub fn kernel_hz() -> Option<u32> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_guard_restores_every_setting_run_first_when_it_was_off() {
+    /// A KSM directory in a temporary folder, holding `settings`.
+    fn fake(settings: &[(&str, &str)]) -> (tempfile::TempDir, Sysfs) {
         let dir = tempfile::tempdir().unwrap();
         let fs = Sysfs::new(dir.path());
-        fs.write("run", "0").unwrap();
-        fs.write("pages_to_scan", "100").unwrap();
-        fs.write("advisor_mode", "[none] scan-time").unwrap();
+        for (name, value) in settings {
+            fs.write(name, value).unwrap();
+        }
+        (dir, fs)
+    }
+
+    /// What `names` read now.
+    fn values(fs: &Sysfs, names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| fs.read(n).unwrap()).collect()
+    }
+
+    #[test]
+    fn the_guard_restores_every_setting_run_first_when_it_was_off() {
+        let (dir, fs) = fake(&[
+            ("run", "0"),
+            ("pages_to_scan", "100"),
+            ("advisor_mode", "[none] scan-time"),
+        ]);
         assert!(fs.unusable_reason().is_none());
         {
             let g = SettingsGuard::new(fs.clone());
-            g.set("pages_to_scan", "40").unwrap();
-            g.set("advisor_mode", "scan-time").unwrap();
-            g.set("run", "1").unwrap();
-            g.set("pages_to_scan", "50").unwrap();
+            for (name, value) in [
+                ("pages_to_scan", "40"),
+                ("advisor_mode", "scan-time"),
+                ("run", "1"),
+                ("pages_to_scan", "50"),
+            ] {
+                g.set(name, value).unwrap();
+            }
             assert_eq!(fs.read("pages_to_scan").unwrap(), "50");
             assert_eq!(g.changed().len(), 3);
         }
-        assert_eq!(fs.read("run").unwrap(), "0");
-        assert_eq!(fs.read("pages_to_scan").unwrap(), "100");
-        assert_eq!(fs.read("advisor_mode").unwrap(), "none");
+        assert_eq!(
+            values(&fs, &["run", "pages_to_scan", "advisor_mode"]),
+            ["0", "100", "none"]
+        );
         let missing = Sysfs::new(dir.path().join("nope"));
         assert_eq!(parse_kernel_version("6.18.44-fc-v669\n"), Some((6, 18)));
         assert_eq!(parse_kernel_version("3.4.5"), Some((3, 4)));
@@ -311,10 +317,7 @@ mod tests {
 
     #[test]
     fn a_restorer_handle_does_not_keep_the_guard_from_restoring_and_restores_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = Sysfs::new(dir.path());
-        fs.write("run", "0").unwrap();
-        fs.write("smart_scan", "1").unwrap();
+        let (_dir, fs) = fake(&[("run", "0"), ("smart_scan", "1")]);
         let restorer;
         {
             let g = SettingsGuard::new(fs.clone());
@@ -324,8 +327,7 @@ mod tests {
             g.set("smart_scan", "0").unwrap();
         }
         // The guard's drop restored although the handle is still alive.
-        assert_eq!(fs.read("run").unwrap(), "0");
-        assert_eq!(fs.read("smart_scan").unwrap(), "1");
+        assert_eq!(values(&fs, &["run", "smart_scan"]), ["0", "1"]);
         assert!(restorer.restored());
         // Someone changes run afterwards: a second restore must not touch it.
         fs.write("run", "1").unwrap();

@@ -1,5 +1,27 @@
-//! What touches the real machine: the kernel's sysfs knobs and counters.
+//! What touches the real machine: the kernel's sysfs knobs and counters, tracefs,
+//! `/proc`, and processes started and ended here.
 //!
-//! - [`ksm_sysfs`]: the real kernel's KSM settings and counters.
+//! - [`ksm_sysfs`]: the real kernel's KSM settings and counters;
+//! - [`ksm_validate`]: the real kernel's KSM on pages of known content, against the
+//!   simulator;
+//! - [`snapshot`]: page fingerprints of live processes (`/proc/PID/maps`, `pagemap`,
+//!   `mem`) into a [`crate::mm::dedup::snapshot::Snapshot`];
+//! - [`capture`]: a live workload recorded with ftrace, through [`tracefs`], with the
+//!   command in a [`process_group`] and running processes read from [`procfs`].
 
+pub mod capture;
 pub mod ksm_sysfs;
+pub mod ksm_validate;
+pub mod process_group;
+pub mod procfs;
+pub mod snapshot;
+pub mod tracefs;
+
+use std::io::Write;
+
+/// A message on stderr that cannot fail: after SIGHUP the terminal may be gone, and a
+/// failed write must not stop settings from being restored (used where no caller can
+/// be told: cleanup on drop).
+pub(crate) fn note(message: &str) {
+    let _ = writeln!(std::io::stderr(), "{message}");
+}

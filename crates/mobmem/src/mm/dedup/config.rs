@@ -34,6 +34,8 @@ pub enum MergeOrder {
 }
 
 impl MergeOrder {
+    pub const ALL: [MergeOrder; 2] = [MergeOrder::StableTreeFirst, MergeOrder::ChecksumFirst];
+
     /// The order of a kernel version (major, minor).
     pub fn of_kernel(version: (u32, u32)) -> Self {
         if version >= (6, 11) {
@@ -54,13 +56,7 @@ impl MergeOrder {
 impl std::str::FromStr for MergeOrder {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "stable-tree-first" => Ok(MergeOrder::StableTreeFirst),
-            "checksum-first" => Ok(MergeOrder::ChecksumFirst),
-            _ => Err(format!(
-                "unknown merge order '{s}' (known: stable-tree-first, checksum-first)"
-            )),
-        }
+        Error::find_named("merge order", s, &Self::ALL, Self::name).map_err(|e| e.to_string())
     }
 }
 

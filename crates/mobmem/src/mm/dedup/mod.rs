@@ -9,8 +9,9 @@
 //! - [`advisor`]: the scan-time advisor;
 //! - [`run`]: ksmd over time, sampled;
 //! - [`impact`]: what KSM does to apps: touch response time and launch time;
-//! - [`snapshot`]: page fingerprints of live processes, their file format;
-//! - [`sysfs`]: the real kernel's `/sys/kernel/mm/ksm`: read, set and restore.
+//! - [`snapshot`]: page fingerprints of live processes: their file format and the
+//!   population the simulator makes of them (`host::snapshot` reads them from `/proc`,
+//!   `host::ksm_sysfs` drives the real kernel's KSM).
 //!
 //! `docs/ksm.md` describes the model, its parameters and every assumed number.
 
