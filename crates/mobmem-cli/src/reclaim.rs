@@ -7,6 +7,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use rayon::prelude::*;
 
+use mobmem::core::stats::Stats;
 use mobmem::mm::reclaim::{self, policy::find_policy, ReclaimConfig, ReclaimResult, POLICIES};
 use mobmem::report::short;
 use mobmem::trace::{self, EventKind, Format, ADJ_FOREGROUND};

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::core::stats::Stats;
 use crate::devices::{CostModel, Devices};
 use crate::mm::placement::sim::{run_trace, RunSetup};
 use crate::mm::placement::{find_policy, Capacity, Family};

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
+use crate::core::stats::Stats;
 use crate::report::table::filter;
 use crate::report::{format_number, Claim, ExperimentReport, Figure, Row, Table};
 use crate::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
+use crate::core::stats::Stats;
 use crate::mm::reclaim::policy::{LumpyGating, LumpyUnmovable};
 use crate::mm::reclaim::{
     self, workload::GalleryUsbConfig, DirtyWriteback, ReclaimConfig, ReclaimResult,

@@ -40,6 +40,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::stats::{Stats, Visitor};
+use crate::{counts, reals};
 use crate::trace::{EventKind, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory};
@@ -435,37 +437,22 @@ pub struct CountersOut {
     pub protected_skips: u64,
 }
 
-impl ReclaimResult {
-    /// The headline numbers, in a fixed order (tables, CSV).
-    pub fn values(&self) -> Vec<(&'static str, f64)> {
-        let c = &self.counters;
-        vec![
-            ("interactions", self.interactions as f64),
-            ("interactive_major_faults", self.interactive.major() as f64),
-            (
-                "interactive_refaults",
-                (self.interactive.file_refaults + self.interactive.swap_ins) as f64,
-            ),
-            ("interactive_cold_faults", self.interactive.cold as f64),
-            ("rt_mean_ms", self.rt_mean_ms),
-            ("rt_p50_ms", self.rt_p50_ms),
-            ("rt_p95_ms", self.rt_p95_ms),
-            ("major_faults", self.major_faults as f64),
-            ("pages_scanned", c.scanned as f64),
-            ("pages_reclaimed", c.reclaimed as f64),
-            ("swap_outs", c.swap_outs as f64),
-            ("file_drops", c.file_drops as f64),
-            ("writebacks", c.writebacks as f64),
-            ("dirty_kept", c.dirty_kept as f64),
-            ("kswapd_runs", self.kswapd_runs as f64),
-            ("direct_reclaims", self.direct_reclaims as f64),
-            ("fallbacks", self.fallbacks as f64),
-            ("protected_skips", c.protected_skips as f64),
-            ("lumpy_taken", c.lumpy_taken as f64),
-            ("lumpy_failed", c.lumpy_failed as f64),
-            ("high_order_allocs", self.high_order_allocs as f64),
-            ("high_order_failures", self.high_order_failures as f64),
-        ]
+/// The headline numbers, in a fixed order (tables, CSV).
+impl Stats for ReclaimResult {
+    fn visit(&self, v: &mut dyn Visitor) {
+        let (c, fg) = (&self.counters, &self.interactive);
+        v.count("interactions", self.interactions as u64);
+        v.count("interactive_major_faults", fg.major());
+        v.count("interactive_refaults", fg.file_refaults + fg.swap_ins);
+        v.count("interactive_cold_faults", fg.cold);
+        reals!(v, self; rt_mean_ms, rt_p50_ms, rt_p95_ms);
+        counts!(v, self; major_faults);
+        v.count("pages_scanned", c.scanned);
+        v.count("pages_reclaimed", c.reclaimed);
+        counts!(v, c; swap_outs, file_drops, writebacks, dirty_kept);
+        counts!(v, self; kswapd_runs, direct_reclaims, fallbacks);
+        counts!(v, c; protected_skips, lumpy_taken, lumpy_failed);
+        counts!(v, self; high_order_allocs, high_order_failures);
     }
 }
 
