@@ -18,10 +18,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
-use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
-use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
 use mobmem::experiments::{self, ExperimentConfig};
+use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
+use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
 use mobmem::report;
 use mobmem::trace::{self, Format};
 use mobmem::workload;

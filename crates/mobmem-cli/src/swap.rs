@@ -6,8 +6,8 @@ use anyhow::{bail, Result};
 use clap::Args;
 
 use mobmem::core::stats::Stats;
-use mobmem::report::short;
 use mobmem::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, ARCHITECTURES};
+use mobmem::report::short;
 use mobmem::trace::{self, Format};
 
 #[derive(Args)]

@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc as Shared;
 
-use mobmem::mm::placement::policies::arc::Arc;
-use mobmem::mm::placement::policies::clock::Clock;
 use mobmem::mm::placement::policies::fifo::Fifo;
 use mobmem::mm::placement::policies::lru::Lru;
 use mobmem::mm::placement::policies::opt::Opt;
 use mobmem::mm::placement::policies::two_q::TwoQ;
-use mobmem::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use mobmem::mm::placement::{
+    BuildContext, CachePolicy, Capacity, Effect, Effects, Family, Request, Tier, REGISTRY,
+};
 use mobmem::trace::PageId;
 use proptest::prelude::*;
 
@@ -32,17 +32,23 @@ struct Outcome {
     evicted: Vec<PageId>,
 }
 
-/// Every single-tier policy, built for `capacity` pages and (for OPT) `future`.
+/// Every registered single-tier policy, built for `capacity` pages and (for OPT)
+/// `future`, and 2Q with other queue fractions.
 fn all_policies(capacity: usize, future: &[PageId]) -> Vec<Box<dyn CachePolicy>> {
-    vec![
-        Box::new(Lru::new(capacity, 0)),
-        Box::new(Fifo::new(capacity, 0)),
-        Box::new(Clock::new(capacity, 0)),
-        Box::new(TwoQ::new(capacity, 0)),
-        Box::new(TwoQ::with_fractions(capacity, 0, 0.1, 1.5).expect("valid fractions")),
-        Box::new(Arc::new(capacity, 0)),
-        Box::new(Opt::new(capacity, Shared::from(future))),
-    ]
+    let context = BuildContext {
+        capacity: Capacity::single(capacity),
+        page_count_hint: 0,
+        future: Some(Shared::from(future)),
+    };
+    let mut policies: Vec<Box<dyn CachePolicy>> = REGISTRY
+        .iter()
+        .filter(|info| info.family == Family::SingleTier)
+        .map(|info| info.build(&context).expect("a single-tier policy builds"))
+        .collect();
+    policies.push(Box::new(
+        TwoQ::with_fractions(capacity, 0, 0.1, 1.5).expect("valid fractions"),
+    ));
+    policies
 }
 
 /// Run `trace` through `policy`, checking the effects contract at every access against a

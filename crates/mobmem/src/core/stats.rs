@@ -142,7 +142,10 @@ mod tests {
         fn visit(&self, v: &mut dyn Visitor) {
             counts!(v, self; hits);
             v.nest(&self.io);
-            v.figure("io_per_hit", (self.io.reads + self.io.writes) as f64 / self.hits as f64);
+            v.figure(
+                "io_per_hit",
+                (self.io.reads + self.io.writes) as f64 / self.hits as f64,
+            );
             reals!(v, self; time);
             v.optional("lifetime", self.lifetime);
         }

@@ -16,9 +16,9 @@ use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
 use crate::core::stats::Stats;
+use crate::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};
 use crate::report::table::filter;
 use crate::report::{format_number, Claim, ExperimentReport, Figure, Row, Table};
-use crate::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};
 use crate::Result;
 
 /// NVM sizes, % of the swap footprint.

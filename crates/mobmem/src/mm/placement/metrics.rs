@@ -119,7 +119,10 @@ impl Stats for Metrics {
         reals!(v, self; pcm_mean_frame_writes);
         counts!(v, self; duration_ns);
         v.optional("pcm_lifetime_years", self.pcm_lifetime_years);
-        v.optional("pcm_lifetime_years_leveled", self.pcm_lifetime_years_leveled);
+        v.optional(
+            "pcm_lifetime_years_leveled",
+            self.pcm_lifetime_years_leveled,
+        );
     }
 }
 

@@ -152,6 +152,27 @@ impl Effects {
         self.items.push(effect);
     }
 
+    /// A hit in DRAM, the one tier of a single-tier policy.
+    #[inline]
+    pub fn hit(&mut self) {
+        self.items.push(Effect::Hit { tier: Tier::Dram });
+    }
+
+    /// A fill into DRAM, the one tier of a single-tier policy.
+    #[inline]
+    pub fn fill(&mut self) {
+        self.items.push(Effect::Fill { tier: Tier::Dram });
+    }
+
+    /// `page` left DRAM, the one tier of a single-tier policy.
+    #[inline]
+    pub fn evict(&mut self, page: PageId) {
+        self.items.push(Effect::Evict {
+            page,
+            from: Tier::Dram,
+        });
+    }
+
     #[inline]
     pub fn clear(&mut self) {
         self.items.clear();
@@ -227,7 +248,6 @@ impl Locations {
         self.codes[page as usize] = tier.map_or(Self::ABSENT, |t| t as u8 + 1);
     }
 }
-
 
 #[cfg(test)]
 mod tests {

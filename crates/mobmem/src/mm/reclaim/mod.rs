@@ -41,8 +41,8 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::core::stats::{Stats, Visitor};
-use crate::{counts, reals};
 use crate::trace::{EventKind, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::{counts, reals};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory};
 use policy::{

@@ -47,6 +47,14 @@ pub fn hits(outcome: &[Vec<Effect>]) -> Vec<bool> {
         .collect()
 }
 
+/// Whether each request hit, one letter a request: `h` a hit, `m` a miss ("mmh").
+pub fn hit_pattern(outcome: &[Vec<Effect>]) -> String {
+    hits(outcome)
+        .into_iter()
+        .map(|hit| if hit { 'h' } else { 'm' })
+        .collect()
+}
+
 /// The pages each request evicted, in order.
 pub fn evictions(outcome: &[Vec<Effect>]) -> Vec<Vec<PageId>> {
     outcome
