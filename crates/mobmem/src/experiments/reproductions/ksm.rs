@@ -357,15 +357,8 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
             ),
         ],
     ];
-    let (figures, claims, notes) = analyze(&table, &pop);
-    Ok(ExperimentReport {
-        json: table.to_json(),
-        facts,
-        table,
-        figures,
-        claims,
-        notes,
-    })
+    let analysis = analyze(&table, &pop);
+    Ok(ExperimentReport::of_table(table, facts, analysis))
 }
 
 fn final_by(table: &Table, sweep: &str, x: &str, metric: &str) -> Vec<(f64, f64)> {
@@ -373,15 +366,14 @@ fn final_by(table: &Table, sweep: &str, x: &str, metric: &str) -> Vec<(f64, f64)
 }
 
 fn app_value(table: &Table, sweep: &str, app: usize, metric: &str) -> f64 {
-    table
-        .select(&filter(&[
+    table.first_value(
+        &filter(&[
             ("scope", "app"),
             ("sweep", sweep),
             ("app", &app.to_string()),
-        ]))
-        .next()
-        .and_then(|r| r.value(metric))
-        .unwrap_or(f64::NAN)
+        ]),
+        metric,
+    )
 }
 
 fn change_claim(id: &str, claim: String, paper: f64, measured: f64) -> Claim {

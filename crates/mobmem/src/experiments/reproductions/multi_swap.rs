@@ -165,15 +165,8 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
             format!("{:.1}%", 100.0 * flash.single_access_share),
         ],
     ];
-    let (figures, claims, notes) = analyze(&table);
-    Ok(ExperimentReport {
-        json: table.to_json(),
-        facts,
-        table,
-        figures,
-        claims,
-        notes,
-    })
+    let analysis = analyze(&table);
+    Ok(ExperimentReport::of_table(table, facts, analysis))
 }
 
 /// `metric` of an architecture at each NVM size, in size order.
@@ -184,11 +177,10 @@ fn by_nvm(table: &Table, architecture: &str, metric: &str) -> Vec<(f64, f64)> {
 
 /// `metric` of an architecture that has no NVM.
 fn single(table: &Table, architecture: &str, metric: &str) -> f64 {
-    table
-        .select(&filter(&[("scope", "run"), ("architecture", architecture)]))
-        .next()
-        .and_then(|r| r.value(metric))
-        .unwrap_or(f64::NAN)
+    table.first_value(
+        &filter(&[("scope", "run"), ("architecture", architecture)]),
+        metric,
+    )
 }
 
 /// Reductions (%) of `ours` versus `base` at each size where both ran, with the size.
