@@ -198,10 +198,8 @@ impl Effects {
 ///   their per-page state on demand).
 ///
 /// Policies are deterministic: the same requests give the same effects.
+/// A policy's name is its registry entry's ([`PolicyInfo::name`]).
 pub trait CachePolicy: Send {
-    /// Registry name.
-    fn name(&self) -> &'static str;
-
     /// Handle one request, reporting its effects into `out` (cleared by the caller).
     fn access(&mut self, req: &Request, out: &mut Effects);
 

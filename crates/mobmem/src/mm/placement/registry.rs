@@ -138,7 +138,6 @@ pub static REGISTRY: &[PolicyInfo] = &[
         build: |ctx| {
             let inner = policies::lru::Lru::new(ctx.capacity.total(), ctx.page_count_hint);
             Ok(Box::new(policies::tiered::Tiered::new(
-                "hybrid-lru",
                 inner,
                 ctx.capacity,
                 ctx.page_count_hint,
@@ -154,7 +153,6 @@ pub static REGISTRY: &[PolicyInfo] = &[
         build: |ctx| {
             let inner = policies::two_q::TwoQ::new(ctx.capacity.total(), ctx.page_count_hint);
             Ok(Box::new(policies::tiered::Tiered::new(
-                "hybrid-2q",
                 inner,
                 ctx.capacity,
                 ctx.page_count_hint,

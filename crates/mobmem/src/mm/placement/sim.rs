@@ -59,6 +59,7 @@ impl RunSetup {
 /// The state of one run.
 pub struct Simulator {
     policy: Box<dyn CachePolicy>,
+    policy_name: &'static str,
     capacity: Capacity,
     cost: CostModel,
     devices: Devices,
@@ -112,6 +113,7 @@ impl Simulator {
         let devices = setup.devices.clone();
         Ok(Simulator {
             policy,
+            policy_name: setup.policy.name,
             capacity: setup.capacity,
             cost: setup.cost.clone(),
             page_state: vec![ABSENT; page_count_hint],
@@ -215,7 +217,7 @@ impl Simulator {
 
     fn violation(&self, req: &Request, message: String) -> Error {
         Error::config(
-            format!("policy {}", self.policy.name()),
+            format!("policy {}", self.policy_name),
             format!(
                 "broke its contract at event {} (page {}): {message}",
                 self.events - 1,
@@ -418,7 +420,7 @@ impl Simulator {
         for page in 0..self.page_state.len() as PageId {
             if self.policy.tier_of(page) != self.tier_of(page) {
                 return Err(Error::config(
-                    format!("policy {}", self.policy.name()),
+                    format!("policy {}", self.policy_name),
                     format!(
                         "says page {page} is in {:?}, the simulator has it in {:?}",
                         self.policy.tier_of(page),
@@ -429,7 +431,7 @@ impl Simulator {
         }
         if self.policy.occupancy() != self.occupancy {
             return Err(Error::config(
-                format!("policy {}", self.policy.name()),
+                format!("policy {}", self.policy_name),
                 format!(
                     "occupancy {:?} but simulator counts {:?}",
                     self.policy.occupancy(),

@@ -156,10 +156,6 @@ impl AppAware {
 }
 
 impl CachePolicy for AppAware {
-    fn name(&self) -> &'static str {
-        "app-aware"
-    }
-
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         ensure_index(&mut self.count, page, 0);

@@ -141,10 +141,6 @@ impl Arc {
 }
 
 impl CachePolicy for Arc {
-    fn name(&self) -> &'static str {
-        "arc"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let x = req.page;

@@ -82,10 +82,6 @@ impl Clock {
 }
 
 impl CachePolicy for Clock {
-    fn name(&self) -> &'static str {
-        "clock"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;

@@ -173,10 +173,6 @@ impl ClockDwf {
 }
 
 impl CachePolicy for ClockDwf {
-    fn name(&self) -> &'static str {
-        "clock-dwf"
-    }
-
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         self.grow(page);

@@ -43,10 +43,6 @@ impl Fifo {
 }
 
 impl CachePolicy for Fifo {
-    fn name(&self) -> &'static str {
-        "fifo"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;

@@ -34,10 +34,6 @@ impl Lru {
 }
 
 impl CachePolicy for Lru {
-    fn name(&self) -> &'static str {
-        "lru"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;

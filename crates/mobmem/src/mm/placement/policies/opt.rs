@@ -156,10 +156,6 @@ fn next_uses(future: &[PageId]) -> Vec<usize> {
 }
 
 impl CachePolicy for Opt {
-    fn name(&self) -> &'static str {
-        "opt"
-    }
-
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         let i = self.clock;

@@ -22,7 +22,6 @@ use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Tiered<P> {
-    name: &'static str,
     inner: P,
     capacity: Capacity,
     /// Recency order of the pages in DRAM.
@@ -34,9 +33,8 @@ pub struct Tiered<P> {
 }
 
 impl<P: CachePolicy> Tiered<P> {
-    pub fn new(name: &'static str, inner: P, capacity: Capacity, page_count_hint: usize) -> Self {
+    pub fn new(inner: P, capacity: Capacity, page_count_hint: usize) -> Self {
         Tiered {
-            name,
             inner,
             capacity,
             links: Links::with_pages(page_count_hint),
@@ -78,10 +76,6 @@ impl<P: CachePolicy> Tiered<P> {
 }
 
 impl<P: CachePolicy> CachePolicy for Tiered<P> {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         self.scratch.clear();
@@ -142,7 +136,7 @@ mod tests {
     fn hybrid_lru_is_one_stack_split_at_dram_size() {
         // DRAM 1, PCM 2: the most recent page is in DRAM, the next two in PCM.
         let cap = Capacity { dram: 1, pcm: 2 };
-        let mut policy = Tiered::new("hybrid-lru", Lru::new(3, 0), cap, 0);
+        let mut policy = Tiered::new(Lru::new(3, 0), cap, 0);
         let outcome = run_pages(&mut policy, &[1, 2, 3]);
         assert_eq!(
             outcome[2],

@@ -183,10 +183,6 @@ fn queue_sizes(capacity: usize, kin_fraction: f64, kout_fraction: f64) -> (usize
 }
 
 impl CachePolicy for TwoQ {
-    fn name(&self) -> &'static str {
-        "2q"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
