@@ -1,8 +1,10 @@
 //! The memory core: the pieces every mechanism builds on.
 //!
+//! - [`events`]: the one event loop that feeds a trace to a mechanism;
 //! - [`list`]: doubly linked lists of pages, linked by index in one arena;
 //! - [`stats`]: named figures of a run, listed once per result type.
 
+pub mod events;
 pub mod list;
 pub mod stats;
 

@@ -16,11 +16,10 @@
 //! effects consistent with where pages are) and stops with an error if one is broken.
 
 use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier};
+use crate::core::events::{self, EventError, EventHandler};
 use crate::devices::{CostModel, Devices, EvictionCharge};
 use crate::mm::placement::metrics::Metrics;
-use crate::trace::{
-    Event, EventKind, EventSource, PageId, ProcId, Trace, ADJ_FOREGROUND, ADJ_UNKNOWN,
-};
+use crate::trace::{Event, EventSource, PageId, ProcId, Trace, ADJ_FOREGROUND, ADJ_UNKNOWN};
 use crate::{Error, Result};
 
 // Per page, one word: bits 0-1 location (0 absent, 1 DRAM, 2 PCM), bit 2 dirty, bits 4-31
@@ -160,32 +159,10 @@ impl Simulator {
     /// Feed one event.
     #[inline]
     pub fn step(&mut self, event: &Event) -> Result<()> {
-        let time = event.time_ns();
-        self.first_time.get_or_insert(time);
-        self.last_time = self.last_time.max(time);
-        self.events += 1;
-        match event.kind() {
-            EventKind::Access => self.access(event),
-            EventKind::Importance => {
-                let proc = event.proc() as usize;
-                if proc >= self.adj.len() {
-                    self.adj.resize(proc + 1, ADJ_UNKNOWN);
-                }
-                self.adj[proc] = event.oom_score_adj();
-                Ok(())
-            }
-            // Pages outlive their process in the page cache: nothing to do. Swap I/O of a
-            // captured trace is the kernel's, not a buffer-cache request.
-            // Input events matter to reclaim (the interactive task), not to buffer caches.
-            EventKind::Start
-            | EventKind::Exit
-            | EventKind::SwapOut
-            | EventKind::SwapIn
-            | EventKind::Input => Ok(()),
-        }
+        events::dispatch(self, event)
     }
 
-    fn access(&mut self, event: &Event) -> Result<()> {
+    fn serve(&mut self, event: &Event) -> Result<()> {
         let page = event.page();
         let p = page as usize;
         if p >= self.page_state.len() {
@@ -501,6 +478,34 @@ impl Simulator {
     }
 }
 
+/// A buffer cache reacts to accesses and to importance (which pages are the foreground
+/// app's). Pages outlive their process in the page cache, so starts and exits change
+/// nothing; swap I/O of a captured trace is the kernel's, not a buffer-cache request;
+/// input matters to reclaim (the interactive task), not to buffer caches.
+impl EventHandler for Simulator {
+    #[inline]
+    fn tick(&mut self, event: &Event) {
+        let time = event.time_ns();
+        self.first_time.get_or_insert(time);
+        self.last_time = self.last_time.max(time);
+        self.events += 1;
+    }
+
+    #[inline]
+    fn access(&mut self, event: &Event) -> Result<()> {
+        self.serve(event)
+    }
+
+    fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
+        let proc = proc as usize;
+        if proc >= self.adj.len() {
+            self.adj.resize(proc + 1, ADJ_UNKNOWN);
+        }
+        self.adj[proc] = oom_score_adj;
+        Ok(())
+    }
+}
+
 /// Pages accessed, in order: the future an offline policy needs.
 pub fn access_sequence(trace: &Trace) -> std::sync::Arc<[PageId]> {
     trace.accesses().map(|e| e.page()).collect()
@@ -510,9 +515,8 @@ pub fn access_sequence(trace: &Trace) -> std::sync::Arc<[PageId]> {
 pub fn run_trace(trace: &Trace, setup: &RunSetup) -> Result<Metrics> {
     let future = setup.policy.offline.then(|| access_sequence(trace));
     let mut sim = Simulator::new(setup, trace.footprint(), future)?;
-    for event in &trace.events {
-        sim.step(event)?;
-    }
+    // The simulator's errors name the event already.
+    events::replay(&mut sim, &trace.events).map_err(EventError::into_inner)?;
     Ok(sim.finish())
 }
 
@@ -531,15 +535,7 @@ pub fn run_source(
     }
     let hint = source.page_count_hint().unwrap_or(0) as usize;
     let mut sim = Simulator::new(setup, hint, None)?;
-    let mut batch = Vec::with_capacity(1 << 16);
-    let mut done = 0u64;
-    while source.read_batch(&mut batch, 1 << 16)? {
-        for event in &batch {
-            sim.step(event)?;
-        }
-        done += batch.len() as u64;
-        progress(done);
-    }
+    events::replay_source(&mut sim, source, progress).map_err(EventError::into_inner)?;
     Ok(sim.finish())
 }
 
