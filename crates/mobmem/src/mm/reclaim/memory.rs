@@ -102,7 +102,7 @@ impl FaultKind {
 }
 
 /// Counters of reclaim work.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReclaimCounters {
     /// Pages looked at by reclaim: inactive and active list scans, lumpy neighbours,
     /// generation walks. The CPU cost of a policy.

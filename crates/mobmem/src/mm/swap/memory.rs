@@ -34,9 +34,10 @@ use super::launch::{LaunchKind, LaunchTracker};
 use super::metrics::SwapMetrics;
 use super::space::{IoCounts, IoRecord, SwapDevice, SwapSpace};
 use crate::core::ensure_index;
+use crate::core::events::{self, EventError, EventHandler};
 use crate::core::list::{Links, List};
 use crate::devices::swap::SwapDevices;
-use crate::trace::{Event, EventKind, PageId, ProcId, Tables, ADJ_FOREGROUND, ADJ_UNKNOWN};
+use crate::trace::{Event, PageId, ProcId, Tables, ADJ_FOREGROUND, ADJ_UNKNOWN};
 use crate::{Error, Result};
 
 // Per-page flags.
@@ -240,39 +241,16 @@ impl Machine {
 
     /// Feed one event; `index` is its position in the trace, for errors.
     pub fn step(&mut self, index: usize, event: &Event) -> Result<()> {
-        self.now_ns = event.time_ns();
-        self.launches.advance(self.now_ns);
-        self.metrics.events += 1;
-        let proc = event.proc();
-        self.ensure_app(proc);
-        match event.kind() {
-            EventKind::Access if self.replaying => {
-                self.metrics.ignored_accesses += 1;
-                Ok(())
+        events::dispatch(self, event).map_err(|error| {
+            EventError {
+                index: index as u64,
+                error,
             }
-            EventKind::Access => self.access(event),
-            EventKind::SwapOut if self.replaying => self.replay_swap_out(event),
-            EventKind::SwapIn if self.replaying => self.replay_swap_in(event),
-            EventKind::Importance => {
-                self.importance(proc, event.oom_score_adj());
-                Ok(())
-            }
-            EventKind::Start | EventKind::Input => Ok(()),
-            EventKind::Exit => {
-                self.launches.end_of(proc);
-                self.free_app(proc, false);
-                self.metrics.exits += 1;
-                Ok(())
-            }
-            EventKind::SwapOut | EventKind::SwapIn => Err(Error::config(
-                "swap run",
-                "the trace has swap events: replay it (swap::replay) instead of simulating its accesses",
-            )),
-        }
-        .map_err(|e| Error::config(format!("swap run, event {index}"), e.to_string()))
+            .in_run("swap run")
+        })
     }
 
-    fn importance(&mut self, proc: ProcId, adj: i16) {
+    fn set_importance(&mut self, proc: ProcId, adj: i16) {
         let app = &mut self.apps[proc as usize];
         let was = std::mem::replace(&mut app.adj, adj);
         self.victim_app = None;
@@ -292,7 +270,7 @@ impl Machine {
         }
     }
 
-    fn access(&mut self, event: &Event) -> Result<()> {
+    fn touch(&mut self, event: &Event) -> Result<()> {
         if !event.is_anon() {
             self.metrics.ignored_accesses += 1;
             return Ok(());
@@ -665,4 +643,57 @@ impl Machine {
         });
         self.metrics
     }
+}
+
+/// Simulating, the machine serves anonymous accesses and refuses a trace's own swap
+/// events; replaying, it is driven by those swap events and ignores accesses. Both
+/// time launches by importance and free an app's memory when it exits.
+impl EventHandler for Machine {
+    fn tick(&mut self, event: &Event) {
+        self.now_ns = event.time_ns();
+        self.launches.advance(self.now_ns);
+        self.metrics.events += 1;
+        self.ensure_app(event.proc());
+    }
+
+    fn access(&mut self, event: &Event) -> Result<()> {
+        if self.replaying {
+            self.metrics.ignored_accesses += 1;
+            return Ok(());
+        }
+        self.touch(event)
+    }
+
+    fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
+        self.set_importance(proc, oom_score_adj);
+        Ok(())
+    }
+
+    fn exit(&mut self, proc: ProcId) -> Result<()> {
+        self.launches.end_of(proc);
+        self.free_app(proc, false);
+        self.metrics.exits += 1;
+        Ok(())
+    }
+
+    fn swap_out(&mut self, event: &Event) -> Result<()> {
+        match self.replaying {
+            true => self.replay_swap_out(event),
+            false => Err(not_replaying()),
+        }
+    }
+
+    fn swap_in(&mut self, event: &Event) -> Result<()> {
+        match self.replaying {
+            true => self.replay_swap_in(event),
+            false => Err(not_replaying()),
+        }
+    }
+}
+
+fn not_replaying() -> Error {
+    Error::config(
+        "swap run",
+        "the trace has swap events: replay it (swap::replay) instead of simulating its accesses",
+    )
 }

@@ -40,6 +40,7 @@ pub use memory::{Machine, Place};
 pub use metrics::{AppLaunches, SwapMetrics};
 pub use space::{IoCause, IoCounts, IoOp, IoRecord, SwapDevice};
 
+use crate::core::events;
 use crate::trace::{EventKind, Trace};
 use crate::{Error, Result};
 
@@ -76,9 +77,7 @@ fn check_ids(trace: &Trace) -> Result<()> {
 pub fn run(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
     check_ids(trace)?;
     let mut machine = Machine::new(config, trace.footprint(), trace.tables.processes.len())?;
-    for (index, event) in trace.events.iter().enumerate() {
-        machine.step(index, event)?;
-    }
+    events::replay(&mut machine, &trace.events).map_err(|e| e.in_run("swap run"))?;
     Ok(machine.finish(&trace.tables))
 }
 
@@ -105,9 +104,7 @@ pub fn run_point(
 pub fn replay(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
     check_ids(trace)?;
     let mut machine = Machine::for_replay(config, trace.footprint(), trace.tables.processes.len())?;
-    for (index, event) in trace.events.iter().enumerate() {
-        machine.step(index, event)?;
-    }
+    events::replay(&mut machine, &trace.events).map_err(|e| e.in_run("swap run"))?;
     Ok(machine.finish(&trace.tables))
 }
 
