@@ -17,9 +17,10 @@
 
 use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier};
 use crate::core::events::{self, EventError, EventHandler};
+use crate::core::process::Importance;
 use crate::devices::{CostModel, Devices, EvictionCharge};
 use crate::mm::placement::metrics::Metrics;
-use crate::trace::{Event, EventSource, PageId, ProcId, Trace, ADJ_FOREGROUND, ADJ_UNKNOWN};
+use crate::trace::{Event, EventSource, PageId, ProcId, Trace};
 use crate::{Error, Result};
 
 // Per page, one word: bits 0-1 location (0 absent, 1 DRAM, 2 PCM), bit 2 dirty, bits 4-31
@@ -68,8 +69,7 @@ pub struct Simulator {
     frame: Vec<u32>,
     free_frames: Vec<u32>,
     frame_writes: Vec<u64>,
-    /// Per process: current `oom_score_adj`.
-    adj: Vec<i16>,
+    importance: Importance,
     occupancy: [usize; 2],
     effects: Effects,
     metrics: Metrics,
@@ -121,7 +121,7 @@ impl Simulator {
             // Popped from the end: frame 0 is used first.
             free_frames: (0..frames).rev().collect(),
             frame_writes: vec![0; pcm],
-            adj: Vec::new(),
+            importance: Importance::default(),
             occupancy: [0, 0],
             effects: Effects::new(),
             metrics: Metrics::default(),
@@ -153,7 +153,7 @@ impl Simulator {
     }
 
     fn foreground(&self, proc: ProcId) -> bool {
-        self.adj.get(proc as usize).copied().unwrap_or(ADJ_UNKNOWN) == ADJ_FOREGROUND
+        self.importance.is_foreground(proc)
     }
 
     /// Feed one event.
@@ -497,11 +497,7 @@ impl EventHandler for Simulator {
     }
 
     fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
-        let proc = proc as usize;
-        if proc >= self.adj.len() {
-            self.adj.resize(proc + 1, ADJ_UNKNOWN);
-        }
-        self.adj[proc] = oom_score_adj;
+        self.importance.set(proc, oom_score_adj);
         Ok(())
     }
 }

@@ -36,8 +36,9 @@ use super::space::{IoCounts, IoRecord, SwapDevice, SwapSpace};
 use crate::core::ensure_index;
 use crate::core::events::{self, EventError, EventHandler};
 use crate::core::list::{Links, List};
+use crate::core::process::Importance;
 use crate::devices::swap::SwapDevices;
-use crate::trace::{Event, PageId, ProcId, Tables, ADJ_FOREGROUND, ADJ_UNKNOWN};
+use crate::trace::{Event, PageId, ProcId, Tables, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
 // Per-page flags.
@@ -67,7 +68,6 @@ pub enum Place {
 
 #[derive(Debug, Clone)]
 struct App {
-    adj: i16,
     lru: List,
     resident: u32,
     last_use: u64,
@@ -80,7 +80,6 @@ struct App {
 impl Default for App {
     fn default() -> Self {
         App {
-            adj: ADJ_UNKNOWN,
             lru: List::new(),
             resident: 0,
             last_use: 0,
@@ -104,6 +103,7 @@ pub struct Machine {
     global: List,
     resident: usize,
     apps: Vec<App>,
+    importance: Importance,
     /// The app reclaim takes from next, while nothing changes the choice.
     victim_app: Option<ProcId>,
     use_counter: u64,
@@ -147,6 +147,7 @@ impl Machine {
             global: List::new(),
             resident: 0,
             apps: vec![App::default(); procs],
+            importance: Importance::default(),
             victim_app: None,
             use_counter: 0,
             launches: LaunchTracker::new(config.launch.clone()),
@@ -252,7 +253,7 @@ impl Machine {
 
     fn set_importance(&mut self, proc: ProcId, adj: i16) {
         let app = &mut self.apps[proc as usize];
-        let was = std::mem::replace(&mut app.adj, adj);
+        let was = self.importance.set(proc, adj);
         self.victim_app = None;
         if adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
             let kind = if !app.launched {
@@ -399,13 +400,11 @@ impl Machine {
         if let Some(app) = self.victim_app {
             return Some(app);
         }
-        let best = self
-            .apps
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.resident > 0)
-            .max_by(|(_, a), (_, b)| a.adj.cmp(&b.adj).then(b.last_use.cmp(&a.last_use)))
-            .map(|(i, _)| i as ProcId);
+        let best = self.importance.least_important(
+            (self.apps.iter().enumerate())
+                .filter(|(_, a)| a.resident > 0)
+                .map(|(i, a)| (i as ProcId, a.last_use)),
+        );
         self.victim_app = best;
         best
     }
@@ -423,16 +422,16 @@ impl Machine {
     /// The app the low-memory killer takes: the least important killable app holding
     /// memory in DRAM (pages or zram pool), the one used least recently among equals.
     fn kill_candidate(&self, accessor: ProcId) -> Option<ProcId> {
-        self.apps
-            .iter()
-            .enumerate()
-            .filter(|&(i, a)| {
-                a.adj > ADJ_FOREGROUND
-                    && i as ProcId != accessor
-                    && (a.resident > 0 || self.space.pool_pages_of(i as ProcId) > 0)
-            })
-            .max_by(|(_, a), (_, b)| a.adj.cmp(&b.adj).then(b.last_use.cmp(&a.last_use)))
-            .map(|(i, _)| i as ProcId)
+        self.importance.least_important(
+            (self.apps.iter().enumerate())
+                .map(|(i, a)| (i as ProcId, a))
+                .filter(|&(proc, a)| {
+                    self.importance.of(proc) > ADJ_FOREGROUND
+                        && proc != accessor
+                        && (a.resident > 0 || self.space.pool_pages_of(proc) > 0)
+                })
+                .map(|(proc, a)| (proc, a.last_use)),
+        )
     }
 
     fn reclaim_one(&mut self, accessor: ProcId) -> Result<()> {
