@@ -130,7 +130,7 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
 mod tests {
     use super::*;
     use crate::mm::placement::policies::lru::Lru;
-    use crate::mm::placement::policies::testing::run_pages;
+    use crate::mm::placement::policies::testing::{describe, run_pages};
 
     #[test]
     fn hybrid_lru_is_one_stack_split_at_dram_size() {
@@ -138,49 +138,17 @@ mod tests {
         let cap = Capacity { dram: 1, pcm: 2 };
         let mut policy = Tiered::new(Lru::new(3, 0), cap, 0);
         let outcome = run_pages(&mut policy, &[1, 2, 3]);
-        assert_eq!(
-            outcome[2],
-            vec![
-                Effect::Fill { tier: Tier::Dram },
-                Effect::Migrate {
-                    page: 2,
-                    to: Tier::Pcm
-                }
-            ]
-        );
+        assert_eq!(describe(&outcome[2]), "fill dram, 2 to pcm");
         assert_eq!(policy.tier_of(3), Some(Tier::Dram));
         assert_eq!(policy.tier_of(1), Some(Tier::Pcm));
         // A PCM hit on 1 promotes it and demotes 3.
         let outcome = run_pages(&mut policy, &[1]);
-        assert_eq!(
-            outcome[0],
-            vec![
-                Effect::Hit { tier: Tier::Pcm },
-                Effect::Migrate {
-                    page: 3,
-                    to: Tier::Pcm
-                },
-                Effect::Migrate {
-                    page: 1,
-                    to: Tier::Dram
-                }
-            ]
-        );
+        assert_eq!(describe(&outcome[0]), "hit pcm, 3 to pcm, 1 to dram");
         // A new page 4 evicts the LRU page 2 from PCM and demotes 1.
         let outcome = run_pages(&mut policy, &[4]);
         assert_eq!(
-            outcome[0],
-            vec![
-                Effect::Fill { tier: Tier::Dram },
-                Effect::Evict {
-                    page: 2,
-                    from: Tier::Pcm
-                },
-                Effect::Migrate {
-                    page: 1,
-                    to: Tier::Pcm
-                }
-            ]
+            describe(&outcome[0]),
+            "fill dram, evict 2 from pcm, 1 to pcm"
         );
         assert_eq!(policy.occupancy(), [1, 2]);
     }
