@@ -279,7 +279,6 @@ impl Simulator {
     /// Migrations and evictions: pages leaving a tier first, so that pages entering PCM
     /// find free frames.
     fn apply_moves(&mut self, req: &Request, moves: &[Effect]) -> Result<()> {
-        let fg = req.foreground as usize;
         for effect in moves {
             match *effect {
                 Effect::Evict { page, from } => {
@@ -314,14 +313,7 @@ impl Simulator {
                     page,
                     to: Tier::Dram,
                 } => {
-                    if self.page_state[page as usize] & LOCATION != location_code(Tier::Pcm) {
-                        return Err(self.violation(
-                            req,
-                            format!("migrated page {page} to DRAM from outside PCM"),
-                        ));
-                    }
-                    self.ops[fg][op_index(Tier::Pcm, false)] += 1;
-                    self.leave(page, Tier::Pcm);
+                    self.migrate_out(req, page, Tier::Pcm)?;
                     self.metrics.migrations_to_dram += 1;
                 }
                 Effect::Migrate { .. } => {}
@@ -340,20 +332,34 @@ impl Simulator {
                     page,
                     to: Tier::Pcm,
                 } => {
-                    if self.page_state[page as usize] & LOCATION != location_code(Tier::Dram) {
-                        return Err(self.violation(
-                            req,
-                            format!("migrated page {page} to PCM from outside DRAM"),
-                        ));
-                    }
-                    self.ops[fg][op_index(Tier::Dram, false)] += 1;
-                    self.leave(page, Tier::Dram);
+                    self.migrate_out(req, page, Tier::Dram)?;
                     self.enter(req, page, Tier::Pcm)?;
                     self.metrics.migrations_to_pcm += 1;
                 }
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    /// A migrating `page` leaves `from`, where it MUST be: read once there.
+    fn migrate_out(&mut self, req: &Request, page: PageId, from: Tier) -> Result<()> {
+        if self.page_state[page as usize] & LOCATION != location_code(from) {
+            let name = |tier| match tier {
+                Tier::Dram => "DRAM",
+                Tier::Pcm => "PCM",
+            };
+            return Err(self.violation(
+                req,
+                format!(
+                    "migrated page {page} to {} from outside {}",
+                    name(from.other()),
+                    name(from)
+                ),
+            ));
+        }
+        self.ops[req.foreground as usize][op_index(from, false)] += 1;
+        self.leave(page, from);
         Ok(())
     }
 
