@@ -20,3 +20,14 @@ pub fn ensure_index<T: Clone>(v: &mut Vec<T>, page: PageId, fill: T) {
         v.resize(needed.max(v.len() * 2), fill);
     }
 }
+
+/// A fixed mixing of an integer into 64 well-spread bits: the finalizer of splitmix64
+/// (Steele, Lea and Flood, OOPSLA 2014). Synthetic fingerprints, and which pages or frames
+/// have a property, are functions of their ids, the same in every run.
+#[inline]
+pub fn mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}

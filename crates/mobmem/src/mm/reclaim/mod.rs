@@ -356,16 +356,9 @@ not more than reserved_pages ({}): give a larger fraction, or a smaller reserved
             return Vec::new();
         }
         (self.reserved_pages as u32..self.memory_pages as u32)
-            .filter(|&pfn| splitmix(pfn as u64) % 1000 < self.unmovable_per_mille as u64)
+            .filter(|&pfn| crate::core::mix64(pfn as u64) % 1000 < self.unmovable_per_mille as u64)
             .collect()
     }
-}
-
-fn splitmix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Faults of one process.
