@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use mobmem::host::ksm_sysfs::{self, SettingsGuard, Sysfs};
 use mobmem::mm::dedup::presets::{AndroidConfig, ValidateLayout};
 use mobmem::mm::dedup::snapshot::{self, MappingFilter, Snapshot};
-use mobmem::host::ksm_sysfs::{self, SettingsGuard, Sysfs};
 use mobmem::mm::dedup::{
     self, AdvisorMode, KsmParams, KsmRun, MergeOrder, Population, RunSpec, ScanCosts,
 };

@@ -17,10 +17,10 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use mobmem::devices::CostModel;
-use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
-use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
 use mobmem::experiments::{self, ExperimentConfig};
+use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
+use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
 use mobmem::report;
 use mobmem::trace::{self, Format};
 use mobmem::workload;

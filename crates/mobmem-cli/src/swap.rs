@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use mobmem::report::short;
 use mobmem::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, ARCHITECTURES};
+use mobmem::report::short;
 use mobmem::trace::{self, Format};
 
 #[derive(Args)]

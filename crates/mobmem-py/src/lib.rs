@@ -17,9 +17,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use mobmem::devices::CostModel;
+use mobmem::experiments::{self, ExperimentConfig, LoadedWorkload, Point, ResultRow, Results};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
-use mobmem::experiments::{self, ExperimentConfig, LoadedWorkload, Point, ResultRow, Results};
 use mobmem::trace::{self, Format};
 use mobmem::{report, workload, Error};
 

@@ -1,8 +1,10 @@
 //! The memory core: the pieces every mechanism builds on.
 //!
-//! - [`list`]: doubly linked lists of pages, linked by index in one arena.
+//! - [`list`]: doubly linked lists of pages, linked by index in one arena;
+//! - [`registry`]: the lists of named entries (policies, architectures, presets).
 
 pub mod list;
+pub mod registry;
 
 use crate::trace::PageId;
 

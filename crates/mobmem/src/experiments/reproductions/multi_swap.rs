@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
+use crate::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};
 use crate::report::table::filter;
 use crate::report::{format_number, Claim, ExperimentReport, Figure, Row, Table};
-use crate::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};
 use crate::Result;
 
 /// NVM sizes, % of the swap footprint.

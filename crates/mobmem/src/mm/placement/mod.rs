@@ -228,7 +228,6 @@ impl Locations {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::policies;
 use super::{CachePolicy, Capacity};
+use crate::core::registry::Registry;
 use crate::trace::PageId;
 use crate::{Error, Result};
 
@@ -47,16 +48,12 @@ pub struct PolicyInfo {
     pub build: fn(&BuildContext) -> Result<Box<dyn CachePolicy>>,
 }
 
-impl std::fmt::Debug for PolicyInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PolicyInfo")
-            .field("name", &self.name)
-            .finish()
-    }
-}
+crate::named_entry!(PolicyInfo);
 
 /// Every policy, single-tier first.
-pub static REGISTRY: &[PolicyInfo] = &[
+pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
+    "policy",
+    &[
     PolicyInfo {
         name: "lru",
         family: Family::SingleTier,
@@ -186,18 +183,12 @@ pub static REGISTRY: &[PolicyInfo] = &[
             )))
         },
     },
-];
+    ],
+);
 
 /// Look a policy up by name.
 pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
-    REGISTRY
-        .iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| Error::Unknown {
-            what: "policy",
-            name: name.to_string(),
-            known: REGISTRY.iter().map(|p| p.name.to_string()).collect(),
-        })
+    REGISTRY.find(name)
 }
 
 impl PolicyInfo {

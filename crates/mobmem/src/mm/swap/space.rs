@@ -14,9 +14,9 @@
 
 use serde::Serialize;
 
+use crate::core::list::{Links, List};
 use crate::devices::swap::ZramSwap;
 use crate::devices::PAGE_BYTES;
-use crate::core::list::{Links, List};
 use crate::trace::{PageId, ProcId};
 use crate::{Error, Result};
 

@@ -41,8 +41,8 @@
 //! Per page: two `u32` links and one byte saying which list holds it. A capacity of zero
 //! is treated as one page.
 
-use crate::core::list::{Links, List};
 use crate::core::ensure_index;
+use crate::core::list::{Links, List};
 use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 

@@ -12,8 +12,8 @@
 //! Per page: two `u32` links and one residency byte. A capacity of zero is treated as one
 //! page, because the requested page must be resident after every access.
 
-use crate::core::list::{Links, List};
 use crate::core::ensure_index;
+use crate::core::list::{Links, List};
 use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
