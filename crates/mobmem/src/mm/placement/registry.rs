@@ -132,15 +132,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::Hybrid,
         summary: "app-blind LRU over DRAM+PCM: one recency order, DRAM holds the most recent pages",
         offline: false,
-        build: |ctx| {
-            let inner = policies::lru::Lru::new(ctx.capacity.total(), ctx.page_count_hint);
-            Ok(Box::new(policies::tiered::Tiered::new(
-                "hybrid-lru",
-                inner,
-                ctx.capacity,
-                ctx.page_count_hint,
-            )))
-        },
+        build: |ctx| tiered("hybrid-lru", policies::lru::Lru::new, ctx),
     },
     PolicyInfo {
         name: "hybrid-2q",
@@ -148,15 +140,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary:
             "app-blind 2Q over DRAM+PCM: 2Q decides residency, DRAM holds the most recent pages",
         offline: false,
-        build: |ctx| {
-            let inner = policies::two_q::TwoQ::new(ctx.capacity.total(), ctx.page_count_hint);
-            Ok(Box::new(policies::tiered::Tiered::new(
-                "hybrid-2q",
-                inner,
-                ctx.capacity,
-                ctx.page_count_hint,
-            )))
-        },
+        build: |ctx| tiered("hybrid-2q", policies::two_q::TwoQ::new, ctx),
     },
     PolicyInfo {
         name: "clock-dwf",
@@ -185,6 +169,22 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
     },
     ],
 );
+
+/// A single-tier policy of `new(pages, page_count_hint)` over DRAM+PCM, DRAM holding the
+/// most recent pages ([`policies::tiered::Tiered`]).
+fn tiered<P: CachePolicy + 'static>(
+    name: &'static str,
+    new: fn(usize, usize) -> P,
+    ctx: &BuildContext,
+) -> Result<Box<dyn CachePolicy>> {
+    let inner = new(ctx.capacity.total(), ctx.page_count_hint);
+    Ok(Box::new(policies::tiered::Tiered::new(
+        name,
+        inner,
+        ctx.capacity,
+        ctx.page_count_hint,
+    )))
+}
 
 /// Look a policy up by name.
 pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
