@@ -3,11 +3,13 @@
 //! - [`events`]: the one event loop that feeds a trace to a mechanism;
 //! - [`list`]: doubly linked lists of pages, linked by index in one arena;
 //! - [`process`]: the importance of processes (`oom_score_adj`);
+//! - [`registry`]: the lists of named entries (policies, architectures, presets);
 //! - [`stats`]: named figures of a run, listed once per result type.
 
 pub mod events;
 pub mod list;
 pub mod process;
+pub mod registry;
 pub mod stats;
 
 use crate::trace::PageId;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::policies;
 use super::{CachePolicy, Capacity};
+use crate::core::registry::Registry;
 use crate::trace::PageId;
 use crate::{Error, Result};
 
@@ -47,16 +48,12 @@ pub struct PolicyInfo {
     pub build: fn(&BuildContext) -> Result<Box<dyn CachePolicy>>,
 }
 
-impl std::fmt::Debug for PolicyInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PolicyInfo")
-            .field("name", &self.name)
-            .finish()
-    }
-}
+crate::named_entry!(PolicyInfo);
 
 /// Every policy, single-tier first.
-pub static REGISTRY: &[PolicyInfo] = &[
+pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
+    "policy",
+    &[
     PolicyInfo {
         name: "lru",
         family: Family::SingleTier,
@@ -135,14 +132,7 @@ pub static REGISTRY: &[PolicyInfo] = &[
         family: Family::Hybrid,
         summary: "app-blind LRU over DRAM+PCM: one recency order, DRAM holds the most recent pages",
         offline: false,
-        build: |ctx| {
-            let inner = policies::lru::Lru::new(ctx.capacity.total(), ctx.page_count_hint);
-            Ok(Box::new(policies::tiered::Tiered::new(
-                inner,
-                ctx.capacity,
-                ctx.page_count_hint,
-            )))
-        },
+        build: |ctx| tiered(policies::lru::Lru::new, ctx),
     },
     PolicyInfo {
         name: "hybrid-2q",
@@ -150,14 +140,7 @@ pub static REGISTRY: &[PolicyInfo] = &[
         summary:
             "app-blind 2Q over DRAM+PCM: 2Q decides residency, DRAM holds the most recent pages",
         offline: false,
-        build: |ctx| {
-            let inner = policies::two_q::TwoQ::new(ctx.capacity.total(), ctx.page_count_hint);
-            Ok(Box::new(policies::tiered::Tiered::new(
-                inner,
-                ctx.capacity,
-                ctx.page_count_hint,
-            )))
-        },
+        build: |ctx| tiered(policies::two_q::TwoQ::new, ctx),
     },
     PolicyInfo {
         name: "clock-dwf",
@@ -184,18 +167,26 @@ pub static REGISTRY: &[PolicyInfo] = &[
             )))
         },
     },
-];
+    ],
+);
+
+/// A single-tier policy of `new(pages, page_count_hint)` over DRAM+PCM, DRAM holding the
+/// most recent pages ([`policies::tiered::Tiered`]).
+fn tiered<P: CachePolicy + 'static>(
+    new: fn(usize, usize) -> P,
+    ctx: &BuildContext,
+) -> Result<Box<dyn CachePolicy>> {
+    let inner = new(ctx.capacity.total(), ctx.page_count_hint);
+    Ok(Box::new(policies::tiered::Tiered::new(
+        inner,
+        ctx.capacity,
+        ctx.page_count_hint,
+    )))
+}
 
 /// Look a policy up by name.
 pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
-    REGISTRY
-        .iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| Error::Unknown {
-            what: "policy",
-            name: name.to_string(),
-            known: REGISTRY.iter().map(|p| p.name.to_string()).collect(),
-        })
+    REGISTRY.find(name)
 }
 
 impl PolicyInfo {

@@ -29,8 +29,9 @@ pub mod launch;
 pub mod memory;
 mod metrics;
 pub mod space;
-pub mod workload;
 
+/// The multi-swap paper's workload, kept under this name beside the swap code it drives.
+pub use crate::workload::app_cycling as workload;
 pub use architectures::{find_architecture, Architecture, ArchitectureInfo, ARCHITECTURES};
 pub use config::{
     LaunchModel, ReclaimOrder, SlotOnSwapIn, SwapConfig, ZramConfig, DEFAULT_DRAM_PAGES,
