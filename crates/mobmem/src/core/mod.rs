@@ -1,7 +1,9 @@
 //! The memory core: the pieces every mechanism builds on.
 //!
 //! - [`list`]: doubly linked lists of pages, linked by index in one arena.
+//! - [`clock`]: a CLOCK ring of frames with a hand and reference bits.
 
+pub mod clock;
 pub mod list;
 
 use crate::trace::PageId;
