@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::Result;
 
 /// Bytes in a file-system page, as a float for the calibration arithmetic.
 const PAGE_BYTES: f64 = 4096.0;
@@ -217,15 +217,12 @@ impl Platform {
     }
 
     pub fn named(name: &str) -> Result<Self> {
-        match name {
-            "pxa250" => Ok(Self::pxa250()),
-            "modern-phone" => Ok(Self::modern_phone()),
-            _ => Err(Error::Unknown {
-                what: "platform",
-                name: name.to_string(),
-                known: Self::names().iter().map(|s| s.to_string()).collect(),
-            }),
-        }
+        super::named(
+            "platform",
+            name,
+            Self::names(),
+            &[Self::pxa250, Self::modern_phone],
+        )
     }
 
     /// Rejects negative and non-finite figures, naming the field.

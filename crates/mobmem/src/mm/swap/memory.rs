@@ -33,9 +33,9 @@ use super::config::{ReclaimOrder, SwapConfig};
 use super::launch::{LaunchKind, LaunchTracker};
 use super::metrics::SwapMetrics;
 use super::space::{IoCounts, IoRecord, SwapDevice, SwapSpace};
-use crate::devices::swap::SwapDevices;
 use crate::core::ensure_index;
 use crate::core::list::{Links, List};
+use crate::devices::swap::SwapDevices;
 use crate::trace::{Event, EventKind, PageId, ProcId, Tables, ADJ_FOREGROUND, ADJ_UNKNOWN};
 use crate::{Error, Result};
 

@@ -14,10 +14,10 @@
 
 use serde::Serialize;
 
-use crate::devices::swap::ZramSwap;
-use crate::devices::PAGE_BYTES;
 use crate::core::clock::ClockRing;
 use crate::core::list::{Links, List};
+use crate::devices::swap::ZramSwap;
+use crate::devices::PAGE_BYTES;
 use crate::trace::{PageId, ProcId};
 use crate::{Error, Result};
 

@@ -65,7 +65,10 @@ impl CachePolicy for Clock {
             return;
         }
         // Full, and the capacity is at least one: the ring has a victim.
-        let frame = self.ring.victim().expect("a full ring of at least one frame");
+        let frame = self
+            .ring
+            .victim()
+            .expect("a full ring of at least one frame");
         let victim = self.ring.replace(frame, page);
         out.push(Effect::Evict {
             page: victim,

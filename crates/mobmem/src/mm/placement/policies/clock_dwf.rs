@@ -179,6 +179,10 @@ mod tests {
         request(page, true, write)
     }
 
+    fn migrate(page: PageId, to: Tier) -> Effect {
+        Effect::Migrate { page, to }
+    }
+
     #[test]
     fn writes_go_to_dram_reads_to_pcm() {
         let mut p = ClockDwf::new(Capacity { dram: 2, pcm: 2 }, 0);
@@ -193,13 +197,7 @@ mod tests {
         // A write hit in PCM moves the page to DRAM (free frame there: no demotion).
         assert_eq!(
             step(&mut p, req(2, true)),
-            vec![
-                Effect::Hit { tier: Tier::Pcm },
-                Effect::Migrate {
-                    page: 2,
-                    to: Tier::Dram
-                }
-            ]
+            vec![Effect::Hit { tier: Tier::Pcm }, migrate(2, Tier::Dram)]
         );
         assert_eq!(p.occupancy(), [2, 0]);
     }
@@ -211,18 +209,13 @@ mod tests {
         step(&mut p, req(2, true)); // DRAM frame 1: page 2, dirty, freq 0
         step(&mut p, req(1, true)); // page 1: freq 1
         step(&mut p, req(1, true)); // page 1: freq 2
-                                    // Write miss on 3: sweep clears both dirty bits (1, 2), then page 1 has freq 2 ->
-                                    // 1, page 2 has freq 0 -> victim, migrated to PCM.
+
+        // Write miss on 3: the sweep clears both dirty bits (1, 2), then page 1 has
+        // freq 2 -> 1, page 2 has freq 0 -> victim, migrated to PCM.
         let effects = step(&mut p, req(3, true));
         assert_eq!(
             effects,
-            vec![
-                Effect::Fill { tier: Tier::Dram },
-                Effect::Migrate {
-                    page: 2,
-                    to: Tier::Pcm
-                }
-            ]
+            vec![Effect::Fill { tier: Tier::Dram }, migrate(2, Tier::Pcm)]
         );
         assert_eq!(p.tier_of(1), Some(Tier::Dram));
         assert_eq!(p.tier_of(2), Some(Tier::Pcm));
@@ -234,7 +227,9 @@ mod tests {
         step(&mut p, req(1, false)); // PCM frame 0
         step(&mut p, req(2, false)); // PCM frame 1
         step(&mut p, req(1, false)); // reference bit of 1
-                                     // Read miss on 3: hand at frame 0 (page 1, referenced) -> clear; frame 1 (page 2) victim.
+
+        // Read miss on 3: hand at frame 0 (page 1, referenced) -> clear; frame 1 (page 2)
+        // is the victim.
         assert_eq!(
             step(&mut p, req(3, false)),
             vec![
