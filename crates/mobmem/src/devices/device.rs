@@ -19,23 +19,23 @@ use super::{check_non_negative, PAGE_BITS};
 use crate::{Error, Result};
 
 /// One memory or storage technology, priced per page operation.
+///
+/// - `read_ns`, `write_ns`: latency of one page read, one page write (ns);
+/// - `read_nj`, `write_nj`: their energies (nJ);
+/// - `endurance_writes`: writes a cell endures, `None` for unlimited;
+/// - `static_w_per_gib`: static (refresh/leakage) power (W per GiB), 0 where not
+///   modelled;
+/// - `capacity_gib`: size of the whole device where its wear is spread over all of it
+///   (flash with wear leveling), `None` where wear is counted per frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Device {
     pub name: Cow<'static, str>,
-    /// Latency of one page read, ns.
     pub read_ns: f64,
-    /// Latency of one page write, ns.
     pub write_ns: f64,
-    /// Energy of one page read, nJ.
     pub read_nj: f64,
-    /// Energy of one page write, nJ.
     pub write_nj: f64,
-    /// Static (refresh/leakage) power, W per GiB; 0 where not modelled.
-    pub static_w_per_gib: f64,
-    /// Writes a cell endures; `None` for unlimited.
     pub endurance_writes: Option<f64>,
-    /// Size of the whole device, GiB, where its wear is spread over all of it (flash
-    /// with wear leveling); `None` where wear is counted per frame.
+    pub static_w_per_gib: f64,
     pub capacity_gib: Option<f64>,
 }
 

@@ -34,6 +34,33 @@ pub fn check_non_negative(context: &str, fields: &[(&str, f64)]) -> Result<()> {
     }
 }
 
+/// Check that every number in `value`, a struct of figures as it serializes, is finite
+/// and >= 0; the error names the first one that is not by its key (`outer.inner` when
+/// nested).
+pub fn check_figures<T: Serialize>(context: &str, value: &T) -> Result<()> {
+    fn collect(prefix: &str, value: &toml::Value, out: &mut Vec<(String, f64)>) {
+        match value {
+            toml::Value::Float(v) => out.push((prefix.to_string(), *v)),
+            toml::Value::Integer(v) => out.push((prefix.to_string(), *v as f64)),
+            toml::Value::Table(table) => {
+                for (key, inner) in table {
+                    let path = match prefix {
+                        "" => key.clone(),
+                        _ => format!("{prefix}.{key}"),
+                    };
+                    collect(&path, inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let value = toml::Value::try_from(value).map_err(|e| Error::config(context, e.to_string()))?;
+    let mut figures = Vec::new();
+    collect("", &value, &mut figures);
+    let fields: Vec<(&str, f64)> = figures.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    check_non_negative(context, &fields)
+}
+
 /// The built-in profile called `name`: `names[i]` is built by `makers[i]`; the error
 /// lists the known names.
 pub fn named<T>(what: &'static str, name: &str, names: &[&str], makers: &[fn() -> T]) -> Result<T> {
@@ -154,17 +181,9 @@ impl CostModel {
         }
     }
 
+    /// Rejects negative and non-finite figures, naming the field.
     pub fn validate(&self) -> Result<()> {
-        let fields = [
-            ("dram_read", self.dram_read),
-            ("dram_write", self.dram_write),
-            ("pcm_read", self.pcm_read),
-            ("pcm_write", self.pcm_write),
-            ("storage_read", self.storage_read),
-            ("eviction", self.eviction),
-            ("writeback", self.writeback),
-        ];
-        check_non_negative(&format!("cost model {}", self.name), &fields)
+        check_figures(&format!("cost model {}", self.name), self)
     }
 }
 

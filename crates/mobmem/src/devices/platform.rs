@@ -227,25 +227,7 @@ impl Platform {
 
     /// Rejects negative and non-finite figures, naming the field.
     pub fn validate(&self) -> Result<()> {
-        let d = &self.decompress_ns_per_byte;
-        let fields = [
-            ("flash_read_ns_per_byte", self.flash_read_ns_per_byte),
-            ("flash_read_nj_per_byte", self.flash_read_nj_per_byte),
-            ("ram_copy_ns_per_byte", self.ram_copy_ns_per_byte),
-            ("ram_read_nj_per_byte", self.ram_read_nj_per_byte),
-            ("ram_write_nj_per_byte", self.ram_write_nj_per_byte),
-            ("page_alloc_ns", self.page_alloc_ns),
-            ("page_alloc_nj", self.page_alloc_nj),
-            ("page_lookup_ns", self.page_lookup_ns),
-            ("fs_page_ns", self.fs_page_ns),
-            ("decompress_ns_per_byte.zlib", d.zlib),
-            ("decompress_ns_per_byte.lzo", d.lzo),
-            ("decompress_ns_per_byte.lz4", d.lz4),
-            ("decompress_ns_per_byte.zstd", d.zstd),
-            ("cpu_active_w", self.cpu_active_w),
-            ("base_w", self.base_w),
-        ];
-        super::check_non_negative(&format!("platform {}", self.name), &fields)
+        super::check_figures(&format!("platform {}", self.name), self)
     }
 }
 

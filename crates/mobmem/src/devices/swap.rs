@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_non_negative, keys, Device, EMRAM, PAGE_BYTES, UFS21};
+use super::{keys, Device, EMRAM, PAGE_BYTES, UFS21};
 use crate::{Error, Result};
 
 /// Compressed RAM swap (zram with LZ4).
@@ -62,38 +62,32 @@ impl Default for ZramSwap {
 }
 
 impl ZramSwap {
+    /// Rejects figures outside their range (times and energies >= 0, a ratio >= 1, a
+    /// share in 0..=1), naming the field.
     pub fn validate(&self) -> Result<()> {
-        let context = format!("zram device {}", self.name);
-        check_non_negative(
-            &context,
-            &[
-                ("compression_ratio", self.compression_ratio),
-                ("incompressible_share", self.incompressible_share),
-                ("compress_ns", self.compress_ns),
-                ("decompress_ns", self.decompress_ns),
-                ("compress_nj", self.compress_nj),
-                ("decompress_nj", self.decompress_nj),
-            ],
-        )?;
-        if self.compression_ratio < 1.0 {
-            return Err(Error::config(
-                context,
-                format!(
-                    "compression_ratio must be >= 1, got {}",
-                    self.compression_ratio
-                ),
-            ));
+        let ranges = [
+            (
+                "compression_ratio",
+                self.compression_ratio,
+                1.0,
+                f64::INFINITY,
+            ),
+            ("incompressible_share", self.incompressible_share, 0.0, 1.0),
+            ("compress_ns", self.compress_ns, 0.0, f64::INFINITY),
+            ("decompress_ns", self.decompress_ns, 0.0, f64::INFINITY),
+            ("compress_nj", self.compress_nj, 0.0, f64::INFINITY),
+            ("decompress_nj", self.decompress_nj, 0.0, f64::INFINITY),
+        ];
+        match ranges
+            .iter()
+            .find(|(_, v, min, max)| !(v.is_finite() && v >= min && v <= max))
+        {
+            Some((field, value, min, max)) => Err(Error::config(
+                format!("zram device {}", self.name),
+                format!("{field} must be a finite number in {min}..={max}, got {value}"),
+            )),
+            None => Ok(()),
         }
-        if self.incompressible_share > 1.0 {
-            return Err(Error::config(
-                context,
-                format!(
-                    "incompressible_share must be at most 1, got {}",
-                    self.incompressible_share
-                ),
-            ));
-        }
-        Ok(())
     }
 
     /// Bytes a compressible page takes in the pool.
@@ -151,22 +145,20 @@ mod tests {
 
     #[test]
     fn invalid_figures_are_named() {
-        let mut d = SwapDevices::default();
-        d.nvm.write_ns = f64::NAN;
-        assert!(d.validate().unwrap_err().to_string().contains("write_ns"));
-        let mut d = SwapDevices::default();
-        d.zram.compression_ratio = 0.5;
-        assert!(d
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .contains("compression_ratio"));
-        let mut d = SwapDevices::default();
-        d.zram.incompressible_share = 1.5;
-        assert!(d
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .contains("incompressible_share"));
+        type Spoil = fn(&mut SwapDevices);
+        let cases: [(&str, Spoil); 4] = [
+            ("write_ns", |d| d.nvm.write_ns = f64::NAN),
+            ("compression_ratio", |d| d.zram.compression_ratio = 0.5),
+            ("incompressible_share", |d| {
+                d.zram.incompressible_share = 1.5
+            }),
+            ("decompress_nj", |d| d.zram.decompress_nj = -1.0),
+        ];
+        for (field, spoil) in cases {
+            let mut d = SwapDevices::default();
+            spoil(&mut d);
+            let message = d.validate().unwrap_err().to_string();
+            assert!(message.contains(field), "{message}");
+        }
     }
 }
