@@ -1,11 +1,13 @@
 //! The memory core: the pieces every mechanism builds on.
 //!
+//! - [`clock`]: a CLOCK ring of frames with a hand and reference bits;
 //! - [`events`]: the one event loop that feeds a trace to a mechanism;
 //! - [`list`]: doubly linked lists of pages, linked by index in one arena;
 //! - [`process`]: the importance of processes (`oom_score_adj`);
 //! - [`registry`]: the lists of named entries (policies, architectures, presets);
 //! - [`stats`]: named figures of a run, listed once per result type.
 
+pub mod clock;
 pub mod events;
 pub mod list;
 pub mod process;

@@ -200,7 +200,8 @@ impl Default for ReclaimConfig {
             memcg_low_pages: 8192,
             memcg_proportional: true,
             execution_ms: 100.0,
-            fault_ms: 0.1,
+            // A 4 KiB read from eMMC-class flash, in ms (exactly 0.1).
+            fault_ms: crate::devices::EMMC.read_ns / 1e6,
             high_order: HighOrderConfig::default(),
         }
     }

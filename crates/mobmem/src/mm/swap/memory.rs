@@ -286,14 +286,8 @@ impl Machine {
         }
         if self.flag(page, RESIDENT) {
             self.metrics.dram_hits += 1;
-            let owner = self.space.owner(page);
-            match self.reclaim {
-                ReclaimOrder::AppImportance => {
-                    let app = &mut self.apps[owner as usize];
-                    self.links.move_to_front(&mut app.lru, page);
-                }
-                ReclaimOrder::GlobalLru => self.links.move_to_front(&mut self.global, page),
-            }
+            let (links, list) = self.reclaim_list(self.space.owner(page));
+            links.move_to_front(list, page);
         } else {
             let writes_before = self.write_time_ns();
             self.make_room(proc)?;
@@ -341,16 +335,21 @@ impl Machine {
             + io.zram_compressions as f64 * d.zram.compress_ns
     }
 
+    /// The reclaim list holding `owner`'s resident pages (its own, or the global one),
+    /// with the links that chain it.
+    fn reclaim_list(&mut self, owner: ProcId) -> (&mut Links, &mut List) {
+        let list = match self.reclaim {
+            ReclaimOrder::AppImportance => &mut self.apps[owner as usize].lru,
+            ReclaimOrder::GlobalLru => &mut self.global,
+        };
+        (&mut self.links, list)
+    }
+
     fn insert_resident(&mut self, page: PageId) {
         let owner = self.space.owner(page);
         self.ensure_app(owner);
-        match self.reclaim {
-            ReclaimOrder::AppImportance => {
-                let app = &mut self.apps[owner as usize];
-                self.links.push_front(&mut app.lru, page);
-            }
-            ReclaimOrder::GlobalLru => self.links.push_front(&mut self.global, page),
-        }
+        let (links, list) = self.reclaim_list(owner);
+        links.push_front(list, page);
         let app = &mut self.apps[owner as usize];
         app.resident += 1;
         if app.resident == 1 {
@@ -363,13 +362,8 @@ impl Machine {
 
     fn remove_resident(&mut self, page: PageId) {
         let owner = self.space.owner(page);
-        match self.reclaim {
-            ReclaimOrder::AppImportance => {
-                let app = &mut self.apps[owner as usize];
-                self.links.remove(&mut app.lru, page);
-            }
-            ReclaimOrder::GlobalLru => self.links.remove(&mut self.global, page),
-        }
+        let (links, list) = self.reclaim_list(owner);
+        links.remove(list, page);
         let app = &mut self.apps[owner as usize];
         app.resident -= 1;
         if app.resident == 0 && self.victim_app == Some(owner) {

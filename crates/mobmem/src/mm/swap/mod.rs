@@ -76,10 +76,7 @@ fn check_ids(trace: &Trace) -> Result<()> {
 
 /// Run `config` over a trace's accesses.
 pub fn run(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
-    check_ids(trace)?;
-    let mut machine = Machine::new(config, trace.footprint(), trace.tables.processes.len())?;
-    events::replay(&mut machine, &trace.events).map_err(|e| e.in_run("swap run"))?;
-    Ok(machine.finish(&trace.tables))
+    drive(trace, config, Machine::new)
 }
 
 /// Run one point of a sweep: `config` with its architecture and NVM size replaced.
@@ -103,8 +100,18 @@ pub fn run_point(
 /// and accesses are ignored. A swap-in of a page that is not swapped out is an error
 /// naming the event's index.
 pub fn replay(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
+    drive(trace, config, Machine::for_replay)
+}
+
+/// Check a trace's ids, build a machine for it with `build` and step it through every
+/// event.
+fn drive(
+    trace: &Trace,
+    config: &SwapConfig,
+    build: fn(&SwapConfig, usize, usize) -> Result<Machine>,
+) -> Result<SwapMetrics> {
     check_ids(trace)?;
-    let mut machine = Machine::for_replay(config, trace.footprint(), trace.tables.processes.len())?;
+    let mut machine = build(config, trace.footprint(), trace.tables.processes.len())?;
     events::replay(&mut machine, &trace.events).map_err(|e| e.in_run("swap run"))?;
     Ok(machine.finish(&trace.tables))
 }
