@@ -709,6 +709,25 @@ mod csv_format {
         );
     }
 
+    #[test]
+    fn records_longer_than_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = csv::MAX_RECORD_BYTES as usize;
+        // A line of the limit's length, line break included, is read whole.
+        let name = "n".repeat(limit - "0,1,start,,,,,\n".len());
+        let path = put(&dir, "long.csv", format!("{HEADER}0,1,start,,,,,{name}\n"));
+        let trace = trace::read_all(&path, None).unwrap();
+        assert_eq!(trace.tables.processes[0].name, name);
+        // A line one byte longer, and a quote left open over many short lines.
+        for bad in ["x".repeat(limit), format!("\"{}", "x\n".repeat(limit))] {
+            let path = with_bad_line(&dir, &bad);
+            assert_mentions(
+                &read_error(&path),
+                &["bad.csv", "line 3", "longer than 1048576 bytes"],
+            );
+        }
+    }
+
     /// The example in `docs/trace-formats.md` is a valid trace.
     #[test]
     fn documented_example() {
