@@ -438,33 +438,22 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
     }
     let fields = record.fields::<{ COLUMNS.len() }>();
     let field = |i: usize| fields[i];
-    let time_ns = parse_u64(trim(field(0)))
-        .ok_or_else(|| invalid(field(0), "time_ns", "a non-negative integer of nanoseconds"))?;
+    // Column `i`, a non-negative integer; `expected` says what it stands for.
+    let number = |i: usize, expected: &str| {
+        parse_u64(trim(field(i))).ok_or_else(|| invalid(field(i), COLUMNS[i], expected))
+    };
+    let time_ns = number(0, "a non-negative integer of nanoseconds")?;
     let pid = parse_u64(trim(field(1)))
         .and_then(|pid| u32::try_from(pid).ok())
         .ok_or_else(|| invalid(field(1), "pid", "an integer in 0..=4294967295"))?;
     let event = trim(field(2));
-    let kind = if event.eq_ignore_ascii_case(b"access") {
-        EventKind::Access
-    } else if event.eq_ignore_ascii_case(b"importance") {
-        EventKind::Importance
-    } else if event.eq_ignore_ascii_case(b"start") {
-        EventKind::Start
-    } else if event.eq_ignore_ascii_case(b"exit") {
-        EventKind::Exit
-    } else if event.eq_ignore_ascii_case(b"swap_out") {
-        EventKind::SwapOut
-    } else if event.eq_ignore_ascii_case(b"swap_in") {
-        EventKind::SwapIn
-    } else if event.eq_ignore_ascii_case(b"input") {
-        EventKind::Input
-    } else {
-        return Err(invalid(
+    let kind = event_kind(event).ok_or_else(|| {
+        invalid(
             field(2),
             "event",
             "access, importance, start, exit, swap_out, swap_in or input",
-        ));
-    };
+        )
+    })?;
 
     let must_be_empty = |columns: std::ops::Range<usize>| -> Result<(), String> {
         match columns.into_iter().find(|&i| !trim(field(i)).is_empty()) {
@@ -482,6 +471,11 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
             .process(pid)
             .ok_or_else(|| "more processes than the 2^27 process ids".to_string())
     };
+    let page = |interner: &mut Interner, key: PageKey| {
+        interner
+            .page(key)
+            .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())
+    };
 
     match kind {
         EventKind::Access => {
@@ -494,20 +488,11 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
             } else {
                 return Err(invalid(field(3), "page_kind", "file or anon"));
             };
-            let owner = parse_u64(trim(field(4))).ok_or_else(|| {
-                invalid(
-                    field(4),
-                    "owner",
-                    "a non-negative integer (file id, or pid for anon)",
-                )
-            })?;
-            let index = parse_u64(trim(field(5))).ok_or_else(|| {
-                invalid(
-                    field(5),
-                    "index",
-                    "a non-negative integer (page index or virtual page number)",
-                )
-            })?;
+            let owner = number(4, "a non-negative integer (file id, or pid for anon)")?;
+            let index = number(
+                5,
+                "a non-negative integer (page index or virtual page number)",
+            )?;
             let write = parse_op(trim(field(6)))
                 .ok_or_else(|| invalid(field(6), "op", "R or W (or read, write)"))?;
             let key = if anon {
@@ -516,9 +501,7 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
                 PageKey::file(owner, index)
             };
             let proc = process(interner)?;
-            let page = interner
-                .page(key)
-                .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())?;
+            let page = page(interner, key)?;
             Ok(Event::access(time_ns, proc, page, write, anon))
         }
         EventKind::Importance => {
@@ -552,24 +535,10 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
                     "anon (swap holds anonymous pages)",
                 ));
             }
-            let owner = parse_u64(trim(field(4))).ok_or_else(|| {
-                invalid(
-                    field(4),
-                    "owner",
-                    "a non-negative integer (the pid owning the page)",
-                )
-            })?;
-            let index = parse_u64(trim(field(5))).ok_or_else(|| {
-                invalid(
-                    field(5),
-                    "index",
-                    "a non-negative integer (virtual page number)",
-                )
-            })?;
+            let owner = number(4, "a non-negative integer (the pid owning the page)")?;
+            let index = number(5, "a non-negative integer (virtual page number)")?;
             let proc = process(interner)?;
-            let page = interner
-                .page(PageKey::anon(owner, index))
-                .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())?;
+            let page = page(interner, PageKey::anon(owner, index))?;
             Ok(if kind == EventKind::SwapOut {
                 Event::swap_out(time_ns, proc, page)
             } else {
@@ -577,6 +546,24 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
             })
         }
     }
+}
+
+/// The kind an `event` column's keyword (in any case) stands for.
+fn event_kind(event: &[u8]) -> Option<EventKind> {
+    let mut lower = [0u8; 10];
+    let lower = lower.get_mut(..event.len())?;
+    lower.copy_from_slice(event);
+    lower.make_ascii_lowercase();
+    Some(match &*lower {
+        b"access" => EventKind::Access,
+        b"importance" => EventKind::Importance,
+        b"start" => EventKind::Start,
+        b"exit" => EventKind::Exit,
+        b"swap_out" => EventKind::SwapOut,
+        b"swap_in" => EventKind::SwapIn,
+        b"input" => EventKind::Input,
+        _ => return None,
+    })
 }
 
 #[cold]
@@ -701,6 +688,13 @@ fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
                     event.proc()
                 ))
             })?;
+        let page = || {
+            trace
+                .tables
+                .pages
+                .get(event.page() as usize)
+                .ok_or_else(|| bad(format!("page id {} is not in the page table", event.page())))
+        };
         set_number(&mut time, event.time_ns());
         set_number(&mut pid, process.pid);
         let mut page_kind = "";
@@ -710,13 +704,7 @@ fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
         value.clear();
         let kind = match event.kind() {
             EventKind::SwapOut | EventKind::SwapIn => {
-                let page = trace
-                    .tables
-                    .pages
-                    .get(event.page() as usize)
-                    .ok_or_else(|| {
-                        bad(format!("page id {} is not in the page table", event.page()))
-                    })?;
+                let page = page()?;
                 if page.kind != PageKind::Anon {
                     return Err(bad(format!(
                         "swap event of page {}, which is not anonymous",
@@ -733,13 +721,7 @@ fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
                 }
             }
             EventKind::Access => {
-                let page = trace
-                    .tables
-                    .pages
-                    .get(event.page() as usize)
-                    .ok_or_else(|| {
-                        bad(format!("page id {} is not in the page table", event.page()))
-                    })?;
+                let page = page()?;
                 if (page.kind == PageKind::Anon) != event.is_anon() {
                     return Err(bad(format!(
                         "the anonymous flag disagrees with the kind of page {}",
