@@ -112,6 +112,25 @@ impl<T> std::fmt::Debug for Registry<T> {
     }
 }
 
+/// Of a fixed set of choices (an enum's variants), the one whose name is `name`; an
+/// unknown name is an error listing the names. For choices that are values, not
+/// registry entries (codecs, read paths).
+pub fn choose<T: Copy>(
+    what: &'static str,
+    all: &[T],
+    name_of: impl Fn(T) -> &'static str,
+    name: &str,
+) -> Result<T> {
+    all.iter()
+        .copied()
+        .find(|&choice| name_of(choice) == name)
+        .ok_or_else(|| Error::Unknown {
+            what,
+            name: name.to_string(),
+            known: all.iter().map(|&c| name_of(c).to_string()).collect(),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +170,17 @@ mod tests {
             "unknown thing 'c' (known: a, b, all)"
         );
         assert_eq!(format!("{:?}", ENTRIES[0]), "Entry { name: \"a\" }");
+    }
+
+    #[test]
+    fn chooses_among_values_by_name() {
+        let name = |n: u8| ["zero", "one"][n as usize];
+        assert_eq!(choose("digit", &[0, 1], name, "one").unwrap(), 1);
+        assert_eq!(
+            choose("digit", &[0, 1], name, "two")
+                .unwrap_err()
+                .to_string(),
+            "unknown digit 'two' (known: zero, one)"
+        );
     }
 }

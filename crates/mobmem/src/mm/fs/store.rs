@@ -320,6 +320,16 @@ pub struct StoredPage {
     pub compressed: bool,
 }
 
+impl StoredPage {
+    pub fn new(compressed: bool, data_len: u32, stored_len: u32) -> Self {
+        StoredPage {
+            data_len,
+            stored_len,
+            compressed,
+        }
+    }
+}
+
 /// A file as stored on flash.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StoredFile {
