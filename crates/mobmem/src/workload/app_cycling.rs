@@ -27,10 +27,8 @@ use super::sampling::{unit, zipf_weights, AliasTable};
 use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
-/// `oom_score_adj` of the app that just left the foreground.
-pub const ADJ_PREVIOUS: i16 = 700;
-/// `oom_score_adj` of the older apps (cached).
-pub const ADJ_CACHED: i16 = 900;
+/// The importance levels the generator assigns (Android's, in the trace model).
+pub use crate::trace::{ADJ_CACHED, ADJ_PREVIOUS};
 
 /// First pid of the apps; app `i` has pid `FIRST_PID + i`.
 const FIRST_PID: u32 = 10_000;

@@ -18,10 +18,8 @@ use super::sampling::{standard_exponential, unit, zipf_weights, AliasTable};
 use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
-/// `oom_score_adj` of the previous app (the last one to leave the foreground).
-pub const ADJ_PREVIOUS: i16 = 700;
-/// `oom_score_adj` of a cached app (in the background, nothing running).
-pub const ADJ_CACHED: i16 = 900;
+/// The importance levels the generator assigns (Android's, in the trace model).
+pub use crate::trace::{ADJ_CACHED, ADJ_PREVIOUS};
 
 /// A page drawn for an access: its id, whether the access writes, whether the page is
 /// anonymous.

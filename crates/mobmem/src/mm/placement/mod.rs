@@ -273,4 +273,15 @@ mod tests {
         assert!(message(Family::Hybrid, 10, 1.0).contains("between 0 and 1"));
         assert!(message(Family::Hybrid, 10, f64::NAN).contains("between 0 and 1"));
     }
+
+    #[test]
+    fn a_single_tier_policy_given_pcm_names_the_hybrid_ones() {
+        let context = BuildContext {
+            capacity: Capacity { dram: 4, pcm: 4 },
+            ..Default::default()
+        };
+        let error = find_policy("lru").unwrap().build(&context).err().unwrap();
+        let hybrid = "hybrid-lru, hybrid-2q, clock-dwf, app-aware";
+        assert!(error.to_string().contains(hybrid), "{error}");
+    }
 }

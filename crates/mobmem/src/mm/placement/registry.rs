@@ -195,13 +195,23 @@ impl PolicyInfo {
         let context = format!("policy {}", self.name);
         match self.family {
             Family::SingleTier if ctx.capacity.pcm != 0 => {
+                let hybrid: Vec<&str> = (REGISTRY.iter())
+                    .filter(|p| p.family == Family::Hybrid)
+                    .map(|p| p.name)
+                    .collect();
                 return Err(Error::config(
                     context,
-                    "is single-tier and takes no PCM; use a hybrid policy (hybrid-lru, hybrid-2q, clock-dwf, app-aware)",
-                ))
+                    format!(
+                        "is single-tier and takes no PCM; use a hybrid policy ({})",
+                        hybrid.join(", ")
+                    ),
+                ));
             }
             Family::Hybrid if ctx.capacity.dram == 0 || ctx.capacity.pcm == 0 => {
-                return Err(Error::config(context, "is a hybrid policy and needs at least one DRAM and one PCM page"))
+                return Err(Error::config(
+                    context,
+                    "is a hybrid policy and needs at least one DRAM and one PCM page",
+                ))
             }
             _ => {}
         }

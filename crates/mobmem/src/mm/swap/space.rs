@@ -220,10 +220,7 @@ struct ZramPool {
 /// A fixed mixing of a page id: which pages compress is a property of the page, the same
 /// in every run.
 fn page_hash(page: PageId) -> u64 {
-    let mut z = (page as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::core::mix64(page as u64)
 }
 
 impl ZramPool {
