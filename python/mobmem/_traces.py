@@ -85,7 +85,7 @@ def generate(
 
 
 def presets() -> list[str]:
-    """Names of the synthetic workload presets."""
+    """Names of the synthetic workload presets, as ``mobmem gen --list`` lists them."""
     return list(_native.presets())
 
 

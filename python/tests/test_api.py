@@ -30,7 +30,7 @@ def same_numbers(a: dict[str, float], b: dict[str, float]) -> bool:
 
 
 def test_presets_and_policies_are_the_registry():
-    assert {"app-switching", "chrome-push"} <= set(mobmem.presets())
+    assert mobmem.presets() == ["chrome-push", "app-switching", "app-cycling", "gallery-usb"]
     by_name = {p["name"]: p for p in mobmem.policies()}
     assert by_name["lru"]["family"] == "single-tier"
     assert by_name["app-aware"]["family"] == "hybrid"

@@ -7,6 +7,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use rayon::prelude::*;
 
+use mobmem::core::stats::Stats;
 use mobmem::mm::reclaim::{self, policy::find_policy, ReclaimConfig, ReclaimResult, POLICIES};
 use mobmem::report::short;
 use mobmem::trace::{self, EventKind, Format, ADJ_FOREGROUND};
@@ -272,37 +273,4 @@ fn print_out(text: &str) -> Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }
-}
-
-/// `mobmem gen gallery-usb [--config FILE] [--no-background] [--scale X]`: write the
-/// page-protection workload (its default parameters, or the file's).
-pub fn gen_gallery_usb(
-    out: &std::path::Path,
-    seed: u64,
-    scale: Option<f64>,
-    no_background: bool,
-    config: Option<&std::path::Path>,
-) -> Result<()> {
-    let mut config: reclaim::workload::GalleryUsbConfig = match config {
-        Some(path) => crate::read_toml(path)?,
-        None => Default::default(),
-    };
-    if no_background {
-        config.background = false;
-    }
-    if let Some(scale) = scale {
-        if !(scale.is_finite() && scale > 0.0) {
-            bail!("--scale must be > 0");
-        }
-        config.interactions = ((config.interactions as f64 * scale).round() as u32).max(1);
-    }
-    let t = reclaim::workload::generate(&config, seed)?;
-    trace::write(out, &t)?;
-    eprintln!(
-        "wrote {} ({} events, {} distinct pages)",
-        out.display(),
-        t.events.len(),
-        t.footprint()
-    );
-    Ok(())
 }

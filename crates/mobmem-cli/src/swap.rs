@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 
+use mobmem::core::stats::Stats;
 use mobmem::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, ARCHITECTURES};
 use mobmem::report::short;
 use mobmem::trace::{self, Format};

@@ -5,7 +5,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fails, measured, mobmem, ok, reproduce};
+use common::{fails, measured, ok, reproduce};
 
 fn shared_trace(rel: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

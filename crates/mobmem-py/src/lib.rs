@@ -16,10 +16,11 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
+use mobmem::experiments::{self, ExperimentConfig, LoadedWorkload, Point, ResultRow, Results};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
-use mobmem::experiments::{self, ExperimentConfig, LoadedWorkload, Point, ResultRow, Results};
 use mobmem::trace::{self, Format};
 use mobmem::{report, workload, Error};
 
@@ -428,10 +429,12 @@ fn generate(
     out: Option<PathBuf>,
 ) -> PyResult<String> {
     detached(py, || {
-        let mut config = match (preset, &config_path, config_json) {
-            (Some(name), None, None) => workload::preset(name)?,
-            (None, Some(path), None) => workload::load_config(path)?,
-            (None, None, Some(json)) => workload::parse_config_json(json, "workload config")?,
+        let mut params: Box<dyn workload::Params> = match (preset, &config_path, config_json) {
+            (Some(name), None, None) => workload::find_preset(name)?.params(),
+            (None, Some(path), None) => Box::new(workload::load_config(path)?),
+            (None, None, Some(json)) => {
+                Box::new(workload::parse_config_json(json, "workload config")?)
+            }
             _ => {
                 return Err(Error::config(
                     "generate",
@@ -439,16 +442,12 @@ fn generate(
                 ))
             }
         };
-        if let Some(scale) = scale {
-            if !(scale.is_finite() && scale > 0.0) {
-                return Err(Error::config(
-                    "generate",
-                    format!("scale {scale} must be > 0"),
-                ));
-            }
-            config.scale *= scale;
-        }
-        let t = workload::generate(&config, seed)?;
+        let options = workload::GenOptions {
+            seed,
+            scale,
+            no_background: false,
+        };
+        let t = workload::generate_with(params.as_mut(), &options)?;
         if let Some(path) = &out {
             trace::write(path, &t)?;
         }
@@ -457,10 +456,10 @@ fn generate(
     })
 }
 
-/// Names of the workload presets.
+/// Names of the workload presets, as `mobmem gen --list` lists them.
 #[pyfunction]
 fn presets() -> Vec<&'static str> {
-    workload::preset_names().to_vec()
+    workload::PRESETS.names().collect()
 }
 
 /// The policies of the registry: (name, family, summary).

@@ -2,9 +2,10 @@
 //!
 //! Reading order, one layer a folder, each using only the ones before it:
 //! - [`trace`]: the event model, trace file formats and their readers and writers;
+//! - [`core`]: the memory core every mechanism builds on: page-indexed lists and state,
+//!   and the registries of named entries;
 //! - [`workload`]: synthetic Android workloads, deterministic by seed;
 //! - [`devices`]: memory and storage devices (latency, energy, endurance) and cost models;
-//! - [`core`]: the memory core every mechanism builds on: page-indexed lists and state;
 //! - [`mm`]: the mechanisms, one folder per kind: [`mm::placement`] (buffer-cache and
 //!   hybrid DRAM+PCM placement), [`mm::reclaim`] (Linux page reclaim, FMP, memory.low,
 //!   MGLRU), [`mm::swap`] (NVM, flash and zram swap), [`mm::dedup`] (KSM) and [`mm::fs`]

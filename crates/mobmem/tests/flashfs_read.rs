@@ -35,11 +35,7 @@ fn round_platform() -> Platform {
 }
 
 fn page(data_len: u32, stored_len: u32, compressed: bool) -> StoredPage {
-    StoredPage {
-        data_len,
-        stored_len,
-        compressed,
-    }
+    StoredPage::new(compressed, data_len, stored_len)
 }
 
 /// Page 0 raw 4096 bytes, page 1 compressed 4096 -> 1000 bytes, page 2 raw 100 bytes.

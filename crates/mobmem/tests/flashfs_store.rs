@@ -37,11 +37,18 @@ fn english(len: usize) -> Vec<u8> {
 }
 
 fn page(compressed: bool, data_len: u32, stored_len: u32) -> StoredPage {
-    StoredPage {
-        data_len,
-        stored_len,
-        compressed,
-    }
+    StoredPage::new(compressed, data_len, stored_len)
+}
+
+/// An F2FS cluster of four pages compressed into one block, carried by its first page;
+/// the last page holds `last_len` bytes of the file.
+fn one_block_cluster(last_len: u32) -> [StoredPage; 4] {
+    [
+        page(true, PAGE, PAGE),
+        page(true, PAGE, 0),
+        page(true, PAGE, 0),
+        page(true, last_len, 0),
+    ]
 }
 
 fn f2fs4() -> WritePolicy {
@@ -64,15 +71,7 @@ fn zero_pages_are_compressed_under_every_policy() {
         }
         // F2FS: the cluster fits one block, carried by its first page.
         let stored = store_file("zeros", &data, codec, &f2fs4()).unwrap();
-        assert_eq!(
-            stored.pages,
-            [
-                page(true, PAGE, PAGE),
-                page(true, PAGE, 0),
-                page(true, PAGE, 0),
-                page(true, PAGE, 0)
-            ]
-        );
+        assert_eq!(stored.pages, one_block_cluster(PAGE));
     }
 }
 
@@ -296,15 +295,7 @@ fn f2fs_full_cluster_may_end_in_a_partial_page() {
     let data = vec![0u8; 3 * PAGE_SIZE + 100];
     for codec in Codec::available() {
         let stored = store_file("tail", &data, codec, &f2fs4()).unwrap();
-        assert_eq!(
-            stored.pages,
-            [
-                page(true, PAGE, PAGE),
-                page(true, PAGE, 0),
-                page(true, PAGE, 0),
-                page(true, 100, 0)
-            ]
-        );
+        assert_eq!(stored.pages, one_block_cluster(100));
         stored.verify(&data, &f2fs4()).unwrap();
     }
 }

@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc as Shared;
 
-use mobmem::mm::placement::policies::arc::Arc;
-use mobmem::mm::placement::policies::clock::Clock;
 use mobmem::mm::placement::policies::fifo::Fifo;
 use mobmem::mm::placement::policies::lru::Lru;
 use mobmem::mm::placement::policies::opt::Opt;
 use mobmem::mm::placement::policies::two_q::TwoQ;
-use mobmem::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use mobmem::mm::placement::{
+    BuildContext, CachePolicy, Capacity, Effect, Effects, Family, Request, Tier, REGISTRY,
+};
 use mobmem::trace::PageId;
 use proptest::prelude::*;
 
@@ -32,27 +32,39 @@ struct Outcome {
     evicted: Vec<PageId>,
 }
 
-/// Every single-tier policy, built for `capacity` pages and (for OPT) `future`.
-fn all_policies(capacity: usize, future: &[PageId]) -> Vec<Box<dyn CachePolicy>> {
-    vec![
-        Box::new(Lru::new(capacity, 0)),
-        Box::new(Fifo::new(capacity, 0)),
-        Box::new(Clock::new(capacity, 0)),
-        Box::new(TwoQ::new(capacity, 0)),
+/// Every registered single-tier policy, built for `capacity` pages and (for OPT)
+/// `future`, and 2Q with other queue fractions.
+fn all_policies(capacity: usize, future: &[PageId]) -> Vec<(&'static str, Box<dyn CachePolicy>)> {
+    let context = BuildContext {
+        capacity: Capacity::single(capacity),
+        page_count_hint: 0,
+        future: Some(Shared::from(future)),
+    };
+    let mut policies: Vec<(&'static str, Box<dyn CachePolicy>)> = REGISTRY
+        .iter()
+        .filter(|info| info.family == Family::SingleTier)
+        .map(|info| {
+            (
+                info.name,
+                info.build(&context).expect("a single-tier policy builds"),
+            )
+        })
+        .collect();
+    policies.push((
+        "2q with Kin 10%, Kout 150%",
         Box::new(TwoQ::with_fractions(capacity, 0, 0.1, 1.5).expect("valid fractions")),
-        Box::new(Arc::new(capacity, 0)),
-        Box::new(Opt::new(capacity, Shared::from(future))),
-    ]
+    ));
+    policies
 }
 
 /// Run `trace` through `policy`, checking the effects contract at every access against a
 /// resident set kept from the effects alone. Returns the outcome of each access.
 fn run_checked(
+    name: &str,
     policy: &mut dyn CachePolicy,
     capacity: usize,
     trace: &[PageId],
 ) -> Result<Vec<Outcome>, TestCaseError> {
-    let name = policy.name();
     let mut resident: BTreeSet<PageId> = BTreeSet::new();
     let mut outcomes = Vec::with_capacity(trace.len());
     let mut out = Effects::new();
@@ -162,41 +174,18 @@ fn run_checked(
     Ok(outcomes)
 }
 
-/// LRU as a vector scanned linearly, most recent last.
-fn reference_lru(capacity: usize, trace: &[PageId]) -> Vec<Outcome> {
-    let mut stack: Vec<PageId> = Vec::new();
-    trace
-        .iter()
-        .map(|&page| {
-            if let Some(pos) = stack.iter().position(|&p| p == page) {
-                stack.remove(pos);
-                stack.push(page);
-                return Outcome {
-                    hit: true,
-                    evicted: vec![],
-                };
-            }
-            let evicted = if stack.len() >= capacity {
-                vec![stack.remove(0)]
-            } else {
-                vec![]
-            };
-            stack.push(page);
-            Outcome {
-                hit: false,
-                evicted,
-            }
-        })
-        .collect()
-}
-
-/// FIFO as a vector scanned linearly, oldest first.
-fn reference_fifo(capacity: usize, trace: &[PageId]) -> Vec<Outcome> {
+/// LRU (`hit_moves_to_back`) or FIFO as a vector scanned linearly, oldest (or least
+/// recently used) first.
+fn reference(capacity: usize, trace: &[PageId], hit_moves_to_back: bool) -> Vec<Outcome> {
     let mut queue: Vec<PageId> = Vec::new();
     trace
         .iter()
         .map(|&page| {
-            if queue.contains(&page) {
+            if let Some(pos) = queue.iter().position(|&p| p == page) {
+                if hit_moves_to_back {
+                    queue.remove(pos);
+                    queue.push(page);
+                }
                 return Outcome {
                     hit: true,
                     evicted: vec![],
@@ -233,29 +222,28 @@ fn misses(outcomes: &[Outcome]) -> usize {
 proptest! {
     #[test]
     fn every_policy_keeps_the_effects_contract((capacity, trace) in capacity_and_trace()) {
-        for mut policy in all_policies(capacity, &trace) {
-            run_checked(policy.as_mut(), capacity, &trace)?;
+        for (name, mut policy) in all_policies(capacity, &trace) {
+            run_checked(name, policy.as_mut(), capacity, &trace)?;
         }
     }
 
     #[test]
     fn lru_agrees_with_a_linear_scan_lru((capacity, trace) in capacity_and_trace()) {
-        let outcomes = run_checked(&mut Lru::new(capacity, 0), capacity, &trace)?;
-        prop_assert_eq!(outcomes, reference_lru(capacity, &trace));
+        let outcomes = run_checked("lru", &mut Lru::new(capacity, 0), capacity, &trace)?;
+        prop_assert_eq!(outcomes, reference(capacity, &trace, true));
     }
 
     #[test]
     fn fifo_agrees_with_a_linear_scan_fifo((capacity, trace) in capacity_and_trace()) {
-        let outcomes = run_checked(&mut Fifo::new(capacity, 0), capacity, &trace)?;
-        prop_assert_eq!(outcomes, reference_fifo(capacity, &trace));
+        let outcomes = run_checked("fifo", &mut Fifo::new(capacity, 0), capacity, &trace)?;
+        prop_assert_eq!(outcomes, reference(capacity, &trace, false));
     }
 
     #[test]
     fn opt_misses_no_more_than_any_policy((capacity, trace) in capacity_and_trace()) {
-        let opt = misses(&run_checked(&mut Opt::new(capacity, Shared::from(trace.as_slice())), capacity, &trace)?);
-        for mut policy in all_policies(capacity, &trace) {
-            let name = policy.name();
-            let other = misses(&run_checked(policy.as_mut(), capacity, &trace)?);
+        let opt = misses(&run_checked("opt", &mut Opt::new(capacity, Shared::from(trace.as_slice())), capacity, &trace)?);
+        for (name, mut policy) in all_policies(capacity, &trace) {
+            let other = misses(&run_checked(name, policy.as_mut(), capacity, &trace)?);
             prop_assert!(opt <= other, "OPT {} misses > {} {} misses", opt, name, other);
         }
     }
@@ -268,8 +256,8 @@ proptest! {
         trace in proptest::collection::vec(0u32..1 << 20, 0..300),
         future in proptest::collection::vec(0u32..1 << 20, 0..300),
     ) {
-        for mut policy in all_policies(capacity, &future) {
-            run_checked(policy.as_mut(), capacity, &trace)?;
+        for (name, mut policy) in all_policies(capacity, &future) {
+            run_checked(name, policy.as_mut(), capacity, &trace)?;
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Every swap architecture on small traces worked by hand: after each access, the device
 //! operations it caused, in order, and where the pages are. Log lines read
-//! `device op page cause`; "LRU" and "ring" list NVM slots in replacement order (LRU from
-//! the most recent, CLOCK from the hand, with access bits).
+//! `device op page cause`, joined by "; "; "LRU" and "ring" list NVM slots in replacement
+//! order (LRU from the most recent, CLOCK from the hand, with access bits).
 
 use mobmem::mm::swap::{
     IoRecord, Machine, Place, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice, SwapMetrics,
@@ -48,24 +48,26 @@ impl Sim {
         }
     }
 
-    fn event(&mut self, event: Event) -> Vec<String> {
+    /// Run one event; the device operations it caused, in order, joined by "; ".
+    fn event(&mut self, event: Event) -> String {
         self.machine.step(self.index, &event).unwrap();
         self.machine.validate().unwrap();
         self.index += 1;
         self.now += 1;
-        self.machine.take_io_log().iter().map(line).collect()
+        let lines: Vec<String> = self.machine.take_io_log().iter().map(line).collect();
+        lines.join("; ")
     }
 
-    fn access(&mut self, proc: ProcId, page: PageId, write: bool) -> Vec<String> {
+    fn access(&mut self, proc: ProcId, page: PageId, write: bool) -> String {
         self.event(Event::access(self.now, proc, page, write, true))
     }
 
     /// Page `page` read by app 0.
-    fn read(&mut self, page: PageId) -> Vec<String> {
+    fn read(&mut self, page: PageId) -> String {
         self.access(0, page, false)
     }
 
-    fn write(&mut self, page: PageId) -> Vec<String> {
+    fn write(&mut self, page: PageId) -> String {
         self.access(0, page, true)
     }
 
@@ -102,33 +104,22 @@ impl Sim {
     }
 }
 
-fn none() -> Vec<String> {
-    Vec::new()
-}
-
-fn log(lines: &[&str]) -> Vec<String> {
-    lines.iter().map(|s| s.to_string()).collect()
-}
-
 #[test]
 fn flash_only() {
     // DRAM 2 pages, one app.
     let mut s = Sim::new(config("flash", 2, 0, SlotOnSwapIn::Free));
-    assert_eq!(s.read(1), none());
-    assert_eq!(s.read(2), none());
+    assert_eq!(s.read(1), "");
+    assert_eq!(s.read(2), "");
     // DRAM [2 1] is full: 3 evicts the coldest, 1, to flash.
-    assert_eq!(s.read(3), log(&["flash write 1 swap-out"]));
+    assert_eq!(s.read(3), "flash write 1 swap-out");
     assert_eq!(s.places(&[1, 2, 3]), vec![Flash, Dram, Dram]);
     // 1 faults: 2 goes out first, then 1 is read back and its slot freed.
-    assert_eq!(
-        s.read(1),
-        log(&["flash write 2 swap-out", "flash read 1 swap-in"])
-    );
+    assert_eq!(s.read(1), "flash write 2 swap-out; flash read 1 swap-in");
     assert_eq!(s.places(&[1, 2, 3]), vec![Dram, Flash, Dram]);
     assert_eq!(s.slot(1), None);
     assert_eq!(s.machine.space().flash_used(), 1);
     // Hits cost nothing, reads or writes.
-    assert_eq!(s.write(1), none());
+    assert_eq!(s.write(1), "");
     let m = s.finish();
     assert_eq!((m.swap_outs, m.swap_ins, m.fresh_allocations), (2, 1, 3));
     assert_eq!((m.io.flash_reads, m.io.flash_writes), (1, 2));
@@ -142,36 +133,24 @@ fn flash_only() {
 fn hierarchical_lru_with_slots_freed() {
     // DRAM 1 page, NVM 2 slots, one app. Every swap-out enters NVM; LRU demotes.
     let mut s = Sim::new(config("hierarchical-lru", 1, 2, SlotOnSwapIn::Free));
-    assert_eq!(s.read(1), none());
-    assert_eq!(s.read(2), log(&["nvm write 1 swap-out"]));
-    assert_eq!(s.read(3), log(&["nvm write 2 swap-out"]));
+    assert_eq!(s.read(1), "");
+    assert_eq!(s.read(2), "nvm write 1 swap-out");
+    assert_eq!(s.read(3), "nvm write 2 swap-out");
     // LRU [2 1]: 3 needs a slot, 1 (least recent) moves down to flash.
     assert_eq!(
         s.read(4),
-        log(&[
-            "nvm read 1 demote",
-            "flash write 1 demote",
-            "nvm write 3 swap-out"
-        ])
+        "nvm read 1 demote; flash write 1 demote; nvm write 3 swap-out"
     );
     assert_eq!(s.nvm(), vec![(3, false), (2, false)]);
     // 3 faults: 4 goes out (2 demoted to make room), then 3 is read from NVM and freed.
     assert_eq!(
         s.read(3),
-        log(&[
-            "nvm read 2 demote",
-            "flash write 2 demote",
-            "nvm write 4 swap-out",
-            "nvm read 3 swap-in"
-        ])
+        "nvm read 2 demote; flash write 2 demote; nvm write 4 swap-out; nvm read 3 swap-in"
     );
     // LRU [4]; 1 and 2 in flash.
     assert_eq!(s.nvm(), vec![(4, false)]);
     // 1 faults from flash: 3 enters NVM (room), 1 is read from flash straight to DRAM.
-    assert_eq!(
-        s.read(1),
-        log(&["nvm write 3 swap-out", "flash read 1 swap-in"])
-    );
+    assert_eq!(s.read(1), "nvm write 3 swap-out; flash read 1 swap-in");
     assert_eq!(s.places(&[1, 2, 3, 4]), vec![Dram, Flash, Nvm, Nvm]);
     assert_eq!(s.nvm().iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4]);
 }
@@ -181,53 +160,37 @@ fn hierarchical_clock_refills_nvm_when_slots_are_kept() {
     // DRAM 1, NVM 2. Ring listed from the hand as page(bit).
     let mut s = Sim::new(config("hierarchical-clock", 1, 2, SlotOnSwapIn::Keep));
     s.read(1);
-    assert_eq!(s.read(2), log(&["nvm write 1 swap-out"]));
-    assert_eq!(s.read(3), log(&["nvm write 2 swap-out"]));
+    assert_eq!(s.read(2), "nvm write 1 swap-out");
+    assert_eq!(s.read(3), "nvm write 2 swap-out");
     // Ring 1(0) 2(0): the hand takes 1 at once; 3 takes its frame, the hand moves past.
     assert_eq!(
         s.read(4),
-        log(&[
-            "nvm read 1 demote",
-            "flash write 1 demote",
-            "nvm write 3 swap-out"
-        ])
+        "nvm read 1 demote; flash write 1 demote; nvm write 3 swap-out"
     );
     assert_eq!(s.nvm(), vec![(2, false), (3, false)]);
     // 1 faults: 4 goes out (2 demoted), 1 is read from flash and goes back through NVM:
     // its flash slot is freed and its DRAM copy written to NVM (3 demoted for room).
     assert_eq!(
         s.read(1),
-        log(&[
-            "nvm read 2 demote",
-            "flash write 2 demote",
-            "nvm write 4 swap-out",
-            "flash read 1 swap-in",
-            "nvm read 3 demote",
-            "flash write 3 demote",
-            "nvm write 1 promote"
-        ])
+        "nvm read 2 demote; flash write 2 demote; nvm write 4 swap-out; flash read 1 swap-in; \
+         nvm read 3 demote; flash write 3 demote; nvm write 1 promote"
     );
     // Ring 4(0) 1(0); 1 is in DRAM and keeps its NVM slot.
     assert_eq!(s.nvm(), vec![(4, false), (1, false)]);
     assert_eq!(s.places(&[1, 2, 3, 4]), vec![Dram, Flash, Flash, Nvm]);
     assert_eq!(s.slot(1), Some(SwapDevice::Nvm));
     // 4 faults: 1 is clean (its slot holds its data), so it leaves DRAM with no write.
-    assert_eq!(s.read(4), log(&["nvm read 4 swap-in"]));
+    assert_eq!(s.read(4), "nvm read 4 swap-in");
     // Ring 4(1) 1(0).
     assert_eq!(s.nvm(), vec![(4, true), (1, false)]);
     assert_eq!(s.places(&[1, 4]), vec![Nvm, Dram]);
     // 4 is written, then 2 faults: 4 is dirty and rewritten in its slot; 2 comes from
     // flash into NVM: the hand spares 4 (clearing its bit) and demotes 1.
-    assert_eq!(s.write(4), none());
+    assert_eq!(s.write(4), "");
     assert_eq!(
         s.read(2),
-        log(&[
-            "nvm write 4 swap-out",
-            "flash read 2 swap-in",
-            "nvm read 1 demote",
-            "flash write 1 demote",
-            "nvm write 2 promote"
-        ])
+        "nvm write 4 swap-out; flash read 2 swap-in; nvm read 1 demote; flash write 1 demote; \
+         nvm write 2 promote"
     );
     assert_eq!(s.nvm(), vec![(4, false), (2, false)]);
     let m = s.finish();
@@ -241,39 +204,25 @@ fn parallel_clock_leaves_flash_pages_in_flash() {
     // by flash does not move the page.
     let mut s = Sim::new(config("parallel-clock", 1, 1, SlotOnSwapIn::Keep));
     s.read(1);
-    assert_eq!(s.read(2), log(&["nvm write 1 swap-out"]));
+    assert_eq!(s.read(2), "nvm write 1 swap-out");
     assert_eq!(
         s.read(3),
-        log(&[
-            "nvm read 1 demote",
-            "flash write 1 demote",
-            "nvm write 2 swap-out"
-        ])
+        "nvm read 1 demote; flash write 1 demote; nvm write 2 swap-out"
     );
     assert_eq!(
         s.read(1),
-        log(&[
-            "nvm read 2 demote",
-            "flash write 2 demote",
-            "nvm write 3 swap-out",
-            "flash read 1 swap-in"
-        ])
+        "nvm read 2 demote; flash write 2 demote; nvm write 3 swap-out; flash read 1 swap-in"
     );
     // 1 is in DRAM, its copy stays in flash.
     assert_eq!(s.slot(1), Some(SwapDevice::Flash));
     // 2 faults: clean 1 leaves DRAM with no write, back to its flash copy.
-    assert_eq!(s.read(2), log(&["flash read 2 swap-in"]));
+    assert_eq!(s.read(2), "flash read 2 swap-in");
     assert_eq!(s.places(&[1, 2, 3]), vec![Flash, Dram, Nvm]);
     // 2 is written; 1 faults: dirty 2 goes to NVM (its stale flash slot freed, 3 demoted).
     s.write(2);
     assert_eq!(
         s.read(1),
-        log(&[
-            "nvm read 3 demote",
-            "flash write 3 demote",
-            "nvm write 2 swap-out",
-            "flash read 1 swap-in"
-        ])
+        "nvm read 3 demote; flash write 3 demote; nvm write 2 swap-out; flash read 1 swap-in"
     );
     assert_eq!(s.places(&[1, 2, 3]), vec![Dram, Nvm, Flash]);
     assert_eq!(s.machine.space().flash_used(), 2);
@@ -285,46 +234,24 @@ fn parallel_filtered_with_slots_freed() {
     let mut s = Sim::new(config("parallel-filtered", 1, 1, SlotOnSwapIn::Free));
     s.read(1);
     // First swap-outs go to flash.
-    assert_eq!(s.read(2), log(&["flash write 1 swap-out"]));
+    assert_eq!(s.read(2), "flash write 1 swap-out");
     // 1's first swap-in: bit 0 -> 1; single-access so far, so its next swap-out is flash.
-    assert_eq!(
-        s.read(1),
-        log(&["flash write 2 swap-out", "flash read 1 swap-in"])
-    );
-    assert_eq!(
-        s.read(2),
-        log(&["flash write 1 swap-out", "flash read 2 swap-in"])
-    );
+    assert_eq!(s.read(1), "flash write 2 swap-out; flash read 1 swap-in");
+    assert_eq!(s.read(2), "flash write 1 swap-out; flash read 2 swap-in");
     // 1's second swap-in from flash finds its bit set: multi-access, promoted.
-    assert_eq!(
-        s.read(1),
-        log(&["flash write 2 swap-out", "flash read 1 swap-in"])
-    );
+    assert_eq!(s.read(1), "flash write 2 swap-out; flash read 1 swap-in");
     // The promotion takes effect at 1's next swap-out: it enters NVM.
-    assert_eq!(
-        s.read(2),
-        log(&["nvm write 1 swap-out", "flash read 2 swap-in"])
-    );
+    assert_eq!(s.read(2), "nvm write 1 swap-out; flash read 2 swap-in");
     assert_eq!(s.nvm(), vec![(1, true)]);
     // 2 is multi-access too; NVM is full: the hand clears 1's bit, comes round, demotes 1.
     assert_eq!(
         s.read(3),
-        log(&[
-            "nvm read 1 demote",
-            "flash write 1 demote",
-            "nvm write 2 swap-out"
-        ])
+        "nvm read 1 demote; flash write 1 demote; nvm write 2 swap-out"
     );
     assert_eq!(s.nvm(), vec![(2, true)]);
     // 3 was never swapped in: flash. 1 lost its bit to the hand: single-access again.
-    assert_eq!(
-        s.read(1),
-        log(&["flash write 3 swap-out", "flash read 1 swap-in"])
-    );
-    assert_eq!(
-        s.read(3),
-        log(&["flash write 1 swap-out", "flash read 3 swap-in"])
-    );
+    assert_eq!(s.read(1), "flash write 3 swap-out; flash read 1 swap-in");
+    assert_eq!(s.read(3), "flash write 1 swap-out; flash read 3 swap-in");
     assert_eq!(s.places(&[1, 2, 3]), vec![Flash, Nvm, Dram]);
     let m = s.finish();
     assert_eq!((m.io.nvm_writes, m.io.demotions), (2, 1));
@@ -337,33 +264,22 @@ fn parallel_filtered_with_slots_kept() {
     // DRAM 1, NVM 1. The bit belongs to the slot; promotion happens at the swap-in.
     let mut s = Sim::new(config("parallel-filtered", 1, 1, SlotOnSwapIn::Keep));
     s.read(1);
-    assert_eq!(s.read(2), log(&["flash write 1 swap-out"]));
+    assert_eq!(s.read(2), "flash write 1 swap-out");
     // 1 swapped in, its flash slot kept with the bit set.
-    assert_eq!(
-        s.read(1),
-        log(&["flash write 2 swap-out", "flash read 1 swap-in"])
-    );
+    assert_eq!(s.read(1), "flash write 2 swap-out; flash read 1 swap-in");
     assert_eq!(
         (s.slot(1), s.machine.space().is_accessed(1)),
         (Some(SwapDevice::Flash), true)
     );
     // Clean 1 leaves DRAM with no write; 2 read, bit set.
-    assert_eq!(s.read(2), log(&["flash read 2 swap-in"]));
+    assert_eq!(s.read(2), "flash read 2 swap-in");
     // 1's slot bit is set: promoted to NVM at this swap-in (clean 2 leaves for free).
-    assert_eq!(
-        s.read(1),
-        log(&["flash read 1 swap-in", "nvm write 1 promote"])
-    );
+    assert_eq!(s.read(1), "flash read 1 swap-in; nvm write 1 promote");
     assert_eq!(s.nvm(), vec![(1, false)]);
     // 2 is promoted too; the new slot of 1 has a clear bit, so the hand demotes it.
     assert_eq!(
         s.read(2),
-        log(&[
-            "flash read 2 swap-in",
-            "nvm read 1 demote",
-            "flash write 1 demote",
-            "nvm write 2 promote"
-        ])
+        "flash read 2 swap-in; nvm read 1 demote; flash write 1 demote; nvm write 2 promote"
     );
     assert_eq!(s.places(&[1, 2]), vec![Flash, Dram]);
     let m = s.finish();
@@ -385,7 +301,7 @@ fn nvm_of_zero_pages_is_flash_only_swap() {
             s.write(2);
             assert_eq!(
                 s.read(1),
-                log(&["flash write 2 swap-out", "flash read 1 swap-in"]),
+                "flash write 2 swap-out; flash read 1 swap-in",
                 "{architecture} {slot:?}"
             );
             assert_eq!(s.machine.space().nvm_used(), 0);
@@ -405,7 +321,7 @@ fn no_swap_kills_the_least_important_app_and_never_the_foreground() {
     s.access(1, 20, false);
     s.access(2, 30, false);
     // DRAM full: the killer takes app 0, the least important.
-    assert_eq!(s.access(2, 31, false), none());
+    assert_eq!(s.access(2, 31, false), "");
     assert_eq!(s.places(&[10, 20, 30, 31]), vec![Nowhere, Dram, Dram, Dram]);
     // Then app 1.
     s.access(2, 32, false);
@@ -437,15 +353,15 @@ fn exit_frees_memory_and_swap() {
     let mut s = Sim::new(config("flash", 1, 0, SlotOnSwapIn::Free));
     s.adj(1, 0);
     s.access(1, 1, true);
-    assert_eq!(s.access(1, 2, true), log(&["flash write 1 swap-out"]));
-    assert_eq!(s.event(Event::exit(s.now, 1)), none());
+    assert_eq!(s.access(1, 2, true), "flash write 1 swap-out");
+    assert_eq!(s.event(Event::exit(s.now, 1)), "");
     assert_eq!(s.places(&[1, 2]), vec![Nowhere, Nowhere]);
     assert_eq!(s.machine.space().flash_used(), 0);
     assert_eq!(s.machine.resident_pages(), 0);
     // It is launched again: cold; its pages are fresh allocations.
     s.adj(1, 900);
     s.adj(1, 0);
-    assert_eq!(s.access(1, 1, false), none());
+    assert_eq!(s.access(1, 1, false), "");
     let m = s.finish();
     assert_eq!((m.exits, m.cold_starts, m.swap_ins), (1, 1, 0));
 }
@@ -467,19 +383,19 @@ fn zram_pool_shrinks_dram_and_fills_up_to_the_killer() {
     // frame are still 4: 11 goes too (2 pages in 3278 bytes, still 1 frame).
     assert_eq!(
         s.access(1, 3, false),
-        log(&["zram write 10 swap-out", "zram write 11 swap-out"])
+        "zram write 10 swap-out; zram write 11 swap-out"
     );
     assert_eq!((s.machine.resident_pages(), s.machine.dram_used()), (3, 4));
     // App 0 has nothing left in DRAM: the foreground's coldest pages go; 4917 bytes take
     // 2 frames, so 2 must go.
     assert_eq!(
         s.access(1, 4, false),
-        log(&["zram write 1 swap-out", "zram write 2 swap-out"])
+        "zram write 1 swap-out; zram write 2 swap-out"
     );
     assert_eq!(s.machine.space().pool_bytes(), 4 * 1639);
     // 3 does not fit (8195 > 8192 bytes): the killer takes app 0, freeing 10 and 11 from
     // the pool, which leaves room.
-    assert_eq!(s.access(1, 5, false), none());
+    assert_eq!(s.access(1, 5, false), "");
     assert_eq!(
         s.places(&[10, 11, 1, 2, 3]),
         vec![Nowhere, Nowhere, Zram, Zram, Dram]
@@ -488,11 +404,7 @@ fn zram_pool_shrinks_dram_and_fills_up_to_the_killer() {
     // (the pool grows to 2 frames), then 1 is decompressed and its pool bytes freed.
     assert_eq!(
         s.access(1, 1, false),
-        log(&[
-            "zram write 3 swap-out",
-            "zram write 4 swap-out",
-            "zram read 1 swap-in"
-        ])
+        "zram write 3 swap-out; zram write 4 swap-out; zram read 1 swap-in"
     );
     assert_eq!(
         s.places(&[1, 2, 3, 4, 5]),
@@ -519,37 +431,23 @@ fn zram_writeback_spends_a_daily_budget() {
     for page in 1..=4 {
         s.read(page);
     }
-    assert_eq!(
-        s.read(5),
-        log(&["zram write 1 swap-out", "zram write 2 swap-out"])
-    );
-    assert_eq!(
-        s.read(6),
-        log(&["zram write 3 swap-out", "zram write 4 swap-out"])
-    );
+    assert_eq!(s.read(5), "zram write 1 swap-out; zram write 2 swap-out");
+    assert_eq!(s.read(6), "zram write 3 swap-out; zram write 4 swap-out");
     // Pool 6556 bytes: 5 does not fit. The oldest pool page, 1, is written back.
     assert_eq!(
         s.read(7),
-        log(&[
-            "zram read 1 writeback",
-            "flash write 1 writeback",
-            "zram write 5 swap-out"
-        ])
+        "zram read 1 writeback; flash write 1 writeback; zram write 5 swap-out"
     );
     assert_eq!(s.places(&[1, 5]), vec![Flash, Zram]);
     // The budget is spent: 6 cannot go anywhere, and app 0 is the foreground: dropped.
-    assert_eq!(s.read(8), none());
+    assert_eq!(s.read(8), "");
     assert_eq!(s.places(&[6]), vec![Nowhere]);
     // A day later the budget is back: 2 goes to flash so 7 fits; 1 is read from flash.
     s.at(86_400_000_000_000);
     assert_eq!(
         s.read(1),
-        log(&[
-            "zram read 2 writeback",
-            "flash write 2 writeback",
-            "zram write 7 swap-out",
-            "flash read 1 swap-in"
-        ])
+        "zram read 2 writeback; flash write 2 writeback; zram write 7 swap-out; \
+         flash read 1 swap-in"
     );
     assert_eq!(s.places(&[1, 2, 7]), vec![Dram, Flash, Zram]);
     let m = s.finish();
@@ -617,12 +515,9 @@ fn reclaim_order_by_importance_or_global_lru() {
     };
     assert_eq!(
         victim(ReclaimOrder::AppImportance),
-        log(&["flash write 1 swap-out"])
+        "flash write 1 swap-out"
     );
-    assert_eq!(
-        victim(ReclaimOrder::GlobalLru),
-        log(&["flash write 2 swap-out"])
-    );
+    assert_eq!(victim(ReclaimOrder::GlobalLru), "flash write 2 swap-out");
 }
 
 #[test]

@@ -30,8 +30,11 @@ fn devices_table() -> String {
         ("flash.write_ns", d.flash.write_ns),
         ("flash.read_nj", d.flash.read_nj),
         ("flash.write_nj", d.flash.write_nj),
-        ("flash.endurance_pe_cycles", d.flash.endurance_pe_cycles),
-        ("flash.capacity_gib", d.flash.capacity_gib),
+        (
+            "flash.endurance_pe_cycles",
+            d.flash.endurance_writes.unwrap(),
+        ),
+        ("flash.capacity_gib", d.flash.capacity_gib.unwrap()),
         ("nvm.read_ns", d.nvm.read_ns),
         ("nvm.write_ns", d.nvm.write_ns),
         ("nvm.read_nj", d.nvm.read_nj),

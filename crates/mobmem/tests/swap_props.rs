@@ -137,22 +137,21 @@ fn check_step(
                     r.page
                 );
             }
-            (IoOp::Read, IoCause::Demote) => {
-                prop_assert_eq!(r.device, SwapDevice::Nvm);
+            (IoOp::Read, cause @ (IoCause::Demote | IoCause::Writeback)) => {
+                // A demotion reads the page from NVM, a writeback from the zram pool.
+                let from = if cause == IoCause::Demote {
+                    SwapDevice::Nvm
+                } else {
+                    SwapDevice::Zram
+                };
+                prop_assert_eq!(r.device, from);
                 prop_assert_eq!(
                     *here,
-                    Some(SwapDevice::Nvm),
-                    "demotion of page {} not in NVM",
-                    r.page
-                );
-            }
-            (IoOp::Read, IoCause::Writeback) => {
-                prop_assert_eq!(r.device, SwapDevice::Zram);
-                prop_assert_eq!(
-                    *here,
-                    Some(SwapDevice::Zram),
-                    "writeback of page {} not in zram",
-                    r.page
+                    Some(from),
+                    "{:?} of page {} not in {:?}",
+                    cause,
+                    r.page,
+                    from
                 );
             }
             (IoOp::Read, cause) => prop_assert!(false, "unexpected read for {:?}", cause),

@@ -5,8 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use mobmem::trace::{
-    self, csv, lis, mmt, oracle, Event, EventSource, Format, Interner, PageKey, ProcessInfo,
-    Tables, Trace,
+    self, csv, lis, mmt, oracle, Event, EventKind, EventSource, Format, Interner, PageKey,
+    ProcessInfo, Tables, Trace,
 };
 
 fn data(name: &str) -> PathBuf {
@@ -36,6 +36,25 @@ fn assert_mentions(message: &str, parts: &[&str]) {
             "error `{message}` does not mention `{part}`"
         );
     }
+}
+
+/// Each case's bad line, made into the content of file `name` by `content` (which puts
+/// it on line 3), fails to read with an error naming the file, line 3 and the case's
+/// expectation.
+fn assert_bad_line_3(name: &str, content: impl Fn(&str) -> String, cases: &[(&str, &str)]) {
+    let dir = tempfile::tempdir().unwrap();
+    for (bad, expected) in cases {
+        let path = put(&dir, name, content(bad));
+        assert_mentions(&read_error(&path), &[name, "line 3", expected]);
+    }
+}
+
+/// The header line of the CSV format.
+const HEADER: &str = "time_ns,pid,event,page_kind,owner,index,op,value\n";
+
+/// The kinds of a trace's events, in order.
+fn kinds(t: &Trace) -> Vec<EventKind> {
+    t.events.iter().map(|e| e.kind()).collect()
 }
 
 /// The trace of `tests/data/small.csv`, built by hand.
@@ -552,20 +571,13 @@ mod csv_format {
         assert_eq!(csv::score_adj_from_oom_adj(-18), None);
     }
 
-    const HEADER: &str = "time_ns,pid,event,page_kind,owner,index,op,value\n";
-
     /// A file whose line 3 is `bad`, after the header and one good line.
-    fn with_bad_line(dir: &tempfile::TempDir, bad: &str) -> PathBuf {
-        put(
-            dir,
-            "bad.csv",
-            format!("{HEADER}0,1,start,,,,,app\n{bad}\n"),
-        )
+    fn with_bad_line(bad: &str) -> String {
+        format!("{HEADER}0,1,start,,,,,app\n{bad}\n")
     }
 
     #[test]
     fn malformed_lines_name_the_line_and_the_expectation() {
-        let dir = tempfile::tempdir().unwrap();
         let cases = [
             (
                 "-5,1,exit,,,,,",
@@ -607,10 +619,7 @@ mod csv_format {
             ("1,1,exit", "expected 8 fields"),
             ("1,1,exit,,,,,,", "expected 8 fields"),
         ];
-        for (bad, expected) in cases {
-            let path = with_bad_line(&dir, bad);
-            assert_mentions(&read_error(&path), &["bad.csv", "line 3", expected]);
-        }
+        assert_bad_line_3("bad.csv", with_bad_line, &cases);
     }
 
     #[test]
@@ -709,6 +718,25 @@ mod csv_format {
         );
     }
 
+    #[test]
+    fn records_longer_than_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = csv::MAX_RECORD_BYTES as usize;
+        // A line of the limit's length, line break included, is read whole.
+        let name = "n".repeat(limit - "0,1,start,,,,,\n".len());
+        let path = put(&dir, "long.csv", format!("{HEADER}0,1,start,,,,,{name}\n"));
+        let trace = trace::read_all(&path, None).unwrap();
+        assert_eq!(trace.tables.processes[0].name, name);
+        // A line one byte longer, and a quote left open over many short lines.
+        let (long, open) = ("x".repeat(limit), format!("\"{}", "x\n".repeat(limit)));
+        let expected = "longer than 1048576 bytes";
+        assert_bad_line_3(
+            "bad.csv",
+            with_bad_line,
+            &[(&long, expected), (&open, expected)],
+        );
+    }
+
     /// The example in `docs/trace-formats.md` is a valid trace.
     #[test]
     fn documented_example() {
@@ -778,7 +806,6 @@ mod lis_format {
 
     #[test]
     fn malformed_lines() {
-        let dir = tempfile::tempdir().unwrap();
         let cases = [
             (
                 "x 1 0 0",
@@ -788,10 +815,8 @@ mod lis_format {
             ("5 -1 0 0", "integer start_block and block_count"),
             ("18446744073709551615 2 0 0", "overflows"),
         ];
-        for (bad, expected) in cases {
-            let path = put(&dir, "bad.lis", format!("1 1 0 0\n\n{bad}\n4 1 0 0\n"));
-            assert_mentions(&read_error(&path), &["bad.lis", "line 3", expected]);
-        }
+        let content = |bad: &str| format!("1 1 0 0\n\n{bad}\n4 1 0 0\n");
+        assert_bad_line_3("bad.lis", content, &cases);
     }
 }
 
@@ -1069,20 +1094,15 @@ mod properties {
 #[test]
 fn swap_events_in_csv() {
     let dir = tempfile::tempdir().unwrap();
-    let good = put(
-        &dir,
-        "swap.csv",
-        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,anon,7,4096,,\n5,7,swap_in,anon,7,4096,,\n",
-    );
-    let t = trace::read_all(&good, None).unwrap();
-    let kinds: Vec<_> = t.events.iter().map(|e| e.kind()).collect();
-    assert_eq!(kinds, [trace::EventKind::SwapOut, trace::EventKind::SwapIn]);
+    let lines = "0,7,swap_out,anon,7,4096,,\n5,7,swap_in,anon,7,4096,,\n";
+    let t = trace::read_all(&put(&dir, "swap.csv", format!("{HEADER}{lines}")), None).unwrap();
+    assert_eq!(kinds(&t), [EventKind::SwapOut, EventKind::SwapIn]);
     assert_eq!(t.events[0].page(), t.events[1].page());
     assert_eq!(t.tables.pages, [PageKey::anon(7, 4096)]);
     let bad = put(
         &dir,
         "bad-swap.csv",
-        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,file,7,1,,\n",
+        format!("{HEADER}0,7,swap_out,file,7,1,,\n"),
     );
     assert_mentions(&read_error(&bad), &["bad-swap.csv", "line 2", "anon"]);
 }
@@ -1129,23 +1149,14 @@ mod in_memory {
 #[test]
 fn input_events_in_csv() {
     let dir = tempfile::tempdir().unwrap();
-    let good = put(
-        &dir,
-        "input.csv",
-        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,start,,,,,gallery\n5,7,input,,,,,\n9,8,INPUT,,,,,\n",
-    );
-    let t = trace::read_all(&good, None).unwrap();
-    let kinds: Vec<_> = t.events.iter().map(|e| e.kind()).collect();
-    use trace::EventKind::{Input, Start};
-    assert_eq!(kinds, [Start, Input, Input]);
+    let lines = "0,7,start,,,,,gallery\n5,7,input,,,,,\n9,8,INPUT,,,,,\n";
+    let t = trace::read_all(&put(&dir, "input.csv", format!("{HEADER}{lines}")), None).unwrap();
+    use EventKind::{Input, Start};
+    assert_eq!(kinds(&t), [Start, Input, Input]);
     assert_eq!(t.events[1].proc(), t.events[0].proc());
     assert_ne!(t.events[2].proc(), t.events[0].proc());
     assert_eq!(trace::summary::summarize(&t).inputs, 2);
-    let bad = put(
-        &dir,
-        "bad-input.csv",
-        b"time_ns,pid,event,page_kind,owner,index,op,value\n0,7,input,,,,,x\n",
-    );
+    let bad = put(&dir, "bad-input.csv", format!("{HEADER}0,7,input,,,,,x\n"));
     assert_mentions(
         &read_error(&bad),
         &["bad-input.csv", "line 2", "value", "empty"],

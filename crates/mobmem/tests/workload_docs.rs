@@ -12,94 +12,115 @@ fn opt<T: std::fmt::Display>(value: Option<T>) -> String {
     value.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
-fn preset_tables(config: &WorkloadConfig) -> String {
-    let mut out = String::new();
-    let o = &mut out;
-    writeln!(o, "| `accesses` | `scale` | `session_mean_s` |").unwrap();
-    writeln!(o, "|---|---|---|").unwrap();
-    writeln!(
-        o,
-        "| {} | {} | {} |",
-        config.accesses, config.scale, config.session_mean_s
-    )
-    .unwrap();
-    writeln!(o).unwrap();
-    writeln!(
-        o,
-        "| app | `pid` | `foreground_weight` | `running_at_start` | `foreground_rate_per_s` | `zipf_exponent` \
-         | `service_adj` | `wakeup_interval_s` | `burst_accesses` | `leave_accesses` | `access_gap_ms` |"
-    )
-    .unwrap();
-    writeln!(o, "|---|---|---|---|---|---|---|---|---|---|---|").unwrap();
-    for app in &config.apps {
-        let b = &app.background;
-        writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            app.name,
-            app.pid,
-            app.foreground_weight,
-            app.running_at_start,
-            app.foreground_rate_per_s,
-            app.zipf_exponent,
-            opt(b.service_adj),
-            b.wakeup_interval_s,
-            b.burst_accesses,
-            b.leave_accesses,
-            b.access_gap_ms
-        )
-        .unwrap();
-    }
-    writeln!(o).unwrap();
-    writeln!(
-        o,
-        "| app | region | `kind` | `pages` | `foreground_weight` | `background_weight` | `write_fraction` |"
-    )
-    .unwrap();
-    writeln!(o, "|---|---|---|---|---|---|---|").unwrap();
-    for app in &config.apps {
-        for r in &app.regions {
-            let kind = match r.kind {
-                RegionKind::File => "file",
-                RegionKind::Anon => "anon",
-            };
-            writeln!(
-                o,
-                "| {} | {} | {} | {} | {} | {} | {} |",
-                app.name,
-                r.name,
-                kind,
-                r.pages,
-                r.foreground_weight,
-                r.background_weight,
-                r.write_fraction
-            )
-            .unwrap();
-        }
-    }
-    writeln!(o).unwrap();
-    writeln!(
-        o,
-        "| app | `share` | `pages_per_site` | `touches_per_page` | `revisit_probability` | `revisit_window` |"
-    )
-    .unwrap();
-    writeln!(o, "|---|---|---|---|---|---|").unwrap();
-    for app in &config.apps {
-        if let Some(f) = &app.fresh {
-            writeln!(
-                o,
-                "| {} | {} | {} | {} | {} | {} |",
-                app.name,
-                f.share,
-                f.pages_per_site,
-                f.touches_per_page,
-                f.revisit_probability,
-                f.revisit_window
-            )
-            .unwrap();
-        }
+/// A row of a Markdown table: every value as it displays.
+macro_rules! row {
+    ($($value:expr),* $(,)?) => {
+        vec![$($value.to_string()),*]
+    };
+}
+
+/// A Markdown table: the header, the rule, then the rows.
+fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        header.join(" | "),
+        "---|".repeat(header.len())
+    );
+    for row in rows {
+        writeln!(out, "| {} |", row.join(" | ")).unwrap();
     }
     out
+}
+
+fn preset_tables(config: &WorkloadConfig) -> String {
+    let apps = &config.apps;
+    [
+        table(
+            &["`accesses`", "`scale`", "`session_mean_s`"],
+            [row![config.accesses, config.scale, config.session_mean_s]],
+        ),
+        table(
+            &[
+                "app",
+                "`pid`",
+                "`foreground_weight`",
+                "`running_at_start`",
+                "`foreground_rate_per_s`",
+                "`zipf_exponent`",
+                "`service_adj`",
+                "`wakeup_interval_s`",
+                "`burst_accesses`",
+                "`leave_accesses`",
+                "`access_gap_ms`",
+            ],
+            apps.iter().map(|app| {
+                let b = &app.background;
+                row![
+                    app.name,
+                    app.pid,
+                    app.foreground_weight,
+                    app.running_at_start,
+                    app.foreground_rate_per_s,
+                    app.zipf_exponent,
+                    opt(b.service_adj),
+                    b.wakeup_interval_s,
+                    b.burst_accesses,
+                    b.leave_accesses,
+                    b.access_gap_ms,
+                ]
+            }),
+        ),
+        table(
+            &[
+                "app",
+                "region",
+                "`kind`",
+                "`pages`",
+                "`foreground_weight`",
+                "`background_weight`",
+                "`write_fraction`",
+            ],
+            apps.iter().flat_map(|app| {
+                app.regions.iter().map(|r| {
+                    let kind = match r.kind {
+                        RegionKind::File => "file",
+                        RegionKind::Anon => "anon",
+                    };
+                    row![
+                        app.name,
+                        r.name,
+                        kind,
+                        r.pages,
+                        r.foreground_weight,
+                        r.background_weight,
+                        r.write_fraction,
+                    ]
+                })
+            }),
+        ),
+        table(
+            &[
+                "app",
+                "`share`",
+                "`pages_per_site`",
+                "`touches_per_page`",
+                "`revisit_probability`",
+                "`revisit_window`",
+            ],
+            apps.iter().filter_map(|app| {
+                let f = app.fresh.as_ref()?;
+                Some(row![
+                    app.name,
+                    f.share,
+                    f.pages_per_site,
+                    f.touches_per_page,
+                    f.revisit_probability,
+                    f.revisit_window,
+                ])
+            }),
+        ),
+    ]
+    .join("\n")
 }
 
 /// The text between `<!-- begin NAME -->` and `<!-- end NAME -->`.

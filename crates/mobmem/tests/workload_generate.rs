@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use mobmem::trace::{EventKind, ProcId, Trace, ADJ_FOREGROUND};
-use mobmem::workload::{generate, preset, summarize, WorkloadConfig};
+use mobmem::workload::{
+    generate, generate_with, preset, summarize, GenOptions, WorkloadConfig, PRESETS,
+};
 
 fn preset_trace(name: &str, scale: f64, seed: u64) -> Trace {
     let mut config = preset(name).unwrap();
@@ -16,22 +18,24 @@ fn pid_of(trace: &Trace, proc: ProcId) -> u32 {
     trace.tables.processes[proc as usize].pid
 }
 
+/// Every preset of the registry: the same seed gives the same trace, another seed
+/// another one.
 #[test]
-fn same_seed_gives_the_same_trace() {
-    for name in ["chrome-push", "app-switching"] {
-        let a = preset_trace(name, 0.2, 42);
-        let b = preset_trace(name, 0.2, 42);
-        assert_eq!(a.events, b.events, "{name}");
-        assert_eq!(a.tables, b.tables, "{name}");
-    }
-}
-
-#[test]
-fn different_seeds_give_different_traces() {
-    for name in ["chrome-push", "app-switching"] {
-        let a = preset_trace(name, 0.2, 1);
-        let b = preset_trace(name, 0.2, 2);
-        assert_ne!(a.events, b.events, "{name}");
+fn the_seed_decides_the_trace() {
+    for preset in PRESETS {
+        let trace = |seed| {
+            let options = GenOptions {
+                seed,
+                scale: Some(0.2),
+                no_background: false,
+            };
+            generate_with(preset.params().as_mut(), &options).unwrap()
+        };
+        let a = trace(42);
+        let b = trace(42);
+        assert_eq!(a.events, b.events, "{}", preset.name);
+        assert_eq!(a.tables, b.tables, "{}", preset.name);
+        assert_ne!(trace(1).events, trace(2).events, "{}", preset.name);
     }
 }
 
@@ -161,20 +165,12 @@ fn chrome_push_has_one_foreground_browser_and_two_push_apps() {
 #[test]
 fn foreground_to_background_ratios_land_near_the_papers() {
     for seed in 1..=4 {
-        let ratio = summarize(&preset_trace("chrome-push", 1.0, seed))
-            .foreground_to_background
-            .unwrap();
-        assert!(
-            (13.0..=18.0).contains(&ratio),
-            "chrome-push seed {seed}: {ratio:.2}"
-        );
-        let ratio = summarize(&preset_trace("app-switching", 1.0, seed))
-            .foreground_to_background
-            .unwrap();
-        assert!(
-            (2.5..=3.8).contains(&ratio),
-            "app-switching seed {seed}: {ratio:.2}"
-        );
+        for (name, band) in [("chrome-push", 13.0..=18.0), ("app-switching", 2.5..=3.8)] {
+            let ratio = summarize(&preset_trace(name, 1.0, seed))
+                .foreground_to_background
+                .unwrap();
+            assert!(band.contains(&ratio), "{name} seed {seed}: {ratio:.2}");
+        }
     }
 }
 

@@ -128,7 +128,7 @@ fn app_switching_concentrates_on_hot_pages() {
 #[test]
 #[ignore = "measurement report for docs/workloads.md, run on demand in release mode"]
 fn report_presets() {
-    for &name in preset_names() {
+    for name in preset_names() {
         let config = preset(name).unwrap();
         let trace = generate(&config, 1).unwrap();
         let summary = summarize(&trace);

@@ -175,6 +175,33 @@ impl Links {
         (p != NIL).then_some(p)
     }
 
+    /// The pages of `list`, front to back, after checking its links: every page's back
+    /// link names the one before it, the back and the length are right, and there is no
+    /// cycle. For invariant checks in tests; the message says what broke.
+    pub fn checked_members(&self, list: &List) -> Result<Vec<PageId>, String> {
+        let mut members = Vec::with_capacity(list.len);
+        let mut prev = NIL;
+        let mut at = list.head;
+        while at != NIL {
+            let Some(node) = self.nodes.get(at as usize) else {
+                return Err(format!("page {at} is past the arena"));
+            };
+            if node.prev != prev {
+                return Err(format!("page {at} badly linked"));
+            }
+            members.push(at);
+            if members.len() > self.nodes.len() {
+                return Err("cycle".into());
+            }
+            prev = at;
+            at = node.next;
+        }
+        if members.len() != list.len || list.tail != prev {
+            return Err(format!("length {} recorded {}", members.len(), list.len));
+        }
+        Ok(members)
+    }
+
     /// The pages of `list`, front to back (for tests and checks).
     pub fn iter<'a>(&'a self, list: &List) -> impl Iterator<Item = PageId> + 'a {
         let mut cursor = list.head;
@@ -211,5 +238,27 @@ mod tests {
         assert_eq!(links.iter(&b).collect::<Vec<_>>(), vec![7, 3]);
         assert_eq!((a.len(), b.len()), (1, 2));
         assert_eq!(b.back(), Some(3));
+        assert_eq!(links.checked_members(&b), Ok(vec![7, 3]));
+    }
+
+    #[test]
+    fn broken_links_are_found() {
+        let mut links = Links::default();
+        let mut a = List::new();
+        for page in [1, 2, 3] {
+            links.push_back(&mut a, page);
+        }
+        assert_eq!(links.checked_members(&a), Ok(vec![1, 2, 3]));
+        let mut short = a;
+        short.len = 2;
+        assert!(links
+            .checked_members(&short)
+            .unwrap_err()
+            .contains("length 3"));
+        links.nodes[2].prev = 3;
+        assert!(links
+            .checked_members(&a)
+            .unwrap_err()
+            .contains("page 2 badly linked"));
     }
 }

@@ -1,8 +1,18 @@
 //! The memory core: the pieces every mechanism builds on.
 //!
-//! - [`list`]: doubly linked lists of pages, linked by index in one arena.
+//! - [`clock`]: a CLOCK ring of frames with a hand and reference bits;
+//! - [`events`]: the one event loop that feeds a trace to a mechanism;
+//! - [`list`]: doubly linked lists of pages, linked by index in one arena;
+//! - [`process`]: the importance of processes (`oom_score_adj`);
+//! - [`registry`]: the lists of named entries (policies, architectures, presets);
+//! - [`stats`]: named figures of a run, listed once per result type.
 
+pub mod clock;
+pub mod events;
 pub mod list;
+pub mod process;
+pub mod registry;
+pub mod stats;
 
 use crate::trace::PageId;
 
@@ -13,4 +23,15 @@ pub fn ensure_index<T: Clone>(v: &mut Vec<T>, page: PageId, fill: T) {
     if v.len() < needed {
         v.resize(needed.max(v.len() * 2), fill);
     }
+}
+
+/// A fixed mixing of an integer into 64 well-spread bits: the finalizer of splitmix64
+/// (Steele, Lea and Flood, OOPSLA 2014). Synthetic fingerprints, and which pages or frames
+/// have a property, are functions of their ids, the same in every run.
+#[inline]
+pub fn mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }

@@ -1,11 +1,21 @@
-//! Memory devices and the cost models that turn device operations into time and energy.
+//! Memory and storage devices, and the cost models that turn device operations into
+//! time and energy.
 //!
-//! Defaults come from Table 1 of the app-state-aware buffer cache paper (Oh, Kang, Lee,
-//! Eom, KIISE 2015), restated in SPEC.md section 1. Where the table gives a range, the
-//! slower end is used (the paper itself chose pessimistic PCM figures).
+//! - [`Device`] ([`device`]): the one description of a memory or storage device, with the
+//!   built-in devices ([`DRAM`], [`PCM`], [`EMMC`], [`EMRAM`], [`UFS21`]) as data; [`keys`] keeps
+//!   each kind's configuration-file keys.
+//! - [`swap`]: the swap devices of a run, with zram's compression CPU.
+//! - [`platform`]: what a compressed flash file system's read path costs on one machine.
+//!
+//! DRAM and PCM defaults come from Table 1 of the app-state-aware buffer cache paper (Oh,
+//! Kang, Lee, Eom, KIISE 2015), restated in SPEC.md section 1.
 
+mod device;
+pub mod keys;
 pub mod platform;
 pub mod swap;
+
+pub use device::{Device, DRAM, EMMC, EMRAM, PCM, UFS21};
 
 use serde::{Deserialize, Serialize};
 
@@ -24,87 +34,50 @@ pub fn check_non_negative(context: &str, fields: &[(&str, f64)]) -> Result<()> {
     }
 }
 
+/// Check that every number in `value`, a struct of figures as it serializes, is finite
+/// and >= 0; the error names the first one that is not by its key (`outer.inner` when
+/// nested).
+pub fn check_figures<T: Serialize>(context: &str, value: &T) -> Result<()> {
+    fn collect(prefix: &str, value: &toml::Value, out: &mut Vec<(String, f64)>) {
+        match value {
+            toml::Value::Float(v) => out.push((prefix.to_string(), *v)),
+            toml::Value::Integer(v) => out.push((prefix.to_string(), *v as f64)),
+            toml::Value::Table(table) => {
+                for (key, inner) in table {
+                    let path = match prefix {
+                        "" => key.clone(),
+                        _ => format!("{prefix}.{key}"),
+                    };
+                    collect(&path, inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let value = toml::Value::try_from(value).map_err(|e| Error::config(context, e.to_string()))?;
+    let mut figures = Vec::new();
+    collect("", &value, &mut figures);
+    let fields: Vec<(&str, f64)> = figures.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    check_non_negative(context, &fields)
+}
+
+/// The built-in profile called `name`: `names[i]` is built by `makers[i]`; the error
+/// lists the known names.
+pub fn named<T>(what: &'static str, name: &str, names: &[&str], makers: &[fn() -> T]) -> Result<T> {
+    match names.iter().position(|n| *n == name) {
+        Some(i) => Ok(makers[i]()),
+        None => Err(Error::Unknown {
+            what,
+            name: name.to_string(),
+            known: names.iter().map(|s| s.to_string()).collect(),
+        }),
+    }
+}
+
 /// Bytes in a page.
 pub const PAGE_BYTES: u64 = 4096;
 /// Bits in a page: per-bit energies are multiplied by this for one page operation.
 pub const PAGE_BITS: f64 = (PAGE_BYTES * 8) as f64;
-
-/// One memory technology.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Device {
-    pub name: String,
-    /// Latency of one page read, ns.
-    pub read_ns: f64,
-    /// Latency of one page write, ns.
-    pub write_ns: f64,
-    /// Read energy, nJ per bit.
-    pub read_nj_per_bit: f64,
-    /// Write energy, nJ per bit.
-    pub write_nj_per_bit: f64,
-    /// Static (refresh/leakage) power, W per GiB. Reported, not part of comparisons.
-    pub static_w_per_gib: f64,
-    /// Writes a cell endures; `None` for unlimited.
-    pub endurance_writes: Option<f64>,
-}
-
-impl Device {
-    /// DRAM per Table 1: 50 ns read, 20-50 ns write (50 used), 0.1 nJ/bit both ways,
-    /// about 1 W/GB static, unlimited endurance.
-    pub fn dram() -> Self {
-        Device {
-            name: "DRAM".into(),
-            read_ns: 50.0,
-            write_ns: 50.0,
-            read_nj_per_bit: 0.1,
-            write_nj_per_bit: 0.1,
-            static_w_per_gib: 1.0,
-            endurance_writes: None,
-        }
-    }
-
-    /// PCM per Table 1: 50-100 ns read (100 used), about 1 us write, 0.1 nJ/bit read,
-    /// 1 nJ/bit write, well under 0.1 W static (0.01 used), 10^8 writes endurance.
-    pub fn pcm() -> Self {
-        Device {
-            name: "PCM".into(),
-            read_ns: 100.0,
-            write_ns: 1000.0,
-            read_nj_per_bit: 0.1,
-            write_nj_per_bit: 1.0,
-            static_w_per_gib: 0.01,
-            endurance_writes: Some(1e8),
-        }
-    }
-
-    pub fn read_energy_nj(&self) -> f64 {
-        self.read_nj_per_bit * PAGE_BITS
-    }
-
-    pub fn write_energy_nj(&self) -> f64 {
-        self.write_nj_per_bit * PAGE_BITS
-    }
-
-    fn validate(&self) -> Result<()> {
-        let fields = [
-            ("read_ns", self.read_ns),
-            ("write_ns", self.write_ns),
-            ("read_nj_per_bit", self.read_nj_per_bit),
-            ("write_nj_per_bit", self.write_nj_per_bit),
-            ("static_w_per_gib", self.static_w_per_gib),
-        ];
-        check_non_negative(&format!("device {}", self.name), &fields)?;
-        if let Some(e) = self.endurance_writes {
-            if !(e.is_finite() && e > 0.0) {
-                return Err(Error::config(
-                    format!("device {}", self.name),
-                    "endurance_writes must be > 0",
-                ));
-            }
-        }
-        Ok(())
-    }
-}
 
 /// Time charged per page operation, in the model's own unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -160,12 +133,11 @@ impl CostModel {
         }
     }
 
-    /// Latencies in ns from Table 1 for memory, and an eMMC-class flash for storage:
-    /// 4 KiB random read about 100 us and write about 300 us (assumed typical figures for
-    /// eMMC 4.5/5.0 parts of the paper's era; set your own in an experiment file). Only
-    /// dirty evictions cost a storage write.
+    /// Latencies in ns from Table 1 for memory, and an eMMC-class flash ([`EMMC`]) for
+    /// storage (set your own in an experiment file). Only dirty evictions cost a storage
+    /// write.
     pub fn table1_ns() -> Self {
-        let (dram, pcm) = (Device::dram(), Device::pcm());
+        let (dram, pcm, storage) = (DRAM, PCM, EMMC);
         CostModel {
             name: "table1-ns".into(),
             unit: "ns".into(),
@@ -173,9 +145,9 @@ impl CostModel {
             dram_write: dram.write_ns,
             pcm_read: pcm.read_ns,
             pcm_write: pcm.write_ns,
-            storage_read: 100_000.0,
+            storage_read: storage.read_ns,
             eviction: 0.0,
-            writeback: 300_000.0,
+            writeback: storage.write_ns,
             eviction_charge: EvictionCharge::ForegroundPages,
         }
     }
@@ -185,15 +157,12 @@ impl CostModel {
     }
 
     pub fn named(name: &str) -> Result<Self> {
-        match name {
-            "paper-relative" => Ok(Self::paper_relative()),
-            "table1-ns" => Ok(Self::table1_ns()),
-            _ => Err(Error::Unknown {
-                what: "cost model",
-                name: name.to_string(),
-                known: Self::names().iter().map(|s| s.to_string()).collect(),
-            }),
-        }
+        named(
+            "cost model",
+            name,
+            Self::names(),
+            &[Self::paper_relative, Self::table1_ns],
+        )
     }
 
     #[inline]
@@ -212,17 +181,9 @@ impl CostModel {
         }
     }
 
+    /// Rejects negative and non-finite figures, naming the field.
     pub fn validate(&self) -> Result<()> {
-        let fields = [
-            ("dram_read", self.dram_read),
-            ("dram_write", self.dram_write),
-            ("pcm_read", self.pcm_read),
-            ("pcm_write", self.pcm_write),
-            ("storage_read", self.storage_read),
-            ("eviction", self.eviction),
-            ("writeback", self.writeback),
-        ];
-        check_non_negative(&format!("cost model {}", self.name), &fields)
+        check_figures(&format!("cost model {}", self.name), self)
     }
 }
 
@@ -230,15 +191,17 @@ impl CostModel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Devices {
+    #[serde(with = "keys::memory")]
     pub dram: Device,
+    #[serde(with = "keys::memory")]
     pub pcm: Device,
 }
 
 impl Default for Devices {
     fn default() -> Self {
         Devices {
-            dram: Device::dram(),
-            pcm: Device::pcm(),
+            dram: DRAM,
+            pcm: PCM,
         }
     }
 }
@@ -267,6 +230,17 @@ mod tests {
         let d = Devices::default();
         assert!((d.dram.read_energy_nj() - 3276.8).abs() < 1e-9);
         assert!((d.pcm.write_energy_nj() / d.pcm.read_energy_nj() - 10.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn storage_figures_are_the_emmc_device() {
+        // table1-ns prices storage, and reclaim times a fault, with the eMMC latencies.
+        let model = CostModel::table1_ns();
+        assert_eq!(
+            (model.storage_read, model.writeback),
+            (100_000.0, 300_000.0)
+        );
+        assert_eq!(crate::mm::reclaim::ReclaimConfig::default().fault_ms, 0.1);
     }
 
     #[test]

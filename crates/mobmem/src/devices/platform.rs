@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::Result;
 
 /// Bytes in a file-system page, as a float for the calibration arithmetic.
 const PAGE_BYTES: f64 = 4096.0;
@@ -217,38 +217,17 @@ impl Platform {
     }
 
     pub fn named(name: &str) -> Result<Self> {
-        match name {
-            "pxa250" => Ok(Self::pxa250()),
-            "modern-phone" => Ok(Self::modern_phone()),
-            _ => Err(Error::Unknown {
-                what: "platform",
-                name: name.to_string(),
-                known: Self::names().iter().map(|s| s.to_string()).collect(),
-            }),
-        }
+        super::named(
+            "platform",
+            name,
+            Self::names(),
+            &[Self::pxa250, Self::modern_phone],
+        )
     }
 
     /// Rejects negative and non-finite figures, naming the field.
     pub fn validate(&self) -> Result<()> {
-        let d = &self.decompress_ns_per_byte;
-        let fields = [
-            ("flash_read_ns_per_byte", self.flash_read_ns_per_byte),
-            ("flash_read_nj_per_byte", self.flash_read_nj_per_byte),
-            ("ram_copy_ns_per_byte", self.ram_copy_ns_per_byte),
-            ("ram_read_nj_per_byte", self.ram_read_nj_per_byte),
-            ("ram_write_nj_per_byte", self.ram_write_nj_per_byte),
-            ("page_alloc_ns", self.page_alloc_ns),
-            ("page_alloc_nj", self.page_alloc_nj),
-            ("page_lookup_ns", self.page_lookup_ns),
-            ("fs_page_ns", self.fs_page_ns),
-            ("decompress_ns_per_byte.zlib", d.zlib),
-            ("decompress_ns_per_byte.lzo", d.lzo),
-            ("decompress_ns_per_byte.lz4", d.lz4),
-            ("decompress_ns_per_byte.zstd", d.zstd),
-            ("cpu_active_w", self.cpu_active_w),
-            ("base_w", self.base_w),
-        ];
-        super::check_non_negative(&format!("platform {}", self.name), &fields)
+        super::check_figures(&format!("platform {}", self.name), self)
     }
 }
 

@@ -1,136 +1,22 @@
 //! Swap devices: where pages go when they leave DRAM (SPEC.md section 2).
 //!
 //! Three kinds, each priced per 4 KiB page:
-//! - [`FlashSwap`]: the phone's eMMC/UFS storage, holding a swap partition or file;
-//! - [`NvmSwap`]: a small non-volatile memory (embedded MRAM, PCM) used as a block device;
-//! - [`ZramSwap`]: compressed RAM (Linux zram), which costs CPU time instead of I/O.
+//! - flash: the phone's eMMC/UFS storage, holding a swap partition or file, a [`Device`]
+//!   ([`UFS21`] by default);
+//! - NVM: a small non-volatile memory used as a block device, a [`Device`] ([`EMRAM`] by
+//!   default);
+//! - [`ZramSwap`]: compressed RAM (Linux zram), the CPU compressing pages, which costs
+//!   CPU time instead of I/O.
 //!
 //! The multi-swap paper (Bahn, Kim, JIIBC 2023) gives no device timings, so every default
-//! below is an assumption with the source it leans on; `docs/swap.md` lists them together.
+//! is an assumption with the source it leans on; `docs/swap.md` lists them together.
 //! Energies are per page operation, in nJ; since 1 W x 1 ns = 1 nJ, an energy stated as
 //! "power x latency" multiplies W by ns directly.
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_non_negative, PAGE_BYTES};
+use super::{keys, Device, EMRAM, PAGE_BYTES, UFS21};
 use crate::{Error, Result};
-
-/// An eMMC/UFS flash device holding swap.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlashSwap {
-    pub name: String,
-    /// Latency of one random 4 KiB read at queue depth 1, ns.
-    pub read_ns: f64,
-    /// Latency of one random 4 KiB write at queue depth 1, ns.
-    pub write_ns: f64,
-    /// Energy of one page read, nJ.
-    pub read_nj: f64,
-    /// Energy of one page write, nJ.
-    pub write_nj: f64,
-    /// Program/erase cycles a cell endures.
-    pub endurance_pe_cycles: f64,
-    /// Capacity of the whole device, GiB: with the cycles, the bytes it can absorb.
-    pub capacity_gib: f64,
-}
-
-impl Default for FlashSwap {
-    /// UFS 2.1 class (phones of 2016-2020, the paper's era and setting).
-    ///
-    /// - read 100 us, write 150 us: assumed queue-depth-1 latencies of random 4 KiB I/O.
-    ///   Vendors quote tens of thousands of random IOPS, but at high queue depth; a fault
-    ///   waits for one page at depth 1, a whole command round trip, on the order of 100 us
-    ///   on UFS 2.x, with writes slower than reads.
-    /// - energy: assumed active power of about 0.25 W while reading and 0.35 W while
-    ///   writing, times the latency: 25 uJ a read, 52.5 uJ a write.
-    /// - endurance: 3000 P/E cycles, typical of TLC NAND (assumption); 128 GiB.
-    fn default() -> Self {
-        FlashSwap {
-            name: "ufs2.1".into(),
-            read_ns: 100_000.0,
-            write_ns: 150_000.0,
-            read_nj: 0.25 * 100_000.0,
-            write_nj: 0.35 * 150_000.0,
-            endurance_pe_cycles: 3000.0,
-            capacity_gib: 128.0,
-        }
-    }
-}
-
-impl FlashSwap {
-    /// Bytes the device can absorb before its cells wear out (ideal wear leveling, no
-    /// write amplification).
-    pub fn endurance_bytes(&self) -> f64 {
-        self.capacity_gib * (1u64 << 30) as f64 * self.endurance_pe_cycles
-    }
-
-    pub fn validate(&self) -> Result<()> {
-        let context = format!("flash swap device {}", self.name);
-        check_non_negative(
-            &context,
-            &[
-                ("read_ns", self.read_ns),
-                ("write_ns", self.write_ns),
-                ("read_nj", self.read_nj),
-                ("write_nj", self.write_nj),
-                ("endurance_pe_cycles", self.endurance_pe_cycles),
-                ("capacity_gib", self.capacity_gib),
-            ],
-        )
-    }
-}
-
-/// A non-volatile memory used as a swap block device.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NvmSwap {
-    pub name: String,
-    /// Latency of one page read, ns.
-    pub read_ns: f64,
-    /// Latency of one page write, ns.
-    pub write_ns: f64,
-    /// Energy of one page read, nJ.
-    pub read_nj: f64,
-    /// Energy of one page write, nJ.
-    pub write_nj: f64,
-}
-
-impl Default for NvmSwap {
-    /// Embedded STT-MRAM as a block device (the paper cites Samsung's eMRAM).
-    ///
-    /// - read 3 us, write 10 us per 4 KiB page: assumed. MRAM arrays read in tens of ns
-    ///   and write in tens to hundreds of ns per word; a page moved over a narrow embedded
-    ///   interface plus the block layer's per-request work comes to a few us to read and
-    ///   about 10 us to write.
-    /// - energy: about 0.1 nJ per bit written and 0.01 nJ per bit read at the array
-    ///   (assumed, the order reported for perpendicular STT-MRAM), plus the interface at an
-    ///   assumed 0.1 W over the latency: read 0.3 uJ + 0.33 uJ, write 1 uJ + 3.3 uJ.
-    fn default() -> Self {
-        let bits = (PAGE_BYTES * 8) as f64;
-        NvmSwap {
-            name: "emram".into(),
-            read_ns: 3_000.0,
-            write_ns: 10_000.0,
-            read_nj: 0.1 * 3_000.0 + 0.01 * bits,
-            write_nj: 0.1 * 10_000.0 + 0.1 * bits,
-        }
-    }
-}
-
-impl NvmSwap {
-    pub fn validate(&self) -> Result<()> {
-        let context = format!("NVM swap device {}", self.name);
-        check_non_negative(
-            &context,
-            &[
-                ("read_ns", self.read_ns),
-                ("write_ns", self.write_ns),
-                ("read_nj", self.read_nj),
-                ("write_nj", self.write_nj),
-            ],
-        )
-    }
-}
 
 /// Compressed RAM swap (zram with LZ4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -176,38 +62,32 @@ impl Default for ZramSwap {
 }
 
 impl ZramSwap {
+    /// Rejects figures outside their range (times and energies >= 0, a ratio >= 1, a
+    /// share in 0..=1), naming the field.
     pub fn validate(&self) -> Result<()> {
-        let context = format!("zram device {}", self.name);
-        check_non_negative(
-            &context,
-            &[
-                ("compression_ratio", self.compression_ratio),
-                ("incompressible_share", self.incompressible_share),
-                ("compress_ns", self.compress_ns),
-                ("decompress_ns", self.decompress_ns),
-                ("compress_nj", self.compress_nj),
-                ("decompress_nj", self.decompress_nj),
-            ],
-        )?;
-        if self.compression_ratio < 1.0 {
-            return Err(Error::config(
-                context,
-                format!(
-                    "compression_ratio must be >= 1, got {}",
-                    self.compression_ratio
-                ),
-            ));
+        let ranges = [
+            (
+                "compression_ratio",
+                self.compression_ratio,
+                1.0,
+                f64::INFINITY,
+            ),
+            ("incompressible_share", self.incompressible_share, 0.0, 1.0),
+            ("compress_ns", self.compress_ns, 0.0, f64::INFINITY),
+            ("decompress_ns", self.decompress_ns, 0.0, f64::INFINITY),
+            ("compress_nj", self.compress_nj, 0.0, f64::INFINITY),
+            ("decompress_nj", self.decompress_nj, 0.0, f64::INFINITY),
+        ];
+        match ranges
+            .iter()
+            .find(|(_, v, min, max)| !(v.is_finite() && v >= min && v <= max))
+        {
+            Some((field, value, min, max)) => Err(Error::config(
+                format!("zram device {}", self.name),
+                format!("{field} must be a finite number in {min}..={max}, got {value}"),
+            )),
+            None => Ok(()),
         }
-        if self.incompressible_share > 1.0 {
-            return Err(Error::config(
-                context,
-                format!(
-                    "incompressible_share must be at most 1, got {}",
-                    self.incompressible_share
-                ),
-            ));
-        }
-        Ok(())
     }
 
     /// Bytes a compressible page takes in the pool.
@@ -217,12 +97,24 @@ impl ZramSwap {
 }
 
 /// The swap devices of a run; an architecture uses the ones it needs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwapDevices {
-    pub flash: FlashSwap,
-    pub nvm: NvmSwap,
+    #[serde(with = "keys::flash")]
+    pub flash: Device,
+    #[serde(with = "keys::nvm")]
+    pub nvm: Device,
     pub zram: ZramSwap,
+}
+
+impl Default for SwapDevices {
+    fn default() -> Self {
+        SwapDevices {
+            flash: UFS21,
+            nvm: EMRAM,
+            zram: ZramSwap::default(),
+        }
+    }
 }
 
 impl SwapDevices {
@@ -253,22 +145,20 @@ mod tests {
 
     #[test]
     fn invalid_figures_are_named() {
-        let mut d = SwapDevices::default();
-        d.nvm.write_ns = f64::NAN;
-        assert!(d.validate().unwrap_err().to_string().contains("write_ns"));
-        let mut d = SwapDevices::default();
-        d.zram.compression_ratio = 0.5;
-        assert!(d
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .contains("compression_ratio"));
-        let mut d = SwapDevices::default();
-        d.zram.incompressible_share = 1.5;
-        assert!(d
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .contains("incompressible_share"));
+        type Spoil = fn(&mut SwapDevices);
+        let cases: [(&str, Spoil); 4] = [
+            ("write_ns", |d| d.nvm.write_ns = f64::NAN),
+            ("compression_ratio", |d| d.zram.compression_ratio = 0.5),
+            ("incompressible_share", |d| {
+                d.zram.incompressible_share = 1.5
+            }),
+            ("decompress_nj", |d| d.zram.decompress_nj = -1.0),
+        ];
+        for (field, spoil) in cases {
+            let mut d = SwapDevices::default();
+            spoil(&mut d);
+            let message = d.validate().unwrap_err().to_string();
+            assert!(message.contains(field), "{message}");
+        }
     }
 }

@@ -14,10 +14,11 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::core::stats::Stats;
 use crate::devices::{CostModel, Devices};
+use crate::mm::placement::metrics::Metrics;
 use crate::mm::placement::sim::{run_trace, RunSetup};
 use crate::mm::placement::{find_policy, Capacity, Family};
-use crate::mm::placement::metrics::Metrics;
 use crate::report::{ExperimentReport, Figure, Row, Table};
 use crate::trace::{self, Trace};
 use crate::{workload, Error, Result};

@@ -74,6 +74,24 @@ pub struct ExperimentReport {
     pub notes: Vec<String>,
 }
 
+/// What a reproduction's analysis of its table gives: figures, claims and notes.
+pub type Analysis = (Vec<Figure>, Vec<Claim>, Vec<String>);
+
+impl ExperimentReport {
+    /// A report whose `results.json` is the table's rows.
+    pub fn of_table(table: Table, facts: Vec<Vec<String>>, analysis: Analysis) -> Self {
+        let (figures, claims, notes) = analysis;
+        ExperimentReport {
+            json: table.to_json(),
+            facts,
+            table,
+            figures,
+            claims,
+            notes,
+        }
+    }
+}
+
 /// Long-format CSV: `experiment`, the key columns, then `metric,value`.
 pub fn write_results_csv(out: impl Write, table: &Table) -> Result<()> {
     let mut w = csv::Writer::from_writer(out);

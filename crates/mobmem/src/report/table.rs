@@ -61,6 +61,15 @@ impl Table {
         })
     }
 
+    /// `metric` of the first row matching `filter`; NaN when there is none or it lacks
+    /// the metric.
+    pub fn first_value(&self, filter: &[(String, String)], metric: &str) -> f64 {
+        self.select(filter)
+            .next()
+            .and_then(|r| r.value(metric))
+            .unwrap_or(f64::NAN)
+    }
+
     /// `metric` against the numeric key column `x`, over the rows matching `filter`,
     /// sorted by x (rows whose x is not a number or that lack the metric are left out).
     pub fn curve(&self, filter: &[(String, String)], x: &str, metric: &str) -> Vec<(f64, f64)> {

@@ -10,10 +10,10 @@
 //! 40,1234,exit,,,,,
 //! ```
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::shared::{parse_u64, PartialFile};
+use super::shared::{parse_u64, read_up_to, PartialFile};
 use super::{Event, EventKind, EventSource, Interner, PageKey, PageKind, Tables, Trace};
 use crate::{Error, Position, Result};
 
@@ -28,6 +28,12 @@ pub const COLUMNS: [&str; 8] = [
     "op",
     "value",
 ];
+
+/// Longest record the reader takes, in bytes as written with its line break. An event line
+/// is a few dozen bytes; a record that goes on past this (a file that is not a CSV trace,
+/// a quote never closed) is an error, so that one record cannot take memory without
+/// bound.
+pub const MAX_RECORD_BYTES: u64 = 1 << 20;
 
 /// Android importance classes accepted in the `value` column of importance events, with
 /// the `oom_score_adj` each stands for (the bottom of the class's range in
@@ -108,136 +114,315 @@ impl EventSource for Reader {
     }
 }
 
-/// Splits the input into records of fields separated by commas. A field may be put in
-/// double quotes, inside which `""` stands for `"` and line breaks are kept. Lines that
-/// start with `#` and blank lines are skipped between records.
+/// Bytes the csv reader asks of the input at a time.
+const READ_BUFFER: usize = 1 << 16;
+
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+/// The records of the input, split by the `csv` crate into fields separated by commas. A
+/// field may be put in double quotes, inside which `""` stands for `"` and line breaks
+/// are kept. Lines that start with `#` and blank lines are skipped between records.
 ///
-/// Done here rather than with the `csv` crate's reader, which numbers a record by the
-/// line where the previous record ended, wrong after a comment or a blank line.
+/// The csv reader is more lenient than the format: it takes text after a closing quote
+/// into the field, ends a quoted field left open at the end of the file, and numbers a
+/// record by the line where the previous one ended, before any comment or blank line. So
+/// it reads through [`RawInput`], which keeps the record being read as written and the
+/// number of the line it starts on, and each record is checked against what was written.
 struct Records {
-    input: BufReader<Box<dyn Read + Send>>,
-    /// The physical line being split, with its line break.
-    line: Vec<u8>,
-    /// Physical lines read so far.
-    lines_read: u64,
-    /// The current record's fields, unquoted, one after the other, and where each ends.
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
+    csv: ::csv::Reader<RawInput>,
+    record: ::csv::ByteRecord,
+    /// The csv reader left the `\r` of the record's `\r\n` line break at the end of its
+    /// last field.
+    crlf: bool,
 }
 
 impl Records {
     fn new(input: Box<dyn Read + Send>) -> Records {
+        let csv = ::csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .comment(Some(b'#'))
+            .terminator(::csv::Terminator::Any(b'\n'))
+            .buffer_capacity(READ_BUFFER)
+            .from_reader(RawInput::new(input));
         Records {
-            input: BufReader::with_capacity(1 << 16, input),
-            line: Vec::new(),
-            lines_read: 0,
-            bytes: Vec::new(),
-            ends: Vec::new(),
+            csv,
+            record: ::csv::ByteRecord::new(),
+            crlf: false,
         }
     }
 
     fn len(&self) -> usize {
-        self.ends.len()
+        self.record.len()
+    }
+
+    /// The fields of the current record, which has `N` of them.
+    fn fields<const N: usize>(&self) -> [&[u8]; N] {
+        debug_assert_eq!(self.record.len(), N);
+        let mut fields = [&[][..]; N];
+        for (slot, field) in fields.iter_mut().zip(&self.record) {
+            *slot = field;
+        }
+        if let (true, Some(last)) = (self.crlf, fields.last_mut()) {
+            *last = &last[..last.len() - 1];
+        }
+        fields
     }
 
     /// Field `i` of the current record (empty if there is no such field).
     fn get(&self, i: usize) -> &[u8] {
-        let Some(&end) = self.ends.get(i) else {
-            return &[];
-        };
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..end]
-    }
-
-    fn read_line(&mut self, path: &Path) -> Result<bool> {
-        self.line.clear();
-        let read = self
-            .input
-            .read_until(b'\n', &mut self.line)
-            .map_err(|e| Error::io(path, e))?;
-        if read == 0 {
-            return Ok(false);
+        match self.record.get(i) {
+            Some(field) if self.crlf && i + 1 == self.record.len() => &field[..field.len() - 1],
+            Some(field) => field,
+            None => &[],
         }
-        self.lines_read += 1;
-        // Tolerate the byte order mark that some spreadsheet tools write.
-        if self.lines_read == 1 && self.line.starts_with(b"\xEF\xBB\xBF") {
-            self.line.drain(..3);
-        }
-        Ok(true)
     }
 
     /// Read the next record; returns the number of the line it starts on.
     fn next(&mut self, path: &Path) -> Result<Option<u64>> {
-        self.bytes.clear();
-        self.ends.clear();
         loop {
-            if !self.read_line(path)? {
-                return Ok(None);
+            let read = self.csv.read_byte_record(&mut self.record);
+            let input = self.csv.get_ref();
+            let line = input.line;
+            match read {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) => return Err(read_error(path, line, input.too_long, e)),
             }
-            let skip = self.line.first() == Some(&b'#')
-                || self.line.iter().all(|b| b.is_ascii_whitespace());
-            if !skip {
-                break;
+            let end = self.csv.position().byte();
+            let written = input.record(end);
+            // Reading stops at a record that outgrows the limit; one that ends in the bytes
+            // read with it is caught here.
+            if written.len() as u64 > MAX_RECORD_BYTES {
+                return Err(record_too_long(path, line));
             }
-        }
-        let first_line = self.lines_read;
-        let mut in_quotes = false;
-        loop {
-            let content_end = self.line.len() - line_break_len(&self.line);
-            let mut pos = 0;
-            while pos < content_end {
-                let byte = self.line[pos];
-                pos += 1;
-                if in_quotes {
-                    if byte != b'"' {
-                        self.bytes.push(byte);
-                    } else if pos < content_end && self.line[pos] == b'"' {
-                        self.bytes.push(b'"');
-                        pos += 1;
-                    } else {
-                        in_quotes = false;
-                        if pos < content_end && self.line[pos] != b',' {
-                            return Err(Error::format(
-                                path,
-                                Position::Line(self.lines_read),
-                                "a closing quote must end its field",
-                            ));
-                        }
-                    }
-                } else if byte == b',' {
-                    self.ends.push(self.bytes.len());
-                } else if byte == b'"' && self.bytes.len() == self.ends.last().copied().unwrap_or(0)
-                {
-                    in_quotes = true;
-                } else {
-                    self.bytes.push(byte);
+            let blank = self.record.len() == 1 && written.iter().all(u8::is_ascii_whitespace);
+            let (crlf, lines) = match as_written(written, &self.record) {
+                Ok(read) => read,
+                Err(QuoteError::TextAfterQuote(at)) => {
+                    let before = written[..at].iter().filter(|&&b| b == b'\n').count();
+                    return Err(Error::format(
+                        path,
+                        Position::Line(line + before as u64),
+                        "a closing quote must end its field",
+                    ));
                 }
-            }
-            if !in_quotes {
-                self.ends.push(self.bytes.len());
-                return Ok(Some(first_line));
-            }
-            // The quoted field goes on: keep the line break and read the next line.
-            self.bytes.extend_from_slice(&self.line[content_end..]);
-            if !self.read_line(path)? {
-                return Err(Error::format(
-                    path,
-                    Position::Line(first_line),
-                    "a quoted field is not closed before the end of the file",
-                ));
+                Err(QuoteError::Unclosed) => {
+                    return Err(Error::format(
+                        path,
+                        Position::Line(line),
+                        "a quoted field is not closed before the end of the file",
+                    ))
+                }
+            };
+            self.crlf = crlf;
+            self.csv.get_mut().record_read(end, lines);
+            if !blank {
+                return Ok(Some(line));
             }
         }
     }
 }
 
-/// Length of the `\n` or `\r\n` that ends `line` (0 on a last line without one).
-fn line_break_len(line: &[u8]) -> usize {
-    if line.ends_with(b"\r\n") {
-        2
-    } else if line.ends_with(b"\n") {
-        1
-    } else {
-        0
+/// The error of a failed read of the record that starts on `line`. Reading byte records
+/// of any length, the csv reader fails only when its input does: the input itself, or
+/// [`RawInput`] stopping a record longer than [`MAX_RECORD_BYTES`] (`too_long`).
+fn read_error(path: &Path, line: u64, too_long: bool, e: ::csv::Error) -> Error {
+    if too_long {
+        return record_too_long(path, line);
+    }
+    match e.into_kind() {
+        ::csv::ErrorKind::Io(e) => Error::io(path, e),
+        other => Error::io(path, std::io::Error::other(format!("{other:?}"))),
+    }
+}
+
+fn record_too_long(path: &Path, line: u64) -> Error {
+    let message =
+        format!("a record longer than {MAX_RECORD_BYTES} bytes, expected one event a line");
+    Error::format(path, Position::Line(line), message)
+}
+
+/// Where a record as written breaks the format's quoting.
+enum QuoteError {
+    /// Text follows the closing quote at this offset of the record.
+    TextAfterQuote(usize),
+    /// The input ends inside a quoted field.
+    Unclosed,
+}
+
+/// Check `written`, one record as written, against the fields the csv reader made of it:
+/// each field must be written as it is, or in quotes with every `"` in it doubled,
+/// followed by a comma or the end of the record. Returns whether the record ends with a
+/// `\r\n` line break, whose `\r` the csv reader leaves at the end of the last field, and
+/// the number of line breaks in the record.
+fn as_written(written: &[u8], record: &::csv::ByteRecord) -> Result<(bool, u64), QuoteError> {
+    let crlf = written.ends_with(b"\r\n");
+    // Without quotes, the record is one line and its fields are as written.
+    if !written.contains(&b'"') {
+        return Ok((crlf, u64::from(written.last() == Some(&b'\n'))));
+    }
+    let lines = written.iter().filter(|&&b| b == b'\n').count() as u64;
+    let mut at = 0;
+    for (i, field) in record.iter().enumerate() {
+        if i > 0 {
+            // The comma.
+            at += 1;
+        }
+        if written.get(at) != Some(&b'"') {
+            at += field.len();
+            continue;
+        }
+        at += 1;
+        let last = i + 1 == record.len();
+        for (f, &byte) in field.iter().enumerate() {
+            match written.get(at) {
+                Some(b'"') if byte == b'"' && written.get(at + 1) == Some(&b'"') => at += 2,
+                // The closing quote, then the line break.
+                Some(b'"') if last && &field[f..] == b"\r" && &written[at..] == b"\"\r\n" => {
+                    return Ok((true, lines))
+                }
+                // The csv reader closed the quotes here and took what follows into the
+                // field.
+                Some(b'"') => return Err(QuoteError::TextAfterQuote(at)),
+                Some(_) => at += 1,
+                None => return Err(QuoteError::Unclosed),
+            }
+        }
+        if written.get(at) != Some(&b'"') {
+            return Err(QuoteError::Unclosed);
+        }
+        at += 1;
+    }
+    Ok((crlf, lines))
+}
+
+/// The input under the csv reader. It keeps the bytes of the record being read as
+/// written, and the number of the line the record starts on: like the csv reader, it
+/// passes over a byte order mark at the start of the input and, before each record, the
+/// lines that start with `#` and the empty lines.
+struct RawInput {
+    input: Box<dyn Read + Send>,
+    /// Bytes read and not yet dropped: `kept[0]` is byte `kept_at` of the input.
+    kept: Vec<u8>,
+    kept_at: u64,
+    /// Where the next record starts, or how far the lines before it have been passed over.
+    start: u64,
+    /// What `start` is in.
+    at: Place,
+    /// Number of the line `start` is on.
+    line: u64,
+    /// Reading stopped inside a record longer than [`MAX_RECORD_BYTES`].
+    too_long: bool,
+}
+
+/// What the input holds at [`RawInput::start`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// The start of the input, where a byte order mark may stand.
+    Beginning,
+    LineStart,
+    /// A comment line, to its line break.
+    Comment,
+    /// The next record.
+    Record,
+}
+
+impl RawInput {
+    fn new(input: Box<dyn Read + Send>) -> RawInput {
+        RawInput {
+            input,
+            kept: Vec::new(),
+            kept_at: 0,
+            start: 0,
+            at: Place::Beginning,
+            line: 1,
+            too_long: false,
+        }
+    }
+
+    /// Bytes kept from `start` up to byte `end` of the input.
+    fn record(&self, end: u64) -> &[u8] {
+        &self.kept[(self.start - self.kept_at) as usize..(end - self.kept_at) as usize]
+    }
+
+    /// The csv reader has read the record from `start` up to byte `end`, which holds
+    /// `lines` line breaks: pass over the lines before the next one.
+    fn record_read(&mut self, end: u64, lines: u64) {
+        self.line += lines;
+        self.start = end;
+        self.at = Place::LineStart;
+        self.pass_over();
+    }
+
+    /// Move `start` over the comment and empty lines before the next record, as far as
+    /// the bytes read go.
+    fn pass_over(&mut self) {
+        let end = self.kept_at + self.kept.len() as u64;
+        while self.start < end {
+            let rest = &self.kept[(self.start - self.kept_at) as usize..];
+            match self.at {
+                Place::Record => return,
+                // The csv reader drops the mark only when the first bytes it is given
+                // hold it whole, which `read` sees to.
+                Place::Beginning => {
+                    if rest.starts_with(BYTE_ORDER_MARK) {
+                        self.start += BYTE_ORDER_MARK.len() as u64;
+                    }
+                    self.at = Place::LineStart;
+                }
+                Place::LineStart => match rest[0] {
+                    b'#' => self.at = Place::Comment,
+                    b'\n' => {
+                        self.start += 1;
+                        self.line += 1;
+                    }
+                    _ => self.at = Place::Record,
+                },
+                Place::Comment => match rest.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        self.start += i as u64 + 1;
+                        self.line += 1;
+                        self.at = Place::LineStart;
+                    }
+                    None => self.start = end,
+                },
+            }
+        }
+    }
+}
+
+impl Read for RawInput {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // The csv reader asks for more only once it has taken every byte read before: what
+        // is kept from `start` on is the part of the record it is still reading.
+        let kept_end = self.kept_at + self.kept.len() as u64;
+        if self.at == Place::Record && kept_end - self.start > MAX_RECORD_BYTES {
+            self.too_long = true;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "record too long",
+            ));
+        }
+        self.kept.drain(..(self.start - self.kept_at) as usize);
+        self.kept_at = self.start;
+        let n = if self.at == Place::Beginning {
+            // A whole byte order mark and a byte after it, unless the input ends first:
+            // given only the mark, the csv reader would take the input to have ended.
+            let first = buf.len().min(BYTE_ORDER_MARK.len() + 1);
+            read_up_to(&mut self.input, &mut buf[..first])?
+        } else {
+            // Read again when interrupted: the csv reader would stop at the error.
+            loop {
+                match self.input.read(buf) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    read => break read?,
+                }
+            }
+        };
+        self.kept.extend_from_slice(&buf[..n]);
+        self.pass_over();
+        Ok(n)
     }
 }
 
@@ -251,34 +436,24 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
             record.len()
         ));
     }
-    let field = |i: usize| record.get(i);
-    let time_ns = parse_u64(trim(field(0)))
-        .ok_or_else(|| invalid(field(0), "time_ns", "a non-negative integer of nanoseconds"))?;
+    let fields = record.fields::<{ COLUMNS.len() }>();
+    let field = |i: usize| fields[i];
+    // Column `i`, a non-negative integer; `expected` says what it stands for.
+    let number = |i: usize, expected: &str| {
+        parse_u64(trim(field(i))).ok_or_else(|| invalid(field(i), COLUMNS[i], expected))
+    };
+    let time_ns = number(0, "a non-negative integer of nanoseconds")?;
     let pid = parse_u64(trim(field(1)))
         .and_then(|pid| u32::try_from(pid).ok())
         .ok_or_else(|| invalid(field(1), "pid", "an integer in 0..=4294967295"))?;
     let event = trim(field(2));
-    let kind = if event.eq_ignore_ascii_case(b"access") {
-        EventKind::Access
-    } else if event.eq_ignore_ascii_case(b"importance") {
-        EventKind::Importance
-    } else if event.eq_ignore_ascii_case(b"start") {
-        EventKind::Start
-    } else if event.eq_ignore_ascii_case(b"exit") {
-        EventKind::Exit
-    } else if event.eq_ignore_ascii_case(b"swap_out") {
-        EventKind::SwapOut
-    } else if event.eq_ignore_ascii_case(b"swap_in") {
-        EventKind::SwapIn
-    } else if event.eq_ignore_ascii_case(b"input") {
-        EventKind::Input
-    } else {
-        return Err(invalid(
+    let kind = event_kind(event).ok_or_else(|| {
+        invalid(
             field(2),
             "event",
             "access, importance, start, exit, swap_out, swap_in or input",
-        ));
-    };
+        )
+    })?;
 
     let must_be_empty = |columns: std::ops::Range<usize>| -> Result<(), String> {
         match columns.into_iter().find(|&i| !trim(field(i)).is_empty()) {
@@ -296,6 +471,11 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
             .process(pid)
             .ok_or_else(|| "more processes than the 2^27 process ids".to_string())
     };
+    let page = |interner: &mut Interner, key: PageKey| {
+        interner
+            .page(key)
+            .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())
+    };
 
     match kind {
         EventKind::Access => {
@@ -308,20 +488,11 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
             } else {
                 return Err(invalid(field(3), "page_kind", "file or anon"));
             };
-            let owner = parse_u64(trim(field(4))).ok_or_else(|| {
-                invalid(
-                    field(4),
-                    "owner",
-                    "a non-negative integer (file id, or pid for anon)",
-                )
-            })?;
-            let index = parse_u64(trim(field(5))).ok_or_else(|| {
-                invalid(
-                    field(5),
-                    "index",
-                    "a non-negative integer (page index or virtual page number)",
-                )
-            })?;
+            let owner = number(4, "a non-negative integer (file id, or pid for anon)")?;
+            let index = number(
+                5,
+                "a non-negative integer (page index or virtual page number)",
+            )?;
             let write = parse_op(trim(field(6)))
                 .ok_or_else(|| invalid(field(6), "op", "R or W (or read, write)"))?;
             let key = if anon {
@@ -330,9 +501,7 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
                 PageKey::file(owner, index)
             };
             let proc = process(interner)?;
-            let page = interner
-                .page(key)
-                .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())?;
+            let page = page(interner, key)?;
             Ok(Event::access(time_ns, proc, page, write, anon))
         }
         EventKind::Importance => {
@@ -366,24 +535,10 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
                     "anon (swap holds anonymous pages)",
                 ));
             }
-            let owner = parse_u64(trim(field(4))).ok_or_else(|| {
-                invalid(
-                    field(4),
-                    "owner",
-                    "a non-negative integer (the pid owning the page)",
-                )
-            })?;
-            let index = parse_u64(trim(field(5))).ok_or_else(|| {
-                invalid(
-                    field(5),
-                    "index",
-                    "a non-negative integer (virtual page number)",
-                )
-            })?;
+            let owner = number(4, "a non-negative integer (the pid owning the page)")?;
+            let index = number(5, "a non-negative integer (virtual page number)")?;
             let proc = process(interner)?;
-            let page = interner
-                .page(PageKey::anon(owner, index))
-                .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())?;
+            let page = page(interner, PageKey::anon(owner, index))?;
             Ok(if kind == EventKind::SwapOut {
                 Event::swap_out(time_ns, proc, page)
             } else {
@@ -391,6 +546,24 @@ fn parse_event(record: &Records, interner: &mut Interner) -> Result<Event, Strin
             })
         }
     }
+}
+
+/// The kind an `event` column's keyword (in any case) stands for.
+fn event_kind(event: &[u8]) -> Option<EventKind> {
+    let mut lower = [0u8; 10];
+    let lower = lower.get_mut(..event.len())?;
+    lower.copy_from_slice(event);
+    lower.make_ascii_lowercase();
+    Some(match &*lower {
+        b"access" => EventKind::Access,
+        b"importance" => EventKind::Importance,
+        b"start" => EventKind::Start,
+        b"exit" => EventKind::Exit,
+        b"swap_out" => EventKind::SwapOut,
+        b"swap_in" => EventKind::SwapIn,
+        b"input" => EventKind::Input,
+        _ => return None,
+    })
 }
 
 #[cold]
@@ -515,6 +688,13 @@ fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
                     event.proc()
                 ))
             })?;
+        let page = || {
+            trace
+                .tables
+                .pages
+                .get(event.page() as usize)
+                .ok_or_else(|| bad(format!("page id {} is not in the page table", event.page())))
+        };
         set_number(&mut time, event.time_ns());
         set_number(&mut pid, process.pid);
         let mut page_kind = "";
@@ -524,13 +704,7 @@ fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
         value.clear();
         let kind = match event.kind() {
             EventKind::SwapOut | EventKind::SwapIn => {
-                let page = trace
-                    .tables
-                    .pages
-                    .get(event.page() as usize)
-                    .ok_or_else(|| {
-                        bad(format!("page id {} is not in the page table", event.page()))
-                    })?;
+                let page = page()?;
                 if page.kind != PageKind::Anon {
                     return Err(bad(format!(
                         "swap event of page {}, which is not anonymous",
@@ -547,13 +721,7 @@ fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
                 }
             }
             EventKind::Access => {
-                let page = trace
-                    .tables
-                    .pages
-                    .get(event.page() as usize)
-                    .ok_or_else(|| {
-                        bad(format!("page id {} is not in the page table", event.page()))
-                    })?;
+                let page = page()?;
                 if (page.kind == PageKind::Anon) != event.is_anon() {
                     return Err(bad(format!(
                         "the anonymous flag disagrees with the kind of page {}",
@@ -599,4 +767,68 @@ fn set_number(out: &mut String, number: impl std::fmt::Display) {
     out.clear();
     // Writing to a String cannot fail.
     let _ = write!(out, "{number}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands out its data `size` bytes at a time, each read interrupted once first.
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        size: usize,
+        interrupted: bool,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.interrupted = !self.interrupted;
+            if self.interrupted {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let n = self.size.min(buf.len()).min(self.data.len() - self.at);
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    fn read(input: Box<dyn Read + Send>) -> std::result::Result<(Vec<Event>, Tables), String> {
+        let mut reader = Reader::new(Path::new("t.csv"), input).map_err(|e| e.to_string())?;
+        let (mut events, mut batch) = (Vec::new(), Vec::new());
+        while reader
+            .read_batch(&mut batch, 2)
+            .map_err(|e| e.to_string())?
+        {
+            events.extend_from_slice(&batch);
+        }
+        Ok((events, reader.tables().map_err(|e| e.to_string())?))
+    }
+
+    #[test]
+    fn short_and_interrupted_reads_read_the_same() {
+        let header = COLUMNS.join(",");
+        let good = format!(
+            "\u{FEFF}# note \"\n\n{header}\r\n0,1,start,,,,,\"two\r\nlines, \"\"quoted\"\"\"\r\n  \n#\n1,1,access,file,1,2,R,\n2,1,exit,,,,,"
+        );
+        let bad = format!("{header}\n# \"\n0,1,start,,,,,\"a\nb\"c,\n");
+        for (data, expected) in [(good, Ok(3)), (bad, Err("t.csv: line 4: a closing quote"))] {
+            let whole = read(Box::new(std::io::Cursor::new(data.clone().into_bytes())));
+            match (&whole, expected) {
+                (Ok((events, _)), Ok(n)) => assert_eq!(events.len(), n),
+                (Err(message), Err(start)) => assert!(message.starts_with(start), "{message}"),
+                _ => panic!("{data:?} read as {whole:?}"),
+            }
+            for size in 1..=5 {
+                let trickle = Trickle {
+                    data: data.clone().into_bytes(),
+                    at: 0,
+                    size,
+                    interrupted: false,
+                };
+                assert_eq!(read(Box::new(trickle)), whole, "{size} bytes a read");
+            }
+        }
+    }
 }

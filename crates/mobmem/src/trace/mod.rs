@@ -34,6 +34,10 @@ pub const MAX_PROC_ID: ProcId = (1 << 27) - 1;
 
 /// `oom_score_adj` of the foreground (top) app on Android.
 pub const ADJ_FOREGROUND: i16 = 0;
+/// `oom_score_adj` of the previous app (the last one to leave the foreground).
+pub const ADJ_PREVIOUS: i16 = 700;
+/// `oom_score_adj` of a cached app (in the background, nothing running).
+pub const ADJ_CACHED: i16 = 900;
 /// `oom_score_adj` assumed for a process whose importance the trace never states:
 /// the top of the cached range, i.e. background.
 pub const ADJ_UNKNOWN: i16 = 1000;

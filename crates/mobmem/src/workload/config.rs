@@ -501,35 +501,46 @@ impl BackgroundConfig {
     }
 }
 
-fn positive(ctx: &str, name: &str, value: f64) -> Result<()> {
-    if value > 0.0 && value.is_finite() {
+/// `Ok` when `holds`, else an error saying `name` must be `rule` and what it was.
+fn check(ctx: &str, name: &str, value: f64, holds: bool, rule: &str) -> Result<()> {
+    if holds {
         Ok(())
     } else {
         Err(Error::config(
             ctx,
-            format!("{name} must be positive and finite, got {value}"),
+            format!("{name} must be {rule}, got {value}"),
         ))
     }
+}
+
+fn positive(ctx: &str, name: &str, value: f64) -> Result<()> {
+    let holds = value > 0.0 && value.is_finite();
+    check(ctx, name, value, holds, "positive and finite")
 }
 
 fn non_negative(ctx: &str, name: &str, value: f64) -> Result<()> {
-    if value >= 0.0 && value.is_finite() {
-        Ok(())
-    } else {
-        Err(Error::config(
-            ctx,
-            format!("{name} must be non-negative and finite, got {value}"),
-        ))
-    }
+    let holds = value >= 0.0 && value.is_finite();
+    check(ctx, name, value, holds, "non-negative and finite")
 }
 
 fn fraction(ctx: &str, name: &str, value: f64) -> Result<()> {
-    if (0.0..=1.0).contains(&value) {
-        Ok(())
-    } else {
-        Err(Error::config(
-            ctx,
-            format!("{name} must be within 0..=1, got {value}"),
-        ))
+    check(
+        ctx,
+        name,
+        value,
+        (0.0..=1.0).contains(&value),
+        "within 0..=1",
+    )
+}
+
+impl super::Params for WorkloadConfig {
+    fn validate(&self) -> Result<()> {
+        WorkloadConfig::validate(self)
+    }
+    fn scale(&mut self, factor: f64) {
+        self.scale *= factor;
+    }
+    fn generate(&self, seed: u64) -> Result<crate::trace::Trace> {
+        super::generate(self, seed)
     }
 }

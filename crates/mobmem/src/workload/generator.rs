@@ -18,10 +18,12 @@ use super::sampling::{standard_exponential, unit, zipf_weights, AliasTable};
 use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
-/// `oom_score_adj` of the previous app (the last one to leave the foreground).
-pub const ADJ_PREVIOUS: i16 = 700;
-/// `oom_score_adj` of a cached app (in the background, nothing running).
-pub const ADJ_CACHED: i16 = 900;
+/// The importance levels the generator assigns (Android's, in the trace model).
+pub use crate::trace::{ADJ_CACHED, ADJ_PREVIOUS};
+
+/// A page drawn for an access: its id, whether the access writes, whether the page is
+/// anonymous.
+type Access = Result<(PageId, bool, bool)>;
 
 /// Marks a page not accessed yet, so not interned. The interner never hands out this id.
 const NOT_INTERNED: PageId = PageId::MAX;
@@ -271,7 +273,7 @@ impl Generator {
     fn foreground_access(&mut self) -> Result<()> {
         let now = self.foreground_next_ns;
         let app = &mut self.apps[self.foreground];
-        let (page, write, anon) = app.foreground_page(&mut self.rng, &mut self.interner)?;
+        let (page, write, anon) = app.page(false, &mut self.rng, &mut self.interner)?;
         let proc = app.proc.ok_or_else(not_started)?;
         self.events
             .push(Event::access(now, proc, page, write, anon));
@@ -287,7 +289,7 @@ impl Generator {
         if app.burst_left == 0 {
             app.burst_left = around_mean(&mut self.rng, app.burst_mean).max(1);
         }
-        let (page, write, anon) = app.background_page(&mut self.rng, &mut self.interner)?;
+        let (page, write, anon) = app.page(true, &mut self.rng, &mut self.interner)?;
         let proc = app.proc.ok_or_else(not_started)?;
         self.events
             .push(Event::access(now, proc, page, write, anon));
@@ -454,39 +456,26 @@ impl App {
         })
     }
 
-    /// Page, write flag and anonymous flag of a foreground access.
+    /// Page, write flag and anonymous flag of a foreground access (from a region or the
+    /// fresh content) or of a background access (from a region).
     #[inline]
-    fn foreground_page(
-        &mut self,
-        rng: &mut ChaCha8Rng,
-        interner: &mut Interner,
-    ) -> Result<(PageId, bool, bool)> {
-        let mix = self
-            .foreground_mix
+    fn page(&mut self, background: bool, rng: &mut ChaCha8Rng, interner: &mut Interner) -> Access {
+        let (mix, state) = if background {
+            (&self.background_mix, "background")
+        } else {
+            (&self.foreground_mix, "foreground")
+        };
+        let slot = mix
             .as_ref()
-            .ok_or_else(|| self.no_pages("foreground"))?;
-        let slot = mix.sample(rng.next_u64());
+            .ok_or_else(|| self.no_pages(state))?
+            .sample(rng.next_u64());
         match self.regions.get_mut(slot) {
             Some(region) => region.access(rng, interner),
             None => match &mut self.fresh {
                 Some(fresh) => fresh.access(rng, interner),
-                None => Err(self.no_pages("foreground")),
+                None => Err(self.no_pages(state)),
             },
         }
-    }
-
-    #[inline]
-    fn background_page(
-        &mut self,
-        rng: &mut ChaCha8Rng,
-        interner: &mut Interner,
-    ) -> Result<(PageId, bool, bool)> {
-        let mix = self
-            .background_mix
-            .as_ref()
-            .ok_or_else(|| self.no_pages("background"))?;
-        let slot = mix.sample(rng.next_u64());
-        self.regions[slot].access(rng, interner)
     }
 
     fn no_pages(&self, state: &str) -> Error {
@@ -499,11 +488,7 @@ impl App {
 
 impl Region {
     #[inline]
-    fn access(
-        &mut self,
-        rng: &mut ChaCha8Rng,
-        interner: &mut Interner,
-    ) -> Result<(PageId, bool, bool)> {
+    fn access(&mut self, rng: &mut ChaCha8Rng, interner: &mut Interner) -> Access {
         let rank = self.popularity.sample(rng.next_u64());
         let mut id = self.ids[rank];
         if id == NOT_INTERNED {
@@ -541,11 +526,7 @@ impl Fresh {
     }
 
     #[inline]
-    fn access(
-        &mut self,
-        rng: &mut ChaCha8Rng,
-        interner: &mut Interner,
-    ) -> Result<(PageId, bool, bool)> {
+    fn access(&mut self, rng: &mut ChaCha8Rng, interner: &mut Interner) -> Access {
         if self.passed >= self.visit.len && self.rereads_left == 0 {
             self.begin_visit(rng);
         }

@@ -18,10 +18,17 @@
 //! [`preset`] gives the models of the two traces of the app-state-aware buffer cache paper
 //! (SPEC.md section 1); [`generate`] turns a config and a seed into a trace, the same bytes
 //! on every machine; [`summarize`] counts what any trace contains.
+//!
+//! Two more models have their own generators: [`app_cycling`] (the multi-swap paper's
+//! apps launched in rounds) and [`gallery_usb`] (the page-protection experiment's Gallery
+//! and USB transfer). [`PRESETS`] lists every preset of the three models, for `mobmem gen`.
 
+pub mod app_cycling;
 mod config;
+pub mod gallery_usb;
 mod generator;
 mod presets;
+pub mod registry;
 pub(crate) mod sampling;
 
 pub use crate::trace::summary::{summarize, ProcessSummary, WorkloadSummary};
@@ -30,48 +37,56 @@ pub use config::{
     MAX_ACCESSES, MAX_APPS, MAX_REGION_PAGES,
 };
 pub use generator::{ADJ_CACHED, ADJ_PREVIOUS};
+pub use registry::{find_preset, generate_with, GenOptions, Model, Params, Preset, PRESETS};
 
 use crate::trace::Trace;
-use crate::Result;
+use crate::{Error, Result};
 
-/// Names of the presets, for [`preset`].
-pub fn preset_names() -> &'static [&'static str] {
-    presets::PRESET_NAMES
+/// Names of the presets of the app model, for [`preset`].
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS
+        .into_iter()
+        .filter(|p| matches!(p.model, Model::Apps(_)))
+        .map(|p| p.name)
+        .collect()
 }
 
-/// The config of a named preset; an unknown name lists the known ones.
+/// The config of a named preset of the app model; an unknown name lists the known ones.
 pub fn preset(name: &str) -> Result<WorkloadConfig> {
-    presets::preset(name)
+    match PRESETS.iter().find(|p| p.name == name).map(|p| &p.model) {
+        Some(Model::Apps(config)) => Ok(config()),
+        _ => Err(Error::Unknown {
+            what: "workload preset",
+            name: name.to_string(),
+            known: preset_names().into_iter().map(str::to_string).collect(),
+        }),
+    }
 }
 
 /// Read a workload config from a TOML file (every field optional; unknown fields are
 /// errors) and validate it.
 pub fn load_config(path: &std::path::Path) -> Result<WorkloadConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::Error::io(path, e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     parse_config(&text, &path.display().to_string())
 }
 
 /// Parse and validate a workload config's TOML text; `origin` names it in errors.
 pub fn parse_config(text: &str, origin: &str) -> Result<WorkloadConfig> {
-    let config: WorkloadConfig = toml::from_str(text)
-        .map_err(|e| crate::Error::config(origin, e.to_string().trim_end().to_string()))?;
-    config.validate()?;
-    Ok(config)
+    registry::parse(text, origin)
 }
 
 /// Parse and validate a workload config given as JSON with the same keys as the TOML
 /// file.
 pub fn parse_config_json(text: &str, origin: &str) -> Result<WorkloadConfig> {
     let config: WorkloadConfig =
-        serde_json::from_str(text).map_err(|e| crate::Error::config(origin, e.to_string()))?;
+        serde_json::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
     config.validate()?;
     Ok(config)
 }
 
-/// A config as TOML, to save a preset and edit it.
-pub fn config_to_toml(config: &WorkloadConfig) -> Result<String> {
-    toml::to_string_pretty(config)
-        .map_err(|e| crate::Error::config("workload config", e.to_string()))
+/// A config (of any model) as TOML, to save a preset and edit it.
+pub fn config_to_toml<T: serde::Serialize>(config: &T) -> Result<String> {
+    toml::to_string_pretty(config).map_err(|e| Error::config("workload config", e.to_string()))
 }
 
 /// Generate the trace of `config` for `seed`. The config is validated first; the same

@@ -6,23 +6,21 @@
 use super::config::{
     AppConfig, BackgroundConfig, FreshConfig, RegionConfig, RegionKind, WorkloadConfig,
 };
-use crate::{Error, Result};
 
 use RegionKind::{Anon, File};
 
-/// Names accepted by [`preset`], in the order of the paper's traces.
-pub const PRESET_NAMES: &[&str] = &["chrome-push", "app-switching"];
+/// One region: name, kind, pages, foreground and background weight, write fraction.
+type Region = (&'static str, RegionKind, u64, f64, f64, f64);
 
-pub fn preset(name: &str) -> Result<WorkloadConfig> {
-    match name {
-        "chrome-push" => Ok(chrome_push()),
-        "app-switching" => Ok(app_switching()),
-        _ => Err(Error::Unknown {
-            what: "workload preset",
-            name: name.to_string(),
-            known: PRESET_NAMES.iter().map(|n| n.to_string()).collect(),
-        }),
-    }
+fn regions(table: &[Region]) -> Vec<RegionConfig> {
+    table
+        .iter()
+        .map(|&(name, kind, pages, foreground, background, writes)| {
+            RegionConfig::new(name, kind, pages)
+                .weights(foreground, background)
+                .writes(writes)
+        })
+        .collect()
 }
 
 /// A push app: a service (adj 500) keeps it alive; pushes wake it to update its database.
@@ -54,24 +52,18 @@ fn leave_only(leave_accesses: u32) -> BackgroundConfig {
 /// Hangouts and Gmail in the background, woken by pushes. About 15 foreground requests per
 /// background request; the hit ratio climbs slowly with memory because each site brings
 /// new pages, some of which come back when a recent site is revisited.
-fn chrome_push() -> WorkloadConfig {
+pub(super) fn chrome_push() -> WorkloadConfig {
     let chrome = AppConfig {
         running_at_start: true,
         foreground_rate_per_s: 2000.0,
         zipf_exponent: 0.8,
-        regions: vec![
-            RegionConfig::new("code", File, 5000).weights(0.30, 0.0),
-            RegionConfig::new("resources", File, 1500).weights(0.08, 0.0),
-            RegionConfig::new("history-db", File, 600)
-                .weights(0.10, 0.0)
-                .writes(0.35),
-            RegionConfig::new("cache-index", File, 300)
-                .weights(0.07, 0.0)
-                .writes(0.5),
-            RegionConfig::new("heap", Anon, 6000)
-                .weights(0.45, 0.0)
-                .writes(0.45),
-        ],
+        regions: regions(&[
+            ("code", File, 5000, 0.30, 0.0, 0.0),
+            ("resources", File, 1500, 0.08, 0.0, 0.0),
+            ("history-db", File, 600, 0.10, 0.0, 0.35),
+            ("cache-index", File, 300, 0.07, 0.0, 0.5),
+            ("heap", Anon, 6000, 0.45, 0.0, 0.45),
+        ]),
         fresh: Some(FreshConfig {
             share: 0.35,
             pages_per_site: 32,
@@ -81,22 +73,7 @@ fn chrome_push() -> WorkloadConfig {
         }),
         ..AppConfig::new("com.android.chrome", 2310)
     };
-    let hangouts = AppConfig {
-        foreground_weight: 0.0,
-        running_at_start: true,
-        zipf_exponent: 1.0,
-        regions: messenger_regions(1500, 400, 1200),
-        background: push_background(1.0, 67, 0),
-        ..AppConfig::new("com.google.android.talk", 2501)
-    };
-    let gmail = AppConfig {
-        foreground_weight: 0.0,
-        running_at_start: true,
-        zipf_exponent: 1.0,
-        regions: messenger_regions(1800, 800, 1500),
-        background: push_background(2.0, 133, 0),
-        ..AppConfig::new("com.google.android.gm", 2544)
-    };
+    let [hangouts, gmail] = messengers(1.0, [0.0, 0.0], [(1.0, 67, 0), (2.0, 133, 0)]);
     WorkloadConfig {
         accesses: 1_500_000,
         scale: 1.0,
@@ -105,40 +82,60 @@ fn chrome_push() -> WorkloadConfig {
     }
 }
 
-/// Code, a message store written by pushes, and a heap.
-fn messenger_regions(code: u64, database: u64, heap: u64) -> Vec<RegionConfig> {
-    vec![
-        RegionConfig::new("code", File, code).weights(0.30, 0.10),
-        RegionConfig::new("database", File, database)
-            .weights(0.20, 0.60)
-            .writes(0.40),
-        RegionConfig::new("heap", Anon, heap)
-            .weights(0.50, 0.30)
-            .writes(0.40),
-    ]
+/// Hangouts and Gmail: messengers kept running by their push services, each with code,
+/// a message store written by pushes, and a heap. Per app: the foreground weight and the
+/// pushes (`push_background`'s wakeup interval, burst and leave accesses).
+fn messengers(
+    zipf_exponent: f64,
+    foreground_weights: [f64; 2],
+    pushes: [(f64, u32, u32); 2],
+) -> [AppConfig; 2] {
+    let apps = [
+        ("com.google.android.talk", 2501, [1500, 400, 1200]),
+        ("com.google.android.gm", 2544, [1800, 800, 1500]),
+    ];
+    std::array::from_fn(|i| {
+        let (name, pid, [code, database, heap]) = apps[i];
+        let (every_s, burst, leave) = pushes[i];
+        AppConfig {
+            foreground_weight: foreground_weights[i],
+            running_at_start: true,
+            zipf_exponent,
+            regions: regions(&[
+                ("code", File, code, 0.30, 0.10, 0.0),
+                ("database", File, database, 0.20, 0.60, 0.40),
+                ("heap", Anon, heap, 0.50, 0.30, 0.40),
+            ]),
+            background: push_background(every_s, burst, leave),
+            ..AppConfig::new(name, pid)
+        }
+    })
+}
+
+/// An app of trace 2 with steep popularity (Zipf 1.1) that does nothing in the
+/// background but finish its work after leaving the foreground.
+fn switching_app(
+    name: &str,
+    pid: u32,
+    foreground_weight: f64,
+    leave_accesses: u32,
+    table: &[Region],
+) -> AppConfig {
+    AppConfig {
+        foreground_weight,
+        zipf_exponent: 1.1,
+        regions: regions(table),
+        background: leave_only(leave_accesses),
+        ..AppConfig::new(name, pid)
+    }
 }
 
 /// Trace 2: ten apps used in turn for short sessions (8 s on average). Each app's requests
 /// are concentrated on a few hot pages (steep Zipf); background traffic comes from the apps
 /// just left (finishing their work), three push apps, and music playing in the background
 /// from the start. About 3 foreground requests per background request.
-fn app_switching() -> WorkloadConfig {
+pub(super) fn app_switching() -> WorkloadConfig {
     let chrome = AppConfig {
-        foreground_weight: 3.0,
-        zipf_exponent: 1.1,
-        regions: vec![
-            RegionConfig::new("code", File, 3000).weights(0.30, 0.10),
-            RegionConfig::new("resources", File, 800).weights(0.08, 0.0),
-            RegionConfig::new("history-db", File, 400)
-                .weights(0.10, 0.30)
-                .writes(0.35),
-            RegionConfig::new("cache-index", File, 200)
-                .weights(0.07, 0.20)
-                .writes(0.5),
-            RegionConfig::new("heap", Anon, 3000)
-                .weights(0.45, 0.40)
-                .writes(0.45),
-        ],
         fresh: Some(FreshConfig {
             share: 0.10,
             pages_per_site: 24,
@@ -146,84 +143,64 @@ fn app_switching() -> WorkloadConfig {
             revisit_probability: 0.4,
             revisit_window: 20,
         }),
-        background: leave_only(3000),
-        ..AppConfig::new("com.android.chrome", 2310)
+        ..switching_app(
+            "com.android.chrome",
+            2310,
+            3.0,
+            3000,
+            &[
+                ("code", File, 3000, 0.30, 0.10, 0.0),
+                ("resources", File, 800, 0.08, 0.0, 0.0),
+                ("history-db", File, 400, 0.10, 0.30, 0.35),
+                ("cache-index", File, 200, 0.07, 0.20, 0.5),
+                ("heap", Anon, 3000, 0.45, 0.40, 0.45),
+            ],
+        )
     };
-    let hangouts = AppConfig {
-        foreground_weight: 2.5,
-        running_at_start: true,
-        zipf_exponent: 1.1,
-        regions: messenger_regions(1500, 400, 1200),
-        background: push_background(1.4, 200, 800),
-        ..AppConfig::new("com.google.android.talk", 2501)
-    };
-    let gmail = AppConfig {
-        foreground_weight: 2.0,
-        running_at_start: true,
-        zipf_exponent: 1.1,
-        regions: messenger_regions(1800, 800, 1500),
-        background: push_background(2.0, 300, 800),
-        ..AppConfig::new("com.google.android.gm", 2544)
-    };
-    let maps = AppConfig {
-        foreground_weight: 1.5,
-        zipf_exponent: 1.1,
-        regions: vec![
-            RegionConfig::new("code", File, 2500).weights(0.30, 0.10),
-            RegionConfig::new("tile-cache", File, 2500)
-                .weights(0.30, 0.60)
-                .writes(0.30),
-            RegionConfig::new("heap", Anon, 2000)
-                .weights(0.40, 0.30)
-                .writes(0.40),
+    let [hangouts, gmail] = messengers(1.1, [2.5, 2.0], [(1.4, 200, 800), (2.0, 300, 800)]);
+    let maps = switching_app(
+        "com.google.android.apps.maps",
+        2620,
+        1.5,
+        4000,
+        &[
+            ("code", File, 2500, 0.30, 0.10, 0.0),
+            ("tile-cache", File, 2500, 0.30, 0.60, 0.30),
+            ("heap", Anon, 2000, 0.40, 0.30, 0.40),
         ],
-        background: leave_only(4000),
-        ..AppConfig::new("com.google.android.apps.maps", 2620)
-    };
-    let camera = AppConfig {
-        foreground_weight: 1.0,
-        zipf_exponent: 1.1,
-        regions: vec![
-            RegionConfig::new("code", File, 1500).weights(0.30, 0.10),
-            RegionConfig::new("photos", File, 2000)
-                .weights(0.20, 0.60)
-                .writes(0.80),
-            RegionConfig::new("buffers", Anon, 2500)
-                .weights(0.50, 0.30)
-                .writes(0.60),
+    );
+    let camera = switching_app(
+        "com.google.android.GoogleCamera",
+        2711,
+        1.0,
+        4000,
+        &[
+            ("code", File, 1500, 0.30, 0.10, 0.0),
+            ("photos", File, 2000, 0.20, 0.60, 0.80),
+            ("buffers", Anon, 2500, 0.50, 0.30, 0.60),
         ],
-        background: leave_only(4000),
-        ..AppConfig::new("com.google.android.GoogleCamera", 2711)
-    };
-    let gallery = AppConfig {
-        foreground_weight: 1.0,
-        zipf_exponent: 1.1,
-        regions: vec![
-            RegionConfig::new("code", File, 1200).weights(0.25, 0.10),
-            RegionConfig::new("thumbnails", File, 2000)
-                .weights(0.45, 0.60)
-                .writes(0.20),
-            RegionConfig::new("heap", Anon, 1500)
-                .weights(0.30, 0.30)
-                .writes(0.40),
+    );
+    let gallery = switching_app(
+        "com.android.gallery3d",
+        2735,
+        1.0,
+        2000,
+        &[
+            ("code", File, 1200, 0.25, 0.10, 0.0),
+            ("thumbnails", File, 2000, 0.45, 0.60, 0.20),
+            ("heap", Anon, 1500, 0.30, 0.30, 0.40),
         ],
-        background: leave_only(2000),
-        ..AppConfig::new("com.android.gallery3d", 2735)
-    };
+    );
     let music = AppConfig {
         foreground_weight: 1.0,
         running_at_start: true,
         zipf_exponent: 1.0,
-        regions: vec![
-            RegionConfig::new("code", File, 1200).weights(0.30, 0.05),
-            RegionConfig::new("media", File, 3000).weights(0.30, 0.85),
-            RegionConfig::new("library-db", File, 300)
-                .weights(0.10, 0.0)
-                .writes(0.20),
-            RegionConfig::new("heap", Anon, 1000)
-                .weights(0.30, 0.10)
-                .writes(0.40),
-        ],
+        regions: regions(&[
+            ("code", File, 1200, 0.30, 0.05, 0.0),
+            ("media", File, 3000, 0.30, 0.85, 0.0),
+            ("library-db", File, 300, 0.10, 0.0, 0.20),
+            ("heap", Anon, 1000, 0.30, 0.10, 0.40),
+        ]),
         // Playing from the start: playback keeps it perceptible (adj 200) and reading the
         // song in the background.
         background: BackgroundConfig {
@@ -239,53 +216,42 @@ fn app_switching() -> WorkloadConfig {
         foreground_weight: 2.0,
         running_at_start: true,
         zipf_exponent: 1.1,
-        regions: vec![
-            RegionConfig::new("code", File, 3000).weights(0.30, 0.10),
-            RegionConfig::new("feed-db", File, 600)
-                .weights(0.15, 0.60)
-                .writes(0.40),
-            RegionConfig::new("image-cache", File, 1500)
-                .weights(0.15, 0.0)
-                .writes(0.30),
-            RegionConfig::new("heap", Anon, 2000)
-                .weights(0.40, 0.30)
-                .writes(0.40),
-        ],
+        regions: regions(&[
+            ("code", File, 3000, 0.30, 0.10, 0.0),
+            ("feed-db", File, 600, 0.15, 0.60, 0.40),
+            ("image-cache", File, 1500, 0.15, 0.0, 0.30),
+            ("heap", Anon, 2000, 0.40, 0.30, 0.40),
+        ]),
         background: push_background(4.0, 300, 1500),
         ..AppConfig::new("com.facebook.katana", 2890)
     };
     let game = AppConfig {
-        foreground_weight: 1.0,
         foreground_rate_per_s: 2500.0,
         zipf_exponent: 1.2,
-        regions: vec![
-            RegionConfig::new("code", File, 1500).weights(0.20, 0.10),
-            RegionConfig::new("assets", File, 3000).weights(0.30, 0.0),
-            RegionConfig::new("save-db", File, 100)
-                .weights(0.02, 0.60)
-                .writes(0.70),
-            RegionConfig::new("heap", Anon, 3000)
-                .weights(0.48, 0.30)
-                .writes(0.50),
-        ],
-        background: leave_only(1500),
-        ..AppConfig::new("com.king.candycrushsaga", 2955)
+        ..switching_app(
+            "com.king.candycrushsaga",
+            2955,
+            1.0,
+            1500,
+            &[
+                ("code", File, 1500, 0.20, 0.10, 0.0),
+                ("assets", File, 3000, 0.30, 0.0, 0.0),
+                ("save-db", File, 100, 0.02, 0.60, 0.70),
+                ("heap", Anon, 3000, 0.48, 0.30, 0.50),
+            ],
+        )
     };
-    let youtube = AppConfig {
-        foreground_weight: 1.0,
-        zipf_exponent: 1.1,
-        regions: vec![
-            RegionConfig::new("code", File, 2500).weights(0.30, 0.10),
-            RegionConfig::new("video-cache", File, 3000)
-                .weights(0.30, 0.60)
-                .writes(0.30),
-            RegionConfig::new("heap", Anon, 2000)
-                .weights(0.40, 0.30)
-                .writes(0.40),
+    let youtube = switching_app(
+        "com.google.android.youtube",
+        3010,
+        1.0,
+        3000,
+        &[
+            ("code", File, 2500, 0.30, 0.10, 0.0),
+            ("video-cache", File, 3000, 0.30, 0.60, 0.30),
+            ("heap", Anon, 2000, 0.40, 0.30, 0.40),
         ],
-        background: leave_only(3000),
-        ..AppConfig::new("com.google.android.youtube", 3010)
-    };
+    );
     WorkloadConfig {
         accesses: 1_500_000,
         scale: 1.0,

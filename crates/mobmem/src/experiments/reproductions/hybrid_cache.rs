@@ -7,6 +7,7 @@
 //! foreground hit ratio up to 3 points above the total.
 
 use super::{reduction_claim, shipped_config, Context};
+use crate::core::stats::Stats;
 use crate::experiments::{self, Results};
 use crate::report::{Claim, ExperimentReport, Figure};
 use crate::Result;

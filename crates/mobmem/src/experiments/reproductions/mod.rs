@@ -7,9 +7,10 @@ mod multi_swap;
 mod page_protection;
 mod selective_page_cache;
 
+use crate::core::registry::Registry;
 use crate::experiments::ExperimentConfig;
 use crate::report::{Claim, ExperimentReport};
-use crate::{Error, Result};
+use crate::Result;
 
 /// What a reproduction runs with.
 pub struct Context<'a> {
@@ -26,7 +27,12 @@ pub struct Reproduction {
     pub run: fn(&Context) -> Result<ExperimentReport>,
 }
 
-pub static REPRODUCTIONS: &[Reproduction] = &[
+crate::named_entry!(Reproduction);
+
+/// Every reproduction, in the order `reproduce all` runs them.
+pub static REPRODUCTIONS: Registry<Reproduction> = Registry::new(
+    "reproduction",
+    &[
     Reproduction {
         name: "hybrid-cache",
         summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
@@ -52,21 +58,15 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         summary: "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)",
         run: ksm::run,
     },
-];
+    ],
+);
 
+/// The reproduction called `name`; an unknown name lists the known ones and `all`.
 pub fn find(name: &str) -> Result<&'static Reproduction> {
     REPRODUCTIONS
         .iter()
         .find(|r| r.name == name)
-        .ok_or_else(|| Error::Unknown {
-            what: "reproduction",
-            name: name.to_string(),
-            known: REPRODUCTIONS
-                .iter()
-                .map(|r| r.name.to_string())
-                .chain(["all".to_string()])
-                .collect(),
-        })
+        .ok_or_else(|| REPRODUCTIONS.unknown(name, &["all"]))
 }
 
 /// Parse an experiment file shipped with mobmem.

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
+use crate::core::stats::Stats;
 use crate::mm::reclaim::policy::{LumpyGating, LumpyUnmovable};
 use crate::mm::reclaim::{
     self, workload::GalleryUsbConfig, DirtyWriteback, ReclaimConfig, ReclaimResult,
@@ -185,15 +186,8 @@ pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport
             ),
         ],
     ];
-    let (figures, claims, notes) = analyze(&table);
-    Ok(ExperimentReport {
-        json: table.to_json(),
-        facts,
-        table,
-        figures,
-        claims,
-        notes,
-    })
+    let analysis = analyze(&table);
+    Ok(ExperimentReport::of_table(table, facts, analysis))
 }
 
 pub fn run(context: &Context) -> Result<ExperimentReport> {
@@ -202,11 +196,10 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
 
 fn value(table: &Table, policy: &str, io: bool, metric: &str) -> f64 {
     let io = if io { "1" } else { "0" };
-    table
-        .select(&filter(&[("scope", "run"), ("policy", policy), ("io", io)]))
-        .next()
-        .and_then(|r| r.value(metric))
-        .unwrap_or(f64::NAN)
+    table.first_value(
+        &filter(&[("scope", "run"), ("policy", policy), ("io", io)]),
+        metric,
+    )
 }
 
 fn increase(ours: f64, base: f64) -> f64 {
@@ -344,11 +337,7 @@ bookkeeping)"
         },
     ];
     let k34 = |p: &str, metric: &str| {
-        table
-            .select(&filter(&[("scope", KERNEL_34), ("policy", p)]))
-            .next()
-            .and_then(|r| r.value(metric))
-            .unwrap_or(f64::NAN)
+        table.first_value(&filter(&[("scope", KERNEL_34), ("policy", p)]), metric)
     };
     let k34_cut = 100.0
         * (1.0 - k34("fmp", "interactive_major_faults") / k34("stock", "interactive_major_faults"));

@@ -183,15 +183,9 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
         keys: KEYS.iter().map(|k| k.to_string()).collect(),
         rows: per_file.into_iter().flatten().collect(),
     };
-    let (figures, claims, notes) = analyze(&table);
-    Ok(ExperimentReport {
-        json: table.to_json(),
-        facts: facts(&table),
-        table,
-        figures,
-        claims,
-        notes,
-    })
+    let analysis = analyze(&table);
+    let facts = facts(&table);
+    Ok(ExperimentReport::of_table(table, facts, analysis))
 }
 
 /// The value of `metric` for one scheme at each video size, in size order.

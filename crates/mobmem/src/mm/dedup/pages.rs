@@ -33,13 +33,8 @@ pub fn zero_fingerprint() -> u64 {
     *ZERO.get_or_init(|| fingerprint(&[0u8; PAGE_BYTES]))
 }
 
-/// splitmix64's finalizer: synthetic fingerprints from integers.
-pub fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
+/// Synthetic fingerprints from integers ([`crate::core::mix64`]).
+pub use crate::core::mix64 as mix;
 
 /// What a page holds over time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

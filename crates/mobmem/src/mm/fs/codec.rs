@@ -104,14 +104,7 @@ impl FromStr for Codec {
 
     fn from_str(s: &str) -> Result<Self> {
         let wanted = s.trim().to_ascii_lowercase();
-        Codec::ALL
-            .into_iter()
-            .find(|c| c.name() == wanted)
-            .ok_or_else(|| Error::Unknown {
-                what: "codec",
-                name: s.to_string(),
-                known: Codec::ALL.iter().map(|c| c.name().to_string()).collect(),
-            })
+        crate::core::registry::choose("codec", &Codec::ALL, |c| c.name(), &wanted)
     }
 }
 

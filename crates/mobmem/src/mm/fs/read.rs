@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Codec, StoredFile};
 use crate::devices::platform::Platform;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Which read path the file system uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,14 +47,7 @@ impl ReadPath {
     }
 
     pub fn named(name: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|path| path.name() == name)
-            .ok_or_else(|| Error::Unknown {
-                what: "read path",
-                name: name.to_string(),
-                known: Self::ALL.iter().map(|p| p.name().to_string()).collect(),
-            })
+        crate::core::registry::choose("read path", &Self::ALL, Self::name, name)
     }
 }
 

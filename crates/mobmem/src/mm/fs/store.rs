@@ -224,6 +224,19 @@ impl fmt::Display for WritePolicy {
     }
 }
 
+/// A policy's parameter: `default` when absent, else parsed; the error says it is not
+/// `expected`.
+fn parameter_or<T: FromStr>(
+    parameter: Option<&str>,
+    default: T,
+    expected: &str,
+) -> std::result::Result<T, String> {
+    match parameter {
+        None => Ok(default),
+        Some(p) => p.parse().map_err(|_| format!("'{p}' is not {expected}")),
+    }
+}
+
 impl FromStr for WritePolicy {
     type Err = Error;
 
@@ -243,28 +256,19 @@ impl FromStr for WritePolicy {
                 return Err(bad(format!("{name} takes no parameter")));
             }
             ("threshold", p) => WritePolicy::Threshold {
-                min_saving: match p {
-                    None => PAPER_MIN_SAVING,
-                    Some(p) => p
-                        .parse()
-                        .map_err(|_| bad(format!("'{p}' is not a byte count")))?,
-                },
+                min_saving: parameter_or(p, PAPER_MIN_SAVING, "a byte count").map_err(bad)?,
             },
             ("f2fs", p) => WritePolicy::F2fs {
-                cluster_pages: match p {
-                    None => F2FS_DEFAULT_CLUSTER_PAGES,
-                    Some(p) => p
-                        .parse()
-                        .map_err(|_| bad(format!("'{p}' is not a page count")))?,
-                },
+                cluster_pages: parameter_or(p, F2FS_DEFAULT_CLUSTER_PAGES, "a page count")
+                    .map_err(bad)?,
             },
             ("entropy", p) => WritePolicy::Entropy {
-                max_bits_per_byte: match p {
-                    None => BTRFS_ENTROPY_HIGH_BITS_PER_BYTE,
-                    Some(p) => p
-                        .parse()
-                        .map_err(|_| bad(format!("'{p}' is not a number of bits")))?,
-                },
+                max_bits_per_byte: parameter_or(
+                    p,
+                    BTRFS_ENTROPY_HIGH_BITS_PER_BYTE,
+                    "a number of bits",
+                )
+                .map_err(bad)?,
             },
             (other, _) => {
                 return Err(Error::Unknown {
@@ -314,6 +318,16 @@ pub struct StoredPage {
     /// each, the rest 0.
     pub stored_len: u32,
     pub compressed: bool,
+}
+
+impl StoredPage {
+    pub fn new(compressed: bool, data_len: u32, stored_len: u32) -> Self {
+        StoredPage {
+            data_len,
+            stored_len,
+            compressed,
+        }
+    }
 }
 
 /// A file as stored on flash.

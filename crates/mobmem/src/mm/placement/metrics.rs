@@ -1,8 +1,11 @@
 //! What a run measures. Counters are exact integers; times and energies are sums of the
-//! cost model's and devices' figures. [`Metrics::values`] lists every figure by name, the
+//! cost model's and devices' figures. Its [`Stats`] listing names every figure, the
 //! same names used in result CSV and JSON files.
 
 use serde::Serialize;
+
+use crate::core::stats::{Stats, Visitor};
+use crate::{counts, reals};
 
 const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
 
@@ -98,64 +101,28 @@ impl Metrics {
         self.pcm_lifetime_years = lifetime(self.pcm_max_frame_writes as f64);
         self.pcm_lifetime_years_leveled = lifetime(self.pcm_mean_frame_writes);
     }
+}
 
-    /// Every figure, by name, in a stable order. Missing optional figures are NaN.
-    pub fn values(&self) -> Vec<(&'static str, f64)> {
-        let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        vec![
-            ("accesses", self.accesses as f64),
-            ("reads", self.reads as f64),
-            ("writes", self.writes as f64),
-            ("hits", self.hits as f64),
-            ("misses", self.misses as f64),
-            ("hit_ratio", self.hit_ratio()),
-            ("fg_accesses", self.fg_accesses as f64),
-            ("fg_hits", self.fg_hits as f64),
-            ("fg_misses", self.fg_misses as f64),
-            ("fg_hit_ratio", self.fg_hit_ratio()),
-            ("dram_hits", self.dram_hits as f64),
-            ("pcm_hits", self.pcm_hits as f64),
-            ("dram_reads", self.dram_reads as f64),
-            ("dram_writes", self.dram_writes as f64),
-            ("pcm_reads", self.pcm_reads as f64),
-            ("pcm_writes", self.pcm_writes as f64),
-            ("migrations_to_dram", self.migrations_to_dram as f64),
-            ("migrations_to_pcm", self.migrations_to_pcm as f64),
-            ("storage_reads", self.storage_reads as f64),
-            ("storage_writes", self.storage_writes as f64),
-            ("evictions", self.evictions as f64),
-            ("fg_evictions", self.fg_evictions as f64),
-            ("fg_time", self.fg_time),
-            ("total_time", self.total_time),
-            ("energy_nj", self.energy_nj),
-            ("static_energy_nj", self.static_energy_nj),
-            ("pcm_frames", self.pcm_frames as f64),
-            ("pcm_max_frame_writes", self.pcm_max_frame_writes as f64),
-            ("pcm_mean_frame_writes", self.pcm_mean_frame_writes),
-            ("duration_ns", self.duration_ns as f64),
-            ("pcm_lifetime_years", opt(self.pcm_lifetime_years)),
-            (
-                "pcm_lifetime_years_leveled",
-                opt(self.pcm_lifetime_years_leveled),
-            ),
-        ]
-    }
-
-    /// Look one figure up by its name in [`Metrics::values`].
-    pub fn value(&self, name: &str) -> Option<f64> {
-        self.values()
-            .into_iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v)
-    }
-
-    /// Names of every figure, in order.
-    pub fn names() -> Vec<&'static str> {
-        Metrics::default()
-            .values()
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
+impl Stats for Metrics {
+    /// Missing optional figures are NaN.
+    fn visit(&self, v: &mut dyn Visitor) {
+        counts!(v, self; accesses, reads, writes, hits, misses);
+        v.figure("hit_ratio", self.hit_ratio());
+        counts!(v, self; fg_accesses, fg_hits, fg_misses);
+        v.figure("fg_hit_ratio", self.fg_hit_ratio());
+        counts!(v, self;
+            dram_hits, pcm_hits, dram_reads, dram_writes, pcm_reads, pcm_writes,
+            migrations_to_dram, migrations_to_pcm, storage_reads, storage_writes,
+            evictions, fg_evictions);
+        reals!(v, self; fg_time, total_time, energy_nj, static_energy_nj);
+        counts!(v, self; pcm_frames, pcm_max_frame_writes);
+        reals!(v, self; pcm_mean_frame_writes);
+        counts!(v, self; duration_ns);
+        v.optional("pcm_lifetime_years", self.pcm_lifetime_years);
+        v.optional(
+            "pcm_lifetime_years_leveled",
+            self.pcm_lifetime_years_leveled,
+        );
     }
 }
 
@@ -181,11 +148,8 @@ mod tests {
 
     #[test]
     fn every_value_has_a_distinct_name() {
-        let names = Metrics::names();
-        let mut sorted = names.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), names.len());
+        crate::core::stats::check_listing::<Metrics>().unwrap();
         assert_eq!(Metrics::default().value("hit_ratio"), Some(0.0));
+        assert_eq!(Metrics::names().len(), 32);
     }
 }

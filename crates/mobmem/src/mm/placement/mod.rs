@@ -152,6 +152,27 @@ impl Effects {
         self.items.push(effect);
     }
 
+    /// A hit in DRAM, the one tier of a single-tier policy.
+    #[inline]
+    pub fn hit(&mut self) {
+        self.items.push(Effect::Hit { tier: Tier::Dram });
+    }
+
+    /// A fill into DRAM, the one tier of a single-tier policy.
+    #[inline]
+    pub fn fill(&mut self) {
+        self.items.push(Effect::Fill { tier: Tier::Dram });
+    }
+
+    /// `page` left DRAM, the one tier of a single-tier policy.
+    #[inline]
+    pub fn evict(&mut self, page: PageId) {
+        self.items.push(Effect::Evict {
+            page,
+            from: Tier::Dram,
+        });
+    }
+
     #[inline]
     pub fn clear(&mut self) {
         self.items.clear();
@@ -177,10 +198,8 @@ impl Effects {
 ///   their per-page state on demand).
 ///
 /// Policies are deterministic: the same requests give the same effects.
+/// A policy's name is its registry entry's ([`PolicyInfo::name`]).
 pub trait CachePolicy: Send {
-    /// Registry name.
-    fn name(&self) -> &'static str;
-
     /// Handle one request, reporting its effects into `out` (cleared by the caller).
     fn access(&mut self, req: &Request, out: &mut Effects);
 
@@ -228,7 +247,6 @@ impl Locations {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,5 +272,16 @@ mod tests {
         assert!(message(Family::Hybrid, 1, 0.05).contains("at least 2 pages"));
         assert!(message(Family::Hybrid, 10, 1.0).contains("between 0 and 1"));
         assert!(message(Family::Hybrid, 10, f64::NAN).contains("between 0 and 1"));
+    }
+
+    #[test]
+    fn a_single_tier_policy_given_pcm_names_the_hybrid_ones() {
+        let context = BuildContext {
+            capacity: Capacity { dram: 4, pcm: 4 },
+            ..Default::default()
+        };
+        let error = find_policy("lru").unwrap().build(&context).err().unwrap();
+        let hybrid = "hybrid-lru, hybrid-2q, clock-dwf, app-aware";
+        assert!(error.to_string().contains(hybrid), "{error}");
     }
 }

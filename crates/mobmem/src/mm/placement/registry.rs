@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::policies;
 use super::{CachePolicy, Capacity};
+use crate::core::registry::Registry;
 use crate::trace::PageId;
 use crate::{Error, Result};
 
@@ -47,16 +48,12 @@ pub struct PolicyInfo {
     pub build: fn(&BuildContext) -> Result<Box<dyn CachePolicy>>,
 }
 
-impl std::fmt::Debug for PolicyInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PolicyInfo")
-            .field("name", &self.name)
-            .finish()
-    }
-}
+crate::named_entry!(PolicyInfo);
 
 /// Every policy, single-tier first.
-pub static REGISTRY: &[PolicyInfo] = &[
+pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
+    "policy",
+    &[
     PolicyInfo {
         name: "lru",
         family: Family::SingleTier,
@@ -135,15 +132,7 @@ pub static REGISTRY: &[PolicyInfo] = &[
         family: Family::Hybrid,
         summary: "app-blind LRU over DRAM+PCM: one recency order, DRAM holds the most recent pages",
         offline: false,
-        build: |ctx| {
-            let inner = policies::lru::Lru::new(ctx.capacity.total(), ctx.page_count_hint);
-            Ok(Box::new(policies::tiered::Tiered::new(
-                "hybrid-lru",
-                inner,
-                ctx.capacity,
-                ctx.page_count_hint,
-            )))
-        },
+        build: |ctx| tiered(policies::lru::Lru::new, ctx),
     },
     PolicyInfo {
         name: "hybrid-2q",
@@ -151,15 +140,7 @@ pub static REGISTRY: &[PolicyInfo] = &[
         summary:
             "app-blind 2Q over DRAM+PCM: 2Q decides residency, DRAM holds the most recent pages",
         offline: false,
-        build: |ctx| {
-            let inner = policies::two_q::TwoQ::new(ctx.capacity.total(), ctx.page_count_hint);
-            Ok(Box::new(policies::tiered::Tiered::new(
-                "hybrid-2q",
-                inner,
-                ctx.capacity,
-                ctx.page_count_hint,
-            )))
-        },
+        build: |ctx| tiered(policies::two_q::TwoQ::new, ctx),
     },
     PolicyInfo {
         name: "clock-dwf",
@@ -186,18 +167,26 @@ pub static REGISTRY: &[PolicyInfo] = &[
             )))
         },
     },
-];
+    ],
+);
+
+/// A single-tier policy of `new(pages, page_count_hint)` over DRAM+PCM, DRAM holding the
+/// most recent pages ([`policies::tiered::Tiered`]).
+fn tiered<P: CachePolicy + 'static>(
+    new: fn(usize, usize) -> P,
+    ctx: &BuildContext,
+) -> Result<Box<dyn CachePolicy>> {
+    let inner = new(ctx.capacity.total(), ctx.page_count_hint);
+    Ok(Box::new(policies::tiered::Tiered::new(
+        inner,
+        ctx.capacity,
+        ctx.page_count_hint,
+    )))
+}
 
 /// Look a policy up by name.
 pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
-    REGISTRY
-        .iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| Error::Unknown {
-            what: "policy",
-            name: name.to_string(),
-            known: REGISTRY.iter().map(|p| p.name.to_string()).collect(),
-        })
+    REGISTRY.find(name)
 }
 
 impl PolicyInfo {
@@ -206,13 +195,23 @@ impl PolicyInfo {
         let context = format!("policy {}", self.name);
         match self.family {
             Family::SingleTier if ctx.capacity.pcm != 0 => {
+                let hybrid: Vec<&str> = (REGISTRY.iter())
+                    .filter(|p| p.family == Family::Hybrid)
+                    .map(|p| p.name)
+                    .collect();
                 return Err(Error::config(
                     context,
-                    "is single-tier and takes no PCM; use a hybrid policy (hybrid-lru, hybrid-2q, clock-dwf, app-aware)",
-                ))
+                    format!(
+                        "is single-tier and takes no PCM; use a hybrid policy ({})",
+                        hybrid.join(", ")
+                    ),
+                ));
             }
             Family::Hybrid if ctx.capacity.dram == 0 || ctx.capacity.pcm == 0 => {
-                return Err(Error::config(context, "is a hybrid policy and needs at least one DRAM and one PCM page"))
+                return Err(Error::config(
+                    context,
+                    "is a hybrid policy and needs at least one DRAM and one PCM page",
+                ))
             }
             _ => {}
         }

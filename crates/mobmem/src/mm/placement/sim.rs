@@ -16,11 +16,11 @@
 //! effects consistent with where pages are) and stops with an error if one is broken.
 
 use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier};
+use crate::core::events::{self, EventError, EventHandler};
+use crate::core::process::Importance;
 use crate::devices::{CostModel, Devices, EvictionCharge};
 use crate::mm::placement::metrics::Metrics;
-use crate::trace::{
-    Event, EventKind, EventSource, PageId, ProcId, Trace, ADJ_FOREGROUND, ADJ_UNKNOWN,
-};
+use crate::trace::{Event, EventSource, PageId, ProcId, Trace};
 use crate::{Error, Result};
 
 // Per page, one word: bits 0-1 location (0 absent, 1 DRAM, 2 PCM), bit 2 dirty, bits 4-31
@@ -59,6 +59,7 @@ impl RunSetup {
 /// The state of one run.
 pub struct Simulator {
     policy: Box<dyn CachePolicy>,
+    policy_name: &'static str,
     capacity: Capacity,
     cost: CostModel,
     devices: Devices,
@@ -68,8 +69,7 @@ pub struct Simulator {
     frame: Vec<u32>,
     free_frames: Vec<u32>,
     frame_writes: Vec<u64>,
-    /// Per process: current `oom_score_adj`.
-    adj: Vec<i16>,
+    importance: Importance,
     occupancy: [usize; 2],
     effects: Effects,
     metrics: Metrics,
@@ -112,6 +112,7 @@ impl Simulator {
         let devices = setup.devices.clone();
         Ok(Simulator {
             policy,
+            policy_name: setup.policy.name,
             capacity: setup.capacity,
             cost: setup.cost.clone(),
             page_state: vec![ABSENT; page_count_hint],
@@ -120,7 +121,7 @@ impl Simulator {
             // Popped from the end: frame 0 is used first.
             free_frames: (0..frames).rev().collect(),
             frame_writes: vec![0; pcm],
-            adj: Vec::new(),
+            importance: Importance::default(),
             occupancy: [0, 0],
             effects: Effects::new(),
             metrics: Metrics::default(),
@@ -152,38 +153,16 @@ impl Simulator {
     }
 
     fn foreground(&self, proc: ProcId) -> bool {
-        self.adj.get(proc as usize).copied().unwrap_or(ADJ_UNKNOWN) == ADJ_FOREGROUND
+        self.importance.is_foreground(proc)
     }
 
     /// Feed one event.
     #[inline]
     pub fn step(&mut self, event: &Event) -> Result<()> {
-        let time = event.time_ns();
-        self.first_time.get_or_insert(time);
-        self.last_time = self.last_time.max(time);
-        self.events += 1;
-        match event.kind() {
-            EventKind::Access => self.access(event),
-            EventKind::Importance => {
-                let proc = event.proc() as usize;
-                if proc >= self.adj.len() {
-                    self.adj.resize(proc + 1, ADJ_UNKNOWN);
-                }
-                self.adj[proc] = event.oom_score_adj();
-                Ok(())
-            }
-            // Pages outlive their process in the page cache: nothing to do. Swap I/O of a
-            // captured trace is the kernel's, not a buffer-cache request.
-            // Input events matter to reclaim (the interactive task), not to buffer caches.
-            EventKind::Start
-            | EventKind::Exit
-            | EventKind::SwapOut
-            | EventKind::SwapIn
-            | EventKind::Input => Ok(()),
-        }
+        events::dispatch(self, event)
     }
 
-    fn access(&mut self, event: &Event) -> Result<()> {
+    fn serve(&mut self, event: &Event) -> Result<()> {
         let page = event.page();
         let p = page as usize;
         if p >= self.page_state.len() {
@@ -215,7 +194,7 @@ impl Simulator {
 
     fn violation(&self, req: &Request, message: String) -> Error {
         Error::config(
-            format!("policy {}", self.policy.name()),
+            format!("policy {}", self.policy_name),
             format!(
                 "broke its contract at event {} (page {}): {message}",
                 self.events - 1,
@@ -300,7 +279,6 @@ impl Simulator {
     /// Migrations and evictions: pages leaving a tier first, so that pages entering PCM
     /// find free frames.
     fn apply_moves(&mut self, req: &Request, moves: &[Effect]) -> Result<()> {
-        let fg = req.foreground as usize;
         for effect in moves {
             match *effect {
                 Effect::Evict { page, from } => {
@@ -335,14 +313,7 @@ impl Simulator {
                     page,
                     to: Tier::Dram,
                 } => {
-                    if self.page_state[page as usize] & LOCATION != location_code(Tier::Pcm) {
-                        return Err(self.violation(
-                            req,
-                            format!("migrated page {page} to DRAM from outside PCM"),
-                        ));
-                    }
-                    self.ops[fg][op_index(Tier::Pcm, false)] += 1;
-                    self.leave(page, Tier::Pcm);
+                    self.migrate_out(req, page, Tier::Pcm)?;
                     self.metrics.migrations_to_dram += 1;
                 }
                 Effect::Migrate { .. } => {}
@@ -361,20 +332,34 @@ impl Simulator {
                     page,
                     to: Tier::Pcm,
                 } => {
-                    if self.page_state[page as usize] & LOCATION != location_code(Tier::Dram) {
-                        return Err(self.violation(
-                            req,
-                            format!("migrated page {page} to PCM from outside DRAM"),
-                        ));
-                    }
-                    self.ops[fg][op_index(Tier::Dram, false)] += 1;
-                    self.leave(page, Tier::Dram);
+                    self.migrate_out(req, page, Tier::Dram)?;
                     self.enter(req, page, Tier::Pcm)?;
                     self.metrics.migrations_to_pcm += 1;
                 }
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    /// A migrating `page` leaves `from`, where it MUST be: read once there.
+    fn migrate_out(&mut self, req: &Request, page: PageId, from: Tier) -> Result<()> {
+        if self.page_state[page as usize] & LOCATION != location_code(from) {
+            let name = |tier| match tier {
+                Tier::Dram => "DRAM",
+                Tier::Pcm => "PCM",
+            };
+            return Err(self.violation(
+                req,
+                format!(
+                    "migrated page {page} to {} from outside {}",
+                    name(from.other()),
+                    name(from)
+                ),
+            ));
+        }
+        self.ops[req.foreground as usize][op_index(from, false)] += 1;
+        self.leave(page, from);
         Ok(())
     }
 
@@ -418,7 +403,7 @@ impl Simulator {
         for page in 0..self.page_state.len() as PageId {
             if self.policy.tier_of(page) != self.tier_of(page) {
                 return Err(Error::config(
-                    format!("policy {}", self.policy.name()),
+                    format!("policy {}", self.policy_name),
                     format!(
                         "says page {page} is in {:?}, the simulator has it in {:?}",
                         self.policy.tier_of(page),
@@ -429,7 +414,7 @@ impl Simulator {
         }
         if self.policy.occupancy() != self.occupancy {
             return Err(Error::config(
-                format!("policy {}", self.policy.name()),
+                format!("policy {}", self.policy_name),
                 format!(
                     "occupancy {:?} but simulator counts {:?}",
                     self.policy.occupancy(),
@@ -499,6 +484,30 @@ impl Simulator {
     }
 }
 
+/// A buffer cache reacts to accesses and to importance (which pages are the foreground
+/// app's). Pages outlive their process in the page cache, so starts and exits change
+/// nothing; swap I/O of a captured trace is the kernel's, not a buffer-cache request;
+/// input matters to reclaim (the interactive task), not to buffer caches.
+impl EventHandler for Simulator {
+    #[inline]
+    fn tick(&mut self, event: &Event) {
+        let time = event.time_ns();
+        self.first_time.get_or_insert(time);
+        self.last_time = self.last_time.max(time);
+        self.events += 1;
+    }
+
+    #[inline]
+    fn access(&mut self, event: &Event) -> Result<()> {
+        self.serve(event)
+    }
+
+    fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
+        self.importance.set(proc, oom_score_adj);
+        Ok(())
+    }
+}
+
 /// Pages accessed, in order: the future an offline policy needs.
 pub fn access_sequence(trace: &Trace) -> std::sync::Arc<[PageId]> {
     trace.accesses().map(|e| e.page()).collect()
@@ -508,9 +517,8 @@ pub fn access_sequence(trace: &Trace) -> std::sync::Arc<[PageId]> {
 pub fn run_trace(trace: &Trace, setup: &RunSetup) -> Result<Metrics> {
     let future = setup.policy.offline.then(|| access_sequence(trace));
     let mut sim = Simulator::new(setup, trace.footprint(), future)?;
-    for event in &trace.events {
-        sim.step(event)?;
-    }
+    // The simulator's errors name the event already.
+    events::replay(&mut sim, &trace.events).map_err(EventError::into_inner)?;
     Ok(sim.finish())
 }
 
@@ -529,15 +537,7 @@ pub fn run_source(
     }
     let hint = source.page_count_hint().unwrap_or(0) as usize;
     let mut sim = Simulator::new(setup, hint, None)?;
-    let mut batch = Vec::with_capacity(1 << 16);
-    let mut done = 0u64;
-    while source.read_batch(&mut batch, 1 << 16)? {
-        for event in &batch {
-            sim.step(event)?;
-        }
-        done += batch.len() as u64;
-        progress(done);
-    }
+    events::replay_source(&mut sim, source, progress).map_err(EventError::into_inner)?;
     Ok(sim.finish())
 }
 

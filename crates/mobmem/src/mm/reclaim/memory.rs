@@ -8,14 +8,13 @@
 //! depends on the order pages came and went, which is what lumpy reclaim works with.
 //! Free frames are a bitmap, so finding the lowest free frame or block is a word scan.
 //!
-//! The reclaim lists are intrusive doubly linked lists threaded through the frames
-//! (`prev`/`next` are frame numbers): head = most recently added, tail = the end reclaim
-//! scans from, as the kernel's `lru` lists.
+//! The reclaim lists are the core's index-linked lists ([`crate::core::list`]) over
+//! frame numbers: head = most recently added, tail = the end reclaim scans from, as the
+//! kernel's `lru` lists.
 
+use crate::core::list::{Links, List};
 use crate::trace::{PageId, ProcId};
 
-/// "No frame" in list links and page locations.
-pub const NIL: u32 = u32::MAX;
 /// Page location: never faulted in (or freed when its process exited).
 const NOT_RESIDENT: u32 = u32::MAX;
 /// Page location: an anonymous page whose content is in a swap slot.
@@ -59,14 +58,10 @@ pub struct Frame {
     /// `PG_reclaim`: reclaim met the page dirty and kept it; when its writeback ends
     /// it goes to the inactive tail (`rotate_reclaimable_page`).
     pub reclaim: bool,
+    /// The list the frame is on (its links are in [`Memory`]'s arena), or `NO_LIST`.
     pub list: u8,
     /// Generation (sequence number) on the multi-generational LRU.
     pub gen: u64,
-    pub prev: u32,
-    pub next: u32,
-    /// Links of the dirty list (dirtying order), while `dirty`.
-    dirty_prev: u32,
-    dirty_next: u32,
 }
 
 impl Frame {
@@ -81,18 +76,7 @@ impl Frame {
         reclaim: false,
         list: NO_LIST,
         gen: 0,
-        prev: NIL,
-        next: NIL,
-        dirty_prev: NIL,
-        dirty_next: NIL,
     };
-}
-
-#[derive(Debug, Clone, Copy)]
-struct List {
-    head: u32,
-    tail: u32,
-    len: usize,
 }
 
 /// How a page came into memory.
@@ -118,7 +102,7 @@ impl FaultKind {
 }
 
 /// Counters of reclaim work.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReclaimCounters {
     /// Pages looked at by reclaim: inactive and active list scans, lumpy neighbours,
     /// generation walks. The CPU cost of a policy.
@@ -150,7 +134,9 @@ pub struct Memory {
     free: usize,
     /// Lowest word of `free_bits` that may have a free frame.
     hint: usize,
+    /// The LRU lists, linked by frame number; head = youngest.
     lists: [List; LIST_COUNT],
+    links: Links,
     /// Location of each page: a frame number or one of the sentinels.
     loc: Vec<u32>,
     swap_total: usize,
@@ -159,9 +145,10 @@ pub struct Memory {
     resident_by_owner: Vec<u32>,
     lru_pages: usize,
     unmovable: usize,
-    /// Resident dirty file pages in the order they were dirtied (head = oldest),
-    /// linked through `dirty_prev`/`dirty_next`.
+    /// Resident dirty file pages in the order they were dirtied (front = oldest),
+    /// linked by frame number in an arena of their own.
     dirty: List,
+    dirty_links: Links,
     /// Pages reclaim kept dirty since the last [`Memory::end_kept_writeback`].
     kept_dirty: Vec<(u32, PageId)>,
     /// A flusher writes dirty file pages (`dirty_writeback = "flusher"`): reclaim
@@ -180,22 +167,16 @@ impl Memory {
             free_bits: vec![0; words],
             free: 0,
             hint: 0,
-            lists: [List {
-                head: NIL,
-                tail: NIL,
-                len: 0,
-            }; LIST_COUNT],
+            lists: [List::new(); LIST_COUNT],
+            links: Links::with_pages(total),
             loc: vec![NOT_RESIDENT; pages],
             swap_total: swap,
             swap_used: 0,
             resident_by_owner: vec![0; procs],
             lru_pages: 0,
             unmovable: 0,
-            dirty: List {
-                head: NIL,
-                tail: NIL,
-                len: 0,
-            },
+            dirty: List::new(),
+            dirty_links: Links::with_pages(total),
             kept_dirty: Vec::new(),
             flusher: false,
             counters: ReclaimCounters::default(),
@@ -228,21 +209,15 @@ impl Memory {
     }
     /// Resident dirty file pages.
     pub fn dirty(&self) -> usize {
-        self.dirty.len
+        self.dirty.len()
     }
     /// The frame of the page dirtied longest ago and still dirty (the flusher's next).
     pub fn oldest_dirty(&self) -> Option<u32> {
-        (self.dirty.head != NIL).then_some(self.dirty.head)
+        self.dirty.front()
     }
     /// Frames of the dirty pages, oldest dirtied first.
     pub fn dirty_frames(&self) -> Vec<u32> {
-        let mut out = Vec::with_capacity(self.dirty.len);
-        let mut at = self.dirty.head;
-        while at != NIL {
-            out.push(at);
-            at = self.frames[at as usize].dirty_next;
-        }
-        out
+        self.dirty_links.iter(&self.dirty).collect()
     }
     pub fn reserved(&self) -> usize {
         self.total() - self.free - self.lru_pages - self.unmovable
@@ -254,21 +229,14 @@ impl Memory {
         &mut self.frames[pfn as usize]
     }
     pub fn list_len(&self, list: u8) -> usize {
-        self.lists[list as usize].len
+        self.lists[list as usize].len()
     }
     pub fn list_tail(&self, list: u8) -> Option<u32> {
-        let t = self.lists[list as usize].tail;
-        (t != NIL).then_some(t)
+        self.lists[list as usize].back()
     }
     /// Frames of a list from head (youngest) to tail.
     pub fn list_frames(&self, list: u8) -> Vec<u32> {
-        let mut out = Vec::with_capacity(self.list_len(list));
-        let mut at = self.lists[list as usize].head;
-        while at != NIL {
-            out.push(at);
-            at = self.frames[at as usize].next;
-        }
-        out
+        self.links.iter(&self.lists[list as usize]).collect()
     }
     pub fn swap_free(&self) -> usize {
         self.swap_total - self.swap_used
@@ -517,14 +485,7 @@ impl Memory {
             return false;
         }
         f.dirty = true;
-        f.dirty_prev = self.dirty.tail;
-        f.dirty_next = NIL;
-        match self.dirty.tail {
-            NIL => self.dirty.head = pfn,
-            old => self.frames[old as usize].dirty_next = pfn,
-        }
-        self.dirty.tail = pfn;
-        self.dirty.len += 1;
+        self.dirty_links.push_back(&mut self.dirty, pfn);
         true
     }
 
@@ -532,19 +493,8 @@ impl Memory {
     fn set_clean(&mut self, pfn: u32) {
         let f = &mut self.frames[pfn as usize];
         debug_assert!(f.dirty);
-        let (prev, next) = (f.dirty_prev, f.dirty_next);
         f.dirty = false;
-        f.dirty_prev = NIL;
-        f.dirty_next = NIL;
-        match prev {
-            NIL => self.dirty.head = next,
-            p => self.frames[p as usize].dirty_next = next,
-        }
-        match next {
-            NIL => self.dirty.tail = prev,
-            n => self.frames[n as usize].dirty_prev = prev,
-        }
-        self.dirty.len -= 1;
+        self.dirty_links.remove(&mut self.dirty, pfn);
     }
 
     /// Write back the page in `pfn` if it is still `page` and dirty (the flusher): it
@@ -597,66 +547,26 @@ impl Memory {
 
     /// Add the frame at the head of `list`.
     pub fn push_head(&mut self, list: u8, pfn: u32) {
-        debug_assert_eq!(self.frames[pfn as usize].list, NO_LIST);
-        let l = &mut self.lists[list as usize];
-        let old = l.head;
-        l.head = pfn;
-        if old == NIL {
-            l.tail = pfn;
-        }
-        l.len += 1;
-        if old != NIL {
-            self.frames[old as usize].prev = pfn;
-        }
         let f = &mut self.frames[pfn as usize];
+        debug_assert_eq!(f.list, NO_LIST);
         f.list = list;
-        f.prev = NIL;
-        f.next = old;
+        self.links.push_front(&mut self.lists[list as usize], pfn);
     }
 
     /// Add the frame at the tail of `list` (the end reclaim scans next).
     fn push_tail(&mut self, list: u8, pfn: u32) {
-        debug_assert_eq!(self.frames[pfn as usize].list, NO_LIST);
-        let l = &mut self.lists[list as usize];
-        let old = l.tail;
-        l.tail = pfn;
-        if old == NIL {
-            l.head = pfn;
-        }
-        l.len += 1;
-        if old != NIL {
-            self.frames[old as usize].next = pfn;
-        }
         let f = &mut self.frames[pfn as usize];
+        debug_assert_eq!(f.list, NO_LIST);
         f.list = list;
-        f.prev = old;
-        f.next = NIL;
+        self.links.push_back(&mut self.lists[list as usize], pfn);
     }
 
     /// Take the frame off its list (no-op when on none).
     pub fn unlink(&mut self, pfn: u32) {
-        let f = self.frames[pfn as usize];
-        if f.list == NO_LIST {
-            return;
+        let list = std::mem::replace(&mut self.frames[pfn as usize].list, NO_LIST);
+        if list != NO_LIST {
+            self.links.remove(&mut self.lists[list as usize], pfn);
         }
-        let l = &mut self.lists[f.list as usize];
-        if f.prev == NIL {
-            l.head = f.next;
-        }
-        if f.next == NIL {
-            l.tail = f.prev;
-        }
-        l.len -= 1;
-        if f.prev != NIL {
-            self.frames[f.prev as usize].next = f.next;
-        }
-        if f.next != NIL {
-            self.frames[f.next as usize].prev = f.prev;
-        }
-        let f = &mut self.frames[pfn as usize];
-        f.list = NO_LIST;
-        f.prev = NIL;
-        f.next = NIL;
     }
 
     /// Check every accounting invariant; the message says which one broke.
@@ -700,25 +610,20 @@ impl Memory {
                 self.free, self.lru_pages, self.unmovable
             ));
         }
-        let mut on_dirty_list = 0;
-        let mut prev = NIL;
-        let mut at = self.dirty.head;
-        while at != NIL {
+        let on_dirty_list = self
+            .dirty_links
+            .checked_members(&self.dirty)
+            .map_err(|e| format!("dirty list: {e}"))?;
+        if let Some(at) = on_dirty_list.iter().find(|&&at| {
             let f = &self.frames[at as usize];
-            if !f.dirty || f.state != FrameState::Page || f.dirty_prev != prev {
-                return Err(format!("dirty list: frame {at} badly linked"));
-            }
-            on_dirty_list += 1;
-            if on_dirty_list > self.frames.len() {
-                return Err("dirty list: cycle".into());
-            }
-            prev = at;
-            at = f.dirty_next;
+            !f.dirty || f.state != FrameState::Page
+        }) {
+            return Err(format!("dirty list: frame {at} is not a dirty page"));
         }
-        if dirty != self.dirty.len || on_dirty_list != dirty || self.dirty.tail != prev {
+        if on_dirty_list.len() != dirty {
             return Err(format!(
-                "{dirty} dirty pages, {on_dirty_list} on the dirty list, {} counted",
-                self.dirty.len
+                "{dirty} dirty pages, {} on the dirty list",
+                on_dirty_list.len()
             ));
         }
         if by_owner != self.resident_by_owner {
@@ -726,25 +631,17 @@ impl Memory {
         }
         let mut on_lists = 0;
         for (i, l) in self.lists.iter().enumerate() {
-            let mut n = 0;
-            let mut prev = NIL;
-            let mut at = l.head;
-            while at != NIL {
+            let members = self
+                .links
+                .checked_members(l)
+                .map_err(|e| format!("list {i}: {e}"))?;
+            if let Some(at) = members.iter().find(|&&at| {
                 let f = &self.frames[at as usize];
-                if f.list as usize != i || f.prev != prev || f.state != FrameState::Page {
-                    return Err(format!("list {i}: frame {at} badly linked"));
-                }
-                n += 1;
-                if n > self.frames.len() {
-                    return Err(format!("list {i}: cycle"));
-                }
-                prev = at;
-                at = f.next;
+                f.list as usize != i || f.state != FrameState::Page
+            }) {
+                return Err(format!("list {i}: frame {at} badly linked"));
             }
-            if n != l.len || l.tail != prev {
-                return Err(format!("list {i}: length {n} recorded {}", l.len));
-            }
-            on_lists += n;
+            on_lists += members.len();
         }
         if on_lists != self.lru_pages {
             return Err(format!(

@@ -34,19 +34,23 @@ pub mod lru;
 pub mod memory;
 pub mod mglru;
 pub mod policy;
-pub mod workload;
 
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::{EventKind, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::core::events::{self, EventHandler};
+use crate::core::stats::{Stats, Visitor};
+use crate::trace::{Event, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::{counts, reals};
 use crate::{Error, Result};
-use memory::{FaultKind, Memory};
+use memory::{FaultKind, Memory, ReclaimCounters};
 use policy::{
     find_policy, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
 };
 
+/// The page-protection workload, kept under this name beside the reclaim code it drives.
+pub use crate::workload::gallery_usb as workload;
 pub use policy::POLICIES;
 
 /// Who writes a dirty file page back before reclaim may free it.
@@ -196,7 +200,8 @@ impl Default for ReclaimConfig {
             memcg_low_pages: 8192,
             memcg_proportional: true,
             execution_ms: 100.0,
-            fault_ms: 0.1,
+            // A 4 KiB read from eMMC-class flash, in ms (exactly 0.1).
+            fault_ms: crate::devices::EMMC.read_ns / 1e6,
             high_order: HighOrderConfig::default(),
         }
     }
@@ -353,16 +358,9 @@ not more than reserved_pages ({}): give a larger fraction, or a smaller reserved
             return Vec::new();
         }
         (self.reserved_pages as u32..self.memory_pages as u32)
-            .filter(|&pfn| splitmix(pfn as u64) % 1000 < self.unmovable_per_mille as u64)
+            .filter(|&pfn| crate::core::mix64(pfn as u64) % 1000 < self.unmovable_per_mille as u64)
             .collect()
     }
-}
-
-fn splitmix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Faults of one process.
@@ -415,57 +413,26 @@ pub struct ReclaimResult {
     pub high_order_failures: u64,
     /// Order-0 allocations that had to dip below the min watermark.
     pub reserve_dips: u64,
-    pub counters: CountersOut,
+    pub counters: ReclaimCounters,
     pub per_process: Vec<ProcessFaults>,
 }
 
-/// [`memory::ReclaimCounters`] as output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CountersOut {
-    pub scanned: u64,
-    pub reclaimed: u64,
-    pub swap_outs: u64,
-    pub file_drops: u64,
-    pub writebacks: u64,
-    pub dirty_kept: u64,
-    pub activations: u64,
-    pub deactivations: u64,
-    pub lumpy_taken: u64,
-    pub lumpy_failed: u64,
-    pub protected_skips: u64,
-}
-
-impl ReclaimResult {
-    /// The headline numbers, in a fixed order (tables, CSV).
-    pub fn values(&self) -> Vec<(&'static str, f64)> {
-        let c = &self.counters;
-        vec![
-            ("interactions", self.interactions as f64),
-            ("interactive_major_faults", self.interactive.major() as f64),
-            (
-                "interactive_refaults",
-                (self.interactive.file_refaults + self.interactive.swap_ins) as f64,
-            ),
-            ("interactive_cold_faults", self.interactive.cold as f64),
-            ("rt_mean_ms", self.rt_mean_ms),
-            ("rt_p50_ms", self.rt_p50_ms),
-            ("rt_p95_ms", self.rt_p95_ms),
-            ("major_faults", self.major_faults as f64),
-            ("pages_scanned", c.scanned as f64),
-            ("pages_reclaimed", c.reclaimed as f64),
-            ("swap_outs", c.swap_outs as f64),
-            ("file_drops", c.file_drops as f64),
-            ("writebacks", c.writebacks as f64),
-            ("dirty_kept", c.dirty_kept as f64),
-            ("kswapd_runs", self.kswapd_runs as f64),
-            ("direct_reclaims", self.direct_reclaims as f64),
-            ("fallbacks", self.fallbacks as f64),
-            ("protected_skips", c.protected_skips as f64),
-            ("lumpy_taken", c.lumpy_taken as f64),
-            ("lumpy_failed", c.lumpy_failed as f64),
-            ("high_order_allocs", self.high_order_allocs as f64),
-            ("high_order_failures", self.high_order_failures as f64),
-        ]
+/// The headline numbers, in a fixed order (tables, CSV).
+impl Stats for ReclaimResult {
+    fn visit(&self, v: &mut dyn Visitor) {
+        let (c, fg) = (&self.counters, &self.interactive);
+        v.count("interactions", self.interactions as u64);
+        v.count("interactive_major_faults", fg.major());
+        v.count("interactive_refaults", fg.file_refaults + fg.swap_ins);
+        v.count("interactive_cold_faults", fg.cold);
+        reals!(v, self; rt_mean_ms, rt_p50_ms, rt_p95_ms);
+        counts!(v, self; major_faults);
+        v.count("pages_scanned", c.scanned);
+        v.count("pages_reclaimed", c.reclaimed);
+        counts!(v, c; swap_outs, file_drops, writebacks, dirty_kept);
+        counts!(v, self; kswapd_runs, direct_reclaims, fallbacks);
+        counts!(v, c; protected_skips, lumpy_taken, lumpy_failed);
+        counts!(v, self; high_order_allocs, high_order_failures);
     }
 }
 
@@ -719,154 +686,209 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Replay `trace` under `config`. Deterministic.
 pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
-    let pages = trace.tables.pages.len();
     let procs = trace.tables.processes.len();
-    let mut m = Machine::new(config, pages, procs)?;
-    let driver: Vec<bool> = trace
-        .tables
-        .processes
+    if let Some((index, e)) = trace
+        .events
         .iter()
-        .map(|p| !config.high_order.process.is_empty() && p.name == config.high_order.process)
-        .collect();
-    let mut per_process: Vec<ProcessFaults> = trace
-        .tables
-        .processes
-        .iter()
-        .map(|p| ProcessFaults {
-            name: p.name.clone(),
-            ..Default::default()
-        })
-        .collect();
-    let mut interactive = ProcessFaults::default();
-    let mut interaction_faults: Vec<u64> = Vec::new();
-    let mut accesses = 0u64;
-    let mut driver_faults = 0u64;
-    let mut held: VecDeque<u32> = VecDeque::new();
-    let (mut high_order_allocs, mut high_order_failures) = (0u64, 0u64);
-    let order = config.high_order.order;
-    // Anonymous pages of each process, to free them when it exits.
-    let mut anon_pages_of: Vec<Vec<u32>> = vec![Vec::new(); procs];
+        .enumerate()
+        .find(|(_, e)| e.proc() as usize >= procs)
+    {
+        return Err(Error::config(
+            format!("reclaim, event {index}"),
+            format!(
+                "process id {} but the trace has {procs} processes",
+                e.proc()
+            ),
+        ));
+    }
+    let mut replay = Replay::new(config, trace)?;
+    events::replay(&mut replay, &trace.events).map_err(|e| e.in_run("reclaim"))?;
+    Ok(replay.finish())
+}
 
-    for (index, e) in trace.events.iter().enumerate() {
-        let proc = e.proc();
-        if proc as usize >= procs {
-            return Err(Error::config(
-                "reclaim",
-                format!("event {index}: process id {proc} but the trace has {procs} processes"),
-            ));
+/// A reclaim run in progress: the machine and what the run counts beside it.
+struct Replay<'a> {
+    config: &'a ReclaimConfig,
+    pages: &'a [PageKey],
+    m: Machine,
+    /// Per process: it makes the high-order allocations (`high_order.process`).
+    driver: Vec<bool>,
+    per_process: Vec<ProcessFaults>,
+    interactive: ProcessFaults,
+    /// Major faults of the interactive task during each interaction.
+    interaction_faults: Vec<u64>,
+    accesses: u64,
+    driver_faults: u64,
+    /// High-order blocks held, oldest first.
+    held: VecDeque<u32>,
+    high_order_allocs: u64,
+    high_order_failures: u64,
+    /// Anonymous pages of each process, to free them when it exits.
+    anon_pages_of: Vec<Vec<u32>>,
+}
+
+impl<'a> Replay<'a> {
+    fn new(config: &'a ReclaimConfig, trace: &'a Trace) -> Result<Self> {
+        let tables = &trace.tables;
+        let procs = tables.processes.len();
+        Ok(Replay {
+            config,
+            pages: &tables.pages,
+            m: Machine::new(config, tables.pages.len(), procs)?,
+            driver: tables
+                .processes
+                .iter()
+                .map(|p| {
+                    !config.high_order.process.is_empty() && p.name == config.high_order.process
+                })
+                .collect(),
+            per_process: tables
+                .processes
+                .iter()
+                .map(|p| ProcessFaults {
+                    name: p.name.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            interactive: ProcessFaults::default(),
+            interaction_faults: Vec::new(),
+            accesses: 0,
+            driver_faults: 0,
+            held: VecDeque::new(),
+            high_order_allocs: 0,
+            high_order_failures: 0,
+            anon_pages_of: vec![Vec::new(); procs],
+        })
+    }
+
+    /// Every `every_faults` faults of the driver process, one high-order allocation; the
+    /// oldest block is freed once more than `held_blocks` are held.
+    fn driver_fault(&mut self) -> Result<()> {
+        let high_order = &self.config.high_order;
+        self.driver_faults += 1;
+        if !self
+            .driver_faults
+            .is_multiple_of(high_order.every_faults as u64)
+        {
+            return Ok(());
         }
-        match e.kind() {
-            EventKind::Input => {
-                m.set_input(proc);
-                interaction_faults.push(0);
+        match self.m.allocate(high_order.order)? {
+            Some(pfn) => {
+                self.m.mem.allocate_unmovable(pfn, high_order.order);
+                self.high_order_allocs += 1;
+                self.held.push_back(pfn);
+                if self.held.len() > high_order.held_blocks {
+                    let old = self.held.pop_front().expect("non-empty");
+                    self.m.mem.free_unmovable(old, high_order.order);
+                }
+                self.m.balance();
             }
-            EventKind::Importance => {
-                if e.oom_score_adj() == ADJ_FOREGROUND {
-                    m.set_foreground(proc);
-                }
-            }
-            EventKind::Exit => {
-                for page in std::mem::take(&mut anon_pages_of[proc as usize]) {
-                    if m.mem.frame_of(page).map(|f| m.mem.frame(f).owner) == Some(proc)
-                        || m.mem.is_swapped(page)
-                    {
-                        m.mem.discard(page);
-                    }
-                }
-            }
-            EventKind::Start | EventKind::SwapOut | EventKind::SwapIn => {}
-            EventKind::Access => {
-                let page = e.page();
-                let Some(key) = trace.tables.pages.get(page as usize) else {
-                    return Err(Error::config(
-                        "reclaim",
-                        format!("event {index}: page id {page} but the trace has {pages} pages"),
-                    ));
-                };
-                accesses += 1;
-                let anon = key.kind == PageKind::Anon;
-                let Some(kind) = m.access(page, proc, anon, e.is_write())? else {
-                    continue;
-                };
-                if anon && kind == FaultKind::AnonFirst {
-                    anon_pages_of[proc as usize].push(page);
-                }
-                per_process[proc as usize].count(kind);
-                if m.tasks.interactive == Some(proc) {
-                    if let Some(n) = interaction_faults.last_mut() {
-                        interactive.count(kind);
-                        if kind.is_major() {
-                            *n += 1;
-                        }
-                    }
-                }
-                if driver[proc as usize] {
-                    driver_faults += 1;
-                    if driver_faults.is_multiple_of(config.high_order.every_faults as u64) {
-                        match m.allocate(order)? {
-                            Some(pfn) => {
-                                m.mem.allocate_unmovable(pfn, order);
-                                high_order_allocs += 1;
-                                held.push_back(pfn);
-                                if held.len() > config.high_order.held_blocks {
-                                    let old = held.pop_front().expect("non-empty");
-                                    m.mem.free_unmovable(old, order);
-                                }
-                                m.balance();
-                            }
-                            None => high_order_failures += 1,
-                        }
-                    }
-                }
-            }
+            None => self.high_order_failures += 1,
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> ReclaimResult {
+        let config = self.config;
+        let mut rts: Vec<f64> = self
+            .interaction_faults
+            .iter()
+            .map(|&n| config.execution_ms + n as f64 * config.fault_ms)
+            .collect();
+        let rt_mean_ms = if rts.is_empty() {
+            f64::NAN
+        } else {
+            rts.iter().sum::<f64>() / rts.len() as f64
+        };
+        rts.sort_by(f64::total_cmp);
+        let m = self.m;
+        let mut interactive = self.interactive;
+        interactive.name = "interactive task".into();
+        ReclaimResult {
+            policy: config.policy.clone(),
+            memory_pages: config.memory_pages,
+            watermarks: config.watermarks(),
+            accesses: self.accesses,
+            interactions: self.interaction_faults.len(),
+            interactive,
+            rt_mean_ms,
+            rt_p50_ms: percentile(&rts, 50.0),
+            rt_p95_ms: percentile(&rts, 95.0),
+            major_faults: self.per_process.iter().map(|p| p.major()).sum(),
+            kswapd_runs: m.kswapd_runs,
+            kswapd_reclaimed: m.kswapd_reclaimed,
+            direct_reclaims: m.direct_reclaims,
+            direct_reclaimed: m.direct_reclaimed,
+            fallbacks: m.fallbacks,
+            high_order_allocs: self.high_order_allocs,
+            high_order_failures: self.high_order_failures,
+            reserve_dips: m.reserve_dips,
+            counters: m.mem.counters,
+            per_process: self.per_process,
         }
     }
-    let mut rts: Vec<f64> = interaction_faults
-        .iter()
-        .map(|&n| config.execution_ms + n as f64 * config.fault_ms)
-        .collect();
-    let rt_mean_ms = if rts.is_empty() {
-        f64::NAN
-    } else {
-        rts.iter().sum::<f64>() / rts.len() as f64
-    };
-    rts.sort_by(f64::total_cmp);
-    let c = m.mem.counters.clone();
-    interactive.name = "interactive task".into();
-    Ok(ReclaimResult {
-        policy: config.policy.clone(),
-        memory_pages: config.memory_pages,
-        watermarks: config.watermarks(),
-        accesses,
-        interactions: interaction_faults.len(),
-        interactive,
-        rt_mean_ms,
-        rt_p50_ms: percentile(&rts, 50.0),
-        rt_p95_ms: percentile(&rts, 95.0),
-        major_faults: per_process.iter().map(|p| p.major()).sum(),
-        kswapd_runs: m.kswapd_runs,
-        kswapd_reclaimed: m.kswapd_reclaimed,
-        direct_reclaims: m.direct_reclaims,
-        direct_reclaimed: m.direct_reclaimed,
-        fallbacks: m.fallbacks,
-        high_order_allocs,
-        high_order_failures,
-        reserve_dips: m.reserve_dips,
-        counters: CountersOut {
-            scanned: c.scanned,
-            reclaimed: c.reclaimed,
-            swap_outs: c.swap_outs,
-            file_drops: c.file_drops,
-            writebacks: c.writebacks,
-            dirty_kept: c.dirty_kept,
-            activations: c.activations,
-            deactivations: c.deactivations,
-            lumpy_taken: c.lumpy_taken,
-            lumpy_failed: c.lumpy_failed,
-            protected_skips: c.protected_skips,
-        },
-        per_process,
-    })
+}
+
+/// Reclaim reacts to accesses (faults), input (the interactive task), the foreground
+/// app and exits (an exiting process's anonymous pages are freed).
+impl EventHandler for Replay<'_> {
+    fn access(&mut self, e: &Event) -> Result<()> {
+        let (page, proc) = (e.page(), e.proc());
+        let Some(key) = self.pages.get(page as usize) else {
+            return Err(Error::config(
+                "trace",
+                format!(
+                    "page id {page} but the trace has {} pages",
+                    self.pages.len()
+                ),
+            ));
+        };
+        self.accesses += 1;
+        let anon = key.kind == PageKind::Anon;
+        let Some(kind) = self.m.access(page, proc, anon, e.is_write())? else {
+            return Ok(());
+        };
+        if anon && kind == FaultKind::AnonFirst {
+            self.anon_pages_of[proc as usize].push(page);
+        }
+        self.per_process[proc as usize].count(kind);
+        if self.m.tasks.interactive == Some(proc) {
+            if let Some(n) = self.interaction_faults.last_mut() {
+                self.interactive.count(kind);
+                if kind.is_major() {
+                    *n += 1;
+                }
+            }
+        }
+        if self.driver[proc as usize] {
+            self.driver_fault()?;
+        }
+        Ok(())
+    }
+
+    fn input(&mut self, proc: ProcId) -> Result<()> {
+        self.m.set_input(proc);
+        self.interaction_faults.push(0);
+        Ok(())
+    }
+
+    fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
+        if oom_score_adj == ADJ_FOREGROUND {
+            self.m.set_foreground(proc);
+        }
+        Ok(())
+    }
+
+    fn exit(&mut self, proc: ProcId) -> Result<()> {
+        let mem = &mut self.m.mem;
+        for page in std::mem::take(&mut self.anon_pages_of[proc as usize]) {
+            if mem.frame_of(page).map(|f| mem.frame(f).owner) == Some(proc) || mem.is_swapped(page)
+            {
+                mem.discard(page);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

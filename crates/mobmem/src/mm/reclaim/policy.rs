@@ -5,8 +5,9 @@ use super::lru::{Protection, TwoListLru};
 use super::memory::{FrameState, Memory};
 use super::mglru::MgLru;
 use super::ReclaimConfig;
+use crate::core::registry::Registry;
 use crate::trace::ProcId;
-use crate::{Error, Result};
+use crate::Result;
 
 /// `SWAP_CLUSTER_MAX`: pages reclaim isolates per batch and direct reclaim's target.
 pub const SWAP_CLUSTER_MAX: usize = 32;
@@ -91,7 +92,12 @@ pub struct PolicyInfo {
     pub build: fn(&ReclaimConfig) -> Box<dyn ReclaimPolicy>,
 }
 
-pub static POLICIES: &[PolicyInfo] = &[
+crate::named_entry!(PolicyInfo);
+
+/// Every reclaim policy.
+pub static POLICIES: Registry<PolicyInfo> = Registry::new(
+    "reclaim policy",
+    &[
     PolicyInfo {
         name: "stock",
         has_priorities: true,
@@ -124,17 +130,12 @@ pub static POLICIES: &[PolicyInfo] = &[
         summary: "multi-generational LRU (2..4 generations, aging promotes accessed pages)",
         build: |c| Box::new(MgLru::with_config(c)),
     },
-];
+    ],
+);
 
+/// The reclaim policy called `name`; an unknown name lists the known ones.
 pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
-    POLICIES
-        .iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| Error::Unknown {
-            what: "reclaim policy",
-            name: name.to_string(),
-            known: POLICIES.iter().map(|p| p.name.to_string()).collect(),
-        })
+    POLICIES.find(name)
 }
 
 /// For which high-order requests reclaim is lumpy.

@@ -29,6 +29,14 @@ fn small_config(policy: &str, frames: usize, wm_pages: [u64; 3]) -> ReclaimConfi
     }
 }
 
+/// A machine for `pages` pages of one process under `config` with the flusher writing
+/// dirty pages above `background_ratio` % of memory.
+fn flusher_machine(mut config: ReclaimConfig, background_ratio: u32, pages: usize) -> Machine {
+    config.dirty_writeback = DirtyWriteback::Flusher;
+    config.dirty_background_ratio = background_ratio;
+    Machine::new(&config, pages, 1).unwrap()
+}
+
 #[test]
 fn watermarks_follow_min_free_kbytes() {
     // SPEC.md: 2 GB device, min 5,752 KB, low 7,190 KB, high 8,628 KB. isqrt(kb * 16)
@@ -690,10 +698,7 @@ fn flusher_mode_frees_no_dirty_page_under_any_policy() {
     // 100): the only writebacks are those of pages reclaim kept, once their writeback
     // ends; a dirty page reclaim wrote and freed itself would be one more.
     for info in POLICIES {
-        let mut config = small_config(info.name, 128, [4, 6, 8]);
-        config.dirty_writeback = DirtyWriteback::Flusher;
-        config.dirty_background_ratio = 100;
-        let mut m = Machine::new(&config, 1000, 1).unwrap();
+        let mut m = flusher_machine(small_config(info.name, 128, [4, 6, 8]), 100, 1000);
         for page in 0..1000u32 {
             m.access(page, 0, false, page % 2 == 0).unwrap();
             let c = &m.mem.counters;
@@ -730,10 +735,7 @@ fn mglru_refuses_priority_gated_lumpy_reclaim() {
 fn flusher_writes_in_dirtying_order_after_a_kept_page_was_written() {
     // As above: pages 0..4 written, 4 read; reclaim keeps 0..3 and frees 4, the next
     // call writes 0..3 back (their writeback ended) and frees page 3.
-    let mut config = small_config("stock", 64, [0, 0, 0]);
-    config.dirty_writeback = DirtyWriteback::Flusher;
-    config.dirty_background_ratio = 100; // idle until lowered below
-    let mut m = Machine::new(&config, 16, 1).unwrap();
+    let mut m = flusher_machine(small_config("stock", 64, [0, 0, 0]), 100, 16); // idle until lowered below
     for page in 0..5 {
         m.access(page, 0, false, page < 4).unwrap();
     }
@@ -765,10 +767,7 @@ fn the_flusher_holds_each_dirty_page_once() {
     // Ten resident file pages written over and over while the flusher writes them:
     // what it has to write is the dirty pages, each once, however often they were
     // dirtied before.
-    let mut config = small_config("stock", 256, [8, 10, 12]);
-    config.dirty_writeback = DirtyWriteback::Flusher;
-    config.dirty_background_ratio = 1;
-    let mut m = Machine::new(&config, 10, 1).unwrap();
+    let mut m = flusher_machine(small_config("stock", 256, [8, 10, 12]), 1, 10);
     for round in 0..2000u32 {
         m.access(round % 10, 0, false, true).unwrap();
         let frames = m.mem.dirty_frames();
@@ -781,10 +780,7 @@ fn the_flusher_holds_each_dirty_page_once() {
 
 #[test]
 fn flusher_keeps_dirty_pages_under_the_background_ratio() {
-    let mut config = small_config("stock", 256, [8, 10, 12]);
-    config.dirty_writeback = DirtyWriteback::Flusher;
-    config.dirty_background_ratio = 10;
-    let mut m = Machine::new(&config, 2000, 1).unwrap();
+    let mut m = flusher_machine(small_config("stock", 256, [8, 10, 12]), 10, 2000);
     for page in 0..2000 {
         m.access(page, 0, false, true).unwrap();
         let bound = (m.mem.free() + m.mem.lru_pages()) / 10;

@@ -33,10 +33,12 @@ use super::config::{ReclaimOrder, SwapConfig};
 use super::launch::{LaunchKind, LaunchTracker};
 use super::metrics::SwapMetrics;
 use super::space::{IoCounts, IoRecord, SwapDevice, SwapSpace};
-use crate::devices::swap::SwapDevices;
 use crate::core::ensure_index;
+use crate::core::events::{self, EventError, EventHandler};
 use crate::core::list::{Links, List};
-use crate::trace::{Event, EventKind, PageId, ProcId, Tables, ADJ_FOREGROUND, ADJ_UNKNOWN};
+use crate::core::process::Importance;
+use crate::devices::swap::SwapDevices;
+use crate::trace::{Event, PageId, ProcId, Tables, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
 // Per-page flags.
@@ -66,7 +68,6 @@ pub enum Place {
 
 #[derive(Debug, Clone)]
 struct App {
-    adj: i16,
     lru: List,
     resident: u32,
     last_use: u64,
@@ -79,7 +80,6 @@ struct App {
 impl Default for App {
     fn default() -> Self {
         App {
-            adj: ADJ_UNKNOWN,
             lru: List::new(),
             resident: 0,
             last_use: 0,
@@ -103,6 +103,7 @@ pub struct Machine {
     global: List,
     resident: usize,
     apps: Vec<App>,
+    importance: Importance,
     /// The app reclaim takes from next, while nothing changes the choice.
     victim_app: Option<ProcId>,
     use_counter: u64,
@@ -146,6 +147,7 @@ impl Machine {
             global: List::new(),
             resident: 0,
             apps: vec![App::default(); procs],
+            importance: Importance::default(),
             victim_app: None,
             use_counter: 0,
             launches: LaunchTracker::new(config.launch.clone()),
@@ -240,41 +242,18 @@ impl Machine {
 
     /// Feed one event; `index` is its position in the trace, for errors.
     pub fn step(&mut self, index: usize, event: &Event) -> Result<()> {
-        self.now_ns = event.time_ns();
-        self.launches.advance(self.now_ns);
-        self.metrics.events += 1;
-        let proc = event.proc();
-        self.ensure_app(proc);
-        match event.kind() {
-            EventKind::Access if self.replaying => {
-                self.metrics.ignored_accesses += 1;
-                Ok(())
+        events::dispatch(self, event).map_err(|error| {
+            EventError {
+                index: index as u64,
+                error,
             }
-            EventKind::Access => self.access(event),
-            EventKind::SwapOut if self.replaying => self.replay_swap_out(event),
-            EventKind::SwapIn if self.replaying => self.replay_swap_in(event),
-            EventKind::Importance => {
-                self.importance(proc, event.oom_score_adj());
-                Ok(())
-            }
-            EventKind::Start | EventKind::Input => Ok(()),
-            EventKind::Exit => {
-                self.launches.end_of(proc);
-                self.free_app(proc, false);
-                self.metrics.exits += 1;
-                Ok(())
-            }
-            EventKind::SwapOut | EventKind::SwapIn => Err(Error::config(
-                "swap run",
-                "the trace has swap events: replay it (swap::replay) instead of simulating its accesses",
-            )),
-        }
-        .map_err(|e| Error::config(format!("swap run, event {index}"), e.to_string()))
+            .in_run("swap run")
+        })
     }
 
-    fn importance(&mut self, proc: ProcId, adj: i16) {
+    fn set_importance(&mut self, proc: ProcId, adj: i16) {
         let app = &mut self.apps[proc as usize];
-        let was = std::mem::replace(&mut app.adj, adj);
+        let was = self.importance.set(proc, adj);
         self.victim_app = None;
         if adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
             let kind = if !app.launched {
@@ -292,7 +271,7 @@ impl Machine {
         }
     }
 
-    fn access(&mut self, event: &Event) -> Result<()> {
+    fn touch(&mut self, event: &Event) -> Result<()> {
         if !event.is_anon() {
             self.metrics.ignored_accesses += 1;
             return Ok(());
@@ -307,14 +286,8 @@ impl Machine {
         }
         if self.flag(page, RESIDENT) {
             self.metrics.dram_hits += 1;
-            let owner = self.space.owner(page);
-            match self.reclaim {
-                ReclaimOrder::AppImportance => {
-                    let app = &mut self.apps[owner as usize];
-                    self.links.move_to_front(&mut app.lru, page);
-                }
-                ReclaimOrder::GlobalLru => self.links.move_to_front(&mut self.global, page),
-            }
+            let (links, list) = self.reclaim_list(self.space.owner(page));
+            links.move_to_front(list, page);
         } else {
             let writes_before = self.write_time_ns();
             self.make_room(proc)?;
@@ -362,16 +335,21 @@ impl Machine {
             + io.zram_compressions as f64 * d.zram.compress_ns
     }
 
+    /// The reclaim list holding `owner`'s resident pages (its own, or the global one),
+    /// with the links that chain it.
+    fn reclaim_list(&mut self, owner: ProcId) -> (&mut Links, &mut List) {
+        let list = match self.reclaim {
+            ReclaimOrder::AppImportance => &mut self.apps[owner as usize].lru,
+            ReclaimOrder::GlobalLru => &mut self.global,
+        };
+        (&mut self.links, list)
+    }
+
     fn insert_resident(&mut self, page: PageId) {
         let owner = self.space.owner(page);
         self.ensure_app(owner);
-        match self.reclaim {
-            ReclaimOrder::AppImportance => {
-                let app = &mut self.apps[owner as usize];
-                self.links.push_front(&mut app.lru, page);
-            }
-            ReclaimOrder::GlobalLru => self.links.push_front(&mut self.global, page),
-        }
+        let (links, list) = self.reclaim_list(owner);
+        links.push_front(list, page);
         let app = &mut self.apps[owner as usize];
         app.resident += 1;
         if app.resident == 1 {
@@ -384,13 +362,8 @@ impl Machine {
 
     fn remove_resident(&mut self, page: PageId) {
         let owner = self.space.owner(page);
-        match self.reclaim {
-            ReclaimOrder::AppImportance => {
-                let app = &mut self.apps[owner as usize];
-                self.links.remove(&mut app.lru, page);
-            }
-            ReclaimOrder::GlobalLru => self.links.remove(&mut self.global, page),
-        }
+        let (links, list) = self.reclaim_list(owner);
+        links.remove(list, page);
         let app = &mut self.apps[owner as usize];
         app.resident -= 1;
         if app.resident == 0 && self.victim_app == Some(owner) {
@@ -421,13 +394,11 @@ impl Machine {
         if let Some(app) = self.victim_app {
             return Some(app);
         }
-        let best = self
-            .apps
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.resident > 0)
-            .max_by(|(_, a), (_, b)| a.adj.cmp(&b.adj).then(b.last_use.cmp(&a.last_use)))
-            .map(|(i, _)| i as ProcId);
+        let best = self.importance.least_important(
+            (self.apps.iter().enumerate())
+                .filter(|(_, a)| a.resident > 0)
+                .map(|(i, a)| (i as ProcId, a.last_use)),
+        );
         self.victim_app = best;
         best
     }
@@ -445,16 +416,16 @@ impl Machine {
     /// The app the low-memory killer takes: the least important killable app holding
     /// memory in DRAM (pages or zram pool), the one used least recently among equals.
     fn kill_candidate(&self, accessor: ProcId) -> Option<ProcId> {
-        self.apps
-            .iter()
-            .enumerate()
-            .filter(|&(i, a)| {
-                a.adj > ADJ_FOREGROUND
-                    && i as ProcId != accessor
-                    && (a.resident > 0 || self.space.pool_pages_of(i as ProcId) > 0)
-            })
-            .max_by(|(_, a), (_, b)| a.adj.cmp(&b.adj).then(b.last_use.cmp(&a.last_use)))
-            .map(|(i, _)| i as ProcId)
+        self.importance.least_important(
+            (self.apps.iter().enumerate())
+                .map(|(i, a)| (i as ProcId, a))
+                .filter(|&(proc, a)| {
+                    self.importance.of(proc) > ADJ_FOREGROUND
+                        && proc != accessor
+                        && (a.resident > 0 || self.space.pool_pages_of(proc) > 0)
+                })
+                .map(|(proc, a)| (proc, a.last_use)),
+        )
     }
 
     fn reclaim_one(&mut self, accessor: ProcId) -> Result<()> {
@@ -665,4 +636,57 @@ impl Machine {
         });
         self.metrics
     }
+}
+
+/// Simulating, the machine serves anonymous accesses and refuses a trace's own swap
+/// events; replaying, it is driven by those swap events and ignores accesses. Both
+/// time launches by importance and free an app's memory when it exits.
+impl EventHandler for Machine {
+    fn tick(&mut self, event: &Event) {
+        self.now_ns = event.time_ns();
+        self.launches.advance(self.now_ns);
+        self.metrics.events += 1;
+        self.ensure_app(event.proc());
+    }
+
+    fn access(&mut self, event: &Event) -> Result<()> {
+        if self.replaying {
+            self.metrics.ignored_accesses += 1;
+            return Ok(());
+        }
+        self.touch(event)
+    }
+
+    fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
+        self.set_importance(proc, oom_score_adj);
+        Ok(())
+    }
+
+    fn exit(&mut self, proc: ProcId) -> Result<()> {
+        self.launches.end_of(proc);
+        self.free_app(proc, false);
+        self.metrics.exits += 1;
+        Ok(())
+    }
+
+    fn swap_out(&mut self, event: &Event) -> Result<()> {
+        match self.replaying {
+            true => self.replay_swap_out(event),
+            false => Err(not_replaying()),
+        }
+    }
+
+    fn swap_in(&mut self, event: &Event) -> Result<()> {
+        match self.replaying {
+            true => self.replay_swap_in(event),
+            false => Err(not_replaying()),
+        }
+    }
+}
+
+fn not_replaying() -> Error {
+    Error::config(
+        "swap run",
+        "the trace has swap events: replay it (swap::replay) instead of simulating its accesses",
+    )
 }

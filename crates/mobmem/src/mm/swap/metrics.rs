@@ -1,8 +1,11 @@
 //! What a swap run measures. Counters are exact integers; times and energies are the
-//! devices' figures summed over the counted operations. [`SwapMetrics::values`] lists
-//! every figure by name, the names used in result tables.
+//! devices' figures summed over the counted operations. Its [`Stats`] listing names
+//! every figure, the names used in result tables.
 
 use serde::Serialize;
+
+use crate::core::stats::{Stats, Visitor};
+use crate::{counts, reals};
 
 use super::launch::{LaunchKind, LaunchRecord};
 use super::space::IoCounts;
@@ -195,66 +198,30 @@ impl SwapMetrics {
     pub fn flash_accesses(&self) -> u64 {
         self.io.flash_reads + self.io.flash_writes
     }
+}
 
-    /// Every scalar figure, by name, in a stable order. Missing figures are NaN.
-    pub fn values(&self) -> Vec<(&'static str, f64)> {
+impl Stats for SwapMetrics {
+    fn visit(&self, v: &mut dyn Visitor) {
         let io = &self.io;
-        vec![
-            ("events", self.events as f64),
-            ("accesses", self.accesses as f64),
-            ("ignored_accesses", self.ignored_accesses as f64),
-            ("dram_hits", self.dram_hits as f64),
-            ("fresh_allocations", self.fresh_allocations as f64),
-            ("swap_outs", self.swap_outs as f64),
-            ("clean_swap_outs", self.clean_swap_outs as f64),
-            ("swap_ins", self.swap_ins as f64),
-            ("swapped_pages", self.swapped_pages as f64),
-            ("flash_reads", io.flash_reads as f64),
-            ("flash_writes", io.flash_writes as f64),
-            ("flash_accesses", self.flash_accesses() as f64),
-            ("nvm_reads", io.nvm_reads as f64),
-            ("nvm_writes", io.nvm_writes as f64),
-            ("zram_compressions", io.zram_compressions as f64),
-            ("zram_decompressions", io.zram_decompressions as f64),
-            ("promotions", io.promotions as f64),
-            ("demotions", io.demotions as f64),
-            ("writebacks", io.writebacks as f64),
-            ("io_time_ms", self.io_time_ns / 1e6),
-            ("zram_cpu_ms", self.zram_cpu_ns / 1e6),
-            ("energy_mj", self.energy_nj / 1e6),
-            ("kills", self.kills as f64),
-            ("exits", self.exits as f64),
-            ("dropped_pages", self.dropped_pages as f64),
-            ("first_launches", self.first_launches as f64),
-            ("cold_starts", self.cold_starts as f64),
-            ("warm_launches", self.warm_launches as f64),
-            ("launch_faults", self.launch_faults as f64),
-            ("launch_mean_ms", self.launch_mean_ms),
-            ("launch_p50_ms", self.launch_p50_ms),
-            ("launch_p95_ms", self.launch_p95_ms),
-            ("pages_swapped_in", self.pages_swapped_in as f64),
-            ("single_access_pages", self.single_access_pages as f64),
-            ("single_access_share", self.single_access_share),
-            ("flash_write_bytes", self.flash_write_bytes as f64),
-            ("flash_endurance_used", self.flash_endurance_used),
-        ]
-    }
-
-    /// One figure by its name in [`SwapMetrics::values`].
-    pub fn value(&self, name: &str) -> Option<f64> {
-        self.values()
-            .into_iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v)
-    }
-
-    /// Names of every figure, in order.
-    pub fn names() -> Vec<&'static str> {
-        SwapMetrics::default()
-            .values()
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
+        counts!(v, self;
+            events, accesses, ignored_accesses, dram_hits, fresh_allocations, swap_outs,
+            clean_swap_outs, swap_ins, swapped_pages);
+        counts!(v, io; flash_reads, flash_writes);
+        v.count("flash_accesses", self.flash_accesses());
+        counts!(v, io;
+            nvm_reads, nvm_writes, zram_compressions, zram_decompressions, promotions,
+            demotions, writebacks);
+        v.figure("io_time_ms", self.io_time_ns / 1e6);
+        v.figure("zram_cpu_ms", self.zram_cpu_ns / 1e6);
+        v.figure("energy_mj", self.energy_nj / 1e6);
+        counts!(v, self;
+            kills, exits, dropped_pages, first_launches, cold_starts, warm_launches,
+            launch_faults);
+        reals!(v, self; launch_mean_ms, launch_p50_ms, launch_p95_ms);
+        counts!(v, self; pages_swapped_in, single_access_pages);
+        reals!(v, self; single_access_share);
+        counts!(v, self; flash_write_bytes);
+        reals!(v, self; flash_endurance_used);
     }
 }
 
@@ -272,11 +239,8 @@ mod tests {
 
     #[test]
     fn every_value_has_a_distinct_name() {
-        let names = SwapMetrics::names();
-        let mut sorted = names.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), names.len());
+        crate::core::stats::check_listing::<SwapMetrics>().unwrap();
+        assert_eq!(SwapMetrics::names().len(), 37);
     }
 
     #[test]

@@ -29,8 +29,9 @@ pub mod launch;
 pub mod memory;
 mod metrics;
 pub mod space;
-pub mod workload;
 
+/// The multi-swap paper's workload, kept under this name beside the swap code it drives.
+pub use crate::workload::app_cycling as workload;
 pub use architectures::{find_architecture, Architecture, ArchitectureInfo, ARCHITECTURES};
 pub use config::{
     LaunchModel, ReclaimOrder, SlotOnSwapIn, SwapConfig, ZramConfig, DEFAULT_DRAM_PAGES,
@@ -40,6 +41,7 @@ pub use memory::{Machine, Place};
 pub use metrics::{AppLaunches, SwapMetrics};
 pub use space::{IoCause, IoCounts, IoOp, IoRecord, SwapDevice};
 
+use crate::core::events;
 use crate::trace::{EventKind, Trace};
 use crate::{Error, Result};
 
@@ -74,12 +76,7 @@ fn check_ids(trace: &Trace) -> Result<()> {
 
 /// Run `config` over a trace's accesses.
 pub fn run(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
-    check_ids(trace)?;
-    let mut machine = Machine::new(config, trace.footprint(), trace.tables.processes.len())?;
-    for (index, event) in trace.events.iter().enumerate() {
-        machine.step(index, event)?;
-    }
-    Ok(machine.finish(&trace.tables))
+    drive(trace, config, Machine::new)
 }
 
 /// Run one point of a sweep: `config` with its architecture and NVM size replaced.
@@ -103,11 +100,19 @@ pub fn run_point(
 /// and accesses are ignored. A swap-in of a page that is not swapped out is an error
 /// naming the event's index.
 pub fn replay(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
+    drive(trace, config, Machine::for_replay)
+}
+
+/// Check a trace's ids, build a machine for it with `build` and step it through every
+/// event.
+fn drive(
+    trace: &Trace,
+    config: &SwapConfig,
+    build: fn(&SwapConfig, usize, usize) -> Result<Machine>,
+) -> Result<SwapMetrics> {
     check_ids(trace)?;
-    let mut machine = Machine::for_replay(config, trace.footprint(), trace.tables.processes.len())?;
-    for (index, event) in trace.events.iter().enumerate() {
-        machine.step(index, event)?;
-    }
+    let mut machine = build(config, trace.footprint(), trace.tables.processes.len())?;
+    events::replay(&mut machine, &trace.events).map_err(|e| e.in_run("swap run"))?;
     Ok(machine.finish(&trace.tables))
 }
 

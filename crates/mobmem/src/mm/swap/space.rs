@@ -14,9 +14,10 @@
 
 use serde::Serialize;
 
+use crate::core::clock::ClockRing;
+use crate::core::list::{Links, List};
 use crate::devices::swap::ZramSwap;
 use crate::devices::PAGE_BYTES;
-use crate::core::list::{Links, List};
 use crate::trace::{PageId, ProcId};
 use crate::{Error, Result};
 
@@ -104,8 +105,6 @@ const NO_SLOT: u8 = 0;
 const IN_NVM: u8 = 1;
 const IN_FLASH: u8 = 2;
 const IN_ZRAM: u8 = 3;
-const EMPTY_FRAME: PageId = PageId::MAX;
-const NO_FRAME: u32 = u32::MAX;
 /// Owner of a page not yet touched.
 pub const NO_OWNER: ProcId = ProcId::MAX;
 
@@ -126,12 +125,9 @@ struct NvmSlots {
     /// LRU order, front = most recent.
     links: Links,
     lru: List,
-    /// CLOCK ring: the page in each frame (`EMPTY_FRAME` when free), the frame of each
-    /// page, the free frames and the hand.
-    frames: Vec<PageId>,
-    frame_of: Vec<u32>,
-    free_frames: Vec<u32>,
-    hand: usize,
+    /// CLOCK order: the slots in a ring (its own reference bits unused: the access bits
+    /// are the space's, as they may outlive a slot).
+    ring: ClockRing,
 }
 
 impl NvmSlots {
@@ -143,10 +139,7 @@ impl NvmSlots {
             used: 0,
             links: Links::with_pages(if clock { 0 } else { pages }),
             lru: List::new(),
-            frames: Vec::new(),
-            frame_of: vec![NO_FRAME; if clock { pages } else { 0 }],
-            free_frames: Vec::new(),
-            hand: 0,
+            ring: ClockRing::new(capacity, if clock { pages } else { 0 }),
         }
     }
 
@@ -159,16 +152,7 @@ impl NvmSlots {
         match self.order {
             NvmOrder::Lru => self.links.push_front(&mut self.lru, page),
             NvmOrder::Clock => {
-                crate::core::ensure_index(&mut self.frame_of, page, NO_FRAME);
-                let frame = match self.free_frames.pop() {
-                    Some(frame) => frame as usize,
-                    None => {
-                        self.frames.push(EMPTY_FRAME);
-                        self.frames.len() - 1
-                    }
-                };
-                self.frames[frame] = page;
-                self.frame_of[page as usize] = frame as u32;
+                self.ring.insert(page);
             }
         }
         self.used += 1;
@@ -178,9 +162,7 @@ impl NvmSlots {
         match self.order {
             NvmOrder::Lru => self.links.remove(&mut self.lru, page),
             NvmOrder::Clock => {
-                let frame = std::mem::replace(&mut self.frame_of[page as usize], NO_FRAME);
-                self.frames[frame as usize] = EMPTY_FRAME;
-                self.free_frames.push(frame);
+                self.ring.remove_page(page);
             }
         }
         self.used -= 1;
@@ -193,30 +175,18 @@ impl NvmSlots {
         }
     }
 
-    /// The slot to empty when NVM is full. CLOCK: sweep from the hand, clearing bits that
-    /// are set, and take the first page whose bit is clear; the hand moves past it, so the
-    /// page that takes its frame gets a whole revolution. `None` only if NVM is empty.
+    /// The slot to empty when NVM is full. CLOCK: sweep from the hand, clearing access
+    /// bits that are set, and take the first page whose bit is clear; the hand moves past
+    /// it, so the page that takes its frame gets a whole revolution. `None` only if NVM
+    /// is empty.
     fn victim(&mut self, accessed: &mut [bool]) -> Option<PageId> {
         match self.order {
             NvmOrder::Lru => self.lru.back(),
             NvmOrder::Clock => {
-                let n = self.frames.len();
-                // Two revolutions always suffice: the first clears every bit.
-                for _ in 0..2 * n + 1 {
-                    let frame = self.hand % n.max(1);
-                    self.hand = (frame + 1) % n.max(1);
-                    let page = *self.frames.get(frame)?;
-                    if page == EMPTY_FRAME {
-                        continue;
-                    }
-                    let bit = &mut accessed[page as usize];
-                    if *bit {
-                        *bit = false;
-                    } else {
-                        return Some(page);
-                    }
-                }
-                None
+                let frame = self
+                    .ring
+                    .sweep(|page, _| std::mem::replace(&mut accessed[page as usize], false))?;
+                self.ring.page(frame)
             }
         }
     }
@@ -225,13 +195,7 @@ impl NvmSlots {
     fn order_view(&self) -> Vec<PageId> {
         match self.order {
             NvmOrder::Lru => self.links.iter(&self.lru).collect(),
-            NvmOrder::Clock => {
-                let n = self.frames.len();
-                (0..n)
-                    .map(|i| self.frames[(self.hand + i) % n])
-                    .filter(|&p| p != EMPTY_FRAME)
-                    .collect()
-            }
+            NvmOrder::Clock => self.ring.from_hand().map(|(page, _)| page).collect(),
         }
     }
 }
@@ -256,10 +220,7 @@ struct ZramPool {
 /// A fixed mixing of a page id: which pages compress is a property of the page, the same
 /// in every run.
 fn page_hash(page: PageId) -> u64 {
-    let mut z = (page as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::core::mix64(page as u64)
 }
 
 impl ZramPool {

@@ -156,10 +156,6 @@ impl AppAware {
 }
 
 impl CachePolicy for AppAware {
-    fn name(&self) -> &'static str {
-        "app-aware"
-    }
-
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         ensure_index(&mut self.count, page, 0);
@@ -190,7 +186,7 @@ impl CachePolicy for AppAware {
 mod tests {
     use super::*;
 
-    use crate::mm::placement::policies::testing::{request as req, step};
+    use crate::mm::placement::policies::testing::{describe, request as req, step};
 
     #[test]
     fn foreground_miss_with_dram_full_demotes_and_pcm_full_evicts() {
@@ -200,20 +196,7 @@ mod tests {
         step(&mut p, req(3, false, false)); // PCM [3 2]
                                             // Foreground miss on 4: PCM full -> evict its LRU 2; DRAM full -> demote 1 to PCM MRU.
         let effects = step(&mut p, req(4, true, false));
-        assert_eq!(
-            effects,
-            vec![
-                Effect::Fill { tier: Tier::Dram },
-                Effect::Evict {
-                    page: 2,
-                    from: Tier::Pcm
-                },
-                Effect::Migrate {
-                    page: 1,
-                    to: Tier::Pcm
-                },
-            ]
-        );
+        assert_eq!(describe(&effects), "fill dram, evict 2 from pcm, 1 to pcm");
         // DRAM: [4]; PCM: [1 3]
         assert_eq!(p.contents(Tier::Dram), vec![(4, 0)]);
         assert_eq!(p.contents(Tier::Pcm), vec![(1, 0), (3, 0)]);
@@ -222,10 +205,7 @@ mod tests {
     #[test]
     fn background_miss_goes_to_pcm_even_with_dram_free() {
         let mut p = AppAware::new(Capacity { dram: 4, pcm: 4 }, 0);
-        assert_eq!(
-            step(&mut p, req(7, false, true)),
-            vec![Effect::Fill { tier: Tier::Pcm }]
-        );
+        assert_eq!(describe(&step(&mut p, req(7, false, true))), "fill pcm");
         assert_eq!(p.occupancy(), [0, 1]);
     }
 
@@ -235,38 +215,22 @@ mod tests {
         step(&mut p, req(5, false, false)); // PCM [5], count 0
         step(&mut p, req(1, true, false)); // DRAM [1]
                                            // First foreground write hit: count 1 < 2, stays in PCM (moved to MRU).
-        assert_eq!(
-            step(&mut p, req(5, true, true)),
-            vec![Effect::Hit { tier: Tier::Pcm }]
-        );
+        assert_eq!(describe(&step(&mut p, req(5, true, true))), "hit pcm");
         // A foreground read of a page that was never written: count 2 but clean, so it
         // stays (reads never migrate).
         let mut read = req(5, true, false);
         read.dirty = false;
-        assert_eq!(step(&mut p, read), vec![Effect::Hit { tier: Tier::Pcm }]);
+        assert_eq!(describe(&step(&mut p, read)), "hit pcm");
         assert_eq!(p.contents(Tier::Pcm), vec![(5, 2)]);
         // A background write hit (count 3) does not migrate either.
-        assert_eq!(
-            step(&mut p, req(5, false, true)),
-            vec![Effect::Hit { tier: Tier::Pcm }]
-        );
+        assert_eq!(describe(&step(&mut p, req(5, false, true))), "hit pcm");
         // Foreground, dirty (written before), count 4 >= 2: migrate; DRAM full so its
         // victim 1 (count 0) is demoted to PCM MRU.
         let mut dirty_hit = req(5, true, false);
         dirty_hit.dirty = true;
         assert_eq!(
-            step(&mut p, dirty_hit),
-            vec![
-                Effect::Hit { tier: Tier::Pcm },
-                Effect::Migrate {
-                    page: 1,
-                    to: Tier::Pcm
-                },
-                Effect::Migrate {
-                    page: 5,
-                    to: Tier::Dram
-                },
-            ]
+            describe(&step(&mut p, dirty_hit)),
+            "hit pcm, 1 to pcm, 5 to dram"
         );
         assert_eq!(p.contents(Tier::Dram), vec![(5, 4)]);
         assert_eq!(p.contents(Tier::Pcm), vec![(1, 0)]);
@@ -298,10 +262,7 @@ mod tests {
         let mut p = AppAware::new(Capacity { dram: 2, pcm: 2 }, 0);
         step(&mut p, req(1, true, false)); // foreground app brings 1 into DRAM
                                            // The app is now background; a re-reference keeps the page at DRAM MRU.
-        assert_eq!(
-            step(&mut p, req(1, false, true)),
-            vec![Effect::Hit { tier: Tier::Dram }]
-        );
+        assert_eq!(describe(&step(&mut p, req(1, false, true))), "hit dram");
         assert_eq!(p.tier_of(1), Some(Tier::Dram));
     }
 }

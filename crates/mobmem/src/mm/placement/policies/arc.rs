@@ -41,9 +41,9 @@
 //! Per page: two `u32` links and one byte saying which list holds it. A capacity of zero
 //! is treated as one page.
 
-use crate::core::list::{Links, List};
 use crate::core::ensure_index;
-use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::list::{Links, List};
+use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 /// Where a page is: on one of the four lists, or on none.
@@ -113,10 +113,7 @@ impl Arc {
     fn evict_back(&mut self, from: Place, to: Place, out: &mut Effects) {
         if let Some(victim) = self.back(from) {
             self.move_to(victim, to);
-            out.push(Effect::Evict {
-                page: victim,
-                from: Tier::Dram,
-            });
+            out.evict(victim);
         }
     }
 
@@ -144,10 +141,6 @@ impl Arc {
 }
 
 impl CachePolicy for Arc {
-    fn name(&self) -> &'static str {
-        "arc"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let x = req.page;
@@ -156,12 +149,12 @@ impl CachePolicy for Arc {
         match self.place[x as usize] {
             // Case I.
             Place::T1 | Place::T2 => {
-                out.push(Effect::Hit { tier: Tier::Dram });
+                out.hit();
                 self.move_to(x, Place::T2);
             }
             // Case II.
             Place::B1 => {
-                out.push(Effect::Fill { tier: Tier::Dram });
+                out.fill();
                 let (b1, b2) = (self.len(Place::B1), self.len(Place::B2));
                 // b1 >= 1 here (x is in B1); a zero would give infinity, capped at c.
                 let delta = if b1 >= b2 { 1.0 } else { b2 as f64 / b1 as f64 };
@@ -171,7 +164,7 @@ impl CachePolicy for Arc {
             }
             // Case III.
             Place::B2 => {
-                out.push(Effect::Fill { tier: Tier::Dram });
+                out.fill();
                 let (b1, b2) = (self.len(Place::B1), self.len(Place::B2));
                 let delta = if b2 >= b1 { 1.0 } else { b1 as f64 / b2 as f64 };
                 self.p = (self.p - delta).max(0.0);
@@ -180,7 +173,7 @@ impl CachePolicy for Arc {
             }
             // Case IV.
             Place::None => {
-                out.push(Effect::Fill { tier: Tier::Dram });
+                out.fill();
                 let l1 = self.len(Place::T1) + self.len(Place::B1);
                 let total = l1 + self.len(Place::T2) + self.len(Place::B2);
                 if l1 >= c {
@@ -218,7 +211,7 @@ impl CachePolicy for Arc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
 
     #[test]
     fn ghost_hits_move_the_target() {
@@ -235,10 +228,7 @@ mod tests {
         //         2 -> T2                               [] [2 3] [4] []
         let mut arc = Arc::new(2, 0);
         let outcome = run_pages(&mut arc, &[1, 2, 3, 2, 4, 3, 2]);
-        assert_eq!(
-            hits(&outcome),
-            vec![false, false, false, true, false, false, false]
-        );
+        assert_eq!(hit_pattern(&outcome), "mmmhmmm");
         assert_eq!(
             evictions(&outcome),
             vec![vec![], vec![], vec![1], vec![], vec![3], vec![2], vec![4]]
@@ -265,10 +255,7 @@ mod tests {
         //                                         [5] [1] [4] [3]
         let mut arc = Arc::new(2, 0);
         let outcome = run_pages(&mut arc, &[1, 2, 1, 2, 3, 1, 3, 4, 5, 1]);
-        assert_eq!(
-            hits(&outcome),
-            vec![false, false, true, true, false, false, false, false, false, false]
-        );
+        assert_eq!(hit_pattern(&outcome), "mmhhmmmmmm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 3, 2, 1, 3, 4]);
         assert_eq!(arc.lists(), [vec![5], vec![1], vec![4], vec![3]]);
         assert_eq!(arc.target_t1(), 0.0);

@@ -21,112 +21,63 @@
 //! bit instead would give every page, even one used once, a second revolution.
 //!
 //! The search ends within one revolution: after the hand clears every bit it meets, the
-//! frame where it started has a clear bit. Per page: the frame index (`u32`) and one
-//! reference byte. A capacity of zero is treated as one frame.
+//! frame where it started has a clear bit. The frames, hand and bits are a
+//! [`ClockRing`]. A capacity of zero is treated as one frame.
 
-use crate::core::ensure_index;
+use crate::core::clock::ClockRing;
 use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
-/// `frame_of` value of a page that is not resident.
-const NO_FRAME: u32 = u32::MAX;
-
 #[derive(Debug, Clone)]
 pub struct Clock {
-    capacity: usize,
-    /// The page in each frame; grows until it holds `capacity` frames.
-    frames: Vec<PageId>,
-    /// The next frame the hand examines.
-    hand: usize,
-    frame_of: Vec<u32>,
-    referenced: Vec<bool>,
+    ring: ClockRing,
 }
 
 impl Clock {
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
-        let capacity = capacity.max(1);
         Clock {
-            capacity,
-            // Never reserve more than the pages the trace can bring in.
-            frames: Vec::with_capacity(capacity.min(page_count_hint.max(1))),
-            hand: 0,
-            frame_of: vec![NO_FRAME; page_count_hint],
-            referenced: vec![false; page_count_hint],
+            ring: ClockRing::new(capacity.max(1), page_count_hint),
         }
     }
 
     /// The pages in frame order starting at the hand (the order the hand examines them),
     /// each with its reference bit.
     pub fn from_hand(&self) -> Vec<(PageId, bool)> {
-        let n = self.frames.len();
-        (0..n)
-            .map(|i| {
-                let page = self.frames[(self.hand + i) % n];
-                (page, self.referenced[page as usize])
-            })
-            .collect()
-    }
-
-    /// Advance the hand to the first frame whose page has a clear bit, clearing the bits
-    /// it passes. Only called with every frame in use.
-    fn find_victim_frame(&mut self) -> usize {
-        loop {
-            let page = self.frames[self.hand] as usize;
-            if !self.referenced[page] {
-                return self.hand;
-            }
-            self.referenced[page] = false;
-            self.hand = (self.hand + 1) % self.frames.len();
-        }
+        self.ring.from_hand().collect()
     }
 }
 
 impl CachePolicy for Clock {
-    fn name(&self) -> &'static str {
-        "clock"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
-        ensure_index(&mut self.frame_of, page, NO_FRAME);
-        ensure_index(&mut self.referenced, page, false);
-        if self.frame_of[page as usize] != NO_FRAME {
-            self.referenced[page as usize] = true;
+        if let Some(frame) = self.ring.frame_of(page) {
+            self.ring.reference(frame);
             out.push(Effect::Hit { tier: Tier::Dram });
             return;
         }
         out.push(Effect::Fill { tier: Tier::Dram });
-        self.referenced[page as usize] = false;
-        if self.frames.len() < self.capacity {
-            // Frame indexes fit in u32: page ids do, and each frame holds a distinct page.
-            self.frame_of[page as usize] = self.frames.len() as u32;
-            self.frames.push(page);
+        if self.ring.insert(page).is_some() {
             return;
         }
-        let frame = self.find_victim_frame();
-        let victim = self.frames[frame];
-        self.frame_of[victim as usize] = NO_FRAME;
+        // Full, and the capacity is at least one: the ring has a victim.
+        let frame = self
+            .ring
+            .victim()
+            .expect("a full ring of at least one frame");
+        let victim = self.ring.replace(frame, page);
         out.push(Effect::Evict {
             page: victim,
             from: Tier::Dram,
         });
-        self.frames[frame] = page;
-        self.frame_of[page as usize] = frame as u32;
-        self.hand = (frame + 1) % self.frames.len();
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {
-        let frame = self
-            .frame_of
-            .get(page as usize)
-            .copied()
-            .unwrap_or(NO_FRAME);
-        (frame != NO_FRAME).then_some(Tier::Dram)
+        self.ring.contains(page).then_some(Tier::Dram)
     }
 
     fn occupancy(&self) -> [usize; 2] {
-        [self.frames.len(), 0]
+        [self.ring.len(), 0]
     }
 }
 

@@ -21,60 +21,19 @@
 //! ```
 //! A new DRAM page starts with its dirty bit set and frequency 0 (it was just written).
 
+use crate::core::clock::ClockRing;
 use crate::mm::placement::{
     ensure_index, CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier,
 };
 use crate::trace::PageId;
 
-const NO_PAGE: u32 = u32::MAX;
-
-/// Frames of one memory swept by a clock hand. Freed frames (pages migrated out) are
-/// reused before the hand evicts anything.
-#[derive(Debug, Clone)]
-struct ClockFrames {
-    frames: Vec<PageId>,
-    free: Vec<u32>,
-    hand: usize,
-    used: usize,
-}
-
-impl ClockFrames {
-    fn new(capacity: usize) -> Self {
-        ClockFrames {
-            frames: vec![NO_PAGE; capacity],
-            free: (0..capacity as u32).rev().collect(),
-            hand: 0,
-            used: 0,
-        }
-    }
-
-    fn is_full(&self) -> bool {
-        self.free.is_empty()
-    }
-
-    /// Put `page` in a free frame; there MUST be one.
-    fn insert(&mut self, page: PageId) -> u32 {
-        let frame = self.free.pop().expect("caller made room");
-        self.frames[frame as usize] = page;
-        self.used += 1;
-        frame
-    }
-
-    fn release(&mut self, frame: u32) {
-        self.frames[frame as usize] = NO_PAGE;
-        self.free.push(frame);
-        self.used -= 1;
-    }
-}
-
+/// Each memory's frames are a [`ClockRing`]; frames emptied by migration are reused
+/// before the hand evicts anything. The PCM reference bits are the ring's.
 #[derive(Debug, Clone)]
 pub struct ClockDwf {
-    dram: ClockFrames,
-    pcm: ClockFrames,
+    dram: ClockRing,
+    pcm: ClockRing,
     location: Locations,
-    frame: Vec<u32>,
-    /// PCM reference bit.
-    referenced: Vec<bool>,
     /// DRAM write history: dirty bit and write frequency.
     dirty_bit: Vec<bool>,
     write_frequency: Vec<u32>,
@@ -83,100 +42,81 @@ pub struct ClockDwf {
 impl ClockDwf {
     pub fn new(capacity: Capacity, page_count_hint: usize) -> Self {
         ClockDwf {
-            dram: ClockFrames::new(capacity.dram),
-            pcm: ClockFrames::new(capacity.pcm),
+            dram: ClockRing::new(capacity.dram, page_count_hint),
+            pcm: ClockRing::new(capacity.pcm, page_count_hint),
             location: Locations::with_pages(page_count_hint),
-            frame: vec![0; page_count_hint],
-            referenced: vec![false; page_count_hint],
             dirty_bit: vec![false; page_count_hint],
             write_frequency: vec![0; page_count_hint],
         }
     }
 
     fn grow(&mut self, page: PageId) {
-        ensure_index(&mut self.frame, page, 0);
-        ensure_index(&mut self.referenced, page, false);
         ensure_index(&mut self.dirty_bit, page, false);
         ensure_index(&mut self.write_frequency, page, 0);
     }
 
-    /// Sweep the PCM clock and evict its victim to storage.
+    /// Sweep the PCM clock (plain second chance) and evict its victim to storage.
     fn evict_from_pcm(&mut self, out: &mut Effects) {
-        loop {
-            let frame = self.pcm.hand;
-            self.pcm.hand = (self.pcm.hand + 1) % self.pcm.frames.len();
-            let page = self.pcm.frames[frame];
-            if page == NO_PAGE {
-                continue;
-            }
-            if self.referenced[page as usize] {
-                self.referenced[page as usize] = false;
-                continue;
-            }
-            self.pcm.release(frame as u32);
-            self.location.set(page, None);
-            out.push(Effect::Evict {
-                page,
-                from: Tier::Pcm,
-            });
-            return;
-        }
+        let frame = self.pcm.victim().expect("PCM is full");
+        let page = self.pcm.remove(frame);
+        self.location.set(page, None);
+        out.push(Effect::Evict {
+            page,
+            from: Tier::Pcm,
+        });
     }
 
-    /// Sweep the DRAM clock and migrate its victim to PCM (making room there first).
+    /// Sweep the DRAM clock on write history and migrate its victim to PCM (making room
+    /// there first).
     fn demote_from_dram(&mut self, out: &mut Effects) {
-        loop {
-            let frame = self.dram.hand;
-            self.dram.hand = (self.dram.hand + 1) % self.dram.frames.len();
-            let page = self.dram.frames[frame];
-            if page == NO_PAGE {
-                continue;
-            }
-            let p = page as usize;
-            if self.dirty_bit[p] {
-                self.dirty_bit[p] = false;
-                continue;
-            }
-            if self.write_frequency[p] > 0 {
-                self.write_frequency[p] -= 1;
-                continue;
-            }
-            self.dram.release(frame as u32);
-            if self.pcm.is_full() {
-                self.evict_from_pcm(out);
-            }
-            self.place(page, Tier::Pcm);
-            out.push(Effect::Migrate {
-                page,
-                to: Tier::Pcm,
-            });
-            return;
-        }
+        let (dirty_bit, write_frequency) = (&mut self.dirty_bit, &mut self.write_frequency);
+        let frame = self
+            .dram
+            .sweep(|page, _| {
+                let p = page as usize;
+                if dirty_bit[p] {
+                    dirty_bit[p] = false;
+                    true
+                } else if write_frequency[p] > 0 {
+                    write_frequency[p] -= 1;
+                    true
+                } else {
+                    false
+                }
+            })
+            .expect("DRAM is full");
+        let page = self.dram.remove(frame);
+        self.place(page, Tier::Pcm, out);
+        out.push(Effect::Migrate {
+            page,
+            to: Tier::Pcm,
+        });
     }
 
-    fn place(&mut self, page: PageId, tier: Tier) {
+    /// Put `page`, which is in neither memory, in `tier`, making room there first.
+    fn place(&mut self, page: PageId, tier: Tier, out: &mut Effects) {
         let p = page as usize;
         match tier {
             Tier::Dram => {
-                self.frame[p] = self.dram.insert(page);
-                self.location.set(page, Some(Tier::Dram));
+                if self.dram.is_full() {
+                    self.demote_from_dram(out);
+                }
+                self.dram.insert(page).expect("room was made");
                 self.dirty_bit[p] = true;
                 self.write_frequency[p] = 0;
             }
             Tier::Pcm => {
-                self.frame[p] = self.pcm.insert(page);
-                self.location.set(page, Some(Tier::Pcm));
-                self.referenced[p] = false;
+                if self.pcm.is_full() {
+                    self.evict_from_pcm(out);
+                }
+                self.pcm.insert(page).expect("room was made");
             }
         }
+        self.location.set(page, Some(tier));
     }
 }
 
 impl CachePolicy for ClockDwf {
-    fn name(&self) -> &'static str {
-        "clock-dwf"
-    }
-
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         self.grow(page);
@@ -191,12 +131,9 @@ impl CachePolicy for ClockDwf {
             }
             Some(Tier::Pcm) if req.write => {
                 out.push(Effect::Hit { tier: Tier::Pcm });
-                self.pcm.release(self.frame[p]);
+                self.pcm.remove_page(page);
                 self.location.set(page, None);
-                if self.dram.is_full() {
-                    self.demote_from_dram(out);
-                }
-                self.place(page, Tier::Dram);
+                self.place(page, Tier::Dram, out);
                 out.push(Effect::Migrate {
                     page,
                     to: Tier::Dram,
@@ -204,21 +141,17 @@ impl CachePolicy for ClockDwf {
             }
             Some(Tier::Pcm) => {
                 out.push(Effect::Hit { tier: Tier::Pcm });
-                self.referenced[p] = true;
+                if let Some(frame) = self.pcm.frame_of(page) {
+                    self.pcm.reference(frame);
+                }
             }
             None if req.write => {
                 out.push(Effect::Fill { tier: Tier::Dram });
-                if self.dram.is_full() {
-                    self.demote_from_dram(out);
-                }
-                self.place(page, Tier::Dram);
+                self.place(page, Tier::Dram, out);
             }
             None => {
                 out.push(Effect::Fill { tier: Tier::Pcm });
-                if self.pcm.is_full() {
-                    self.evict_from_pcm(out);
-                }
-                self.place(page, Tier::Pcm);
+                self.place(page, Tier::Pcm, out);
             }
         }
     }
@@ -228,7 +161,7 @@ impl CachePolicy for ClockDwf {
     }
 
     fn occupancy(&self) -> [usize; 2] {
-        [self.dram.used, self.pcm.used]
+        [self.dram.len(), self.pcm.len()]
     }
 }
 
@@ -240,6 +173,10 @@ mod tests {
 
     fn req(page: PageId, write: bool) -> Request {
         request(page, true, write)
+    }
+
+    fn migrate(page: PageId, to: Tier) -> Effect {
+        Effect::Migrate { page, to }
     }
 
     #[test]
@@ -256,13 +193,7 @@ mod tests {
         // A write hit in PCM moves the page to DRAM (free frame there: no demotion).
         assert_eq!(
             step(&mut p, req(2, true)),
-            vec![
-                Effect::Hit { tier: Tier::Pcm },
-                Effect::Migrate {
-                    page: 2,
-                    to: Tier::Dram
-                }
-            ]
+            vec![Effect::Hit { tier: Tier::Pcm }, migrate(2, Tier::Dram)]
         );
         assert_eq!(p.occupancy(), [2, 0]);
     }
@@ -274,18 +205,13 @@ mod tests {
         step(&mut p, req(2, true)); // DRAM frame 1: page 2, dirty, freq 0
         step(&mut p, req(1, true)); // page 1: freq 1
         step(&mut p, req(1, true)); // page 1: freq 2
-                                    // Write miss on 3: sweep clears both dirty bits (1, 2), then page 1 has freq 2 ->
-                                    // 1, page 2 has freq 0 -> victim, migrated to PCM.
+
+        // Write miss on 3: the sweep clears both dirty bits (1, 2), then page 1 has
+        // freq 2 -> 1, page 2 has freq 0 -> victim, migrated to PCM.
         let effects = step(&mut p, req(3, true));
         assert_eq!(
             effects,
-            vec![
-                Effect::Fill { tier: Tier::Dram },
-                Effect::Migrate {
-                    page: 2,
-                    to: Tier::Pcm
-                }
-            ]
+            vec![Effect::Fill { tier: Tier::Dram }, migrate(2, Tier::Pcm)]
         );
         assert_eq!(p.tier_of(1), Some(Tier::Dram));
         assert_eq!(p.tier_of(2), Some(Tier::Pcm));
@@ -297,7 +223,9 @@ mod tests {
         step(&mut p, req(1, false)); // PCM frame 0
         step(&mut p, req(2, false)); // PCM frame 1
         step(&mut p, req(1, false)); // reference bit of 1
-                                     // Read miss on 3: hand at frame 0 (page 1, referenced) -> clear; frame 1 (page 2) victim.
+
+        // Read miss on 3: hand at frame 0 (page 1, referenced) -> clear; frame 1 (page 2)
+        // is the victim.
         assert_eq!(
             step(&mut p, req(3, false)),
             vec![

@@ -12,9 +12,9 @@
 //! Per page: two `u32` links and one residency byte. A capacity of zero is treated as one
 //! page, because the requested page must be resident after every access.
 
-use crate::core::list::{Links, List};
 use crate::core::ensure_index;
-use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::list::{Links, List};
+use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
@@ -43,26 +43,19 @@ impl Fifo {
 }
 
 impl CachePolicy for Fifo {
-    fn name(&self) -> &'static str {
-        "fifo"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         ensure_index(&mut self.resident, page, false);
         if self.resident[page as usize] {
-            out.push(Effect::Hit { tier: Tier::Dram });
+            out.hit();
             return;
         }
-        out.push(Effect::Fill { tier: Tier::Dram });
+        out.fill();
         if self.queue.len() >= self.capacity {
             if let Some(victim) = self.links.pop_back(&mut self.queue) {
                 self.resident[victim as usize] = false;
-                out.push(Effect::Evict {
-                    page: victim,
-                    from: Tier::Dram,
-                });
+                out.evict(victim);
             }
         }
         self.links.push_front(&mut self.queue, page);
@@ -85,7 +78,7 @@ impl CachePolicy for Fifo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
 
     #[test]
     fn evicts_first_in_even_if_recently_hit() {
@@ -97,10 +90,7 @@ mod tests {
         //   3          hit                                    [1 4 3]
         let mut fifo = Fifo::new(3, 0);
         let outcome = run_pages(&mut fifo, &[1, 2, 3, 1, 4, 1, 3]);
-        assert_eq!(
-            hits(&outcome),
-            vec![false, false, false, true, false, false, true]
-        );
+        assert_eq!(hit_pattern(&outcome), "mmmhmmh");
         assert_eq!(
             evictions(&outcome),
             vec![vec![], vec![], vec![], vec![], vec![1], vec![2], vec![]]
@@ -113,7 +103,7 @@ mod tests {
         // capacity 0 acts as 1: every new page evicts the previous one.
         let mut fifo = Fifo::new(0, 0);
         let outcome = run_pages(&mut fifo, &[5, 5, 6]);
-        assert_eq!(hits(&outcome), vec![false, true, false]);
+        assert_eq!(hit_pattern(&outcome), "mhm");
         assert_eq!(evictions(&outcome)[2], vec![5]);
         assert_eq!(fifo.occupancy(), [1, 0]);
     }

@@ -8,7 +8,7 @@
 //! Per page: two `u32` links; a page is resident exactly when it is on the list.
 
 use crate::core::list::{Links, List};
-use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
@@ -34,25 +34,18 @@ impl Lru {
 }
 
 impl CachePolicy for Lru {
-    fn name(&self) -> &'static str {
-        "lru"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         if self.links.is_on(&self.list, page) {
             self.links.move_to_front(&mut self.list, page);
-            out.push(Effect::Hit { tier: Tier::Dram });
+            out.hit();
             return;
         }
-        out.push(Effect::Fill { tier: Tier::Dram });
+        out.fill();
         if self.list.len() >= self.capacity {
             if let Some(victim) = self.links.pop_back(&mut self.list) {
-                out.push(Effect::Evict {
-                    page: victim,
-                    from: Tier::Dram,
-                });
+                out.evict(victim);
             }
         }
         self.links.push_front(&mut self.list, page);
@@ -70,17 +63,14 @@ impl CachePolicy for Lru {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{hits, run_pages};
+    use crate::mm::placement::policies::testing::{hit_pattern, run_pages};
 
     #[test]
     fn evicts_least_recently_used() {
         // capacity 3: 1 2 3 1 4 (evicts 2) 2 (miss, evicts 3) 1 (hit)
         let mut lru = Lru::new(3, 0);
         let outcome = run_pages(&mut lru, &[1, 2, 3, 1, 4, 2, 1]);
-        assert_eq!(
-            hits(&outcome),
-            vec![false, false, false, true, false, false, true]
-        );
+        assert_eq!(hit_pattern(&outcome), "mmmhmmh");
         assert_eq!(lru.order(), vec![1, 2, 4]);
     }
 }

@@ -34,7 +34,7 @@
 use std::sync::Arc;
 
 use crate::core::ensure_index;
-use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 /// The next use of a page that is never used again.
@@ -156,10 +156,6 @@ fn next_uses(future: &[PageId]) -> Vec<usize> {
 }
 
 impl CachePolicy for Opt {
-    fn name(&self) -> &'static str {
-        "opt"
-    }
-
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         let i = self.clock;
@@ -173,7 +169,7 @@ impl CachePolicy for Opt {
 
         let pos = self.heap_pos[page as usize];
         if pos != NOT_RESIDENT {
-            out.push(Effect::Hit { tier: Tier::Dram });
+            out.hit();
             self.next_use_of[page as usize] = next;
             // Following the future the key only grows; after a contract violation it may
             // also shrink, so restore the heap both ways (one of them does nothing).
@@ -181,13 +177,10 @@ impl CachePolicy for Opt {
             self.sift_down(self.heap_pos[page as usize] as usize);
             return;
         }
-        out.push(Effect::Fill { tier: Tier::Dram });
+        out.fill();
         if self.heap.len() >= self.capacity {
             if let Some(victim) = self.pop_farthest() {
-                out.push(Effect::Evict {
-                    page: victim,
-                    from: Tier::Dram,
-                });
+                out.evict(victim);
             }
         }
         self.next_use_of[page as usize] = next;
@@ -212,7 +205,7 @@ impl CachePolicy for Opt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
 
     fn opt(capacity: usize, future: &[PageId]) -> Opt {
         Opt::new(capacity, Arc::from(future))
@@ -241,13 +234,7 @@ mod tests {
         let trace = [7, 0, 1, 2, 0, 3, 0, 7, 2, 3, 0, 3, 2, 1];
         let mut policy = opt(3, &trace);
         let outcome = run_pages(&mut policy, &trace);
-        assert_eq!(
-            hits(&outcome),
-            vec![
-                false, false, false, false, true, false, true, true, false, true, true, true, true,
-                false
-            ]
-        );
+        assert_eq!(hit_pattern(&outcome), "mmmmhmhhmhhhhm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 2, 7, 3]);
         assert_eq!(policy.resident(), vec![0, 1, 2]);
     }
@@ -261,7 +248,7 @@ mod tests {
         //   2   past the end: miss; 1 and 3 are both never used again, the larger id 3 goes
         let mut policy = opt(2, &[1, 2, 1]);
         let outcome = run_pages(&mut policy, &[1, 3, 1, 2]);
-        assert_eq!(hits(&outcome), vec![false, false, true, false]);
+        assert_eq!(hit_pattern(&outcome), "mmhm");
         assert_eq!(evictions(&outcome).concat(), vec![3]);
         assert_eq!(policy.resident(), vec![1, 2]);
     }

@@ -22,7 +22,6 @@ use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Tiered<P> {
-    name: &'static str,
     inner: P,
     capacity: Capacity,
     /// Recency order of the pages in DRAM.
@@ -34,9 +33,8 @@ pub struct Tiered<P> {
 }
 
 impl<P: CachePolicy> Tiered<P> {
-    pub fn new(name: &'static str, inner: P, capacity: Capacity, page_count_hint: usize) -> Self {
+    pub fn new(inner: P, capacity: Capacity, page_count_hint: usize) -> Self {
         Tiered {
-            name,
             inner,
             capacity,
             links: Links::with_pages(page_count_hint),
@@ -78,10 +76,6 @@ impl<P: CachePolicy> Tiered<P> {
 }
 
 impl<P: CachePolicy> CachePolicy for Tiered<P> {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
         self.scratch.clear();
@@ -136,57 +130,25 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
 mod tests {
     use super::*;
     use crate::mm::placement::policies::lru::Lru;
-    use crate::mm::placement::policies::testing::run_pages;
+    use crate::mm::placement::policies::testing::{describe, run_pages};
 
     #[test]
     fn hybrid_lru_is_one_stack_split_at_dram_size() {
         // DRAM 1, PCM 2: the most recent page is in DRAM, the next two in PCM.
         let cap = Capacity { dram: 1, pcm: 2 };
-        let mut policy = Tiered::new("hybrid-lru", Lru::new(3, 0), cap, 0);
+        let mut policy = Tiered::new(Lru::new(3, 0), cap, 0);
         let outcome = run_pages(&mut policy, &[1, 2, 3]);
-        assert_eq!(
-            outcome[2],
-            vec![
-                Effect::Fill { tier: Tier::Dram },
-                Effect::Migrate {
-                    page: 2,
-                    to: Tier::Pcm
-                }
-            ]
-        );
+        assert_eq!(describe(&outcome[2]), "fill dram, 2 to pcm");
         assert_eq!(policy.tier_of(3), Some(Tier::Dram));
         assert_eq!(policy.tier_of(1), Some(Tier::Pcm));
         // A PCM hit on 1 promotes it and demotes 3.
         let outcome = run_pages(&mut policy, &[1]);
-        assert_eq!(
-            outcome[0],
-            vec![
-                Effect::Hit { tier: Tier::Pcm },
-                Effect::Migrate {
-                    page: 3,
-                    to: Tier::Pcm
-                },
-                Effect::Migrate {
-                    page: 1,
-                    to: Tier::Dram
-                }
-            ]
-        );
+        assert_eq!(describe(&outcome[0]), "hit pcm, 3 to pcm, 1 to dram");
         // A new page 4 evicts the LRU page 2 from PCM and demotes 1.
         let outcome = run_pages(&mut policy, &[4]);
         assert_eq!(
-            outcome[0],
-            vec![
-                Effect::Fill { tier: Tier::Dram },
-                Effect::Evict {
-                    page: 2,
-                    from: Tier::Pcm
-                },
-                Effect::Migrate {
-                    page: 1,
-                    to: Tier::Pcm
-                }
-            ]
+            describe(&outcome[0]),
+            "fill dram, evict 2 from pcm, 1 to pcm"
         );
         assert_eq!(policy.occupancy(), [1, 2]);
     }

@@ -37,9 +37,9 @@
 //! Per page: two `u32` links and one byte saying which queue holds it. A capacity of zero
 //! is treated as one page.
 
-use crate::core::list::{Links, List};
 use crate::core::ensure_index;
-use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::list::{Links, List};
+use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 use crate::{Error, Result};
 
@@ -156,10 +156,7 @@ impl TwoQ {
         let from_a1in = self.a1in.len() > self.kin || self.am.is_empty();
         if from_a1in {
             if let Some(victim) = self.links.pop_back(&mut self.a1in) {
-                out.push(Effect::Evict {
-                    page: victim,
-                    from: Tier::Dram,
-                });
+                out.evict(victim);
                 self.links.push_front(&mut self.a1out, victim);
                 self.queue_of[victim as usize] = Queue::A1out;
                 while self.a1out.len() > self.kout {
@@ -170,10 +167,7 @@ impl TwoQ {
                 }
             }
         } else if let Some(victim) = self.links.pop_back(&mut self.am) {
-            out.push(Effect::Evict {
-                page: victim,
-                from: Tier::Dram,
-            });
+            out.evict(victim);
             self.queue_of[victim as usize] = Queue::None;
         }
     }
@@ -189,10 +183,6 @@ fn queue_sizes(capacity: usize, kin_fraction: f64, kout_fraction: f64) -> (usize
 }
 
 impl CachePolicy for TwoQ {
-    fn name(&self) -> &'static str {
-        "2q"
-    }
-
     #[inline]
     fn access(&mut self, req: &Request, out: &mut Effects) {
         let page = req.page;
@@ -200,11 +190,11 @@ impl CachePolicy for TwoQ {
         match self.queue_of[page as usize] {
             Queue::Am => {
                 self.links.move_to_front(&mut self.am, page);
-                out.push(Effect::Hit { tier: Tier::Dram });
+                out.hit();
             }
-            Queue::A1in => out.push(Effect::Hit { tier: Tier::Dram }),
+            Queue::A1in => out.hit(),
             Queue::A1out => {
-                out.push(Effect::Fill { tier: Tier::Dram });
+                out.fill();
                 self.links.remove(&mut self.a1out, page);
                 self.queue_of[page as usize] = Queue::None;
                 self.reclaim(out);
@@ -212,7 +202,7 @@ impl CachePolicy for TwoQ {
                 self.queue_of[page as usize] = Queue::Am;
             }
             Queue::None => {
-                out.push(Effect::Fill { tier: Tier::Dram });
+                out.fill();
                 self.reclaim(out);
                 self.links.push_front(&mut self.a1in, page);
                 self.queue_of[page as usize] = Queue::A1in;
@@ -235,7 +225,7 @@ impl CachePolicy for TwoQ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
 
     #[test]
     fn queue_limits_round_and_stay_usable() {
@@ -273,10 +263,7 @@ mod tests {
         //                                                   A1in [2 7 6]  A1out [5 4]  Am [1]
         let mut two_q = TwoQ::new(4, 0);
         let outcome = run_pages(&mut two_q, &[1, 2, 3, 4, 2, 5, 1, 6, 7, 1, 2]);
-        assert_eq!(
-            hits(&outcome),
-            vec![false, false, false, false, true, false, false, false, false, true, false]
-        );
+        assert_eq!(hit_pattern(&outcome), "mmmmhmmmmhm");
         let evicted: Vec<PageId> = evictions(&outcome).concat();
         assert_eq!(evicted, vec![1, 2, 3, 4, 5]);
         assert_eq!(two_q.a1in(), vec![2, 7, 6]);
@@ -298,10 +285,7 @@ mod tests {
         //                      A1in [6 5]  Am [1 3]  A1out [4]
         let mut two_q = TwoQ::new(4, 0);
         let outcome = run_pages(&mut two_q, &[1, 2, 3, 4, 5, 1, 2, 3, 1, 6]);
-        assert_eq!(
-            hits(&outcome),
-            vec![false, false, false, false, false, false, false, false, true, false]
-        );
+        assert_eq!(hit_pattern(&outcome), "mmmmmmmmhm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 2, 3, 4, 2]);
         assert_eq!(two_q.a1in(), vec![6, 5]);
         assert_eq!(two_q.am(), vec![1, 3]);
@@ -318,7 +302,7 @@ mod tests {
         //   3     |A1in| 0, evict Am's 1; A1in [3]
         let mut two_q = TwoQ::new(1, 0);
         let outcome = run_pages(&mut two_q, &[1, 2, 1, 1, 3]);
-        assert_eq!(hits(&outcome), vec![false, false, false, true, false]);
+        assert_eq!(hit_pattern(&outcome), "mmmhm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 2, 1]);
         assert_eq!(two_q.a1in(), vec![3]);
         assert_eq!(two_q.a1out(), vec![2]);

@@ -53,8 +53,13 @@ impl Architecture for FlashOnly {
     }
 
     fn swap_in(&mut self, space: &mut SwapSpace, page: PageId) -> Result<SwapDevice> {
-        let device = space.read(page)?;
-        space.release_after_swap_in(page);
-        Ok(device)
+        read_and_release(space, page)
     }
+}
+
+/// Read `page` back from the device holding it, then free its slot unless slots are kept.
+pub(super) fn read_and_release(space: &mut SwapSpace, page: PageId) -> Result<SwapDevice> {
+    let device = space.read(page)?;
+    space.release_after_swap_in(page);
+    Ok(device)
 }

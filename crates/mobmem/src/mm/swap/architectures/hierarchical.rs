@@ -50,20 +50,26 @@ pub(super) fn write_to_nvm_or_flash(space: &mut SwapSpace, page: PageId) -> Resu
     Ok(())
 }
 
+/// Swap `page` out with NVM first: rewrite its NVM slot in place (or its flash slot when
+/// the NVM has no slots); otherwise free any stale flash slot and write it to NVM.
+pub(super) fn swap_out_to_nvm(space: &mut SwapSpace, page: PageId) -> Result<()> {
+    match space.slot_of(page) {
+        Some(SwapDevice::Nvm) => space.rewrite(page),
+        Some(SwapDevice::Flash) if space.nvm_capacity() == 0 => space.rewrite(page),
+        _ => {
+            space.free(page);
+            write_to_nvm_or_flash(space, page)
+        }
+    }
+}
+
 impl Architecture for Hierarchical {
     fn name(&self) -> &'static str {
         self.name
     }
 
     fn swap_out(&mut self, space: &mut SwapSpace, page: PageId, _: u64) -> Result<bool> {
-        match space.slot_of(page) {
-            Some(SwapDevice::Nvm) => space.rewrite(page)?,
-            Some(SwapDevice::Flash) if space.nvm_capacity() == 0 => space.rewrite(page)?,
-            _ => {
-                space.free(page);
-                write_to_nvm_or_flash(space, page)?;
-            }
-        }
+        swap_out_to_nvm(space, page)?;
         Ok(true)
     }
 

@@ -13,8 +13,9 @@ mod zram;
 
 use super::config::SwapConfig;
 use super::space::{NvmOrder, SwapDevice, SwapSpace};
+use crate::core::registry::Registry;
 use crate::trace::PageId;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Where swapped pages go and how they move between devices.
 ///
@@ -58,16 +59,12 @@ pub struct ArchitectureInfo {
     pub build: fn(&SwapConfig) -> Box<dyn Architecture>,
 }
 
-impl std::fmt::Debug for ArchitectureInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArchitectureInfo")
-            .field("name", &self.name)
-            .finish()
-    }
-}
+crate::named_entry!(ArchitectureInfo);
 
 /// Every architecture: the baselines, then the paper's multi-swap ones, then zram.
-pub static ARCHITECTURES: &[ArchitectureInfo] = &[
+pub static ARCHITECTURES: Registry<ArchitectureInfo> = Registry::new(
+    "swap architecture",
+    &[
     ArchitectureInfo {
         name: "none",
         summary: "no swap: the low-memory killer kills the least important app",
@@ -134,18 +131,12 @@ pub static ARCHITECTURES: &[ArchitectureInfo] = &[
         nvm_order: NvmOrder::Clock,
         build: |config| Box::new(zram::Zram::with_writeback(&config.zram)),
     },
-];
+    ],
+);
 
 /// The architecture called `name`; an unknown name lists the known ones.
 pub fn find_architecture(name: &str) -> Result<&'static ArchitectureInfo> {
-    ARCHITECTURES
-        .iter()
-        .find(|a| a.name == name)
-        .ok_or_else(|| Error::Unknown {
-            what: "swap architecture",
-            name: name.to_string(),
-            known: ARCHITECTURES.iter().map(|a| a.name.to_string()).collect(),
-        })
+    ARCHITECTURES.find(name)
 }
 
 #[cfg(test)]

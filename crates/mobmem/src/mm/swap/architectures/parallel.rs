@@ -3,7 +3,8 @@
 //! section 2). Two policies: plain CLOCK admission, the paper's baseline, and the paper's
 //! single-access filter.
 
-use super::hierarchical::write_to_nvm_or_flash;
+use super::basic::read_and_release;
+use super::hierarchical::{swap_out_to_nvm, write_to_nvm_or_flash};
 use super::Architecture;
 use crate::mm::swap::space::{IoCause, SwapDevice, SwapSpace};
 use crate::trace::PageId;
@@ -35,21 +36,12 @@ impl Architecture for ParallelClock {
     }
 
     fn swap_out(&mut self, space: &mut SwapSpace, page: PageId, _: u64) -> Result<bool> {
-        match space.slot_of(page) {
-            Some(SwapDevice::Nvm) => space.rewrite(page)?,
-            Some(SwapDevice::Flash) if space.nvm_capacity() == 0 => space.rewrite(page)?,
-            _ => {
-                space.free(page);
-                write_to_nvm_or_flash(space, page)?;
-            }
-        }
+        swap_out_to_nvm(space, page)?;
         Ok(true)
     }
 
     fn swap_in(&mut self, space: &mut SwapSpace, page: PageId) -> Result<SwapDevice> {
-        let device = space.read(page)?;
-        space.release_after_swap_in(page);
-        Ok(device)
+        read_and_release(space, page)
     }
 }
 

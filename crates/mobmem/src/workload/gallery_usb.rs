@@ -9,14 +9,14 @@
 //!   with Zipf popularity). The image shown moves to the next one, back to the previous
 //!   one, or jumps to a random one, so images are looked at again after a while.
 //! - USB transfer (process `usb-mtp`): writes new pages of one large file at a steady
-//!   rate over the whole run. With the default [`super::HighOrderConfig`] its faults
+//!   rate over the whole run. With the default `mm::reclaim::HighOrderConfig` its faults
 //!   also drive order-3 (32 KiB) request-buffer allocations.
 //! - system_server touches a small hot set every interaction; a few cached apps touched
 //!   their anonymous and file pages before the run and then stay idle (reclaimable,
 //!   as on a phone).
 //!
 //! Deterministic by seed (ChaCha8). The default sizes go with the default
-//! [`super::ReclaimConfig`] (128 MiB of frames): without the transfer the Gallery's
+//! `mm::reclaim::ReclaimConfig` (128 MiB of frames): without the transfer the Gallery's
 //! pages and the idle apps' nearly fit, with it the transfer writes about 19 MiB per
 //! interaction, several times what is free.
 
@@ -24,8 +24,9 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use super::registry::{scaled_count, Params};
+use super::sampling::{unit, zipf_weights, AliasTable};
 use crate::trace::{Event, Interner, PageKey, Trace, ADJ_FOREGROUND};
-use crate::workload::sampling::{unit, zipf_weights, AliasTable};
 use crate::{Error, Result};
 
 /// Name of the background transfer's process.
@@ -91,8 +92,8 @@ impl Default for GalleryUsbConfig {
     }
 }
 
-impl GalleryUsbConfig {
-    pub fn validate(&self) -> Result<()> {
+impl Params for GalleryUsbConfig {
+    fn validate(&self) -> Result<()> {
         let fail = |m: String| Err(Error::config("gallery-usb workload", m));
         if self.interactions == 0 || self.images == 0 {
             return fail("interactions and images must be at least 1".into());
@@ -135,6 +136,18 @@ impl GalleryUsbConfig {
         }
         Ok(())
     }
+    fn scale(&mut self, factor: f64) {
+        self.interactions = scaled_count(self.interactions, factor);
+    }
+
+    fn drop_background(&mut self) -> bool {
+        self.background = false;
+        true
+    }
+
+    fn generate(&self, seed: u64) -> Result<Trace> {
+        generate(self, seed)
+    }
 }
 
 const MS: u64 = 1_000_000;
@@ -171,31 +184,24 @@ pub fn generate(config: &GalleryUsbConfig, seed: u64) -> Result<Trace> {
     events.push(Event::start(0, gallery));
     events.push(Event::importance(0, gallery, ADJ_FOREGROUND));
 
-    // Warm-up: the idle apps and system_server touch their memory once.
+    // Warm-up: the idle apps and system_server touch their memory once, 1 us apart,
+    // writing their anonymous pages and reading their file pages.
     let mut t = MS;
+    let mut warm_up = |events: &mut Vec<Event>, proc, anon: bool, owner: u64, pages: u32| {
+        let key = if anon { PageKey::anon } else { PageKey::file };
+        for index in 0..pages as u64 {
+            let page = interner.page(key(owner, index)).ok_or_else(oom)?;
+            events.push(Event::access(t, proc, page, anon, anon));
+            t += 1000;
+        }
+        Ok::<_, Error>(())
+    };
     for (i, &c) in cached.iter().enumerate() {
-        for vpn in 0..config.cached_anon_pages {
-            let page = interner
-                .page(PageKey::anon(3000 + i as u64, vpn as u64))
-                .ok_or_else(oom)?;
-            events.push(Event::access(t, c, page, true, true));
-            t += 1000;
-        }
-        for idx in 0..config.cached_file_pages {
-            let page = interner
-                .page(PageKey::file(10_000 + i as u64, idx as u64))
-                .ok_or_else(oom)?;
-            events.push(Event::access(t, c, page, false, false));
-            t += 1000;
-        }
+        let i = i as u64;
+        warm_up(&mut events, c, true, 3000 + i, config.cached_anon_pages)?;
+        warm_up(&mut events, c, false, 10_000 + i, config.cached_file_pages)?;
     }
-    for vpn in 0..config.system_pages {
-        let page = interner
-            .page(PageKey::anon(1000, vpn as u64))
-            .ok_or_else(oom)?;
-        events.push(Event::access(t, system, page, true, true));
-        t += 1000;
-    }
+    warm_up(&mut events, system, true, 1000, config.system_pages)?;
     let start = t + 100 * MS;
 
     let [lo, hi] = config.image_pages;

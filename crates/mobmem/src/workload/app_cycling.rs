@@ -1,7 +1,7 @@
 //! The `app-cycling` workload: 20 apps launched one after another in repeated rounds,
 //! as the multi-swap paper's experiment did on a phone ("20 apps, launch sequences
 //! repeated to cause swapping"). Deterministic by seed (ChaCha8 and the portable sampling
-//! of `workload::sampling`).
+//! of [`super::sampling`]).
 //!
 //! Each app has anonymous memory in three parts (page counts drawn per app from the
 //! configured ranges):
@@ -22,15 +22,13 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::devices::check_non_negative;
+use super::registry::{scaled_count, Params};
+use super::sampling::{unit, zipf_weights, AliasTable};
 use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
-use crate::workload::sampling::{unit, zipf_weights, AliasTable};
 use crate::{Error, Result};
 
-/// `oom_score_adj` of the app that just left the foreground.
-pub const ADJ_PREVIOUS: i16 = 700;
-/// `oom_score_adj` of the older apps (cached).
-pub const ADJ_CACHED: i16 = 900;
+/// The importance levels the generator assigns (Android's, in the trace model).
+pub use crate::trace::{ADJ_CACHED, ADJ_PREVIOUS};
 
 /// First pid of the apps; app `i` has pid `FIRST_PID + i`.
 const FIRST_PID: u32 = 10_000;
@@ -102,8 +100,28 @@ impl Default for AppCyclingConfig {
 }
 
 impl AppCyclingConfig {
+    /// An upper bound on the trace's last time stamp.
+    fn max_duration_ns(&self) -> u128 {
+        let sessions = self.apps as u128 * self.rounds as u128;
+        let per_session = self.runtime_start_ns as u128
+            + self.switch_gap_ns as u128
+            + self.max_events() as u128 * self.access_gap_ns as u128 / sessions.max(1);
+        sessions * per_session
+    }
+
+    /// An upper bound on the events of the trace.
+    pub fn max_events(&self) -> u64 {
+        let per_session = self.launch_pages[1] as u64
+            + self.session_accesses[1] as u64
+            + 2 * self.content_pages[1] as u64 * self.content_touches as u64
+            + 4;
+        self.apps as u64 * self.rounds as u64 * per_session
+    }
+}
+
+impl Params for AppCyclingConfig {
     /// Check every field; the error names the first one that is out of range.
-    pub fn validate(&self) -> Result<()> {
+    fn validate(&self) -> Result<()> {
         let fail = |message: String| Err(Error::config("app-cycling workload", message));
         if !(1..=MAX_APPS).contains(&self.apps) {
             return fail(format!("apps must be 1..={MAX_APPS}, got {}", self.apps));
@@ -132,10 +150,12 @@ impl AppCyclingConfig {
                 self.content_touches
             ));
         }
-        check_non_negative(
-            "app-cycling workload",
-            &[("heap_zipf_exponent", self.heap_zipf_exponent)],
-        )?;
+        let zipf = self.heap_zipf_exponent;
+        if !(zipf.is_finite() && zipf >= 0.0) {
+            return fail(format!(
+                "heap_zipf_exponent must be a finite number >= 0, got {zipf}"
+            ));
+        }
         for (name, share) in [
             ("revisit_share", self.revisit_share),
             ("launch_write_share", self.launch_write_share),
@@ -164,23 +184,12 @@ impl AppCyclingConfig {
         }
         Ok(())
     }
-
-    /// An upper bound on the trace's last time stamp.
-    fn max_duration_ns(&self) -> u128 {
-        let sessions = self.apps as u128 * self.rounds as u128;
-        let per_session = self.runtime_start_ns as u128
-            + self.switch_gap_ns as u128
-            + self.max_events() as u128 * self.access_gap_ns as u128 / sessions.max(1);
-        sessions * per_session
+    fn scale(&mut self, factor: f64) {
+        self.rounds = scaled_count(self.rounds, factor);
     }
 
-    /// An upper bound on the events of the trace.
-    pub fn max_events(&self) -> u64 {
-        let per_session = self.launch_pages[1] as u64
-            + self.session_accesses[1] as u64
-            + 2 * self.content_pages[1] as u64 * self.content_touches as u64
-            + 4;
-        self.apps as u64 * self.rounds as u64 * per_session
+    fn generate(&self, seed: u64) -> Result<Trace> {
+        generate(self, seed)
     }
 }
 
@@ -402,52 +411,24 @@ mod tests {
 
     #[test]
     fn bad_configs_name_the_field() {
-        let cases: [(AppCyclingConfig, &str); 6] = [
+        type Change = fn(&mut AppCyclingConfig);
+        let cases: [(Change, &str); 6] = [
+            (|c| c.apps = 0, "apps"),
+            (|c| c.heap_pages = [10, 5], "heap_pages"),
+            (|c| c.revisit_share = 1.5, "revisit_share"),
+            (|c| c.heap_zipf_exponent = f64::NAN, "heap_zipf_exponent"),
             (
-                AppCyclingConfig {
-                    apps: 0,
-                    ..Default::default()
-                },
-                "apps",
-            ),
-            (
-                AppCyclingConfig {
-                    heap_pages: [10, 5],
-                    ..Default::default()
-                },
-                "heap_pages",
-            ),
-            (
-                AppCyclingConfig {
-                    revisit_share: 1.5,
-                    ..Default::default()
-                },
-                "revisit_share",
-            ),
-            (
-                AppCyclingConfig {
-                    heap_zipf_exponent: f64::NAN,
-                    ..Default::default()
-                },
-                "heap_zipf_exponent",
-            ),
-            (
-                AppCyclingConfig {
-                    apps: MAX_APPS,
-                    rounds: MAX_ROUNDS,
-                    ..Default::default()
+                |c| {
+                    c.apps = MAX_APPS;
+                    c.rounds = MAX_ROUNDS;
                 },
                 "events",
             ),
-            (
-                AppCyclingConfig {
-                    access_gap_ns: u64::MAX / 2,
-                    ..Default::default()
-                },
-                "overflow",
-            ),
+            (|c| c.access_gap_ns = u64::MAX / 2, "overflow"),
         ];
-        for (config, word) in cases {
+        for (change, word) in cases {
+            let mut config = AppCyclingConfig::default();
+            change(&mut config);
             let err = generate(&config, 1).unwrap_err().to_string();
             assert!(err.contains(word), "'{err}' should name {word}");
         }

@@ -1,0 +1,240 @@
+//! The fields of the event payloads: `key=value` lookups and the parsers of the
+//! values the importer uses (files and pages, page ranges, tasks, atrace markers). Each
+//! parser's error says what was expected.
+
+use super::{
+    file_owner, MAX_DEVICE_MAJOR, MAX_DEVICE_MINOR, MAX_EVENT_PAGES, MAX_PAGE_INDEX, PAGE_SIZE,
+};
+
+/// `CLONE_THREAD` (`include/uapi/linux/sched.h`): the new task joins its parent's group.
+const CLONE_THREAD: u64 = 0x0001_0000;
+
+/// The value of `key` in a payload: `key=VALUE` or `key VALUE`, at a word start.
+pub(super) fn value<'a>(payload: &'a str, key: &str) -> Option<&'a str> {
+    let mut from = 0;
+    while let Some(rel) = payload[from..].find(key) {
+        let at = from + rel;
+        let end = at + key.len();
+        let word_start = at == 0 || payload.as_bytes()[at - 1] == b' ';
+        let sep = payload.as_bytes().get(end).copied();
+        if word_start && (sep == Some(b'=') || sep == Some(b' ')) {
+            let rest = payload[end + 1..].trim_start();
+            return Some(rest.split_whitespace().next().unwrap_or(""));
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// Text after `start` up to `end` (or the end of the payload): values that may hold spaces
+/// (task names).
+pub(super) fn text_between<'a>(payload: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let from = payload.find(start)? + start.len();
+    let rest = &payload[from..];
+    Some(rest.find(end).map_or(rest, |e| &rest[..e]))
+}
+
+pub(super) fn number(text: Option<&str>, expected: &str) -> std::result::Result<u32, String> {
+    text.and_then(|t| t.parse::<u32>().ok())
+        .ok_or_else(|| format!("expected {expected}"))
+}
+
+pub(super) fn adj(text: Option<&str>) -> std::result::Result<i16, String> {
+    text.and_then(|t| t.parse::<i16>().ok())
+        .filter(|a| (-1000..=1000).contains(a))
+        .ok_or_else(|| "expected oom_score_adj=N with N in -1000..=1000".to_string())
+}
+
+/// A number the kernel prints in hexadecimal (`%lx`, `0x%lx`); Perfetto prints it in
+/// decimal unless it has a `0x`.
+pub(super) fn kernel_hex(text: &str, perfetto: bool) -> Option<u64> {
+    match text.strip_prefix("0x") {
+        Some(digits) => u64::from_str_radix(digits, 16).ok(),
+        None if perfetto => text.parse().ok(),
+        None => u64::from_str_radix(text, 16).ok(),
+    }
+}
+
+/// A file key, or what does not fit in one.
+fn owner_of(major: u32, minor: u32, ino: u64) -> std::result::Result<u64, String> {
+    if major > MAX_DEVICE_MAJOR {
+        return Err(format!(
+            "dev {major}:{minor}: device major above {MAX_DEVICE_MAJOR}, more than the kernel hands out, not supported"
+        ));
+    }
+    if minor > MAX_DEVICE_MINOR {
+        return Err(format!(
+            "dev {major}:{minor}: device minor above {MAX_DEVICE_MINOR} (20 bits), not a Linux device number"
+        ));
+    }
+    file_owner(major, minor, ino).ok_or_else(|| {
+        format!("ino {ino:#x}: inode numbers of 2^35 and above are not supported (file pages are keyed by device and a 35-bit inode)")
+    })
+}
+
+/// The file of a filemap event: the kernel's `dev M:m` / `dev=M:m` with `ino %lx` /
+/// `ino=%lx`, or Perfetto's rendering of an event it has no format for, `s_dev=DEV_T
+/// i_ino=DECIMAL` (`DEV_T` the kernel's `major << 20 | minor`).
+fn file_of(payload: &str) -> std::result::Result<u64, String> {
+    let Some(dev) = value(payload, "dev") else {
+        let dev = value(payload, "s_dev").ok_or("expected dev MAJOR:MINOR")?;
+        let dev = dev
+            .parse::<u32>()
+            .map_err(|_| format!("s_dev={dev}, expected a device number"))?;
+        let ino_text = value(payload, "i_ino").ok_or("expected i_ino=INODE")?;
+        let ino = ino_text
+            .parse::<u64>()
+            .map_err(|_| format!("i_ino={ino_text}, expected a decimal inode"))?;
+        return owner_of(dev >> 20, dev & MAX_DEVICE_MINOR, ino);
+    };
+    let (major, minor) = dev
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .ok_or_else(|| format!("dev `{dev}`, expected MAJOR:MINOR"))?;
+    let ino_text = value(payload, "ino").ok_or("expected ino INODE (hexadecimal)")?;
+    let ino = kernel_hex(ino_text, false)
+        .ok_or_else(|| format!("ino `{ino_text}`, expected hexadecimal"))?;
+    owner_of(major, minor, ino)
+}
+
+/// A page index given in bytes (`ofs=`, the kernel) or, without `ofs`, in pages
+/// (`index=`, Perfetto).
+fn page_index(payload: &str) -> std::result::Result<u64, String> {
+    match value(payload, "ofs") {
+        Some(ofs) => ofs
+            .parse::<u64>()
+            .map(|o| o / PAGE_SIZE)
+            .map_err(|_| format!("ofs={ofs}, expected a byte offset")),
+        None => index_value(
+            "index",
+            value(payload, "index").ok_or("expected ofs=BYTES")?,
+        ),
+    }
+}
+
+/// Perfetto's `index=N` (or `last_index=N`, named by `field`), in pages: at most
+/// [`MAX_PAGE_INDEX`], the highest page the kernel's byte offsets can name.
+fn index_value(field: &str, index: &str) -> std::result::Result<u64, String> {
+    index
+        .parse::<u64>()
+        .ok()
+        .filter(|&i| i <= MAX_PAGE_INDEX)
+        .ok_or_else(|| {
+            format!("{field}={index}, expected a page index of at most {MAX_PAGE_INDEX} (2^52 - 1: a byte offset below 2^64)")
+        })
+}
+
+/// Added or deleted pages: file, first page index, number of pages (`order`).
+pub(super) fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
+    let owner = file_of(payload)?;
+    let pfn = value(payload, "pfn").ok_or("expected pfn=N")?;
+    // Decimal (`%lu`, the old layout) or `0x` hexadecimal (the folio layout).
+    if kernel_hex(pfn, true).is_none() {
+        return Err(format!(
+            "pfn={pfn}, expected a page frame number (decimal, or hexadecimal after 0x)"
+        ));
+    }
+    let first = page_index(payload)?;
+    let order = match value(payload, "order") {
+        Some(o) => o
+            .parse::<u32>()
+            .ok()
+            .filter(|&o| o < 20)
+            .ok_or_else(|| format!("order={o}, expected a folio order below 20"))?,
+        None => 0,
+    };
+    Ok((owner, first, 1 << order))
+}
+
+/// `mm_filemap_fault`: file and page index.
+pub(super) fn filemap_key(payload: &str) -> std::result::Result<(u64, u64), String> {
+    let owner = file_of(payload)?;
+    Ok((owner, page_index(payload)?))
+}
+
+/// `mm_filemap_get_pages`, `mm_filemap_map_pages`: file and first and last page of the
+/// byte range `ofs=FIRST-LAST` (Perfetto: `index=FIRST last_index=LAST` in pages), at
+/// most [`MAX_EVENT_PAGES`] pages.
+pub(super) fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
+    let owner = file_of(payload)?;
+    let (first, last, shown) = match value(payload, "ofs") {
+        None => {
+            let last = value(payload, "last_index").ok_or("expected ofs=FIRST-LAST")?;
+            let first = index_value(
+                "index",
+                value(payload, "index").ok_or("expected ofs=BYTES")?,
+            )?;
+            let last = index_value("last_index", last)?;
+            (first, last, format!("index={first} last_index={last}"))
+        }
+        Some(ofs) => {
+            let (a, b) = ofs
+                .split_once('-')
+                .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
+                .ok_or_else(|| format!("ofs={ofs}, expected ofs=FIRST-LAST in bytes"))?;
+            if b < a {
+                return Err(format!("an empty range ofs={a}-{b}"));
+            }
+            (a / PAGE_SIZE, b / PAGE_SIZE, format!("ofs={ofs}"))
+        }
+    };
+    if last < first {
+        return Err(format!("an empty range {shown}"));
+    }
+    let pages = last - first + 1;
+    if pages > MAX_EVENT_PAGES {
+        return Err(format!(
+            "{shown} spans {pages} pages, more than one read can ({MAX_EVENT_PAGES}: a read() moves less than 2 GiB)"
+        ));
+    }
+    Ok((owner, first, last))
+}
+
+/// A `task_newtask` line's new task.
+pub(super) struct NewTask<'a> {
+    pub(super) pid: u32,
+    /// `CLONE_THREAD`: a thread of its parent's group, not a process.
+    pub(super) thread: bool,
+    /// `oom_score_adj` inherited from the parent.
+    pub(super) adj: i16,
+    pub(super) comm: Option<&'a str>,
+}
+
+/// `task_newtask`: `pid=%d comm=%s clone_flags=%lx oom_score_adj=%hd`.
+pub(super) fn new_task(payload: &str, perfetto: bool) -> std::result::Result<NewTask<'_>, String> {
+    let pid = number(value(payload, "pid"), "pid=PID")?;
+    let flags = value(payload, "clone_flags").ok_or("expected clone_flags=")?;
+    let flags = kernel_hex(flags, perfetto).ok_or_else(|| {
+        format!(
+            "clone_flags={flags}, expected a number ({})",
+            if perfetto { "decimal" } else { "hexadecimal" }
+        )
+    })?;
+    Ok(NewTask {
+        pid,
+        thread: flags & CLONE_THREAD != 0,
+        adj: adj(value(payload, "oom_score_adj"))?,
+        comm: text_between(payload, "comm=", " clone_flags="),
+    })
+}
+
+/// `B|PID|NAME` of an atrace marker.
+pub(super) fn begin_marker(payload: &str) -> Option<(u32, &str)> {
+    let at = payload.find("B|")?;
+    let rest = &payload[at + 2..];
+    let (pid, name) = rest.split_once('|')?;
+    Some((pid.trim().parse().ok()?, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folio_order_gives_pages() {
+        assert_eq!(
+            filemap_pages("dev 8:1 ino ff pfn=0x1000 ofs=16384 order=2"),
+            Ok((file_owner(8, 1, 0xff).unwrap(), 4, 4))
+        );
+    }
+}
