@@ -2,14 +2,18 @@
 //!
 //! - [`clock`]: a CLOCK ring of frames with a hand and reference bits;
 //! - [`events`]: the one event loop that feeds a trace to a mechanism;
+//! - [`frames`]: the frame pools of the memory tiers, with wear;
 //! - [`list`]: doubly linked lists of pages, linked by index in one arena;
+//! - [`pages`]: the page table (location, frame, owner, flags, content fingerprint);
 //! - [`process`]: the importance of processes (`oom_score_adj`);
 //! - [`registry`]: the lists of named entries (policies, architectures, presets);
 //! - [`stats`]: named figures of a run, listed once per result type.
 
 pub mod clock;
 pub mod events;
+pub mod frames;
 pub mod list;
+pub mod pages;
 pub mod process;
 pub mod registry;
 pub mod stats;

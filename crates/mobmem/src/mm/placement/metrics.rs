@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::core::frames::Wear;
 use crate::core::stats::{Stats, Visitor};
 use crate::{counts, reals};
 
@@ -81,15 +82,14 @@ impl Metrics {
         ratio(self.fg_hits, self.fg_accesses)
     }
 
-    /// Fill in the wear figures from per-frame write counts.
-    pub fn set_wear(&mut self, frame_writes: &[u64], endurance: Option<f64>) {
-        self.pcm_frames = frame_writes.len() as u64;
-        self.pcm_max_frame_writes = frame_writes.iter().copied().max().unwrap_or(0);
-        let total: u64 = frame_writes.iter().sum();
-        self.pcm_mean_frame_writes = if frame_writes.is_empty() {
+    /// Fill in the wear figures from the PCM pool's writes over its `frames` frames.
+    pub fn set_wear(&mut self, wear: Wear, frames: usize, endurance: Option<f64>) {
+        self.pcm_frames = frames as u64;
+        self.pcm_max_frame_writes = wear.max;
+        self.pcm_mean_frame_writes = if frames == 0 {
             0.0
         } else {
-            total as f64 / frame_writes.len() as f64
+            wear.total as f64 / frames as f64
         };
         let seconds = self.duration_ns as f64 / 1e9;
         let lifetime = |writes: f64| match endurance {
@@ -137,12 +137,17 @@ mod tests {
             ..Default::default()
         };
         // One frame written 10 times a second: 1e8 / 10 s = 1e7 s = 0.317 years.
-        m.set_wear(&[10, 0, 2, 0], Some(1e8));
+        let wear = Wear {
+            total: 12,
+            max: 10,
+            frames_written: 2,
+        };
+        m.set_wear(wear, 4, Some(1e8));
         assert_eq!(m.pcm_max_frame_writes, 10);
         assert_eq!(m.pcm_mean_frame_writes, 3.0);
         let years = m.pcm_lifetime_years.unwrap();
         assert!((years - 1e7 / SECONDS_PER_YEAR).abs() < 1e-9);
-        m.set_wear(&[0, 0], Some(1e8));
+        m.set_wear(Wear::default(), 2, Some(1e8));
         assert_eq!(m.pcm_lifetime_years, None);
     }
 

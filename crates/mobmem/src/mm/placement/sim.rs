@@ -17,23 +17,19 @@
 
 use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier};
 use crate::core::events::{self, EventError, EventHandler};
+use crate::core::frames::{AllocOrder, FramePool};
+use crate::core::pages::{Location, PageFlags, PageTable, NO_FRAME};
 use crate::core::process::Importance;
 use crate::devices::{CostModel, Devices, EvictionCharge};
 use crate::mm::placement::metrics::Metrics;
 use crate::trace::{Event, EventSource, PageId, ProcId, Trace};
 use crate::{Error, Result};
 
-// Per page, one word: bits 0-1 location (0 absent, 1 DRAM, 2 PCM), bit 2 dirty, bits 4-31
-// the process of the latest access (process ids have 28 bits). One word so that each
-// access touches one cache line of simulator state.
-const ABSENT: u32 = 0;
-const DIRTY: u32 = 4;
-const LOCATION: u32 = 3;
-const OWNER_SHIFT: u32 = 4;
-const NO_FRAME: u32 = u32::MAX;
-
-fn location_code(tier: Tier) -> u32 {
-    tier as u32 + 1
+fn location_of(tier: Tier) -> Location {
+    match tier {
+        Tier::Dram => Location::Dram,
+        Tier::Pcm => Location::Pcm,
+    }
 }
 
 /// Everything a run needs besides its events.
@@ -63,12 +59,13 @@ pub struct Simulator {
     capacity: Capacity,
     cost: CostModel,
     devices: Devices,
-    /// Per page: location, dirty bit and owner (see `OWNER_SHIFT`).
-    page_state: Vec<u32>,
-    /// Per page: its PCM frame while it is in PCM.
-    frame: Vec<u32>,
-    free_frames: Vec<u32>,
-    frame_writes: Vec<u64>,
+    /// Per page: its tier, its PCM frame while in PCM, the dirty flag and the owner (the
+    /// process of the latest access, whose importance decides who an eviction is
+    /// charged to).
+    pages: PageTable,
+    /// PCM's frames, most recently freed first, with their writes (wear). DRAM frames
+    /// are not numbered: nothing here depends on which DRAM frame a page is in.
+    pcm_frames: FramePool,
     importance: Importance,
     occupancy: [usize; 2],
     effects: Effects,
@@ -103,24 +100,20 @@ impl Simulator {
             future,
         })?;
         let pcm = setup.capacity.pcm;
-        let frames = u32::try_from(pcm).map_err(|_| {
-            Error::config(
+        if u32::try_from(pcm).is_err() {
+            return Err(Error::config(
                 "capacity",
                 format!("{pcm} PCM pages is more than mobmem can index"),
-            )
-        })?;
+            ));
+        }
         let devices = setup.devices.clone();
         Ok(Simulator {
             policy,
             policy_name: setup.policy.name,
             capacity: setup.capacity,
             cost: setup.cost.clone(),
-            page_state: vec![ABSENT; page_count_hint],
-            // Only pages in PCM have frames; single-tier runs need none.
-            frame: vec![NO_FRAME; if pcm > 0 { page_count_hint } else { 0 }],
-            // Popped from the end: frame 0 is used first.
-            free_frames: (0..frames).rev().collect(),
-            frame_writes: vec![0; pcm],
+            pages: PageTable::with_pages(page_count_hint),
+            pcm_frames: FramePool::new(pcm, AllocOrder::LastFreed, true),
             importance: Importance::default(),
             occupancy: [0, 0],
             effects: Effects::new(),
@@ -137,9 +130,9 @@ impl Simulator {
 
     /// Where the simulator believes `page` is (for tests).
     pub fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.page_state.get(page as usize).map(|s| s & LOCATION) {
-            Some(1) => Some(Tier::Dram),
-            Some(2) => Some(Tier::Pcm),
+        match self.pages.location(page) {
+            Location::Dram => Some(Tier::Dram),
+            Location::Pcm => Some(Tier::Pcm),
             _ => None,
         }
     }
@@ -164,13 +157,7 @@ impl Simulator {
 
     fn serve(&mut self, event: &Event) -> Result<()> {
         let page = event.page();
-        let p = page as usize;
-        if p >= self.page_state.len() {
-            crate::core::ensure_index(&mut self.page_state, page, ABSENT);
-            if self.capacity.pcm > 0 {
-                crate::core::ensure_index(&mut self.frame, page, NO_FRAME);
-            }
-        }
+        self.pages.ensure(page);
         let write = event.is_write();
         let foreground = self.foreground(event.proc());
         let req = Request {
@@ -178,7 +165,7 @@ impl Simulator {
             proc: event.proc(),
             write,
             foreground,
-            dirty: self.page_state[p] & DIRTY != 0,
+            dirty: self.pages.get(page).is_dirty(),
         };
         self.effects.clear();
         self.policy.access(&req, &mut self.effects);
@@ -186,9 +173,11 @@ impl Simulator {
         let result = self.apply(&req, effects.as_slice());
         self.effects = effects;
         result?;
-        let dirty = if write { DIRTY } else { 0 };
-        self.page_state[p] =
-            (self.page_state[p] & (LOCATION | DIRTY)) | dirty | (req.proc << OWNER_SHIFT);
+        let entry = self.pages.get_mut(page);
+        if write {
+            entry.flags.insert(PageFlags::DIRTY);
+        }
+        entry.owner = req.proc;
         Ok(())
     }
 
@@ -215,7 +204,7 @@ impl Simulator {
         if req.foreground {
             m.fg_accesses += 1;
         }
-        let located = self.page_state[req.page as usize] & LOCATION;
+        let located = self.pages.get(req.page).location;
         let fill = match effects.first() {
             Some(Effect::Hit { tier }) => {
                 m.hits += 1;
@@ -226,7 +215,7 @@ impl Simulator {
                 if req.foreground {
                     m.fg_hits += 1;
                 }
-                if located != location_code(*tier) {
+                if located != location_of(*tier) {
                     return Err(self.violation(
                         req,
                         format!("reported a hit in {tier:?} for a page not there"),
@@ -239,7 +228,7 @@ impl Simulator {
                 if req.foreground {
                     m.fg_misses += 1;
                 }
-                if located != ABSENT {
+                if located != Location::Absent {
                     return Err(self.violation(req, "reported a miss for a resident page".into()));
                 }
                 Some(*tier)
@@ -254,9 +243,9 @@ impl Simulator {
             self.enter(req, req.page, tier)?;
         } else {
             // The access itself, served where the page is now.
-            let served = match self.page_state[req.page as usize] & LOCATION {
-                1 => Tier::Dram,
-                2 => Tier::Pcm,
+            let served = match self.pages.get(req.page).location {
+                Location::Dram => Tier::Dram,
+                Location::Pcm => Tier::Pcm,
                 _ => return Err(self.violation(req, "evicted the page it just hit".into())),
             };
             self.ops[fg][op_index(served, req.write)] += 1;
@@ -282,22 +271,22 @@ impl Simulator {
         for effect in moves {
             match *effect {
                 Effect::Evict { page, from } => {
-                    let state = self.page_state[page as usize];
-                    if state & LOCATION != location_code(from) {
+                    let entry = self.pages.entry(page);
+                    if entry.location != location_of(from) {
                         return Err(self.violation(
                             req,
                             format!("evicted page {page} from {from:?} where it was not"),
                         ));
                     }
-                    let dirty = state & DIRTY != 0;
+                    let dirty = entry.is_dirty();
                     if dirty {
                         self.writeback_reads[from.index()] += 1;
                         self.metrics.storage_writes += 1;
                     }
                     self.leave(page, from);
-                    self.page_state[page as usize] &= !DIRTY;
+                    self.pages.set_flags(page, PageFlags::DIRTY, false);
                     self.metrics.evictions += 1;
-                    let owner_foreground = self.foreground(state >> OWNER_SHIFT);
+                    let owner_foreground = self.foreground(entry.owner);
                     let charged = match self.cost.eviction_charge {
                         EvictionCharge::ForegroundPages => owner_foreground,
                         EvictionCharge::ForegroundCausedOrOwned => {
@@ -344,7 +333,7 @@ impl Simulator {
 
     /// A migrating `page` leaves `from`, where it MUST be: read once there.
     fn migrate_out(&mut self, req: &Request, page: PageId, from: Tier) -> Result<()> {
-        if self.page_state[page as usize] & LOCATION != location_code(from) {
+        if self.pages.entry(page).location != location_of(from) {
             let name = |tier| match tier {
                 Tier::Dram => "DRAM",
                 Tier::Pcm => "PCM",
@@ -366,31 +355,31 @@ impl Simulator {
     /// One more write on the PCM frame holding `page`.
     #[inline]
     fn wear(&mut self, page: PageId) {
-        let frame = self.frame[page as usize];
+        let frame = self.pages.frame(page);
         if frame != NO_FRAME {
-            self.frame_writes[frame as usize] += 1;
+            self.pcm_frames.record_write(frame);
         }
     }
 
     fn leave(&mut self, page: PageId, tier: Tier) {
         self.occupancy[tier.index()] -= 1;
         if tier == Tier::Pcm {
-            let frame = std::mem::replace(&mut self.frame[page as usize], NO_FRAME);
-            self.free_frames.push(frame);
+            self.pcm_frames.release(self.pages.frame(page));
         }
-        self.page_state[page as usize] &= !LOCATION;
+        self.pages.place(page, Location::Absent, NO_FRAME);
     }
 
     fn enter(&mut self, req: &Request, page: PageId, tier: Tier) -> Result<()> {
-        if tier == Tier::Pcm {
-            let Some(frame) = self.free_frames.pop() else {
+        let frame = if tier == Tier::Pcm {
+            let Some(frame) = self.pcm_frames.alloc() else {
                 return Err(self.violation(req, "put more pages in PCM than it has frames".into()));
             };
-            self.frame[page as usize] = frame;
-        }
+            frame
+        } else {
+            NO_FRAME
+        };
         self.occupancy[tier.index()] += 1;
-        self.page_state[page as usize] =
-            (self.page_state[page as usize] & !LOCATION) | location_code(tier);
+        self.pages.place(page, location_of(tier), frame);
         self.ops[req.foreground as usize][op_index(tier, true)] += 1;
         if tier == Tier::Pcm {
             self.wear(page);
@@ -400,7 +389,7 @@ impl Simulator {
 
     /// Check that the policy and the simulator agree on every page (tests only: O(pages)).
     pub fn check_agreement(&self) -> Result<()> {
-        for page in 0..self.page_state.len() as PageId {
+        for page in 0..self.pages.len() as PageId {
             if self.policy.tier_of(page) != self.tier_of(page) {
                 return Err(Error::config(
                     format!("policy {}", self.policy_name),
@@ -478,8 +467,8 @@ impl Simulator {
         // W x ns = nJ.
         self.metrics.static_energy_nj = watts * self.metrics.duration_ns as f64;
         let endurance = self.devices.pcm.endurance_writes;
-        let frame_writes = std::mem::take(&mut self.frame_writes);
-        self.metrics.set_wear(&frame_writes, endurance);
+        self.metrics
+            .set_wear(self.pcm_frames.wear(), self.pcm_frames.total(), endurance);
         self.metrics
     }
 }

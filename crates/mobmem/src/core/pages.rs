@@ -1,0 +1,279 @@
+//! The page table: for every page of a run, where its data is, its flags, the process
+//! that owns it, the frame that holds it and, where a mechanism needs it, a fingerprint
+//! of its content.
+//!
+//! Pages are the trace's dense ids ([`PageId`]), so the table is a vector indexed by page
+//! and one access reads one 8-byte entry; frame numbers are a second vector, allocated
+//! only once some page is placed in a numbered frame. Each mechanism keeps only what is its own
+//! beside it (its lists, its slot order, its generations); what every mechanism needs to
+//! agree on, so that several can run on one memory, is here:
+//! - **location**: which tier or device holds the page's data now ([`Location`]);
+//! - **frame**: the frame of that tier's [`FramePool`](super::frames::FramePool) holding
+//!   it, where the mechanism numbers frames ([`NO_FRAME`] otherwise);
+//! - **owner**: the process the page is charged to; each mechanism states its rule (the
+//!   first toucher, the latest accessor, the task that faulted it in);
+//! - **flags**: [`PageFlags`];
+//! - **fingerprint**: a 64-bit content hash, kept only by mechanisms that compare
+//!   contents (deduplication); [`PageTable::fingerprint`] is `None` until one is set.
+
+use bitflags::bitflags;
+
+use super::frames::FrameId;
+use crate::trace::{PageId, ProcId};
+
+/// The frame of a page that has none (not in a numbered frame).
+pub const NO_FRAME: FrameId = FrameId::MAX;
+/// The owner of a page nobody owns yet.
+pub const NO_OWNER: ProcId = ProcId::MAX;
+
+/// Where a page's data is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum Location {
+    /// Nowhere: never touched, or freed with its process.
+    #[default]
+    Absent,
+    /// In a DRAM frame.
+    Dram,
+    /// In a PCM frame of a hybrid main memory.
+    Pcm,
+    /// Swapped out to a non-volatile-memory swap device.
+    SwapNvm,
+    /// Swapped out to a swap area on flash storage.
+    SwapFlash,
+    /// Swapped out, compressed, into the zram pool.
+    Zram,
+    /// A file page only in its file: it was in the page cache and was dropped.
+    Storage,
+}
+
+impl Location {
+    /// In main memory, mapped (DRAM or PCM).
+    #[inline]
+    pub fn is_resident(self) -> bool {
+        matches!(self, Location::Dram | Location::Pcm)
+    }
+
+    /// Held by a swap device.
+    #[inline]
+    pub fn is_swapped(self) -> bool {
+        matches!(
+            self,
+            Location::SwapNvm | Location::SwapFlash | Location::Zram
+        )
+    }
+}
+
+bitflags! {
+    /// Per-page flags, one vocabulary for every mechanism.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct PageFlags: u16 {
+        /// The data in memory differs from its copy below (the file, or the swap slot),
+        /// so evicting the page writes it.
+        const DIRTY = 1;
+        /// An anonymous page (process memory), as opposed to a file page.
+        const ANON = 1 << 1;
+        /// On its owner's list of pages (the swap machine's per-app page lists).
+        const OWNED = 1 << 2;
+        /// Written to swap at least once: part of the swap footprint.
+        const EVER_SWAPPED = 1 << 3;
+        /// Its data was lost: it was swapped out when the low-memory killer took its
+        /// process, so the next touch finds nothing to read back.
+        const LOST = 1 << 4;
+    }
+}
+
+/// One page's entry (its frame is kept apart: [`PageTable::frame`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageEntry {
+    pub owner: ProcId,
+    pub flags: PageFlags,
+    pub location: Location,
+}
+
+impl PageEntry {
+    /// A page never touched.
+    pub const ABSENT: PageEntry = PageEntry {
+        owner: NO_OWNER,
+        flags: PageFlags::empty(),
+        location: Location::Absent,
+    };
+
+    #[inline]
+    pub fn is_dirty(&self) -> bool {
+        self.flags.contains(PageFlags::DIRTY)
+    }
+}
+
+/// Every page's entry, indexed by page id; it grows as pages appear.
+#[derive(Debug, Clone, Default)]
+pub struct PageTable {
+    entries: Vec<PageEntry>,
+    /// Frame of each page, empty until a page is placed in a numbered frame.
+    frames: Vec<FrameId>,
+    /// Content fingerprints, empty until the first is set.
+    fingerprints: Vec<Option<u64>>,
+}
+
+impl PageTable {
+    /// A table sized for `pages` pages (it grows on demand).
+    pub fn with_pages(pages: usize) -> Self {
+        PageTable {
+            entries: vec![PageEntry::ABSENT; pages],
+            frames: Vec::new(),
+            fingerprints: Vec::new(),
+        }
+    }
+
+    /// Pages the table has entries for.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Make `page` a valid index (doubling, so growth is amortised).
+    #[inline]
+    pub fn ensure(&mut self, page: PageId) {
+        if page as usize >= self.entries.len() {
+            super::ensure_index(&mut self.entries, page, PageEntry::ABSENT);
+        }
+    }
+
+    /// The entry of `page`; pages past the table are absent.
+    #[inline]
+    pub fn entry(&self, page: PageId) -> PageEntry {
+        self.entries
+            .get(page as usize)
+            .copied()
+            .unwrap_or(PageEntry::ABSENT)
+    }
+
+    /// The entry of `page`, which MUST be within the table ([`PageTable::ensure`]).
+    #[inline]
+    pub fn get(&self, page: PageId) -> &PageEntry {
+        &self.entries[page as usize]
+    }
+
+    /// The entry of `page`, which MUST be within the table ([`PageTable::ensure`]).
+    #[inline]
+    pub fn get_mut(&mut self, page: PageId) -> &mut PageEntry {
+        &mut self.entries[page as usize]
+    }
+
+    #[inline]
+    pub fn location(&self, page: PageId) -> Location {
+        self.entry(page).location
+    }
+
+    /// Move `page` to `location`, into `frame` ([`NO_FRAME`] where frames are not
+    /// numbered).
+    #[inline]
+    pub fn place(&mut self, page: PageId, location: Location, frame: FrameId) {
+        self.entries[page as usize].location = location;
+        if frame != NO_FRAME {
+            super::ensure_index(&mut self.frames, page, NO_FRAME);
+            self.frames[page as usize] = frame;
+        } else if let Some(f) = self.frames.get_mut(page as usize) {
+            *f = NO_FRAME;
+        }
+    }
+
+    /// The frame holding `page`, [`NO_FRAME`] when it is in none.
+    #[inline]
+    pub fn frame(&self, page: PageId) -> FrameId {
+        self.frames.get(page as usize).copied().unwrap_or(NO_FRAME)
+    }
+
+    /// Set or clear `flags` of `page`.
+    #[inline]
+    pub fn set_flags(&mut self, page: PageId, flags: PageFlags, on: bool) {
+        self.entries[page as usize].flags.set(flags, on);
+    }
+
+    #[inline]
+    pub fn has_flags(&self, page: PageId, flags: PageFlags) -> bool {
+        self.entry(page).flags.contains(flags)
+    }
+
+    /// The content fingerprint of `page`, if one was set.
+    pub fn fingerprint(&self, page: PageId) -> Option<u64> {
+        self.fingerprints.get(page as usize).copied().flatten()
+    }
+
+    pub fn set_fingerprint(&mut self, page: PageId, fingerprint: u64) {
+        super::ensure_index(&mut self.fingerprints, page, None);
+        self.fingerprints[page as usize] = Some(fingerprint);
+    }
+
+    /// Every page with its entry, in page order.
+    pub fn iter(&self) -> impl Iterator<Item = (PageId, &PageEntry)> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .map(|(page, e)| (page as PageId, e))
+    }
+
+    /// Pages at `location` (O(pages): for checks and reports).
+    pub fn count_at(&self, location: Location) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.location == location)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_eight_bytes() {
+        // Memory per distinct page is a benchmark figure: keep the entry at 8 bytes.
+        assert_eq!(std::mem::size_of::<PageEntry>(), 8);
+    }
+
+    #[test]
+    fn pages_past_the_table_are_absent_and_ensure_grows_it() {
+        let mut table = PageTable::with_pages(2);
+        assert_eq!(table.entry(10), PageEntry::ABSENT);
+        table.ensure(10);
+        assert!(table.len() >= 11);
+        table.place(10, Location::Pcm, 3);
+        table.set_flags(10, PageFlags::DIRTY | PageFlags::ANON, true);
+        table.get_mut(10).owner = 7;
+        let e = table.entry(10);
+        assert_eq!(
+            (e.location, table.frame(10), e.owner),
+            (Location::Pcm, 3, 7)
+        );
+        assert_eq!(table.frame(9), NO_FRAME);
+        table.place(10, Location::Dram, NO_FRAME);
+        assert_eq!(table.frame(10), NO_FRAME);
+        table.place(10, Location::Pcm, 3);
+        assert!(e.is_dirty() && table.has_flags(10, PageFlags::ANON));
+        table.set_flags(10, PageFlags::DIRTY, false);
+        assert!(!table.entry(10).is_dirty());
+        assert_eq!(table.count_at(Location::Pcm), 1);
+        assert_eq!(table.count_at(Location::Absent), table.len() - 1);
+    }
+
+    #[test]
+    fn fingerprints_are_none_until_set() {
+        let mut table = PageTable::with_pages(4);
+        assert_eq!(table.fingerprint(2), None);
+        table.set_fingerprint(2, 0xfeed);
+        assert_eq!(table.fingerprint(2), Some(0xfeed));
+        assert_eq!(table.fingerprint(1), None);
+        assert_eq!(table.fingerprint(100), None);
+    }
+
+    #[test]
+    fn locations_classify() {
+        assert!(Location::Dram.is_resident() && Location::Pcm.is_resident());
+        assert!(!Location::Zram.is_resident() && Location::Zram.is_swapped());
+        assert!(!Location::Storage.is_swapped() && !Location::Absent.is_resident());
+    }
+}
