@@ -122,7 +122,7 @@ impl TwoListLru {
         if req.ignore_protection {
             return Verdict::Normal;
         }
-        let owner = mem.frame(pfn).owner;
+        let owner = mem.owner_of_frame(pfn);
         match self.protection {
             Protection::None => Verdict::Normal,
             Protection::Interactive => {
@@ -282,7 +282,7 @@ impl TwoListLru {
                 let fmp = self.protection == Protection::Interactive && !req.ignore_protection;
                 let interactive = req.tasks.interactive;
                 let mut may_take =
-                    |m: &Memory, pfn: u32| !(fmp && interactive == Some(m.frame(pfn).owner));
+                    |m: &Memory, pfn: u32| !(fmp && interactive == Some(m.owner_of_frame(pfn)));
                 isolate_lumpy_block(
                     mem,
                     tag,

@@ -1,26 +1,29 @@
 //! Physical memory as numbered page frames: free frames, reserved and unmovable frames,
 //! and frames holding a file or anonymous page on one of the reclaim lists.
 //!
-//! Frame allocation is *address-ordered first fit*: an order-0 request takes the lowest
-//! free frame, an order-k request the lowest naturally aligned block of 2^k free
-//! frames. Like the buddy allocator (mm/page_alloc.c) it hands out aligned blocks and
-//! refills the holes reclaim leaves, so that which frames are physically adjacent
-//! depends on the order pages came and went, which is what lumpy reclaim works with.
-//! Free frames are a bitmap, so finding the lowest free frame or block is a word scan.
+//! Frame allocation is *address-ordered first fit*, the core's
+//! [`AllocOrder::Lowest`] frame pool: an order-0 request takes the lowest free frame, an
+//! order-k request the lowest naturally aligned block of 2^k free frames, so that which
+//! frames are physically adjacent depends on the order pages came and went, which is
+//! what lumpy reclaim works with.
+//!
+//! Where each page is (a frame, a swap slot, only its file) and which process owns it
+//! are the core's page table; a [`Frame`] holds what the kernel keeps in a frame's
+//! `struct page` for reclaim: its list, its reference bits, its generation.
 //!
 //! The reclaim lists are the core's index-linked lists ([`crate::core::list`]) over
 //! frame numbers: head = most recently added, tail = the end reclaim scans from, as the
 //! kernel's `lru` lists.
 
+use crate::core::frames::{AllocOrder, FramePool};
 use crate::core::list::{Links, List};
+use crate::core::pages::{Location, PageTable, NO_FRAME};
 use crate::trace::{PageId, ProcId};
 
-/// Page location: never faulted in (or freed when its process exited).
-const NOT_RESIDENT: u32 = u32::MAX;
-/// Page location: an anonymous page whose content is in a swap slot.
-const SWAPPED: u32 = u32::MAX - 1;
-/// Page location: a file page that was resident once and was dropped by reclaim.
-const DROPPED: u32 = u32::MAX - 2;
+// Where reclaim's pages are: a DRAM frame, a slot of the swap area (on flash storage),
+// or, for a file page reclaim dropped, only its file.
+const SWAPPED: Location = Location::SwapFlash;
+const DROPPED: Location = Location::Storage;
 /// Frame is on no list.
 pub const NO_LIST: u8 = u8::MAX;
 
@@ -46,8 +49,6 @@ pub enum FrameState {
 pub struct Frame {
     pub state: FrameState,
     pub page: PageId,
-    /// The task that brought the page into memory (FMP's page identifier).
-    pub owner: ProcId,
     pub anon: bool,
     /// The hardware accessed ("young") bit of the page's mappings.
     pub accessed: bool,
@@ -68,7 +69,6 @@ impl Frame {
     const EMPTY: Frame = Frame {
         state: FrameState::Free,
         page: 0,
-        owner: 0,
         anon: false,
         accessed: false,
         referenced: false,
@@ -130,15 +130,13 @@ pub struct ReclaimCounters {
 #[derive(Debug, Clone)]
 pub struct Memory {
     frames: Vec<Frame>,
-    free_bits: Vec<u64>,
-    free: usize,
-    /// Lowest word of `free_bits` that may have a free frame.
-    hint: usize,
+    pool: FramePool,
     /// The LRU lists, linked by frame number; head = youngest.
     lists: [List; LIST_COUNT],
     links: Links,
-    /// Location of each page: a frame number or one of the sentinels.
-    loc: Vec<u32>,
+    /// Where each page is and its owner: the task that brought it into memory (FMP's
+    /// page identifier), kept while the page is swapped out.
+    pages: PageTable,
     swap_total: usize,
     swap_used: usize,
     /// Resident pages (on lists) per owner.
@@ -161,15 +159,12 @@ impl Memory {
     /// `total` frames with `reserved` of them (sorted frame numbers) reserved at boot,
     /// `pages` distinct pages, `procs` processes and `swap` swap slots.
     pub fn new(total: usize, reserved: &[u32], pages: usize, procs: usize, swap: usize) -> Self {
-        let words = total.div_ceil(64);
         let mut m = Memory {
             frames: vec![Frame::EMPTY; total],
-            free_bits: vec![0; words],
-            free: 0,
-            hint: 0,
+            pool: FramePool::new(total, AllocOrder::Lowest, false),
             lists: [List::new(); LIST_COUNT],
             links: Links::with_pages(total),
-            loc: vec![NOT_RESIDENT; pages],
+            pages: PageTable::with_pages(pages),
             swap_total: swap,
             swap_used: 0,
             resident_by_owner: vec![0; procs],
@@ -181,14 +176,9 @@ impl Memory {
             flusher: false,
             counters: ReclaimCounters::default(),
         };
-        for pfn in 0..total {
-            m.set_free_bit(pfn as u32);
-        }
-        m.free = total;
         for &pfn in reserved {
             if (pfn as usize) < total && m.frames[pfn as usize].state == FrameState::Free {
-                m.clear_free_bit(pfn);
-                m.free -= 1;
+                m.pool.take(pfn, 0);
                 m.frames[pfn as usize].state = FrameState::Reserved;
             }
         }
@@ -199,7 +189,7 @@ impl Memory {
         self.frames.len()
     }
     pub fn free(&self) -> usize {
-        self.free
+        self.pool.free()
     }
     pub fn lru_pages(&self) -> usize {
         self.lru_pages
@@ -220,13 +210,21 @@ impl Memory {
         self.dirty_links.iter(&self.dirty).collect()
     }
     pub fn reserved(&self) -> usize {
-        self.total() - self.free - self.lru_pages - self.unmovable
+        self.total() - self.free() - self.lru_pages - self.unmovable
     }
     pub fn frame(&self, pfn: u32) -> &Frame {
         &self.frames[pfn as usize]
     }
     pub fn frame_mut(&mut self, pfn: u32) -> &mut Frame {
         &mut self.frames[pfn as usize]
+    }
+    /// The task that brought the page in `pfn` into memory.
+    pub fn owner_of_frame(&self, pfn: u32) -> ProcId {
+        self.pages.get(self.frames[pfn as usize].page).owner
+    }
+    /// The task that brought `page` into memory (also while it is swapped out).
+    pub fn owner_of(&self, page: PageId) -> ProcId {
+        self.pages.entry(page).owner
     }
     pub fn list_len(&self, list: u8) -> usize {
         self.lists[list as usize].len()
@@ -252,16 +250,15 @@ impl Memory {
     }
     /// Frame of a resident page.
     pub fn frame_of(&self, page: PageId) -> Option<u32> {
-        let l = self.loc[page as usize];
-        (l < DROPPED).then_some(l)
+        (self.pages.location(page) == Location::Dram).then(|| self.pages.frame(page))
     }
     pub fn is_swapped(&self, page: PageId) -> bool {
-        self.loc[page as usize] == SWAPPED
+        self.pages.location(page) == SWAPPED
     }
 
     /// How a fault on `page` (a `write` or a read) would be served.
     pub fn fault_kind(&self, page: PageId, anon: bool, write: bool) -> FaultKind {
-        match (self.loc[page as usize], anon) {
+        match (self.pages.location(page), anon) {
             (SWAPPED, _) => FaultKind::SwapIn,
             (DROPPED, false) => FaultKind::FileRefault,
             (_, true) => FaultKind::AnonFirst,
@@ -272,74 +269,15 @@ impl Memory {
 
     // ---- free frames ----
 
-    fn set_free_bit(&mut self, pfn: u32) {
-        self.free_bits[pfn as usize / 64] |= 1 << (pfn % 64);
-    }
-    fn clear_free_bit(&mut self, pfn: u32) {
-        self.free_bits[pfn as usize / 64] &= !(1 << (pfn % 64));
-    }
-
     /// Lowest free naturally aligned block of 2^order frames (order <= 6), not taken.
     pub fn find_free_block(&self, order: u32) -> Option<u32> {
-        let size = 1u32 << order;
-        if order == 0 {
-            for w in self.hint..self.free_bits.len() {
-                let word = self.free_bits[w];
-                if word != 0 {
-                    return Some(w as u32 * 64 + word.trailing_zeros());
-                }
-            }
-            return None;
-        }
-        let mask = if size >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << size) - 1
-        };
-        for (w, &word) in self.free_bits.iter().enumerate().skip(self.hint) {
-            if word == 0 {
-                continue;
-            }
-            let mut off = 0;
-            while off < 64 {
-                if (word >> off) & mask == mask {
-                    let pfn = w as u32 * 64 + off;
-                    if (pfn + size) as usize <= self.frames.len() {
-                        return Some(pfn);
-                    }
-                }
-                off += size;
-            }
-        }
-        None
+        self.pool.find_block(order)
     }
 
     /// Free frames that lie in naturally aligned, wholly free blocks of 2^order frames
     /// (what the buddy allocator's free areas of that order and above hold).
     pub fn free_in_blocks(&self, order: u32) -> usize {
-        if order == 0 {
-            return self.free;
-        }
-        let size = 1u32 << order;
-        let mask = if size >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << size) - 1
-        };
-        let mut blocks = 0;
-        for &word in &self.free_bits[self.hint..] {
-            if word == 0 {
-                continue;
-            }
-            let mut off = 0;
-            while off < 64 {
-                if (word >> off) & mask == mask {
-                    blocks += 1;
-                }
-                off += size;
-            }
-        }
-        blocks * size as usize
+        self.pool.free_in_blocks(order)
     }
 
     /// `__zone_watermark_ok` of `order` against `mark_pages`: after taking 2^order
@@ -347,7 +285,7 @@ impl Memory {
     /// free pages in blocks of that order or larger exceed mark / 2^order.
     pub fn watermark_ok(&self, order: u32, mark_pages: usize) -> bool {
         let need = 1usize << order;
-        if self.free < need + mark_pages {
+        if self.free() < need + mark_pages {
             return false;
         }
         order == 0 || self.free_in_blocks(order) > (mark_pages >> order) + need - 1
@@ -357,20 +295,13 @@ impl Memory {
     fn take_block(&mut self, pfn: u32, order: u32) {
         for f in pfn..pfn + (1 << order) {
             debug_assert_eq!(self.frames[f as usize].state, FrameState::Free);
-            self.clear_free_bit(f);
         }
-        self.free -= 1 << order;
-        while self.hint < self.free_bits.len() && self.free_bits[self.hint] == 0 {
-            self.hint += 1;
-        }
+        self.pool.take(pfn, order);
     }
 
     fn release_frame(&mut self, pfn: u32) {
-        let frame = &mut self.frames[pfn as usize];
-        *frame = Frame::EMPTY;
-        self.set_free_bit(pfn);
-        self.free += 1;
-        self.hint = self.hint.min(pfn as usize / 64);
+        self.frames[pfn as usize] = Frame::EMPTY;
+        self.pool.release(pfn);
     }
 
     /// Allocate a block of unmovable kernel memory at `pfn` (found free).
@@ -395,14 +326,15 @@ impl Memory {
     /// A swapped-in page gives its swap slot back.
     pub fn fault_in(&mut self, pfn: u32, page: PageId, owner: ProcId, anon: bool) {
         self.take_block(pfn, 0);
-        if self.loc[page as usize] == SWAPPED {
+        self.pages.ensure(page);
+        if self.pages.location(page) == SWAPPED {
             self.swap_used -= 1;
         }
-        self.loc[page as usize] = pfn;
+        self.pages.place(page, Location::Dram, pfn);
+        self.pages.get_mut(page).owner = owner;
         self.frames[pfn as usize] = Frame {
             state: FrameState::Page,
             page,
-            owner,
             anon,
             ..Frame::EMPTY
         };
@@ -419,17 +351,18 @@ impl Memory {
         if f.anon {
             debug_assert!(self.swap_used < self.swap_total);
             self.swap_used += 1;
-            self.loc[f.page as usize] = SWAPPED;
+            self.pages.place(f.page, SWAPPED, NO_FRAME);
             self.counters.swap_outs += 1;
         } else {
             if f.dirty {
                 self.counters.writebacks += 1;
                 self.set_clean(pfn);
             }
-            self.loc[f.page as usize] = DROPPED;
+            self.pages.place(f.page, DROPPED, NO_FRAME);
             self.counters.file_drops += 1;
         }
-        self.resident_by_owner[f.owner as usize] -= 1;
+        let owner = self.pages.get(f.page).owner;
+        self.resident_by_owner[owner as usize] -= 1;
         self.lru_pages -= 1;
         self.counters.reclaimed += 1;
         self.release_frame(pfn);
@@ -437,21 +370,24 @@ impl Memory {
 
     /// Forget `page` (its process exited): free its frame or swap slot.
     pub fn discard(&mut self, page: PageId) {
-        match self.loc[page as usize] {
+        match self.pages.location(page) {
             SWAPPED => self.swap_used -= 1,
-            NOT_RESIDENT | DROPPED => {}
-            pfn => {
+            Location::Dram => {
+                let pfn = self.pages.frame(page);
                 self.unlink(pfn);
                 if self.frames[pfn as usize].dirty {
                     self.set_clean(pfn);
                 }
-                let owner = self.frames[pfn as usize].owner;
+                let owner = self.pages.get(page).owner;
                 self.resident_by_owner[owner as usize] -= 1;
                 self.lru_pages -= 1;
                 self.release_frame(pfn);
             }
+            _ => {}
         }
-        self.loc[page as usize] = NOT_RESIDENT;
+        if (page as usize) < self.pages.len() {
+            self.pages.place(page, Location::Absent, NO_FRAME);
+        }
     }
 
     // ---- dirty file pages ----
@@ -577,7 +513,7 @@ impl Memory {
         let mut by_owner = vec![0u32; self.resident_by_owner.len()];
         let mut dirty = 0;
         for (pfn, f) in self.frames.iter().enumerate() {
-            let bit = self.free_bits[pfn / 64] >> (pfn % 64) & 1 == 1;
+            let bit = self.pool.is_free(pfn as u32);
             if bit != (f.state == FrameState::Free) {
                 return Err(format!(
                     "frame {pfn}: free bit {bit} but state {:?}",
@@ -594,20 +530,23 @@ impl Memory {
                     if f.anon && (f.dirty || f.reclaim) {
                         return Err(format!("frame {pfn}: anonymous page marked dirty"));
                     }
-                    by_owner[f.owner as usize] += 1;
+                    by_owner[self.pages.entry(f.page).owner as usize] += 1;
                     if f.list == NO_LIST {
                         return Err(format!("frame {pfn}: page on no list"));
                     }
-                    if self.loc[f.page as usize] != pfn as u32 {
+                    let at = self.pages.entry(f.page).location;
+                    if at != Location::Dram || self.pages.frame(f.page) != pfn as u32 {
                         return Err(format!("frame {pfn}: page {} located elsewhere", f.page));
                     }
                 }
             }
         }
-        if free != self.free || pages != self.lru_pages || unmovable != self.unmovable {
+        if free != self.free() || pages != self.lru_pages || unmovable != self.unmovable {
             return Err(format!(
                 "counts: free {free}/{} pages {pages}/{} unmovable {unmovable}/{}",
-                self.free, self.lru_pages, self.unmovable
+                self.free(),
+                self.lru_pages,
+                self.unmovable
             ));
         }
         let on_dirty_list = self
@@ -649,7 +588,7 @@ impl Memory {
                 self.lru_pages
             ));
         }
-        let swapped = self.loc.iter().filter(|&&l| l == SWAPPED).count();
+        let swapped = self.pages.count_at(SWAPPED);
         if swapped != self.swap_used || self.swap_used > self.swap_total {
             return Err(format!(
                 "swap: {swapped} swapped pages, {} slots used of {}",

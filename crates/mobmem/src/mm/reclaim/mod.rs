@@ -882,7 +882,8 @@ impl EventHandler for Replay<'_> {
     fn exit(&mut self, proc: ProcId) -> Result<()> {
         let mem = &mut self.m.mem;
         for page in std::mem::take(&mut self.anon_pages_of[proc as usize]) {
-            if mem.frame_of(page).map(|f| mem.frame(f).owner) == Some(proc) || mem.is_swapped(page)
+            if mem.frame_of(page).map(|f| mem.owner_of_frame(f)) == Some(proc)
+                || mem.is_swapped(page)
             {
                 mem.discard(page);
             }

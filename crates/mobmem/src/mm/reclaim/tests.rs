@@ -157,7 +157,7 @@ fn lumpy(layout: &str, tag: u32, order: u32, mode: LumpyUnmovable, fmp: bool) ->
     let mut mem = laid_out(layout);
     mem.unlink(tag);
     let mut out = Vec::new();
-    let mut may_take = |m: &Memory, pfn: u32| !(fmp && m.frame(pfn).owner == 0);
+    let mut may_take = |m: &Memory, pfn: u32| !(fmp && m.owner_of_frame(pfn) == 0);
     isolate_lumpy_block(&mut mem, tag, order, mode, &mut may_take, &mut out);
     out
 }
@@ -914,7 +914,9 @@ fn fmp_spares_interactive_pages_while_other_pages_are_reclaimable_in_mixed_memor
             // anonymous pages while swap has room.
             let others_reclaimable = (0..m.mem.total() as u32).any(|pfn| {
                 let f = m.mem.frame(pfn);
-                f.state == FrameState::Page && f.owner == 1 && (!f.anon || m.mem.swap_free() > 0)
+                f.state == FrameState::Page
+                    && m.mem.owner_of_frame(pfn) == 1
+                    && (!f.anon || m.mem.swap_free() > 0)
             });
             if evicted > evicted_before && others_reclaimable {
                 early_evictions += 1;
