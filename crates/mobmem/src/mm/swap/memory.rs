@@ -36,23 +36,24 @@ use super::space::{IoCounts, IoRecord, SwapDevice, SwapSpace};
 use crate::core::ensure_index;
 use crate::core::events::{self, EventError, EventHandler};
 use crate::core::list::{Links, List};
+use crate::core::pages::{Location, PageFlags, NO_FRAME};
 use crate::core::process::Importance;
 use crate::devices::swap::SwapDevices;
 use crate::trace::{Event, PageId, ProcId, Tables, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
-// Per-page flags.
-const RESIDENT: u8 = 1;
-/// The DRAM copy differs from the page's slot (or it has none).
-const DIRTY: u8 = 2;
-/// On its owner's list of owned pages.
-const OWNED: u8 = 4;
-/// Out of DRAM, held by a swap device.
-const SWAPPED_OUT: u8 = 8;
-/// Written to swap at least once (the swap footprint).
-const EVER_SWAPPED: u8 = 16;
-/// Swapped out when the killer took its app (replay: its swap-in finds nothing).
-const LOST: u8 = 32;
+// Each page's place, owner and flags are the core page table, kept in the swap space
+// (the architectures move swapped pages between devices). A page is in DRAM
+// (`Location::Dram`), swapped out (the location of its slot's device) or outside the
+// model (`Location::Absent`: never touched, freed, dropped, or swapped back in by a
+// replay, which has no DRAM). Flags: `DIRTY`, the DRAM copy differs from the page's slot
+// (or it has none); `OWNED`, on its owner's list of owned pages; `EVER_SWAPPED`, written
+// to swap at least once (the swap footprint); `LOST`, swapped out when the killer took
+// its app (replay: its swap-in finds nothing).
+const DIRTY: PageFlags = PageFlags::DIRTY;
+const OWNED: PageFlags = PageFlags::OWNED;
+const EVER_SWAPPED: PageFlags = PageFlags::EVER_SWAPPED;
+const LOST: PageFlags = PageFlags::LOST;
 
 /// Where a page is, for tests and inspection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,7 +98,6 @@ pub struct Machine {
     dram_pages: usize,
     reclaim: ReclaimOrder,
     devices: SwapDevices,
-    flags: Vec<u8>,
     swap_ins_per_page: Vec<u32>,
     links: Links,
     global: List,
@@ -141,7 +141,6 @@ impl Machine {
             dram_pages: config.dram_pages,
             reclaim: config.reclaim,
             devices: config.devices.clone(),
-            flags: vec![0; pages],
             swap_ins_per_page: vec![0; pages],
             links: Links::with_pages(pages),
             global: List::new(),
@@ -206,7 +205,7 @@ impl Machine {
 
     /// Where `page` is now.
     pub fn place_of(&self, page: PageId) -> Place {
-        if self.flag(page, RESIDENT) {
+        if self.is_resident(page) {
             return Place::Dram;
         }
         match self.space.slot_of(page) {
@@ -223,13 +222,44 @@ impl Machine {
     }
 
     #[inline]
-    fn flag(&self, page: PageId, flag: u8) -> bool {
-        self.flags.get(page as usize).is_some_and(|f| f & flag != 0)
+    fn flag(&self, page: PageId, flag: PageFlags) -> bool {
+        self.space.pages().has_flags(page, flag)
+    }
+
+    #[inline]
+    fn set_flag(&mut self, page: PageId, flag: PageFlags, on: bool) {
+        self.space.pages_mut(page).set_flags(page, flag, on);
+    }
+
+    #[inline]
+    fn is_resident(&self, page: PageId) -> bool {
+        self.space.pages().location(page) == Location::Dram
+    }
+
+    #[inline]
+    fn is_swapped_out(&self, page: PageId) -> bool {
+        self.space.pages().location(page).is_swapped()
+    }
+
+    fn set_location(&mut self, page: PageId, location: Location) {
+        self.space.pages_mut(page).place(page, location, NO_FRAME);
+    }
+
+    /// Swapped out: the page is where its slot is.
+    fn set_swapped_out(&mut self, page: PageId) -> Result<()> {
+        let Some(device) = self.space.slot_of(page) else {
+            return Err(Error::config(
+                "swap memory",
+                format!("page {page} swapped out without a slot (internal error)"),
+            ));
+        };
+        self.set_location(page, device.location());
+        Ok(())
     }
 
     fn ensure_page(&mut self, page: PageId) {
-        if page as usize >= self.flags.len() {
-            ensure_index(&mut self.flags, page, 0);
+        self.space.pages_mut(page);
+        if page as usize >= self.swap_ins_per_page.len() {
             ensure_index(&mut self.swap_ins_per_page, page, 0);
         }
     }
@@ -284,7 +314,7 @@ impl Machine {
         if self.victim_app == Some(proc) {
             self.victim_app = None;
         }
-        if self.flag(page, RESIDENT) {
+        if self.is_resident(page) {
             self.metrics.dram_hits += 1;
             let (links, list) = self.reclaim_list(self.space.owner(page));
             links.move_to_front(list, page);
@@ -294,7 +324,7 @@ impl Machine {
             let launch_writes = self.write_time_ns() - writes_before;
             self.launches.reclaim_writes(proc, launch_writes);
             self.own(page, proc);
-            let mut flags = self.flags[page as usize] & !(SWAPPED_OUT | DIRTY | LOST);
+            let mut dirty = false;
             if self.space.slot_of(page).is_some() {
                 let device = self.arch.swap_in(&mut self.space, page)?;
                 self.metrics.swap_ins += 1;
@@ -302,17 +332,18 @@ impl Machine {
                 self.launches.fault(proc, self.read_ns(device));
                 // A kept slot holds the page's data: the page is clean until written.
                 if self.space.slot_of(page).is_none() {
-                    flags |= DIRTY;
+                    dirty = true;
                 }
             } else {
                 self.metrics.fresh_allocations += 1;
-                flags |= DIRTY;
+                dirty = true;
             }
-            self.flags[page as usize] = flags;
+            self.set_flag(page, LOST, false);
+            self.set_flag(page, DIRTY, dirty);
             self.insert_resident(page);
         }
         if event.is_write() {
-            self.flags[page as usize] |= DIRTY;
+            self.set_flag(page, DIRTY, true);
         }
         self.launches.access_done(proc);
         Ok(())
@@ -357,7 +388,7 @@ impl Machine {
             self.victim_app = None;
         }
         self.resident += 1;
-        self.flags[page as usize] |= RESIDENT;
+        self.set_location(page, Location::Dram);
     }
 
     fn remove_resident(&mut self, page: PageId) {
@@ -370,7 +401,7 @@ impl Machine {
             self.victim_app = None;
         }
         self.resident -= 1;
-        self.flags[page as usize] &= !RESIDENT;
+        self.set_location(page, Location::Absent);
     }
 
     /// Reclaim until one more page fits in DRAM.
@@ -437,12 +468,9 @@ impl Machine {
                 self.remove_resident(page);
                 self.metrics.swap_outs += 1;
                 self.metrics.clean_swap_outs += clean as u64;
-                let flags = &mut self.flags[page as usize];
-                *flags = (*flags & !DIRTY) | SWAPPED_OUT;
-                if *flags & EVER_SWAPPED == 0 {
-                    *flags |= EVER_SWAPPED;
-                    self.metrics.swapped_pages += 1;
-                }
+                self.set_flag(page, DIRTY, false);
+                self.set_swapped_out(page)?;
+                self.count_swapped(page);
                 return Ok(());
             }
         }
@@ -455,7 +483,7 @@ impl Machine {
             Some(page) => {
                 self.remove_resident(page);
                 self.space.discard(page);
-                self.flags[page as usize] &= !(DIRTY | SWAPPED_OUT);
+                self.set_flag(page, DIRTY, false);
                 self.metrics.dropped_pages += 1;
                 Ok(())
             }
@@ -471,17 +499,16 @@ impl Machine {
     fn free_app(&mut self, proc: ProcId, killed: bool) {
         let owned = std::mem::take(&mut self.apps[proc as usize].owned);
         for &page in &owned {
-            if self.flag(page, RESIDENT) {
+            if self.is_resident(page) {
                 self.remove_resident(page);
             }
+            let lost = killed && self.is_swapped_out(page);
             self.space.discard(page);
-            let flags = &mut self.flags[page as usize];
-            let lost = if killed && *flags & SWAPPED_OUT != 0 {
-                LOST
-            } else {
-                0
-            };
-            *flags = (*flags & (EVER_SWAPPED | LOST)) | lost;
+            self.set_location(page, Location::Absent);
+            self.set_flag(page, DIRTY | OWNED, false);
+            if lost {
+                self.set_flag(page, LOST, true);
+            }
         }
         let app = &mut self.apps[proc as usize];
         app.died = true;
@@ -493,11 +520,19 @@ impl Machine {
 
     /// Own `page` for `proc` if no app owns it.
     fn own(&mut self, page: PageId, proc: ProcId) {
-        if self.flags[page as usize] & OWNED == 0 {
+        if !self.flag(page, OWNED) {
             self.space.set_owner(page, proc);
             self.ensure_app(proc);
             self.apps[proc as usize].owned.push(page);
-            self.flags[page as usize] |= OWNED;
+            self.set_flag(page, OWNED, true);
+        }
+    }
+
+    /// Count `page` in the swap footprint the first time it is swapped out.
+    fn count_swapped(&mut self, page: PageId) {
+        if !self.flag(page, EVER_SWAPPED) {
+            self.set_flag(page, EVER_SWAPPED, true);
+            self.metrics.swapped_pages += 1;
         }
     }
 
@@ -505,7 +540,7 @@ impl Machine {
     fn replay_swap_out(&mut self, event: &Event) -> Result<()> {
         let (page, proc) = (event.page(), event.proc());
         self.ensure_page(page);
-        if self.flag(page, SWAPPED_OUT) {
+        if self.is_swapped_out(page) {
             return Err(Error::config(
                 "swap replay",
                 format!("page {page} swapped out again without a swap-in since"),
@@ -526,19 +561,16 @@ impl Machine {
                 }
                 None => {
                     self.space.discard(page);
-                    self.flags[page as usize] |= LOST;
+                    self.set_flag(page, LOST, true);
                     self.metrics.dropped_pages += 1;
                     return Ok(());
                 }
             }
         }
         self.metrics.swap_outs += 1;
-        let flags = &mut self.flags[page as usize];
-        *flags = (*flags & !LOST) | SWAPPED_OUT;
-        if *flags & EVER_SWAPPED == 0 {
-            *flags |= EVER_SWAPPED;
-            self.metrics.swapped_pages += 1;
-        }
+        self.set_flag(page, LOST, false);
+        self.set_swapped_out(page)?;
+        self.count_swapped(page);
         Ok(())
     }
 
@@ -546,14 +578,13 @@ impl Machine {
     fn replay_swap_in(&mut self, event: &Event) -> Result<()> {
         let (page, proc) = (event.page(), event.proc());
         self.ensure_page(page);
-        let flags = self.flags[page as usize];
-        if flags & LOST != 0 {
-            self.flags[page as usize] &= !LOST;
+        if self.flag(page, LOST) {
+            self.set_flag(page, LOST, false);
             self.metrics.fresh_allocations += 1;
             return Ok(());
         }
-        if flags & SWAPPED_OUT == 0 {
-            let why = if flags & EVER_SWAPPED == 0 {
+        if !self.is_swapped_out(page) {
+            let why = if !self.flag(page, EVER_SWAPPED) {
                 "was never swapped out"
             } else {
                 "was swapped in already and not swapped out since"
@@ -567,7 +598,8 @@ impl Machine {
         self.metrics.swap_ins += 1;
         self.swap_ins_per_page[page as usize] += 1;
         self.launches.fault(proc, self.read_ns(device));
-        self.flags[page as usize] &= !SWAPPED_OUT;
+        // Replay has no DRAM: the page swapped back in is outside the model.
+        self.set_location(page, Location::Absent);
         Ok(())
     }
 
@@ -583,7 +615,8 @@ impl Machine {
                 self.dram_pages
             ));
         }
-        let resident = self.flags.iter().filter(|&&f| f & RESIDENT != 0).count();
+        let pages = self.space.pages();
+        let resident = pages.count_at(Location::Dram);
         if resident != self.resident {
             return fail(format!(
                 "{resident} pages flagged resident, {} counted",
@@ -598,14 +631,14 @@ impl Machine {
             return fail(format!("{listed} pages on LRU lists, {resident} resident"));
         }
         let kept_slots = self.space.keeps_slots();
-        for (page, &flags) in self.flags.iter().enumerate() {
-            let page = page as PageId;
+        for (page, entry) in pages.iter() {
             let slot = self.space.slot_of(page);
-            let swapped = flags & SWAPPED_OUT != 0;
-            let resident = flags & RESIDENT != 0;
-            if swapped && (slot.is_none() || resident) {
+            let swapped = entry.location.is_swapped();
+            let resident = entry.location == Location::Dram;
+            if swapped && slot.map(SwapDevice::location) != Some(entry.location) {
                 return fail(format!(
-                    "page {page} is swapped out, but resident {resident} with slot {slot:?}"
+                    "page {page} is in {:?}, but its slot is on {slot:?}",
+                    entry.location
                 ));
             }
             // Only a page back from swap may keep a slot: in DRAM, or swapped in by a

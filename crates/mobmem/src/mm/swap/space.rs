@@ -7,6 +7,12 @@
 //! device's occupancy is the number of pages whose slot is on it. An operation that would
 //! break it returns an error instead.
 //!
+//! The space also holds the machine's page table ([`crate::core::pages`]): the
+//! architectures, which see only the space, move swapped pages between devices, and the
+//! table's location of a swapped-out page follows its slot. A slot freed leaves the
+//! location to the machine, which frees slots when it swaps a page in or its app dies.
+//! Each page's owner (the app charged for it) is the table's.
+//!
 //! NVM slots are kept in the replacement order of the architecture: an LRU list (most
 //! recent read or write first) or a CLOCK ring. Each slot has an access bit, set when the
 //! slot is read; with [`SlotOnSwapIn::Keep`](super::SlotOnSwapIn) a new slot starts with
@@ -16,6 +22,7 @@ use serde::Serialize;
 
 use crate::core::clock::ClockRing;
 use crate::core::list::{Links, List};
+use crate::core::pages::{Location, PageTable};
 use crate::devices::swap::ZramSwap;
 use crate::devices::PAGE_BYTES;
 use crate::trace::{PageId, ProcId};
@@ -106,13 +113,24 @@ const IN_NVM: u8 = 1;
 const IN_FLASH: u8 = 2;
 const IN_ZRAM: u8 = 3;
 /// Owner of a page not yet touched.
-pub const NO_OWNER: ProcId = ProcId::MAX;
+pub use crate::core::pages::NO_OWNER;
 
 fn code(device: SwapDevice) -> u8 {
     match device {
         SwapDevice::Nvm => IN_NVM,
         SwapDevice::Flash => IN_FLASH,
         SwapDevice::Zram => IN_ZRAM,
+    }
+}
+
+impl SwapDevice {
+    /// The page-table location of a page swapped out to this device.
+    pub fn location(self) -> Location {
+        match self {
+            SwapDevice::Nvm => Location::SwapNvm,
+            SwapDevice::Flash => Location::SwapFlash,
+            SwapDevice::Zram => Location::Zram,
+        }
     }
 }
 
@@ -262,7 +280,7 @@ pub struct SwapSpace {
     keep_slots: bool,
     slot: Vec<u8>,
     accessed: Vec<bool>,
-    owner: Vec<ProcId>,
+    pages: PageTable,
     nvm: NvmSlots,
     flash_used: usize,
     pool: ZramPool,
@@ -284,7 +302,7 @@ impl SwapSpace {
             keep_slots,
             slot: vec![NO_SLOT; pages],
             accessed: vec![false; pages],
-            owner: vec![NO_OWNER; pages],
+            pages: PageTable::with_pages(pages),
             nvm: NvmSlots::new(nvm_pages, nvm_order, pages),
             flash_used: 0,
             pool: ZramPool::new(pool_pages, zram),
@@ -307,7 +325,7 @@ impl SwapSpace {
         if page as usize >= self.slot.len() {
             crate::core::ensure_index(&mut self.slot, page, NO_SLOT);
             crate::core::ensure_index(&mut self.accessed, page, false);
-            crate::core::ensure_index(&mut self.owner, page, NO_OWNER);
+            self.pages.ensure(page);
         }
     }
 
@@ -352,12 +370,23 @@ impl SwapSpace {
     }
 
     pub fn owner(&self, page: PageId) -> ProcId {
-        self.owner.get(page as usize).copied().unwrap_or(NO_OWNER)
+        self.pages.entry(page).owner
     }
 
     pub fn set_owner(&mut self, page: PageId, owner: ProcId) {
         self.ensure(page);
-        self.owner[page as usize] = owner;
+        self.pages.get_mut(page).owner = owner;
+    }
+
+    /// The machine's page table.
+    pub fn pages(&self) -> &PageTable {
+        &self.pages
+    }
+
+    /// The machine's page table, `page` made a valid index.
+    pub fn pages_mut(&mut self, page: PageId) -> &mut PageTable {
+        self.ensure(page);
+        &mut self.pages
     }
 
     pub fn nvm_capacity(&self) -> usize {
@@ -408,6 +437,12 @@ impl SwapSpace {
 
     fn set_new_slot(&mut self, page: PageId, device: SwapDevice) {
         self.slot[page as usize] = code(device);
+        // A swapped-out page moved by the architecture (demoted, written back) is where
+        // its new slot is; a page in DRAM or outside the model stays where it is.
+        if self.pages.location(page).is_swapped() {
+            self.pages
+                .place(page, device.location(), crate::core::pages::NO_FRAME);
+        }
         // A new slot has not been read yet; with slots freed on swap-in, the bit is the
         // page's history instead and stays.
         if self.keep_slots {
@@ -562,7 +597,7 @@ impl SwapSpace {
         pool.links.push_front(list, page);
         crate::core::ensure_index(&mut pool.stored_at, page, 0);
         pool.stored_at[page as usize] = now_ns;
-        let owner = self.owner[page as usize];
+        let owner = self.pages.entry(page).owner;
         if owner != NO_OWNER {
             crate::core::ensure_index(&mut pool.owner_pages, owner, 0);
             pool.owner_pages[owner as usize] += 1;
@@ -583,7 +618,7 @@ impl SwapSpace {
             &mut pool.normal
         };
         pool.links.remove(list, page);
-        let owner = self.owner[page as usize];
+        let owner = self.pages.entry(page).owner;
         if let Some(count) = pool.owner_pages.get_mut(owner as usize) {
             *count = count.saturating_sub(1);
         }
