@@ -2,9 +2,9 @@
 //! that owns it, the frame that holds it and, where a mechanism needs it, a fingerprint
 //! of its content.
 //!
-//! Pages are the trace's dense ids ([`PageId`]), so the table is a vector indexed by page
-//! and one access reads one 8-byte entry; frame numbers are a second vector, allocated
-//! only once some page is placed in a numbered frame. Each mechanism keeps only what is its own
+//! Pages are the trace's dense ids ([`PageId`]), so the table is a vector indexed by page:
+//! five bytes a page, location and flags in one byte and the owner beside it; frame
+//! numbers and fingerprints are vectors allocated only once some page has one. Each mechanism keeps only what is its own
 //! beside it (its lists, its slot order, its generations); what every mechanism needs to
 //! agree on, so that several can run on one memory, is here:
 //! - **location**: which tier or device holds the page's data now ([`Location`]);
@@ -65,9 +65,10 @@ impl Location {
 }
 
 bitflags! {
-    /// Per-page flags, one vocabulary for every mechanism.
+    /// Per-page flags, one vocabulary for every mechanism (five bits: they share a byte
+    /// with the location).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct PageFlags: u16 {
+    pub struct PageFlags: u8 {
         /// The data in memory differs from its copy below (the file, or the swap slot),
         /// so evicting the page writes it.
         const DIRTY = 1;
@@ -83,7 +84,40 @@ bitflags! {
     }
 }
 
-/// One page's entry (its frame is kept apart: [`PageTable::frame`]).
+const LOCATIONS: [Location; 7] = [
+    Location::Absent,
+    Location::Dram,
+    Location::Pcm,
+    Location::SwapNvm,
+    Location::SwapFlash,
+    Location::Zram,
+    Location::Storage,
+];
+const LOCATION_BITS: u8 = 3;
+const LOCATION_MASK: u8 = (1 << LOCATION_BITS) - 1;
+
+/// One page's location and flags in one byte: bits 0-2 the location, 3-7 the flags.
+/// The byte is what an access reads, so the table an access walks is one byte a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct PageState(u8);
+
+impl PageState {
+    #[inline]
+    fn location(self) -> Location {
+        LOCATIONS[(self.0 & LOCATION_MASK) as usize]
+    }
+    #[inline]
+    fn flags(self) -> PageFlags {
+        PageFlags::from_bits_retain(self.0 >> LOCATION_BITS)
+    }
+    #[inline]
+    fn new(location: Location, flags: PageFlags) -> Self {
+        PageState(location as u8 | flags.bits() << LOCATION_BITS)
+    }
+}
+
+/// One page's entry, as read from the table (its frame is kept apart:
+/// [`PageTable::frame`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageEntry {
     pub owner: ProcId,
@@ -105,10 +139,29 @@ impl PageEntry {
     }
 }
 
-/// Every page's entry, indexed by page id; it grows as pages appear.
+/// What every mechanism reads on an access: the state byte and the owner, packed into
+/// five bytes so that both come with one cache line (an eviction reads the victim's
+/// owner right after its location).
+#[derive(Debug, Clone, Copy)]
+#[repr(C, packed)]
+struct PackedEntry {
+    state: PageState,
+    owner: ProcId,
+}
+
+impl PackedEntry {
+    const ABSENT: PackedEntry = PackedEntry {
+        state: PageState(0),
+        owner: NO_OWNER,
+    };
+}
+
+/// Every page's entry, indexed by page id; it grows as pages appear. Frames and
+/// fingerprints are vectors of their own, allocated only by the mechanisms that number
+/// frames or compare contents.
 #[derive(Debug, Clone, Default)]
 pub struct PageTable {
-    entries: Vec<PageEntry>,
+    entries: Vec<PackedEntry>,
     /// Frame of each page, empty until a page is placed in a numbered frame.
     frames: Vec<FrameId>,
     /// Content fingerprints, empty until the first is set.
@@ -119,7 +172,7 @@ impl PageTable {
     /// A table sized for `pages` pages (it grows on demand).
     pub fn with_pages(pages: usize) -> Self {
         PageTable {
-            entries: vec![PageEntry::ABSENT; pages],
+            entries: vec![PackedEntry::ABSENT; pages],
             frames: Vec::new(),
             fingerprints: Vec::new(),
         }
@@ -138,41 +191,77 @@ impl PageTable {
     #[inline]
     pub fn ensure(&mut self, page: PageId) {
         if page as usize >= self.entries.len() {
-            super::ensure_index(&mut self.entries, page, PageEntry::ABSENT);
+            super::ensure_index(&mut self.entries, page, PackedEntry::ABSENT);
         }
     }
 
     /// The entry of `page`; pages past the table are absent.
     #[inline]
     pub fn entry(&self, page: PageId) -> PageEntry {
-        self.entries
-            .get(page as usize)
-            .copied()
-            .unwrap_or(PageEntry::ABSENT)
+        match self.entries.get(page as usize).copied() {
+            Some(PackedEntry { state, owner }) => PageEntry {
+                owner,
+                flags: state.flags(),
+                location: state.location(),
+            },
+            None => PageEntry::ABSENT,
+        }
     }
 
-    /// The entry of `page`, which MUST be within the table ([`PageTable::ensure`]).
-    #[inline]
-    pub fn get(&self, page: PageId) -> &PageEntry {
-        &self.entries[page as usize]
-    }
-
-    /// The entry of `page`, which MUST be within the table ([`PageTable::ensure`]).
-    #[inline]
-    pub fn get_mut(&mut self, page: PageId) -> &mut PageEntry {
-        &mut self.entries[page as usize]
-    }
-
+    /// Where `page` is; pages past the table are absent.
     #[inline]
     pub fn location(&self, page: PageId) -> Location {
-        self.entry(page).location
+        self.entries
+            .get(page as usize)
+            .map_or(Location::Absent, |e| e.state.location())
     }
 
-    /// Move `page` to `location`, into `frame` ([`NO_FRAME`] where frames are not
-    /// numbered).
+    /// The flags of `page`; pages past the table have none.
+    #[inline]
+    pub fn flags(&self, page: PageId) -> PageFlags {
+        self.entries
+            .get(page as usize)
+            .map_or(PageFlags::empty(), |e| e.state.flags())
+    }
+
+    #[inline]
+    pub fn has_flags(&self, page: PageId, flags: PageFlags) -> bool {
+        self.flags(page).contains(flags)
+    }
+
+    #[inline]
+    pub fn is_dirty(&self, page: PageId) -> bool {
+        self.has_flags(page, PageFlags::DIRTY)
+    }
+
+    /// The process `page` is charged to ([`NO_OWNER`] for none).
+    #[inline]
+    pub fn owner(&self, page: PageId) -> ProcId {
+        self.entries.get(page as usize).map_or(NO_OWNER, |e| e.owner)
+    }
+
+    /// Charge `page`, which MUST be within the table ([`PageTable::ensure`]), to `owner`.
+    #[inline]
+    pub fn set_owner(&mut self, page: PageId, owner: ProcId) {
+        self.entries[page as usize].owner = owner;
+    }
+
+    /// Charge `page`, which MUST be within the table, to `owner`, and mark it dirty if
+    /// `write` (one store: what a mechanism that charges pages to their latest accessor
+    /// does on every access).
+    #[inline]
+    pub fn touch(&mut self, page: PageId, owner: ProcId, write: bool) {
+        let entry = &mut self.entries[page as usize];
+        entry.owner = owner;
+        entry.state.0 |= (write as u8 * PageFlags::DIRTY.bits()) << LOCATION_BITS;
+    }
+
+    /// Move `page`, which MUST be within the table, to `location`, into `frame`
+    /// ([`NO_FRAME`] where frames are not numbered).
     #[inline]
     pub fn place(&mut self, page: PageId, location: Location, frame: FrameId) {
-        self.entries[page as usize].location = location;
+        let entry = &mut self.entries[page as usize];
+        entry.state = PageState::new(location, entry.state.flags());
         if frame != NO_FRAME {
             super::ensure_index(&mut self.frames, page, NO_FRAME);
             self.frames[page as usize] = frame;
@@ -187,15 +276,13 @@ impl PageTable {
         self.frames.get(page as usize).copied().unwrap_or(NO_FRAME)
     }
 
-    /// Set or clear `flags` of `page`.
+    /// Set or clear `flags` of `page`, which MUST be within the table.
     #[inline]
     pub fn set_flags(&mut self, page: PageId, flags: PageFlags, on: bool) {
-        self.entries[page as usize].flags.set(flags, on);
-    }
-
-    #[inline]
-    pub fn has_flags(&self, page: PageId, flags: PageFlags) -> bool {
-        self.entry(page).flags.contains(flags)
+        let entry = &mut self.entries[page as usize];
+        let mut now = entry.state.flags();
+        now.set(flags, on);
+        entry.state = PageState::new(entry.state.location(), now);
     }
 
     /// The content fingerprint of `page`, if one was set.
@@ -209,18 +296,15 @@ impl PageTable {
     }
 
     /// Every page with its entry, in page order.
-    pub fn iter(&self) -> impl Iterator<Item = (PageId, &PageEntry)> + '_ {
-        self.entries
-            .iter()
-            .enumerate()
-            .map(|(page, e)| (page as PageId, e))
+    pub fn iter(&self) -> impl Iterator<Item = (PageId, PageEntry)> + '_ {
+        (0..self.entries.len() as PageId).map(|page| (page, self.entry(page)))
     }
 
     /// Pages at `location` (O(pages): for checks and reports).
     pub fn count_at(&self, location: Location) -> usize {
         self.entries
             .iter()
-            .filter(|e| e.location == location)
+            .filter(|e| e.state.location() == location)
             .count()
     }
 }
@@ -230,9 +314,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_entry_is_eight_bytes() {
-        // Memory per distinct page is a benchmark figure: keep the entry at 8 bytes.
-        assert_eq!(std::mem::size_of::<PageEntry>(), 8);
+    fn a_page_costs_five_bytes() {
+        // Memory per distinct page is a benchmark figure: a state byte and an owner.
+        assert_eq!(std::mem::size_of::<PackedEntry>(), 5);
+    }
+
+    #[test]
+    fn every_location_and_flag_survives_the_packing() {
+        for location in LOCATIONS {
+            for bits in 0..32u8 {
+                let flags = PageFlags::from_bits_retain(bits);
+                let state = PageState::new(location, flags);
+                assert_eq!((state.location(), state.flags()), (location, flags));
+            }
+        }
     }
 
     #[test]
@@ -243,7 +338,7 @@ mod tests {
         assert!(table.len() >= 11);
         table.place(10, Location::Pcm, 3);
         table.set_flags(10, PageFlags::DIRTY | PageFlags::ANON, true);
-        table.get_mut(10).owner = 7;
+        table.set_owner(10, 7);
         let e = table.entry(10);
         assert_eq!(
             (e.location, table.frame(10), e.owner),

@@ -165,7 +165,7 @@ impl Simulator {
             proc: event.proc(),
             write,
             foreground,
-            dirty: self.pages.get(page).is_dirty(),
+            dirty: self.pages.is_dirty(page),
         };
         self.effects.clear();
         self.policy.access(&req, &mut self.effects);
@@ -173,11 +173,7 @@ impl Simulator {
         let result = self.apply(&req, effects.as_slice());
         self.effects = effects;
         result?;
-        let entry = self.pages.get_mut(page);
-        if write {
-            entry.flags.insert(PageFlags::DIRTY);
-        }
-        entry.owner = req.proc;
+        self.pages.touch(page, req.proc, write);
         Ok(())
     }
 
@@ -204,7 +200,7 @@ impl Simulator {
         if req.foreground {
             m.fg_accesses += 1;
         }
-        let located = self.pages.get(req.page).location;
+        let located = self.pages.location(req.page);
         let fill = match effects.first() {
             Some(Effect::Hit { tier }) => {
                 m.hits += 1;
@@ -243,7 +239,7 @@ impl Simulator {
             self.enter(req, req.page, tier)?;
         } else {
             // The access itself, served where the page is now.
-            let served = match self.pages.get(req.page).location {
+            let served = match self.pages.location(req.page) {
                 Location::Dram => Tier::Dram,
                 Location::Pcm => Tier::Pcm,
                 _ => return Err(self.violation(req, "evicted the page it just hit".into())),
@@ -333,7 +329,7 @@ impl Simulator {
 
     /// A migrating `page` leaves `from`, where it MUST be: read once there.
     fn migrate_out(&mut self, req: &Request, page: PageId, from: Tier) -> Result<()> {
-        if self.pages.entry(page).location != location_of(from) {
+        if self.pages.location(page) != location_of(from) {
             let name = |tier| match tier {
                 Tier::Dram => "DRAM",
                 Tier::Pcm => "PCM",

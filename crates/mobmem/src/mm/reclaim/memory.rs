@@ -220,11 +220,11 @@ impl Memory {
     }
     /// The task that brought the page in `pfn` into memory.
     pub fn owner_of_frame(&self, pfn: u32) -> ProcId {
-        self.pages.get(self.frames[pfn as usize].page).owner
+        self.pages.owner(self.frames[pfn as usize].page)
     }
     /// The task that brought `page` into memory (also while it is swapped out).
     pub fn owner_of(&self, page: PageId) -> ProcId {
-        self.pages.entry(page).owner
+        self.pages.owner(page)
     }
     pub fn list_len(&self, list: u8) -> usize {
         self.lists[list as usize].len()
@@ -331,7 +331,7 @@ impl Memory {
             self.swap_used -= 1;
         }
         self.pages.place(page, Location::Dram, pfn);
-        self.pages.get_mut(page).owner = owner;
+        self.pages.set_owner(page, owner);
         self.frames[pfn as usize] = Frame {
             state: FrameState::Page,
             page,
@@ -361,7 +361,7 @@ impl Memory {
             self.pages.place(f.page, DROPPED, NO_FRAME);
             self.counters.file_drops += 1;
         }
-        let owner = self.pages.get(f.page).owner;
+        let owner = self.pages.owner(f.page);
         self.resident_by_owner[owner as usize] -= 1;
         self.lru_pages -= 1;
         self.counters.reclaimed += 1;
@@ -378,7 +378,7 @@ impl Memory {
                 if self.frames[pfn as usize].dirty {
                     self.set_clean(pfn);
                 }
-                let owner = self.pages.get(page).owner;
+                let owner = self.pages.owner(page);
                 self.resident_by_owner[owner as usize] -= 1;
                 self.lru_pages -= 1;
                 self.release_frame(pfn);
@@ -530,11 +530,11 @@ impl Memory {
                     if f.anon && (f.dirty || f.reclaim) {
                         return Err(format!("frame {pfn}: anonymous page marked dirty"));
                     }
-                    by_owner[self.pages.entry(f.page).owner as usize] += 1;
+                    by_owner[self.pages.owner(f.page) as usize] += 1;
                     if f.list == NO_LIST {
                         return Err(format!("frame {pfn}: page on no list"));
                     }
-                    let at = self.pages.entry(f.page).location;
+                    let at = self.pages.location(f.page);
                     if at != Location::Dram || self.pages.frame(f.page) != pfn as u32 {
                         return Err(format!("frame {pfn}: page {} located elsewhere", f.page));
                     }

@@ -370,12 +370,12 @@ impl SwapSpace {
     }
 
     pub fn owner(&self, page: PageId) -> ProcId {
-        self.pages.entry(page).owner
+        self.pages.owner(page)
     }
 
     pub fn set_owner(&mut self, page: PageId, owner: ProcId) {
         self.ensure(page);
-        self.pages.get_mut(page).owner = owner;
+        self.pages.set_owner(page, owner);
     }
 
     /// The machine's page table.
@@ -597,7 +597,7 @@ impl SwapSpace {
         pool.links.push_front(list, page);
         crate::core::ensure_index(&mut pool.stored_at, page, 0);
         pool.stored_at[page as usize] = now_ns;
-        let owner = self.pages.entry(page).owner;
+        let owner = self.pages.owner(page);
         if owner != NO_OWNER {
             crate::core::ensure_index(&mut pool.owner_pages, owner, 0);
             pool.owner_pages[owner as usize] += 1;
@@ -618,7 +618,7 @@ impl SwapSpace {
             &mut pool.normal
         };
         pool.links.remove(list, page);
-        let owner = self.pages.entry(page).owner;
+        let owner = self.pages.owner(page);
         if let Some(count) = pool.owner_pages.get_mut(owner as usize) {
             *count = count.saturating_sub(1);
         }
