@@ -237,7 +237,9 @@ impl PageTable {
     /// The process `page` is charged to ([`NO_OWNER`] for none).
     #[inline]
     pub fn owner(&self, page: PageId) -> ProcId {
-        self.entries.get(page as usize).map_or(NO_OWNER, |e| e.owner)
+        self.entries
+            .get(page as usize)
+            .map_or(NO_OWNER, |e| e.owner)
     }
 
     /// Charge `page`, which MUST be within the table ([`PageTable::ensure`]), to `owner`.
