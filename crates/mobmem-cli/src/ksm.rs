@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use mobmem::core::stats::Stats;
 use mobmem::host::ksm_sysfs;
 use mobmem::host::ksm_validate::{
     self, simulated, KernelSession, Plan, ValidateOptions, WorkerCommand, COMPARED, DEFAULT_LAYOUT,
@@ -130,31 +131,13 @@ fn duration_ms(s: f64) -> Result<u64> {
     Ok((s * 1000.0).round().max(1.0) as u64)
 }
 
-const CSV_HEADER: &str = "time_s,pages_shared,pages_sharing,pages_unshared,pages_volatile,ksm_zero_pages,full_scans,pages_scanned,pages_skipped,general_profit,pages_to_scan,pages,frames,saved_pages,metadata_bytes,ksmd_cpu_ms,cpu_share";
+fn csv_header() -> String {
+    dedup::Sample::names().join(",")
+}
 
 fn csv_line(s: &dedup::Sample) -> String {
-    let c = &s.counters;
-    let m = &s.memory;
-    format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-        s.time_ms as f64 / 1000.0,
-        c.pages_shared,
-        c.pages_sharing,
-        c.pages_unshared,
-        c.pages_volatile,
-        c.ksm_zero_pages,
-        c.full_scans,
-        c.pages_scanned,
-        c.pages_skipped,
-        c.general_profit,
-        c.pages_to_scan,
-        m.pages,
-        m.frames,
-        m.saved,
-        m.metadata_bytes,
-        c.cpu_ns / 1e6,
-        s.cpu_share
-    )
+    let values: Vec<String> = s.values().iter().map(|(_, v)| v.to_string()).collect();
+    values.join(",")
 }
 
 fn print_summary(run: &KsmRun) {
@@ -229,7 +212,7 @@ pub fn run(args: KsmArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&run)?);
     } else if args.csv {
-        println!("{CSV_HEADER}");
+        println!("{}", csv_header());
         for s in &run.samples {
             println!("{}", csv_line(s));
         }

@@ -3,7 +3,7 @@
 //! of its content.
 //!
 //! Pages are the trace's dense ids ([`PageId`]), so the table is a vector indexed by page:
-//! five bytes a page, location and flags in one byte and the owner beside it; frame
+//! six bytes a page, location and flags in two bytes and the owner beside them; frame
 //! numbers and fingerprints are vectors allocated only once some page has one. Each mechanism keeps only what is its own
 //! beside it (its lists, its slot order, its generations); what every mechanism needs to
 //! agree on, so that several can run on one memory, is here:
@@ -23,6 +23,8 @@ use crate::trace::{PageId, ProcId};
 
 /// The frame of a page that has none (not in a numbered frame).
 pub const NO_FRAME: FrameId = FrameId::MAX;
+/// The frame of the kernel's zero page, which pages of zeros share once merged.
+pub const ZERO_FRAME: FrameId = FrameId::MAX - 1;
 /// The owner of a page nobody owns yet.
 pub const NO_OWNER: ProcId = ProcId::MAX;
 
@@ -65,10 +67,10 @@ impl Location {
 }
 
 bitflags! {
-    /// Per-page flags, one vocabulary for every mechanism (five bits: they share a byte
-    /// with the location).
+    /// Per-page flags, one vocabulary for every mechanism (up to 13: they share two
+    /// bytes with the location).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct PageFlags: u8 {
+    pub struct PageFlags: u16 {
         /// The data in memory differs from its copy below (the file, or the swap slot),
         /// so evicting the page writes it.
         const DIRTY = 1;
@@ -81,6 +83,10 @@ bitflags! {
         /// Its data was lost: it was swapped out when the low-memory killer took its
         /// process, so the next touch finds nothing to read back.
         const LOST = 1 << 4;
+        /// Mapped to a frame shared by merging: a KSM page (its frame is the KSM page's)
+        /// or the kernel's zero page ([`ZERO_FRAME`]). Its fingerprint is the content it
+        /// was merged with; a write gives it a frame of its own (copy-on-write).
+        const MERGED = 1 << 5;
     }
 }
 
@@ -93,13 +99,12 @@ const LOCATIONS: [Location; 7] = [
     Location::Zram,
     Location::Storage,
 ];
-const LOCATION_BITS: u8 = 3;
-const LOCATION_MASK: u8 = (1 << LOCATION_BITS) - 1;
+const LOCATION_BITS: u16 = 3;
+const LOCATION_MASK: u16 = (1 << LOCATION_BITS) - 1;
 
-/// One page's location and flags in one byte: bits 0-2 the location, 3-7 the flags.
-/// The byte is what an access reads, so the table an access walks is one byte a page.
+/// One page's location and flags in two bytes: bits 0-2 the location, the rest flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct PageState(u8);
+struct PageState(u16);
 
 impl PageState {
     #[inline]
@@ -112,7 +117,7 @@ impl PageState {
     }
     #[inline]
     fn new(location: Location, flags: PageFlags) -> Self {
-        PageState(location as u8 | flags.bits() << LOCATION_BITS)
+        PageState(location as u16 | flags.bits() << LOCATION_BITS)
     }
 }
 
@@ -139,8 +144,8 @@ impl PageEntry {
     }
 }
 
-/// What every mechanism reads on an access: the state byte and the owner, packed into
-/// five bytes so that both come with one cache line (an eviction reads the victim's
+/// What every mechanism reads on an access: the state and the owner, packed into six
+/// bytes so that both come with one cache line (an eviction reads the victim's
 /// owner right after its location).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, packed)]
@@ -255,7 +260,7 @@ impl PageTable {
     pub fn touch(&mut self, page: PageId, owner: ProcId, write: bool) {
         let entry = &mut self.entries[page as usize];
         entry.owner = owner;
-        entry.state.0 |= (write as u8 * PageFlags::DIRTY.bits()) << LOCATION_BITS;
+        entry.state.0 |= (write as u16 * PageFlags::DIRTY.bits()) << LOCATION_BITS;
     }
 
     /// Move `page`, which MUST be within the table, to `location`, into `frame`
@@ -316,15 +321,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_page_costs_five_bytes() {
-        // Memory per distinct page is a benchmark figure: a state byte and an owner.
-        assert_eq!(std::mem::size_of::<PackedEntry>(), 5);
+    fn a_page_costs_six_bytes() {
+        // Memory per distinct page is a benchmark figure: two state bytes and an owner.
+        assert_eq!(std::mem::size_of::<PackedEntry>(), 6);
     }
 
     #[test]
     fn every_location_and_flag_survives_the_packing() {
         for location in LOCATIONS {
-            for bits in 0..32u8 {
+            for bits in 0..1u16 << (16 - LOCATION_BITS) {
                 let flags = PageFlags::from_bits_retain(bits);
                 let state = PageState::new(location, flags);
                 assert_eq!((state.location(), state.flags()), (location, flags));

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::ksm_sysfs::{self, Restorer, SettingsGuard, Sysfs};
 use super::note;
+use crate::core::stats::Stats;
 use crate::mm::dedup::presets::{ValidateLayout, MAX_WORKER_PAGES};
 use crate::mm::dedup::{
     self, KsmParams, KsmRun, MergeOrder, Population, RunSpec, Sample, ScanCosts,
@@ -284,17 +285,7 @@ impl RealSample {
 
 /// Counter `name` (one of [`COMPARED`]) of a simulator sample; NaN for another name.
 pub fn simulated(s: &Sample, name: &str) -> f64 {
-    let c = &s.counters;
-    match name {
-        "pages_shared" => c.pages_shared as f64,
-        "pages_sharing" => c.pages_sharing as f64,
-        "pages_unshared" => c.pages_unshared as f64,
-        "pages_volatile" => c.pages_volatile as f64,
-        "full_scans" => c.full_scans as f64,
-        "ksm_zero_pages" => c.ksm_zero_pages as f64,
-        "general_profit" => c.general_profit as f64,
-        _ => f64::NAN,
-    }
+    s.value(name).unwrap_or(f64::NAN)
 }
 
 /// The kernel's samples and the simulator's run side by side.

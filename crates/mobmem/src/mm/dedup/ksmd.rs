@@ -52,8 +52,11 @@ use serde::Serialize;
 use super::advisor::Advisor;
 use super::config::{AdvisorMode, KsmParams, MergeOrder, ScanCosts};
 use super::pages::{zero_fingerprint, Population, PAGE_BYTES};
+use crate::core::pages::{Location, PageFlags, PageTable, NO_FRAME, ZERO_FRAME};
+use crate::trace::PageId;
 
-/// How a page is mapped.
+/// How a page is mapped: a view of its page-table entry (the MERGED flag, the frame it
+/// shares and the fingerprint it was merged with).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mapping {
     /// Its own frame.
@@ -146,7 +149,10 @@ pub struct Ksmd<'a> {
     costs: ScanCosts,
     pop: &'a Population,
     zero: u64,
-    mapping: Vec<Mapping>,
+    /// The pages in scan order: owner (process index), where they are mapped (a frame of
+    /// their own, a KSM page numbered by its stable node, or the zero page) and the
+    /// content they were merged with.
+    pages: PageTable,
     rmap: Vec<Rmap>,
     nodes: Vec<StableNode>,
     free_nodes: Vec<u32>,
@@ -163,12 +169,18 @@ pub struct Ksmd<'a> {
 impl<'a> Ksmd<'a> {
     pub fn new(pop: &'a Population, params: &KsmParams, costs: &ScanCosts) -> Self {
         let n = pop.pages.len();
+        let mut pages = PageTable::with_pages(n);
+        for (p, &owner) in pop.owner.iter().enumerate() {
+            pages.set_owner(p as PageId, owner);
+            pages.place(p as PageId, Location::Dram, NO_FRAME);
+            pages.set_flags(p as PageId, PageFlags::ANON, true);
+        }
         let mut k = Ksmd {
             params: params.clone(),
             costs: costs.clone(),
             pop,
             zero: zero_fingerprint(),
-            mapping: vec![Mapping::Own; n],
+            pages,
             rmap: vec![NO_RMAP; n],
             nodes: Vec::new(),
             free_nodes: Vec::new(),
@@ -190,6 +202,43 @@ impl<'a> Ksmd<'a> {
 
     pub fn params(&self) -> &KsmParams {
         &self.params
+    }
+
+    /// How page `p` is mapped, from its page-table entry.
+    #[inline]
+    fn mapping(&self, p: usize) -> Mapping {
+        let page = p as PageId;
+        if !self.pages.has_flags(page, PageFlags::MERGED) {
+            return Mapping::Own;
+        }
+        match self.pages.frame(page) {
+            ZERO_FRAME => Mapping::Zero,
+            node => Mapping::Ksm {
+                node,
+                fp: self.pages.fingerprint(page).unwrap_or_default(),
+            },
+        }
+    }
+
+    /// Map page `p` as `mapping` says, in its page-table entry.
+    fn set_mapping(&mut self, p: usize, mapping: Mapping) {
+        let page = p as PageId;
+        let (frame, fp) = match mapping {
+            Mapping::Own => (NO_FRAME, None),
+            Mapping::Ksm { node, fp } => (node, Some(fp)),
+            Mapping::Zero => (ZERO_FRAME, Some(self.zero)),
+        };
+        self.pages.place(page, Location::Dram, frame);
+        self.pages.set_flags(page, PageFlags::MERGED, fp.is_some());
+        if let Some(fp) = fp {
+            self.pages.set_fingerprint(page, fp);
+        }
+    }
+
+    /// The process index of page `p`.
+    #[inline]
+    fn owner(&self, p: usize) -> usize {
+        self.pages.owner(p as PageId) as usize
     }
 
     /// One wake-up at time `now_ns` (`ksm_do_scan`); returns the CPU time it took, ns.
@@ -233,11 +282,11 @@ impl<'a> Ksmd<'a> {
             }
             let p = self.cursor;
             self.cursor += 1;
-            if self.pop.processes[self.pop.owner[p] as usize].start_ns > self.now {
+            if self.pop.processes[self.owner(p)].start_ns > self.now {
                 continue;
             }
             self.apply_writes(p);
-            if self.mapping[p] == Mapping::Zero {
+            if self.mapping(p) == Mapping::Zero {
                 if self.rmap[p].exists {
                     self.free_rmap(p);
                 }
@@ -261,7 +310,7 @@ impl<'a> Ksmd<'a> {
 
     /// `should_skip_rmap_item`.
     fn should_skip(&mut self, p: usize) -> bool {
-        if matches!(self.mapping[p], Mapping::Ksm { .. }) {
+        if matches!(self.mapping(p), Mapping::Ksm { .. }) {
             return false;
         }
         let r = &mut self.rmap[p];
@@ -289,20 +338,22 @@ impl<'a> Ksmd<'a> {
     /// Copy-on-write: a page mapped to a KSM page or the zero page whose content has
     /// changed since gets its own frame.
     fn apply_writes(&mut self, p: usize) {
-        match self.mapping[p] {
+        match self.mapping(p) {
             Mapping::Own => {}
             Mapping::Ksm { node, fp } => {
                 if self.pop.pages[p].at(self.now) != fp {
-                    self.mapping[p] = Mapping::Own;
+                    self.set_mapping(p, Mapping::Own);
                     self.nodes[node as usize].mappers -= 1;
-                    self.cow[self.pop.owner[p] as usize] += 1;
+                    let owner = self.owner(p);
+                    self.cow[owner] += 1;
                 }
             }
             Mapping::Zero => {
                 if self.pop.pages[p].at(self.now) != self.zero {
-                    self.mapping[p] = Mapping::Own;
+                    self.set_mapping(p, Mapping::Own);
                     self.c.ksm_zero_pages -= 1;
-                    self.cow[self.pop.owner[p] as usize] += 1;
+                    let owner = self.owner(p);
+                    self.cow[owner] += 1;
                 }
             }
         }
@@ -392,7 +443,7 @@ impl<'a> Ksmd<'a> {
 
     /// Map page `p` (holding `fp`) to the KSM page of `node`.
     fn map_to(&mut self, p: usize, node: u32, fp: u64) {
-        self.mapping[p] = Mapping::Ksm { node, fp };
+        self.set_mapping(p, Mapping::Ksm { node, fp });
         self.nodes[node as usize].mappers += 1;
         self.stable_append(p, node);
         self.c.cpu_ns += self.costs.merge_ns;
@@ -439,7 +490,7 @@ impl<'a> Ksmd<'a> {
     /// `cmp_and_merge_page`.
     fn cmp_and_merge(&mut self, p: usize) {
         self.c.cpu_ns += self.costs.visit_ns;
-        if let Mapping::Ksm { node, .. } = self.mapping[p] {
+        if let Mapping::Ksm { node, .. } = self.mapping(p) {
             if self.rmap[p].tree == Tree::Stable(node) {
                 return;
             }
@@ -464,7 +515,7 @@ impl<'a> Ksmd<'a> {
                 let q = q as usize;
                 self.apply_writes(q);
                 let still = self.pop.pages[q].at(self.now) == fp
-                    && self.mapping[q] == Mapping::Own
+                    && self.mapping(q) == Mapping::Own
                     && self.rmap[q].tree == Tree::Unstable;
                 self.remove_from_tree(q);
                 if still {
@@ -499,7 +550,7 @@ impl<'a> Ksmd<'a> {
             return true;
         }
         if self.params.use_zero_pages && fp == self.zero {
-            self.mapping[p] = Mapping::Zero;
+            self.set_mapping(p, Mapping::Zero);
             self.c.ksm_zero_pages += 1;
             self.c.cpu_ns += self.costs.merge_ns;
             return true;
@@ -517,7 +568,7 @@ impl<'a> Ksmd<'a> {
     pub fn apply_all_writes(&mut self, now_ns: u64) {
         self.now = self.now.max(now_ns);
         for p in 0..self.pop.pages.len() {
-            if self.mapping[p] != Mapping::Own {
+            if self.mapping(p) != Mapping::Own {
                 self.apply_writes(p);
             }
         }
@@ -554,12 +605,12 @@ impl<'a> Ksmd<'a> {
             ..Default::default()
         };
         for p in 0..self.pop.pages.len() {
-            let owner = self.pop.owner[p] as usize;
+            let owner = self.owner(p);
             if self.pop.processes[owner].start_ns > now_ns {
                 continue;
             }
             m.pages += 1;
-            match self.mapping[p] {
+            match self.mapping(p) {
                 Mapping::Own => m.frames += 1,
                 Mapping::Ksm { node, .. } => {
                     let mappers = self.nodes[node as usize].mappers.max(1) as f64;
@@ -624,7 +675,7 @@ impl<'a> Ksmd<'a> {
                 }
                 _ => {}
             }
-            match self.mapping[p] {
+            match self.mapping(p) {
                 Mapping::Own => {}
                 Mapping::Zero => zero += 1,
                 Mapping::Ksm { node, fp } => {
@@ -676,7 +727,7 @@ impl<'a> Ksmd<'a> {
     pub fn audit_contents(&self, now_ns: u64) -> std::result::Result<(), String> {
         for p in 0..self.pop.pages.len() {
             let now = self.pop.pages[p].at(now_ns);
-            match self.mapping[p] {
+            match self.mapping(p) {
                 Mapping::Ksm { node, .. } if self.nodes[node as usize].fp != now => {
                     return Err(format!("page {p} maps KSM content it does not hold"))
                 }

@@ -121,6 +121,14 @@ impl Population {
         if self.processes.len() >= u32::MAX as usize {
             return Err(Error::config("ksm population", "too many processes"));
         }
+        let pages: usize = regions.iter().map(|(_, contents)| contents.len()).sum();
+        // Pages are page-table ids (u32), and the last two frame numbers are reserved.
+        if self.pages.len() + pages > crate::core::pages::ZERO_FRAME as usize {
+            return Err(Error::config(
+                "ksm population",
+                format!("more than {} pages", crate::core::pages::ZERO_FRAME),
+            ));
+        }
         let index = self.processes.len() as u32;
         let mut out = Vec::new();
         for (region_name, contents) in regions {

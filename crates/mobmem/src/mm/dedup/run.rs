@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+use crate::core::stats::{Stats, Visitor};
+use crate::{counts, reals};
+
 use super::config::{KsmParams, ScanCosts};
 use super::ksmd::{Counters, Ksmd, MemoryState};
 use super::pages::Population;
@@ -47,13 +50,33 @@ impl RunSpec {
 }
 
 /// One sample.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Sample {
     pub time_ms: u64,
     pub counters: Counters,
     pub memory: MemoryState,
     /// ksmd's share of one core since the previous sample.
     pub cpu_share: f64,
+}
+
+impl Stats for Sample {
+    /// The curve's figures: the kernel's counters as `/sys/kernel/mm/ksm/` names them,
+    /// then memory, then ksmd's CPU time. (The tree and rmap counts are in `counters`.)
+    fn visit(&self, v: &mut dyn Visitor) {
+        let c = &self.counters;
+        let m = &self.memory;
+        v.figure("time_s", self.time_ms as f64 / 1000.0);
+        counts!(v, c;
+            pages_shared, pages_sharing, pages_unshared, pages_volatile, ksm_zero_pages,
+            full_scans, pages_scanned, pages_skipped);
+        v.figure("general_profit", c.general_profit as f64);
+        counts!(v, c; pages_to_scan);
+        counts!(v, m; pages, frames);
+        v.count("saved_pages", m.saved);
+        counts!(v, m; metadata_bytes);
+        v.figure("ksmd_cpu_ms", c.cpu_ns / 1e6);
+        reals!(v, self; cpu_share);
+    }
 }
 
 /// A whole run.
@@ -141,4 +164,34 @@ pub fn simulate(
         samples,
         wakeups,
     })
+}
+
+#[cfg(test)]
+mod stats_tests {
+    use super::*;
+
+    #[test]
+    fn a_sample_lists_each_figure_once_and_looks_it_up() {
+        crate::core::stats::check_listing::<Sample>().unwrap();
+        let sample = Sample {
+            time_ms: 1500,
+            counters: Counters {
+                pages_sharing: 7,
+                general_profit: -4096,
+                cpu_ns: 2.5e6,
+                ..Counters::default()
+            },
+            memory: MemoryState {
+                saved: 3,
+                ..MemoryState::default()
+            },
+            cpu_share: 0.25,
+        };
+        assert_eq!(sample.value("time_s"), Some(1.5));
+        assert_eq!(sample.value("pages_sharing"), Some(7.0));
+        assert_eq!(sample.value("general_profit"), Some(-4096.0));
+        assert_eq!(sample.value("saved_pages"), Some(3.0));
+        assert_eq!(sample.value("ksmd_cpu_ms"), Some(2.5));
+        assert_eq!(sample.value("cpu_share"), Some(0.25));
+    }
 }
