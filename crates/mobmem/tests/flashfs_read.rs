@@ -3,7 +3,7 @@
 //! printed as predictions (run with `--nocapture` to see them), not checked against a
 //! target.
 
-use mobmem::devices::platform::{DecompressTimes, Platform};
+use mobmem::devices::platform::{flash, ram, DecompressTimes, Platform};
 use mobmem::mm::fs::{
     read_file, read_twice, Codec, PageCacheState, ReadCost, ReadPath, StoredFile, StoredPage,
 };
@@ -13,12 +13,11 @@ use proptest::prelude::*;
 fn round_platform() -> Platform {
     Platform {
         name: "round".into(),
-        flash_read_ns_per_byte: 1.0,
-        flash_read_nj_per_byte: 2.0,
+        // Flash: 1 ns and 2 nJ per byte read; RAM: 0.5 ns per byte copied, 0.25 nJ per
+        // byte read, 0.5 nJ per byte written.
+        flash: flash(1.0, 2.0),
         flash_read_by_cpu: false,
-        ram_copy_ns_per_byte: 0.5,
-        ram_read_nj_per_byte: 0.25,
-        ram_write_nj_per_byte: 0.5,
+        ram: ram(0.5, 0.25, 0.5),
         page_alloc_ns: 1000.0,
         page_alloc_nj: 100.0,
         page_lookup_ns: 10.0,

@@ -108,9 +108,9 @@ impl ReadCost {
     /// Fills in time and energy of counts gathered by reading one file of `codec`.
     fn priced(mut self, platform: &Platform, codec: Codec) -> Self {
         let p = platform;
-        let flash_ns = self.flash_bytes as f64 * p.flash_read_ns_per_byte;
+        let flash_ns = self.flash_bytes as f64 * p.flash_read_ns_per_byte();
         let work_ns = self.decompressed_bytes as f64 * p.decompress_ns_per_byte(codec)
-            + self.ram_copy_bytes as f64 * p.ram_copy_ns_per_byte
+            + self.ram_copy_bytes as f64 * p.ram_copy_ns_per_byte()
             + self.pages_allocated as f64 * p.page_alloc_ns
             + self.pages as f64 * p.page_lookup_ns
             + self.flash_pages() as f64 * p.fs_page_ns;
@@ -124,9 +124,9 @@ impl ReadCost {
         self.cpu_busy_ns = cpu_ns;
         self.energy_nj = p.base_w * time_ns
             + p.cpu_active_w * cpu_ns
-            + p.flash_read_nj_per_byte * self.flash_bytes as f64
-            + p.ram_read_nj_per_byte * self.ram_read_bytes as f64
-            + p.ram_write_nj_per_byte * self.ram_write_bytes as f64
+            + p.flash_read_nj_per_byte() * self.flash_bytes as f64
+            + p.ram_read_nj_per_byte() * self.ram_read_bytes as f64
+            + p.ram_write_nj_per_byte() * self.ram_write_bytes as f64
             + p.page_alloc_nj * self.pages_allocated as f64;
         self
     }
@@ -388,7 +388,7 @@ mod tests {
         let dma = read_twice(&f, ReadPath::Selective, &platform).0;
         platform.flash_read_by_cpu = true;
         let by_cpu = read_twice(&f, ReadPath::Selective, &platform).0;
-        let flash_ns = 4096.0 * platform.flash_read_ns_per_byte;
+        let flash_ns = 4096.0 * platform.flash_read_ns_per_byte();
         assert_eq!(dma.time_ns, by_cpu.time_ns);
         assert!((dma.time_ns - dma.cpu_busy_ns - flash_ns).abs() < 1e-9);
         assert_eq!(by_cpu.time_ns, by_cpu.cpu_busy_ns);
