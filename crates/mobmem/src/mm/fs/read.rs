@@ -18,9 +18,10 @@ use std::collections::HashMap;
 use std::iter::Sum;
 use std::ops::{Add, AddAssign};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::{Codec, StoredFile};
+use crate::core::stats::{Figures, Stats, Visitor};
 use crate::devices::platform::Platform;
 use crate::Result;
 
@@ -53,7 +54,11 @@ impl ReadPath {
 
 /// What one or more reads did and cost. Counters are exact; time and energy are priced
 /// by the platform the read ran on, so costs of reads on the same platform add up.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Its figures are listed once (`read_cost_figures!` below, in field order): the
+/// [`Stats`] listing, the sum of two costs and the keys it is written with all come from
+/// that list. It is read back from the same keys (every field required, no other key).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReadCost {
     /// Elapsed time, ns: the sum of every step's time (steps do not overlap).
@@ -132,19 +137,43 @@ impl ReadCost {
     }
 }
 
-impl AddAssign<&ReadCost> for ReadCost {
-    fn add_assign(&mut self, other: &ReadCost) {
-        self.time_ns += other.time_ns;
-        self.cpu_busy_ns += other.cpu_busy_ns;
-        self.energy_nj += other.energy_nj;
-        self.pages += other.pages;
-        self.cache_hits += other.cache_hits;
-        self.flash_bytes += other.flash_bytes;
-        self.decompressed_bytes += other.decompressed_bytes;
-        self.ram_copy_bytes += other.ram_copy_bytes;
-        self.ram_read_bytes += other.ram_read_bytes;
-        self.ram_write_bytes += other.ram_write_bytes;
-        self.pages_allocated += other.pages_allocated;
+/// The figures of a [`ReadCost`], listed once, each with the [`Visitor`] method that
+/// reports it: its [`Stats`] listing (and so its names, its lookups and its serialized
+/// keys) and its field-by-field sum both come from this one list.
+macro_rules! read_cost_figures {
+    ($($kind:ident $field:ident),+ $(,)?) => {
+        impl Stats for ReadCost {
+            fn visit(&self, v: &mut dyn Visitor) {
+                $( v.$kind(stringify!($field), self.$field); )+
+            }
+        }
+
+        impl AddAssign<&ReadCost> for ReadCost {
+            fn add_assign(&mut self, other: &ReadCost) {
+                $( self.$field += other.$field; )+
+            }
+        }
+    };
+}
+
+read_cost_figures!(
+    figure time_ns,
+    figure cpu_busy_ns,
+    figure energy_nj,
+    count pages,
+    count cache_hits,
+    count flash_bytes,
+    count decompressed_bytes,
+    count ram_copy_bytes,
+    count ram_read_bytes,
+    count ram_write_bytes,
+    count pages_allocated,
+);
+
+/// Written as its figures, by their [`Stats`] names (counters as integers).
+impl Serialize for ReadCost {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        Figures(self).serialize(serializer)
     }
 }
 
@@ -340,6 +369,44 @@ mod tests {
         cache.clear();
         assert_eq!(cache.cached_pages(), 0);
         assert!(!cache.is_cached("b", 0));
+    }
+
+    #[test]
+    fn read_cost_lists_every_field_once_and_is_written_by_its_listing() {
+        crate::core::stats::check_listing::<ReadCost>().unwrap();
+        let platform = Platform::pxa250();
+        let f = file("f", &[(4096, 4096, false), (4096, 900, true)]);
+        let (first, again) = read_twice(&f, ReadPath::Selective, &platform);
+        // The listing is the fields, in field order, and the JSON keys are its names
+        // (written in its order: see `Figures`).
+        let json = serde_json::to_value(&first).unwrap();
+        let mut keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        let mut names = ReadCost::names();
+        names.sort_unstable();
+        assert_eq!(keys, names);
+        assert_eq!(ReadCost::names().len(), 11);
+        assert_eq!(
+            ReadCost::names()[..4],
+            ["time_ns", "cpu_busy_ns", "energy_nj", "pages"]
+        );
+        assert_eq!(json["pages"], serde_json::json!(2));
+        let back: ReadCost = serde_json::from_value(json).unwrap();
+        assert_eq!(back, first);
+        // The sum adds every figure of the listing.
+        let total = first.clone() + again.clone();
+        for ((name, sum), ((_, a), (_, b))) in total
+            .values()
+            .into_iter()
+            .zip(first.values().into_iter().zip(again.values()))
+        {
+            assert_eq!(sum, a + b, "{name}");
+        }
     }
 
     #[test]
