@@ -3,7 +3,7 @@
 //! printed as predictions (run with `--nocapture` to see them), not checked against a
 //! target.
 
-use mobmem::devices::platform::{DecompressTimes, Platform};
+use mobmem::devices::platform::{flash, ram, DecompressTimes, Platform};
 use mobmem::mm::fs::{
     read_file, read_twice, Codec, PageCacheState, ReadCost, ReadPath, StoredFile, StoredPage,
 };
@@ -13,12 +13,11 @@ use proptest::prelude::*;
 fn round_platform() -> Platform {
     Platform {
         name: "round".into(),
-        flash_read_ns_per_byte: 1.0,
-        flash_read_nj_per_byte: 2.0,
+        // Flash: 1 ns and 2 nJ per byte read; RAM: 0.5 ns per byte copied, 0.25 nJ per
+        // byte read, 0.5 nJ per byte written.
+        flash: flash(1.0, 2.0),
         flash_read_by_cpu: false,
-        ram_copy_ns_per_byte: 0.5,
-        ram_read_nj_per_byte: 0.25,
-        ram_write_nj_per_byte: 0.5,
+        ram: ram(0.5, 0.25, 0.5),
         page_alloc_ns: 1000.0,
         page_alloc_nj: 100.0,
         page_lookup_ns: 10.0,
@@ -323,5 +322,112 @@ proptest! {
             read_twice(&only_compressed, ReadPath::PageCache, &platform),
             read_twice(&only_compressed, ReadPath::Selective, &platform)
         );
+    }
+}
+
+/// The page cache as it was kept before it moved onto the core page table: cached flags
+/// per file name. An oracle for any sequence of reads, forgets and clears.
+#[derive(Default)]
+struct FlagsModel {
+    files: std::collections::HashMap<String, Vec<bool>>,
+}
+
+impl FlagsModel {
+    /// Hits of reading `file` along `path`, caching what the path caches.
+    fn read(&mut self, file: &StoredFile, path: ReadPath) -> u64 {
+        let flags = self.files.entry(file.name.clone()).or_default();
+        if flags.len() < file.pages.len() {
+            flags.resize(file.pages.len(), false);
+        }
+        let mut hits = 0;
+        for (page, cached) in file.pages.iter().zip(flags.iter_mut()) {
+            if *cached {
+                hits += 1;
+            } else if page.compressed || path == ReadPath::PageCache {
+                *cached = true;
+            }
+        }
+        hits
+    }
+
+    fn cached_pages(&self) -> u64 {
+        self.files.values().flatten().filter(|&&c| c).count() as u64
+    }
+
+    fn is_cached(&self, file: &str, page: usize) -> bool {
+        self.files
+            .get(file)
+            .and_then(|flags| flags.get(page))
+            .copied()
+            .unwrap_or(false)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum CacheOp {
+    Read {
+        file: usize,
+        compressed: Vec<bool>,
+        selective: bool,
+    },
+    Forget(usize),
+    Clear,
+}
+
+fn cache_op() -> impl Strategy<Value = CacheOp> {
+    prop_oneof![
+        6 => (0usize..4, prop::collection::vec(any::<bool>(), 0..12), any::<bool>()).prop_map(
+            |(file, compressed, selective)| CacheOp::Read { file, compressed, selective }
+        ),
+        2 => (0usize..4).prop_map(CacheOp::Forget),
+        1 => Just(CacheOp::Clear),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 300,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn the_page_cache_agrees_with_per_file_flags(ops in prop::collection::vec(cache_op(), 1..60)) {
+        let platform = Platform::modern_phone();
+        let names = ["a", "b", "c", "d"];
+        let mut cache = PageCacheState::new();
+        let mut model = FlagsModel::default();
+        for op in ops {
+            match op {
+                CacheOp::Read { file, compressed, selective } => {
+                    let stored = StoredFile {
+                        name: names[file].into(),
+                        codec: Codec::Zlib,
+                        pages: compressed
+                            .iter()
+                            .map(|&c| page(4096, if c { 1000 } else { 4096 }, c))
+                            .collect(),
+                    };
+                    let path = if selective { ReadPath::Selective } else { ReadPath::PageCache };
+                    let cost = read_file(&stored, path, &platform, &mut cache);
+                    prop_assert_eq!(cost.cache_hits, model.read(&stored, path));
+                }
+                CacheOp::Forget(file) => {
+                    let before = model.cached_pages();
+                    model.files.remove(names[file]);
+                    prop_assert_eq!(cache.forget(names[file]), before - model.cached_pages());
+                }
+                CacheOp::Clear => {
+                    cache.clear();
+                    model.files.clear();
+                }
+            }
+            prop_assert_eq!(cache.cached_pages(), model.cached_pages());
+            for name in names {
+                for index in 0..14 {
+                    prop_assert_eq!(cache.is_cached(name, index), model.is_cached(name, index));
+                }
+            }
+        }
     }
 }

@@ -26,22 +26,22 @@ fn profile_table() -> String {
         .collect();
     let rows: Vec<Row> = vec![
         ("flash_read_ns_per_byte", "ns/B", |p| {
-            number(p.flash_read_ns_per_byte)
+            number(p.flash_read_ns_per_byte())
         }),
         ("flash_read_nj_per_byte", "nJ/B", |p| {
-            number(p.flash_read_nj_per_byte)
+            number(p.flash_read_nj_per_byte())
         }),
         ("flash_read_by_cpu", "-", |p| {
             p.flash_read_by_cpu.to_string()
         }),
         ("ram_copy_ns_per_byte", "ns/B", |p| {
-            number(p.ram_copy_ns_per_byte)
+            number(p.ram_copy_ns_per_byte())
         }),
         ("ram_read_nj_per_byte", "nJ/B", |p| {
-            number(p.ram_read_nj_per_byte)
+            number(p.ram_read_nj_per_byte())
         }),
         ("ram_write_nj_per_byte", "nJ/B", |p| {
-            number(p.ram_write_nj_per_byte)
+            number(p.ram_write_nj_per_byte())
         }),
         ("page_alloc_ns", "ns/page", |p| number(p.page_alloc_ns)),
         ("page_alloc_nj", "nJ/page", |p| number(p.page_alloc_nj)),

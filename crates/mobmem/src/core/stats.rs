@@ -6,7 +6,11 @@
 //! output and lookups by name ([`Stats::value`], [`Stats::names`]) all come from it.
 //! Result types nest: a part of a result that is a stats type of its own (the swap
 //! devices' I/O counts, for example) is visited in place with `visitor.nest(part)`, so the
-//! figures form a tree whose leaves are the named values.
+//! figures form a tree whose leaves are the named values. A result type that is written
+//! as a record of its figures serializes through [`Figures`], so its keys are the listing's
+//! names too.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// Receives the figures of a [`Stats`] value, in order.
 pub trait Visitor {
@@ -93,6 +97,39 @@ macro_rules! reals {
     };
 }
 
+/// A [`Stats`] value written as a map of its figures, by name in the listing's order:
+/// counters as integers, other figures as floats (a missing figure, NaN, as the format
+/// writes NaN: `null` in JSON). `impl Serialize for T` can forward to `Figures(self)`.
+pub struct Figures<'a, S: ?Sized>(pub &'a S);
+
+impl<S: Stats + ?Sized> Serialize for Figures<'_, S> {
+    fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+        enum Figure {
+            Count(u64),
+            Real(f64),
+        }
+        struct Collect(Vec<(&'static str, Figure)>);
+        impl Visitor for Collect {
+            fn figure(&mut self, name: &'static str, value: f64) {
+                self.0.push((name, Figure::Real(value)));
+            }
+            fn count(&mut self, name: &'static str, value: u64) {
+                self.0.push((name, Figure::Count(value)));
+            }
+        }
+        let mut figures = Collect(Vec::new());
+        self.0.visit(&mut figures);
+        let mut map = serializer.serialize_map(Some(figures.0.len()))?;
+        for (name, figure) in &figures.0 {
+            match figure {
+                Figure::Count(v) => map.serialize_entry(name, v)?,
+                Figure::Real(v) => map.serialize_entry(name, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
 /// Checks every [`Stats`] type should pass: names distinct, lookups agree with the
 /// listing. For tests.
 pub fn check_listing<S: Stats + Default>() -> Result<(), String> {
@@ -174,6 +211,23 @@ mod tests {
         assert_eq!(run.value("nothing"), None);
         assert_eq!(Run::names().len(), 6);
         check_listing::<Run>().unwrap();
+    }
+
+    #[test]
+    fn figures_serialize_by_name_with_counters_as_integers() {
+        let run = Run {
+            hits: 4,
+            io: Io {
+                reads: 6,
+                writes: 2,
+            },
+            time: 1.5,
+            lifetime: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&Figures(&run)).unwrap(),
+            r#"{"hits":4,"reads":6,"writes":2,"io_per_hit":2.0,"time":1.5,"lifetime":null}"#
+        );
     }
 
     #[derive(Default)]

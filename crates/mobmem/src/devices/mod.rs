@@ -5,7 +5,8 @@
 //!   built-in devices ([`DRAM`], [`PCM`], [`EMMC`], [`EMRAM`], [`UFS21`]) as data; [`keys`] keeps
 //!   each kind's configuration-file keys.
 //! - [`swap`]: the swap devices of a run, with zram's compression CPU.
-//! - [`platform`]: what a compressed flash file system's read path costs on one machine.
+//! - [`platform`]: what a compressed flash file system's read path costs on one machine:
+//!   its flash and RAM as [`Device`]s, and the work of the CPU and the kernel.
 //!
 //! DRAM and PCM defaults come from Table 1 of the app-state-aware buffer cache paper (Oh,
 //! Kang, Lee, Eom, KIISE 2015), restated in SPEC.md section 1.

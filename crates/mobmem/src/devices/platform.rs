@@ -13,14 +13,25 @@
 //! profile has exactly one calibrated constant, [`Platform::fs_page_ns`], fitted to the
 //! paper's one absolute figure (1 MB read in about 330 ms on the proposed path).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
+use super::Device;
 use crate::Result;
 
-/// Bytes in a file-system page, as a float for the calibration arithmetic.
+/// Bytes in a file-system page, as a float for the calibration arithmetic and the
+/// per-byte figures.
 const PAGE_BYTES: f64 = 4096.0;
 
 /// Costs of the read path of a flash file system on one platform.
+///
+/// The flash and the RAM are [`Device`]s, priced per 4 KiB page like every other device;
+/// the read path counts bytes and prices them at the per-byte figures, which are the
+/// per-page ones divided by 4096 ([`Platform::flash_read_ns_per_byte`] and the other
+/// per-byte methods). Since 4096 is a power of two, a per-byte figure turned into a page's
+/// and back is the same number exactly. A profile's TOML table keeps its per-byte keys
+/// (`flash_read_ns_per_byte` and so on), converted on reading and writing.
 ///
 /// Time model: a read is a sequence of steps that do not overlap, so its time is the sum
 /// of the step times. CPU-busy time is every step except flash reads done by a DMA engine
@@ -29,27 +40,21 @@ const PAGE_BYTES: f64 = 4096.0;
 /// ram_read_nj_per_byte x RAM bytes read + ram_write_nj_per_byte x RAM bytes written +
 /// page_alloc_nj x pages allocated`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "Keys", into = "Keys")]
 pub struct Platform {
     pub name: String,
-    /// Time to move one byte from flash into RAM, ns per byte (the RAM write it causes is
-    /// overlapped with the much slower flash side and costs no extra time).
-    pub flash_read_ns_per_byte: f64,
-    /// Energy of the flash device while reading, nJ per byte read. The RAM write at the
-    /// destination is counted separately, as RAM energy.
-    pub flash_read_nj_per_byte: f64,
+    /// The flash files are read from, made by [`flash`]: `read_ns` to move one page from
+    /// flash into RAM, `read_nj` the flash device's energy meanwhile. The read path
+    /// writes no flash, so writes and wear are not modelled (0, no endurance).
+    pub flash: Device,
     /// Whether the CPU moves flash data itself (NOR flash mapped in the address space,
     /// read with loads), so flash-read time is CPU-busy time; `false` for a DMA engine
     /// (UFS, eMMC), whose transfers leave the CPU idle.
     pub flash_read_by_cpu: bool,
-    /// Time of a RAM-to-RAM copy (`copy_to_user`), ns per byte copied. One copied byte is
-    /// one byte read and one byte written; this time covers both.
-    pub ram_copy_ns_per_byte: f64,
-    /// RAM energy per byte read, nJ. A copy of n bytes reads n bytes.
-    pub ram_read_nj_per_byte: f64,
-    /// RAM energy per byte written, nJ. A copy of n bytes writes n bytes; a flash read
-    /// into RAM and a decompression write their output too.
-    pub ram_write_nj_per_byte: f64,
+    /// The RAM, made by [`ram`]: `read_nj` and `write_nj` per page read and written; a
+    /// page copy (`copy_to_user`) is a page read and a page write and takes
+    /// `read_ns + write_ns` (profiles give the copy's time, split evenly between the two).
+    pub ram: Device,
     /// Time to allocate a page-cache page and insert it into the page cache, ns per page.
     pub page_alloc_ns: f64,
     /// Energy of a page allocation beyond the CPU's active power over `page_alloc_ns`,
@@ -69,6 +74,113 @@ pub struct Platform {
     /// Power of the whole system over the whole read time, busy or not, W (the paper
     /// measured whole-system power with a meter).
     pub base_w: f64,
+}
+
+/// A platform's flash from its per-byte read figures: `read_ns_per_byte`, time to move
+/// one byte from flash into RAM (the RAM write it causes is overlapped with the much
+/// slower flash side and costs no extra time); `read_nj_per_byte`, energy of the flash
+/// device while reading, per byte read (the RAM write at the destination is counted
+/// separately, as RAM energy). Per page, both times 4096.
+pub fn flash(read_ns_per_byte: f64, read_nj_per_byte: f64) -> Device {
+    Device {
+        name: Cow::Borrowed("flash"),
+        read_ns: read_ns_per_byte * PAGE_BYTES,
+        write_ns: 0.0,
+        read_nj: read_nj_per_byte * PAGE_BYTES,
+        write_nj: 0.0,
+        endurance_writes: None,
+        static_w_per_gib: 0.0,
+        capacity_gib: None,
+    }
+}
+
+/// A platform's RAM from its per-byte figures: `copy_ns_per_byte`, time of a RAM-to-RAM
+/// copy (`copy_to_user`) per byte copied, which is one byte read and one byte written
+/// (this time covers both: half is the page read's, half the page write's);
+/// `read_nj_per_byte` and `write_nj_per_byte`, energy per byte read and written (a copy
+/// of n bytes reads n bytes and writes n; a flash read into RAM and a decompression
+/// write their output too). Per page, times 4096.
+pub fn ram(copy_ns_per_byte: f64, read_nj_per_byte: f64, write_nj_per_byte: f64) -> Device {
+    let copy_ns = copy_ns_per_byte * PAGE_BYTES;
+    Device {
+        name: Cow::Borrowed("RAM"),
+        read_ns: copy_ns / 2.0,
+        write_ns: copy_ns / 2.0,
+        read_nj: read_nj_per_byte * PAGE_BYTES,
+        write_nj: write_nj_per_byte * PAGE_BYTES,
+        endurance_writes: None,
+        static_w_per_gib: 0.0,
+        capacity_gib: None,
+    }
+}
+
+/// A platform as its TOML table has it: the flash and RAM as per-byte figures. Every
+/// key is required and no other is taken.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    name: String,
+    /// Flash read time, ns per byte ([`flash`]).
+    flash_read_ns_per_byte: f64,
+    /// Flash read energy, nJ per byte ([`flash`]).
+    flash_read_nj_per_byte: f64,
+    flash_read_by_cpu: bool,
+    /// RAM-to-RAM copy time, ns per byte copied ([`ram`]).
+    ram_copy_ns_per_byte: f64,
+    /// RAM energy per byte read, nJ ([`ram`]).
+    ram_read_nj_per_byte: f64,
+    /// RAM energy per byte written, nJ ([`ram`]).
+    ram_write_nj_per_byte: f64,
+    page_alloc_ns: f64,
+    page_alloc_nj: f64,
+    page_lookup_ns: f64,
+    fs_page_ns: f64,
+    decompress_ns_per_byte: DecompressTimes,
+    cpu_active_w: f64,
+    base_w: f64,
+}
+
+impl From<Keys> for Platform {
+    fn from(k: Keys) -> Self {
+        Platform {
+            name: k.name,
+            flash: flash(k.flash_read_ns_per_byte, k.flash_read_nj_per_byte),
+            flash_read_by_cpu: k.flash_read_by_cpu,
+            ram: ram(
+                k.ram_copy_ns_per_byte,
+                k.ram_read_nj_per_byte,
+                k.ram_write_nj_per_byte,
+            ),
+            page_alloc_ns: k.page_alloc_ns,
+            page_alloc_nj: k.page_alloc_nj,
+            page_lookup_ns: k.page_lookup_ns,
+            fs_page_ns: k.fs_page_ns,
+            decompress_ns_per_byte: k.decompress_ns_per_byte,
+            cpu_active_w: k.cpu_active_w,
+            base_w: k.base_w,
+        }
+    }
+}
+
+impl From<Platform> for Keys {
+    fn from(p: Platform) -> Self {
+        Keys {
+            flash_read_ns_per_byte: p.flash_read_ns_per_byte(),
+            flash_read_nj_per_byte: p.flash_read_nj_per_byte(),
+            ram_copy_ns_per_byte: p.ram_copy_ns_per_byte(),
+            ram_read_nj_per_byte: p.ram_read_nj_per_byte(),
+            ram_write_nj_per_byte: p.ram_write_nj_per_byte(),
+            name: p.name,
+            flash_read_by_cpu: p.flash_read_by_cpu,
+            page_alloc_ns: p.page_alloc_ns,
+            page_alloc_nj: p.page_alloc_nj,
+            page_lookup_ns: p.page_lookup_ns,
+            fs_page_ns: p.fs_page_ns,
+            decompress_ns_per_byte: p.decompress_ns_per_byte,
+            cpu_active_w: p.cpu_active_w,
+            base_w: p.base_w,
+        }
+    }
 }
 
 /// Decompression time of each codec, ns per output byte.
@@ -153,12 +265,9 @@ impl Platform {
             - PAGE_BYTES * flash_read_ns_per_byte;
         Platform {
             name: "pxa250".into(),
-            flash_read_ns_per_byte,
-            flash_read_nj_per_byte,
+            flash: flash(flash_read_ns_per_byte, flash_read_nj_per_byte),
             flash_read_by_cpu: true,
-            ram_copy_ns_per_byte,
-            ram_read_nj_per_byte: ram_nj_per_byte,
-            ram_write_nj_per_byte: ram_nj_per_byte,
+            ram: ram(ram_copy_ns_per_byte, ram_nj_per_byte, ram_nj_per_byte),
             page_alloc_ns,
             page_alloc_nj: 0.0,
             page_lookup_ns: PXA250_PAGE_LOOKUP_NS,
@@ -183,15 +292,16 @@ impl Platform {
         let flash_read_nj_per_byte = 1.2 * flash_read_ns_per_byte;
         Platform {
             name: "modern-phone".into(),
-            flash_read_ns_per_byte,
-            flash_read_nj_per_byte,
+            flash: flash(flash_read_ns_per_byte, flash_read_nj_per_byte),
             flash_read_by_cpu: false,
-            // Assumed memcpy of 4 KiB on a big core over LPDDR4X/5: 10 GB/s.
-            ram_copy_ns_per_byte: ns_per_byte(10_000.0),
-            // Assumed about 5 pJ per bit moved for LPDDR4X/5 including I/O: 0.04 nJ
-            // per byte, read or written.
-            ram_read_nj_per_byte: 0.04,
-            ram_write_nj_per_byte: 0.04,
+            ram: ram(
+                // Assumed memcpy of 4 KiB on a big core over LPDDR4X/5: 10 GB/s.
+                ns_per_byte(10_000.0),
+                // Assumed about 5 pJ per bit moved for LPDDR4X/5 including I/O: 0.04 nJ
+                // per byte, read or written.
+                0.04,
+                0.04,
+            ),
             // Assumed about 1000 cycles at 3 GHz: page allocation, memory-cgroup
             // charge, insertion into the page-cache xarray and LRU.
             page_alloc_ns: 300.0,
@@ -225,9 +335,38 @@ impl Platform {
         )
     }
 
-    /// Rejects negative and non-finite figures, naming the field.
+    /// Time to move one byte from flash into RAM, ns: the flash's page read over 4096.
+    pub fn flash_read_ns_per_byte(&self) -> f64 {
+        self.flash.read_ns / PAGE_BYTES
+    }
+
+    /// Energy of the flash device per byte read, nJ.
+    pub fn flash_read_nj_per_byte(&self) -> f64 {
+        self.flash.read_nj / PAGE_BYTES
+    }
+
+    /// Time of a RAM-to-RAM copy per byte copied, ns: a page read and a page write,
+    /// over 4096.
+    pub fn ram_copy_ns_per_byte(&self) -> f64 {
+        (self.ram.read_ns + self.ram.write_ns) / PAGE_BYTES
+    }
+
+    /// RAM energy per byte read, nJ.
+    pub fn ram_read_nj_per_byte(&self) -> f64 {
+        self.ram.read_nj / PAGE_BYTES
+    }
+
+    /// RAM energy per byte written, nJ.
+    pub fn ram_write_nj_per_byte(&self) -> f64 {
+        self.ram.write_nj / PAGE_BYTES
+    }
+
+    /// Rejects negative and non-finite figures, naming the field (by its TOML key), and
+    /// flash and RAM devices that [`Device::validate`] rejects.
     pub fn validate(&self) -> Result<()> {
-        super::check_figures(&format!("platform {}", self.name), self)
+        super::check_figures(&format!("platform {}", self.name), self)?;
+        self.flash.validate()?;
+        self.ram.validate()
     }
 }
 
@@ -263,10 +402,91 @@ mod tests {
         let message = platform.validate().unwrap_err().to_string();
         assert!(message.contains("page_lookup_ns"), "{message}");
 
+        let mut platform = Platform::pxa250();
+        platform.flash.read_nj = -1.0;
+        let message = platform.validate().unwrap_err().to_string();
+        assert!(message.contains("flash_read_nj_per_byte"), "{message}");
+
         let mut platform = Platform::modern_phone();
         platform.decompress_ns_per_byte.lzo = f64::INFINITY;
         let message = platform.validate().unwrap_err().to_string();
         assert!(message.contains("decompress_ns_per_byte.lzo"), "{message}");
+    }
+
+    #[test]
+    fn flash_and_ram_are_devices_per_page_with_the_per_byte_figures_exact() {
+        let pxa = Platform::pxa250();
+        assert_eq!(
+            (pxa.flash.read_ns, pxa.flash.read_nj),
+            (245_760.0, 0.066 * 60.0 * 4096.0)
+        );
+        assert_eq!((pxa.ram.read_ns, pxa.ram.write_ns), (20_480.0, 20_480.0));
+        assert_eq!(pxa.ram.read_nj, 0.66 / 0.4 * 4096.0);
+        assert_eq!(
+            (pxa.flash.name.as_ref(), pxa.ram.name.as_ref()),
+            ("flash", "RAM")
+        );
+        // Per page and back is the same number, bit for bit, even where a per-byte
+        // figure is not exact in binary.
+        let phone = Platform::modern_phone();
+        let same = |a: f64, b: f64| assert_eq!(a.to_bits(), b.to_bits(), "{a} vs {b}");
+        same(phone.flash_read_ns_per_byte(), ns_per_byte(1500.0));
+        same(phone.flash_read_nj_per_byte(), 1.2 * ns_per_byte(1500.0));
+        same(phone.ram_copy_ns_per_byte(), ns_per_byte(10_000.0));
+        same(phone.ram_read_nj_per_byte(), 0.04);
+        same(phone.ram_write_nj_per_byte(), 0.04);
+        same(pxa.flash_read_nj_per_byte(), 0.066 * 60.0);
+        // The flash takes no writes and wears not; both devices are valid devices.
+        assert_eq!(
+            (phone.flash.write_ns, phone.flash.endurance_writes),
+            (0.0, None)
+        );
+        phone.flash.validate().unwrap();
+        phone.ram.validate().unwrap();
+    }
+
+    #[test]
+    fn the_toml_table_keeps_its_per_byte_keys() {
+        let text = toml::to_string(&Platform::pxa250()).unwrap();
+        let keys: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.split_once(" = ").map(|(key, _)| key))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "flash_read_ns_per_byte",
+                "flash_read_nj_per_byte",
+                "flash_read_by_cpu",
+                "ram_copy_ns_per_byte",
+                "ram_read_nj_per_byte",
+                "ram_write_nj_per_byte",
+                "page_alloc_ns",
+                "page_alloc_nj",
+                "page_lookup_ns",
+                "fs_page_ns",
+                "cpu_active_w",
+                "base_w",
+                "zlib",
+                "lzo",
+                "lz4",
+                "zstd",
+            ],
+            "{text}"
+        );
+        assert!(text.contains("flash_read_ns_per_byte = 60.0\n"), "{text}");
+        assert!(text.contains("ram_copy_ns_per_byte = 10.0\n"), "{text}");
+        // A per-byte key read from a file is the device's page figure over 4096.
+        let edited = text.replace("ram_copy_ns_per_byte = 10.0", "ram_copy_ns_per_byte = 3.0");
+        let platform: Platform = toml::from_str(&edited).unwrap();
+        assert_eq!(platform.ram.read_ns + platform.ram.write_ns, 3.0 * 4096.0);
+        // A missing key is named.
+        let missing = text.replace("flash_read_nj_per_byte = ", "flash_read_nj = ");
+        let message = toml::from_str::<Platform>(&missing)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("flash_read_nj"), "{message}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::{reduction_claim, Context};
+use crate::core::stats::Stats;
 use crate::devices::platform::Platform;
 use crate::mm::fs::{
     read_twice, store_file_policies, Codec, ReadCost, ReadPath, StoredFile, WritePolicy,
@@ -91,26 +92,50 @@ fn media_files(dir: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
     Ok(files)
 }
 
+/// The read figures in the table, by their [`ReadCost`] names, in column order. Times
+/// (`_ns`) and energies (`_nj`) are reported in ms and mJ, renamed to match
+/// ([`in_report_units`]).
+const READ_FIGURES: [&str; 9] = [
+    "time_ns",
+    "energy_nj",
+    "cpu_busy_ns",
+    "flash_bytes",
+    "decompressed_bytes",
+    "ram_copy_bytes",
+    "pages_allocated",
+    "cache_hits",
+    "pages",
+];
+
+/// A figure's column: `_ns` to `_ms` and `_nj` to `_mj`, divided by 10^6; others as
+/// they are.
+fn in_report_units(name: &str, value: f64) -> (String, f64) {
+    for (from, to) in [("_ns", "_ms"), ("_nj", "_mj")] {
+        if let Some(stem) = name.strip_suffix(from) {
+            return (format!("{stem}{to}"), value / 1e6);
+        }
+    }
+    (name.to_string(), value)
+}
+
 fn cost_values(cost: &ReadCost, stored: &StoredFile) -> Vec<(String, f64)> {
+    let figures = cost.values();
     let summary = stored.summary();
-    [
-        ("time_ms", cost.time_ns / 1e6),
-        ("energy_mj", cost.energy_nj / 1e6),
-        ("cpu_busy_ms", cost.cpu_busy_ns / 1e6),
-        ("flash_bytes", cost.flash_bytes as f64),
-        ("decompressed_bytes", cost.decompressed_bytes as f64),
-        ("ram_copy_bytes", cost.ram_copy_bytes as f64),
-        ("pages_allocated", cost.pages_allocated as f64),
-        ("cache_hits", cost.cache_hits as f64),
-        ("pages", cost.pages as f64),
-        ("data_bytes", summary.data_bytes as f64),
-        ("stored_bytes", summary.stored_bytes as f64),
-        ("compressed_pages", summary.compressed_pages as f64),
-        ("raw_pages", summary.raw_pages as f64),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+    READ_FIGURES
+        .iter()
+        .filter_map(|name| figures.iter().find(|(n, _)| n == name))
+        .map(|&(name, value)| in_report_units(name, value))
+        .chain(
+            [
+                ("data_bytes", summary.data_bytes as f64),
+                ("stored_bytes", summary.stored_bytes as f64),
+                ("compressed_pages", summary.compressed_pages as f64),
+                ("raw_pages", summary.raw_pages as f64),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v)),
+        )
+        .collect()
 }
 
 const KEYS: [&str; 8] = [
@@ -421,4 +446,49 @@ flash again, while the stock path serves them from RAM (see the re-read figures)
             .into(),
     ];
     (figures, claims, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_read_columns_are_read_cost_figures_in_report_units() {
+        let names = ReadCost::names();
+        for figure in READ_FIGURES {
+            assert!(names.contains(&figure), "{figure} is not a ReadCost figure");
+        }
+        let file = StoredFile {
+            name: "f".into(),
+            codec: CODEC,
+            pages: Vec::new(),
+        };
+        let cost = ReadCost {
+            time_ns: 2e6,
+            energy_nj: 3e6,
+            pages: 7,
+            ..ReadCost::default()
+        };
+        let values = cost_values(&cost, &file);
+        let columns: Vec<&str> = values.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            columns,
+            [
+                "time_ms",
+                "energy_mj",
+                "cpu_busy_ms",
+                "flash_bytes",
+                "decompressed_bytes",
+                "ram_copy_bytes",
+                "pages_allocated",
+                "cache_hits",
+                "pages",
+                "data_bytes",
+                "stored_bytes",
+                "compressed_pages",
+                "raw_pages",
+            ]
+        );
+        assert_eq!((values[0].1, values[1].1, values[8].1), (2.0, 3.0, 7.0));
+    }
 }
