@@ -188,9 +188,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn one_listing_gives_names_values_and_lookups() {
-        let run = Run {
+    fn sample_run() -> Run {
+        Run {
             hits: 4,
             io: Io {
                 reads: 6,
@@ -198,7 +197,12 @@ mod tests {
             },
             time: 1.5,
             lifetime: None,
-        };
+        }
+    }
+
+    #[test]
+    fn one_listing_gives_names_values_and_lookups() {
+        let run = sample_run();
         let values = run.values();
         assert_eq!(
             values.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
@@ -215,15 +219,7 @@ mod tests {
 
     #[test]
     fn figures_serialize_by_name_with_counters_as_integers() {
-        let run = Run {
-            hits: 4,
-            io: Io {
-                reads: 6,
-                writes: 2,
-            },
-            time: 1.5,
-            lifetime: None,
-        };
+        let run = sample_run();
         assert_eq!(
             serde_json::to_string(&Figures(&run)).unwrap(),
             r#"{"hits":4,"reads":6,"writes":2,"io_per_hit":2.0,"time":1.5,"lifetime":null}"#
