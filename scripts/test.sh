@@ -6,6 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/make-media.sh target/media
+# The public traces some tests read: $MOBMEM_TRACES, else ../shared/traces, else
+# fetched into target/traces. Without them (no network) those tests are listed as
+# skipped below, with the reason, and everything else runs.
+if [ -z "${MOBMEM_TRACES:-}" ] && [ ! -d ../shared/traces ]; then
+    if scripts/fetch-traces.sh target/traces; then
+        export MOBMEM_TRACES="$PWD/target/traces"
+    else
+        echo "note: the public traces could not be fetched; the tests that read them are skipped" >&2
+    fi
+fi
 # Tests that cannot run here (no root, no tracefs, no KSM) name themselves in this file.
 export MOBMEM_SKIP_LOG="$PWD/target/skipped-tests.txt"
 rm -f "$MOBMEM_SKIP_LOG"

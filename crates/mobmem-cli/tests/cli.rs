@@ -7,21 +7,12 @@ use std::process::Command;
 
 use common::{fails, measured, ok, reproduce};
 
-fn shared_trace(rel: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(rel);
-    assert!(
-        path.exists(),
-        "{} is missing: the tests need ../shared beside the repository",
-        path.display()
-    );
-    path
-}
-
 #[test]
 fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
-    let trace = shared_trace("arc/OLTP.lis.zst");
+    let test = "sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio";
+    let Some(trace) = common::public_trace(test, "arc/OLTP.lis.zst") else {
+        return;
+    };
     let out = ok(&[
         "sim",
         "--trace",

@@ -5,6 +5,8 @@
 //! The trace is read here with its own few lines of parsing rather than with the crate's
 //! readers, so this test is also a second, independent parser of the `.lis` format.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 
@@ -12,11 +14,6 @@ use mobmem::mm::placement::policies::arc::Arc;
 use mobmem::mm::placement::policies::lru::Lru;
 use mobmem::mm::placement::{CachePolicy, Effect, Effects, Request};
 use mobmem::trace::PageId;
-
-const OLTP: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/traces/arc/OLTP.lis.zst"
-);
 
 /// Table III, OLTP rows: cache size in pages, LRU hit ratio (%), ARC hit ratio (%).
 const PUBLISHED: [(usize, f64, f64); 5] = [
@@ -30,22 +27,24 @@ const PUBLISHED: [(usize, f64, f64); 5] = [
 /// The page requests of a `.lis` trace: each line `start count ignored request_id` stands
 /// for `count` requests of the consecutive blocks from `start`; blocks are interned into
 /// dense page ids in order of first use.
-fn read_lis(path: &str) -> Vec<PageId> {
-    let file = std::fs::File::open(path).unwrap_or_else(|e| {
-        panic!("cannot open the OLTP trace at {path} ({e}); this oracle test needs the shared traces beside the repository")
-    });
+fn read_lis(path: &std::path::Path) -> Vec<PageId> {
+    let file = std::fs::File::open(path).expect("open the OLTP trace");
     let decoder = zstd::Decoder::new(file).expect("zstd stream");
     let mut ids: HashMap<u64, PageId> = HashMap::new();
     let mut pages = Vec::new();
     for (n, line) in BufReader::new(decoder).lines().enumerate() {
-        let line = line.unwrap_or_else(|e| panic!("{path}: line {}: {e}", n + 1));
+        let line = line.unwrap_or_else(|e| panic!("{}: line {}: {e}", path.display(), n + 1));
         let mut fields = line.split_whitespace();
         let mut number = |what: &str| -> u64 {
             fields
                 .next()
                 .and_then(|f| f.parse().ok())
                 .unwrap_or_else(|| {
-                    panic!("{path}: line {}: bad or missing {what}: {line:?}", n + 1)
+                    panic!(
+                        "{}: line {}: bad or missing {what}: {line:?}",
+                        path.display(),
+                        n + 1
+                    )
                 })
         };
         let (start, count) = (number("start block"), number("block count"));
@@ -85,7 +84,11 @@ fn hundredths(percent: f64) -> i64 {
 
 #[test]
 fn lru_and_arc_match_the_arc_paper_on_oltp() {
-    let pages = read_lis(OLTP);
+    let test = "lru_and_arc_match_the_arc_paper_on_oltp";
+    let Some(oltp) = common::public_trace(test, "arc/OLTP.lis.zst") else {
+        return;
+    };
+    let pages = read_lis(&oltp);
     let distinct = pages.iter().max().map_or(0, |&p| p as usize + 1);
     assert_eq!(
         (pages.len(), distinct),

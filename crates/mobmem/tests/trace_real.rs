@@ -1,21 +1,11 @@
-//! The public traces in `../shared/traces` (see its README) read with the counts their
-//! publishers state. Skipped, with a note, where those files are not present.
+//! The public traces (`$MOBMEM_TRACES` or `../shared/traces`, see its README) read with
+//! the counts their publishers state. Skipped, with a note, where they are not present.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use mobmem::trace;
-
-fn shared_trace(relative: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(relative);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: {} is not present", path.display());
-        None
-    }
-}
 
 /// Requests, distinct pages, and whether time never decreases, streaming in batches.
 fn count(path: &Path) -> (u64, usize, bool) {
@@ -37,7 +27,7 @@ fn count(path: &Path) -> (u64, usize, bool) {
 
 #[test]
 fn arc_oltp() {
-    let Some(path) = shared_trace("arc/OLTP.lis.zst") else {
+    let Some(path) = common::public_trace("arc_oltp", "arc/OLTP.lis.zst") else {
         return;
     };
     assert_eq!(count(&path), (914_145, 186_880, true));
@@ -46,7 +36,7 @@ fn arc_oltp() {
 /// About a second in the test profile.
 #[test]
 fn arc_p3() {
-    let Some(path) = shared_trace("arc/P3.lis.zst") else {
+    let Some(path) = common::public_trace("arc_p3", "arc/P3.lis.zst") else {
         return;
     };
     assert_eq!(count(&path), (3_912_296, 762_543, true));
@@ -54,7 +44,10 @@ fn arc_p3() {
 
 #[test]
 fn libcachesim_cloudphysics() {
-    let Some(path) = shared_trace("libcachesim/cloudPhysicsIO.oracleGeneral.bin") else {
+    let Some(path) = common::public_trace(
+        "libcachesim_cloudphysics",
+        "libcachesim/cloudPhysicsIO.oracleGeneral.bin",
+    ) else {
         return;
     };
     let (requests, objects, _) = count(&path);
@@ -64,7 +57,7 @@ fn libcachesim_cloudphysics() {
 /// A real trace survives conversion to `.mmt` and back.
 #[test]
 fn oltp_through_mmt() {
-    let Some(path) = shared_trace("arc/OLTP.lis.zst") else {
+    let Some(path) = common::public_trace("oltp_through_mmt", "arc/OLTP.lis.zst") else {
         return;
     };
     let original = trace::read_all(&path, None).unwrap();

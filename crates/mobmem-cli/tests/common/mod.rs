@@ -2,7 +2,10 @@
 //! reproduction wrote, reporting a skipped test. Each test binary uses some of them.
 #![allow(dead_code)]
 
-use std::io::Write;
+#[path = "../../../mobmem/tests/common/mod.rs"]
+mod public;
+pub use public::{public_trace, skip};
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -58,26 +61,6 @@ pub fn reproduce(name: &str, dir: &Path, extra: &[&str]) -> Vec<serde_json::Valu
         serde_json::from_slice(&std::fs::read(dir.join(name).join("claims.json")).unwrap())
             .unwrap();
     claims.as_array().unwrap().clone()
-}
-
-/// Reports a test that cannot run on this machine, by name and reason.
-///
-/// libtest has no "skipped" outcome and hides the output of passing tests, so the
-/// line also goes to the file named by `MOBMEM_SKIP_LOG` when it is set;
-/// `scripts/test.sh` sets it and prints the file at the end of the run.
-pub fn skip(test: &str, reason: &str) {
-    let line = format!("skipped: {test} ({reason})");
-    eprintln!("{line}");
-    if let Some(path) = std::env::var_os("MOBMEM_SKIP_LOG") {
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| writeln!(f, "{line}"));
-        if let Err(err) = appended {
-            eprintln!("cannot append to MOBMEM_SKIP_LOG: {err}");
-        }
-    }
 }
 
 /// The measured value of claim `id`.

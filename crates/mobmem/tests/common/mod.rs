@@ -1,0 +1,68 @@
+//! Helpers shared by the integration tests of both crates (the CLI's tests include this
+//! file by path): finding the public traces, and reporting a test that cannot run.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where the public traces are looked for, in order: `$MOBMEM_TRACES`, then
+/// `../shared/traces` beside the repository. `scripts/test.sh` fetches them into
+/// `target/traces` (`scripts/fetch-traces.sh`) and sets `MOBMEM_TRACES` when neither
+/// is there.
+pub fn public_traces_dir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("MOBMEM_TRACES") {
+        let dir = PathBuf::from(dir);
+        return match dir.is_dir() {
+            true => Ok(dir),
+            false => Err(format!("MOBMEM_TRACES={} is not a folder", dir.display())),
+        };
+    }
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    match beside.is_dir() {
+        true => Ok(beside),
+        false => Err(
+            "no public traces: set MOBMEM_TRACES, put ../shared/traces beside \
+                      the repository, or run scripts/fetch-traces.sh"
+                .into(),
+        ),
+    }
+}
+
+/// The public trace at `relative` (for example `arc/OLTP.lis.zst`), or `None` after
+/// reporting `test` as skipped with the reason.
+pub fn public_trace(test: &str, relative: &str) -> Option<PathBuf> {
+    match public_traces_dir() {
+        Ok(dir) if dir.join(relative).is_file() => Some(dir.join(relative)),
+        Ok(dir) => {
+            skip(
+                test,
+                &format!("{} is missing", dir.join(relative).display()),
+            );
+            None
+        }
+        Err(reason) => {
+            skip(test, &reason);
+            None
+        }
+    }
+}
+
+/// Reports a test that cannot run on this machine, by name and reason.
+///
+/// libtest has no "skipped" outcome and hides the output of passing tests, so the
+/// line also goes to the file named by `MOBMEM_SKIP_LOG` when it is set;
+/// `scripts/test.sh` sets it and prints the file at the end of the run.
+pub fn skip(test: &str, reason: &str) {
+    let line = format!("skipped: {test} ({reason})");
+    eprintln!("{line}");
+    if let Some(path) = std::env::var_os("MOBMEM_SKIP_LOG") {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(err) = appended {
+            eprintln!("cannot append to MOBMEM_SKIP_LOG: {err}");
+        }
+    }
+}
