@@ -47,6 +47,20 @@ pub fn public_trace(test: &str, relative: &str) -> Option<PathBuf> {
     }
 }
 
+/// The outside oracle file `name` of `../shared/oracles` (results other programs computed
+/// on the public traces, see its README), or `None` after reporting `test` as skipped.
+pub fn shared_oracle(test: &str, name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/oracles")
+        .join(name);
+    if path.is_file() {
+        Some(path)
+    } else {
+        skip(test, &format!("no oracle file {}", path.display()));
+        None
+    }
+}
+
 /// Reports a test that cannot run on this machine, by name and reason.
 ///
 /// libtest has no "skipped" outcome and hides the output of passing tests, so the
