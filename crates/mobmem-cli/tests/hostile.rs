@@ -1,0 +1,147 @@
+//! Hostile input to the command line: sizes far beyond the trace, thread counts, names
+//! that would make paths, configs asking for more than memory holds, and inputs whose
+//! errors must say where they are. Each ends quickly, in success or in a clear error;
+//! the inputs are written by the tests into a temporary folder.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{fails, json, ok};
+
+/// A CSV trace of 48 distinct pages (anonymous and file), three processes, one of them
+/// in the foreground, 240 accesses.
+fn tiny_trace(dir: &Path) -> PathBuf {
+    let path = dir.join("tiny.csv");
+    let mut text = String::from("time_ns,pid,event,page_kind,owner,index,op,value\n");
+    for (i, pid) in [1000, 2000, 3000].iter().enumerate() {
+        text.push_str(&format!("{i},{pid},start,,,,,app{i}\n"));
+        text.push_str(&format!("{i},{pid},importance,,,,,{}\n", [0, 700, 900][i]));
+    }
+    for i in 0..240u64 {
+        let pid = [1000, 2000, 3000][(i % 3) as usize];
+        let page = i * 7 % 48;
+        let (kind, owner) = if page % 2 == 0 {
+            ("anon", pid)
+        } else {
+            ("file", 42)
+        };
+        let op = if i % 5 == 0 { "W" } else { "R" };
+        text.push_str(&format!(
+            "{},{pid},access,{kind},{owner},{page},{op},\n",
+            10 + i
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+const POLICIES: [&str; 10] = [
+    "lru",
+    "fifo",
+    "clock",
+    "2q",
+    "arc",
+    "opt",
+    "hybrid-lru",
+    "hybrid-2q",
+    "clock-dwf",
+    "app-aware",
+];
+
+#[test]
+fn every_policy_runs_at_capacities_far_beyond_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    for policy in POLICIES {
+        let fitting = json(&[
+            "sim",
+            "--trace",
+            s(&trace),
+            "--policy",
+            policy,
+            "--capacity",
+            "96",
+            "--json",
+        ]);
+        for capacity in ["4294967296", "18446744073709551615"] {
+            let started = Instant::now();
+            let m = json(&[
+                "sim",
+                "--trace",
+                s(&trace),
+                "--policy",
+                policy,
+                "--capacity",
+                capacity,
+                "--json",
+            ]);
+            assert!(started.elapsed() < Duration::from_secs(20), "{policy}");
+            assert_eq!(m["accesses"], 240, "{policy} at {capacity}");
+            let pages = m["dram_pages"].as_u64().unwrap() + m["pcm_pages"].as_u64().unwrap();
+            assert_eq!(pages.to_string(), capacity, "{policy}");
+            if m["pcm_pages"] == 0 {
+                // Every page fits: the misses are the 48 first touches, as at 96 pages.
+                assert_eq!(m["misses"], 48, "{policy}");
+                assert_eq!(m["hits"], fitting["hits"], "{policy}");
+            }
+        }
+    }
+}
+
+#[test]
+fn swap_and_reclaim_sizes_far_beyond_the_trace_run_or_are_refused_by_their_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    for architecture in [
+        "flash",
+        "hierarchical-lru",
+        "hierarchical-clock",
+        "parallel-filtered",
+    ] {
+        let m = json(&[
+            "swap",
+            "--trace",
+            s(&trace),
+            "--architecture",
+            architecture,
+            "--dram-pages",
+            "16",
+            "--nvm-pages",
+            "18446744073709551615",
+            "--json",
+        ]);
+        assert!(m["swap_outs"].as_u64().is_some(), "{architecture}: {m}");
+    }
+    ok(&[
+        "swap",
+        "--trace",
+        s(&trace),
+        "--dram-pages",
+        "18446744073709551615",
+        "--nvm-pages",
+        "18446744073709551615",
+    ]);
+    // Reclaim models every frame of its memory: its sizes have a stated limit.
+    let e = fails(&[
+        "reclaim",
+        "--trace",
+        s(&trace),
+        "--memory-mib",
+        "18446744073709551615",
+    ]);
+    assert!(e.contains("--memory-mib must be 1..="), "{e}");
+    let e = fails(&[
+        "reclaim",
+        "--trace",
+        s(&trace),
+        "--memory-fraction",
+        "1e300",
+    ]);
+    assert!(e.contains("the fraction must be in (0, 16]"), "{e}");
+}
