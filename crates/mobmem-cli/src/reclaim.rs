@@ -28,11 +28,16 @@ pub struct ReclaimArgs {
     policy: Option<Vec<String>>,
     /// Physical memory in MiB (default 128; watermarks follow from it unless the
     /// config overrides them).
-    #[arg(long, conflicts_with = "memory_fraction")]
+    #[arg(
+        long,
+        conflicts_with = "memory_fraction",
+        value_parser = crate::numbers::non_negative::<usize>,
+        allow_negative_numbers = true
+    )]
     memory_mib: Option<usize>,
     /// Physical memory as a fraction of each trace's footprint (distinct pages): that
     /// many usable frames, plus the reserved and unmovable ones (docs/reclaim.md).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     memory_fraction: Option<f64>,
     /// Reclaim settings as TOML (every field of ReclaimConfig, see docs/reclaim.md);
     /// --memory-mib, --memory-fraction and --policy override it. Unless it sets

@@ -145,3 +145,77 @@ fn swap_and_reclaim_sizes_far_beyond_the_trace_run_or_are_refused_by_their_limit
     ]);
     assert!(e.contains("the fraction must be in (0, 16]"), "{e}");
 }
+
+#[test]
+fn threads_are_1_to_1024() {
+    for bad in ["0", "1025", "18446744073709551615", "-1", "many"] {
+        let e = fails(&["--threads", bad, "policies"]);
+        assert!(
+            e.contains("--threads") && e.contains("from 1 to 1024"),
+            "{bad}: {e}"
+        );
+    }
+    // Global: after the command too.
+    let e = fails(&["policies", "--threads", "0"]);
+    assert!(e.contains("from 1 to 1024"), "{e}");
+    for good in ["1", "1024"] {
+        assert!(ok(&["--threads", good, "policies"]).contains("lru"));
+    }
+}
+
+#[test]
+fn negative_numbers_are_refused_as_negative() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let cases: [&[&str]; 5] = [
+        &[
+            "sim",
+            "--trace",
+            s(&trace),
+            "--policy",
+            "lru",
+            "--capacity",
+            "-1",
+        ],
+        &["swap", "--trace", s(&trace), "--nvm-pages", "-5"],
+        &["reclaim", "--trace", s(&trace), "--memory-mib", "-128"],
+        &["gen", "chrome-push", "--seed", "-3", "--out", "x.mmt"],
+        &["ksm", "--pages-to-scan", "-100"],
+    ];
+    for args in cases {
+        let e = fails(args);
+        assert!(
+            e.contains("must be a non-negative integer") && e.contains("negative number"),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("unexpected argument"), "{args:?}: {e}");
+    }
+    let e = fails(&[
+        "sim",
+        "--trace",
+        s(&trace),
+        "--policy",
+        "lru",
+        "--capacity",
+        "lots",
+    ]);
+    assert!(
+        e.contains("must be a non-negative integer, got 'lots'"),
+        "{e}"
+    );
+    // Negative shares reach their own checks, which say what is expected.
+    let e = fails(&[
+        "sim",
+        "--trace",
+        s(&trace),
+        "--policy",
+        "app-aware",
+        "--capacity",
+        "10",
+        "--dram-fraction",
+        "-0.5",
+    ]);
+    assert!(e.contains("between 0 and 1"), "{e}");
+    let e = fails(&["gen", "chrome-push", "--scale", "-2", "--out", "x.mmt"]);
+    assert!(e.contains("scale -2 must be > 0"), "{e}");
+}
