@@ -377,7 +377,8 @@ fn progress_of(pb: &ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
 fn run(args: RunArgs) -> Result<()> {
     let config = ExperimentConfig::load(&args.experiment)?;
     let pb = bar(0, &config.name);
-    let results = experiments::run(&config, &progress_of(&pb))?;
+    let results = experiments::run(&config, &progress_of(&pb))
+        .with_context(|| format!("{}", args.experiment.display()))?;
     pb.finish_and_clear();
     let report = results.report(results.default_figures(), Vec::new(), Vec::new());
     let dir = report::write_experiment(&args.out, &report)?;

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{fails, json, ok};
+use common::{fails, json, mobmem, ok};
 
 /// A CSV trace of 48 distinct pages (anonymous and file), three processes, one of them
 /// in the foreground, 240 accesses.
@@ -218,4 +218,89 @@ fn negative_numbers_are_refused_as_negative() {
     assert!(e.contains("between 0 and 1"), "{e}");
     let e = fails(&["gen", "chrome-push", "--scale", "-2", "--out", "x.mmt"]);
     assert!(e.contains("scale -2 must be > 0"), "{e}");
+}
+
+/// An experiment file with one workload named `name`, reading `trace`.
+fn experiment(dir: &Path, name: &str, trace: &Path) -> PathBuf {
+    let path = dir.join("exp.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"exp\"\n[[workload]]\nname = {}\ntrace = {}\n[sweep]\n\
+             policies = [\"lru\"]\nmemory_fraction = [0.5]\n",
+            toml::Value::String(name.into()),
+            toml::Value::String(trace.display().to_string())
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn names_from_experiment_files_never_become_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let nested = dir.path().join("a/b");
+    std::fs::create_dir_all(&nested).unwrap();
+    let out = nested.join("out");
+    let absolute = dir.path().join("abs").display().to_string();
+    for name in [
+        "../../escaped",
+        "../escaped",
+        absolute.as_str(),
+        "..",
+        ".hidden",
+        "a/b",
+        "",
+        "x\u{0}y",
+        "tab\there",
+    ] {
+        let exp = experiment(dir.path(), name, &trace);
+        let e = fails(&["run", s(&exp), "--out", s(&out)]);
+        assert!(
+            e.contains("exp.toml") && e.contains("workload 1, key `name`"),
+            "{name:?}: {e}"
+        );
+        assert!(!out.exists(), "{name:?}: nothing is written");
+    }
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["a", "exp.toml", "tiny.csv"], "nothing escaped");
+    // A long name is refused too (file names are bounded).
+    let exp = experiment(dir.path(), &"w".repeat(65), &trace);
+    let e = fails(&["run", s(&exp), "--out", s(&out)]);
+    assert!(e.contains("key `name`") && e.contains("1 to 64"), "{e}");
+    // A plain name still works, and its files are inside --out.
+    let exp = experiment(dir.path(), "plain.name-1_x+y", &trace);
+    ok(&["run", s(&exp), "--out", s(&out)]);
+    assert!(out.join("exp/plain.name-1_x+y-hit-ratio.svg").exists());
+}
+
+#[test]
+fn a_missing_trace_names_the_workload_and_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.mmt");
+    let exp = experiment(dir.path(), "oltp", &missing);
+    let out = dir.path().join("out");
+    let e = fails(&["run", s(&exp), "--out", s(&out)]);
+    assert!(
+        e.contains("exp.toml")
+            && e.contains("workload 'oltp', key `trace`")
+            && e.contains("none.mmt"),
+        "{e}"
+    );
+    assert!(!out.join("exp").exists());
+}
+
+#[test]
+fn a_failed_run_leaves_no_report_that_looks_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let exp = experiment(dir.path(), "w", &dir.path().join("none.csv"));
+    let status = mobmem(&["run", s(&exp), "--out", s(&out)]).status;
+    assert!(!status.success());
+    assert!(!out.join("index.html").exists() && !out.join("exp").exists());
 }
