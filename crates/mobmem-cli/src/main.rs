@@ -353,7 +353,7 @@ fn gen(args: GenArgs) -> Result<()> {
 
 /// Read the TOML config file `path` given with --config (see [`parse_toml`]).
 pub(crate) fn read_toml<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
+    let text = mobmem::config_file::read(path)?;
     parse_toml(path, &text)
 }
 

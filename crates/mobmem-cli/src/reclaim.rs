@@ -80,7 +80,7 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
     // cannot be told apart from the same value given explicitly otherwise).
     let (base, config_keys) = match &args.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
+            let text = mobmem::config_file::read(path)?;
             let keys: toml::Table = crate::parse_toml(path, &text)?;
             let config: ReclaimConfig = crate::parse_toml(path, &text)?;
             (config, keys)

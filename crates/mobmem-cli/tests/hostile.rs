@@ -296,6 +296,109 @@ fn a_missing_trace_names_the_workload_and_the_key() {
 }
 
 #[test]
+fn config_files_that_are_not_utf8_name_the_line_and_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, b"# fine\nname = \"caf\xe9\"\n").unwrap();
+    let trace = tiny_trace(dir.path());
+    let (out, generated) = (dir.path().join("out"), dir.path().join("g.mmt"));
+    let runs: [&[&str]; 5] = [
+        &["run", s(&bad), "--out", s(&out)],
+        &["gen", "--config", s(&bad), "--out", s(&generated)],
+        &[
+            "gen",
+            "gallery-usb",
+            "--config",
+            s(&bad),
+            "--out",
+            s(&generated),
+        ],
+        &["swap", "--trace", s(&trace), "--config", s(&bad)],
+        &["reclaim", "--trace", s(&trace), "--config", s(&bad)],
+    ];
+    for args in runs {
+        let e = fails(args);
+        assert!(
+            e.contains("bad.toml: line 2: byte offset 18 (column 12)")
+                && e.contains("invalid UTF-8"),
+            "{args:?}: {e}"
+        );
+    }
+    // A config without end stops at the bound.
+    let e = fails(&[
+        "gen",
+        "gallery-usb",
+        "--config",
+        "/dev/zero",
+        "--out",
+        "x.mmt",
+    ]);
+    assert!(
+        e.contains("/dev/zero") && e.contains("at most 16 MiB"),
+        "{e}"
+    );
+}
+
+#[test]
+fn workload_configs_bound_their_counts_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("w.toml");
+    let out = dir.path().join("w.mmt");
+    let gallery: [(&str, &str); 9] = [
+        ("cached_file_pages = 100000000", "cached_file_pages"),
+        ("cached_anon_pages = 4000000000", "cached_anon_pages"),
+        ("heap_pages = 4000000000", "heap_pages"),
+        ("system_pages = 4000000000", "system_pages"),
+        ("images = 4000000000", "images"),
+        ("cached_apps = 4000000000", "cached_apps"),
+        ("cached_apps = 1000\ncached_file_pages = 1000000", "events"),
+        ("think_ms = 9223372036854775807", "think_ms"),
+        ("interactions = 4000000000", "events"),
+    ];
+    for (line, key) in gallery {
+        std::fs::write(&config, format!("{line}\n")).unwrap();
+        let started = Instant::now();
+        let e = fails(&[
+            "gen",
+            "gallery-usb",
+            "--config",
+            s(&config),
+            "--out",
+            s(&out),
+        ]);
+        assert!(started.elapsed() < Duration::from_secs(10), "{line}");
+        assert!(e.contains("w.toml") && e.contains(key), "{line}: {e}");
+        assert!(!out.exists());
+    }
+    let cycling: [(&str, &str); 3] = [
+        ("apps = 4000000000", "apps"),
+        ("heap_pages = [1, 4000000000]", "heap_pages"),
+        ("rounds = 1000\napps = 1000", "events"),
+    ];
+    for (line, key) in cycling {
+        std::fs::write(&config, format!("{line}\n")).unwrap();
+        let e = fails(&[
+            "gen",
+            "app-cycling",
+            "--config",
+            s(&config),
+            "--out",
+            s(&out),
+        ]);
+        assert!(e.contains("w.toml") && e.contains(key), "{line}: {e}");
+    }
+    let apps: [(&str, &str); 2] = [
+        ("accesses = 9223372036854775807", "accesses"),
+        ("[[apps]]\nname = \"a\"\npid = 1\n[[apps.regions]]\npages = 9223372036854775807\nforeground_weight = 1.0", "pages"),
+    ];
+    for (text, key) in apps {
+        std::fs::write(&config, format!("{text}\n")).unwrap();
+        let e = fails(&["gen", "--config", s(&config), "--out", s(&out)]);
+        assert!(e.contains("w.toml") && e.contains(key), "{text}: {e}");
+    }
+}
+
+#[test]
 fn a_failed_run_leaves_no_report_that_looks_complete() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

@@ -168,7 +168,7 @@ impl ExperimentConfig {
 
     /// Read an experiment file; relative trace paths become relative to its folder.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::config_file::read(path)?;
         let mut config = Self::parse(&text, &path.display().to_string())?;
         config.resolve_paths(path.parent().unwrap_or(Path::new(".")));
         Ok(config)
