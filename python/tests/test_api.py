@@ -155,8 +155,19 @@ def test_experiment_errors_are_the_files_errors(tmp_path, cli):
         mobmem.run_experiment(typo)
 
     missing_trace = small_experiment(trace=str(tmp_path / "none.mmt"))
-    with pytest.raises(mobmem.MobmemError, match="none.mmt: No such file"):
+    where = "workload 'file', key `trace`: .*none.mmt: No such file"
+    with pytest.raises(mobmem.MobmemError, match=where):
         mobmem.run_experiment(missing_trace)
+
+    # Names that would make paths are refused when the experiment is read.
+    for name in ["../../escaped", str(tmp_path / "abs"), ".hidden"]:
+        escaping = small_experiment(trace=str(tmp_path / "t.mmt"))
+        escaping["workload"][1]["name"] = name
+        with pytest.raises(mobmem.MobmemError, match="workload 2, key `name`"):
+            mobmem.run_experiment(escaping)
+        with pytest.raises(mobmem.MobmemError, match="workload 2, key `name`"):
+            mobmem.run_experiment(write_toml(tmp_path / "escaping.toml", escaping))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml", "escaping.toml"]
 
     with pytest.raises(mobmem.MobmemError, match="No such file"):
         mobmem.run_experiment(tmp_path / "no-experiment.toml")

@@ -23,7 +23,7 @@ pub struct BenchArgs {
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Accesses of the generated trace.
-    #[arg(long, default_value_t = 10_000_000)]
+    #[arg(long, default_value_t = 10_000_000, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     accesses: u64,
     /// Policies to measure, comma-separated.
     #[arg(
@@ -33,10 +33,10 @@ pub struct BenchArgs {
     )]
     policies: Vec<String>,
     /// Memory as a fraction of the footprint (hybrid policies: 5% of it DRAM).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
     memory_fraction: f64,
     /// Timed repetitions per policy; the fastest is reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = crate::numbers::non_negative::<usize>, allow_negative_numbers = true)]
     repeat: usize,
     /// Print as JSON.
     #[arg(long)]

@@ -26,7 +26,7 @@ pub struct CaptureArgs {
     out: PathBuf,
     /// Stop after this many seconds (without COMMAND: trace the whole system this long;
     /// with COMMAND: stop it if it runs longer).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
     duration: Option<f64>,
     #[command(flatten)]
     flags: ImportFlags,
@@ -35,7 +35,7 @@ pub struct CaptureArgs {
     #[arg(long)]
     drop_caches: bool,
     /// Ring buffer per CPU while capturing, in KiB (restored afterwards).
-    #[arg(long, default_value_t = 32768, value_name = "KIB")]
+    #[arg(long, default_value_t = 32768, value_name = "KIB", value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     buffer_kb: u64,
     /// Leave out page_fault_user (anonymous accesses), which can be most of the volume.
     #[arg(long)]

@@ -51,7 +51,7 @@ pub struct BenchCodecsArgs {
     /// Sample files (default: Debian's license texts in /usr/share/common-licenses).
     files: Vec<PathBuf>,
     /// Minimum measuring time per codec and direction, seconds.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     seconds: f64,
     /// Print as JSON.
     #[arg(long)]

@@ -28,13 +28,13 @@ pub struct ParamArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Pages scanned per wake-up (kernel default 100).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     pages_to_scan: Option<u32>,
     /// Sleep between wake-ups, ms (kernel default 20).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     sleep_millisecs: Option<u32>,
     /// Most pages sharing one KSM page (kernel default 256).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     max_page_sharing: Option<u32>,
     /// Merge zero pages with the kernel's zero page.
     #[arg(long)]
@@ -46,13 +46,13 @@ pub struct ParamArgs {
     #[arg(long)]
     advisor: Option<String>,
     /// The advisor's target full-scan time, s (kernel default 200).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     advisor_target_scan_time: Option<u64>,
     /// Timer frequency; sleeps are rounded up to whole ticks (default 1000).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     hz: Option<u32>,
     /// Ticks a sleep lasts beyond those asked for (default 1: kernels 4.8+; 0: older).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     extra_ticks: Option<u32>,
     /// cmp_and_merge_page's order: stable-tree-first (kernel 3.4 to 6.10, the default)
     /// or checksum-first (6.11+).
@@ -99,18 +99,18 @@ pub struct KsmArgs {
     #[arg(long)]
     snapshot: Option<PathBuf>,
     /// Seed of the android preset.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     seed: u64,
     /// Multiply the android preset's region sizes.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     scale: f64,
     #[command(flatten)]
     params: ParamArgs,
     /// Simulated time, s.
-    #[arg(long, default_value_t = 180.0)]
+    #[arg(long, default_value_t = 180.0, allow_negative_numbers = true)]
     duration_s: f64,
     /// Sample interval, ms.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     sample_ms: u64,
     /// Keep KSM off (the baseline).
     #[arg(long)]
@@ -226,7 +226,13 @@ pub fn run(args: KsmArgs) -> Result<()> {
 #[derive(Args)]
 pub struct SnapshotArgs {
     /// Processes to capture (needs root, or ptrace rights over them).
-    #[arg(long = "pid", required_unless_present = "info", num_args = 1..)]
+    #[arg(
+        long = "pid",
+        required_unless_present = "info",
+        num_args = 1..,
+        value_parser = crate::numbers::non_negative::<u32>,
+        allow_negative_numbers = true
+    )]
     pids: Vec<u32>,
     /// Which mappings: anon (private anonymous, incl. [heap], [stack], [anon:...]),
     /// heap ([heap] and named heaps such as Android's [anon:dalvik-*]), stack, all.
@@ -311,36 +317,36 @@ pub fn snapshot(args: SnapshotArgs) -> Result<()> {
 #[derive(Args)]
 pub struct ValidateArgs {
     /// Worker processes.
-    #[arg(long, default_value_t = DEFAULT_LAYOUT.workers)]
+    #[arg(long, default_value_t = DEFAULT_LAYOUT.workers, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     workers: u32,
     /// Pages per worker with content every worker has.
-    #[arg(long, default_value_t = DEFAULT_LAYOUT.duplicate)]
+    #[arg(long, default_value_t = DEFAULT_LAYOUT.duplicate, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     duplicate: u32,
     /// Pages per worker with content no other page has.
-    #[arg(long, default_value_t = DEFAULT_LAYOUT.unique)]
+    #[arg(long, default_value_t = DEFAULT_LAYOUT.unique, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     unique: u32,
     /// Pages per worker of zeros.
-    #[arg(long, default_value_t = DEFAULT_LAYOUT.zero)]
+    #[arg(long, default_value_t = DEFAULT_LAYOUT.zero, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     zero: u32,
     /// Pages per worker rewritten every --volatile-period-ms.
-    #[arg(long, default_value_t = DEFAULT_LAYOUT.volatile)]
+    #[arg(long, default_value_t = DEFAULT_LAYOUT.volatile, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     volatile: u32,
-    #[arg(long, default_value_t = DEFAULT_LAYOUT.volatile_period_ms)]
+    #[arg(long, default_value_t = DEFAULT_LAYOUT.volatile_period_ms, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     volatile_period_ms: u64,
     /// pages_to_scan for both the kernel and the simulator.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     pages_to_scan: u32,
     /// sleep_millisecs for both.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     sleep_millisecs: u32,
     /// Merge zero pages with the zero page (use_zero_pages) in both.
     #[arg(long)]
     use_zero_pages: bool,
     /// How long KSM runs, s.
-    #[arg(long, default_value_t = 6.0)]
+    #[arg(long, default_value_t = 6.0, allow_negative_numbers = true)]
     duration_s: f64,
     /// Sample interval, ms.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     sample_ms: u64,
     /// KSM's sysfs directory.
     #[arg(long, default_value = ksm_sysfs::KSM_DIR)]
@@ -356,10 +362,10 @@ pub struct ValidateArgs {
     #[arg(long)]
     merge_order: Option<MergeOrder>,
     /// Internal: run as worker N (allocate, fill, report ready, wait).
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     worker: Option<u32>,
     /// Internal, for a worker: this many more pages read and never written.
-    #[arg(long, hide = true, default_value_t = 0)]
+    #[arg(long, hide = true, default_value_t = 0, value_parser = crate::numbers::non_negative::<usize>, allow_negative_numbers = true)]
     read_pages: usize,
 }
 

@@ -5,6 +5,7 @@ mod capture;
 mod fs;
 mod import;
 mod ksm;
+mod numbers;
 mod reclaim;
 mod swap;
 
@@ -37,8 +38,9 @@ report/index.html, or `mobmem sim --trace FILE --policy lru --capacity 1000` to 
 on your own trace."
 )]
 struct Cli {
-    /// Worker threads for sweeps (default: all cores). Results do not depend on it.
-    #[arg(long, global = true)]
+    /// Worker threads for sweeps, 1 to 1024 (default: all cores). Results do not depend
+    /// on it.
+    #[arg(long, global = true, value_parser = numbers::threads, allow_negative_numbers = true)]
     threads: Option<usize>,
     #[command(subcommand)]
     command: Command,
@@ -99,10 +101,10 @@ struct SimArgs {
     #[arg(long)]
     policy: String,
     /// Memory size in pages (for hybrid policies: DRAM + PCM).
-    #[arg(long)]
+    #[arg(long, value_parser = numbers::non_negative::<u64>, allow_negative_numbers = true)]
     capacity: u64,
     /// Share of memory that is DRAM, for hybrid policies.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     dram_fraction: f64,
     /// Cost model: paper-relative or table1-ns.
     #[arg(long, default_value = "paper-relative")]
@@ -126,10 +128,10 @@ struct GenArgs {
     #[arg(long, value_name = "PRESET", conflicts_with_all = ["preset", "config", "out"])]
     show: Option<String>,
     /// Random seed: the same seed gives a byte-identical trace.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = numbers::non_negative::<u64>, allow_negative_numbers = true)]
     seed: u64,
     /// Multiply the preset's length.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     scale: Option<f64>,
     /// Output file; .mmt (binary) or .csv (text), by extension.
     #[arg(long, required_unless_present_any = ["list", "show"])]
@@ -194,7 +196,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(threads) = cli.threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
+            .num_threads(threads)
             .build_global()
         {
             eprintln!("error: {e}");
@@ -351,7 +353,7 @@ fn gen(args: GenArgs) -> Result<()> {
 
 /// Read the TOML config file `path` given with --config (see [`parse_toml`]).
 pub(crate) fn read_toml<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
+    let text = mobmem::config_file::read(path)?;
     parse_toml(path, &text)
 }
 
@@ -375,7 +377,8 @@ fn progress_of(pb: &ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
 fn run(args: RunArgs) -> Result<()> {
     let config = ExperimentConfig::load(&args.experiment)?;
     let pb = bar(0, &config.name);
-    let results = experiments::run(&config, &progress_of(&pb))?;
+    let results = experiments::run(&config, &progress_of(&pb))
+        .with_context(|| format!("{}", args.experiment.display()))?;
     pb.finish_and_clear();
     let report = results.report(results.default_figures(), Vec::new(), Vec::new());
     let dir = report::write_experiment(&args.out, &report)?;

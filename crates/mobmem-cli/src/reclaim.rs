@@ -28,11 +28,16 @@ pub struct ReclaimArgs {
     policy: Option<Vec<String>>,
     /// Physical memory in MiB (default 128; watermarks follow from it unless the
     /// config overrides them).
-    #[arg(long, conflicts_with = "memory_fraction")]
+    #[arg(
+        long,
+        conflicts_with = "memory_fraction",
+        value_parser = crate::numbers::non_negative::<usize>,
+        allow_negative_numbers = true
+    )]
     memory_mib: Option<usize>,
     /// Physical memory as a fraction of each trace's footprint (distinct pages): that
     /// many usable frames, plus the reserved and unmovable ones (docs/reclaim.md).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     memory_fraction: Option<f64>,
     /// Reclaim settings as TOML (every field of ReclaimConfig, see docs/reclaim.md);
     /// --memory-mib, --memory-fraction and --policy override it. Unless it sets
@@ -75,7 +80,7 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
     // cannot be told apart from the same value given explicitly otherwise).
     let (base, config_keys) = match &args.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| mobmem::Error::io(path, e))?;
+            let text = mobmem::config_file::read(path)?;
             let keys: toml::Table = crate::parse_toml(path, &text)?;
             let config: ReclaimConfig = crate::parse_toml(path, &text)?;
             (config, keys)

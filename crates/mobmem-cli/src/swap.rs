@@ -20,7 +20,7 @@ pub struct SwapArgs {
     #[arg(long)]
     format: Option<Format>,
     /// Seed of the app-cycling preset when no --trace is given.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     seed: u64,
     /// Swap settings as TOML (every field of SwapConfig, see docs/swap.md); the flags
     /// below override it.
@@ -30,10 +30,10 @@ pub struct SwapArgs {
     #[arg(long)]
     architecture: Option<String>,
     /// DRAM for app pages, in pages.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::non_negative::<usize>, allow_negative_numbers = true)]
     dram_pages: Option<usize>,
     /// NVM swap size, in pages.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::numbers::non_negative::<usize>, allow_negative_numbers = true)]
     nvm_pages: Option<usize>,
     /// Replay the trace's swap_out/swap_in events through the architecture instead of
     /// simulating memory pressure from its accesses.

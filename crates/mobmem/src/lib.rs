@@ -14,6 +14,7 @@
 //! - [`experiments`]: experiment files, sweeps run in parallel, the papers' reproductions;
 //! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index.
 
+pub mod config_file;
 pub mod core;
 pub mod devices;
 pub mod error;

@@ -72,3 +72,57 @@ fn the_preset_is_deterministic_by_seed() {
     let other = run_point(&c, &swap, "flash", 0).unwrap();
     assert!(other.single_access_share > 0.5);
 }
+
+/// Sizes far beyond the trace (up to 2^64 - 1 pages of DRAM, NVM or zram pool) run every
+/// architecture and allocate for the pages seen, not the size; an NVM larger than the
+/// swapped pages gives the results of one that just holds them.
+#[test]
+fn every_architecture_runs_with_sizes_far_beyond_the_trace() {
+    let small = AppCyclingConfig {
+        apps: 3,
+        rounds: 2,
+        launch_pages: [20, 40],
+        heap_pages: [30, 60],
+        session_accesses: [40, 80],
+        content_pages: [20, 40],
+        ..Default::default()
+    };
+    let trace = generate(&small, 1).unwrap();
+    let pages = trace.footprint();
+    for a in mobmem::mm::swap::ARCHITECTURES {
+        let tight = SwapConfig {
+            architecture: a.name.into(),
+            dram_pages: 40,
+            nvm_pages: pages,
+            zram: mobmem::mm::swap::ZramConfig {
+                pool_pages: 20,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let fitting = run(&trace, &tight).unwrap();
+        for huge in [1usize << 32, usize::MAX / 2, usize::MAX] {
+            let far = SwapConfig {
+                nvm_pages: huge,
+                ..tight.clone()
+            };
+            let m = run(&trace, &far).unwrap_or_else(|e| panic!("{} at {huge}: {e}", a.name));
+            assert_eq!(
+                (m.swap_outs, m.swap_ins),
+                (fitting.swap_outs, fitting.swap_ins),
+                "{}",
+                a.name
+            );
+            let roomy = SwapConfig {
+                dram_pages: huge,
+                zram: mobmem::mm::swap::ZramConfig {
+                    pool_pages: huge - 1,
+                    ..Default::default()
+                },
+                ..far
+            };
+            let m = run(&trace, &roomy).unwrap_or_else(|e| panic!("{} at {huge}: {e}", a.name));
+            assert_eq!(m.swap_outs, 0, "{}: everything fits in DRAM", a.name);
+        }
+    }
+}

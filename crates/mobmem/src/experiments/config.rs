@@ -7,7 +7,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::devices::{CostModel, Devices, EvictionCharge};
 use crate::mm::placement::find_policy;
+use crate::report;
 use crate::{Error, Result};
+
+/// The longest experiment or workload name, in bytes: each names files of the report
+/// (with suffixes such as `-fg-hit-ratio-dram-0.05.svg`), see [`report::safe_file_name`].
+pub const MAX_NAME_BYTES: usize = 64;
 
 /// A whole experiment: workloads x policies x memory sizes x DRAM shares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,7 +168,7 @@ impl ExperimentConfig {
 
     /// Read an experiment file; relative trace paths become relative to its folder.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::config_file::read(path)?;
         let mut config = Self::parse(&text, &path.display().to_string())?;
         config.resolve_paths(path.parent().unwrap_or(Path::new(".")));
         Ok(config)
@@ -183,21 +188,32 @@ impl ExperimentConfig {
 
     pub fn validate(&self, origin: &str) -> Result<()> {
         let bad = |message: String| Err(Error::config(origin, message));
-        if self.name.trim().is_empty()
+        if self.name.is_empty()
+            || self.name.len() > MAX_NAME_BYTES
             || !self
                 .name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
             return bad(format!(
-                "name '{}' must be non-empty letters, digits, '-' or '_'",
-                self.name
+                "key `name` = '{}': must be 1 to {MAX_NAME_BYTES} letters, digits, '-' or '_' \
+                 (it names the report's folder)",
+                self.name.escape_debug()
             ));
         }
         if self.workloads.is_empty() {
             return bad("needs at least one [[workload]]".into());
         }
         for (i, w) in self.workloads.iter().enumerate() {
+            if w.name.len() > MAX_NAME_BYTES || report::safe_file_name(&w.name).is_err() {
+                return bad(format!(
+                    "workload {}, key `name` = '{}': must be 1 to {MAX_NAME_BYTES} ASCII \
+                     letters, digits, '-', '_', '.' or '+', not starting with '.' (it names \
+                     the report's files)",
+                    i + 1,
+                    w.name.escape_debug()
+                ));
+            }
             let sources = [w.preset.is_some(), w.config.is_some(), w.trace.is_some()];
             if sources.iter().filter(|&&given| given).count() != 1 {
                 return bad(format!(
@@ -327,6 +343,28 @@ memory_fraction = [0.5]
         assert_eq!(c.cost.resolve().unwrap(), CostModel::paper_relative());
         assert_eq!(c.devices, Devices::default());
         assert_eq!(c.sweep.dram_fraction, default_dram_fraction());
+    }
+
+    #[test]
+    fn names_that_would_make_paths_are_refused_naming_the_file_and_key() {
+        for bad in ["../../escaped", "/abs/w", "..", ".w", "a/b", "a b", ""] {
+            let text = MINIMAL.replace("name = \"w\"", &format!("name = {bad:?}"));
+            let err = ExperimentConfig::parse(&text, "t.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("t.toml: workload 1, key `name`"),
+                "{bad}: {err}"
+            );
+        }
+        let long = MINIMAL.replace("name = \"w\"", &format!("name = \"{}\"", "w".repeat(65)));
+        assert!(ExperimentConfig::parse(&long, "t.toml").is_err());
+        let err = ExperimentConfig::parse(&MINIMAL.replace("\"t\"", "\"../t\""), "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("t.toml: key `name` = '../t'"), "{err}");
+        let fine = MINIMAL.replace("name = \"w\"", "name = \"OLTP.lis_1+x-y\"");
+        assert!(ExperimentConfig::parse(&fine, "t.toml").is_ok());
     }
 
     #[test]

@@ -48,9 +48,15 @@ pub fn load_workload(
     data: Option<Vec<u8>>,
 ) -> Result<LoadedWorkload> {
     let context = || format!("workload {}", spec.name);
+    // A failure names the workload and the key whose value failed.
+    let at_key = |key: &str| {
+        let name = spec.name.clone();
+        let key = key.to_string();
+        move |e: Error| Error::config(format!("workload '{name}', key `{key}`"), e.to_string())
+    };
     let generated = match (&spec.preset, &spec.config) {
-        (Some(preset), _) => Some(workload::preset(preset)?),
-        (None, Some(path)) => Some(workload::load_config(path)?),
+        (Some(preset), _) => Some(workload::preset(preset).map_err(at_key("preset"))?),
+        (None, Some(path)) => Some(workload::load_config(path).map_err(at_key("config"))?),
         (None, None) => None,
     };
     let trace = match (generated, &spec.trace) {
@@ -64,12 +70,19 @@ pub fn load_workload(
             if let Some(scale) = spec.scale {
                 wc.scale *= scale;
             }
-            workload::generate(&wc, spec.seed.unwrap_or(config.seed))?
+            workload::generate(&wc, spec.seed.unwrap_or(config.seed)).map_err(at_key(
+                if spec.preset.is_some() {
+                    "preset"
+                } else {
+                    "config"
+                },
+            ))?
         }
         (None, Some(path)) => {
-            let format = spec.format.as_deref().map(str::parse).transpose()?;
-            match data {
-                Some(bytes) => trace::read_all_data(path, bytes, format)?,
+            let format =
+                (spec.format.as_deref().map(str::parse).transpose()).map_err(at_key("format"))?;
+            let read = match data {
+                Some(bytes) => trace::read_all_data(path, bytes, format),
                 None if config::is_url(path) => {
                     return Err(Error::config(
                         context(),
@@ -79,8 +92,9 @@ pub fn load_workload(
                         ),
                     ))
                 }
-                None => trace::read_all(path, format)?,
-            }
+                None => trace::read_all(path, format),
+            };
+            read.map_err(at_key("trace"))?
         }
         (None, None) => {
             return Err(Error::config(

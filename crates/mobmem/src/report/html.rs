@@ -16,6 +16,13 @@ fn escape(s: &str) -> String {
 
 /// Write `DIR/index.html` linking the given experiments' folders.
 pub fn write_index(dir: &Path, reports: &[ExperimentReport]) -> Result<()> {
+    // The links name files `write_experiment` wrote: the same names, the same checks.
+    for r in reports {
+        super::safe_file_name(&r.table.experiment)?;
+        for f in &r.figures {
+            super::safe_file_name(&f.id)?;
+        }
+    }
     let mut h = String::new();
     h.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mobmem report</title>\n<style>\

@@ -167,13 +167,46 @@ pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<(f64, f6
         .collect()
 }
 
+/// The longest name [`safe_file_name`] takes, in bytes (file systems take 255; the
+/// report adds suffixes such as `-fg-hit-ratio-dram-0.05.svg`).
+pub const MAX_NAME_BYTES: usize = 128;
+
+/// What a name must be to become a file name, for error messages.
+pub const SAFE_NAME_RULE: &str =
+    "1 to 128 ASCII letters, digits, '-', '_', '.' or '+', not starting with '.'";
+
+/// `name` as a file name inside a report folder, or an error saying why it cannot be one.
+/// Only ASCII letters, digits, `-`, `_`, `.` and `+` are taken, and not a leading `.`: a
+/// name can never hold a path separator, be `.` or `..`, be absolute, be hidden or need
+/// quoting in the HTML index's links. Every file name written under `--out` goes through
+/// here; names from files (experiment and workload names) are checked with it when the
+/// file is read.
+pub fn safe_file_name(name: &str) -> Result<&str> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+');
+    if name.is_empty()
+        || name.len() > MAX_NAME_BYTES
+        || name.starts_with('.')
+        || !name.chars().all(allowed)
+    {
+        return Err(Error::config(
+            format!("name '{}'", name.escape_debug()),
+            format!("cannot be a file name: it must be {SAFE_NAME_RULE}"),
+        ));
+    }
+    Ok(name)
+}
+
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::write(path, bytes).map_err(|e| Error::io(path, e))
 }
 
 /// Write `DIR/<name>/` for one experiment; returns the folder.
 pub fn write_experiment(dir: &Path, report: &ExperimentReport) -> Result<PathBuf> {
-    let name = &report.table.experiment;
+    let name = safe_file_name(&report.table.experiment)?;
+    // Every file name is checked before anything is written.
+    let svgs = (report.figures.iter())
+        .map(|f| Ok(format!("{}.svg", safe_file_name(&f.id)?)))
+        .collect::<Result<Vec<_>>>()?;
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let final_dir = dir.join(name);
     let partial = dir.join(format!(".{name}.partial"));
@@ -191,9 +224,9 @@ pub fn write_experiment(dir: &Path, report: &ExperimentReport) -> Result<PathBuf
     let claims = serde_json::to_vec_pretty(&report.claims)
         .map_err(|e| Error::config("claims.json", e.to_string()))?;
     write_file(&partial.join("claims.json"), &claims)?;
-    for figure in &report.figures {
+    for (figure, file) in report.figures.iter().zip(&svgs) {
         let svg = plot::render(&report.table, figure)?;
-        write_file(&partial.join(format!("{}.svg", figure.id)), svg.as_bytes())?;
+        write_file(&partial.join(file), svg.as_bytes())?;
     }
     if final_dir.exists() {
         fs::remove_dir_all(&final_dir).map_err(|e| Error::io(&final_dir, e))?;
@@ -234,5 +267,82 @@ pub fn short(v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.4}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_names_become_file_names() {
+        for good in ["hit-ratio", "chrome-push-dram-0.05", "a_b+c.svg", "x"] {
+            assert_eq!(safe_file_name(good).unwrap(), good);
+        }
+        let long = "n".repeat(MAX_NAME_BYTES + 1);
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../../escaped",
+            "/abs/name",
+            "a/b",
+            "a\\b",
+            ".hidden",
+            "nul\0",
+            "new\nline",
+            "space d",
+            "é",
+            long.as_str(),
+        ] {
+            let e = safe_file_name(bad).unwrap_err().to_string();
+            assert!(e.contains("cannot be a file name"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_report_with_an_unsafe_figure_name_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let table = Table {
+            experiment: "exp".into(),
+            title: String::new(),
+            keys: vec![],
+            rows: vec![],
+        };
+        let figure = Figure {
+            id: "../../escaped".into(),
+            title: String::new(),
+            x: "x".into(),
+            x_label: String::new(),
+            x_scale: 1.0,
+            series: "s".into(),
+            lines: vec![],
+            filter: vec![],
+            metric: "m".into(),
+            y_label: String::new(),
+            normalize_to: None,
+        };
+        let report = ExperimentReport::of_table(table, vec![], (vec![figure], vec![], vec![]));
+        let e = write_experiment(&out, &report).unwrap_err().to_string();
+        assert!(e.contains("../../escaped"), "{e}");
+        assert!(!out.exists());
+        let e = write_index(&out, &[report]).unwrap_err().to_string();
+        assert!(e.contains("cannot be a file name"), "{e}");
+        let mut bad_name = ExperimentReport::of_table(
+            Table {
+                experiment: "../up".into(),
+                title: String::new(),
+                keys: vec![],
+                rows: vec![],
+            },
+            vec![],
+            (vec![], vec![], vec![]),
+        );
+        assert!(write_experiment(&out, &bad_name).is_err());
+        bad_name.table.experiment = "ok".into();
+        write_experiment(&out, &bad_name).unwrap();
+        assert!(out.join("ok/results.csv").exists());
+        assert!(!dir.path().join("up").exists());
     }
 }

@@ -34,6 +34,15 @@ pub const USB_PROCESS: &str = "usb-mtp";
 pub const GALLERY_PROCESS: &str = "com.android.gallery3d";
 /// Largest number of events a config may produce.
 pub const MAX_EVENTS: u64 = 50_000_000;
+/// Largest page count of any key (`image_pages`, `heap_pages`, `bitmap_pages`,
+/// `system_pages`, `cached_anon_pages`, `cached_file_pages`,
+/// `stream_pages_per_interaction`), and largest number of accesses per interaction of
+/// `heap_accesses` and `system_accesses`: 4 GiB of pages each.
+pub const MAX_PAGES: u32 = 1 << 20;
+/// Largest number of images (the generator keeps each one's size).
+pub const MAX_IMAGES: u32 = 1 << 20;
+/// Largest number of idle cached apps (each a process of the trace).
+pub const MAX_CACHED_APPS: u32 = 1000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -98,11 +107,40 @@ impl Params for GalleryUsbConfig {
         if self.interactions == 0 || self.images == 0 {
             return fail("interactions and images must be at least 1".into());
         }
-        let [lo, hi] = self.image_pages;
-        if lo == 0 || lo > hi || hi > 1 << 20 {
+        if self.images > MAX_IMAGES {
             return fail(format!(
-                "image_pages must be [min, max] with 1 <= min <= max <= 2^20, got [{lo}, {hi}]"
+                "images must be at most {MAX_IMAGES}, got {}",
+                self.images
             ));
+        }
+        if self.cached_apps > MAX_CACHED_APPS {
+            return fail(format!(
+                "cached_apps must be at most {MAX_CACHED_APPS}, got {}",
+                self.cached_apps
+            ));
+        }
+        let [lo, hi] = self.image_pages;
+        if lo == 0 || lo > hi || hi > MAX_PAGES {
+            return fail(format!(
+                "image_pages must be [min, max] with 1 <= min <= max <= {MAX_PAGES}, got [{lo}, {hi}]"
+            ));
+        }
+        for (key, count) in [
+            ("heap_pages", self.heap_pages),
+            ("heap_accesses", self.heap_accesses),
+            ("bitmap_pages", self.bitmap_pages),
+            ("system_pages", self.system_pages),
+            ("system_accesses", self.system_accesses),
+            ("cached_anon_pages", self.cached_anon_pages),
+            ("cached_file_pages", self.cached_file_pages),
+            (
+                "stream_pages_per_interaction",
+                self.stream_pages_per_interaction,
+            ),
+        ] {
+            if count > MAX_PAGES {
+                return fail(format!("{key} must be at most {MAX_PAGES}, got {count}"));
+            }
         }
         if !(0.0..=1.0).contains(&self.p_next)
             || !(0.0..=1.0).contains(&self.p_previous)
@@ -122,17 +160,19 @@ impl Params for GalleryUsbConfig {
         if self.think_ms == 0 || self.busy_ms > self.think_ms {
             return fail("think_ms must be >= 1 and busy_ms at most think_ms".into());
         }
-        let per = hi as u64
-            + self.bitmap_pages as u64
-            + self.heap_accesses as u64
-            + self.system_accesses as u64
-            + if self.background {
-                self.stream_pages_per_interaction as u64
-            } else {
-                0
-            };
-        if per * self.interactions as u64 > MAX_EVENTS {
-            return fail(format!("more than {MAX_EVENTS} events"));
+        if self.max_events() > MAX_EVENTS {
+            return fail(format!(
+                "would make up to {} events (interactions x their accesses, and the \
+                 warm-up's cached_apps x (cached_anon_pages + cached_file_pages) + \
+                 system_pages), more than {MAX_EVENTS}",
+                self.max_events()
+            ));
+        }
+        if self.max_duration_ns() > u64::MAX as u128 {
+            return fail(format!(
+                "interactions x think_ms = {} x {} ms overflows 64-bit nanosecond time stamps",
+                self.interactions, self.think_ms
+            ));
         }
         Ok(())
     }
@@ -151,6 +191,35 @@ impl Params for GalleryUsbConfig {
 }
 
 const MS: u64 = 1_000_000;
+
+impl GalleryUsbConfig {
+    /// An upper bound on the events of the trace (the fields are bounded first, so this
+    /// does not overflow).
+    pub fn max_events(&self) -> u64 {
+        let per = 1
+            + self.image_pages[1] as u64
+            + self.bitmap_pages as u64
+            + self.heap_accesses as u64
+            + self.system_accesses as u64
+            + if self.background {
+                self.stream_pages_per_interaction as u64
+            } else {
+                0
+            };
+        let processes = 3 + self.cached_apps as u64;
+        let warm_up = self.cached_apps as u64
+            * (self.cached_anon_pages as u64 + self.cached_file_pages as u64)
+            + self.system_pages as u64;
+        per * self.interactions as u64 + 2 * processes + warm_up
+    }
+
+    /// An upper bound on the trace's last time stamp: the warm-up (1 us per page), 100 ms,
+    /// then one think time per interaction.
+    fn max_duration_ns(&self) -> u128 {
+        let warm_up = MS as u128 + self.max_events() as u128 * 1000 + 100 * MS as u128;
+        warm_up + (self.interactions as u128 + 1) * self.think_ms as u128 * MS as u128
+    }
+}
 
 /// Generate the trace.
 pub fn generate(config: &GalleryUsbConfig, seed: u64) -> Result<Trace> {
@@ -275,4 +344,55 @@ pub fn generate(config: &GalleryUsbConfig, seed: u64) -> Result<Trace> {
         events,
         tables: interner.into_tables(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::registry::parse;
+
+    /// Every count that sizes memory or time is bounded when the file is read; the error
+    /// names the file and the key, at once.
+    #[test]
+    fn counts_are_bounded_when_read() {
+        let cases = [
+            ("cached_file_pages = 100000000", "cached_file_pages"),
+            ("cached_anon_pages = 4294967295", "cached_anon_pages"),
+            ("heap_pages = 4294967295", "heap_pages"),
+            ("heap_accesses = 4294967295", "heap_accesses"),
+            ("bitmap_pages = 4294967295", "bitmap_pages"),
+            ("system_pages = 4294967295", "system_pages"),
+            ("system_accesses = 4294967295", "system_accesses"),
+            (
+                "stream_pages_per_interaction = 4294967295",
+                "stream_pages_per_interaction",
+            ),
+            ("image_pages = [1, 4294967295]", "image_pages"),
+            ("images = 4294967295", "images"),
+            ("cached_apps = 4294967295", "cached_apps"),
+            ("cached_apps = 1000\ncached_anon_pages = 1048576", "events"),
+            ("interactions = 4294967295", "events"),
+            ("think_ms = 9223372036854775807", "think_ms"),
+        ];
+        for (text, key) in cases {
+            let e = parse::<GalleryUsbConfig>(text, "g.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("g.toml: gallery-usb workload: "),
+                "{text}: {e}"
+            );
+            assert!(e.contains(key), "{text}: {e}");
+        }
+        // The defaults and the largest counts that fit still pass.
+        parse::<GalleryUsbConfig>("", "g.toml").unwrap();
+        let big = GalleryUsbConfig {
+            interactions: 10,
+            images: MAX_IMAGES,
+            heap_pages: MAX_PAGES,
+            ..Default::default()
+        };
+        big.validate().unwrap();
+        assert!(big.max_events() <= MAX_EVENTS);
+    }
 }

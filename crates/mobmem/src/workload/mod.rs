@@ -66,7 +66,7 @@ pub fn preset(name: &str) -> Result<WorkloadConfig> {
 /// Read a workload config from a TOML file (every field optional; unknown fields are
 /// errors) and validate it.
 pub fn load_config(path: &std::path::Path) -> Result<WorkloadConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::config_file::read(path)?;
     parse_config(&text, &path.display().to_string())
 }
 
@@ -80,7 +80,9 @@ pub fn parse_config(text: &str, origin: &str) -> Result<WorkloadConfig> {
 pub fn parse_config_json(text: &str, origin: &str) -> Result<WorkloadConfig> {
     let config: WorkloadConfig =
         serde_json::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
-    config.validate()?;
+    config
+        .validate()
+        .map_err(|e| Error::config(origin, e.to_string()))?;
     Ok(config)
 }
 

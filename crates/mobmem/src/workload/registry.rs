@@ -91,11 +91,13 @@ fn parse_boxed<T: Params + DeserializeOwned + 'static>(
 }
 
 /// Parse and validate parameters from TOML `text`; `origin` names it in errors, which
-/// give the line and column (unknown keys are errors).
+/// give the line and column (unknown keys are errors), or the key out of its range.
 pub(super) fn parse<T: Params + DeserializeOwned>(text: &str, origin: &str) -> Result<T> {
     let params: T = toml::from_str(text)
         .map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
-    params.validate()?;
+    params
+        .validate()
+        .map_err(|e| Error::config(origin, e.to_string()))?;
     Ok(params)
 }
 
@@ -149,7 +151,7 @@ impl Preset {
     pub fn load(&self, path: &std::path::Path) -> Result<Box<dyn Params>> {
         match self.model {
             Model::Own { parse, .. } => {
-                let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+                let text = crate::config_file::read(path)?;
                 parse(&text, &path.display().to_string())
             }
             Model::Apps(_) => Err(Error::config(

@@ -17,7 +17,7 @@
 
 use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier};
 use crate::core::events::{self, EventError, EventHandler};
-use crate::core::frames::{AllocOrder, FramePool};
+use crate::core::frames::{AllocOrder, FrameId, FramePool};
 use crate::core::pages::{Location, PageFlags, PageTable, NO_FRAME};
 use crate::core::process::Importance;
 use crate::devices::{CostModel, Devices, EvictionCharge};
@@ -99,13 +99,11 @@ impl Simulator {
             page_count_hint,
             future,
         })?;
-        let pcm = setup.capacity.pcm;
-        if u32::try_from(pcm).is_err() {
-            return Err(Error::config(
-                "capacity",
-                format!("{pcm} PCM pages is more than mobmem can index"),
-            ));
-        }
+        // Frames are numbered with 32 bits, as pages are: a PCM larger than that can never
+        // hold more pages than a pool of every frame number (the pool's memory grows with
+        // the frames it hands out, not with its size), and the wear figures count the
+        // whole capacity.
+        let pcm_pool = setup.capacity.pcm.min(FrameId::MAX as usize);
         let devices = setup.devices.clone();
         Ok(Simulator {
             policy,
@@ -113,7 +111,7 @@ impl Simulator {
             capacity: setup.capacity,
             cost: setup.cost.clone(),
             pages: PageTable::with_pages(page_count_hint),
-            pcm_frames: FramePool::new(pcm, AllocOrder::LastFreed, true),
+            pcm_frames: FramePool::new(pcm_pool, AllocOrder::LastFreed, true),
             importance: Importance::default(),
             occupancy: [0, 0],
             effects: Effects::new(),
@@ -456,15 +454,17 @@ impl Simulator {
     pub fn finish(mut self) -> Metrics {
         self.derive_costs();
         self.metrics.duration_ns = self.last_time - self.first_time.unwrap_or(0);
+        // In floating point: a capacity far beyond any trace (up to 2^64 - 1 pages) must not
+        // overflow; exact, as the integer product was, wherever that did not overflow.
         let gib =
-            |pages: usize| (pages as u64 * crate::devices::PAGE_BYTES) as f64 / (1u64 << 30) as f64;
+            |pages: usize| pages as f64 * crate::devices::PAGE_BYTES as f64 / (1u64 << 30) as f64;
         let watts = gib(self.capacity.dram) * self.devices.dram.static_w_per_gib
             + gib(self.capacity.pcm) * self.devices.pcm.static_w_per_gib;
         // W x ns = nJ.
         self.metrics.static_energy_nj = watts * self.metrics.duration_ns as f64;
         let endurance = self.devices.pcm.endurance_writes;
         self.metrics
-            .set_wear(self.pcm_frames.wear(), self.pcm_frames.total(), endurance);
+            .set_wear(self.pcm_frames.wear(), self.capacity.pcm, endurance);
         self.metrics
     }
 }
@@ -629,6 +629,39 @@ mod tests {
             &RunSetup::new(find_policy("app-aware").unwrap(), Capacity::single(4)),
         );
         assert!(err.unwrap_err().to_string().contains("hybrid"));
+    }
+
+    /// A capacity far beyond the trace (up to 2^64 - 1 pages) runs every policy and
+    /// allocates for the pages seen, not the capacity (an allocation of the capacity
+    /// would abort); a single-tier policy then keeps every page, as it does with a
+    /// capacity of the footprint.
+    #[test]
+    fn every_policy_runs_at_capacities_far_beyond_the_trace() {
+        use crate::mm::placement::{Family, REGISTRY};
+        let events = (0..200)
+            .map(|i| Event::access(i, (i % 3) as u32, (i * 7 % 48) as u32, i % 5 == 0, false))
+            .collect();
+        let t = trace(events);
+        for info in REGISTRY {
+            let at = |pages: u64| {
+                let capacity = Capacity::of_memory(info.family, pages, 0.05).unwrap();
+                run_trace(&t, &RunSetup::new(info, capacity))
+                    .unwrap_or_else(|e| panic!("{} at {pages} pages: {e}", info.name))
+            };
+            let fitting = at(48 * 2);
+            for pages in [1 << 32, (1 << 32) + 1, 1 << 40, u64::MAX / 2, u64::MAX] {
+                let m = at(pages);
+                assert_eq!(m.accesses, 200, "{}", info.name);
+                if info.family == Family::SingleTier {
+                    assert_eq!((m.hits, m.misses), (fitting.hits, fitting.misses));
+                    assert_eq!(m.misses, 48, "{} at {pages}", info.name);
+                } else {
+                    let pcm = Capacity::of_memory(info.family, pages, 0.05).unwrap().pcm;
+                    assert_eq!(m.pcm_frames, pcm as u64, "{}", info.name);
+                    assert!(m.static_energy_nj.is_finite() && m.static_energy_nj > 0.0);
+                }
+            }
+        }
     }
 
     mod properties {

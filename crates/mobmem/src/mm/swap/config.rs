@@ -163,12 +163,6 @@ impl SwapConfig {
                 "dram_pages must be at least 1",
             ));
         }
-        if u32::try_from(self.nvm_pages).is_err() {
-            return Err(Error::config(
-                "swap config",
-                format!("nvm_pages {} is more than mobmem can index", self.nvm_pages),
-            ));
-        }
         if info.uses_zram && self.zram.pool_pages >= self.dram_pages {
             return Err(Error::config(
                 "swap config",

@@ -245,7 +245,8 @@ impl ZramPool {
     fn new(pool_pages: usize, zram: &ZramSwap) -> Self {
         let share = zram.incompressible_share.clamp(0.0, 1.0);
         ZramPool {
-            capacity_bytes: pool_pages as u64 * PAGE_BYTES,
+            // Saturating: a pool far larger than any trace never fills.
+            capacity_bytes: (pool_pages as u64).saturating_mul(PAGE_BYTES),
             used_bytes: 0,
             compressed_bytes: zram.compressed_bytes(),
             huge_threshold: if share >= 1.0 {

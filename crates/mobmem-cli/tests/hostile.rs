@@ -1,0 +1,409 @@
+//! Hostile input to the command line: sizes far beyond the trace, thread counts, names
+//! that would make paths, configs asking for more than memory holds, and inputs whose
+//! errors must say where they are. Each ends quickly, in success or in a clear error;
+//! the inputs are written by the tests into a temporary folder.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{fails, json, mobmem, ok};
+
+/// A CSV trace of 48 distinct pages (anonymous and file), three processes, one of them
+/// in the foreground, 240 accesses.
+fn tiny_trace(dir: &Path) -> PathBuf {
+    let path = dir.join("tiny.csv");
+    let mut text = String::from("time_ns,pid,event,page_kind,owner,index,op,value\n");
+    for (i, pid) in [1000, 2000, 3000].iter().enumerate() {
+        text.push_str(&format!("{i},{pid},start,,,,,app{i}\n"));
+        text.push_str(&format!("{i},{pid},importance,,,,,{}\n", [0, 700, 900][i]));
+    }
+    for i in 0..240u64 {
+        let pid = [1000, 2000, 3000][(i % 3) as usize];
+        let page = i * 7 % 48;
+        let (kind, owner) = if page % 2 == 0 {
+            ("anon", pid)
+        } else {
+            ("file", 42)
+        };
+        let op = if i % 5 == 0 { "W" } else { "R" };
+        text.push_str(&format!(
+            "{},{pid},access,{kind},{owner},{page},{op},\n",
+            10 + i
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+const POLICIES: [&str; 10] = [
+    "lru",
+    "fifo",
+    "clock",
+    "2q",
+    "arc",
+    "opt",
+    "hybrid-lru",
+    "hybrid-2q",
+    "clock-dwf",
+    "app-aware",
+];
+
+#[test]
+fn every_policy_runs_at_capacities_far_beyond_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    for policy in POLICIES {
+        let fitting = json(&[
+            "sim",
+            "--trace",
+            s(&trace),
+            "--policy",
+            policy,
+            "--capacity",
+            "96",
+            "--json",
+        ]);
+        for capacity in ["4294967296", "18446744073709551615"] {
+            let started = Instant::now();
+            let m = json(&[
+                "sim",
+                "--trace",
+                s(&trace),
+                "--policy",
+                policy,
+                "--capacity",
+                capacity,
+                "--json",
+            ]);
+            assert!(started.elapsed() < Duration::from_secs(20), "{policy}");
+            assert_eq!(m["accesses"], 240, "{policy} at {capacity}");
+            let pages = m["dram_pages"].as_u64().unwrap() + m["pcm_pages"].as_u64().unwrap();
+            assert_eq!(pages.to_string(), capacity, "{policy}");
+            if m["pcm_pages"] == 0 {
+                // Every page fits: the misses are the 48 first touches, as at 96 pages.
+                assert_eq!(m["misses"], 48, "{policy}");
+                assert_eq!(m["hits"], fitting["hits"], "{policy}");
+            }
+        }
+    }
+}
+
+#[test]
+fn swap_and_reclaim_sizes_far_beyond_the_trace_run_or_are_refused_by_their_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    for architecture in [
+        "flash",
+        "hierarchical-lru",
+        "hierarchical-clock",
+        "parallel-filtered",
+    ] {
+        let m = json(&[
+            "swap",
+            "--trace",
+            s(&trace),
+            "--architecture",
+            architecture,
+            "--dram-pages",
+            "16",
+            "--nvm-pages",
+            "18446744073709551615",
+            "--json",
+        ]);
+        assert!(m["swap_outs"].as_u64().is_some(), "{architecture}: {m}");
+    }
+    ok(&[
+        "swap",
+        "--trace",
+        s(&trace),
+        "--dram-pages",
+        "18446744073709551615",
+        "--nvm-pages",
+        "18446744073709551615",
+    ]);
+    // Reclaim models every frame of its memory: its sizes have a stated limit.
+    let e = fails(&[
+        "reclaim",
+        "--trace",
+        s(&trace),
+        "--memory-mib",
+        "18446744073709551615",
+    ]);
+    assert!(e.contains("--memory-mib must be 1..="), "{e}");
+    let e = fails(&[
+        "reclaim",
+        "--trace",
+        s(&trace),
+        "--memory-fraction",
+        "1e300",
+    ]);
+    assert!(e.contains("the fraction must be in (0, 16]"), "{e}");
+}
+
+#[test]
+fn threads_are_1_to_1024() {
+    for bad in ["0", "1025", "18446744073709551615", "-1", "many"] {
+        let e = fails(&["--threads", bad, "policies"]);
+        assert!(
+            e.contains("--threads") && e.contains("from 1 to 1024"),
+            "{bad}: {e}"
+        );
+    }
+    // Global: after the command too.
+    let e = fails(&["policies", "--threads", "0"]);
+    assert!(e.contains("from 1 to 1024"), "{e}");
+    for good in ["1", "1024"] {
+        assert!(ok(&["--threads", good, "policies"]).contains("lru"));
+    }
+}
+
+#[test]
+fn negative_numbers_are_refused_as_negative() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let cases: [&[&str]; 5] = [
+        &[
+            "sim",
+            "--trace",
+            s(&trace),
+            "--policy",
+            "lru",
+            "--capacity",
+            "-1",
+        ],
+        &["swap", "--trace", s(&trace), "--nvm-pages", "-5"],
+        &["reclaim", "--trace", s(&trace), "--memory-mib", "-128"],
+        &["gen", "chrome-push", "--seed", "-3", "--out", "x.mmt"],
+        &["ksm", "--pages-to-scan", "-100"],
+    ];
+    for args in cases {
+        let e = fails(args);
+        assert!(
+            e.contains("must be a non-negative integer") && e.contains("negative number"),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("unexpected argument"), "{args:?}: {e}");
+    }
+    let e = fails(&[
+        "sim",
+        "--trace",
+        s(&trace),
+        "--policy",
+        "lru",
+        "--capacity",
+        "lots",
+    ]);
+    assert!(
+        e.contains("must be a non-negative integer, got 'lots'"),
+        "{e}"
+    );
+    // Negative shares reach their own checks, which say what is expected.
+    let e = fails(&[
+        "sim",
+        "--trace",
+        s(&trace),
+        "--policy",
+        "app-aware",
+        "--capacity",
+        "10",
+        "--dram-fraction",
+        "-0.5",
+    ]);
+    assert!(e.contains("between 0 and 1"), "{e}");
+    let e = fails(&["gen", "chrome-push", "--scale", "-2", "--out", "x.mmt"]);
+    assert!(e.contains("scale -2 must be > 0"), "{e}");
+}
+
+/// An experiment file with one workload named `name`, reading `trace`.
+fn experiment(dir: &Path, name: &str, trace: &Path) -> PathBuf {
+    let path = dir.join("exp.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"exp\"\n[[workload]]\nname = {}\ntrace = {}\n[sweep]\n\
+             policies = [\"lru\"]\nmemory_fraction = [0.5]\n",
+            toml::Value::String(name.into()),
+            toml::Value::String(trace.display().to_string())
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn names_from_experiment_files_never_become_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let nested = dir.path().join("a/b");
+    std::fs::create_dir_all(&nested).unwrap();
+    let out = nested.join("out");
+    let absolute = dir.path().join("abs").display().to_string();
+    for name in [
+        "../../escaped",
+        "../escaped",
+        absolute.as_str(),
+        "..",
+        ".hidden",
+        "a/b",
+        "",
+        "x\u{0}y",
+        "tab\there",
+    ] {
+        let exp = experiment(dir.path(), name, &trace);
+        let e = fails(&["run", s(&exp), "--out", s(&out)]);
+        assert!(
+            e.contains("exp.toml") && e.contains("workload 1, key `name`"),
+            "{name:?}: {e}"
+        );
+        assert!(!out.exists(), "{name:?}: nothing is written");
+    }
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["a", "exp.toml", "tiny.csv"], "nothing escaped");
+    // A long name is refused too (file names are bounded).
+    let exp = experiment(dir.path(), &"w".repeat(65), &trace);
+    let e = fails(&["run", s(&exp), "--out", s(&out)]);
+    assert!(e.contains("key `name`") && e.contains("1 to 64"), "{e}");
+    // A plain name still works, and its files are inside --out.
+    let exp = experiment(dir.path(), "plain.name-1_x+y", &trace);
+    ok(&["run", s(&exp), "--out", s(&out)]);
+    assert!(out.join("exp/plain.name-1_x+y-hit-ratio.svg").exists());
+}
+
+#[test]
+fn a_missing_trace_names_the_workload_and_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.mmt");
+    let exp = experiment(dir.path(), "oltp", &missing);
+    let out = dir.path().join("out");
+    let e = fails(&["run", s(&exp), "--out", s(&out)]);
+    assert!(
+        e.contains("exp.toml")
+            && e.contains("workload 'oltp', key `trace`")
+            && e.contains("none.mmt"),
+        "{e}"
+    );
+    assert!(!out.join("exp").exists());
+}
+
+#[test]
+fn config_files_that_are_not_utf8_name_the_line_and_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, b"# fine\nname = \"caf\xe9\"\n").unwrap();
+    let trace = tiny_trace(dir.path());
+    let (out, generated) = (dir.path().join("out"), dir.path().join("g.mmt"));
+    let runs: [&[&str]; 5] = [
+        &["run", s(&bad), "--out", s(&out)],
+        &["gen", "--config", s(&bad), "--out", s(&generated)],
+        &[
+            "gen",
+            "gallery-usb",
+            "--config",
+            s(&bad),
+            "--out",
+            s(&generated),
+        ],
+        &["swap", "--trace", s(&trace), "--config", s(&bad)],
+        &["reclaim", "--trace", s(&trace), "--config", s(&bad)],
+    ];
+    for args in runs {
+        let e = fails(args);
+        assert!(
+            e.contains("bad.toml: line 2: byte offset 18 (column 12)")
+                && e.contains("invalid UTF-8"),
+            "{args:?}: {e}"
+        );
+    }
+    // A config without end stops at the bound.
+    let e = fails(&[
+        "gen",
+        "gallery-usb",
+        "--config",
+        "/dev/zero",
+        "--out",
+        "x.mmt",
+    ]);
+    assert!(
+        e.contains("/dev/zero") && e.contains("at most 16 MiB"),
+        "{e}"
+    );
+}
+
+#[test]
+fn workload_configs_bound_their_counts_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("w.toml");
+    let out = dir.path().join("w.mmt");
+    let gallery: [(&str, &str); 9] = [
+        ("cached_file_pages = 100000000", "cached_file_pages"),
+        ("cached_anon_pages = 4000000000", "cached_anon_pages"),
+        ("heap_pages = 4000000000", "heap_pages"),
+        ("system_pages = 4000000000", "system_pages"),
+        ("images = 4000000000", "images"),
+        ("cached_apps = 4000000000", "cached_apps"),
+        ("cached_apps = 1000\ncached_file_pages = 1000000", "events"),
+        ("think_ms = 9223372036854775807", "think_ms"),
+        ("interactions = 4000000000", "events"),
+    ];
+    for (line, key) in gallery {
+        std::fs::write(&config, format!("{line}\n")).unwrap();
+        let started = Instant::now();
+        let e = fails(&[
+            "gen",
+            "gallery-usb",
+            "--config",
+            s(&config),
+            "--out",
+            s(&out),
+        ]);
+        assert!(started.elapsed() < Duration::from_secs(10), "{line}");
+        assert!(e.contains("w.toml") && e.contains(key), "{line}: {e}");
+        assert!(!out.exists());
+    }
+    let cycling: [(&str, &str); 3] = [
+        ("apps = 4000000000", "apps"),
+        ("heap_pages = [1, 4000000000]", "heap_pages"),
+        ("rounds = 1000\napps = 1000", "events"),
+    ];
+    for (line, key) in cycling {
+        std::fs::write(&config, format!("{line}\n")).unwrap();
+        let e = fails(&[
+            "gen",
+            "app-cycling",
+            "--config",
+            s(&config),
+            "--out",
+            s(&out),
+        ]);
+        assert!(e.contains("w.toml") && e.contains(key), "{line}: {e}");
+    }
+    let apps: [(&str, &str); 2] = [
+        ("accesses = 9223372036854775807", "accesses"),
+        ("[[apps]]\nname = \"a\"\npid = 1\n[[apps.regions]]\npages = 9223372036854775807\nforeground_weight = 1.0", "pages"),
+    ];
+    for (text, key) in apps {
+        std::fs::write(&config, format!("{text}\n")).unwrap();
+        let e = fails(&["gen", "--config", s(&config), "--out", s(&out)]);
+        assert!(e.contains("w.toml") && e.contains(key), "{text}: {e}");
+    }
+}
+
+#[test]
+fn a_failed_run_leaves_no_report_that_looks_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let exp = experiment(dir.path(), "w", &dir.path().join("none.csv"));
+    let status = mobmem(&["run", s(&exp), "--out", s(&out)]).status;
+    assert!(!status.success());
+    assert!(!out.join("index.html").exists() && !out.join("exp").exists());
+}
