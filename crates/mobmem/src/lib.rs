@@ -19,6 +19,8 @@ pub mod core;
 pub mod devices;
 pub mod error;
 pub mod experiments;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 pub mod mm;
 pub mod report;

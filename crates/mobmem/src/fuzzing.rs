@@ -1,0 +1,203 @@
+//! Fuzz targets: every reader of trace files and every parser of config files, each as
+//! a function of a file's bytes.
+//!
+//! A target MUST NOT panic, run long or allocate far beyond what its input holds;
+//! refusing the input with an error is the expected outcome for most inputs. Two
+//! drivers run them:
+//! - `fuzz/` (cargo fuzz, libFuzzer, coverage-guided; `scripts/fuzz.sh`), with a
+//!   memory limit of 1 GiB and 10 s per input;
+//! - `tests/fuzz_corpus.rs`, which replays the kept corpus (`fuzz/corpus/TARGET/`) and
+//!   every input that once failed (`fuzz/regressions/TARGET/`) in the ordinary suite.
+//!
+//! Beyond "no panic", the trace targets check the stated expansion bound: a plain
+//! (not compressed) input of n bytes yields at most 2^20 + 64 n events
+//! (docs/trace-formats.md). A zstd stream may legally expand much further, so the
+//! zstd target only reads its first [`ZSTD_EVENT_CAP`] events.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+use crate::trace::ftrace::{FtraceImporter, ImportOptions};
+use crate::trace::{self, Format};
+use crate::workload::{Model, PRESETS};
+
+/// One fuzz target.
+pub struct Target {
+    /// Its name: the folder of its corpus and of its regressions under `fuzz/`.
+    pub name: &'static str,
+    /// What it reads.
+    pub input: &'static str,
+    pub run: fn(&[u8]),
+}
+
+/// Every target.
+pub static TARGETS: &[Target] = &[
+    Target {
+        name: "mmt",
+        input: "a .mmt trace",
+        run: |data| plain_trace(data, Format::Mmt),
+    },
+    Target {
+        name: "csv",
+        input: "a .csv trace",
+        run: |data| plain_trace(data, Format::Csv),
+    },
+    Target {
+        name: "lis",
+        input: "a .lis (ARC) trace",
+        run: |data| plain_trace(data, Format::Lis),
+    },
+    Target {
+        name: "oracle-general",
+        input: "an oracleGeneral (libCacheSim) trace",
+        run: |data| plain_trace(data, Format::OracleGeneral),
+    },
+    Target {
+        name: "zstd",
+        input: "a zstd-compressed .lis trace (the bytes after the zstd magic)",
+        run: zstd_trace,
+    },
+    Target {
+        name: "ftrace",
+        input: "ftrace/atrace text for `trace import --from ftrace`",
+        run: |data| ftrace_text(data, false),
+    },
+    Target {
+        name: "perfetto-text",
+        input: "`traceconv systrace` text for `trace import --from perfetto`",
+        run: |data| ftrace_text(data, true),
+    },
+    Target {
+        name: "ksm-snapshot",
+        input: "a .ksnap snapshot of page fingerprints",
+        run: ksm_snapshot,
+    },
+    Target {
+        name: "experiment",
+        input: "an experiment file (TOML)",
+        run: experiment,
+    },
+    Target {
+        name: "workload",
+        input: "a workload config of every preset's model (TOML)",
+        run: workload,
+    },
+    Target {
+        name: "settings",
+        input: "swap, reclaim, KSM and platform settings (TOML)",
+        run: settings,
+    },
+];
+
+/// The target called `name`.
+pub fn target(name: &str) -> Option<&'static Target> {
+    TARGETS.iter().find(|t| t.name == name)
+}
+
+/// Events the zstd target reads at most.
+pub const ZSTD_EVENT_CAP: u64 = 1 << 22;
+
+/// Read every event and the tables; `cap` stops early (compressed input only).
+/// Returns the events read.
+fn drain(name: &str, data: Vec<u8>, format: Format, cap: u64) -> u64 {
+    let Ok(mut source) = trace::open_data(Path::new(name), data, Some(format)) else {
+        return 0;
+    };
+    let mut batch = Vec::new();
+    let mut events = 0u64;
+    loop {
+        match source.read_batch(&mut batch, 1 << 12) {
+            Ok(true) => events += batch.len() as u64,
+            Ok(false) => break,
+            Err(_) => return events,
+        }
+        if events >= cap {
+            return events;
+        }
+    }
+    let _ = source.tables();
+    events
+}
+
+fn plain_trace(data: &[u8], format: Format) {
+    // The zstd magic would make this the zstd target's input.
+    if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return;
+    }
+    let bound = (1u64 << 20) + 64 * data.len() as u64;
+    let events = drain("fuzz-input", data.to_vec(), format, bound + 1);
+    assert!(
+        events <= bound,
+        "{} bytes of {} gave more than {bound} events",
+        data.len(),
+        format.name()
+    );
+}
+
+fn zstd_trace(data: &[u8]) {
+    let mut bytes = vec![0x28, 0xb5, 0x2f, 0xfd];
+    bytes.extend_from_slice(data);
+    drain("fuzz-input.lis.zst", bytes, Format::Lis, ZSTD_EVENT_CAP);
+}
+
+fn ftrace_text(data: &[u8], perfetto: bool) {
+    let options = ImportOptions {
+        perfetto,
+        ..ImportOptions::default()
+    };
+    let mut importer = FtraceImporter::new(Path::new("fuzz-input.txt"), options);
+    if importer.read(&mut Cursor::new(data)).is_ok() {
+        let _ = importer.finish();
+    }
+}
+
+fn ksm_snapshot(data: &[u8]) {
+    if let Ok(snapshot) = crate::mm::dedup::snapshot::Snapshot::parse(data, Path::new("f.ksnap")) {
+        let _ = snapshot.population();
+    }
+}
+
+/// The input as config text, as `config_file::read` takes it (`None` if it refuses).
+fn config_text(data: &[u8]) -> Option<String> {
+    crate::config_file::text(Path::new("fuzz-input.toml"), data.to_vec()).ok()
+}
+
+fn experiment(data: &[u8]) {
+    let Some(text) = config_text(data) else {
+        return;
+    };
+    if let Ok(config) = crate::experiments::config::ExperimentConfig::parse(&text, "fuzz") {
+        let _ = config.validate("fuzz");
+    }
+}
+
+fn workload(data: &[u8]) {
+    let Some(text) = config_text(data) else {
+        return;
+    };
+    let _ = crate::workload::parse_config(&text, "fuzz");
+    for preset in PRESETS.iter() {
+        if let Model::Own { parse, .. } = preset.model {
+            let _ = parse(&text, "fuzz");
+        }
+    }
+}
+
+/// Deserialize `text` as a `T` and validate it.
+fn parse_and<T: DeserializeOwned>(text: &str, validate: fn(&T) -> crate::Result<()>) {
+    if let Ok(value) = toml::from_str::<T>(text) {
+        let _ = validate(&value);
+    }
+}
+
+fn settings(data: &[u8]) {
+    let Some(text) = config_text(data) else {
+        return;
+    };
+    parse_and(&text, crate::mm::swap::SwapConfig::validate);
+    parse_and(&text, crate::mm::reclaim::ReclaimConfig::validate);
+    parse_and(&text, crate::mm::dedup::KsmParams::validate);
+    parse_and(&text, crate::devices::platform::Platform::validate);
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of every reader and config parser (libFuzzer through cargo
+# fuzz; the targets are `mobmem::fuzzing::TARGETS`, listed by `--list`):
+#   scripts/fuzz.sh [--seconds N] [TARGET...]     (default: 60 s for each target)
+# Each target runs with a memory limit of 1 GiB and 10 s per input. New inputs that
+# widen coverage go to fuzz/corpus/TARGET/ (minimized at the end), and an input that
+# panics, runs out of memory or time goes to fuzz/regressions/TARGET/. The ordinary test
+# suite replays both folders (crates/mobmem/tests/fuzz_corpus.rs): commit them.
+# Needs the nightly toolchain and cargo-fuzz; both are installed if missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=60
+targets=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds) seconds="$2"; shift 2 ;;
+        --list)
+            sed -n 's/^ *name: "\(.*\)",$/\1/p' crates/mobmem/src/fuzzing.rs
+            exit 0 ;;
+        -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) targets+=("$1"); shift ;;
+    esac
+done
+if [ ${#targets[@]} -eq 0 ]; then
+    mapfile -t targets < <(sed -n 's/^ *name: "\(.*\)",$/\1/p' crates/mobmem/src/fuzzing.rs)
+fi
+
+if ! rustup toolchain list | grep -q '^nightly'; then
+    rustup toolchain install nightly --profile minimal
+fi
+if ! command -v cargo-fuzz >/dev/null; then
+    cargo install cargo-fuzz --locked
+fi
+
+cd fuzz
+summary=()
+for t in "${targets[@]}"; do
+    mkdir -p "corpus/$t" "regressions/$t"
+    log="target/fuzz-$t.log"
+    mkdir -p target
+    echo "fuzzing $t for ${seconds}s"
+    status=0
+    MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz run target "corpus/$t" -- \
+        -rss_limit_mb=1024 -timeout=10 -max_total_time="$seconds" \
+        -artifact_prefix="regressions/$t/" -print_final_stats=1 >"$log" 2>&1 || status=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    if [ "$status" -ne 0 ]; then
+        summary+=("$t: FAILED after ${runs:-?} inputs, see fuzz/$log and fuzz/regressions/$t/")
+    else
+        summary+=("$t: ${runs:-?} inputs, no failure")
+    fi
+    MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz cmin target "corpus/$t" -- \
+        -rss_limit_mb=1024 -timeout=10 >>"$log" 2>&1 || true
+done
+printf '%s\n' "${summary[@]}"
