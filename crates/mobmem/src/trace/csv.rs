@@ -112,6 +112,11 @@ impl EventSource for Reader {
     fn tables(&mut self) -> Result<Tables> {
         Ok(self.interner.tables().clone())
     }
+
+    /// Nothing follows the events, whose reading checked the whole input.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Bytes the csv reader asks of the input at a time.

@@ -124,4 +124,9 @@ impl EventSource for Reader {
     fn tables(&mut self) -> Result<Tables> {
         Ok(self.interner.tables().clone())
     }
+
+    /// Nothing follows the events, whose reading checked the whole input.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
 }

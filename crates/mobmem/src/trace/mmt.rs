@@ -6,6 +6,12 @@
 //! events as they are produced; it patches the header's counts when it finishes. Because
 //! a reader may be fed a zstd stream, the [`Reader`] never seeks: it reads the records,
 //! then the tables that follow them.
+//!
+//! The header's counts are checked against the data as it arrives and never size
+//! anything by themselves: [`Reader::page_count_hint`](super::EventSource::page_count_hint)
+//! is bounded by the length of the file where it is known (a plain file, or data in
+//! memory), and by [`HINT_WITHOUT_LENGTH`] for a stream, so that a 64-byte file claiming
+//! 2^32 - 1 pages makes no one allocate for them.
 
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -39,6 +45,11 @@ const PAGE_KIND_ANON: u8 = 1;
 const MAX_BATCH: usize = 1 << 16;
 /// Page table entries decoded per read.
 const PAGE_CHUNK: usize = 1 << 12;
+/// Most pages [`Reader`]'s page count hint gives for an input of unknown length (a zstd
+/// stream): beyond it, per-page state grows with the pages the events use.
+pub const HINT_WITHOUT_LENGTH: u64 = 1 << 16;
+/// Bytes of the smallest process table entry (a pid and an empty name's length).
+const PROCESS_ENTRY_MIN_SIZE: u64 = 8;
 
 /// The counts a `.mmt` header records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,11 +243,25 @@ pub struct Reader {
     bytes: Vec<u8>,
     /// The tables, once read; the records were all consumed by then.
     tables: Option<Tables>,
+    /// The tables were read and checked by `finish` without being kept.
+    finished: bool,
+    /// Bytes of the input, when known before reading it (not a stream).
+    length: Option<u64>,
 }
 
 impl Reader {
-    /// Read and check the header.
+    /// Read and check the header of an input of unknown length.
     pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Result<Self> {
+        Self::with_length(path, input, None)
+    }
+
+    /// Read and check the header; `length` is the input's size in bytes when it is known
+    /// (a file that is not compressed), and bounds what the header's counts may size.
+    pub fn with_length(
+        path: &Path,
+        input: Box<dyn Read + Send>,
+        length: Option<u64>,
+    ) -> Result<Self> {
         let mut input = BufReader::with_capacity(1 << 18, input);
         let mut head = [0u8; HEADER_SIZE as usize];
         let got = read_up_to(&mut input, &mut head).map_err(|e| Error::io(path, e))?;
@@ -248,7 +273,20 @@ impl Reader {
             next_record: 0,
             bytes: Vec::new(),
             tables: None,
+            finished: false,
+            length,
         })
+    }
+
+    /// At most `count` entries of at least `entry_size` bytes each, as many as the input
+    /// can hold from byte `offset` on (or [`HINT_WITHOUT_LENGTH`] of unknown length): what
+    /// may be allocated for a count the header claims before the data is read.
+    fn bounded(&self, count: u64, offset: u64, entry_size: u64) -> u64 {
+        let room = match self.length {
+            Some(length) => length.saturating_sub(offset) / entry_size,
+            None => HINT_WITHOUT_LENGTH,
+        };
+        count.min(room)
     }
 
     pub fn header(&self) -> &Header {
@@ -283,9 +321,10 @@ impl Reader {
         Ok(())
     }
 
-    fn read_tables(&mut self) -> Result<Tables> {
+    /// Read and check the tables; the page table is kept only if `keep_pages`.
+    fn read_tables(&mut self, keep_pages: bool) -> Result<Tables> {
         let mut offset = self.header.tables_offset;
-        let pages = self.read_page_table(&mut offset)?;
+        let pages = self.read_page_table(&mut offset, keep_pages)?;
         let processes = self.read_process_table(&mut offset)?;
         let mut probe = [0u8; 1];
         let extra =
@@ -300,17 +339,23 @@ impl Reader {
         Ok(Tables { pages, processes })
     }
 
-    fn read_page_table(&mut self, offset: &mut u64) -> Result<Vec<PageKey>> {
+    fn read_page_table(&mut self, offset: &mut u64, keep: bool) -> Result<Vec<PageKey>> {
         let count = self.header.page_count;
         // The count is checked against the data as it arrives, not trusted for allocation.
-        let mut pages = Vec::with_capacity(count.min(1 << 20) as usize);
+        let reserve = if keep {
+            self.bounded(count, *offset, PAGE_ENTRY_SIZE)
+        } else {
+            0
+        };
+        let mut pages = Vec::with_capacity(reserve as usize);
         let mut chunk = vec![0u8; PAGE_CHUNK * PAGE_ENTRY_SIZE as usize];
-        while (pages.len() as u64) < count {
-            let entries = (count - pages.len() as u64).min(PAGE_CHUNK as u64) as usize;
+        let mut read = 0u64;
+        while read < count {
+            let entries = (count - read).min(PAGE_CHUNK as u64) as usize;
             let bytes = &mut chunk[..entries * PAGE_ENTRY_SIZE as usize];
             let got = read_up_to(&mut self.input, bytes).map_err(|e| Error::io(&self.path, e))?;
             if got < bytes.len() {
-                let entry = pages.len() as u64 + got as u64 / PAGE_ENTRY_SIZE;
+                let entry = read + got as u64 / PAGE_ENTRY_SIZE;
                 return Err(Error::format(
                     &self.path,
                     Position::Byte(*offset + got as u64),
@@ -326,8 +371,7 @@ impl Reader {
                             &self.path,
                             Position::Byte(*offset),
                             format!(
-                                "page {}: kind {other}, expected 0 (file) or 1 (anonymous)",
-                                pages.len()
+                                "page {read}: kind {other}, expected 0 (file) or 1 (anonymous)"
                             ),
                         ))
                     }
@@ -336,14 +380,17 @@ impl Reader {
                     return Err(Error::format(
                         &self.path,
                         Position::Byte(*offset + 1),
-                        format!("page {}: padding bytes 1..8 are not zero", pages.len()),
+                        format!("page {read}: padding bytes 1..8 are not zero"),
                     ));
                 }
-                pages.push(PageKey {
-                    kind,
-                    owner: le_u64(&entry[8..16]),
-                    index: le_u64(&entry[16..24]),
-                });
+                if keep {
+                    pages.push(PageKey {
+                        kind,
+                        owner: le_u64(&entry[8..16]),
+                        index: le_u64(&entry[16..24]),
+                    });
+                }
+                read += 1;
                 *offset += PAGE_ENTRY_SIZE;
             }
         }
@@ -352,7 +399,10 @@ impl Reader {
 
     fn read_process_table(&mut self, offset: &mut u64) -> Result<Vec<ProcessInfo>> {
         let count = self.header.process_count;
-        let mut processes = Vec::with_capacity(count.min(1 << 16) as usize);
+        let reserve = self
+            .bounded(count, *offset, PROCESS_ENTRY_MIN_SIZE)
+            .min(1 << 16);
+        let mut processes = Vec::with_capacity(reserve as usize);
         let mut name = Vec::new();
         while (processes.len() as u64) < count {
             let truncated = |at: u64, what: &str, index: usize| {
@@ -406,7 +456,7 @@ impl EventSource for Reader {
     fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
         buf.clear();
         // Once the tables are read the records are behind us (skipped if never read).
-        if self.tables.is_some() {
+        if self.tables.is_some() || self.finished {
             return Ok(false);
         }
         let left = self.header.record_count - self.next_record;
@@ -447,8 +497,14 @@ impl EventSource for Reader {
         Ok(true)
     }
 
+    /// The header's page count, bounded by what the file can hold after its records (a
+    /// page table entry is 24 bytes) or, for a stream, by [`HINT_WITHOUT_LENGTH`].
     fn page_count_hint(&self) -> Option<u64> {
-        Some(self.header.page_count)
+        Some(self.bounded(
+            self.header.page_count,
+            self.header.tables_offset,
+            PAGE_ENTRY_SIZE,
+        ))
     }
 
     /// Reads the tables that follow the records; records not read yet are skipped
@@ -457,10 +513,28 @@ impl EventSource for Reader {
         if let Some(tables) = &self.tables {
             return Ok(tables.clone());
         }
+        if self.finished {
+            return Err(Error::config(
+                self.path.display().to_string(),
+                "the tables were checked and not kept (finish() was called): open the trace again to read them",
+            ));
+        }
         self.skip_records()?;
-        let tables = self.read_tables()?;
+        let tables = self.read_tables(true)?;
         self.tables = Some(tables.clone());
         Ok(tables)
+    }
+
+    /// Reads and checks the tables without keeping the page table, so that a streamed
+    /// run holds no more than it did; records not read yet are skipped (unchecked).
+    fn finish(&mut self) -> Result<()> {
+        if self.tables.is_some() || self.finished {
+            return Ok(());
+        }
+        self.skip_records()?;
+        self.read_tables(false)?;
+        self.finished = true;
+        Ok(())
     }
 }
 
@@ -613,6 +687,54 @@ impl Writer {
         }
         Ok(())
     }
+}
+
+/// Check what a reader cannot check before the tables, which follow the records: that
+/// each access's anonymous flag agrees with the kind of its page, and that swap events
+/// are of anonymous pages. `trace` was read from the `.mmt` file `path` (so its ids are
+/// within its tables); an error names the record.
+pub fn check_against_tables(path: &Path, trace: &Trace) -> Result<()> {
+    for (index, event) in trace.events.iter().enumerate() {
+        let kind = event.kind();
+        if !matches!(
+            kind,
+            EventKind::Access | EventKind::SwapOut | EventKind::SwapIn
+        ) {
+            continue;
+        }
+        let Some(page) = trace.tables.pages.get(event.page() as usize) else {
+            continue;
+        };
+        let anon = page.kind == PageKind::Anon;
+        if event.is_anon() == anon {
+            continue;
+        }
+        let index = index as u64;
+        let table = if anon { "an anonymous" } else { "a file" };
+        let message = if kind == EventKind::Access {
+            let flag = if event.is_anon() { "set" } else { "clear" };
+            format!(
+                "access with the anonymous flag {flag}, but page {} is {table} page in the \
+                 page table",
+                event.page()
+            )
+        } else {
+            format!(
+                "swap event of page {}, which is a file page in the page table (swap holds \
+                 anonymous pages)",
+                event.page()
+            )
+        };
+        return Err(Error::format(
+            path,
+            Position::Record {
+                index,
+                offset: HEADER_SIZE + index * RECORD_SIZE,
+            },
+            message,
+        ));
+    }
+    Ok(())
 }
 
 /// Write a whole trace to `path`.

@@ -426,11 +426,20 @@ pub trait EventSource {
     /// trace is exhausted and `buf` was left empty.
     fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> crate::Result<bool>;
 
-    /// Number of distinct pages, when the format records it up front.
+    /// Number of distinct pages, when the format records it up front: a hint to size
+    /// per-page state, bounded by what the input can hold, never a promise.
     fn page_count_hint(&self) -> Option<u64> {
         None
     }
 
     /// The interned tables. Complete only once the stream has been read to its end.
     fn tables(&mut self) -> crate::Result<Tables>;
+
+    /// Once `read_batch` has returned `false`: read and check whatever follows the events
+    /// (a `.mmt` file's tables), so that a run over a stream reports a result only for a
+    /// whole, valid file. Nothing needs to be kept: the default reads the tables and
+    /// drops them.
+    fn finish(&mut self) -> crate::Result<()> {
+        self.tables().map(drop)
+    }
 }

@@ -1,0 +1,248 @@
+//! Small hostile inputs must not take the machine: header counts size nothing before the
+//! data is read, a run reports only on a whole file, and the errors name the file and the
+//! position. Each test writes its inputs into a temporary folder; a memory bound is
+//! checked by the run failing at once.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
+use mobmem::mm::placement::{find_policy, Capacity};
+use mobmem::trace::{self, mmt};
+
+/// A `.mmt` file: `records` as (time, word, arg), `pages` as (kind, owner, index),
+/// `processes` as (pid, name); `claim` overrides the header's counts (records, pages,
+/// processes) when given.
+fn mmt_bytes(
+    records: &[(u64, u32, u32)],
+    pages: &[(u8, u64, u64)],
+    processes: &[(u32, &str)],
+    claim: Option<(u64, u64, u64)>,
+) -> Vec<u8> {
+    let (record_count, page_count, process_count) = claim.unwrap_or((
+        records.len() as u64,
+        pages.len() as u64,
+        processes.len() as u64,
+    ));
+    let mut out = Vec::new();
+    out.extend_from_slice(b"MOBMEMTR");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&16u32.to_le_bytes());
+    for value in [
+        record_count,
+        page_count,
+        process_count,
+        64 + 16 * record_count,
+    ] {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    out.resize(64, 0);
+    for &(time, word, arg) in records {
+        out.extend_from_slice(&time.to_le_bytes());
+        out.extend_from_slice(&word.to_le_bytes());
+        out.extend_from_slice(&arg.to_le_bytes());
+    }
+    for &(kind, owner, index) in pages {
+        out.push(kind);
+        out.extend_from_slice(&[0; 7]);
+        out.extend_from_slice(&owner.to_le_bytes());
+        out.extend_from_slice(&index.to_le_bytes());
+    }
+    for &(pid, name) in processes {
+        out.extend_from_slice(&pid.to_le_bytes());
+        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+    }
+    out
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    zstd::encode_all(bytes, 3).unwrap()
+}
+
+fn setup(policy: &str, capacity: usize) -> RunSetup {
+    RunSetup::new(find_policy(policy).unwrap(), Capacity::single(capacity))
+}
+
+/// Run `policy` over the trace at `path`, streamed; the error as text.
+fn sim(path: &Path, policy: &str) -> Result<u64, String> {
+    let mut source = trace::open(path, None).map_err(|e| e.to_string())?;
+    run_source(source.as_mut(), &setup(policy, 100), &mut |_| {})
+        .map(|m| m.accesses)
+        .map_err(|e| e.to_string())
+}
+
+/// `f()` must fail within a few seconds (so it did not allocate or run for the claim);
+/// returns its error.
+fn fails_fast<T: std::fmt::Debug>(what: &str, f: impl FnOnce() -> Result<T, String>) -> String {
+    let started = Instant::now();
+    let result = f();
+    let took = started.elapsed();
+    let err = match result {
+        Ok(v) => panic!("{what}: should fail, gave {v:?}"),
+        Err(e) => e,
+    };
+    assert!(took < Duration::from_secs(5), "{what}: took {took:?}");
+    err
+}
+
+#[test]
+fn mmt_header_counts_size_nothing_before_the_data() {
+    let dir = tempfile::tempdir().unwrap();
+    for pages in [u64::from(u32::MAX), 1 << 28] {
+        let bytes = mmt_bytes(&[], &[], &[], Some((0, pages, 0)));
+        assert_eq!(bytes.len(), 64);
+        let plain = write(dir.path(), "claim.mmt", &bytes);
+        let packed = write(dir.path(), "claim.mmt.zst", &zstd(&bytes));
+        // What a policy is sized by: the file holds no page table, the stream is unknown.
+        assert_eq!(
+            trace::open(&plain, None).unwrap().page_count_hint(),
+            Some(0)
+        );
+        assert_eq!(
+            trace::open(&packed, None).unwrap().page_count_hint(),
+            Some(mmt::HINT_WITHOUT_LENGTH)
+        );
+        for path in [&plain, &packed] {
+            for policy in ["lru", "clock", "arc", "2q", "fifo"] {
+                let err = fails_fast(policy, || sim(path, policy));
+                assert!(
+                    err.contains("byte offset 64: truncated page table"),
+                    "{policy}: {err}"
+                );
+            }
+            let err = fails_fast("read_all", || {
+                trace::read_all(path, None).map_err(|e| e.to_string())
+            });
+            assert!(err.contains("truncated page table"), "{err}");
+        }
+    }
+    // A claim of many records and processes allocates nothing either.
+    let bytes = mmt_bytes(&[], &[], &[], Some((1 << 40, 0, 1 << 27)));
+    let path = write(dir.path(), "records.mmt", &bytes);
+    let err = fails_fast("records", || sim(&path, "lru"));
+    assert!(
+        err.contains("record 0 (byte offset 64): truncated"),
+        "{err}"
+    );
+}
+
+/// A small valid trace: one process, three accesses to two pages.
+fn small_mmt() -> Vec<u8> {
+    mmt_bytes(
+        &[(0, 2 << 27, 0), (1, 0, 0), (2, 0, 1), (3, 0, 0)],
+        &[(0, 7, 0), (0, 7, 1)],
+        &[(42, "app")],
+        None,
+    )
+}
+
+#[test]
+fn a_streamed_run_checks_the_tables_before_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = small_mmt();
+    let path = write(dir.path(), "whole.mmt", &whole);
+    assert_eq!(sim(&path, "lru"), Ok(3));
+    assert_eq!(sim(&path, "clock"), Ok(3));
+    // Cut in the process table, in the page table, or followed by stray bytes.
+    let end = whole.len();
+    let cases: [(&[u8], String); 3] = [
+        (
+            &whole[..end - 1],
+            format!("byte offset {}: truncated process table", end - 1),
+        ),
+        (
+            &whole[..end - 12],
+            "truncated page table: the file ends in entry 1 of 2".to_string(),
+        ),
+        (
+            &[whole.as_slice(), b"x"].concat(),
+            format!("byte offset {end}: unexpected data after the process table"),
+        ),
+    ];
+    for (bytes, expected) in cases {
+        let path = write(dir.path(), "bad.mmt", bytes);
+        for policy in ["lru", "clock", "2q"] {
+            let err = sim(&path, policy).unwrap_err();
+            assert!(err.starts_with(&path.display().to_string()), "{err}");
+            assert!(err.contains(&expected), "{policy}: {err}");
+        }
+        let packed = write(dir.path(), "bad.mmt.zst", &zstd(bytes));
+        assert!(sim(&packed, "lru").unwrap_err().contains(&expected));
+    }
+}
+
+#[test]
+fn zstd_errors_say_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..20_000)
+        .map(|i| format!("{} 8 0 {i}\n", i * 977))
+        .collect();
+    let packed = zstd(text.as_bytes());
+    // A frame followed by bytes that are not one, and a frame cut short.
+    let trailing = [packed.as_slice(), b"not a zstd frame"].concat();
+    let cut = &packed[..packed.len() / 2];
+    for (name, bytes) in [("trailing.lis.zst", &trailing[..]), ("cut.lis.zst", cut)] {
+        let path = write(dir.path(), name, bytes);
+        let err = trace::read_all(&path, None).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "{}: zstd data unreadable by compressed byte offset ",
+                path.display()
+            )) && err.contains("(decompressed byte offset "),
+            "{err}"
+        );
+        // The same from data in memory.
+        let err = trace::read_all_data(&path, bytes.to_vec(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("zstd data unreadable by compressed byte offset"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn an_mmt_inconsistency_blames_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    // An access flagged anonymous to a file page, then a swap-out of a file page.
+    let cases = [
+        (
+            (1, 1 << 31, 0),
+            "record 1 (byte offset 80): access with the anonymous flag set, but page 0 is a file page",
+        ),
+        (
+            (1, 4 << 27 | 1 << 31, 0),
+            "record 1 (byte offset 80): swap event of page 0, which is a file page",
+        ),
+    ];
+    for (record, expected) in cases {
+        let bytes = mmt_bytes(
+            &[(0, 2 << 27, 0), record],
+            &[(0, 7, 0)],
+            &[(42, "app")],
+            None,
+        );
+        let input = write(dir.path(), "in.mmt", &bytes);
+        let err = trace::read_all(&input, None).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{}: {expected}", input.display())),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn run_trace_still_runs_an_in_memory_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace::read_all(&write(dir.path(), "t.mmt", &small_mmt()), None).unwrap();
+    assert_eq!(run_trace(&t, &setup("lru", 10)).unwrap().accesses, 3);
+}
