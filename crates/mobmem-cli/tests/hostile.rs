@@ -98,6 +98,65 @@ fn header_claims_and_cut_tables_fail_before_any_result() {
 }
 
 #[test]
+fn lis_counts_lines_and_empty_inputs_are_bounded_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = put(dir.path(), "huge.lis", b"0 18446744073709551615 0 0\n");
+    let huge = huge.to_str().unwrap();
+    let expected = "huge.lis: line 1: block_count 18446744073709551615, expected at most";
+    fails_at_once(&["trace", "info", huge], expected);
+    let out = dir.path().join("out.mmt");
+    fails_at_once(&["trace", "convert", huge, out.to_str().unwrap()], expected);
+    assert!(!out.exists());
+    for format in ["lis", "csv"] {
+        fails_at_once(
+            &["trace", "info", "/dev/zero", "--format", format],
+            "/dev/zero: line 1: a ",
+        );
+    }
+    for name in ["e.lis", "e.oracleGeneral.bin", "e.csv", "e.mmt"] {
+        let path = put(dir.path(), name, b"");
+        fails_at_once(
+            &["trace", "info", path.to_str().unwrap()],
+            &format!("{name}: byte offset 0: empty file: it holds no events"),
+        );
+    }
+    for format in ["lis", "oracle-general"] {
+        fails_at_once(
+            &["trace", "info", "/dev/null", "--format", format],
+            "/dev/null: byte offset 0: empty file: it holds no events",
+        );
+    }
+}
+
+#[test]
+fn ftrace_page_ranges_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..400u64)
+        .map(|i| {
+            format!(
+                "  python3-700 [001] ..... 10.{i:06}: mm_filemap_add_to_page_cache: dev 254:0 ino a0 pfn=0x1000 ofs={} order=19\n",
+                i << 31
+            )
+        })
+        .collect();
+    let path = put(dir.path(), "order19.txt", text.as_bytes());
+    let out = dir.path().join("out.mmt");
+    fails_at_once(
+        &[
+            "trace",
+            "import",
+            "--from",
+            "ftrace",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "order19.txt: line 3: mm_filemap_add_to_page_cache: 524287 more pages take the import past",
+    );
+    assert!(!out.exists());
+}
+
+#[test]
 fn convert_blames_the_input() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("t.mmt");

@@ -1,7 +1,7 @@
 //! Small hostile inputs must not take the machine: header counts size nothing before the
-//! data is read, a run reports only on a whole file, and the errors name the file and the
-//! position. Each test writes its inputs into a temporary folder; a memory bound is
-//! checked by the run failing at once.
+//! data is read, lines and their expansion are bounded, every format reports an empty
+//! input alike, and the errors name the file and the position. Each test writes its
+//! inputs into a temporary folder; a memory bound is checked by the run failing at once.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity};
-use mobmem::trace::{self, mmt};
+use mobmem::trace::ftrace::{import_file, FtraceImporter, ImportOptions};
+use mobmem::trace::{self, lis, mmt, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES};
 
 /// A `.mmt` file: `records` as (time, word, arg), `pages` as (kind, owner, index),
 /// `processes` as (pid, name); `claim` overrides the header's counts (records, pages,
@@ -177,6 +178,205 @@ fn a_streamed_run_checks_the_tables_before_its_result() {
         let packed = write(dir.path(), "bad.mmt.zst", &zstd(bytes));
         assert!(sim(&packed, "lru").unwrap_err().contains(&expected));
     }
+}
+
+#[test]
+fn lis_block_counts_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    // 27 bytes asking for 2^64 - 1 blocks.
+    let path = write(dir.path(), "huge.lis", b"0 18446744073709551615 0 0\n");
+    let summarize = |path: &Path| {
+        let mut source = trace::open(path, None).map_err(|e| e.to_string())?;
+        trace::summary::summarize_source(source.as_mut())
+            .map(|s| s.accesses)
+            .map_err(|e| e.to_string())
+    };
+    let err = fails_fast("info", || summarize(&path));
+    assert!(
+        err.contains(
+            "huge.lis: line 1: block_count 18446744073709551615, expected at most 1048576"
+        ),
+        "{err}"
+    );
+    let err = fails_fast("convert", || {
+        trace::read_all(&path, None).map_err(|e| e.to_string())
+    });
+    assert!(err.contains("line 1: block_count"), "{err}");
+
+    // The most a line may ask for is taken.
+    let most = format!("5 {} 0 0\n", lis::MAX_BLOCKS_PER_LINE);
+    let path = write(dir.path(), "most.lis", most.as_bytes());
+    assert_eq!(summarize(&path), Ok(lis::MAX_BLOCKS_PER_LINE));
+
+    // Lines within the bound, but too many requests for the file's size.
+    let line = format!("0 {} 0 0\n", lis::MAX_BLOCKS_PER_LINE);
+    let path = write(dir.path(), "many.lis", line.repeat(4).as_bytes());
+    let err = fails_fast("many", || summarize(&path));
+    let bound = EXPANSION_ALLOWANCE + EXPANSION_PER_BYTE * 2 * line.len() as u64;
+    assert!(
+        err.contains(&format!(
+            "many.lis: line 2: block_count 1048576 takes the file past {bound} requests"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn text_lines_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = vec![b'1'; MAX_LINE_BYTES + 10];
+    let path = write(
+        dir.path(),
+        "long.lis",
+        &[b"1 1 0 0\n".as_slice(), &long].concat(),
+    );
+    let err = trace::read_all(&path, None).unwrap_err().to_string();
+    assert!(
+        err.contains("long.lis: line 2: a line longer than 1048576 bytes"),
+        "{err}"
+    );
+    let path = write(dir.path(), "long.csv", &long);
+    let err = trace::read_all(&path, None).unwrap_err().to_string();
+    assert!(err.contains("long.csv: line 1: a record longer"), "{err}");
+    let path = write(dir.path(), "long.txt", &long);
+    let err = import_file(&path, ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("long.txt: line 1: a line longer than 1048576 bytes"),
+        "{err}"
+    );
+    // An endless line: /dev/zero reads as one.
+    let zero = Path::new("/dev/zero");
+    if zero.exists() {
+        for format in [trace::Format::Lis, trace::Format::Csv] {
+            let err = fails_fast(format.name(), || {
+                trace::read_all(zero, Some(format)).map_err(|e| e.to_string())
+            });
+            assert!(err.contains("/dev/zero: line 1: a "), "{err}");
+        }
+    }
+    // A systrace page's long lines before the trace data are passed over.
+    let page = [
+        b"<!DOCTYPE html>\n<html>\n".as_slice(),
+        &long,
+        b"\n  python3-700 [001] ..... 10.000000: mm_filemap_fault: dev 254:0 ino a0 ofs=0\n",
+    ]
+    .concat();
+    let path = write(dir.path(), "page.html", &page);
+    let (t, report) = import_file(&path, ImportOptions::default()).unwrap();
+    assert_eq!(t.accesses().count(), 1);
+    assert_eq!(report.lines, 4);
+}
+
+#[test]
+fn ftrace_page_ranges_are_bounded_in_total() {
+    let dir = tempfile::tempdir().unwrap();
+    // Order-19 folios (2^19 pages a line, the most one line may name), as in the kernel's
+    // folio layout and in Perfetto's text.
+    let folio = |i: usize| {
+        format!(
+            "  python3-700 [001] ..... 10.{i:06}: mm_filemap_add_to_page_cache: dev 254:0 ino a0 pfn=0x1000 ofs={} order=19\n",
+            i << 31
+        )
+    };
+    let perfetto = |i: usize| {
+        format!(
+            "  python3-700 ( 700) [001] .... 10.{i:06}: mm_filemap_map_pages: dev 254:0 ino a0 index={} last_index={}\n",
+            i << 19,
+            ((i + 1) << 19) - 1
+        )
+    };
+    for (name, line, is_perfetto) in [
+        ("folios.txt", &folio as &dyn Fn(usize) -> String, false),
+        ("perfetto.txt", &perfetto, true),
+    ] {
+        let text: String = (0..400).map(line).collect();
+        assert!(text.len() < 60_000);
+        let path = write(dir.path(), name, text.as_bytes());
+        for strict in [false, true] {
+            let options = ImportOptions {
+                strict,
+                perfetto: is_perfetto,
+                ..Default::default()
+            };
+            let err = fails_fast(name, || {
+                import_file(&path, options).map_err(|e| e.to_string())
+            });
+            // Two lines fit in the allowance; the third passes it.
+            assert!(
+                err.contains(&format!("{name}: line 3: "))
+                    && err.contains("more pages take the import past"),
+                "{err}"
+            );
+        }
+    }
+    // The read path's batches count the room they take.
+    let mut importer = FtraceImporter::new(Path::new("reads.txt"), ImportOptions::default());
+    let mut failed = None;
+    for i in 0..400u64 {
+        let line = format!(
+            "  python3-700 [001] ..... 10.{i:06}: mm_filemap_get_pages: dev 254:0 ino a0 ofs={}-{}\n",
+            i << 31,
+            (i << 31) + (1 << 31) - 1
+        );
+        if let Err(e) = importer.push_line(&line) {
+            failed = Some((i, e.to_string()));
+            break;
+        }
+    }
+    let (i, err) = failed.expect("the batches pass the bound");
+    assert_eq!(i, 2, "{err}");
+    assert!(
+        err.contains("reads.txt: line 3: mm_filemap_get_pages: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_format_reports_an_empty_input_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, what) in [
+        ("empty.mmt", "a .mmt trace"),
+        ("empty.csv", "a CSV trace"),
+        ("empty.lis", "an ARC .lis trace"),
+        (
+            "empty.oracleGeneral.bin",
+            "a libCacheSim oracleGeneral trace",
+        ),
+        ("empty.lis.zst", "an ARC .lis trace"),
+    ] {
+        let bytes = if name.ends_with(".zst") {
+            zstd(b"")
+        } else {
+            Vec::new()
+        };
+        let path = write(dir.path(), name, &bytes);
+        let expected = format!(
+            "{}: byte offset 0: empty file: it holds no events (expected {what})",
+            path.display()
+        );
+        let err = trace::read_all(&path, None).unwrap_err().to_string();
+        assert_eq!(err, expected);
+        assert_eq!(sim(&path, "lru").unwrap_err(), expected);
+    }
+    let null = Path::new("/dev/null");
+    if null.exists() {
+        for format in trace::Format::ALL {
+            let err = trace::read_all(null, Some(format)).unwrap_err().to_string();
+            assert!(
+                err.starts_with("/dev/null: byte offset 0: empty file: it holds no events"),
+                "{err}"
+            );
+        }
+    }
+    // A .lis file of blank lines and empty requests holds no events either.
+    let path = write(dir.path(), "blank.lis", b"\n7 0 0 0\n\n");
+    let err = trace::read_all(&path, None).unwrap_err().to_string();
+    assert!(
+        err.contains("blank.lis: line 3: no line asks for a block: the file holds no events"),
+        "{err}"
+    );
 }
 
 #[test]

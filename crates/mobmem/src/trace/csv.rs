@@ -13,7 +13,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::shared::{parse_u64, read_up_to, PartialFile};
+use super::shared::{empty_input, parse_u64, read_up_to, PartialFile};
 use super::{Event, EventKind, EventSource, Interner, PageKey, PageKind, Tables, Trace};
 use crate::{Error, Position, Result};
 
@@ -78,10 +78,13 @@ impl Reader {
         };
         let expected = format!("expected the header line `{}`", COLUMNS.join(","));
         let Some(line) = reader.records.next(path)? else {
+            if reader.records.bytes_read() == 0 {
+                return Err(empty_input(path, "a CSV trace"));
+            }
             return Err(Error::format(
                 path,
                 Position::Line(1),
-                format!("empty file: {expected}"),
+                format!("the file holds no events, only comments and blank lines: {expected}"),
             ));
         };
         let records = &reader.records;
@@ -159,6 +162,12 @@ impl Records {
 
     fn len(&self) -> usize {
         self.record.len()
+    }
+
+    /// Bytes read from the input so far.
+    fn bytes_read(&self) -> u64 {
+        let input = self.csv.get_ref();
+        input.kept_at + input.kept.len() as u64
     }
 
     /// The fields of the current record, which has `N` of them.

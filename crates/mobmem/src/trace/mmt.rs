@@ -90,6 +90,9 @@ impl Header {
     fn parse(path: &Path, bytes: &[u8]) -> Result<Header> {
         let bad =
             |offset: u64, message: String| Error::format(path, Position::Byte(offset), message);
+        if bytes.is_empty() {
+            return Err(super::shared::empty_input(path, "a .mmt trace"));
+        }
         if bytes.len() >= 8 && bytes[0..8] == UNFINISHED_MAGIC {
             return Err(bad(0, "incomplete trace: the writer did not finish".into()));
         }

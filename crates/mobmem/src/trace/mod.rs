@@ -20,7 +20,7 @@ mod shared;
 pub mod summary;
 
 pub use open::{open, open_data, read_all, read_all_data, write, Format};
-pub use shared::PartialFile;
+pub use shared::{PartialFile, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES};
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
