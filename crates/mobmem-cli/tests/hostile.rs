@@ -157,7 +157,7 @@ fn ftrace_page_ranges_are_bounded() {
 }
 
 #[test]
-fn convert_blames_the_input() {
+fn convert_blames_the_input_and_keeps_csv_output_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("t.mmt");
     ok(&[
@@ -198,6 +198,23 @@ fn convert_blames_the_input() {
             "bad.mmt: record {first_access} (byte offset {}): access with the anonymous flag",
             64 + 16 * first_access
         )),
+        "{err}"
+    );
+    // The partial file of an unfinished writer is refused.
+    let partial = put(
+        dir.path(),
+        "t.csv.partial",
+        b"# UNFINISHED: the writer did not finish      \n0,1,exit,,,,,\n",
+    );
+    let err = fails(&[
+        "trace",
+        "info",
+        partial.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        err.contains("line 1: incomplete trace: the writer did not finish"),
         "{err}"
     );
 }

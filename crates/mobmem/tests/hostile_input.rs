@@ -4,13 +4,14 @@
 //! inputs into a temporary folder; a memory bound is checked by the run failing at once.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity};
 use mobmem::trace::ftrace::{import_file, FtraceImporter, ImportOptions};
-use mobmem::trace::{self, lis, mmt, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES};
+use mobmem::trace::{self, csv, lis, mmt, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES};
 
 /// A `.mmt` file: `records` as (time, word, arg), `pages` as (kind, owner, index),
 /// `processes` as (pid, name); `claim` overrides the header's counts (records, pages,
@@ -438,6 +439,35 @@ fn an_mmt_inconsistency_blames_the_input() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn an_unfinished_csv_is_recognised() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace::read_all(&write(dir.path(), "t.mmt", &small_mmt()), None).unwrap();
+    let out = dir.path().join("t.csv");
+    csv::write(&out, &t).unwrap();
+    let text = fs::read_to_string(&out).unwrap();
+    // The finished file starts with the header, as before.
+    assert!(text.starts_with(&format!("{}\n0,42,start", csv::COLUMNS.join(","))));
+    assert!(!text.contains("UNFINISHED"));
+    assert_eq!(trace::read_all(&out, None).unwrap(), t);
+    // A file cut short keeps the mark the writer starts with.
+    let partial = dir.path().join("t.csv.partial");
+    let mut file = fs::File::create(&partial).unwrap();
+    writeln!(file, "{}", csv::UNFINISHED_MARK).unwrap();
+    writeln!(file, "0,42,start,,,,,app").unwrap();
+    drop(file);
+    let err = trace::read_all(&partial, Some(trace::Format::Csv))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "{}: line 1: incomplete trace: the writer did not finish (the file starts with its UNFINISHED mark)",
+            partial.display()
+        )
+    );
 }
 
 #[test]
