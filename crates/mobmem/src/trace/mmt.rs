@@ -366,26 +366,30 @@ impl Reader {
                 ));
             }
             for entry in bytes.chunks_exact(PAGE_ENTRY_SIZE as usize) {
-                let kind = match entry[0] {
-                    PAGE_KIND_FILE => PageKind::File,
-                    PAGE_KIND_ANON => PageKind::Anon,
-                    other => {
+                // The kind byte and the 7 bytes of padding, read as one word: 0 or 1 when
+                // the kind is valid and the padding zero.
+                let head = le_u64(&entry[0..8]);
+                let kind = match head {
+                    0 => PageKind::File,
+                    1 => PageKind::Anon,
+                    _ if entry[0] > PAGE_KIND_ANON => {
+                        let other = entry[0];
                         return Err(Error::format(
                             &self.path,
                             Position::Byte(*offset),
                             format!(
                                 "page {read}: kind {other}, expected 0 (file) or 1 (anonymous)"
                             ),
+                        ));
+                    }
+                    _ => {
+                        return Err(Error::format(
+                            &self.path,
+                            Position::Byte(*offset + 1),
+                            format!("page {read}: padding bytes 1..8 are not zero"),
                         ))
                     }
                 };
-                if entry[1..8].iter().any(|&b| b != 0) {
-                    return Err(Error::format(
-                        &self.path,
-                        Position::Byte(*offset + 1),
-                        format!("page {read}: padding bytes 1..8 are not zero"),
-                    ));
-                }
                 if keep {
                     pages.push(PageKey {
                         kind,
