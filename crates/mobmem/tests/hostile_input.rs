@@ -136,6 +136,57 @@ fn mmt_header_counts_size_nothing_before_the_data() {
     );
 }
 
+#[test]
+fn record_ids_are_bounded_by_what_the_file_can_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    // One record naming the last page id the header allows (per-page state for 2^32 pages),
+    // or the last process id.
+    let far_page = mmt_bytes(
+        &[(0, 0, u32::MAX - 1)],
+        &[],
+        &[],
+        Some((1, u64::from(u32::MAX), 1)),
+    );
+    // A start event of the last process id, with no page table to hold.
+    let far_process = mmt_bytes(
+        &[(0, 2 << 27 | ((1 << 27) - 1), 0)],
+        &[],
+        &[],
+        Some((1, 0, 1 << 27)),
+    );
+    let cases = [
+        // Plain, the file's length shows the page table missing before any record is used.
+        ("page.mmt", far_page.clone(), "byte offset 80: truncated page table: the file ends in entry 0 of 4294967295"),
+        ("page.mmt.zst", zstd(&far_page), "record 0 (byte offset 64): page id 4294967294 out of range: the input has room for only "),
+        ("process.mmt", far_process.clone(), "record 0 (byte offset 64): process id 134217727 out of range: the input has room for only 0 of the 134217728 processes"),
+        ("process.mmt.zst", zstd(&far_process), "record 0 (byte offset 64): process id 134217727 out of range: the input has room for only "),
+    ];
+    for (name, bytes, expected) in cases {
+        let path = write(dir.path(), name, &bytes);
+        for policy in ["lru", "clock"] {
+            let err = fails_fast(name, || sim(&path, policy));
+            assert!(
+                err.starts_with(&format!("{}: {expected}", path.display())),
+                "{err}"
+            );
+        }
+    }
+    // A file too short for the records its header announces is reported where it ends,
+    // before any record is used.
+    let bytes = mmt_bytes(
+        &[(0, 0, u32::MAX - 1)],
+        &[],
+        &[],
+        Some((1000, u64::from(u32::MAX), 1)),
+    );
+    let path = write(dir.path(), "short.mmt", &bytes);
+    let err = fails_fast("short", || sim(&path, "lru"));
+    assert!(
+        err.contains("short.mmt: record 1 (byte offset 80): truncated: the file ends 0 bytes into this record, but the header announces 1000 records"),
+        "{err}"
+    );
+}
+
 /// A small valid trace: one process, three accesses to two pages.
 fn small_mmt() -> Vec<u8> {
     mmt_bytes(
@@ -153,31 +204,36 @@ fn a_streamed_run_checks_the_tables_before_its_result() {
     let path = write(dir.path(), "whole.mmt", &whole);
     assert_eq!(sim(&path, "lru"), Ok(3));
     assert_eq!(sim(&path, "clock"), Ok(3));
-    // Cut in the process table, in the page table, or followed by stray bytes.
+    // Cut in the process table, in the page table, or followed by stray bytes (the plain
+    // file cut in its page table is found short before its records are used).
     let end = whole.len();
-    let cases: [(&[u8], String); 3] = [
+    let cases: [(&[u8], String, String); 3] = [
         (
             &whole[..end - 1],
+            format!("byte offset {}: truncated process table", end - 1),
             format!("byte offset {}: truncated process table", end - 1),
         ),
         (
             &whole[..end - 12],
             "truncated page table: the file ends in entry 1 of 2".to_string(),
+            "truncated page table: the file ends in entry 1 of 2".to_string(),
         ),
         (
             &[whole.as_slice(), b"x"].concat(),
             format!("byte offset {end}: unexpected data after the process table"),
+            format!("byte offset {end}: unexpected data after the process table"),
         ),
     ];
-    for (bytes, expected) in cases {
+    for (bytes, plain, packed) in cases {
         let path = write(dir.path(), "bad.mmt", bytes);
         for policy in ["lru", "clock", "2q"] {
             let err = sim(&path, policy).unwrap_err();
             assert!(err.starts_with(&path.display().to_string()), "{err}");
-            assert!(err.contains(&expected), "{policy}: {err}");
+            assert!(err.contains(&plain), "{policy}: {err}");
         }
-        let packed = write(dir.path(), "bad.mmt.zst", &zstd(bytes));
-        assert!(sim(&packed, "lru").unwrap_err().contains(&expected));
+        let path = write(dir.path(), "bad.mmt.zst", &zstd(bytes));
+        let err = sim(&path, "lru").unwrap_err();
+        assert!(err.contains(&packed), "{err}");
     }
 }
 

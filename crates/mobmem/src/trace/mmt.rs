@@ -208,8 +208,10 @@ fn record_is_valid(word: u32, arg: u32, header: &Header) -> bool {
     }
 }
 
+/// Why a record is not valid. `limits` is the header with its counts bounded by what the
+/// input can hold (see [`Reader::limits`]).
 #[cold]
-fn describe_bad_record(word: u32, arg: u32, header: &Header) -> String {
+fn describe_bad_record(word: u32, arg: u32, header: &Header, limits: &Header) -> String {
     let proc = word & RECORD_PROC_MASK;
     if u64::from(proc) >= header.process_count {
         return format!(
@@ -217,10 +219,22 @@ fn describe_bad_record(word: u32, arg: u32, header: &Header) -> String {
             header.process_count
         );
     }
+    if u64::from(proc) >= limits.process_count {
+        return format!(
+            "process id {proc} out of range: the input has room for only {} of the {} \
+             processes its header announces after its records (truncated, or a wrong header)",
+            limits.process_count, header.process_count
+        );
+    }
     match Event::raw_kind(word) {
         0 | 4 | 5 if u64::from(arg) >= header.page_count => format!(
             "page id {arg} out of range (the trace has {} pages)",
             header.page_count
+        ),
+        0 | 4 | 5 if u64::from(arg) >= limits.page_count => format!(
+            "page id {arg} out of range: the input has room for only {} of the {} pages its \
+             header announces after its records (truncated, or a wrong header)",
+            limits.page_count, header.page_count
         ),
         4 | 5 => "write flag set on a swap event".to_string(),
         7 => "event kind 7, expected 0..=6".to_string(),
@@ -248,28 +262,43 @@ pub struct Reader {
     tables: Option<Tables>,
     /// The tables were read and checked by `finish` without being kept.
     finished: bool,
-    /// Bytes of the input, when known before reading it (not a stream).
-    length: Option<u64>,
+    /// What is known of the input's length before it is read.
+    length: InputLength,
+    /// The header with its page and process counts bounded by what the input can hold
+    /// after the records: record ids are checked against these, so that no id in a
+    /// record makes per-page or per-process state grow past what the data can back.
+    limits: Header,
+}
+
+/// What is known of the length of a `.mmt` input before it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputLength {
+    /// A stream (standard input, a pipe).
+    Unknown,
+    /// Exactly this many bytes (a regular file that is not compressed, data in memory).
+    Exact(u64),
+    /// At most this many bytes (a zstd file: see [`crate::trace::MAX_ZSTD_EXPANSION`]).
+    AtMost(u64),
 }
 
 impl Reader {
     /// Read and check the header of an input of unknown length.
     pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Result<Self> {
-        Self::with_length(path, input, None)
+        Self::with_length(path, input, InputLength::Unknown)
     }
 
-    /// Read and check the header; `length` is the input's size in bytes when it is known
-    /// (a file that is not compressed), and bounds what the header's counts may size.
+    /// Read and check the header; `length` is what is known of the input's size, which
+    /// bounds what the header's counts may size and the ids records may use.
     pub fn with_length(
         path: &Path,
         input: Box<dyn Read + Send>,
-        length: Option<u64>,
+        length: InputLength,
     ) -> Result<Self> {
         let mut input = BufReader::with_capacity(1 << 18, input);
         let mut head = [0u8; HEADER_SIZE as usize];
         let got = read_up_to(&mut input, &mut head).map_err(|e| Error::io(path, e))?;
         let header = Header::parse(path, &head[..got])?;
-        Ok(Reader {
+        let mut reader = Reader {
             path: path.to_path_buf(),
             input,
             header,
@@ -278,22 +307,68 @@ impl Reader {
             tables: None,
             finished: false,
             length,
-        })
+            limits: header,
+        };
+        reader.limits.page_count =
+            reader.room(header.page_count, header.tables_offset, PAGE_ENTRY_SIZE);
+        reader.limits.process_count = reader.room(
+            header.process_count,
+            header.tables_offset,
+            PROCESS_ENTRY_MIN_SIZE,
+        );
+        Ok(reader)
     }
 
     /// At most `count` entries of at least `entry_size` bytes each, as many as the input
-    /// can hold from byte `offset` on (or [`HINT_WITHOUT_LENGTH`] of unknown length): what
-    /// may be allocated for a count the header claims before the data is read.
+    /// can hold from byte `offset` on.
+    fn room(&self, count: u64, offset: u64, entry_size: u64) -> u64 {
+        match self.length {
+            InputLength::Exact(length) | InputLength::AtMost(length) => {
+                count.min(length.saturating_sub(offset) / entry_size)
+            }
+            InputLength::Unknown => count,
+        }
+    }
+
+    /// What may be allocated for `count` entries the header claims, before the data is
+    /// read: [`Reader::room`], and at most [`HINT_WITHOUT_LENGTH`] unless the length is
+    /// exact.
     fn bounded(&self, count: u64, offset: u64, entry_size: u64) -> u64 {
-        let room = match self.length {
-            Some(length) => length.saturating_sub(offset) / entry_size,
-            None => HINT_WITHOUT_LENGTH,
-        };
-        count.min(room)
+        let room = self.room(count, offset, entry_size);
+        match self.length {
+            InputLength::Exact(_) => room,
+            _ => room.min(HINT_WITHOUT_LENGTH),
+        }
     }
 
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// Before any record is used: a file whose length is known and too short for its
+    /// records or its page table is reported where it ends, as reading on would report it,
+    /// since the ids of its records could not be bounded by the tables that follow.
+    fn check_length(&self) -> Result<()> {
+        let InputLength::Exact(length) = self.length else {
+            return Ok(());
+        };
+        let header = &self.header;
+        if length < header.tables_offset {
+            let data = length.saturating_sub(HEADER_SIZE);
+            return Err(self.truncated_in_records(data / RECORD_SIZE, data % RECORD_SIZE));
+        }
+        let room = (length - header.tables_offset) / PAGE_ENTRY_SIZE;
+        if room < header.page_count {
+            return Err(Error::format(
+                &self.path,
+                Position::Byte(length),
+                format!(
+                    "truncated page table: the file ends in entry {room} of {}",
+                    header.page_count
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn truncated_in_records(&self, index: u64, bytes_into_record: u64) -> Error {
@@ -466,6 +541,9 @@ impl EventSource for Reader {
         if self.tables.is_some() || self.finished {
             return Ok(false);
         }
+        if self.next_record == 0 {
+            self.check_length()?;
+        }
         let left = self.header.record_count - self.next_record;
         let count = (max.clamp(1, MAX_BATCH) as u64).min(left) as usize;
         if count == 0 {
@@ -487,7 +565,7 @@ impl EventSource for Reader {
             if self.header.version == VERSION_1 {
                 word = word_from_version_1(word);
             }
-            if !record_is_valid(word, arg, &self.header) {
+            if !record_is_valid(word, arg, &self.limits) {
                 let index = self.next_record + i as u64;
                 return Err(Error::format(
                     &self.path,
@@ -495,7 +573,7 @@ impl EventSource for Reader {
                         index,
                         offset: HEADER_SIZE + index * RECORD_SIZE,
                     },
-                    describe_bad_record(word, arg, &self.header),
+                    describe_bad_record(word, arg, &self.header, &self.limits),
                 ));
             }
             buf.push(Event::from_raw(le_u64(&record[0..8]), word, arg));

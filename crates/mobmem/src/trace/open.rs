@@ -5,6 +5,7 @@ use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 use std::str::FromStr;
 
+use super::mmt::InputLength;
 use super::{EventSource, Trace};
 use crate::{Error, Result};
 
@@ -84,19 +85,28 @@ pub fn open_bytes(path: &Path) -> Result<Box<dyn Read + Send>> {
     Ok(open_input(path)?.0)
 }
 
-/// [`open_bytes`], and the length of the bytes when it is known before reading them: the
-/// size of a regular file that is not compressed.
-fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
+/// Most bytes one byte of zstd data decompresses to: a block regenerates at most 128 KiB
+/// and takes at least a 3-byte header, so `2^17 / 3` < 2^16. It bounds what a compressed
+/// file can hold, whatever its headers claim.
+pub const MAX_ZSTD_EXPANSION: u64 = 1 << 16;
+
+/// [`open_bytes`], and what is known of the length of the bytes before reading them: the
+/// size of a regular file that is not compressed, a bound for a compressed one.
+fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength)> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
+    let length = metadata.is_file().then(|| metadata.len());
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
     if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
         let decoder = ZstdInput::new(reader).map_err(|e| Error::io(path, e))?;
-        Ok((Box::new(BufReader::with_capacity(1 << 16, decoder)), None))
+        let bound = length.map_or(InputLength::Unknown, |n| {
+            InputLength::AtMost(n.saturating_mul(MAX_ZSTD_EXPANSION))
+        });
+        Ok((Box::new(BufReader::with_capacity(1 << 16, decoder)), bound))
     } else {
-        let length = metadata.is_file().then(|| metadata.len());
-        Ok((Box::new(reader), length))
+        let exact = length.map_or(InputLength::Unknown, InputLength::Exact);
+        Ok((Box::new(reader), exact))
     }
 }
 
@@ -183,11 +193,12 @@ pub fn open_data(
 ) -> Result<Box<dyn EventSource + Send>> {
     let format = format_of(name, format)?;
     let (input, length): (Box<dyn Read + Send>, _) = if data.starts_with(&ZSTD_MAGIC) {
+        let bound = InputLength::AtMost((data.len() as u64).saturating_mul(MAX_ZSTD_EXPANSION));
         let decoder = ZstdInput::new(Cursor::new(data)).map_err(|e| Error::io(name, e))?;
-        (Box::new(BufReader::with_capacity(1 << 16, decoder)), None)
+        (Box::new(BufReader::with_capacity(1 << 16, decoder)), bound)
     } else {
-        let length = data.len() as u64;
-        (Box::new(Cursor::new(data)), Some(length))
+        let length = InputLength::Exact(data.len() as u64);
+        (Box::new(Cursor::new(data)), length)
     };
     source(name, input, length, format)
 }
@@ -207,7 +218,7 @@ fn format_of(path: &Path, format: Option<Format>) -> Result<Format> {
 fn source(
     path: &Path,
     input: Box<dyn Read + Send>,
-    length: Option<u64>,
+    length: InputLength,
     format: Format,
 ) -> Result<Box<dyn EventSource + Send>> {
     Ok(match format {
