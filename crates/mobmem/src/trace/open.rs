@@ -95,7 +95,7 @@ pub const MAX_ZSTD_EXPANSION: u64 = 1 << 16;
 fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength)> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
-    let length = metadata.is_file().then(|| metadata.len());
+    let length = metadata.is_file().then_some(metadata.len());
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
     if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
