@@ -45,6 +45,9 @@ pub struct BenchArgs {
     /// the parent run).
     #[arg(long, hide = true)]
     one: Option<String>,
+    /// With --one: the trace's distinct pages, as the parent counted them.
+    #[arg(long, hide = true)]
+    pages: Option<u64>,
 }
 
 /// Peak resident set size of this process, bytes (Linux).
@@ -62,14 +65,22 @@ fn current_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn measure_one(path: &Path, policy: &str, memory_fraction: f64, repeat: usize) -> Result<Value> {
+/// `pages` is the trace's distinct pages as the parent counted them from its tables;
+/// without it, the header's page count (bounded by the file's length) stands in.
+fn measure_one(
+    path: &Path,
+    policy: &str,
+    pages: Option<u64>,
+    memory_fraction: f64,
+    repeat: usize,
+) -> Result<Value> {
     let info = find_policy(policy)?;
-    let pages = trace::open(path, None)?.page_count_hint().unwrap_or(0);
+    // Opened once before the baseline, so that the reader's buffers are not counted as
+    // growth of the first run.
+    let hint = trace::open(path, None)?.page_count_hint().unwrap_or(0);
+    let pages = pages.unwrap_or(hint);
     if pages == 0 {
-        bail!(
-            "{}: the trace records no page count (use an .mmt trace)",
-            path.display()
-        );
+        bail!("{}: the trace has no pages", path.display());
     }
     let memory = ((pages as f64 * memory_fraction).round() as usize).max(2);
     let capacity = match info.family {
@@ -113,7 +124,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         };
         println!(
             "{}",
-            measure_one(path, policy, args.memory_fraction, args.repeat)?
+            measure_one(path, policy, args.pages, args.memory_fraction, args.repeat)?
         );
         return Ok(());
     }
@@ -132,13 +143,15 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     // Decoding alone, for reference.
     let started = Instant::now();
     let mut source = trace::open(&path, None)?;
-    let pages = source.page_count_hint().unwrap_or(0);
     let mut batch: Vec<Event> = Vec::with_capacity(1 << 16);
     let mut events = 0u64;
     while source.read_batch(&mut batch, 1 << 16)? {
         events += batch.len() as u64;
     }
     let decode_s = started.elapsed().as_secs_f64();
+    // Counted from the tables, not taken from a header's claim.
+    let pages = source.tables()?.pages.len() as u64;
+    drop(source);
 
     let exe = std::env::current_exe().context("locating the mobmem executable")?;
     let mut runs = Vec::new();
@@ -147,6 +160,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         let out = Command::new(&exe)
             .args(["bench", "--one", policy, "--trace"])
             .arg(&path)
+            .arg("--pages")
+            .arg(pages.to_string())
             .args([
                 "--memory-fraction",
                 &args.memory_fraction.to_string(),

@@ -646,9 +646,12 @@ mod csv_format {
     fn bad_or_missing_header() {
         let dir = tempfile::tempdir().unwrap();
         let path = put(&dir, "bad.csv", "");
-        assert_mentions(&read_error(&path), &["bad.csv", "line 1", "empty file"]);
+        assert_mentions(
+            &read_error(&path),
+            &["bad.csv", "byte offset 0", "empty file: it holds no events"],
+        );
         let path = put(&dir, "bad.csv", "# only a comment\n");
-        assert_mentions(&read_error(&path), &["line 1", "empty file"]);
+        assert_mentions(&read_error(&path), &["line 1", "holds no events"]);
         let path = put(&dir, "bad.csv", "time,pid,event\n0,1,exit\n");
         assert_mentions(
             &read_error(&path),
@@ -882,7 +885,14 @@ mod oracle_format {
     fn empty_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = put(&dir, "empty.oracleGeneral.bin", []);
-        assert_eq!(trace::read_all(&path, None).unwrap(), Trace::default());
+        assert_mentions(
+            &trace::read_all(&path, None).unwrap_err().to_string(),
+            &[
+                "empty.oracleGeneral.bin",
+                "byte offset 0",
+                "holds no events",
+            ],
+        );
     }
 }
 

@@ -10,10 +10,10 @@
 //! 40,1234,exit,,,,,
 //! ```
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use super::shared::{parse_u64, read_up_to, PartialFile};
+use super::shared::{empty_input, parse_u64, read_up_to, PartialFile};
 use super::{Event, EventKind, EventSource, Interner, PageKey, PageKind, Tables, Trace};
 use crate::{Error, Position, Result};
 
@@ -28,6 +28,12 @@ pub const COLUMNS: [&str; 8] = [
     "op",
     "value",
 ];
+
+/// The first line of a CSV trace whose writer has not finished, or never will (the file
+/// `NAME.partial` a killed `gen` or `convert` leaves), padded with spaces to the length of
+/// the header line, which replaces it when the writer finishes. A file that starts with
+/// it is refused, as `.mmt` files with `mmt::UNFINISHED_MAGIC` are.
+pub const UNFINISHED_MARK: &str = "# UNFINISHED: the writer did not finish";
 
 /// Longest record the reader takes, in bytes as written with its line break. An event line
 /// is a few dozen bytes; a record that goes on past this (a file that is not a CSV trace,
@@ -70,7 +76,19 @@ pub struct Reader {
 
 impl Reader {
     /// Check the header line; events are read by `read_batch`.
-    pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Result<Self> {
+    pub fn new(path: &Path, mut input: Box<dyn Read + Send>) -> Result<Self> {
+        let mut head = vec![0u8; UNFINISHED_MARK.len()];
+        let got = read_up_to(&mut input, &mut head).map_err(|e| Error::io(path, e))?;
+        head.truncate(got);
+        if head == UNFINISHED_MARK.as_bytes() {
+            return Err(Error::format(
+                path,
+                Position::Line(1),
+                "incomplete trace: the writer did not finish (the file starts with its \
+                 UNFINISHED mark)",
+            ));
+        }
+        let input: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(input));
         let mut reader = Reader {
             path: path.to_path_buf(),
             records: Records::new(input),
@@ -78,10 +96,13 @@ impl Reader {
         };
         let expected = format!("expected the header line `{}`", COLUMNS.join(","));
         let Some(line) = reader.records.next(path)? else {
+            if reader.records.bytes_read() == 0 {
+                return Err(empty_input(path, "a CSV trace"));
+            }
             return Err(Error::format(
                 path,
                 Position::Line(1),
-                format!("empty file: {expected}"),
+                format!("the file holds no events, only comments and blank lines: {expected}"),
             ));
         };
         let records = &reader.records;
@@ -111,6 +132,11 @@ impl EventSource for Reader {
     /// The tables of the events read so far.
     fn tables(&mut self) -> Result<Tables> {
         Ok(self.interner.tables().clone())
+    }
+
+    /// Nothing follows the events, whose reading checked the whole input.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -154,6 +180,12 @@ impl Records {
 
     fn len(&self) -> usize {
         self.record.len()
+    }
+
+    /// Bytes read from the input so far.
+    fn bytes_read(&self) -> u64 {
+        let input = self.csv.get_ref();
+        input.kept_at + input.kept.len() as u64
     }
 
     /// The fields of the current record, which has `N` of them.
@@ -644,13 +676,44 @@ fn parse_i64(text: &[u8]) -> Option<i64> {
 /// Reading the file back gives the same trace when the trace's ids were assigned in
 /// order of first appearance (as every reader and generator does) and every process
 /// with a name has a start event; a name without a start event is not written.
+///
+/// Until it is complete the file is `<path>.partial`, whose first line is
+/// [`UNFINISHED_MARK`] in place of the header line: the header is written over it last.
 pub fn write(path: &Path, trace: &Trace) -> Result<()> {
+    let header = header_line();
     let mut file = PartialFile::create(path)?;
-    match write_events(&mut file, trace) {
+    let written = file
+        .write_all(&unfinished_line(header.len()))
+        .map_err(WriteError::Io)
+        .and_then(|()| write_events(&mut file, trace))
+        .and_then(|()| write_header(&mut file, &header).map_err(WriteError::Io));
+    match written {
         Ok(()) => file.commit(),
         Err(WriteError::Io(e)) => Err(file.io_error(e)),
         Err(WriteError::Trace(message)) => Err(Error::config(path.display().to_string(), message)),
     }
+}
+
+/// Write `header` over the unfinished mark at the start of the file.
+fn write_header(file: &mut PartialFile, header: &[u8]) -> std::io::Result<()> {
+    let out = file.writer()?;
+    out.seek(std::io::SeekFrom::Start(0))?;
+    out.write_all(header)
+}
+
+/// The header line as the writer writes it.
+fn header_line() -> Vec<u8> {
+    format!("{}\n", COLUMNS.join(",")).into_bytes()
+}
+
+/// [`UNFINISHED_MARK`] as the first line of a file being written, `length` bytes long with
+/// its line break.
+fn unfinished_line(length: usize) -> Vec<u8> {
+    let mut line = UNFINISHED_MARK.as_bytes().to_vec();
+    debug_assert!(line.len() < length);
+    line.resize(length - 1, b' ');
+    line.push(b'\n');
+    line
 }
 
 enum WriteError {
@@ -666,10 +729,10 @@ impl From<::csv::Error> for WriteError {
 }
 
 fn write_events(out: &mut dyn Write, trace: &Trace) -> Result<(), WriteError> {
+    // The header line is written last, over the unfinished mark.
     let mut csv = ::csv::WriterBuilder::new()
         .buffer_capacity(1 << 16)
         .from_writer(out);
-    csv.write_record(COLUMNS)?;
     // Formatting scratch, reused across lines.
     let mut time = String::new();
     let mut pid = String::new();
@@ -804,6 +867,29 @@ mod tests {
             events.extend_from_slice(&batch);
         }
         Ok((events, reader.tables().map_err(|e| e.to_string())?))
+    }
+
+    #[test]
+    fn the_unfinished_mark_stands_where_the_header_goes() {
+        let header = header_line();
+        let mark = unfinished_line(header.len());
+        assert_eq!(mark.len(), header.len());
+        assert!(mark.starts_with(UNFINISHED_MARK.as_bytes()) && mark.ends_with(b"\n"));
+        // What a killed writer leaves: the mark, then events.
+        let mut partial = mark.clone();
+        partial.extend_from_slice(b"0,1,exit,,,,,\n");
+        let message = read(Box::new(std::io::Cursor::new(partial))).unwrap_err();
+        assert!(
+            message.starts_with("t.csv: line 1: incomplete trace: the writer did not finish"),
+            "{message}"
+        );
+        // Finished, the header is over it.
+        let mut whole = header.clone();
+        whole.extend_from_slice(b"0,1,exit,,,,,\n");
+        assert_eq!(
+            read(Box::new(std::io::Cursor::new(whole))).unwrap().0.len(),
+            1
+        );
     }
 
     #[test]

@@ -6,13 +6,29 @@
 //! request becomes a read of page `PageKey::file(0, block)` by a single process (pid 0,
 //! no name) at `time_ns` = the 0-based line index, so time never decreases. Only the
 //! first two fields are read; blank lines are skipped (but counted).
+//!
+//! Limits (see `docs/trace-formats.md`): a line is at most
+//! [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES) long and asks for at most
+//! [`MAX_BLOCKS_PER_LINE`] blocks, and the requests of the whole file are bounded by its
+//! size ([`EXPANSION_ALLOWANCE`](super::EXPANSION_ALLOWANCE) plus
+//! [`EXPANSION_PER_BYTE`](super::EXPANSION_PER_BYTE) per byte), so that a small file
+//! cannot ask for endless requests. A file without any request is an error.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::shared::parse_u64;
+use super::shared::{
+    empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, EXPANSION_ALLOWANCE,
+    EXPANSION_PER_BYTE, MAX_LINE_BYTES,
+};
 use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
 use crate::{Error, Position, Result};
+
+/// Most blocks one line may ask for: 2^20 (512 MiB of 512-byte blocks). The ARC paper's
+/// traces ask for at most 128.
+pub const MAX_BLOCKS_PER_LINE: u64 = 1 << 20;
+
+const EXPECTED_LINE: &str = "`start_block block_count ignored request_id`";
 
 pub struct Reader {
     path: PathBuf,
@@ -27,6 +43,10 @@ pub struct Reader {
     interner: Interner,
     /// The trace's one process, interned at the first request.
     proc: Option<ProcId>,
+    /// Bytes of text read so far.
+    bytes_read: u64,
+    /// Requests the lines read so far asked for.
+    requests: Expansion,
 }
 
 impl Reader {
@@ -40,20 +60,28 @@ impl Reader {
             blocks_left: 0,
             interner: Interner::new(),
             proc: None,
+            bytes_read: 0,
+            requests: Expansion::default(),
         }
     }
 
     /// Read and parse the next line; `false` at the end of the input.
     fn next_line(&mut self) -> Result<bool> {
-        self.line.clear();
-        let read = self
-            .input
-            .read_until(b'\n', &mut self.line)
+        let read = read_line(&mut self.input, &mut self.line, MAX_LINE_BYTES)
             .map_err(|e| Error::io(&self.path, e))?;
-        if read == 0 {
-            return Ok(false);
+        match read {
+            LineRead::End => return self.end(),
+            LineRead::TooLong => {
+                return Err(line_too_long(
+                    &self.path,
+                    self.line_number + 1,
+                    EXPECTED_LINE,
+                ))
+            }
+            LineRead::Line => {}
         }
         self.line_number += 1;
+        self.bytes_read += self.line.len() as u64;
         let mut fields = self
             .line
             .split(|b| b.is_ascii_whitespace())
@@ -63,11 +91,23 @@ impl Reader {
         };
         let count = fields.next();
         let (Some(start), Some(count)) = (parse_u64(start), count.and_then(parse_u64)) else {
-            return Err(self.malformed(
-                "expected `start_block block_count ignored request_id` with integer \
-                 start_block and block_count",
-            ));
+            return Err(self.malformed(&format!(
+                "expected {EXPECTED_LINE} with integer start_block and block_count"
+            )));
         };
+        if count > MAX_BLOCKS_PER_LINE {
+            return Err(self.malformed(&format!(
+                "block_count {count}, expected at most {MAX_BLOCKS_PER_LINE} blocks a line"
+            )));
+        }
+        if let Err(bound) = self.requests.take(count, self.bytes_read) {
+            return Err(self.malformed(&format!(
+                "block_count {count} takes the file past {bound} requests, the most its \
+                 first {} bytes may ask for ({EXPANSION_ALLOWANCE} plus \
+                 {EXPANSION_PER_BYTE} a byte): expected the requests of a real trace",
+                self.bytes_read
+            )));
+        }
         // The last block must be addressable.
         if count > 0 && start.checked_add(count - 1).is_none() {
             return Err(self.malformed("start_block + block_count overflows 64 bits"));
@@ -75,6 +115,22 @@ impl Reader {
         self.next_block = start;
         self.blocks_left = count;
         Ok(true)
+    }
+
+    /// The end of the input: an error if no line asked for a block.
+    fn end(&self) -> Result<bool> {
+        // The process is interned at the first request.
+        if self.proc.is_some() {
+            return Ok(false);
+        }
+        if self.bytes_read == 0 {
+            return Err(empty_input(&self.path, "an ARC .lis trace"));
+        }
+        Err(Error::format(
+            &self.path,
+            Position::Line(self.line_number),
+            format!("no line asks for a block: the file holds no events (expected {EXPECTED_LINE} lines)"),
+        ))
     }
 
     #[cold]
@@ -123,5 +179,10 @@ impl EventSource for Reader {
     /// The tables of the requests read so far.
     fn tables(&mut self) -> Result<Tables> {
         Ok(self.interner.tables().clone())
+    }
+
+    /// Nothing follows the events, whose reading checked the whole input.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
     }
 }

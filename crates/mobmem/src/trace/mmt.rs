@@ -6,6 +6,12 @@
 //! events as they are produced; it patches the header's counts when it finishes. Because
 //! a reader may be fed a zstd stream, the [`Reader`] never seeks: it reads the records,
 //! then the tables that follow them.
+//!
+//! The header's counts are checked against the data as it arrives and never size
+//! anything by themselves: [`Reader::page_count_hint`](super::EventSource::page_count_hint)
+//! is bounded by the length of the file where it is known (a plain file, or data in
+//! memory), and by [`HINT_WITHOUT_LENGTH`] for a stream, so that a 64-byte file claiming
+//! 2^32 - 1 pages makes no one allocate for them.
 
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -39,6 +45,11 @@ const PAGE_KIND_ANON: u8 = 1;
 const MAX_BATCH: usize = 1 << 16;
 /// Page table entries decoded per read.
 const PAGE_CHUNK: usize = 1 << 12;
+/// Most pages [`Reader`]'s page count hint gives for an input of unknown length (a zstd
+/// stream): beyond it, per-page state grows with the pages the events use.
+pub const HINT_WITHOUT_LENGTH: u64 = 1 << 16;
+/// Bytes of the smallest process table entry (a pid and an empty name's length).
+const PROCESS_ENTRY_MIN_SIZE: u64 = 8;
 
 /// The counts a `.mmt` header records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +90,9 @@ impl Header {
     fn parse(path: &Path, bytes: &[u8]) -> Result<Header> {
         let bad =
             |offset: u64, message: String| Error::format(path, Position::Byte(offset), message);
+        if bytes.is_empty() {
+            return Err(super::shared::empty_input(path, "a .mmt trace"));
+        }
         if bytes.len() >= 8 && bytes[0..8] == UNFINISHED_MAGIC {
             return Err(bad(0, "incomplete trace: the writer did not finish".into()));
         }
@@ -194,8 +208,10 @@ fn record_is_valid(word: u32, arg: u32, header: &Header) -> bool {
     }
 }
 
+/// Why a record is not valid. `limits` is the header with its counts bounded by what the
+/// input can hold (see [`Reader::limits`]).
 #[cold]
-fn describe_bad_record(word: u32, arg: u32, header: &Header) -> String {
+fn describe_bad_record(word: u32, arg: u32, header: &Header, limits: &Header) -> String {
     let proc = word & RECORD_PROC_MASK;
     if u64::from(proc) >= header.process_count {
         return format!(
@@ -203,10 +219,22 @@ fn describe_bad_record(word: u32, arg: u32, header: &Header) -> String {
             header.process_count
         );
     }
+    if u64::from(proc) >= limits.process_count {
+        return format!(
+            "process id {proc} out of range: the input has room for only {} of the {} \
+             processes its header announces after its records (truncated, or a wrong header)",
+            limits.process_count, header.process_count
+        );
+    }
     match Event::raw_kind(word) {
         0 | 4 | 5 if u64::from(arg) >= header.page_count => format!(
             "page id {arg} out of range (the trace has {} pages)",
             header.page_count
+        ),
+        0 | 4 | 5 if u64::from(arg) >= limits.page_count => format!(
+            "page id {arg} out of range: the input has room for only {} of the {} pages its \
+             header announces after its records (truncated, or a wrong header)",
+            limits.page_count, header.page_count
         ),
         4 | 5 => "write flag set on a swap event".to_string(),
         7 => "event kind 7, expected 0..=6".to_string(),
@@ -232,27 +260,115 @@ pub struct Reader {
     bytes: Vec<u8>,
     /// The tables, once read; the records were all consumed by then.
     tables: Option<Tables>,
+    /// The tables were read and checked by `finish` without being kept.
+    finished: bool,
+    /// What is known of the input's length before it is read.
+    length: InputLength,
+    /// The header with its page and process counts bounded by what the input can hold
+    /// after the records: record ids are checked against these, so that no id in a
+    /// record makes per-page or per-process state grow past what the data can back.
+    limits: Header,
+}
+
+/// What is known of the length of a `.mmt` input before it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputLength {
+    /// A stream (standard input, a pipe).
+    Unknown,
+    /// Exactly this many bytes (a regular file that is not compressed, data in memory).
+    Exact(u64),
+    /// At most this many bytes (a zstd file: see [`crate::trace::MAX_ZSTD_EXPANSION`]).
+    AtMost(u64),
 }
 
 impl Reader {
-    /// Read and check the header.
+    /// Read and check the header of an input of unknown length.
     pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Result<Self> {
+        Self::with_length(path, input, InputLength::Unknown)
+    }
+
+    /// Read and check the header; `length` is what is known of the input's size, which
+    /// bounds what the header's counts may size and the ids records may use.
+    pub fn with_length(
+        path: &Path,
+        input: Box<dyn Read + Send>,
+        length: InputLength,
+    ) -> Result<Self> {
         let mut input = BufReader::with_capacity(1 << 18, input);
         let mut head = [0u8; HEADER_SIZE as usize];
         let got = read_up_to(&mut input, &mut head).map_err(|e| Error::io(path, e))?;
         let header = Header::parse(path, &head[..got])?;
-        Ok(Reader {
+        let mut reader = Reader {
             path: path.to_path_buf(),
             input,
             header,
             next_record: 0,
             bytes: Vec::new(),
             tables: None,
-        })
+            finished: false,
+            length,
+            limits: header,
+        };
+        reader.limits.page_count =
+            reader.room(header.page_count, header.tables_offset, PAGE_ENTRY_SIZE);
+        reader.limits.process_count = reader.room(
+            header.process_count,
+            header.tables_offset,
+            PROCESS_ENTRY_MIN_SIZE,
+        );
+        Ok(reader)
+    }
+
+    /// At most `count` entries of at least `entry_size` bytes each, as many as the input
+    /// can hold from byte `offset` on.
+    fn room(&self, count: u64, offset: u64, entry_size: u64) -> u64 {
+        match self.length {
+            InputLength::Exact(length) | InputLength::AtMost(length) => {
+                count.min(length.saturating_sub(offset) / entry_size)
+            }
+            InputLength::Unknown => count,
+        }
+    }
+
+    /// What may be allocated for `count` entries the header claims, before the data is
+    /// read: [`Reader::room`], and at most [`HINT_WITHOUT_LENGTH`] unless the length is
+    /// exact.
+    fn bounded(&self, count: u64, offset: u64, entry_size: u64) -> u64 {
+        let room = self.room(count, offset, entry_size);
+        match self.length {
+            InputLength::Exact(_) => room,
+            _ => room.min(HINT_WITHOUT_LENGTH),
+        }
     }
 
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// Before any record is used: a file whose length is known and too short for its
+    /// records or its page table is reported where it ends, as reading on would report it,
+    /// since the ids of its records could not be bounded by the tables that follow.
+    fn check_length(&self) -> Result<()> {
+        let InputLength::Exact(length) = self.length else {
+            return Ok(());
+        };
+        let header = &self.header;
+        if length < header.tables_offset {
+            let data = length.saturating_sub(HEADER_SIZE);
+            return Err(self.truncated_in_records(data / RECORD_SIZE, data % RECORD_SIZE));
+        }
+        let room = (length - header.tables_offset) / PAGE_ENTRY_SIZE;
+        if room < header.page_count {
+            return Err(Error::format(
+                &self.path,
+                Position::Byte(length),
+                format!(
+                    "truncated page table: the file ends in entry {room} of {}",
+                    header.page_count
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn truncated_in_records(&self, index: u64, bytes_into_record: u64) -> Error {
@@ -283,9 +399,10 @@ impl Reader {
         Ok(())
     }
 
-    fn read_tables(&mut self) -> Result<Tables> {
+    /// Read and check the tables; the page table is kept only if `keep_pages`.
+    fn read_tables(&mut self, keep_pages: bool) -> Result<Tables> {
         let mut offset = self.header.tables_offset;
-        let pages = self.read_page_table(&mut offset)?;
+        let pages = self.read_page_table(&mut offset, keep_pages)?;
         let processes = self.read_process_table(&mut offset)?;
         let mut probe = [0u8; 1];
         let extra =
@@ -300,17 +417,23 @@ impl Reader {
         Ok(Tables { pages, processes })
     }
 
-    fn read_page_table(&mut self, offset: &mut u64) -> Result<Vec<PageKey>> {
+    fn read_page_table(&mut self, offset: &mut u64, keep: bool) -> Result<Vec<PageKey>> {
         let count = self.header.page_count;
         // The count is checked against the data as it arrives, not trusted for allocation.
-        let mut pages = Vec::with_capacity(count.min(1 << 20) as usize);
+        let reserve = if keep {
+            self.bounded(count, *offset, PAGE_ENTRY_SIZE)
+        } else {
+            0
+        };
+        let mut pages = Vec::with_capacity(reserve as usize);
         let mut chunk = vec![0u8; PAGE_CHUNK * PAGE_ENTRY_SIZE as usize];
-        while (pages.len() as u64) < count {
-            let entries = (count - pages.len() as u64).min(PAGE_CHUNK as u64) as usize;
+        let mut read = 0u64;
+        while read < count {
+            let entries = (count - read).min(PAGE_CHUNK as u64) as usize;
             let bytes = &mut chunk[..entries * PAGE_ENTRY_SIZE as usize];
             let got = read_up_to(&mut self.input, bytes).map_err(|e| Error::io(&self.path, e))?;
             if got < bytes.len() {
-                let entry = pages.len() as u64 + got as u64 / PAGE_ENTRY_SIZE;
+                let entry = read + got as u64 / PAGE_ENTRY_SIZE;
                 return Err(Error::format(
                     &self.path,
                     Position::Byte(*offset + got as u64),
@@ -318,32 +441,38 @@ impl Reader {
                 ));
             }
             for entry in bytes.chunks_exact(PAGE_ENTRY_SIZE as usize) {
-                let kind = match entry[0] {
-                    PAGE_KIND_FILE => PageKind::File,
-                    PAGE_KIND_ANON => PageKind::Anon,
-                    other => {
+                // The kind byte and the 7 bytes of padding, read as one word: 0 or 1 when
+                // the kind is valid and the padding zero.
+                let head = le_u64(&entry[0..8]);
+                let kind = match head {
+                    0 => PageKind::File,
+                    1 => PageKind::Anon,
+                    _ if entry[0] > PAGE_KIND_ANON => {
+                        let other = entry[0];
                         return Err(Error::format(
                             &self.path,
                             Position::Byte(*offset),
                             format!(
-                                "page {}: kind {other}, expected 0 (file) or 1 (anonymous)",
-                                pages.len()
+                                "page {read}: kind {other}, expected 0 (file) or 1 (anonymous)"
                             ),
+                        ));
+                    }
+                    _ => {
+                        return Err(Error::format(
+                            &self.path,
+                            Position::Byte(*offset + 1),
+                            format!("page {read}: padding bytes 1..8 are not zero"),
                         ))
                     }
                 };
-                if entry[1..8].iter().any(|&b| b != 0) {
-                    return Err(Error::format(
-                        &self.path,
-                        Position::Byte(*offset + 1),
-                        format!("page {}: padding bytes 1..8 are not zero", pages.len()),
-                    ));
+                if keep {
+                    pages.push(PageKey {
+                        kind,
+                        owner: le_u64(&entry[8..16]),
+                        index: le_u64(&entry[16..24]),
+                    });
                 }
-                pages.push(PageKey {
-                    kind,
-                    owner: le_u64(&entry[8..16]),
-                    index: le_u64(&entry[16..24]),
-                });
+                read += 1;
                 *offset += PAGE_ENTRY_SIZE;
             }
         }
@@ -352,7 +481,10 @@ impl Reader {
 
     fn read_process_table(&mut self, offset: &mut u64) -> Result<Vec<ProcessInfo>> {
         let count = self.header.process_count;
-        let mut processes = Vec::with_capacity(count.min(1 << 16) as usize);
+        let reserve = self
+            .bounded(count, *offset, PROCESS_ENTRY_MIN_SIZE)
+            .min(1 << 16);
+        let mut processes = Vec::with_capacity(reserve as usize);
         let mut name = Vec::new();
         while (processes.len() as u64) < count {
             let truncated = |at: u64, what: &str, index: usize| {
@@ -406,8 +538,11 @@ impl EventSource for Reader {
     fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
         buf.clear();
         // Once the tables are read the records are behind us (skipped if never read).
-        if self.tables.is_some() {
+        if self.tables.is_some() || self.finished {
             return Ok(false);
+        }
+        if self.next_record == 0 {
+            self.check_length()?;
         }
         let left = self.header.record_count - self.next_record;
         let count = (max.clamp(1, MAX_BATCH) as u64).min(left) as usize;
@@ -430,7 +565,7 @@ impl EventSource for Reader {
             if self.header.version == VERSION_1 {
                 word = word_from_version_1(word);
             }
-            if !record_is_valid(word, arg, &self.header) {
+            if !record_is_valid(word, arg, &self.limits) {
                 let index = self.next_record + i as u64;
                 return Err(Error::format(
                     &self.path,
@@ -438,7 +573,7 @@ impl EventSource for Reader {
                         index,
                         offset: HEADER_SIZE + index * RECORD_SIZE,
                     },
-                    describe_bad_record(word, arg, &self.header),
+                    describe_bad_record(word, arg, &self.header, &self.limits),
                 ));
             }
             buf.push(Event::from_raw(le_u64(&record[0..8]), word, arg));
@@ -447,8 +582,14 @@ impl EventSource for Reader {
         Ok(true)
     }
 
+    /// The header's page count, bounded by what the file can hold after its records (a
+    /// page table entry is 24 bytes) or, for a stream, by [`HINT_WITHOUT_LENGTH`].
     fn page_count_hint(&self) -> Option<u64> {
-        Some(self.header.page_count)
+        Some(self.bounded(
+            self.header.page_count,
+            self.header.tables_offset,
+            PAGE_ENTRY_SIZE,
+        ))
     }
 
     /// Reads the tables that follow the records; records not read yet are skipped
@@ -457,10 +598,28 @@ impl EventSource for Reader {
         if let Some(tables) = &self.tables {
             return Ok(tables.clone());
         }
+        if self.finished {
+            return Err(Error::config(
+                self.path.display().to_string(),
+                "the tables were checked and not kept (finish() was called): open the trace again to read them",
+            ));
+        }
         self.skip_records()?;
-        let tables = self.read_tables()?;
+        let tables = self.read_tables(true)?;
         self.tables = Some(tables.clone());
         Ok(tables)
+    }
+
+    /// Reads and checks the tables without keeping the page table, so that a streamed
+    /// run holds no more than it did; records not read yet are skipped (unchecked).
+    fn finish(&mut self) -> Result<()> {
+        if self.tables.is_some() || self.finished {
+            return Ok(());
+        }
+        self.skip_records()?;
+        self.read_tables(false)?;
+        self.finished = true;
+        Ok(())
     }
 }
 
@@ -613,6 +772,54 @@ impl Writer {
         }
         Ok(())
     }
+}
+
+/// Check what a reader cannot check before the tables, which follow the records: that
+/// each access's anonymous flag agrees with the kind of its page, and that swap events
+/// are of anonymous pages. `trace` was read from the `.mmt` file `path` (so its ids are
+/// within its tables); an error names the record.
+pub fn check_against_tables(path: &Path, trace: &Trace) -> Result<()> {
+    for (index, event) in trace.events.iter().enumerate() {
+        let kind = event.kind();
+        if !matches!(
+            kind,
+            EventKind::Access | EventKind::SwapOut | EventKind::SwapIn
+        ) {
+            continue;
+        }
+        let Some(page) = trace.tables.pages.get(event.page() as usize) else {
+            continue;
+        };
+        let anon = page.kind == PageKind::Anon;
+        if event.is_anon() == anon {
+            continue;
+        }
+        let index = index as u64;
+        let table = if anon { "an anonymous" } else { "a file" };
+        let message = if kind == EventKind::Access {
+            let flag = if event.is_anon() { "set" } else { "clear" };
+            format!(
+                "access with the anonymous flag {flag}, but page {} is {table} page in the \
+                 page table",
+                event.page()
+            )
+        } else {
+            format!(
+                "swap event of page {}, which is a file page in the page table (swap holds \
+                 anonymous pages)",
+                event.page()
+            )
+        };
+        return Err(Error::format(
+            path,
+            Position::Record {
+                index,
+                offset: HEADER_SIZE + index * RECORD_SIZE,
+            },
+            message,
+        ));
+    }
+    Ok(())
 }
 
 /// Write a whole trace to `path`.

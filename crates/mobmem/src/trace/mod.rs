@@ -19,10 +19,13 @@ pub mod oracle;
 mod shared;
 pub mod summary;
 
-pub use open::{open, open_data, read_all, read_all_data, write, Format};
-pub use shared::PartialFile;
+pub use open::{open, open_data, read_all, read_all_data, write, Format, MAX_ZSTD_EXPANSION};
+pub use shared::{PartialFile, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES};
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 
 /// Dense id of a page within one trace: an index into the trace's page table.
 pub type PageId = u32;
@@ -289,14 +292,32 @@ pub struct Tables {
 
 /// Builds [`Tables`] while a trace is read or generated: the first time a key is seen it
 /// gets the next dense id.
+///
+/// Each page key is stored once, in the page table; the lookup table holds only the 4-byte
+/// ids, hashed (with a fast non-cryptographic hash) and compared through the page table.
+/// The page table grows by at most [`PAGE_TABLE_STEP`] entries at a time once it is that
+/// large, so that its spare capacity stays small: about 31 bytes a distinct page at 50
+/// million pages ([`Interner::page_bytes`]), against 87 with a map of keys to ids.
 #[derive(Debug, Default)]
 pub struct Interner {
     tables: Tables,
-    page_ids: HashMap<PageKey, PageId>,
+    /// The id of every page, found by the hash of its key in `tables.pages`.
+    page_ids: HashTable<PageId>,
     /// Current process id of each pid (a pid reused under a new name gets a new id).
     proc_ids: HashMap<u32, ProcId>,
     /// Per process: whether its start event was seen.
     started: Vec<bool>,
+}
+
+/// Entries the interner's page table grows by, at most, once it has that many (24 MiB
+/// of keys): the table doubles up to this size, then grows by this many.
+pub const PAGE_TABLE_STEP: usize = 1 << 20;
+
+/// The hash of a page key in the interner's lookup table (fixed, so that runs are alike).
+#[inline]
+fn page_hash(key: &PageKey) -> u64 {
+    const STATE: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0);
+    STATE.hash_one(key)
 }
 
 impl Interner {
@@ -305,17 +326,32 @@ impl Interner {
     }
 
     /// Dense id of `key`, allocating one if it is new. `None` when ids are exhausted.
+    #[inline]
     pub fn page(&mut self, key: PageKey) -> Option<PageId> {
-        if let Some(&id) = self.page_ids.get(&key) {
+        let hash = page_hash(&key);
+        let pages = &mut self.tables.pages;
+        if let Some(&id) = self.page_ids.find(hash, |&id| pages[id as usize] == key) {
             return Some(id);
         }
-        let id = PageId::try_from(self.tables.pages.len()).ok()?;
+        let id = PageId::try_from(pages.len()).ok()?;
         if id == PageId::MAX {
             return None;
         }
-        self.tables.pages.push(key);
-        self.page_ids.insert(key, id);
+        if pages.len() == pages.capacity() {
+            // Double while small; then steps, so the spare capacity stays a small share.
+            pages.reserve_exact(pages.len().clamp(64, PAGE_TABLE_STEP));
+        }
+        pages.push(key);
+        self.page_ids
+            .insert_unique(hash, id, |&id| page_hash(&pages[id as usize]));
         Some(id)
+    }
+
+    /// Bytes the interner holds for its pages: the page table's capacity and the lookup
+    /// table's allocation.
+    pub fn page_bytes(&self) -> usize {
+        self.tables.pages.capacity() * std::mem::size_of::<PageKey>()
+            + self.page_ids.allocation_size()
     }
 
     /// Dense id of the process currently running as `pid`; a pid never seen gets a new
@@ -390,11 +426,20 @@ pub trait EventSource {
     /// trace is exhausted and `buf` was left empty.
     fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> crate::Result<bool>;
 
-    /// Number of distinct pages, when the format records it up front.
+    /// Number of distinct pages, when the format records it up front: a hint to size
+    /// per-page state, bounded by what the input can hold, never a promise.
     fn page_count_hint(&self) -> Option<u64> {
         None
     }
 
     /// The interned tables. Complete only once the stream has been read to its end.
     fn tables(&mut self) -> crate::Result<Tables>;
+
+    /// Once `read_batch` has returned `false`: read and check whatever follows the events
+    /// (a `.mmt` file's tables), so that a run over a stream reports a result only for a
+    /// whole, valid file. Nothing needs to be kept: the default reads the tables and
+    /// drops them.
+    fn finish(&mut self) -> crate::Result<()> {
+        self.tables().map(drop)
+    }
 }

@@ -5,12 +5,12 @@
 //! of page `PageKey::file(0, obj_id)` by a single process (pid 0, no name) at
 //! `time_ns = timestamp * 10^9`. The object size is ignored (an object is one page,
 //! whatever its size) and so is `next_access_vtime`, which a policy that needs the
-//! future computes from the trace itself.
+//! future computes from the trace itself. An empty file is an error.
 
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::shared::read_up_to;
+use super::shared::{empty_input, read_up_to};
 use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
 use crate::{Error, Position, Result};
 
@@ -82,6 +82,9 @@ impl EventSource for Reader {
         }
         let records = got / RECORD_SIZE;
         if records == 0 {
+            if self.next_record == 0 {
+                return Err(empty_input(&self.path, "a libCacheSim oracleGeneral trace"));
+            }
             return Ok(false);
         }
         let proc = match self.proc {
@@ -120,5 +123,10 @@ impl EventSource for Reader {
     /// The tables of the records read so far.
     fn tables(&mut self) -> Result<Tables> {
         Ok(self.interner.tables().clone())
+    }
+
+    /// Nothing follows the events, whose reading checked the whole input.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
     }
 }

@@ -2,10 +2,150 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::{Error, Result};
+use crate::{Error, Position, Result};
+
+/// Longest line the text readers take (`.lis`, ftrace text), in bytes with its line
+/// break; the CSV reader has the same bound on a record (`csv::MAX_RECORD_BYTES`). A
+/// longer line (a file that is not text of that format, `/dev/zero`) is an error naming
+/// it, so that one line cannot take memory without bound.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Accesses that the lines of a text trace may expand to (a `.lis` line's block count, an
+/// ftrace event's range of pages) without regard to the input's size.
+pub const EXPANSION_ALLOWANCE: u64 = 1 << 20;
+/// Beyond [`EXPANSION_ALLOWANCE`], accesses that lines may expand to per byte of text read
+/// (counted after decompression): a trace of real requests expands to a few per byte, a
+/// crafted line of huge counts to millions. So memory and time follow the input's size.
+pub const EXPANSION_PER_BYTE: u64 = 64;
+
+/// How many accesses the lines read so far expanded to, against the bound of
+/// [`EXPANSION_ALLOWANCE`] + [`EXPANSION_PER_BYTE`] per byte read.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Expansion {
+    total: u64,
+}
+
+impl Expansion {
+    /// Count `accesses` more, with `bytes` of text read so far (the current line
+    /// included). `Err` carries the bound they would pass.
+    pub(crate) fn take(&mut self, accesses: u64, bytes: u64) -> std::result::Result<(), u64> {
+        let bound = EXPANSION_ALLOWANCE.saturating_add(bytes.saturating_mul(EXPANSION_PER_BYTE));
+        let total = self.total.saturating_add(accesses);
+        if total > bound {
+            return Err(bound);
+        }
+        self.total = total;
+        Ok(())
+    }
+}
+
+/// What [`read_line`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineRead {
+    /// The input has no more bytes; the buffer is empty.
+    End,
+    /// A whole line, with its line break unless it is the last line and has none.
+    Line,
+    /// No line break within the limit: the buffer holds the line's first bytes and the
+    /// rest of the line is still unread.
+    TooLong,
+}
+
+/// Read the next line of `input` into `buf` (cleared first), at most `max` bytes with its
+/// line break, so that a line without end cannot take memory without bound.
+pub(crate) fn read_line<R: BufRead + ?Sized>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<LineRead> {
+    buf.clear();
+    loop {
+        let available = match input.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(if buf.is_empty() {
+                LineRead::End
+            } else {
+                LineRead::Line
+            });
+        }
+        let room = &available[..available.len().min(max - buf.len())];
+        let (take, ended) = match memchr::memchr(b'\n', room) {
+            Some(i) => (i + 1, true),
+            None => (room.len(), false),
+        };
+        buf.extend_from_slice(&room[..take]);
+        input.consume(take);
+        if ended {
+            return Ok(LineRead::Line);
+        }
+        if buf.len() >= max {
+            // A last line of exactly `max` bytes, without a line break, is whole.
+            let more = loop {
+                match input.fill_buf() {
+                    Ok(bytes) => break !bytes.is_empty(),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            };
+            return Ok(if more {
+                LineRead::TooLong
+            } else {
+                LineRead::Line
+            });
+        }
+    }
+}
+
+/// Pass over the rest of a line [`read_line`] found too long, up to and including its line
+/// break, without keeping it. Returns the bytes passed over.
+pub(crate) fn skip_line<R: BufRead + ?Sized>(input: &mut R) -> io::Result<u64> {
+    let mut skipped = 0u64;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(skipped);
+        }
+        let (take, ended) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        input.consume(take);
+        skipped += take as u64;
+        if ended {
+            return Ok(skipped);
+        }
+    }
+}
+
+/// The error for a line longer than [`MAX_LINE_BYTES`]; `expected` says what a line holds.
+pub(crate) fn line_too_long(path: &Path, line: u64, expected: &str) -> Error {
+    Error::format(
+        path,
+        Position::Line(line),
+        format!("a line longer than {MAX_LINE_BYTES} bytes, expected {expected}"),
+    )
+}
+
+/// The error for an input that holds no events: every format reports an empty file (no
+/// byte at all, after decompression) with it; `what` names the format expected.
+pub(crate) fn empty_input(path: &Path, what: &str) -> Error {
+    Error::format(
+        path,
+        Position::Byte(0),
+        format!("empty file: it holds no events (expected {what})"),
+    )
+}
 
 /// Read into `buf` until it is full or the input ends; returns the bytes read. Unlike
 /// `read_exact`, a short count tells the caller exactly where the input stopped.
@@ -158,6 +298,58 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    /// Lines of `text` read with at most `max` bytes each, as (kind, bytes) pairs.
+    fn lines(text: &[u8], max: usize, chunk: usize) -> Vec<(LineRead, Vec<u8>)> {
+        let mut input = io::BufReader::with_capacity(chunk, text);
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        loop {
+            let read = read_line(&mut input, &mut buf, max).unwrap();
+            if read == LineRead::End {
+                return out;
+            }
+            out.push((read, buf.clone()));
+            if read == LineRead::TooLong {
+                skip_line(&mut input).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn lines_are_read_up_to_their_bound() {
+        use LineRead::{Line, TooLong};
+        let v = |s: &str| s.as_bytes().to_vec();
+        for chunk in [1, 2, 3, 64] {
+            assert_eq!(
+                lines(b"ab\nabcd\nabcde\nx\nabcd", 5, chunk),
+                vec![
+                    (Line, v("ab\n")),
+                    (Line, v("abcd\n")),
+                    (TooLong, v("abcde")),
+                    (Line, v("x\n")),
+                    (Line, v("abcd")),
+                ],
+                "chunk {chunk}"
+            );
+            // A last line of exactly the bound, without a line break, is whole.
+            assert_eq!(lines(b"abcde", 5, chunk), vec![(Line, v("abcde"))]);
+            assert_eq!(lines(b"abcdef", 5, chunk), vec![(TooLong, v("abcde"))]);
+            assert!(lines(b"", 5, chunk).is_empty());
+        }
+    }
+
+    #[test]
+    fn expansion_is_bounded_by_the_bytes_read() {
+        let mut expansion = Expansion::default();
+        assert_eq!(expansion.take(EXPANSION_ALLOWANCE, 0), Ok(()));
+        assert_eq!(expansion.take(1, 0), Err(EXPANSION_ALLOWANCE));
+        assert_eq!(expansion.take(EXPANSION_PER_BYTE, 1), Ok(()));
+        assert_eq!(
+            expansion.take(u64::MAX, 1),
+            Err(EXPANSION_ALLOWANCE + EXPANSION_PER_BYTE)
+        );
     }
 
     #[test]

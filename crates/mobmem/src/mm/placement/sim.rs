@@ -523,6 +523,8 @@ pub fn run_source(
     let hint = source.page_count_hint().unwrap_or(0) as usize;
     let mut sim = Simulator::new(setup, hint, None)?;
     events::replay_source(&mut sim, source, progress).map_err(EventError::into_inner)?;
+    // A result only for a whole, valid input (a `.mmt` file's tables included).
+    source.finish()?;
     Ok(sim.finish())
 }
 

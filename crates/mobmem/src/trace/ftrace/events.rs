@@ -11,22 +11,42 @@ use super::payload::{
 };
 use super::reads::mark_page;
 use super::{FtraceImporter, Origin, INPUT_GESTURE_GAP_NS, INPUT_MARKERS, PAGE_SIZE};
+use crate::trace::shared::{
+    line_too_long, read_line, skip_line, LineRead, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE,
+    MAX_LINE_BYTES,
+};
 use crate::trace::{Event, PageId, PageKey, ProcId};
 use crate::{Error, Position, Result};
 
 impl FtraceImporter {
-    /// Read every line of `input`.
+    /// Read every line of `input`. A line is at most
+    /// [`MAX_LINE_BYTES`](crate::trace::MAX_LINE_BYTES) long: a longer one is an error,
+    /// except in the text of a systrace page before its trace data (scripts, styles),
+    /// where it is passed over.
     pub fn read(&mut self, input: &mut dyn BufRead) -> Result<()> {
         let mut buf = Vec::new();
         loop {
-            buf.clear();
-            let n = input
-                .read_until(b'\n', &mut buf)
+            let read = read_line(&mut *input, &mut buf, MAX_LINE_BYTES)
                 .map_err(|e| Error::io(&self.name, e))?;
-            if n == 0 {
-                return Ok(());
+            match read {
+                LineRead::End => return Ok(()),
+                LineRead::Line => self.push_bytes(&buf)?,
+                LineRead::TooLong if self.html == Some(true) && !self.seen_event => {
+                    let rest = skip_line(&mut *input).map_err(|e| Error::io(&self.name, e))?;
+                    self.line += 1;
+                    self.report.lines += 1;
+                    self.bytes_read += buf.len() as u64 + rest;
+                    self.report
+                        .skip("HTML page text (before the trace data)", self.line);
+                }
+                LineRead::TooLong => {
+                    return Err(line_too_long(
+                        &self.name,
+                        self.line + 1,
+                        "ftrace text, lines like `TASK-PID [CPU] FLAGS SECONDS: EVENT: FIELDS`",
+                    ))
+                }
             }
-            self.push_bytes(&buf)?;
         }
     }
 
@@ -42,6 +62,7 @@ impl FtraceImporter {
     pub fn push_line(&mut self, line: &str) -> Result<()> {
         self.line += 1;
         self.report.lines += 1;
+        self.bytes_read += line.len() as u64 + u64::from(!line.ends_with('\n'));
         let line = line.trim_end_matches(['\n', '\r']);
         if self.html.is_none() && !line.trim().is_empty() {
             let start = line.trim_start().as_bytes();
@@ -96,6 +117,14 @@ impl FtraceImporter {
                     return Ok(());
                 }
                 if let Err(expected) = self.event(&head) {
+                    // Past a limit of the import: fatal, whether or not malformed lines are.
+                    if let Some(message) = self.over_limit.take() {
+                        return Err(Error::format(
+                            &self.name,
+                            Position::Line(self.line),
+                            format!("{}: {message}", head.event),
+                        ));
+                    }
                     self.malformed(&format!("{}: {expected}", head.event))?;
                 }
             }
@@ -362,6 +391,24 @@ impl FtraceImporter {
             .ok_or_else(|| "more distinct pages than the 2^32 - 1 page ids".to_string())
     }
 
+    /// Count `pages` more pages that an event's range adds beyond its first, against the
+    /// bound the text read so far allows; past it, the import stops (see
+    /// [`FtraceImporter::over_limit`]).
+    pub(super) fn expand(&mut self, pages: u64) -> std::result::Result<(), String> {
+        self.expansion
+            .take(pages, self.bytes_read)
+            .map_err(|bound| {
+                let message = format!(
+                    "{} more pages take the import past {bound} pages added by ranges, the most \
+                 its first {} bytes may add ({EXPANSION_ALLOWANCE} plus {EXPANSION_PER_BYTE} \
+                 a byte): expected the events of a real capture",
+                    pages, self.bytes_read
+                );
+                self.over_limit = Some(message.clone());
+                message
+            })
+    }
+
     fn accesses(
         &mut self,
         time: u64,
@@ -371,6 +418,7 @@ impl FtraceImporter {
         count: u64,
         origin: Origin,
     ) -> std::result::Result<(), String> {
+        self.expand(count.saturating_sub(1))?;
         for index in first..first.saturating_add(count) {
             let page = self.page(PageKey::file(owner, index))?;
             if origin == Origin::ReadPath {

@@ -69,6 +69,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use super::shared::Expansion;
 use super::{Event, Interner, ProcId, Trace};
 use crate::{Error, Result};
 
@@ -88,6 +89,10 @@ pub const READ_BATCH_FOLIOS: u64 = 31;
 /// Most pages one event line may name: a `read()` moves at most `MAX_RW_COUNT` bytes
 /// (`INT_MAX & PAGE_MASK`, `include/linux/fs.h`), just under 2^19 pages, and the largest
 /// folio read here has order 19. A line asking for more is malformed, not a huge read.
+/// Over the whole import, the pages that ranges add beyond one a line are bounded by the
+/// text read: [`EXPANSION_ALLOWANCE`](crate::trace::EXPANSION_ALLOWANCE) plus
+/// [`EXPANSION_PER_BYTE`](crate::trace::EXPANSION_PER_BYTE) a byte; past that the import
+/// fails (whether or not it is strict) naming the line.
 pub const MAX_EVENT_PAGES: u64 = 1 << 19;
 
 /// Highest page index a line may give in pages (Perfetto's `index=`, `last_index=`): the
@@ -259,6 +264,14 @@ pub struct FtraceImporter {
     /// Pages beyond their first that the read batches may add at the end, kept free
     /// among the page ids.
     batch_room: u64,
+    /// Bytes of text pushed so far.
+    bytes_read: u64,
+    /// Pages that events' ranges added beyond their first (read batches: the room they
+    /// took), bounded by the text read.
+    expansion: Expansion,
+    /// Why the line being imported stops the import (a limit passed): set with the error
+    /// an event returns, which is then fatal instead of a malformed line.
+    over_limit: Option<String>,
     report: ImportReport,
 }
 
@@ -288,6 +301,9 @@ impl FtraceImporter {
             open_read: HashMap::new(),
             file_extent: HashMap::new(),
             batch_room: 0,
+            bytes_read: 0,
+            expansion: Expansion::default(),
+            over_limit: None,
             report: ImportReport::default(),
         }
     }

@@ -65,6 +65,7 @@ impl FtraceImporter {
         // Stands for the batch's accesses until they are known. Taken before anything is
         // recorded: finish() reads every recorded batch's pages in the room kept here.
         let page = self.page_with_room(PageKey::file(owner, first), room)?;
+        self.expand(room.saturating_sub(self.batch_room))?;
         self.batch_room = room;
         match continued {
             Some(prev) => self.batches[prev as usize].end = Some(first - 1),
