@@ -3,9 +3,9 @@
 //! of its content.
 //!
 //! Pages are the trace's dense ids ([`PageId`]), so the table is a vector indexed by page:
-//! six bytes a page, location and flags in two bytes and the owner beside them; frame
-//! numbers and fingerprints are vectors allocated only once some page has one. Each mechanism keeps only what is its own
-//! beside it (its lists, its slot order, its generations); what every mechanism needs to
+//! one 4-byte word a page holds the location, the dirty bit and the owner; the other
+//! flags, frame numbers and fingerprints are vectors allocated only once some page has
+//! one. Each mechanism keeps only what is its own beside it (its lists, its slot order, its generations); what every mechanism needs to
 //! agree on, so that several can run on one memory, is here:
 //! - **location**: which tier or device holds the page's data now ([`Location`]);
 //! - **frame**: the frame of that tier's [`FramePool`](super::frames::FramePool) holding
@@ -19,7 +19,7 @@
 use bitflags::bitflags;
 
 use super::frames::FrameId;
-use crate::trace::{PageId, ProcId};
+use crate::trace::{PageId, ProcId, MAX_PROC_ID};
 
 /// The frame of a page that has none (not in a numbered frame).
 pub const NO_FRAME: FrameId = FrameId::MAX;
@@ -67,10 +67,11 @@ impl Location {
 }
 
 bitflags! {
-    /// Per-page flags, one vocabulary for every mechanism (up to 13: they share two
-    /// bytes with the location).
+    /// Per-page flags, one vocabulary for every mechanism. DIRTY, which every access may
+    /// change, is kept in the page's hot word; the others in a byte a page allocated
+    /// only once some page has one.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct PageFlags: u16 {
+    pub struct PageFlags: u8 {
         /// The data in memory differs from its copy below (the file, or the swap slot),
         /// so evicting the page writes it.
         const DIRTY = 1;
@@ -99,25 +100,38 @@ const LOCATIONS: [Location; 7] = [
     Location::Zram,
     Location::Storage,
 ];
-const LOCATION_BITS: u16 = 3;
-const LOCATION_MASK: u16 = (1 << LOCATION_BITS) - 1;
 
-/// One page's location and flags in two bytes: bits 0-2 the location, the rest flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct PageState(u16);
+// The hot word of a page: bits 0-2 its location, bit 3 DIRTY, bits 4-31 its owner.
+// Process ids have 27 bits (MAX_PROC_ID), so the 28-bit owner field also holds "no
+// owner". One 4-byte word a page: an access reads one, and so does an eviction, which
+// needs the victim's location and owner together.
+const LOCATION_MASK: u32 = 0b111;
+const DIRTY_BIT: u32 = 1 << 3;
+const OWNER_SHIFT: u32 = 4;
+const OWNER_NONE: u32 = (1 << (32 - OWNER_SHIFT)) - 1;
+const _: () = assert!(MAX_PROC_ID < OWNER_NONE);
+const ABSENT_WORD: u32 = OWNER_NONE << OWNER_SHIFT;
 
-impl PageState {
-    #[inline]
-    fn location(self) -> Location {
-        LOCATIONS[(self.0 & LOCATION_MASK) as usize]
+#[inline]
+fn location_of(word: u32) -> Location {
+    LOCATIONS[(word & LOCATION_MASK) as usize]
+}
+
+#[inline]
+fn owner_of(word: u32) -> ProcId {
+    match word >> OWNER_SHIFT {
+        OWNER_NONE => NO_OWNER,
+        owner => owner,
     }
-    #[inline]
-    fn flags(self) -> PageFlags {
-        PageFlags::from_bits_retain(self.0 >> LOCATION_BITS)
-    }
-    #[inline]
-    fn new(location: Location, flags: PageFlags) -> Self {
-        PageState(location as u16 | flags.bits() << LOCATION_BITS)
+}
+
+#[inline]
+fn owner_bits(owner: ProcId) -> u32 {
+    if owner == NO_OWNER {
+        OWNER_NONE << OWNER_SHIFT
+    } else {
+        debug_assert!(owner <= MAX_PROC_ID, "owner {owner} has more than 27 bits");
+        owner << OWNER_SHIFT
     }
 }
 
@@ -144,29 +158,15 @@ impl PageEntry {
     }
 }
 
-/// What every mechanism reads on an access: the state and the owner, packed into six
-/// bytes so that both come with one cache line (an eviction reads the victim's
-/// owner right after its location).
-#[derive(Debug, Clone, Copy)]
-#[repr(C, packed)]
-struct PackedEntry {
-    state: PageState,
-    owner: ProcId,
-}
-
-impl PackedEntry {
-    const ABSENT: PackedEntry = PackedEntry {
-        state: PageState(0),
-        owner: NO_OWNER,
-    };
-}
-
-/// Every page's entry, indexed by page id; it grows as pages appear. Frames and
-/// fingerprints are vectors of their own, allocated only by the mechanisms that number
-/// frames or compare contents.
+/// Every page's entry, indexed by page id; it grows as pages appear. Owners are process
+/// ids ([`MAX_PROC_ID`] at most) or [`NO_OWNER`]. The flags other than DIRTY, frames
+/// and fingerprints are vectors of their own, allocated only by the mechanisms that use
+/// them.
 #[derive(Debug, Clone, Default)]
 pub struct PageTable {
-    entries: Vec<PackedEntry>,
+    words: Vec<u32>,
+    /// Flags other than DIRTY, empty until one is set.
+    cold_flags: Vec<PageFlags>,
     /// Frame of each page, empty until a page is placed in a numbered frame.
     frames: Vec<FrameId>,
     /// Content fingerprints, empty until the first is set.
@@ -177,7 +177,8 @@ impl PageTable {
     /// A table sized for `pages` pages (it grows on demand).
     pub fn with_pages(pages: usize) -> Self {
         PageTable {
-            entries: vec![PackedEntry::ABSENT; pages],
+            words: vec![ABSENT_WORD; pages],
+            cold_flags: Vec::new(),
             frames: Vec::new(),
             fingerprints: Vec::new(),
         }
@@ -185,29 +186,29 @@ impl PageTable {
 
     /// Pages the table has entries for.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.words.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.words.is_empty()
     }
 
     /// Make `page` a valid index (doubling, so growth is amortised).
     #[inline]
     pub fn ensure(&mut self, page: PageId) {
-        if page as usize >= self.entries.len() {
-            super::ensure_index(&mut self.entries, page, PackedEntry::ABSENT);
+        if page as usize >= self.words.len() {
+            super::ensure_index(&mut self.words, page, ABSENT_WORD);
         }
     }
 
     /// The entry of `page`; pages past the table are absent.
     #[inline]
     pub fn entry(&self, page: PageId) -> PageEntry {
-        match self.entries.get(page as usize).copied() {
-            Some(PackedEntry { state, owner }) => PageEntry {
-                owner,
-                flags: state.flags(),
-                location: state.location(),
+        match self.words.get(page as usize) {
+            Some(&word) => PageEntry {
+                owner: owner_of(word),
+                flags: self.flags(page),
+                location: location_of(word),
             },
             None => PageEntry::ABSENT,
         }
@@ -216,17 +217,25 @@ impl PageTable {
     /// Where `page` is; pages past the table are absent.
     #[inline]
     pub fn location(&self, page: PageId) -> Location {
-        self.entries
+        self.words
             .get(page as usize)
-            .map_or(Location::Absent, |e| e.state.location())
+            .map_or(Location::Absent, |&w| location_of(w))
     }
 
     /// The flags of `page`; pages past the table have none.
     #[inline]
     pub fn flags(&self, page: PageId) -> PageFlags {
-        self.entries
+        let dirty = self.is_dirty(page);
+        let cold = self
+            .cold_flags
             .get(page as usize)
-            .map_or(PageFlags::empty(), |e| e.state.flags())
+            .copied()
+            .unwrap_or_default();
+        if dirty {
+            cold | PageFlags::DIRTY
+        } else {
+            cold
+        }
     }
 
     #[inline]
@@ -236,21 +245,25 @@ impl PageTable {
 
     #[inline]
     pub fn is_dirty(&self, page: PageId) -> bool {
-        self.has_flags(page, PageFlags::DIRTY)
+        self.words
+            .get(page as usize)
+            .is_some_and(|&w| w & DIRTY_BIT != 0)
     }
 
     /// The process `page` is charged to ([`NO_OWNER`] for none).
     #[inline]
     pub fn owner(&self, page: PageId) -> ProcId {
-        self.entries
+        self.words
             .get(page as usize)
-            .map_or(NO_OWNER, |e| e.owner)
+            .map_or(NO_OWNER, |&w| owner_of(w))
     }
 
-    /// Charge `page`, which MUST be within the table ([`PageTable::ensure`]), to `owner`.
+    /// Charge `page`, which MUST be within the table ([`PageTable::ensure`]), to `owner`
+    /// (a process id or [`NO_OWNER`]).
     #[inline]
     pub fn set_owner(&mut self, page: PageId, owner: ProcId) {
-        self.entries[page as usize].owner = owner;
+        let word = &mut self.words[page as usize];
+        *word = (*word & (LOCATION_MASK | DIRTY_BIT)) | owner_bits(owner);
     }
 
     /// Charge `page`, which MUST be within the table, to `owner`, and mark it dirty if
@@ -258,17 +271,17 @@ impl PageTable {
     /// does on every access).
     #[inline]
     pub fn touch(&mut self, page: PageId, owner: ProcId, write: bool) {
-        let entry = &mut self.entries[page as usize];
-        entry.owner = owner;
-        entry.state.0 |= (write as u16 * PageFlags::DIRTY.bits()) << LOCATION_BITS;
+        let word = &mut self.words[page as usize];
+        *word =
+            (*word & (LOCATION_MASK | DIRTY_BIT)) | (write as u32 * DIRTY_BIT) | owner_bits(owner);
     }
 
     /// Move `page`, which MUST be within the table, to `location`, into `frame`
     /// ([`NO_FRAME`] where frames are not numbered).
     #[inline]
     pub fn place(&mut self, page: PageId, location: Location, frame: FrameId) {
-        let entry = &mut self.entries[page as usize];
-        entry.state = PageState::new(location, entry.state.flags());
+        let word = &mut self.words[page as usize];
+        *word = (*word & !LOCATION_MASK) | location as u32;
         if frame != NO_FRAME {
             super::ensure_index(&mut self.frames, page, NO_FRAME);
             self.frames[page as usize] = frame;
@@ -286,10 +299,20 @@ impl PageTable {
     /// Set or clear `flags` of `page`, which MUST be within the table.
     #[inline]
     pub fn set_flags(&mut self, page: PageId, flags: PageFlags, on: bool) {
-        let entry = &mut self.entries[page as usize];
-        let mut now = entry.state.flags();
-        now.set(flags, on);
-        entry.state = PageState::new(entry.state.location(), now);
+        if flags.contains(PageFlags::DIRTY) {
+            let word = &mut self.words[page as usize];
+            *word = (*word & !DIRTY_BIT) | (on as u32 * DIRTY_BIT);
+        }
+        let cold = flags - PageFlags::DIRTY;
+        if cold.is_empty() {
+            return;
+        }
+        if on {
+            super::ensure_index(&mut self.cold_flags, page, PageFlags::empty());
+        }
+        if let Some(now) = self.cold_flags.get_mut(page as usize) {
+            now.set(cold, on);
+        }
     }
 
     /// The content fingerprint of `page`, if one was set.
@@ -304,14 +327,14 @@ impl PageTable {
 
     /// Every page with its entry, in page order.
     pub fn iter(&self) -> impl Iterator<Item = (PageId, PageEntry)> + '_ {
-        (0..self.entries.len() as PageId).map(|page| (page, self.entry(page)))
+        (0..self.words.len() as PageId).map(|page| (page, self.entry(page)))
     }
 
     /// Pages at `location` (O(pages): for checks and reports).
     pub fn count_at(&self, location: Location) -> usize {
-        self.entries
+        self.words
             .iter()
-            .filter(|e| e.state.location() == location)
+            .filter(|&&w| location_of(w) == location)
             .count()
     }
 }
@@ -321,18 +344,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_page_costs_six_bytes() {
-        // Memory per distinct page is a benchmark figure: two state bytes and an owner.
-        assert_eq!(std::mem::size_of::<PackedEntry>(), 6);
+    fn a_placed_page_costs_four_bytes() {
+        // Memory per distinct page is a benchmark figure: a mechanism that only places
+        // pages, marks them dirty and charges them allocates one word a page.
+        let mut table = PageTable::with_pages(0);
+        for page in 0..1000 {
+            table.ensure(page);
+            table.place(page, Location::Dram, NO_FRAME);
+            table.touch(page, page % 7, page % 3 == 0);
+        }
+        assert!(table.cold_flags.is_empty() && table.frames.is_empty());
+        assert_eq!(std::mem::size_of_val(&table.words[0]), 4);
     }
 
     #[test]
-    fn every_location_and_flag_survives_the_packing() {
+    fn every_location_owner_and_flag_survives_the_packing() {
+        let mut table = PageTable::with_pages(1);
         for location in LOCATIONS {
-            for bits in 0..1u16 << (16 - LOCATION_BITS) {
-                let flags = PageFlags::from_bits_retain(bits);
-                let state = PageState::new(location, flags);
-                assert_eq!((state.location(), state.flags()), (location, flags));
+            for owner in [0, 1, 12345, MAX_PROC_ID, NO_OWNER] {
+                for bits in 0..64u8 {
+                    let flags = PageFlags::from_bits_retain(bits);
+                    table.place(0, location, NO_FRAME);
+                    table.set_owner(0, owner);
+                    table.set_flags(0, PageFlags::all(), false);
+                    table.set_flags(0, flags, true);
+                    let want = PageEntry {
+                        owner,
+                        flags,
+                        location,
+                    };
+                    assert_eq!(table.entry(0), want);
+                    table.touch(0, owner, false);
+                    assert_eq!(table.entry(0), want, "a read keeps the dirty bit");
+                }
             }
         }
     }

@@ -118,7 +118,8 @@ impl Population {
         start_ns: u64,
         regions: Vec<(String, Vec<PageContent>)>,
     ) -> Result<()> {
-        if self.processes.len() >= u32::MAX as usize {
+        // Process indices are page-table owners: process ids (27 bits).
+        if self.processes.len() > crate::trace::MAX_PROC_ID as usize {
             return Err(Error::config("ksm population", "too many processes"));
         }
         let pages: usize = regions.iter().map(|(_, contents)| contents.len()).sum();

@@ -318,9 +318,10 @@ impl PageCacheState {
         let id = match self.ids.get(file) {
             Some(&id) => id,
             None => {
+                // File ids are page-table owners, so process-id sized (27 bits).
                 let Some(id) = FileId::try_from(self.files.len())
                     .ok()
-                    .filter(|&id| id != NO_OWNER)
+                    .filter(|&id| id <= crate::trace::MAX_PROC_ID)
                 else {
                     return (0, 0);
                 };
