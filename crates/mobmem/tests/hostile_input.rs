@@ -108,10 +108,11 @@ fn mmt_header_counts_size_nothing_before_the_data() {
             trace::open(&plain, None).unwrap().page_count_hint(),
             Some(0)
         );
-        assert_eq!(
-            trace::open(&packed, None).unwrap().page_count_hint(),
-            Some(mmt::HINT_WITHOUT_LENGTH)
-        );
+        let hint = trace::open(&packed, None)
+            .unwrap()
+            .page_count_hint()
+            .unwrap();
+        assert!(hint <= mmt::HINT_WITHOUT_LENGTH, "{hint}");
         for path in [&plain, &packed] {
             for policy in ["lru", "clock", "arc", "2q", "fifo"] {
                 let err = fails_fast(policy, || sim(path, policy));
@@ -531,4 +532,46 @@ fn run_trace_still_runs_an_in_memory_trace() {
     let dir = tempfile::tempdir().unwrap();
     let t = trace::read_all(&write(dir.path(), "t.mmt", &small_mmt()), None).unwrap();
     assert_eq!(run_trace(&t, &setup("lru", 10)).unwrap().accesses, 3);
+}
+
+/// A few KiB of zstd data of repeated lines stands for a huge trace: the decompressed
+/// stream is bounded by the compressed bytes (1 MiB plus 1024 a byte), and a `.lis`
+/// file's requests by its bytes as stored, so neither a whole read nor a streamed run
+/// grows with what the repetition claims.
+#[test]
+fn small_compressed_files_cannot_stand_for_huge_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    // 40 MB of lines each asking for 600 blocks: 2.5 G requests from about 4 KB.
+    let lis = zstd::encode_all(&b"0 600 0 0\n".repeat(4 << 20)[..], 19).unwrap();
+    assert!(lis.len() < 64 << 10, "{} bytes", lis.len());
+    let path = write(dir.path(), "bomb.lis.zst", &lis);
+    let err = fails_fast("lis bomb, whole read", || {
+        trace::read_all(&path, None).map_err(|e| e.to_string())
+    });
+    assert!(err.contains("(as stored) may ask for"), "{err}");
+    fails_fast("lis bomb, streamed", || sim(&path, "lru"));
+
+    // 25 MB of one CSV access line: past the decompression bound at once.
+    let mut text = b"time_ns,pid,event,page_kind,owner,index,op,value\n".to_vec();
+    text.extend_from_slice(&b"1,2,access,anon,2,3,R,\n".repeat(1 << 20));
+    let csv = zstd::encode_all(&text[..], 19).unwrap();
+    let path = write(dir.path(), "bomb.csv.zst", &csv);
+    let err = fails_fast("csv bomb", || {
+        trace::read_all(&path, None).map_err(|e| e.to_string())
+    });
+    assert!(
+        err.contains("zstd data expands past") && err.contains("by compressed byte offset"),
+        "{err}"
+    );
+    let err = trace::read_all_data(&path, csv, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("zstd data expands past"), "{err}");
+
+    // A real compressed trace is far within both bounds.
+    let real: String = (0..50_000)
+        .map(|i| format!("{} 8 0 {i}\n", (i * 7919) % 100_003))
+        .collect();
+    let path = write(dir.path(), "real.lis.zst", &zstd(real.as_bytes()));
+    assert_eq!(trace::read_all(&path, None).unwrap().events.len(), 400_000);
 }

@@ -18,8 +18,8 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::shared::{
-    empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, EXPANSION_ALLOWANCE,
-    EXPANSION_PER_BYTE, MAX_LINE_BYTES,
+    empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, StoredBytes,
+    EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES,
 };
 use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
 use crate::{Error, Position, Result};
@@ -47,10 +47,21 @@ pub struct Reader {
     bytes_read: u64,
     /// Requests the lines read so far asked for.
     requests: Expansion,
+    stored: StoredBytes,
 }
 
 impl Reader {
     pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Self {
+        Self::with_stored(path, input, StoredBytes::default())
+    }
+
+    /// A reader whose expansion is bounded by `stored` bytes (a zstd stream's compressed
+    /// bytes) rather than by the text's own length.
+    pub(crate) fn with_stored(
+        path: &Path,
+        input: Box<dyn Read + Send>,
+        stored: StoredBytes,
+    ) -> Self {
         Reader {
             path: path.to_path_buf(),
             input: BufReader::with_capacity(1 << 18, input),
@@ -62,6 +73,7 @@ impl Reader {
             proc: None,
             bytes_read: 0,
             requests: Expansion::default(),
+            stored,
         }
     }
 
@@ -100,12 +112,12 @@ impl Reader {
                 "block_count {count}, expected at most {MAX_BLOCKS_PER_LINE} blocks a line"
             )));
         }
-        if let Err(bound) = self.requests.take(count, self.bytes_read) {
+        let stored = self.stored.of(self.bytes_read);
+        if let Err(bound) = self.requests.take(count, stored) {
             return Err(self.malformed(&format!(
                 "block_count {count} takes the file past {bound} requests, the most its \
-                 first {} bytes may ask for ({EXPANSION_ALLOWANCE} plus \
-                 {EXPANSION_PER_BYTE} a byte): expected the requests of a real trace",
-                self.bytes_read
+                 first {stored} bytes (as stored) may ask for ({EXPANSION_ALLOWANCE} plus \
+                 {EXPANSION_PER_BYTE} a byte): expected the requests of a real trace"
             )));
         }
         // The last block must be addressable.

@@ -277,7 +277,7 @@ pub enum InputLength {
     Unknown,
     /// Exactly this many bytes (a regular file that is not compressed, data in memory).
     Exact(u64),
-    /// At most this many bytes (a zstd file: see [`crate::trace::MAX_ZSTD_EXPANSION`]).
+    /// At most this many bytes (a zstd file: see [`crate::trace::zstd_bound`]).
     AtMost(u64),
 }
 

@@ -19,7 +19,10 @@ pub mod oracle;
 mod shared;
 pub mod summary;
 
-pub use open::{open, open_data, read_all, read_all_data, write, Format, MAX_ZSTD_EXPANSION};
+pub use open::{
+    open, open_data, read_all, read_all_data, write, zstd_bound, Format, MAX_ZSTD_EXPANSION,
+    ZSTD_ALLOWANCE,
+};
 pub use shared::{PartialFile, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES};
 
 use std::collections::HashMap;

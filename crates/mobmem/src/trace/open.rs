@@ -4,8 +4,11 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::mmt::InputLength;
+use super::shared::StoredBytes;
 use super::{EventSource, Trace};
 use crate::{Error, Result};
 
@@ -79,20 +82,30 @@ impl std::fmt::Display for Format {
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// Open `path` as a byte stream, transparently decompressing zstd (detected by its magic
-/// number, whatever the file is called). A read error of the zstd data says how far the
-/// compressed and the decompressed data had been read.
-pub fn open_bytes(path: &Path) -> Result<Box<dyn Read + Send>> {
-    Ok(open_input(path)?.0)
+/// number, whatever the file is called), with the count of stored bytes read (see
+/// [`StoredBytes`]). A read error of the zstd data says how far the compressed and the
+/// decompressed data had been read.
+pub(crate) fn open_bytes_metered(path: &Path) -> Result<(Box<dyn Read + Send>, StoredBytes)> {
+    let (input, _, stored) = open_input(path)?;
+    Ok((input, stored))
 }
 
-/// Most bytes one byte of zstd data decompresses to: a block regenerates at most 128 KiB
-/// and takes at least a 3-byte header, so `2^17 / 3` < 2^16. It bounds what a compressed
-/// file can hold, whatever its headers claim.
-pub const MAX_ZSTD_EXPANSION: u64 = 1 << 16;
+/// Most bytes one byte of zstd data may decompress to, beyond [`ZSTD_ALLOWANCE`]. The
+/// format allows about 2^15 (a 128 KiB block in a few bytes); real traces compress 3 to 10
+/// times. A stream that expands further is refused, so that a few KiB of crafted zstd
+/// data cannot stand for gigabytes of trace.
+pub const MAX_ZSTD_EXPANSION: u64 = 1 << 10;
+/// Bytes a zstd stream may decompress to whatever its size.
+pub const ZSTD_ALLOWANCE: u64 = 1 << 20;
 
-/// [`open_bytes`], and what is known of the length of the bytes before reading them: the
+/// Most decompressed bytes `compressed` bytes of zstd data may stand for.
+pub fn zstd_bound(compressed: u64) -> u64 {
+    ZSTD_ALLOWANCE.saturating_add(compressed.saturating_mul(MAX_ZSTD_EXPANSION))
+}
+
+/// The bytes of `path` (see [`open_bytes_metered`]), what is known of the length of the bytes before reading them: the
 /// size of a regular file that is not compressed, a bound for a compressed one.
-fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength)> {
+fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength, StoredBytes)> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
     let length = metadata.is_file().then_some(metadata.len());
@@ -100,26 +113,40 @@ fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength)> {
     let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
     if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
         let decoder = ZstdInput::new(reader).map_err(|e| Error::io(path, e))?;
-        let bound = length.map_or(InputLength::Unknown, |n| {
-            InputLength::AtMost(n.saturating_mul(MAX_ZSTD_EXPANSION))
-        });
-        Ok((Box::new(BufReader::with_capacity(1 << 16, decoder)), bound))
+        let stored = StoredBytes::compressed(decoder.consumed());
+        let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
+        Ok((
+            Box::new(BufReader::with_capacity(1 << 16, decoder)),
+            bound,
+            stored,
+        ))
     } else {
         let exact = length.map_or(InputLength::Unknown, InputLength::Exact);
-        Ok((Box::new(reader), exact))
+        Ok((Box::new(reader), exact, StoredBytes::default()))
     }
 }
 
 /// Counts the bytes the zstd decoder takes from the compressed input.
 struct Counted<R> {
     inner: R,
-    consumed: u64,
+    /// Shared with the readers that bound expansion by stored bytes.
+    consumed: Arc<AtomicU64>,
+}
+
+impl<R> Counted<R> {
+    fn add(&self, n: usize) {
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> u64 {
+        self.consumed.load(Ordering::Relaxed)
+    }
 }
 
 impl<R: BufRead> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.consumed += n as u64;
+        self.add(n);
         Ok(n)
     }
 }
@@ -130,7 +157,7 @@ impl<R: BufRead> BufRead for Counted<R> {
     }
 
     fn consume(&mut self, amount: usize) {
-        self.consumed += amount as u64;
+        self.add(amount);
         self.inner.consume(amount);
     }
 }
@@ -148,7 +175,7 @@ impl<R: BufRead> ZstdInput<R> {
     fn new(compressed: R) -> io::Result<Self> {
         let counted = Counted {
             inner: compressed,
-            consumed: 0,
+            consumed: Arc::new(AtomicU64::new(0)),
         };
         Ok(ZstdInput {
             decoder: zstd::Decoder::with_buffer(counted)?,
@@ -157,11 +184,30 @@ impl<R: BufRead> ZstdInput<R> {
     }
 }
 
+impl<R: BufRead> ZstdInput<R> {
+    /// The count of compressed bytes taken so far.
+    fn consumed(&self) -> Arc<AtomicU64> {
+        self.decoder.get_ref().consumed.clone()
+    }
+}
+
 impl<R: BufRead> Read for ZstdInput<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self.decoder.read(buf) {
             Ok(n) => {
                 self.produced += n as u64;
+                let consumed = self.decoder.get_ref().get();
+                if self.produced > zstd_bound(consumed) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "zstd data expands past {} bytes by compressed byte offset \
+                             {consumed}: more than {ZSTD_ALLOWANCE} bytes plus \
+                             {MAX_ZSTD_EXPANSION} a compressed byte, which no real trace does",
+                            self.produced
+                        ),
+                    ));
+                }
                 Ok(n)
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
@@ -169,7 +215,7 @@ impl<R: BufRead> Read for ZstdInput<R> {
                 e.kind(),
                 format!(
                     "zstd data unreadable by compressed byte offset {} (decompressed byte offset {}): {e}",
-                    self.decoder.get_ref().consumed,
+                    self.decoder.get_ref().get(),
                     self.produced
                 ),
             )),
@@ -180,8 +226,8 @@ impl<R: BufRead> Read for ZstdInput<R> {
 /// Open a trace for streaming. `format` overrides detection from the file name.
 pub fn open(path: &Path, format: Option<Format>) -> Result<Box<dyn EventSource + Send>> {
     let format = format_of(path, format)?;
-    let (input, length) = open_input(path)?;
-    source(path, input, length, format)
+    let (input, length, stored) = open_input(path)?;
+    source(path, input, length, stored, format)
 }
 
 /// Open a trace whose file content is already in memory (fetched from elsewhere, say).
@@ -192,15 +238,20 @@ pub fn open_data(
     format: Option<Format>,
 ) -> Result<Box<dyn EventSource + Send>> {
     let format = format_of(name, format)?;
-    let (input, length): (Box<dyn Read + Send>, _) = if data.starts_with(&ZSTD_MAGIC) {
-        let bound = InputLength::AtMost((data.len() as u64).saturating_mul(MAX_ZSTD_EXPANSION));
+    let (input, length, stored): (Box<dyn Read + Send>, _, _) = if data.starts_with(&ZSTD_MAGIC) {
+        let bound = InputLength::AtMost(zstd_bound(data.len() as u64));
         let decoder = ZstdInput::new(Cursor::new(data)).map_err(|e| Error::io(name, e))?;
-        (Box::new(BufReader::with_capacity(1 << 16, decoder)), bound)
+        let stored = StoredBytes::compressed(decoder.consumed());
+        (
+            Box::new(BufReader::with_capacity(1 << 16, decoder)),
+            bound,
+            stored,
+        )
     } else {
         let length = InputLength::Exact(data.len() as u64);
-        (Box::new(Cursor::new(data)), length)
+        (Box::new(Cursor::new(data)), length, StoredBytes::default())
     };
-    source(name, input, length, format)
+    source(name, input, length, stored, format)
 }
 
 fn format_of(path: &Path, format: Option<Format>) -> Result<Format> {
@@ -219,12 +270,13 @@ fn source(
     path: &Path,
     input: Box<dyn Read + Send>,
     length: InputLength,
+    stored: StoredBytes,
     format: Format,
 ) -> Result<Box<dyn EventSource + Send>> {
     Ok(match format {
         Format::Mmt => Box::new(super::mmt::Reader::with_length(path, input, length)?),
         Format::Csv => Box::new(super::csv::Reader::new(path, input)?),
-        Format::Lis => Box::new(super::lis::Reader::new(path, input)),
+        Format::Lis => Box::new(super::lis::Reader::with_stored(path, input, stored)),
         Format::OracleGeneral => Box::new(super::oracle::Reader::new(path, input)),
     })
 }

@@ -16,10 +16,34 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// Accesses that the lines of a text trace may expand to (a `.lis` line's block count, an
 /// ftrace event's range of pages) without regard to the input's size.
 pub const EXPANSION_ALLOWANCE: u64 = 1 << 20;
-/// Beyond [`EXPANSION_ALLOWANCE`], accesses that lines may expand to per byte of text read
-/// (counted after decompression): a trace of real requests expands to a few per byte, a
-/// crafted line of huge counts to millions. So memory and time follow the input's size.
+/// Beyond [`EXPANSION_ALLOWANCE`], accesses that lines may expand to per byte of the input
+/// read, as stored (compressed bytes for a zstd file): a trace of real requests expands to
+/// a few per byte, a crafted line of huge counts to millions. So memory and time follow
+/// the input's size.
 pub const EXPANSION_PER_BYTE: u64 = 64;
+
+/// How many bytes of the input, as stored, have been read: the text's own count for a
+/// plain file, the compressed bytes taken by the decoder for a zstd file (shared with
+/// it). Expansion is bounded by stored bytes, so a small compressed file of huge
+/// repeated counts cannot ask for more than a plain one of the same size.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StoredBytes(Option<std::sync::Arc<std::sync::atomic::AtomicU64>>);
+
+impl StoredBytes {
+    pub(crate) fn compressed(counter: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
+        StoredBytes(Some(counter))
+    }
+
+    /// Stored bytes read, given `text_bytes` of (decompressed) text read.
+    pub(crate) fn of(&self, text_bytes: u64) -> u64 {
+        match &self.0 {
+            Some(counter) => counter
+                .load(std::sync::atomic::Ordering::Relaxed)
+                .min(text_bytes),
+            None => text_bytes,
+        }
+    }
+}
 
 /// How many accesses the lines read so far expanded to, against the bound of
 /// [`EXPANSION_ALLOWANCE`] + [`EXPANSION_PER_BYTE`] per byte read.

@@ -395,18 +395,17 @@ impl FtraceImporter {
     /// bound the text read so far allows; past it, the import stops (see
     /// [`FtraceImporter::over_limit`]).
     pub(super) fn expand(&mut self, pages: u64) -> std::result::Result<(), String> {
-        self.expansion
-            .take(pages, self.bytes_read)
-            .map_err(|bound| {
-                let message = format!(
-                    "{} more pages take the import past {bound} pages added by ranges, the most \
-                 its first {} bytes may add ({EXPANSION_ALLOWANCE} plus {EXPANSION_PER_BYTE} \
-                 a byte): expected the events of a real capture",
-                    pages, self.bytes_read
-                );
-                self.over_limit = Some(message.clone());
-                message
-            })
+        let stored = self.stored.of(self.bytes_read);
+        self.expansion.take(pages, stored).map_err(|bound| {
+            let message = format!(
+                "{pages} more pages take the import past {bound} pages added by ranges, \
+                     the most its first {stored} bytes (as stored) may add \
+                     ({EXPANSION_ALLOWANCE} plus {EXPANSION_PER_BYTE} a byte): expected the \
+                     events of a real capture"
+            );
+            self.over_limit = Some(message.clone());
+            message
+        })
     }
 
     fn accesses(

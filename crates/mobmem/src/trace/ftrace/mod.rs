@@ -69,7 +69,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::shared::Expansion;
+use super::shared::{Expansion, StoredBytes};
 use super::{Event, Interner, ProcId, Trace};
 use crate::{Error, Result};
 
@@ -269,6 +269,8 @@ pub struct FtraceImporter {
     /// Pages that events' ranges added beyond their first (read batches: the room they
     /// took), bounded by the text read.
     expansion: Expansion,
+    /// Stored bytes read (compressed bytes of a zstd file), which bound the expansion.
+    stored: StoredBytes,
     /// Why the line being imported stops the import (a limit passed): set with the error
     /// an event returns, which is then fatal instead of a malformed line.
     over_limit: Option<String>,
@@ -303,6 +305,7 @@ impl FtraceImporter {
             batch_room: 0,
             bytes_read: 0,
             expansion: Expansion::default(),
+            stored: StoredBytes::default(),
             over_limit: None,
             report: ImportReport::default(),
         }
@@ -321,9 +324,10 @@ impl FtraceImporter {
 
 /// Import a whole ftrace text file (zstd-compressed or not).
 pub fn import_file(path: &Path, options: ImportOptions) -> Result<(Trace, ImportReport)> {
-    let input = super::open::open_bytes(path)?;
+    let (input, stored) = super::open::open_bytes_metered(path)?;
     let mut input = std::io::BufReader::with_capacity(1 << 16, input);
     let mut importer = FtraceImporter::new(path, options);
+    importer.stored = stored;
     importer.read(&mut input)?;
     Ok(importer.finish())
 }
