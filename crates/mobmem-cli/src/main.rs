@@ -164,6 +164,10 @@ struct ReproduceArgs {
     /// Report folder.
     #[arg(long, default_value = "report")]
     out: PathBuf,
+    /// Run every synthetic workload with seeds 1..=N; each claim reports the mean over
+    /// the seeds with a 95% interval (Student t). 1 to 100.
+    #[arg(long, default_value_t = reproductions::DEFAULT_SEEDS, value_parser = numbers::seeds, allow_negative_numbers = true)]
+    seeds: u64,
 }
 
 #[derive(Subcommand)]
@@ -405,26 +409,27 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
         vec![reproductions::find(&args.name)?]
     };
     let mut reports = Vec::new();
+    let seeds: Vec<u64> = (1..=args.seeds).collect();
     for r in chosen {
         let pb = bar(0, r.name);
         let progress = progress_of(&pb);
-        let context = reproductions::Context {
-            progress: &progress,
-            media_dir: args.media.clone(),
-        };
-        let report = (r.run)(&context).with_context(|| format!("reproduction {}", r.name))?;
+        let report = r
+            .run_seeds(&progress, &args.media, &seeds)
+            .with_context(|| format!("reproduction {}", r.name))?;
         pb.finish_and_clear();
         let dir = report::write_experiment(&args.out, &report)?;
         println!("{}: {}", r.name, r.summary);
         for c in &report.claims {
+            let paper = c.paper.map_or("-".to_string(), report::short);
             println!(
-                "  [{}] {} (paper {} {}, measured {} {})",
-                if c.holds { "holds" } else { "FAILS" },
+                "  [{}] {} (paper {paper} {unit}; measured {} [{}, {}] {unit} over {} seed(s))",
+                c.verdict.name(),
                 c.claim,
-                report::short(c.paper),
-                c.unit,
-                report::short(c.measured),
-                c.unit
+                report::short(c.mean),
+                report::short(c.ci95[0]),
+                report::short(c.ci95[1]),
+                c.seeds,
+                unit = c.unit,
             );
         }
         eprintln!("  wrote {}", dir.display());

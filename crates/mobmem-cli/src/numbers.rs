@@ -59,6 +59,19 @@ pub fn threads(text: &str) -> Result<usize, String> {
     }
 }
 
+/// Most seeds `reproduce --seeds` runs.
+pub const MAX_SEEDS: u64 = 100;
+
+/// Seeds of a reproduction: 1 to [`MAX_SEEDS`].
+pub fn seeds(text: &str) -> Result<u64, String> {
+    let range = || format!("must be a whole number of seeds from 1 to {MAX_SEEDS}");
+    match non_negative::<u64>(text) {
+        Ok(n) if (1..=MAX_SEEDS).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{}, got {n}", range())),
+        Err(_) => Err(format!("{}, got '{}'", range(), text.trim())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

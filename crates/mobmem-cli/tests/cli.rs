@@ -159,10 +159,24 @@ fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
     let claims = reproduce("hybrid-cache", dir.path(), &[]);
     assert_eq!(claims.len(), 10, "five claims for each of the two traces");
     for c in &claims {
-        for key in ["id", "claim", "paper", "measured", "holds"] {
+        for key in [
+            "id",
+            "claim",
+            "paper",
+            "unit",
+            "seeds",
+            "mean",
+            "ci95",
+            "verdict",
+            "explanation",
+        ] {
             assert!(c.get(key).is_some(), "claim without {key}: {c}");
         }
-        assert!(c["measured"].as_f64().unwrap().is_finite());
+        assert!(c["mean"].as_f64().unwrap().is_finite());
+        assert_eq!(c["seeds"], 2);
+        let ci = c["ci95"].as_array().unwrap();
+        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        assert!(lo <= c["mean"].as_f64().unwrap() && c["mean"].as_f64().unwrap() <= hi);
     }
     // The paper's direction: app-aware reduces foreground time and energy versus LRU.
     for id in [
@@ -172,7 +186,7 @@ fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
         "app-switching-energy",
     ] {
         let c = claims.iter().find(|c| c["id"] == id).unwrap();
-        assert!(c["measured"].as_f64().unwrap() > 0.0, "{id}: {c}");
+        assert!(c["mean"].as_f64().unwrap() > 0.0, "{id}: {c}");
     }
     for w in ["chrome-push", "app-switching"] {
         for f in [

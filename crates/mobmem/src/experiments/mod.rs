@@ -467,7 +467,12 @@ impl Results {
             json: serde_json::to_value(self).unwrap_or(serde_json::Value::Null),
             facts: self.facts(),
             figures,
-            claims,
+            claims: crate::report::claims::summarize(std::slice::from_ref(&claims)),
+            seed_claims: vec![claims],
+            seeds: Vec::new(),
+            findings: Vec::new(),
+            seed_findings: vec![Vec::new()],
+            paper_figures: Vec::new(),
             notes,
         }
     }

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
+use super::claims::{Expect, Verdict, RULE};
 use super::{short, ExperimentReport};
 use crate::{Error, Result};
 
@@ -28,15 +29,34 @@ pub fn write_index(dir: &Path, reports: &[ExperimentReport]) -> Result<()> {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mobmem report</title>\n<style>\
 body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}\
-.yes{color:#176317;font-weight:bold}.no{color:#a11;font-weight:bold}img{max-width:100%;border:1px solid #eee}\
+.reproduced{color:#176317;font-weight:bold}.direction-only{color:#8a5a00;font-weight:bold}\
+.not-reproduced{color:#a11;font-weight:bold}.not-testable{color:#555;font-weight:bold}img{max-width:100%;border:1px solid #eee}\
 .figs{display:grid;grid-template-columns:1fr 1fr;gap:8px}</style></head><body>\n<h1>mobmem report</h1>\n",
     );
     let total: usize = reports.iter().map(|r| r.claims.len()).sum();
-    let holding: usize = reports
-        .iter()
-        .map(|r| r.claims.iter().filter(|c| c.holds).count())
-        .sum();
-    let _ = writeln!(h, "<p>{} experiment(s); {holding} of {total} paper claims hold on the simulated workloads.</p><ul>", reports.len());
+    let _ = write!(h, "<p>{} experiment(s)", reports.len());
+    if total > 0 {
+        let count = |v: Verdict| {
+            reports
+                .iter()
+                .flat_map(|r| &r.claims)
+                .filter(|c| c.verdict == v)
+                .count()
+        };
+        let _ = write!(
+            h,
+            "; {total} paper claims: {} reproduced, {} direction-only, {} not reproduced, {} not testable",
+            count(Verdict::Reproduced),
+            count(Verdict::DirectionOnly),
+            count(Verdict::NotReproduced),
+            count(Verdict::NotTestable)
+        );
+    }
+    h.push_str(".</p>\n");
+    if total > 0 {
+        let _ = writeln!(h, "<p class=\"rule\"><b>Verdicts.</b> {}</p>", escape(RULE));
+    }
+    h.push_str("<ul>\n");
     for r in reports {
         let name = escape(&r.table.experiment);
         let _ = writeln!(
@@ -77,22 +97,32 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
             h.push_str("</table>\n");
         }
         if !r.claims.is_empty() {
-            h.push_str("<table><tr><th>claim</th><th>paper</th><th>measured</th><th>criterion</th><th>holds</th></tr>\n");
+            h.push_str(
+                "<table><tr><th>claim</th><th>paper</th><th>measured: mean [95% interval]</th>\
+<th>seeds</th><th>verdict</th><th>why</th></tr>\n",
+            );
             for c in &r.claims {
-                let (class, word) = if c.holds {
-                    ("yes", "yes")
-                } else {
-                    ("no", "no")
+                let paper = match (&c.expect, c.paper) {
+                    (Expect::AtLeast { bound }, _) => format!("&ge; {}", short(*bound)),
+                    (Expect::AtMost { bound }, _) => format!("&le; {}", short(*bound)),
+                    (_, Some(p)) => short(p),
+                    (_, None) => "-".into(),
                 };
                 let _ = writeln!(
                     h,
-                    "<tr><td>{}</td><td>{} {}</td><td>{} {}</td><td>{}</td><td class=\"{class}\">{word}</td></tr>",
+                    "<tr id=\"{name}-{}\"><td>{}</td><td>{paper} {}</td><td>{} [{}, {}] {}</td><td>{}</td>\
+<td class=\"{}\">{}</td><td>{}</td></tr>",
+                    escape(&c.id),
                     escape(&c.claim),
-                    short(c.paper),
                     escape(&c.unit),
-                    short(c.measured),
+                    short(c.mean),
+                    short(c.ci95[0]),
+                    short(c.ci95[1]),
                     escape(&c.unit),
-                    escape(&c.criterion)
+                    c.seeds,
+                    c.verdict.name(),
+                    c.verdict.name(),
+                    escape(c.explanation.as_deref().unwrap_or("")),
                 );
             }
             h.push_str("</table>\n");

@@ -6,10 +6,14 @@
 //! shows them all. The folder is written under a temporary name and renamed when
 //! complete, so a failed run never leaves a report that looks finished.
 
+pub mod claims;
 mod html;
 mod plot;
 pub mod table;
 
+pub use claims::{
+    Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, Verdict,
+};
 pub use html::write_index;
 pub use table::{Row, Table};
 
@@ -44,22 +48,6 @@ pub struct Figure {
     pub normalize_to: Option<String>,
 }
 
-/// A headline result of a paper, checked against what the simulation measured.
-#[derive(Debug, Clone, Serialize)]
-pub struct Claim {
-    pub id: String,
-    /// The claim in words.
-    pub claim: String,
-    /// The paper's number.
-    pub paper: f64,
-    /// The same quantity measured here.
-    pub measured: f64,
-    pub unit: String,
-    /// The rule `holds` applies.
-    pub criterion: String,
-    pub holds: bool,
-}
-
 /// Everything written for one experiment.
 #[derive(Debug, Clone)]
 pub struct ExperimentReport {
@@ -69,7 +57,18 @@ pub struct ExperimentReport {
     /// A small table shown in the HTML index (e.g. the workloads): header, then rows.
     pub facts: Vec<Vec<String>>,
     pub figures: Vec<Figure>,
-    pub claims: Vec<Claim>,
+    /// The claims over every seed run (`claims.json`).
+    pub claims: Vec<ClaimResult>,
+    /// Each seed's claims, from which `claims` is summarized.
+    pub seed_claims: Vec<Vec<Claim>>,
+    /// The seeds the synthetic workloads ran with (empty: none is synthetic).
+    pub seeds: Vec<u64>,
+    /// What the run shows beyond the paper's claims, over every seed.
+    pub findings: Vec<FindingResult>,
+    /// Each seed's findings, from which `findings` is summarized.
+    pub seed_findings: Vec<Vec<Finding>>,
+    /// The paper's figures and tables, and what became of each here.
+    pub paper_figures: Vec<PaperFigure>,
     /// Paragraphs shown above the figures in the HTML index.
     pub notes: Vec<String>,
 }
@@ -86,11 +85,94 @@ impl ExperimentReport {
             facts,
             table,
             figures,
-            claims,
+            claims: claims::summarize(std::slice::from_ref(&claims)),
+            seed_claims: vec![claims],
+            seeds: Vec::new(),
+            findings: Vec::new(),
+            seed_findings: vec![Vec::new()],
+            paper_figures: Vec::new(),
+            notes,
+        }
+    }
+
+    /// This report with `findings` (one seed's).
+    pub fn with_findings(mut self, findings: Vec<Finding>) -> Self {
+        self.findings = claims::summarize_findings(std::slice::from_ref(&findings));
+        self.seed_findings = vec![findings];
+        self
+    }
+
+    /// This report with the paper's figure list.
+    pub fn with_paper_figures(mut self, figures: Vec<PaperFigure>) -> Self {
+        self.paper_figures = figures;
+        self
+    }
+
+    /// One report of the runs of the same experiment with different seeds, `(seed,
+    /// report)` in seed order: the table gains a `seed` key column in front, the claims
+    /// are summarized over the seeds, and the figures and facts are the first run's (the
+    /// figures draw every seed: the mean, and the spread between the lowest and the
+    /// highest).
+    pub fn of_seeds(runs: Vec<(u64, ExperimentReport)>) -> Self {
+        let seeds: Vec<u64> = runs.iter().map(|(s, _)| *s).collect();
+        let mut runs = runs.into_iter();
+        let Some((first_seed, first)) = runs.next() else {
+            panic!("of_seeds needs at least one run");
+        };
+        let mut keys = first.table.keys.clone();
+        keys.insert(0, SEED_KEY.to_string());
+        let mut table = Table {
+            experiment: first.table.experiment.clone(),
+            title: first.table.title.clone(),
+            keys,
+            rows: Vec::new(),
+        };
+        let mut json_runs = Vec::new();
+        let mut seed_claims = Vec::new();
+        let mut seed_findings = Vec::new();
+        let mut add = |seed: u64, report: ExperimentReport, table: &mut Table| {
+            for mut row in report.table.rows {
+                row.keys.insert(0, seed.to_string());
+                table.rows.push(row);
+            }
+            json_runs.push(serde_json::json!({ "seed": seed, "results": report.json }));
+            seed_claims.extend(report.seed_claims);
+            seed_findings.extend(report.seed_findings);
+        };
+        let (facts, figures, mut notes) = (
+            first.facts.clone(),
+            first.figures.clone(),
+            first.notes.clone(),
+        );
+        let paper_figures = first.paper_figures.clone();
+        add(first_seed, first, &mut table);
+        for (seed, report) in runs {
+            add(seed, report, &mut table);
+        }
+        if seeds.len() > 1 {
+            notes.push(format!(
+                "Numbers in the notes above are seed {first_seed}'s; the claims and figures use all {} seeds.",
+                seeds.len()
+            ));
+        }
+        ExperimentReport {
+            json: serde_json::json!({ "seeds": seeds, "runs": json_runs }),
+            facts,
+            table,
+            figures,
+            claims: claims::summarize(&seed_claims),
+            seed_claims,
+            seeds,
+            findings: claims::summarize_findings(&seed_findings),
+            seed_findings,
+            paper_figures,
             notes,
         }
     }
 }
+
+/// The key column that tells the runs of different seeds apart.
+pub const SEED_KEY: &str = "seed";
 
 /// Long-format CSV: `experiment`, the key columns, then `metric,value`.
 pub fn write_results_csv(out: impl Write, table: &Table) -> Result<()> {
@@ -123,26 +205,40 @@ pub fn format_number(v: f64) -> String {
     }
 }
 
-/// The points of each line of a figure: (x as shown, value), sorted by x. Rows whose x
-/// is not a number, or whose normalizing reference is missing or zero, are left out.
-pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<(f64, f64)>)> {
+/// One point of a figure's line: the mean over seeds at `x`, and the lowest and highest
+/// seed's value (equal to the mean with one seed).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FigurePoint {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// The points of each line of a figure, sorted by x. With a `seed` key column, the rows
+/// of one x are the seeds: a value is normalized by the reference line's value of the
+/// same seed, then the seeds are averaged. Rows whose x is not a number, or whose
+/// normalizing reference is missing or zero, are left out.
+pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<FigurePoint>)> {
     let x_of = |row: &Row| {
         table
             .key(row, &figure.x)
             .and_then(|x| x.parse::<f64>().ok())
     };
-    let value_of = |line: &str, x: f64| -> Option<f64> {
+    let seed_of = |row: &Row| table.key(row, SEED_KEY).map(str::to_string);
+    let value_of = |line: &str, x: f64, seed: &Option<String>| -> Option<f64> {
         table
             .select(&figure.filter)
             .filter(|r| table.key(r, &figure.series) == Some(line))
-            .find(|r| x_of(r) == Some(x))
+            .find(|r| x_of(r) == Some(x) && &seed_of(r) == seed)
             .and_then(|r| r.value(&figure.metric))
     };
     figure
         .lines
         .iter()
         .map(|line| {
-            let mut points: Vec<(f64, f64)> = table
+            // (x, value) of every seed's row.
+            let mut values: Vec<(f64, f64)> = table
                 .select(&figure.filter)
                 .filter(|r| table.key(r, &figure.series) == Some(line.as_str()))
                 .filter_map(|r| {
@@ -151,7 +247,7 @@ pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<(f64, f6
                     let v = match &figure.normalize_to {
                         None => v,
                         Some(reference) => {
-                            let base = value_of(reference, x)?;
+                            let base = value_of(reference, x, &seed_of(r))?;
                             if base == 0.0 {
                                 return None;
                             }
@@ -161,7 +257,22 @@ pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<(f64, f6
                     v.is_finite().then_some((x * figure.x_scale, v))
                 })
                 .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            values.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let points = values
+                .chunk_by(|a, b| a.0 == b.0)
+                .map(|same_x| {
+                    let n = same_x.len() as f64;
+                    let y = same_x.iter().map(|p| p.1).sum::<f64>() / n;
+                    let lo = same_x.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+                    let hi = same_x.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+                    FigurePoint {
+                        x: same_x[0].0,
+                        y,
+                        lo,
+                        hi,
+                    }
+                })
+                .collect();
             (line.clone(), points)
         })
         .collect()
@@ -224,6 +335,12 @@ pub fn write_experiment(dir: &Path, report: &ExperimentReport) -> Result<PathBuf
     let claims = serde_json::to_vec_pretty(&report.claims)
         .map_err(|e| Error::config("claims.json", e.to_string()))?;
     write_file(&partial.join("claims.json"), &claims)?;
+    let findings = serde_json::to_vec_pretty(&report.findings)
+        .map_err(|e| Error::config("findings.json", e.to_string()))?;
+    write_file(&partial.join("findings.json"), &findings)?;
+    let paper_figures = serde_json::to_vec_pretty(&report.paper_figures)
+        .map_err(|e| Error::config("paper-figures.json", e.to_string()))?;
+    write_file(&partial.join("paper-figures.json"), &paper_figures)?;
     for (figure, file) in report.figures.iter().zip(&svgs) {
         let svg = plot::render(&report.table, figure)?;
         write_file(&partial.join(file), svg.as_bytes())?;

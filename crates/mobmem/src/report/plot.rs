@@ -17,8 +17,18 @@ const COLORS: [RGBColor; 8] = [
 ];
 
 pub fn render(table: &Table, figure: &Figure) -> Result<String> {
-    let series = figure_lines(table, figure);
-    let all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    let lines = figure_lines(table, figure);
+    let series: Vec<(String, Vec<(f64, f64)>)> = lines
+        .iter()
+        .map(|(name, points)| (name.clone(), points.iter().map(|p| (p.x, p.y)).collect()))
+        .collect();
+    let mut all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+    // The spread between seeds is drawn too, so the axes take it in.
+    all.extend(
+        lines
+            .iter()
+            .flat_map(|(_, p)| p.iter().flat_map(|q| [(q.x, q.lo), (q.x, q.hi)])),
+    );
     let plot_err = |e: String| Error::config(format!("figure {}", figure.id), e);
     let (mut x0, mut x1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| {
         (a.min(*x), b.max(*x))
@@ -72,6 +82,13 @@ pub fn render(table: &Table, figure: &Figure) -> Result<String> {
                 });
             chart
                 .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| plot_err(e.to_string()))?;
+            // The seeds' spread: a bar from the lowest to the highest seed's value.
+            let spread = lines[i].1.iter().filter(|q| q.hi > q.lo);
+            chart
+                .draw_series(spread.map(|q| {
+                    ErrorBar::new_vertical(q.x, q.lo, q.y, q.hi, color.stroke_width(1), 6)
+                }))
                 .map_err(|e| plot_err(e.to_string()))?;
         }
         chart

@@ -21,7 +21,6 @@ use crate::report::table::filter;
 use crate::report::{format_number, Claim, ExperimentReport, Figure, Row, Table};
 use crate::Result;
 
-const SEED: u64 = 1;
 const DURATION_MS: u64 = 180_000;
 const SAMPLE_MS: u64 = 1_000;
 const PAGES_TO_SCAN: [u32; 8] = [10, 20, 40, 60, 80, 100, 150, 200];
@@ -233,7 +232,7 @@ fn app_rows(p: &Point, apps: &[AppImpact]) -> Vec<Row> {
 
 pub fn run(context: &Context) -> Result<ExperimentReport> {
     let preset = AndroidConfig::default();
-    let pop = preset.generate(SEED)?;
+    let pop = preset.generate(context.seed)?;
     let impact_config = ImpactConfig::default();
     let costs = ScanCosts::default();
     let spec = RunSpec {
@@ -336,7 +335,7 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
             "device".into(),
         ],
         vec![
-            format!("android preset, seed {SEED}"),
+            format!("android preset, seed {}", context.seed),
             pop.processes
                 .iter()
                 .map(|p| p.name.as_str())
@@ -377,18 +376,7 @@ fn app_value(table: &Table, sweep: &str, app: usize, metric: &str) -> f64 {
 }
 
 fn change_claim(id: &str, claim: String, paper: f64, measured: f64) -> Claim {
-    Claim {
-        id: id.into(),
-        claim,
-        paper,
-        measured,
-        unit: "% change with KSM".into(),
-        criterion: format!(
-            "an increase of at least half the paper's ({:.1}%)",
-            paper / 2.0
-        ),
-        holds: measured.is_finite() && measured >= paper / 2.0,
-    }
+    Claim::value(id, claim, paper, measured, "% change with KSM")
 }
 
 pub fn analyze(table: &Table, pop: &Population) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
@@ -563,15 +551,19 @@ pub fn analyze(table: &Table, pop: &Population) -> (Vec<Figure>, Vec<Claim>, Vec
         .find(|p| p.1 >= SATURATION * best)
         .map_or(f64::NAN, |p| p.0);
     let lowest = saved_pts.first().map_or(f64::NAN, |p| p.1);
-    let mut claims = vec![Claim {
-        id: "saturation-pages-to-scan".into(),
-        claim: format!("memory saved grows with pages_to_scan and saturates at 80 (smallest pages_to_scan within {:.0}% of the sweep's largest saving)", 100.0 * SATURATION),
-        paper: 80.0,
-        measured: knee,
-        unit: "pages_to_scan".into(),
-        criterion: "saturates between 40 and 100 (the default), and pages_to_scan 10 saves less".into(),
-        holds: (40.0..=100.0).contains(&knee) && lowest < SATURATION * best,
-    }];
+    // The knee is meaningful only where the smallest setting saves less than the best.
+    let knee = if lowest < SATURATION * best {
+        knee
+    } else {
+        f64::NAN
+    };
+    let mut claims = vec![Claim::value(
+        "saturation-pages-to-scan",
+        format!("memory saved grows with pages_to_scan and saturates at 80 (smallest pages_to_scan within {:.0}% of the sweep's largest saving)", 100.0 * SATURATION),
+        80.0,
+        knee,
+        "pages_to_scan",
+    )];
     // sleep_millisecs: speed, not amount.
     let saved_sleep = final_by(table, "sleep_millisecs", "sleep_ms", "saved_mb");
     let reach = final_by(table, "sleep_millisecs", "sleep_ms", "time_to_90_s");
@@ -589,14 +581,14 @@ pub fn analyze(table: &Table, pop: &Population) -> (Vec<Figure>, Vec<Claim>, Vec
     let t_at = |s: f64| reach.iter().find(|p| p.0 == s).map_or(f64::NAN, |p| p.1);
     let (first_sleep, last_sleep) = (SLEEP_MS[0], SLEEP_MS[SLEEP_MS.len() - 1]);
     // The final saving's spread over a range of sleeps, and the bound it must stay under.
-    let flat = |id: &str, claim: &str, savings: &[f64], up_to: u32, bound: f64| Claim {
-        id: id.into(),
-        claim: claim.into(),
-        paper: 0.0,
-        measured: spread(savings),
-        unit: format!("% spread of the final saving over sleeps {first_sleep}..{up_to} ms"),
-        criterion: format!("at most {bound}%"),
-        holds: spread(savings) <= bound,
+    let flat = |id: &str, claim: &str, savings: &[f64], up_to: u32, bound: f64| {
+        Claim::at_most(
+            id,
+            format!("{claim} (a spread of at most {bound}%)"),
+            bound,
+            spread(savings),
+            format!("% spread of the final saving over sleeps {first_sleep}..{up_to} ms"),
+        )
     };
     claims.push(flat(
         "sleep-no-difference-at-20-or-below",
@@ -613,16 +605,13 @@ pub fn analyze(table: &Table, pop: &Population) -> (Vec<Figure>, Vec<Claim>, Vec
         10.0,
     ));
     let slow = t_at(200.0) / t_at(20.0);
-    claims.push(Claim {
-        id: "sleep-changes-speed".into(),
-        claim: "... but how fast: time to 90% of the final saving, sleep 200 ms over sleep 20 ms"
-            .into(),
-        paper: f64::NAN,
-        measured: slow,
-        unit: "x".into(),
-        criterion: "above 1.5".into(),
-        holds: slow > 1.5,
-    });
+    claims.push(Claim::at_least(
+        "sleep-changes-speed",
+        "... but how fast: time to 90% of the final saving, sleep 200 ms over sleep 20 ms (at least 1.5x)",
+        1.5,
+        slow,
+        "x",
+    ));
     // App impact at the chosen setting.
     let pct = |app: usize, metric: &str| {
         let off = app_value(table, "baseline", app, metric);
@@ -645,15 +634,16 @@ pub fn analyze(table: &Table, pop: &Population) -> (Vec<Figure>, Vec<Claim>, Vec
         ));
     }
     let camera_touch = pct(2, "touch_ms");
-    claims.push(Claim {
-        id: "touch-camera".into(),
-        claim: "camera's touch response time is unchanged".into(),
-        paper: 0.0,
-        measured: camera_touch,
-        unit: "% change with KSM".into(),
-        criterion: "within 2%".into(),
-        holds: camera_touch.abs() <= 2.0,
-    });
+    claims.push(
+        Claim::at_most(
+            "touch-camera",
+            "camera's touch response time is unchanged (within 2%)",
+            2.0,
+            camera_touch.abs(),
+            "% change with KSM, either way",
+        )
+        .with_paper(0.0),
+    );
     for (app, name, paper) in [
         (2, "camera", 15.7),
         (3, "gallery", 11.2),

@@ -18,13 +18,19 @@ pub struct Context<'a> {
     pub progress: &'a (dyn Fn(usize, usize) + Sync),
     /// Folder of the real media and text files (`scripts/make-media.sh` makes it).
     pub media_dir: std::path::PathBuf,
+    /// Seed of the synthetic workloads.
+    pub seed: u64,
 }
 
 /// A reproduction of one paper's experiment.
 pub struct Reproduction {
     pub name: &'static str,
     pub summary: &'static str,
+    /// One run, with the context's seed.
     pub run: fn(&Context) -> Result<ExperimentReport>,
+    /// Whether its workloads are synthetic, so that it runs once per seed (otherwise
+    /// once: its inputs are real files).
+    pub seeded: bool,
 }
 
 crate::named_entry!(Reproduction);
@@ -37,29 +43,71 @@ pub static REPRODUCTIONS: Registry<Reproduction> = Registry::new(
         name: "hybrid-cache",
         summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
         run: hybrid_cache::run,
+        seeded: true,
     },
     Reproduction {
         name: "multi-swap",
         summary: "multi-swap architectures with NVM + flash swap devices (Bahn, Kim, JIIBC 2023)",
         run: multi_swap::run,
+        seeded: true,
     },
     Reproduction {
         name: "page-protection",
         summary: "framework-assisted selective protection of interactive pages from reclaim (FMP; Kim, SNU 2016)",
         run: page_protection::run,
+        seeded: true,
     },
     Reproduction {
         name: "selective-page-cache",
         summary: "selective page cache and selective compression on a compressed flash file system (Song, Cha, KIISE)",
         run: selective_page_cache::run,
+        seeded: false,
     },
     Reproduction {
         name: "ksm",
         summary: "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)",
         run: ksm::run,
+        seeded: true,
     },
     ],
 );
+
+/// Seeds `reproduce` runs by default: 1 to 5.
+pub const DEFAULT_SEEDS: u64 = 5;
+
+impl Reproduction {
+    /// Run it over `seeds` (each in turn; a reproduction that is not seeded runs once,
+    /// with the first) and gather the runs into one report.
+    pub fn run_seeds(
+        &self,
+        progress: &(dyn Fn(usize, usize) + Sync),
+        media_dir: &std::path::Path,
+        seeds: &[u64],
+    ) -> Result<ExperimentReport> {
+        if seeds.is_empty() {
+            return Err(crate::Error::config(
+                "reproduce",
+                "at least one seed is needed",
+            ));
+        }
+        let seeds = if self.seeded { seeds } else { &seeds[..1] };
+        let mut runs = Vec::with_capacity(seeds.len());
+        for &seed in seeds {
+            let context = Context {
+                progress,
+                media_dir: media_dir.to_path_buf(),
+                seed,
+            };
+            runs.push((seed, (self.run)(&context)?));
+        }
+        if !self.seeded {
+            if let Some((_, report)) = runs.pop() {
+                return Ok(report);
+            }
+        }
+        Ok(ExperimentReport::of_seeds(runs))
+    }
+}
 
 /// The reproduction called `name`; an unknown name lists the known ones and `all`.
 pub fn find(name: &str) -> Result<&'static Reproduction> {
@@ -74,24 +122,13 @@ pub fn shipped_config(name: &str, text: &str) -> Result<ExperimentConfig> {
     ExperimentConfig::parse(text, &format!("experiments/{name}.toml"))
 }
 
-/// "Same direction, at least half the paper's size": the rule for claims that a policy
-/// reduces something by some percentage.
+/// A claim that a technique reduces something by the paper's percentage (a claim of a
+/// number: see [`crate::report::claims::RULE`]).
 pub fn reduction_claim(
     id: String,
     claim: String,
     paper_percent: f64,
     measured_percent: f64,
 ) -> Claim {
-    Claim {
-        id,
-        claim,
-        paper: paper_percent,
-        measured: measured_percent,
-        unit: "%".into(),
-        criterion: format!(
-            "a reduction of at least half the paper's ({:.1}%)",
-            paper_percent / 2.0
-        ),
-        holds: measured_percent.is_finite() && measured_percent >= paper_percent / 2.0,
-    }
+    Claim::value(id, claim, paper_percent, measured_percent, "%")
 }

@@ -1,0 +1,543 @@
+//! A paper's claims checked against the simulation over several seeds, each given a
+//! verdict by one rule ([`RULE`]).
+//!
+//! A reproduction states each claim once per seed ([`Claim`]: what the paper says, what
+//! this seed measured, and what would explain a miss); [`summarize`] gathers the seeds
+//! into a [`ClaimResult`]: the mean, a 95 % interval (Student t over the seeds), the
+//! verdict and, where the verdict is not `reproduced`, the explanation filled in with the
+//! means of the run's own counters.
+
+use serde::Serialize;
+
+/// What the paper's statement is, and so how the verdict is reached.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Expect {
+    /// A number (`paper` is it): reproduced when it lies in the interval or the mean is
+    /// within 25 % of it.
+    Value,
+    /// A bound: the measured value is at least `bound` (for example a gap that is never
+    /// negative).
+    AtLeast { bound: f64 },
+    /// A bound: the measured value is at most `bound`.
+    AtMost { bound: f64 },
+    /// The model cannot test the claim (for example it holds by construction): `why`.
+    NotTestable { why: String },
+}
+
+/// One claim as one seed measured it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub id: String,
+    /// The claim in words.
+    pub claim: String,
+    /// The paper's number, where it gives one.
+    pub paper: Option<f64>,
+    /// The same quantity measured on this seed.
+    pub measured: f64,
+    pub unit: String,
+    pub expect: Expect,
+    /// Why the measured value is what it is, with `{name}` standing for the mean over
+    /// seeds of `evidence` entry `name` (formatted for people). Shown next to every claim
+    /// that is not reproduced.
+    pub explain: String,
+    /// Counters and figures of this seed's run that the explanation cites.
+    pub evidence: Vec<(String, f64)>,
+}
+
+impl Claim {
+    /// A claim of a number: the paper's `paper`, this seed's `measured`.
+    pub fn value(
+        id: impl Into<String>,
+        claim: impl Into<String>,
+        paper: f64,
+        measured: f64,
+        unit: impl Into<String>,
+    ) -> Self {
+        Claim {
+            id: id.into(),
+            claim: claim.into(),
+            paper: Some(paper),
+            measured,
+            unit: unit.into(),
+            expect: Expect::Value,
+            explain: String::new(),
+            evidence: Vec::new(),
+        }
+    }
+
+    /// A claim that the measured value is at least `bound`.
+    pub fn at_least(
+        id: impl Into<String>,
+        claim: impl Into<String>,
+        bound: f64,
+        measured: f64,
+        unit: impl Into<String>,
+    ) -> Self {
+        Claim {
+            expect: Expect::AtLeast { bound },
+            paper: None,
+            ..Claim::value(id, claim, bound, measured, unit)
+        }
+    }
+
+    /// A claim that the measured value is at most `bound`.
+    pub fn at_most(
+        id: impl Into<String>,
+        claim: impl Into<String>,
+        bound: f64,
+        measured: f64,
+        unit: impl Into<String>,
+    ) -> Self {
+        Claim {
+            expect: Expect::AtMost { bound },
+            paper: None,
+            ..Claim::value(id, claim, bound, measured, unit)
+        }
+    }
+
+    /// The paper's number, where the claim states one beside a bound.
+    pub fn with_paper(mut self, paper: f64) -> Self {
+        self.paper = Some(paper);
+        self
+    }
+
+    /// A claim the model cannot test, and why.
+    pub fn not_testable(mut self, why: impl Into<String>) -> Self {
+        self.expect = Expect::NotTestable { why: why.into() };
+        self
+    }
+
+    /// The explanation (see [`Claim::explain`]) and the evidence it cites.
+    pub fn explained(mut self, explain: impl Into<String>, evidence: Vec<(&str, f64)>) -> Self {
+        self.explain = explain.into();
+        self.evidence = evidence
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect();
+        self
+    }
+}
+
+/// The verdict on a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Reproduced,
+    DirectionOnly,
+    NotReproduced,
+    NotTestable,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::DirectionOnly => "direction-only",
+            Verdict::NotReproduced => "not-reproduced",
+            Verdict::NotTestable => "not-testable",
+        }
+    }
+}
+
+/// The rule every verdict follows, as the report states it.
+pub const RULE: &str = "A claim of a number is reproduced when the paper's value lies inside the 95 % \
+interval of the seeds' mean (Student t) or the mean is within 25 % of it; direction-only when the mean \
+has the paper's sign but another size; not-reproduced otherwise. A claim of a bound (at least, at most) \
+is reproduced when the whole interval is on the claimed side; direction-only when the mean is but the \
+interval crosses the bound; not-reproduced when the mean is on the other side. A claim the model cannot \
+test (for example one that holds by construction) is not-testable, with the reason.";
+
+/// A claim over all seeds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClaimResult {
+    pub id: String,
+    pub claim: String,
+    /// The paper's number, or null where it states none (a bound).
+    pub paper: Option<f64>,
+    pub unit: String,
+    /// Seeds measured.
+    pub seeds: usize,
+    pub mean: f64,
+    /// 95 % interval of the mean (Student t over the seeds; one seed: the value itself).
+    pub ci95: [f64; 2],
+    pub verdict: Verdict,
+    /// Why the claim is not reproduced, computed from the run's counters (null when it
+    /// is).
+    pub explanation: Option<String>,
+    /// What the verdict compared against.
+    pub expect: Expect,
+    /// Each seed's value, in seed order.
+    pub values: Vec<f64>,
+}
+
+/// The 97.5 % quantile of Student's t with `df` degrees of freedom (two-sided 95 %).
+/// Values for 1 to 30 from the standard tables; above, the normal 1.96 is within 2 %.
+pub fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => TABLE[df - 1],
+        _ => 1.96,
+    }
+}
+
+/// Mean and 95 % interval of `values` (NaN values are left out; none left: NaN).
+pub fn mean_ci95(values: &[f64]) -> (f64, [f64; 2]) {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let n = finite.len();
+    if n == 0 {
+        return (f64::NAN, [f64::NAN; 2]);
+    }
+    let mean = finite.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, [mean, mean]);
+    }
+    let variance = finite.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = t_975(n - 1) * (variance / n as f64).sqrt();
+    (mean, [mean - half, mean + half])
+}
+
+/// The verdict on a claim whose seeds' mean and interval are `mean` and `ci`.
+pub fn verdict(expect: &Expect, paper: Option<f64>, mean: f64, ci: [f64; 2]) -> Verdict {
+    if !mean.is_finite() {
+        return match expect {
+            Expect::NotTestable { .. } => Verdict::NotTestable,
+            _ => Verdict::NotReproduced,
+        };
+    }
+    match expect {
+        Expect::NotTestable { .. } => Verdict::NotTestable,
+        Expect::Value => {
+            let Some(p) = paper else {
+                return Verdict::NotTestable;
+            };
+            if (ci[0] <= p && p <= ci[1]) || (mean - p).abs() <= 0.25 * p.abs() {
+                Verdict::Reproduced
+            } else if p != 0.0 && mean != 0.0 && mean.signum() == p.signum() {
+                Verdict::DirectionOnly
+            } else {
+                Verdict::NotReproduced
+            }
+        }
+        Expect::AtLeast { bound } => bound_verdict(ci[0] >= *bound, mean >= *bound),
+        Expect::AtMost { bound } => bound_verdict(ci[1] <= *bound, mean <= *bound),
+    }
+}
+
+fn bound_verdict(interval_on_side: bool, mean_on_side: bool) -> Verdict {
+    if interval_on_side {
+        Verdict::Reproduced
+    } else if mean_on_side {
+        Verdict::DirectionOnly
+    } else {
+        Verdict::NotReproduced
+    }
+}
+
+/// A number for an explanation: up to 3 significant digits, no exponent below 10^7.
+pub fn people(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let a = v.abs();
+    if a >= 1e7 {
+        format!("{v:.2e}")
+    } else if a >= 100.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// `template` with every `{name}` replaced by the mean of evidence `name` over the seeds.
+fn fill(template: &str, evidence: &[Vec<(String, f64)>]) -> String {
+    let mut out = template.to_string();
+    let Some(first) = evidence.first() else {
+        return out;
+    };
+    for (name, _) in first {
+        let values: Vec<f64> = evidence
+            .iter()
+            .filter_map(|e| e.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
+            .collect();
+        let (mean, _) = mean_ci95(&values);
+        out = out.replace(&format!("{{{name}}}"), &people(mean));
+    }
+    out
+}
+
+/// Gather the claims of several seeds (`per_seed[i]` is seed i's list, all with the same
+/// ids in the same order as the first) into one result per claim.
+pub fn summarize(per_seed: &[Vec<Claim>]) -> Vec<ClaimResult> {
+    let Some(first) = per_seed.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .map(|claim| {
+            let of_id: Vec<&Claim> = per_seed
+                .iter()
+                .filter_map(|claims| claims.iter().find(|c| c.id == claim.id))
+                .collect();
+            let values: Vec<f64> = of_id.iter().map(|c| c.measured).collect();
+            let (mean, ci95) = mean_ci95(&values);
+            let verdict = verdict(&claim.expect, claim.paper, mean, ci95);
+            let explanation = match (&claim.expect, verdict) {
+                (_, Verdict::Reproduced) => None,
+                (Expect::NotTestable { why }, _) => Some(why.clone()),
+                _ if claim.explain.is_empty() => None,
+                _ => {
+                    let evidence: Vec<Vec<(String, f64)>> =
+                        of_id.iter().map(|c| c.evidence.clone()).collect();
+                    Some(fill(&claim.explain, &evidence))
+                }
+            };
+            ClaimResult {
+                id: claim.id.clone(),
+                claim: claim.claim.clone(),
+                paper: claim.paper,
+                unit: claim.unit.clone(),
+                seeds: values.len(),
+                mean,
+                ci95,
+                verdict,
+                explanation,
+                expect: claim.expect.clone(),
+                values,
+            }
+        })
+        .collect()
+}
+
+/// A finding the paper did not state but the run shows, in words with numbers from the
+/// run: most often a baseline (the literature's, or a modern mechanism) that beats the
+/// paper's technique. `text` cites evidence as `{name}`, filled in with the mean over
+/// seeds, as an explanation does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub id: String,
+    pub text: String,
+    pub evidence: Vec<(String, f64)>,
+}
+
+impl Finding {
+    pub fn new(id: impl Into<String>, text: impl Into<String>, evidence: Vec<(&str, f64)>) -> Self {
+        Finding {
+            id: id.into(),
+            text: text.into(),
+            evidence: evidence
+                .into_iter()
+                .map(|(name, value)| (name.to_string(), value))
+                .collect(),
+        }
+    }
+}
+
+/// A finding over all seeds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FindingResult {
+    pub id: String,
+    pub text: String,
+    pub seeds: usize,
+}
+
+/// Gather the findings of several seeds (by id, in the first seed's order), their text
+/// filled in with the means over the seeds that state them.
+pub fn summarize_findings(per_seed: &[Vec<Finding>]) -> Vec<FindingResult> {
+    let Some(first) = per_seed.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .map(|finding| {
+            let evidence: Vec<Vec<(String, f64)>> = per_seed
+                .iter()
+                .filter_map(|f| f.iter().find(|g| g.id == finding.id))
+                .map(|g| g.evidence.clone())
+                .collect();
+            FindingResult {
+                id: finding.id.clone(),
+                text: fill(&finding.text, &evidence),
+                seeds: evidence.len(),
+            }
+        })
+        .collect()
+}
+
+/// What became of one of the paper's figures or tables in the reproduction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "status")]
+pub enum FigureStatus {
+    /// Drawn as the paper did, in these figures of the report (their ids).
+    Reproduced { figures: Vec<String> },
+    /// Replaced by what the model can show instead: these figures, and why.
+    Proxy { figures: Vec<String>, why: String },
+    /// Not in the report, and why.
+    Missing { why: String },
+}
+
+/// One figure or table of the paper.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PaperFigure {
+    /// As the paper numbers it: "Fig. 4", "Table 2".
+    pub paper: String,
+    /// What it shows.
+    pub shows: String,
+    #[serde(flatten)]
+    pub status: FigureStatus,
+}
+
+impl PaperFigure {
+    pub fn reproduced(paper: &str, shows: &str, figures: &[&str]) -> Self {
+        PaperFigure {
+            paper: paper.into(),
+            shows: shows.into(),
+            status: FigureStatus::Reproduced {
+                figures: figures.iter().map(|f| f.to_string()).collect(),
+            },
+        }
+    }
+
+    pub fn proxy(paper: &str, shows: &str, figures: &[&str], why: &str) -> Self {
+        PaperFigure {
+            paper: paper.into(),
+            shows: shows.into(),
+            status: FigureStatus::Proxy {
+                figures: figures.iter().map(|f| f.to_string()).collect(),
+                why: why.into(),
+            },
+        }
+    }
+
+    pub fn missing(paper: &str, shows: &str, why: &str) -> Self {
+        PaperFigure {
+            paper: paper.into(),
+            shows: shows.into(),
+            status: FigureStatus::Missing { why: why.into() },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_are_filled_with_means_over_seeds() {
+        let f = |v: f64| vec![Finding::new("dwf", "clock-dwf saves {x} %", vec![("x", v)])];
+        let results = summarize_findings(&[f(30.0), f(36.0)]);
+        assert_eq!(results[0].text, "clock-dwf saves 33 %");
+        assert_eq!(results[0].seeds, 2);
+    }
+
+    #[test]
+    fn the_interval_is_student_t_over_the_seeds() {
+        // 1, 2, 3: mean 2, s = 1, half-width t(2) / sqrt(3) = 4.303 / 1.732 = 2.484.
+        let (mean, ci) = mean_ci95(&[1.0, 2.0, 3.0]);
+        assert_eq!(mean, 2.0);
+        assert!((ci[1] - 2.0 - 4.303 / 3f64.sqrt()).abs() < 1e-12);
+        assert!((ci[0] + ci[1] - 4.0).abs() < 1e-12);
+        assert_eq!(mean_ci95(&[5.0]), (5.0, [5.0, 5.0]));
+        assert!(mean_ci95(&[]).0.is_nan());
+        assert_eq!(mean_ci95(&[f64::NAN, 4.0]).0, 4.0);
+    }
+
+    #[test]
+    fn value_verdicts_follow_the_rule() {
+        let v = |paper, mean, ci| verdict(&Expect::Value, Some(paper), mean, ci);
+        // Paper inside the interval, though the mean is far.
+        assert_eq!(v(58.0, 30.0, [20.0, 60.0]), Verdict::Reproduced);
+        // Mean within 25 % of the paper, interval not covering it.
+        assert_eq!(v(58.0, 44.0, [43.0, 45.0]), Verdict::Reproduced);
+        assert_eq!(v(58.0, 43.0, [42.0, 44.0]), Verdict::DirectionOnly);
+        // An overshoot is not a success: -45 % against -22 % is direction-only.
+        assert_eq!(v(22.0, 45.0, [44.0, 46.0]), Verdict::DirectionOnly);
+        assert_eq!(v(5.0, -1350.0, [-1400.0, -1300.0]), Verdict::NotReproduced);
+        assert_eq!(v(6.0, 0.0, [0.0, 0.0]), Verdict::NotReproduced);
+        assert_eq!(v(6.0, f64::NAN, [f64::NAN; 2]), Verdict::NotReproduced);
+    }
+
+    #[test]
+    fn bound_verdicts_follow_the_rule() {
+        let at_least = Expect::AtLeast { bound: 0.0 };
+        assert_eq!(
+            verdict(&at_least, None, 1.0, [0.5, 1.5]),
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            verdict(&at_least, None, 1.0, [-0.5, 2.5]),
+            Verdict::DirectionOnly
+        );
+        assert_eq!(
+            verdict(&at_least, None, -1.0, [-2.0, 0.5]),
+            Verdict::NotReproduced
+        );
+        let at_most = Expect::AtMost { bound: 25.0 };
+        assert_eq!(
+            verdict(&at_most, None, 10.0, [5.0, 15.0]),
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            verdict(&at_most, None, 30.0, [20.0, 40.0]),
+            Verdict::NotReproduced
+        );
+        let no = Expect::NotTestable {
+            why: "by construction".into(),
+        };
+        assert_eq!(
+            verdict(&no, Some(3.0), 3.0, [3.0, 3.0]),
+            Verdict::NotTestable
+        );
+    }
+
+    #[test]
+    fn summaries_gather_seeds_and_explain_what_is_not_reproduced() {
+        let claim = |measured: f64, share: f64| {
+            Claim::value("fmp", "FMP cuts response time by 11%", 11.0, measured, "%").explained(
+                "{share} % of faults are first touches",
+                vec![("share", share)],
+            )
+        };
+        let results = summarize(&[
+            vec![claim(5.7, 90.0)],
+            vec![claim(3.8, 92.0)],
+            vec![claim(3.0, 91.0)],
+        ]);
+        let r = &results[0];
+        assert_eq!((r.seeds, r.values.clone()), (3, vec![5.7, 3.8, 3.0]));
+        assert!((r.mean - 12.5 / 3.0).abs() < 1e-12);
+        assert_eq!(r.verdict, Verdict::DirectionOnly);
+        assert_eq!(
+            r.explanation.as_deref(),
+            Some("91 % of faults are first touches")
+        );
+
+        let reproduced = summarize(&[vec![claim(11.0, 90.0)]]);
+        assert_eq!(reproduced[0].verdict, Verdict::Reproduced);
+        assert_eq!(reproduced[0].explanation, None);
+        let json = serde_json::to_value(&results[0]).unwrap();
+        for key in [
+            "id",
+            "claim",
+            "paper",
+            "unit",
+            "seeds",
+            "mean",
+            "ci95",
+            "verdict",
+            "explanation",
+        ] {
+            assert!(json.get(key).is_some(), "{key}");
+        }
+        assert_eq!(json["verdict"], "direction-only");
+    }
+}
