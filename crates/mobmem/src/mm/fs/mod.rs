@@ -19,7 +19,7 @@ pub mod store;
 pub use analyze::{analyze_paths, Analysis, FileAnalysis};
 pub use bench::{bench_codecs, CodecSpeed};
 pub use codec::Codec;
-pub use read::{read_file, read_twice, PageCacheState, ReadCost, ReadPath};
+pub use read::{read_file, read_file_by_page, read_twice, PageCacheState, ReadCost, ReadPath};
 pub use store::{
     store_file, store_file_policies, store_file_with_bytes, StorageSummary, StoredFile,
     StoredFileBytes, StoredPage, WritePolicy,

@@ -112,29 +112,79 @@ impl ReadCost {
         self.ram_write_bytes += bytes;
     }
 
+    /// The time of these counts by step, ns, as `time_ns` adds them up: flash reads, then
+    /// the CPU's work (decompression, copies to the user, page-cache allocations,
+    /// page-cache lookups, the file system's per-page work), on `platform` for a file of
+    /// `codec`. Names end in `_ns`.
+    pub fn time_parts(&self, platform: &Platform, codec: Codec) -> [(&'static str, f64); 6] {
+        let p = platform;
+        [
+            (
+                "flash_read_ns",
+                self.flash_bytes as f64 * p.flash_read_ns_per_byte(),
+            ),
+            (
+                "decompress_ns",
+                self.decompressed_bytes as f64 * p.decompress_ns_per_byte(codec),
+            ),
+            (
+                "copy_ns",
+                self.ram_copy_bytes as f64 * p.ram_copy_ns_per_byte(),
+            ),
+            (
+                "page_alloc_ns",
+                self.pages_allocated as f64 * p.page_alloc_ns,
+            ),
+            ("lookup_ns", self.pages as f64 * p.page_lookup_ns),
+            ("fs_work_ns", self.flash_pages() as f64 * p.fs_page_ns),
+        ]
+    }
+
+    /// The energy of these counts by term, nJ, as `energy_nj` adds them up: the system's
+    /// base power over the read time, the CPU's active power over its busy time, flash
+    /// reads, RAM reads, RAM writes and page allocations. `time_ns` and `cpu_busy_ns` must
+    /// be priced on the same platform. Names end in `_nj`.
+    pub fn energy_parts(&self, platform: &Platform) -> [(&'static str, f64); 6] {
+        let p = platform;
+        [
+            ("base_energy_nj", p.base_w * self.time_ns),
+            ("cpu_energy_nj", p.cpu_active_w * self.cpu_busy_ns),
+            (
+                "flash_energy_nj",
+                p.flash_read_nj_per_byte() * self.flash_bytes as f64,
+            ),
+            (
+                "ram_read_energy_nj",
+                p.ram_read_nj_per_byte() * self.ram_read_bytes as f64,
+            ),
+            (
+                "ram_write_energy_nj",
+                p.ram_write_nj_per_byte() * self.ram_write_bytes as f64,
+            ),
+            (
+                "page_alloc_energy_nj",
+                p.page_alloc_nj * self.pages_allocated as f64,
+            ),
+        ]
+    }
+
     /// Fills in time and energy of counts gathered by reading one file of `codec`.
     fn priced(mut self, platform: &Platform, codec: Codec) -> Self {
-        let p = platform;
-        let flash_ns = self.flash_bytes as f64 * p.flash_read_ns_per_byte();
-        let work_ns = self.decompressed_bytes as f64 * p.decompress_ns_per_byte(codec)
-            + self.ram_copy_bytes as f64 * p.ram_copy_ns_per_byte()
-            + self.pages_allocated as f64 * p.page_alloc_ns
-            + self.pages as f64 * p.page_lookup_ns
-            + self.flash_pages() as f64 * p.fs_page_ns;
-        let time_ns = work_ns + flash_ns;
-        let cpu_ns = if p.flash_read_by_cpu {
+        let [flash, decompress, copy, alloc, lookup, fs_work] =
+            self.time_parts(platform, codec).map(|(_, ns)| ns);
+        let work_ns = decompress + copy + alloc + lookup + fs_work;
+        let time_ns = work_ns + flash;
+        self.time_ns = time_ns;
+        self.cpu_busy_ns = if platform.flash_read_by_cpu {
             time_ns
         } else {
             work_ns
         };
-        self.time_ns = time_ns;
-        self.cpu_busy_ns = cpu_ns;
-        self.energy_nj = p.base_w * time_ns
-            + p.cpu_active_w * cpu_ns
-            + p.flash_read_nj_per_byte() * self.flash_bytes as f64
-            + p.ram_read_nj_per_byte() * self.ram_read_bytes as f64
-            + p.ram_write_nj_per_byte() * self.ram_write_bytes as f64
-            + p.page_alloc_nj * self.pages_allocated as f64;
+        self.energy_nj = self
+            .energy_parts(platform)
+            .iter()
+            .map(|(_, nj)| nj)
+            .fold(0.0, |sum, nj| sum + nj);
         self
     }
 }
@@ -418,46 +468,79 @@ pub fn read_file(
     platform: &Platform,
     cache: &mut PageCacheState,
 ) -> ReadCost {
-    let mut cost = ReadCost {
-        pages: file.pages.len() as u64,
-        ..ReadCost::default()
-    };
+    let mut cost = ReadCost::default();
+    walk(file, path, cache, |page| cost += page);
+    cost.priced(platform, file.codec)
+}
+
+/// Reads all of `file` as [`read_file`] does, and returns what each page did and cost,
+/// in order: the steps of the read, each priced alone (their sum is `read_file`'s cost up
+/// to rounding). A page's time is the time its step takes and its energy over that time
+/// gives the power drawn meanwhile.
+pub fn read_file_by_page(
+    file: &StoredFile,
+    path: ReadPath,
+    platform: &Platform,
+    cache: &mut PageCacheState,
+) -> Vec<ReadCost> {
+    let mut pages = Vec::with_capacity(file.pages.len());
+    walk(file, path, cache, |page| {
+        pages.push(page.clone().priced(platform, file.codec))
+    });
+    pages
+}
+
+/// Reads the pages of `file` in order along `path`, updating `cache`, and hands what
+/// each page did (its counts; time and energy not yet priced) to `each`.
+fn walk(
+    file: &StoredFile,
+    path: ReadPath,
+    cache: &mut PageCacheState,
+    mut each: impl FnMut(&ReadCost),
+) {
     let mut newly_cached = 0;
     let (base, held) = cache.pages_of(&file.name, file.pages.len());
     for (index, page) in file.pages.iter().enumerate() {
+        let mut cost = ReadCost {
+            pages: 1,
+            ..ReadCost::default()
+        };
         // The page's id, unless the cache has run out of ids (then it is never cached).
         let id = (index < held).then(|| base + index as PageId);
         let data = u64::from(page.data_len);
-        if id.is_some_and(|id| cache.pages.location(id) == Location::Dram) {
+        let cached = if id.is_some_and(|id| cache.pages.location(id) == Location::Dram) {
             cost.cache_hits += 1;
             cost.copy_to_user(data);
-            continue;
-        }
-        match (page.compressed, path) {
-            (true, _) => {
-                cost.flash_read(u64::from(page.stored_len));
-                cost.pages_allocated += 1;
-                cost.decompress(u64::from(page.stored_len), data);
-                cost.copy_to_user(data);
+            false
+        } else {
+            match (page.compressed, path) {
+                (true, _) => {
+                    cost.flash_read(u64::from(page.stored_len));
+                    cost.pages_allocated += 1;
+                    cost.decompress(u64::from(page.stored_len), data);
+                    cost.copy_to_user(data);
+                    true
+                }
+                (false, ReadPath::PageCache) => {
+                    cost.pages_allocated += 1;
+                    cost.flash_read(data);
+                    cost.copy_to_user(data);
+                    true
+                }
+                (false, ReadPath::Selective) => {
+                    // nocmpr_copy_to_user: flash to the user buffer, nothing left cached.
+                    cost.flash_read(data);
+                    false
+                }
             }
-            (false, ReadPath::PageCache) => {
-                cost.pages_allocated += 1;
-                cost.flash_read(data);
-                cost.copy_to_user(data);
-            }
-            (false, ReadPath::Selective) => {
-                // nocmpr_copy_to_user: flash to the user buffer, nothing left cached.
-                cost.flash_read(data);
-                continue;
-            }
-        }
-        if let Some(id) = id {
+        };
+        if let (true, Some(id)) = (cached, id) {
             cache.pages.place(id, Location::Dram, NO_FRAME);
             newly_cached += 1;
         }
+        each(&cost);
     }
     cache.cached_pages += newly_cached;
-    cost.priced(platform, file.codec)
 }
 
 /// Reads `file` twice along `path` starting from an empty page cache: the first read
@@ -547,6 +630,46 @@ mod tests {
         assert_eq!(after, first);
         assert_eq!(cache.cached_pages(), 2);
         assert_eq!(cache.range("f").unwrap().base, range.base);
+    }
+
+    #[test]
+    fn a_read_by_page_adds_up_to_the_whole_read_and_its_parts_to_its_totals() {
+        let f = file(
+            "f",
+            &[(4096, 4096, false), (4096, 900, true), (100, 100, false)],
+        );
+        for platform in [Platform::pxa250(), Platform::modern_phone()] {
+            for path in ReadPath::ALL {
+                let whole = read_file(&f, path, &platform, &mut PageCacheState::new());
+                let mut cache = PageCacheState::new();
+                let pages = read_file_by_page(&f, path, &platform, &mut cache);
+                assert_eq!(pages.len(), 3);
+                assert!(pages.iter().all(|p| p.pages == 1));
+                let sum: ReadCost = pages.iter().sum();
+                let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+                assert!(close(sum.time_ns, whole.time_ns) && close(sum.energy_nj, whole.energy_nj));
+                assert_eq!(
+                    (sum.flash_bytes, sum.pages_allocated, sum.ram_copy_bytes),
+                    (
+                        whole.flash_bytes,
+                        whole.pages_allocated,
+                        whole.ram_copy_bytes
+                    )
+                );
+                // The cache ends as a whole read leaves it.
+                let mut after_whole = PageCacheState::new();
+                read_file(&f, path, &platform, &mut after_whole);
+                assert_eq!(cache, after_whole);
+                // The parts add up, in the same order, to the same totals.
+                let time: f64 = whole
+                    .time_parts(&platform, f.codec)
+                    .iter()
+                    .map(|p| p.1)
+                    .sum();
+                let energy: f64 = whole.energy_parts(&platform).iter().map(|p| p.1).sum();
+                assert!(close(time, whole.time_ns) && close(energy, whole.energy_nj));
+            }
+        }
     }
 
     #[test]
