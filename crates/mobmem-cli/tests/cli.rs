@@ -157,7 +157,8 @@ memory_fraction = [0.2, 0.6]
 fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
     let dir = tempfile::tempdir().unwrap();
     let claims = reproduce("hybrid-cache", dir.path(), &[]);
-    assert_eq!(claims.len(), 10, "five claims for each of the two traces");
+    // Six claims on each trace, and a seventh the paper makes of trace 1 only.
+    assert_eq!(claims.len(), 13);
     for c in &claims {
         for key in [
             "id",
@@ -204,6 +205,47 @@ fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
             );
         }
     }
+    // Every claim short of reproduced says why, from the run's counters.
+    for c in &claims {
+        if c["verdict"] != "reproduced" {
+            let why = c["explanation"].as_str().unwrap_or_default();
+            assert!(!why.is_empty() && !why.contains('{'), "{c}");
+        }
+    }
+    // The literature's clock-dwf against app-aware, on both traces, in words with numbers.
+    let findings: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("hybrid-cache/findings.json")).unwrap(),
+    )
+    .unwrap();
+    for w in ["chrome-push", "app-switching"] {
+        let id = format!("{w}-clock-dwf-vs-app-aware-foreground-time");
+        let f = findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == id.as_str())
+            .unwrap_or_else(|| panic!("finding {id}"));
+        let text = f["text"].as_str().unwrap();
+        assert!(
+            text.contains("clock-dwf") && text.contains('%') && !text.contains('{'),
+            "{text}"
+        );
+    }
+    // The paper's figures, each reproduced, a proxy or missing.
+    let figures: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("hybrid-cache/paper-figures.json")).unwrap(),
+    )
+    .unwrap();
+    let listed: Vec<&str> = figures
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["paper"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        ["Table 1", "Fig. 1", "Fig. 2", "Fig. 3", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7"]
+    );
     let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
     assert!(
         index.contains("hybrid-cache/claims.json") && index.contains("chrome-push-fg-time.svg")
