@@ -1,5 +1,5 @@
-//! The read path of the file system and its cost (SPEC.md section 3; the paper's
-//! sections 2 and 3, Figures 1 and 2).
+//! The read path of the file system and its cost (Song, Cha, "A Selective Usage of Page
+//! Cache towards Low-Power Systems", KIISE: its sections 2 and 3, Figures 1 and 2).
 //!
 //! A file is read whole, sequentially, page by page. Each page first looks itself up in
 //! the page cache; then, by what it is and which [`ReadPath`] is used:
