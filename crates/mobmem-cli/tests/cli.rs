@@ -5,7 +5,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fails, measured, ok, reproduce};
+use common::{fails, findings_and_paper_figures, measured, ok, reproduce, verdict};
 
 #[test]
 fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
@@ -452,6 +452,13 @@ fn reproduce_multi_swap_writes_its_claims_and_figures() {
     // single-access data out of NVM, so it writes NVM far less than plain CLOCK.
     assert!(measured(&claims, "filter-cuts-nvm-writes-average") > 0.0);
     assert!(measured(&claims, "single-access-majority") > 50.0);
+    // Hierarchical swap wins at the largest NVM (a ratio of I/O times above 1), and no
+    // swap, the killer's cold starts, is no fair test of "close to no swap".
+    assert!(measured(&claims, "hierarchical-wins-at-large-nvm") > 1.0);
+    assert_eq!(verdict(&claims, "launch-close-to-no-swap"), "not-testable");
+    let findings = findings_and_paper_figures(dir.path(), "multi-swap");
+    let ids: Vec<&str> = findings.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"zram-vs-nvm-swap"), "{ids:?}");
     for f in [
         "io-time",
         "flash-accesses",

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{fails, json, measured, mobmem, ok, reproduce};
+use common::{fails, findings_and_paper_figures, json, measured, mobmem, ok, reproduce};
 
 #[test]
 fn ksm_on_the_android_preset_saves_memory_and_off_saves_none() {
@@ -519,9 +519,20 @@ fn reproduce_ksm_writes_claims_and_figures() {
     for f in [
         "saved-vs-pages-to-scan",
         "saved-vs-time-sleep",
+        "free-vs-time-sleep",
         "touch-response",
         "launch-time",
     ] {
         assert!(dir.path().join(format!("ksm/{f}.svg")).exists(), "{f}.svg");
+    }
+    // The modern settings are compared with the paper's 80/20.
+    let findings = findings_and_paper_figures(dir.path(), "ksm");
+    let ids: Vec<&str> = findings.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    for id in [
+        "smart-scan-vs-chosen",
+        "advisor-vs-chosen",
+        "checksum-first-vs-chosen",
+    ] {
+        assert!(ids.contains(&id), "{ids:?}");
     }
 }

@@ -76,3 +76,44 @@ pub fn measured(claims: &[serde_json::Value], id: &str) -> f64 {
         .as_f64()
         .unwrap()
 }
+
+/// The findings a reproduction wrote to DIR/NAME/findings.json, after checking that
+/// DIR/NAME/paper-figures.json names only figures it drew (as SVGs) and that every claim
+/// that is not reproduced says why.
+pub fn findings_and_paper_figures(dir: &Path, name: &str) -> Vec<serde_json::Value> {
+    let read = |file: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join(name).join(file)).unwrap()).unwrap()
+    };
+    for figure in read("paper-figures.json").as_array().unwrap() {
+        for id in figure["figures"].as_array().into_iter().flatten() {
+            let svg = dir.join(name).join(format!("{}.svg", id.as_str().unwrap()));
+            assert!(svg.exists(), "{}: {}", figure["paper"], svg.display());
+        }
+    }
+    for claim in read("claims.json").as_array().unwrap() {
+        if claim["verdict"] != "reproduced" {
+            let why = claim["explanation"].as_str().unwrap_or("");
+            assert!(
+                !why.is_empty() && !why.contains('{'),
+                "{}: {why}",
+                claim["id"]
+            );
+        }
+    }
+    let findings = read("findings.json").as_array().unwrap().clone();
+    for f in &findings {
+        assert!(!f["text"].as_str().unwrap().contains('{'), "{f}");
+    }
+    findings
+}
+
+/// The verdict of claim `id`.
+pub fn verdict(claims: &[serde_json::Value], id: &str) -> String {
+    claims
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("claim {id}"))["verdict"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}

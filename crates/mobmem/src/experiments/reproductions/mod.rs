@@ -132,3 +132,40 @@ pub fn reduction_claim(
 ) -> Claim {
     Claim::value(id, claim, paper_percent, measured_percent, "%")
 }
+
+/// Checks every reproduction's report should pass: each claim's explanation template
+/// and each finding names only evidence it has (no `{name}` is left once filled in), and
+/// every report figure the paper-figure list names exists.
+#[cfg(test)]
+pub(crate) fn check_report(report: &ExperimentReport) {
+    use crate::report::claims::{summarize, summarize_findings};
+    use crate::report::FigureStatus;
+    for claim in report.seed_claims.iter().flatten() {
+        // Filled in as if the claim were not reproduced, whatever its verdict.
+        let mut shown = claim.clone();
+        shown.measured = f64::NAN;
+        let filled = summarize(&[vec![shown]])[0].explanation.clone();
+        if let Some(text) = filled {
+            assert!(!text.contains('{'), "{}: {text}", claim.id);
+        }
+        assert!(
+            !claim.explain.is_empty() || claim.expect != crate::report::Expect::Value,
+            "claim {} of a number has no explanation",
+            claim.id
+        );
+    }
+    for finding in summarize_findings(&report.seed_findings) {
+        assert!(!finding.text.contains('{'), "{}", finding.text);
+    }
+    let ids: Vec<&str> = report.figures.iter().map(|f| f.id.as_str()).collect();
+    for p in &report.paper_figures {
+        if let FigureStatus::Reproduced { figures } | FigureStatus::Proxy { figures, .. } =
+            &p.status
+        {
+            assert!(!figures.is_empty(), "{}", p.paper);
+            for f in figures {
+                assert!(ids.contains(&f.as_str()), "{}: no figure {f}", p.paper);
+            }
+        }
+    }
+}
