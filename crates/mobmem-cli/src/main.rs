@@ -56,6 +56,11 @@ enum Command {
     Run(RunArgs),
     /// Reproduce a paper's experiment (or `all`) and write the report with DIR/index.html.
     Reproduce(ReproduceArgs),
+    /// Read reports written by `run` and `reproduce`.
+    Report {
+        #[command(subcommand)]
+        command: ReportCommand,
+    },
     /// Inspect or convert trace files.
     Trace {
         #[command(subcommand)]
@@ -171,6 +176,20 @@ struct ReproduceArgs {
 }
 
 #[derive(Subcommand)]
+enum ReportCommand {
+    /// Print the claims of every experiment under DIR as a markdown table (reproduction,
+    /// claim, paper, mean [95% interval], verdict), from their claims.json.
+    Summary {
+        /// A report folder (`--out` of `reproduce` or `run`).
+        dir: PathBuf,
+        /// Instead of printing it, write the table into FILE between the lines
+        /// `<!-- summary:begin ... -->` and `<!-- summary:end -->` (the README's).
+        #[arg(long, value_name = "FILE")]
+        write_into: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
 enum TraceCommand {
     /// Describe a trace: events, pages, processes, foreground/background split.
     Info {
@@ -212,6 +231,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen(args),
         Command::Run(args) => run(args),
         Command::Reproduce(args) => reproduce(args),
+        Command::Report { command } => report_command(command),
         Command::Trace { command } => trace_command(command),
         Command::Policies => {
             for p in REGISTRY {
@@ -378,15 +398,42 @@ fn progress_of(pb: &ProgressBar) -> impl Fn(usize, usize) + Sync + '_ {
     }
 }
 
+/// The provenance of this command: this build, its command line, `seeds`, now, here.
+fn provenance(seeds: Vec<u64>) -> report::Provenance {
+    let dirty = match env!("MOBMEM_GIT_DIRTY") {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    };
+    report::Provenance::now(
+        env!("CARGO_PKG_VERSION"),
+        env!("MOBMEM_GIT_COMMIT"),
+        dirty,
+        std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        seeds,
+    )
+}
+
 fn run(args: RunArgs) -> Result<()> {
     let config = ExperimentConfig::load(&args.experiment)?;
+    let mut seeds: Vec<u64> = (config.workloads.iter())
+        .filter(|w| w.trace.is_none())
+        .map(|w| w.seed.unwrap_or(config.seed))
+        .collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let mut provenance = provenance(seeds.clone());
     let pb = bar(0, &config.name);
     let results = experiments::run(&config, &progress_of(&pb))
         .with_context(|| format!("{}", args.experiment.display()))?;
     pb.finish_and_clear();
-    let report = results.report(results.default_figures(), Vec::new(), Vec::new());
-    let dir = report::write_experiment(&args.out, &report)?;
-    report::write_index(&args.out, std::slice::from_ref(&report))?;
+    let mut report = results.report(results.default_figures(), Vec::new(), Vec::new());
+    report.seeds = seeds;
+    let dir = report::write_experiment(&args.out, &report, &provenance)?;
+    provenance.experiments = vec![report.table.experiment.clone()];
+    report::write_index(&args.out, &provenance)?;
     print!(
         "{}",
         report::text_table(
@@ -395,8 +442,9 @@ fn run(args: RunArgs) -> Result<()> {
         )
     );
     eprintln!(
-        "wrote {} and {}",
+        "wrote {} ({} figures) and {}",
         dir.display(),
+        report.figures.len(),
         args.out.join("index.html").display()
     );
     Ok(())
@@ -408,8 +456,9 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
     } else {
         vec![reproductions::find(&args.name)?]
     };
-    let mut reports = Vec::new();
     let seeds: Vec<u64> = (1..=args.seeds).collect();
+    let mut provenance = provenance(seeds.clone());
+    let mut written = Vec::new();
     for r in chosen {
         let pb = bar(0, r.name);
         let progress = progress_of(&pb);
@@ -417,27 +466,63 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
             .run_seeds(&progress, &args.media, &seeds)
             .with_context(|| format!("reproduction {}", r.name))?;
         pb.finish_and_clear();
-        let dir = report::write_experiment(&args.out, &report)?;
+        let dir = report::write_experiment(&args.out, &report, &provenance)?;
         println!("{}: {}", r.name, r.summary);
         for c in &report.claims {
-            let paper = c.paper.map_or("-".to_string(), report::short);
+            let paper = match (&c.expect, c.paper) {
+                (report::Expect::AtLeast { bound }, _) => {
+                    format!("at least {}", report::numbers::significant(*bound, 4))
+                }
+                (report::Expect::AtMost { bound }, _) => {
+                    format!("at most {}", report::numbers::significant(*bound, 4))
+                }
+                (_, Some(p)) => report::numbers::significant(p, 4),
+                (_, None) => "-".into(),
+            };
+            let [mean, lo, hi] = report::numbers::interval(c.mean, c.ci95[0], c.ci95[1]);
             println!(
-                "  [{}] {} (paper {paper} {unit}; measured {} [{}, {}] {unit} over {} seed(s))",
+                "  [{}] {} (paper {paper} {unit}; measured {mean} [{lo}, {hi}] {unit} over {} seed(s))",
                 c.verdict.name(),
                 c.claim,
-                report::short(c.mean),
-                report::short(c.ci95[0]),
-                report::short(c.ci95[1]),
                 c.seeds,
                 unit = c.unit,
             );
         }
         eprintln!("  wrote {}", dir.display());
-        reports.push(report);
+        written.push(report.table.experiment.clone());
     }
-    report::write_index(&args.out, &reports)?;
+    provenance.experiments = written;
+    report::write_index(&args.out, &provenance)?;
     println!("report: {}", args.out.join("index.html").display());
     Ok(())
+}
+
+fn report_command(command: ReportCommand) -> Result<()> {
+    match command {
+        ReportCommand::Summary { dir, write_into } => {
+            let (last, sections, unread) = report::load_sections(&dir)
+                .with_context(|| format!("report folder {}", dir.display()))?;
+            for u in &unread {
+                eprintln!("warning: not summarized: {u}");
+            }
+            if sections.iter().all(|s| s.claims.is_empty()) {
+                bail!("{} holds no claims (reproduce writes them)", dir.display());
+            }
+            let markdown = report::summary_markdown(&sections, last.as_ref());
+            match write_into {
+                None => print!("{markdown}"),
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .with_context(|| format!("{}", path.display()))?;
+                    let new = report::replace_summary(&text, &markdown)
+                        .with_context(|| format!("{}", path.display()))?;
+                    std::fs::write(&path, new).with_context(|| format!("{}", path.display()))?;
+                    eprintln!("wrote the summary into {}", path.display());
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 fn trace_command(command: TraceCommand) -> Result<()> {

@@ -4,6 +4,7 @@
 
 #[path = "../../../mobmem/tests/common/mod.rs"]
 mod public;
+#[allow(unused_imports)]
 pub use public::{public_trace, skip};
 
 use std::path::Path;

@@ -314,6 +314,27 @@ impl Results {
     }
 }
 
+/// A metric's name as an axis title: "fg_hit_ratio" as "foreground hit ratio",
+/// "energy_nj" as "energy (nJ)".
+pub fn metric_label(metric: &str) -> String {
+    let (stem, unit) = [
+        ("_nj", " (nJ)"),
+        ("_ns", " (ns)"),
+        ("_ms", " (ms)"),
+        ("_years", " (years)"),
+    ]
+    .iter()
+    .find_map(|(suffix, unit)| metric.strip_suffix(suffix).map(|s| (s, *unit)))
+    .unwrap_or((metric, ""));
+    let words = stem.replace('_', " ");
+    let words = match words.strip_prefix("fg ") {
+        Some(rest) => format!("foreground {rest}"),
+        None => words,
+    };
+    let words = words.replace("dram", "DRAM").replace("pcm", "PCM");
+    format!("{words}{unit}")
+}
+
 impl Results {
     /// Key columns of cache-sweep results, in CSV order.
     pub const KEYS: [&'static str; 8] = [
@@ -419,8 +440,11 @@ impl Results {
         }
     }
 
-    /// Hit ratio and foreground hit ratio per workload; per DRAM share too when hybrid
-    /// policies ran with several (single-tier policies then get figures of their own).
+    /// A figure of every metric per workload (hit ratio and foreground hit ratio
+    /// first), but for a metric that is absent or has the same value at every point of
+    /// the workload (the foreground hit ratio of a trace without foreground, the
+    /// accesses); per DRAM share too when hybrid policies ran with several (single-tier
+    /// policies then get figures of their own).
     pub fn default_figures(&self) -> Vec<Figure> {
         let mut shares: Vec<f64> = Vec::new();
         for r in &self.rows {
@@ -433,14 +457,34 @@ impl Results {
         } else {
             shares.iter().copied().chain([1.0]).map(Some).collect()
         };
+        let mut metrics: Vec<&'static str> = vec!["hit_ratio", "fg_hit_ratio"];
+        if let Some(first) = self.rows.first() {
+            for (name, _) in first.metrics.values() {
+                if !metrics.contains(&name) {
+                    metrics.push(name);
+                }
+            }
+        }
         let mut out = Vec::new();
         for w in &self.workloads {
             for &group in &groups {
-                for (metric, label) in [
-                    ("hit_ratio", "hit ratio"),
-                    ("fg_hit_ratio", "foreground hit ratio"),
-                ] {
-                    let mut f = self.figure(&w.name, group, metric, label, label);
+                for &metric in &metrics {
+                    let values: Vec<f64> = (self.rows.iter())
+                        .filter(|r| r.point.workload == w.name)
+                        .filter(|r| group.is_none_or(|df| r.point.dram_fraction == df))
+                        .filter_map(|r| r.metrics.value(metric))
+                        .filter(|v| v.is_finite())
+                        .collect();
+                    let (lo, hi) = values
+                        .iter()
+                        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                            (a.min(*v), b.max(*v))
+                        });
+                    if values.is_empty() || hi - lo <= 1e-12 * hi.abs().max(lo.abs()) {
+                        continue;
+                    }
+                    let label = metric_label(metric);
+                    let mut f = self.figure(&w.name, group, metric, &label, &label);
                     if f.lines.is_empty() {
                         continue;
                     }

@@ -7,10 +7,10 @@
 //! verdict and, where the verdict is not `reproduced`, the explanation filled in with the
 //! means of the run's own counters.
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// What the paper's statement is, and so how the verdict is reached.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Expect {
     /// A number (`paper` is it): reproduced when it lies in the interval or the mean is
@@ -120,7 +120,7 @@ impl Claim {
 }
 
 /// The verdict on a claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Reproduced,
@@ -138,6 +138,14 @@ impl Verdict {
             Verdict::NotTestable => "not-testable",
         }
     }
+
+    /// Every verdict, in the order the reports count them.
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Reproduced,
+        Verdict::DirectionOnly,
+        Verdict::NotReproduced,
+        Verdict::NotTestable,
+    ];
 }
 
 /// The rule every verdict follows, as the report states it.
@@ -148,8 +156,9 @@ is reproduced when the whole interval is on the claimed side; direction-only whe
 interval crosses the bound; not-reproduced when the mean is on the other side. A claim the model cannot \
 test (for example one that holds by construction) is not-testable, with the reason.";
 
-/// A claim over all seeds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A claim over all seeds. In `claims.json` a value that is not a number (no seed measured
+/// it) is written as null, and read back as NaN.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClaimResult {
     pub id: String,
     pub claim: String,
@@ -158,8 +167,10 @@ pub struct ClaimResult {
     pub unit: String,
     /// Seeds measured.
     pub seeds: usize,
+    #[serde(deserialize_with = "nan_if_null")]
     pub mean: f64,
     /// 95 % interval of the mean (Student t over the seeds; one seed: the value itself).
+    #[serde(deserialize_with = "nan_if_null_pair")]
     pub ci95: [f64; 2],
     pub verdict: Verdict,
     /// Why the claim is not reproduced, computed from the run's counters (null when it
@@ -168,7 +179,22 @@ pub struct ClaimResult {
     /// What the verdict compared against.
     pub expect: Expect,
     /// Each seed's value, in seed order.
+    #[serde(deserialize_with = "nan_if_null_vec")]
     pub values: Vec<f64>,
+}
+
+fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+fn nan_if_null_pair<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+    let [a, b] = <[Option<f64>; 2]>::deserialize(d)?;
+    Ok([a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)])
+}
+
+fn nan_if_null_vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    let values = Vec::<Option<f64>>::deserialize(d)?;
+    Ok(values.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect())
 }
 
 /// The 97.5 % quantile of Student's t with `df` degrees of freedom (two-sided 95 %).
@@ -343,7 +369,7 @@ impl Finding {
 }
 
 /// A finding over all seeds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FindingResult {
     pub id: String,
     pub text: String,
@@ -374,7 +400,7 @@ pub fn summarize_findings(per_seed: &[Vec<Finding>]) -> Vec<FindingResult> {
 }
 
 /// What became of one of the paper's figures or tables in the reproduction.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "status")]
 pub enum FigureStatus {
     /// Drawn as the paper did, in these figures of the report (their ids).
@@ -386,7 +412,7 @@ pub enum FigureStatus {
 }
 
 /// One figure or table of the paper.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PaperFigure {
     /// As the paper numbers it: "Fig. 4", "Table 2".
     pub paper: String,
@@ -539,5 +565,29 @@ mod tests {
             assert!(json.get(key).is_some(), "{key}");
         }
         assert_eq!(json["verdict"], "direction-only");
+    }
+
+    #[test]
+    fn claims_findings_and_figures_read_back_from_json() {
+        let mut claims = summarize(&[vec![
+            Claim::value("a", "A", 1.0, f64::NAN, "%"),
+            Claim::at_least("b", "B", 0.0, 2.0, "points").not_testable("by construction"),
+        ]]);
+        let json = serde_json::to_string(&claims).unwrap();
+        let back: Vec<ClaimResult> = serde_json::from_str(&json).unwrap();
+        assert!(back[0].mean.is_nan() && back[0].ci95[1].is_nan() && back[0].values[0].is_nan());
+        assert_eq!(back[0].verdict, Verdict::NotReproduced);
+        claims.remove(0);
+        assert_eq!(back[1..], claims[..]);
+        let figures = vec![
+            PaperFigure::reproduced("Fig. 4", "hit ratio", &["hit-ratio"]),
+            PaperFigure::proxy("Fig. 5", "power", &["energy"], "no power trace"),
+            PaperFigure::missing("Table 2", "devices", "not modelled"),
+        ];
+        let json = serde_json::to_string(&figures).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Vec<PaperFigure>>(&json).unwrap(),
+            figures
+        );
     }
 }

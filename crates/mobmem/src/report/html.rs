@@ -1,11 +1,17 @@
-//! `DIR/index.html`: every experiment of the run, its claims and its figures.
+//! The pages: `DIR/NAME/index.html` for each experiment (it opens alone: every link is
+//! relative to its folder), and `DIR/index.html` with every experiment folder under
+//! `DIR`, rebuilt from the files of the folders, so that the experiments of earlier
+//! commands stay in it. Each page states its provenance, and the verdict rule once.
+//! Also the markdown summary of the claims that the README shows.
 
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use super::claims::{Expect, Verdict, RULE};
-use super::{short, ExperimentReport};
+use super::claims::{ClaimResult, Expect, FigureStatus, FindingResult, PaperFigure, Verdict, RULE};
+use super::numbers::{interval, significant};
+use super::provenance::{seeds_text, Provenance};
+use super::{safe_file_name, PageInfo};
 use crate::{Error, Result};
 
 fn escape(s: &str) -> String {
@@ -15,73 +21,304 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Write `DIR/index.html` linking the given experiments' folders.
-pub fn write_index(dir: &Path, reports: &[ExperimentReport]) -> Result<()> {
-    // The links name files `write_experiment` wrote: the same names, the same checks.
-    for r in reports {
-        super::safe_file_name(&r.table.experiment)?;
-        for f in &r.figures {
-            super::safe_file_name(&f.id)?;
+/// Everything one experiment's page shows, as written to its folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub info: PageInfo,
+    pub claims: Vec<ClaimResult>,
+    pub findings: Vec<FindingResult>,
+    pub paper_figures: Vec<PaperFigure>,
+    /// The command that wrote the folder (absent from folders of older versions).
+    pub provenance: Option<Provenance>,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    match fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| Error::config(path.display().to_string(), e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+impl Section {
+    /// The section of the experiment folder `folder` (`report.json` is required; the
+    /// other files are read when present). Its name and figure ids must be plain file
+    /// names, as [`safe_file_name`] checks, since the pages link them.
+    pub fn load(folder: &Path) -> Result<Section> {
+        let report = folder.join("report.json");
+        let info: PageInfo = read_json(&report)?.ok_or_else(|| {
+            Error::config(
+                folder.display().to_string(),
+                "no report.json: not an experiment folder of this version",
+            )
+        })?;
+        safe_file_name(&info.experiment)?;
+        for f in &info.figures {
+            safe_file_name(&f.id)?;
+        }
+        Ok(Section {
+            info,
+            claims: read_json(&folder.join("claims.json"))?.unwrap_or_default(),
+            findings: read_json(&folder.join("findings.json"))?.unwrap_or_default(),
+            paper_figures: read_json(&folder.join("paper-figures.json"))?.unwrap_or_default(),
+            provenance: read_json(&folder.join("provenance.json"))?,
+        })
+    }
+}
+
+/// The sections of every experiment folder under `dir`: first those the last command
+/// wrote (`DIR/provenance.json`), in its order, then the others by name. Returns that
+/// provenance, the sections, and the folders that could not be read with the reason.
+pub fn load_sections(dir: &Path) -> Result<(Option<Provenance>, Vec<Section>, Vec<String>)> {
+    let last: Option<Provenance> = read_json(&dir.join("provenance.json"))?;
+    let mut names: Vec<String> = last
+        .as_ref()
+        .map(|p| p.experiments.clone())
+        .unwrap_or_default();
+    let mut others = Vec::new();
+    let entries = fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with('.') || !entry.path().is_dir() || names.contains(&name) {
+            continue;
+        }
+        if entry.path().join("report.json").is_file() {
+            others.push(name);
         }
     }
-    let mut h = String::new();
-    h.push_str(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mobmem report</title>\n<style>\
-body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}\
-.reproduced{color:#176317;font-weight:bold}.direction-only{color:#8a5a00;font-weight:bold}\
-.not-reproduced{color:#a11;font-weight:bold}.not-testable{color:#555;font-weight:bold}img{max-width:100%;border:1px solid #eee}\
-.figs{display:grid;grid-template-columns:1fr 1fr;gap:8px}</style></head><body>\n<h1>mobmem report</h1>\n",
+    others.sort();
+    names.extend(others);
+    let mut sections = Vec::new();
+    let mut unread = Vec::new();
+    for name in names {
+        if safe_file_name(&name).is_err() {
+            unread.push(format!("{}: not a plain name", name.escape_debug()));
+            continue;
+        }
+        match Section::load(&dir.join(&name)) {
+            Ok(s) if s.info.experiment == name => sections.push(s),
+            Ok(s) => unread.push(format!(
+                "{name}: its report.json names experiment {}",
+                s.info.experiment
+            )),
+            Err(e) => unread.push(format!("{name}: {e}")),
+        }
+    }
+    Ok((last, sections, unread))
+}
+
+const STYLE: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;font-size:16px;\
+line-height:1.45;max-width:1180px;margin:1.5em auto;padding:0 1em;color:#1d1d1d;background:#fff}\
+h1{font-size:1.8em;margin:.3em 0}h2{font-size:1.45em;margin-top:2em;border-bottom:2px solid #ddd;padding-bottom:.2em}\
+h3{font-size:1.15em;margin-top:1.6em}\
+table{border-collapse:collapse;margin:.8em 0}td,th{border:1px solid #ccc;padding:5px 9px;text-align:left;vertical-align:top}\
+th{background:#f3f3f3}.num{white-space:nowrap;font-variant-numeric:tabular-nums}\
+.verdict{font-weight:bold;white-space:nowrap}\
+.reproduced{color:#176317}.direction-only{color:#8a5a00}.not-reproduced{color:#a11}.not-testable{color:#555}\
+.provenance th{width:7em}.provenance code,.cmd{word-break:break-all}\
+.rule{background:#f6f6f0;border-left:4px solid #bbb;padding:.6em .9em}\
+nav a{margin-right:1em}\
+figure{margin:1.5em 0}figure img{width:960px;max-width:100%;height:auto;border:1px solid #e5e5e5;display:block}\
+figcaption{max-width:960px;color:#333;margin-top:.4em}\
+.earlier{background:#fff6e0;padding:.4em .8em;border-left:4px solid #e0b000}";
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{}</title>\n<style>{STYLE}</style></head><body>\n{body}</body></html>\n",
+        escape(title)
+    )
+}
+
+fn provenance_table(p: &Provenance) -> String {
+    let mut h = String::from("<table class=\"provenance\">\n");
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(h, "<tr><th>{k}</th><td>{v}</td></tr>");
+    };
+    row("build", escape(&p.build()));
+    row(
+        "command",
+        format!("<code class=\"cmd\">{}</code>", escape(&p.command_line())),
     );
-    let total: usize = reports.iter().map(|r| r.claims.len()).sum();
-    let _ = write!(h, "<p>{} experiment(s)", reports.len());
-    if total > 0 {
-        let count = |v: Verdict| {
-            reports
+    row("seeds", escape(&p.seeds_text()));
+    row("date", format!("{} (UTC)", escape(&p.date_utc)));
+    row(
+        "machine",
+        format!(
+            "{}; {} worker thread(s) (results do not depend on them)",
+            escape(&p.machine.describe()),
+            p.threads
+        ),
+    );
+    h.push_str("</table>\n");
+    h
+}
+
+fn rule() -> String {
+    format!(
+        "<p class=\"rule\" id=\"rule\"><b>How verdicts are given.</b> {}</p>\n",
+        escape(RULE)
+    )
+}
+
+fn count(claims: &[&ClaimResult]) -> String {
+    let parts: Vec<String> = Verdict::ALL
+        .iter()
+        .map(|v| {
+            let n = claims.iter().filter(|c| c.verdict == *v).count();
+            format!("{n} {}", v.name())
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// The paper's side of a claim: its number, or the bound.
+fn paper_text(c: &ClaimResult) -> String {
+    match (&c.expect, c.paper) {
+        (Expect::AtLeast { bound }, _) => format!("≥ {}", significant(*bound, 4)),
+        (Expect::AtMost { bound }, _) => format!("≤ {}", significant(*bound, 4)),
+        (_, Some(p)) => significant(p, 4),
+        (_, None) => "-".into(),
+    }
+}
+
+fn measured_text(c: &ClaimResult) -> String {
+    let [mean, lo, hi] = interval(c.mean, c.ci95[0], c.ci95[1]);
+    if c.seeds > 1 {
+        format!("{mean} [{lo}, {hi}]")
+    } else {
+        mean
+    }
+}
+
+/// The body of one experiment's section. `prefix` leads every link to its files ("NAME/"
+/// on the index, "" on its own page); ids are prefixed with the experiment's name so that
+/// they are unique on the index.
+fn section_body(s: &Section, prefix: &str) -> String {
+    let name = escape(&s.info.experiment);
+    let mut h = String::new();
+    let figure_ids: Vec<&str> = s.info.figures.iter().map(|f| f.id.as_str()).collect();
+    let mut nav = Vec::new();
+    if !s.claims.is_empty() {
+        nav.push(("claims", "Claims"));
+    }
+    if !s.findings.is_empty() {
+        nav.push(("findings", "Findings"));
+    }
+    if !s.paper_figures.is_empty() {
+        nav.push(("paper-figures", "The paper's figures"));
+    }
+    if !s.info.notes.is_empty() || s.info.facts.len() > 1 {
+        nav.push(("notes", "Notes"));
+    }
+    if !s.info.figures.is_empty() {
+        nav.push(("figures", "Figures"));
+    }
+    nav.push(("data", "Data"));
+    h.push_str("<nav>");
+    for (id, label) in &nav {
+        let _ = write!(h, "<a href=\"#{name}-{id}\">{label}</a>");
+    }
+    h.push_str("</nav>\n");
+
+    if !s.claims.is_empty() {
+        let refs: Vec<&ClaimResult> = s.claims.iter().collect();
+        let _ = writeln!(
+            h,
+            "<h3 id=\"{name}-claims\">Claims</h3>\n<p>{} claims: {}. Seeds: {}.</p>",
+            s.claims.len(),
+            count(&refs),
+            escape(&seeds_text(&s.info.seeds))
+        );
+        h.push_str(
+            "<table><tr><th>claim</th><th>paper</th><th>measured: mean [95% interval]</th>\
+<th>seeds</th><th>verdict</th><th>explanation</th></tr>\n",
+        );
+        for c in &s.claims {
+            let unit = escape(&c.unit);
+            let _ = writeln!(
+                h,
+                "<tr id=\"{name}-claim-{id}\"><td>{claim}</td><td><span class=\"num\">{paper}</span> {unit}</td>\
+<td><span class=\"num\">{measured}</span> {unit}</td><td>{seeds}</td>\
+<td class=\"verdict {verdict}\">{verdict}</td><td>{explanation}</td></tr>",
+                id = escape(&c.id),
+                claim = escape(&c.claim),
+                paper = escape(&paper_text(c)),
+                measured = escape(&measured_text(c)),
+                seeds = c.seeds,
+                verdict = c.verdict.name(),
+                explanation = escape(c.explanation.as_deref().unwrap_or("")),
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    if !s.findings.is_empty() {
+        let _ = writeln!(
+            h,
+            "<h3 id=\"{name}-findings\">Findings beyond the paper's claims</h3>\n<ul>"
+        );
+        for f in &s.findings {
+            let _ = writeln!(
+                h,
+                "<li id=\"{name}-finding-{}\">{} <small>({} seed(s))</small></li>",
+                escape(&f.id),
+                escape(&f.text),
+                f.seeds
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+    if !s.paper_figures.is_empty() {
+        let _ = writeln!(
+            h,
+            "<h3 id=\"{name}-paper-figures\">The paper's figures and tables</h3>\n\
+<table><tr><th>paper</th><th>shows</th><th>here</th><th>figures</th><th>why</th></tr>"
+        );
+        let links = |ids: &[String]| -> String {
+            let parts: Vec<String> = ids
                 .iter()
-                .flat_map(|r| &r.claims)
-                .filter(|c| c.verdict == v)
-                .count()
+                .map(|id| {
+                    if figure_ids.contains(&id.as_str()) {
+                        format!("<a href=\"#{name}-fig-{0}\">{0}</a>", escape(id))
+                    } else {
+                        format!("{} (not in this report)", escape(id))
+                    }
+                })
+                .collect();
+            parts.join(", ")
         };
-        let _ = write!(
-            h,
-            "; {total} paper claims: {} reproduced, {} direction-only, {} not reproduced, {} not testable",
-            count(Verdict::Reproduced),
-            count(Verdict::DirectionOnly),
-            count(Verdict::NotReproduced),
-            count(Verdict::NotTestable)
-        );
+        for f in &s.paper_figures {
+            let (status, figures, why) = match &f.status {
+                FigureStatus::Reproduced { figures } => ("reproduced", links(figures), ""),
+                FigureStatus::Proxy { figures, why } => ("proxy", links(figures), why.as_str()),
+                FigureStatus::Missing { why } => ("missing", String::new(), why.as_str()),
+            };
+            let class = match status {
+                "reproduced" => "reproduced",
+                "proxy" => "direction-only",
+                _ => "not-reproduced",
+            };
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td class=\"verdict {class}\">{status}</td><td>{figures}</td><td>{}</td></tr>",
+                escape(&f.paper),
+                escape(&f.shows),
+                escape(why)
+            );
+        }
+        h.push_str("</table>\n");
     }
-    h.push_str(".</p>\n");
-    if total > 0 {
-        let _ = writeln!(h, "<p class=\"rule\"><b>Verdicts.</b> {}</p>", escape(RULE));
-    }
-    h.push_str("<ul>\n");
-    for r in reports {
-        let name = escape(&r.table.experiment);
-        let _ = writeln!(
-            h,
-            "<li><a href=\"#{name}\">{name}</a>: {}</li>",
-            escape(&r.table.title)
-        );
-    }
-    h.push_str("</ul>\n");
-    for r in reports {
-        let name = escape(&r.table.experiment);
-        let _ = writeln!(
-            h,
-            "<h2 id=\"{name}\">{name}: {}</h2>",
-            escape(&r.table.title)
-        );
-        for note in &r.notes {
+    if !s.info.notes.is_empty() || s.info.facts.len() > 1 {
+        let _ = writeln!(h, "<h3 id=\"{name}-notes\">Notes</h3>");
+        for note in &s.info.notes {
             let _ = writeln!(h, "<p>{}</p>", escape(note));
         }
-        let _ = writeln!(
-            h,
-            "<p>Data: <a href=\"{name}/results.csv\">results.csv</a> (long format), \
-<a href=\"{name}/results.json\">results.json</a>, <a href=\"{name}/claims.json\">claims.json</a>.</p>"
-        );
-        if let Some((header, rows)) = r.facts.split_first() {
+        if let Some((header, rows)) = s.info.facts.split_first() {
             h.push_str("<table><tr>");
             for cell in header {
                 let _ = write!(h, "<th>{}</th>", escape(cell));
@@ -90,58 +327,259 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
             for row in rows {
                 h.push_str("<tr>");
                 for cell in row {
-                    let _ = write!(h, "<td>{}</td>", escape(cell));
+                    let _ = write!(h, "<td>{}</td>", escape(&super::numbers::key(cell)));
                 }
                 h.push_str("</tr>\n");
             }
             h.push_str("</table>\n");
         }
-        if !r.claims.is_empty() {
-            h.push_str(
-                "<table><tr><th>claim</th><th>paper</th><th>measured: mean [95% interval]</th>\
-<th>seeds</th><th>verdict</th><th>why</th></tr>\n",
-            );
-            for c in &r.claims {
-                let paper = match (&c.expect, c.paper) {
-                    (Expect::AtLeast { bound }, _) => format!("&ge; {}", short(*bound)),
-                    (Expect::AtMost { bound }, _) => format!("&le; {}", short(*bound)),
-                    (_, Some(p)) => short(p),
-                    (_, None) => "-".into(),
-                };
-                let _ = writeln!(
-                    h,
-                    "<tr id=\"{name}-{}\"><td>{}</td><td>{paper} {}</td><td>{} [{}, {}] {}</td><td>{}</td>\
-<td class=\"{}\">{}</td><td>{}</td></tr>",
-                    escape(&c.id),
-                    escape(&c.claim),
-                    escape(&c.unit),
-                    short(c.mean),
-                    short(c.ci95[0]),
-                    short(c.ci95[1]),
-                    escape(&c.unit),
-                    c.seeds,
-                    c.verdict.name(),
-                    c.verdict.name(),
-                    escape(c.explanation.as_deref().unwrap_or("")),
-                );
-            }
-            h.push_str("</table>\n");
-        }
-        h.push_str("<div class=\"figs\">\n");
-        for f in &r.figures {
+    }
+    if !s.info.figures.is_empty() {
+        let _ = writeln!(h, "<h3 id=\"{name}-figures\">Figures</h3>");
+        for f in &s.info.figures {
+            let id = escape(&f.id);
             let _ = writeln!(
                 h,
-                "<a href=\"{name}/{0}.svg\"><img src=\"{name}/{0}.svg\" alt=\"{1}\"></a>",
-                escape(&f.id),
-                escape(&f.title)
+                "<figure id=\"{name}-fig-{id}\"><a href=\"{prefix}{id}.svg\">\
+<img src=\"{prefix}{id}.svg\" alt=\"{}\" width=\"960\"></a>\
+<figcaption><b>{}</b> ({id}). {}</figcaption></figure>",
+                escape(&f.title),
+                escape(&f.title),
+                escape(&f.caption)
             );
         }
-        h.push_str("</div>\n");
     }
-    h.push_str("</body></html>\n");
+    let _ = writeln!(
+        h,
+        "<h3 id=\"{name}-data\">Data</h3>\n<p><a href=\"{prefix}results.csv\">results.csv</a> (long format, \
+every digit), <a href=\"{prefix}results.json\">results.json</a>, <a href=\"{prefix}claims.json\">claims.json</a>, \
+<a href=\"{prefix}findings.json\">findings.json</a>, <a href=\"{prefix}paper-figures.json\">paper-figures.json</a>, \
+<a href=\"{prefix}provenance.json\">provenance.json</a>. These files, but for provenance.json, depend on the \
+seeds alone: the same seeds give the same bytes.</p>"
+    );
+    h
+}
+
+/// The page `DIR/NAME/index.html` of one experiment.
+pub fn experiment_page(s: &Section) -> String {
+    let name = escape(&s.info.experiment);
+    let mut h = String::new();
+    let _ = writeln!(
+        h,
+        "<p><a href=\"../index.html\">All experiments</a> · <a href=\"../index.html#{name}\">this one in the index</a></p>\n\
+<h1>{}</h1>",
+        heading(s)
+    );
+    if let Some(p) = &s.provenance {
+        h.push_str("<h3>Provenance</h3>\n");
+        h.push_str(&provenance_table(p));
+    }
+    if !s.claims.is_empty() {
+        h.push_str(&rule());
+    }
+    h.push_str(&section_body(s, ""));
+    page(&format!("{} (mobmem)", s.info.experiment), &h)
+}
+
+/// "NAME: title", or the name alone when there is no title.
+fn heading(s: &Section) -> String {
+    let name = escape(&s.info.experiment);
+    if s.info.title.is_empty() {
+        name
+    } else {
+        format!("{name}: {}", escape(&s.info.title))
+    }
+}
+
+/// The index page of sections, the last command's provenance first.
+fn index_page(last: &Provenance, sections: &[Section], unread: &[String]) -> String {
+    let mut h = String::from("<h1>mobmem report</h1>\n");
+    let all: Vec<&ClaimResult> = sections.iter().flat_map(|s| &s.claims).collect();
+    let _ = write!(h, "<p>{} experiment(s)", sections.len());
+    if !all.is_empty() {
+        let _ = write!(h, "; {} paper claims: {}", all.len(), count(&all));
+    }
+    h.push_str(".</p>\n<h3>Provenance</h3>\n");
+    if sections
+        .iter()
+        .any(|s| s.provenance.as_ref().is_none_or(|p| !p.same_command(last)))
+    {
+        h.push_str(
+            "<p>The last command into this folder; experiments that other commands wrote say so \
+in their section.</p>\n",
+        );
+    }
+    h.push_str(&provenance_table(last));
+    if !all.is_empty() {
+        h.push_str(&rule());
+    }
+    h.push_str("<table><tr><th>experiment</th><th>title</th><th>claims</th><th>page</th></tr>\n");
+    for s in sections {
+        let name = escape(&s.info.experiment);
+        let refs: Vec<&ClaimResult> = s.claims.iter().collect();
+        let claims = if refs.is_empty() {
+            String::new()
+        } else {
+            format!("<a href=\"#{name}-claims\">{}</a>", count(&refs))
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td><a href=\"#{name}\">{name}</a></td><td>{}</td><td>{claims}</td>\
+<td><a href=\"{name}/index.html\">{name}/index.html</a></td></tr>",
+            escape(&s.info.title)
+        );
+    }
+    h.push_str("</table>\n");
+    if !unread.is_empty() {
+        h.push_str("<p>Folders not shown:</p><ul>\n");
+        for u in unread {
+            let _ = writeln!(h, "<li>{}</li>", escape(u));
+        }
+        h.push_str("</ul>\n");
+    }
+    for s in sections {
+        let name = escape(&s.info.experiment);
+        let _ = writeln!(
+            h,
+            "<section id=\"{name}\">\n<h2>{}</h2>\n<p>Its own page: <a href=\"{name}/index.html\">{name}/index.html</a>.</p>",
+            heading(s)
+        );
+        match &s.provenance {
+            Some(p) if p.same_command(last) => {}
+            Some(p) => {
+                let _ = writeln!(
+                    h,
+                    "<p class=\"earlier\">Written by another command: <code class=\"cmd\">{}</code> at {} (UTC), {}.</p>",
+                    escape(&p.command_line()),
+                    escape(&p.date_utc),
+                    escape(&p.build())
+                );
+            }
+            None => h.push_str(
+                "<p class=\"earlier\">Written by a version that kept no provenance.</p>\n",
+            ),
+        }
+        h.push_str(&section_body(s, &format!("{name}/")));
+        h.push_str("</section>\n");
+    }
+    page("mobmem report", &h)
+}
+
+/// Write `DIR/provenance.json` (`provenance`, naming the experiments this command wrote)
+/// and `DIR/index.html`, with every experiment folder under `DIR` (see [`load_sections`]).
+pub fn write_index(dir: &Path, provenance: &Provenance) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    for name in &provenance.experiments {
+        safe_file_name(name)?;
+    }
+    super::write_json(&dir.join("provenance.json"), provenance)?;
+    let (_, sections, unread) = load_sections(dir)?;
+    let html = index_page(provenance, &sections, &unread);
     let tmp = dir.join(".index.html.partial");
-    fs::write(&tmp, h).map_err(|e| Error::io(&tmp, e))?;
+    fs::write(&tmp, html).map_err(|e| Error::io(&tmp, e))?;
     let path = dir.join("index.html");
     fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
+}
+
+/// The line before the README's summary of the reproductions' claims.
+pub const SUMMARY_BEGIN: &str =
+    "<!-- summary:begin (written by scripts/update-readme.sh from claims.json; do not edit) -->";
+/// The line after it.
+pub const SUMMARY_END: &str = "<!-- summary:end -->";
+
+/// A markdown cell: no line breaks, `|` escaped.
+fn cell(text: &str) -> String {
+    text.replace('\n', " ").replace('|', "\\|")
+}
+
+/// The claims of `sections` as a markdown table (reproduction, claim, paper, mean [95 %
+/// interval], verdict), after a line that counts the verdicts and, when `provenance` is
+/// given, one that says which command made them.
+pub fn summary_markdown(sections: &[Section], provenance: Option<&Provenance>) -> String {
+    let all: Vec<&ClaimResult> = sections.iter().flat_map(|s| &s.claims).collect();
+    let mut out = String::new();
+    let seeds: Vec<u64> = {
+        let mut seeds: Vec<u64> = sections.iter().flat_map(|s| s.info.seeds.clone()).collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        seeds
+    };
+    let _ = writeln!(
+        out,
+        "{} claims of {} reproductions: {}. Seeds: {}. The rule: see any report page.",
+        all.len(),
+        sections.iter().filter(|s| !s.claims.is_empty()).count(),
+        count(&all),
+        seeds_text(&seeds)
+    );
+    if let Some(p) = provenance {
+        let _ = writeln!(
+            out,
+            "\nMade by `{}` ({}) at {} UTC.",
+            p.command_line().replace('`', "'"),
+            p.build(),
+            p.date_utc
+        );
+    }
+    out.push_str(
+        "\n| reproduction | claim | paper | measured: mean [95% interval] | verdict |\n|---|---|---|---|---|\n",
+    );
+    for s in sections {
+        for c in &s.claims {
+            let unit = if c.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", c.unit)
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} (`{}`) | {}{unit} | {}{unit} | {} |",
+                cell(&s.info.experiment),
+                cell(&c.claim),
+                cell(&c.id),
+                cell(&paper_text(c)),
+                cell(&measured_text(c)),
+                c.verdict.name()
+            );
+        }
+    }
+    out
+}
+
+/// `text` (a README) with the lines between [`SUMMARY_BEGIN`] and [`SUMMARY_END`]
+/// replaced by `block`.
+pub fn replace_summary(text: &str, block: &str) -> Result<String> {
+    let err = |m: &str| Error::config("README", m.to_string());
+    let begin = text
+        .find(SUMMARY_BEGIN)
+        .ok_or_else(|| err("no summary:begin marker"))?;
+    let after_begin = begin + SUMMARY_BEGIN.len();
+    let end = text[after_begin..]
+        .find(SUMMARY_END)
+        .map(|i| after_begin + i)
+        .ok_or_else(|| err("no summary:end marker after summary:begin"))?;
+    let block = block.trim_end();
+    Ok(format!(
+        "{}\n{block}\n{}",
+        &text[..after_begin],
+        &text[end..]
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_block_is_replaced_between_its_markers() {
+        let readme = format!("# x\n\n{SUMMARY_BEGIN}\nold\nlines\n{SUMMARY_END}\n\nafter\n");
+        let new = replace_summary(&readme, "| a |\n").unwrap();
+        assert_eq!(
+            new,
+            format!("# x\n\n{SUMMARY_BEGIN}\n| a |\n{SUMMARY_END}\n\nafter\n")
+        );
+        assert_eq!(replace_summary(&new, "| a |").unwrap(), new);
+        assert!(replace_summary("no markers", "x").is_err());
+        assert!(replace_summary(&format!("{SUMMARY_END}\n{SUMMARY_BEGIN}"), "x").is_err());
+    }
 }

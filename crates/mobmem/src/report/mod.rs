@@ -1,38 +1,56 @@
 //! Reports: what a person reads and a program parses.
 //!
 //! For an experiment named `NAME`, `DIR/NAME/` holds `results.csv` (long format: the key
-//! columns of a run, then `metric,value`), `results.json`, one SVG per figure and
-//! `claims.json` (an array of `{id, claim, paper, measured, holds, ...}`); `DIR/index.html`
-//! shows them all. The folder is written under a temporary name and renamed when
-//! complete, so a failed run never leaves a report that looks finished.
+//! columns of a run, then `metric,value`), `results.json`, `claims.json` (an array of
+//! `{id, claim, paper, unit, seeds, mean, ci95, verdict, explanation, ...}`),
+//! `findings.json`, `paper-figures.json`, `report.json` (what the page shows besides:
+//! title, notes, facts, the figures and their captions), one SVG per figure,
+//! `provenance.json` and `index.html`, a page that opens alone. `DIR/index.html` shows
+//! every experiment folder under `DIR`, whichever command wrote it, and
+//! `DIR/provenance.json` says which command wrote last. The folder is written under a
+//! temporary name and renamed when complete, so a failed run never leaves a report that
+//! looks finished.
+//!
+//! Only the pages and the `provenance.json` files say when, where and by what build a
+//! report was made: the data files depend on the seeds alone.
 
 pub mod claims;
 mod html;
+pub mod numbers;
 mod plot;
+pub mod provenance;
 pub mod table;
 
 pub use claims::{
     Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, Verdict,
 };
-pub use html::write_index;
+pub use html::{
+    load_sections, replace_summary, summary_markdown, write_index, Section, SUMMARY_BEGIN,
+    SUMMARY_END,
+};
+pub use provenance::{Machine, Provenance};
 pub use table::{Row, Table};
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
-/// A figure: one metric against a numeric key column, one line per value of another key
-/// column, over the rows that match a filter.
+/// A figure: one metric against a key column, one line (or, for categories, one bar) per
+/// value of another key column, over the rows that match a filter.
+///
+/// The x axis is continuous when its values are numbers, drawn as lines with markers;
+/// it is categorical (bars) when a value is not a number or the key column names things
+/// ([`CATEGORY_KEYS`], such as apps numbered 1, 2, 3): see [`figure_data`].
 #[derive(Debug, Clone, Serialize)]
 pub struct Figure {
     /// File stem of the SVG.
     pub id: String,
     pub title: String,
-    /// Key column on the x axis (numeric), shown multiplied by `x_scale`.
+    /// Key column on the x axis; a numeric one is shown multiplied by `x_scale`.
     pub x: String,
     pub x_label: String,
     pub x_scale: f64,
@@ -206,7 +224,8 @@ pub fn format_number(v: f64) -> String {
 }
 
 /// One point of a figure's line: the mean over seeds at `x`, and the lowest and highest
-/// seed's value (equal to the mean with one seed).
+/// seed's value (equal to the mean with one seed). On a categorical axis `x` is the
+/// category's index.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FigurePoint {
     pub x: f64,
@@ -215,47 +234,187 @@ pub struct FigurePoint {
     pub hi: f64,
 }
 
-/// The points of each line of a figure, sorted by x. With a `seed` key column, the rows
-/// of one x are the seeds: a value is normalized by the reference line's value of the
-/// same seed, then the seeds are averaged. Rows whose x is not a number, or whose
-/// normalizing reference is missing or zero, are left out.
-pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<FigurePoint>)> {
-    let x_of = |row: &Row| {
-        table
-            .key(row, &figure.x)
-            .and_then(|x| x.parse::<f64>().ok())
-    };
-    let seed_of = |row: &Row| table.key(row, SEED_KEY).map(str::to_string);
-    let value_of = |line: &str, x: f64, seed: &Option<String>| -> Option<f64> {
-        table
+/// Key columns whose values name things even when they are written as numbers (apps
+/// numbered 1, 2, 3): a figure over one of them draws bars. A column `KEY_name`, when the
+/// table has one, gives the categories' labels.
+pub const CATEGORY_KEYS: &[&str] = &["app", "workload", "policy", "series", "architecture"];
+
+/// What a figure draws, computed from the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureData {
+    /// The categories' labels when the x axis is categorical (a point's x is then the
+    /// index of its category); `None` for a continuous axis.
+    pub categories: Option<Vec<String>>,
+    /// Each line (or bar series) and its points, sorted by x.
+    pub lines: Vec<(String, Vec<FigurePoint>)>,
+    /// The most seeds any point is averaged over (1: a single run).
+    pub seeds: usize,
+}
+
+impl FigureData {
+    /// Groups of lines that lie exactly on one another (the same x and y at every point),
+    /// which a reader could not otherwise tell apart.
+    pub fn coinciding(&self) -> Vec<Vec<String>> {
+        let same = |a: &[FigurePoint], b: &[FigurePoint]| {
+            !a.is_empty()
+                && a.len() == b.len()
+                && a.iter().zip(b).all(|(p, q)| {
+                    p.x == q.x && (p.y - q.y).abs() <= 1e-9 * p.y.abs().max(q.y.abs()).max(1e-300)
+                })
+        };
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for i in 0..self.lines.len() {
+            if groups.iter().any(|g| g.contains(&i)) {
+                continue;
+            }
+            let group: Vec<usize> = (i..self.lines.len())
+                .filter(|&j| same(&self.lines[i].1, &self.lines[j].1))
+                .collect();
+            if group.len() > 1 {
+                groups.push(group);
+            }
+        }
+        groups
+            .into_iter()
+            .map(|g| g.into_iter().map(|i| self.lines[i].0.clone()).collect())
+            .collect()
+    }
+
+    /// The words under a figure: what the marks are, over how many seeds, and which
+    /// lines hide one another.
+    pub fn caption(&self) -> String {
+        let marks = if self.categories.is_some() {
+            "Bars"
+        } else {
+            "Lines"
+        };
+        let longest = self.lines.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
+        let spread = if longest > plot::BAND_ABOVE_POINTS {
+            "the shaded band spans"
+        } else {
+            "the error bars span"
+        };
+        let mut out = if self.seeds > 1 {
+            format!(
+                "{marks} show the mean over {} seeds; {spread} the lowest to the highest seed.",
+                self.seeds
+            )
+        } else {
+            format!("{marks} show a single run (one seed, or a workload that has none).")
+        };
+        for group in self.coinciding() {
+            let names = match group.as_slice() {
+                [a, b] => format!("{a} and {b}"),
+                [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+                [] => continue,
+            };
+            out.push_str(&format!(
+                " {names} have the same values at every point: their lines lie on one another (told apart by their markers and dashes)."
+            ));
+        }
+        out
+    }
+}
+
+/// Whether `figure` has a categorical x axis: a key column of [`CATEGORY_KEYS`], or a
+/// value on it that is not a number (an empty value, "not applicable", is neither).
+pub fn is_categorical(table: &Table, figure: &Figure) -> bool {
+    CATEGORY_KEYS.contains(&figure.x.as_str())
+        || table
             .select(&figure.filter)
-            .filter(|r| table.key(r, &figure.series) == Some(line))
-            .find(|r| x_of(r) == Some(x) && &seed_of(r) == seed)
-            .and_then(|r| r.value(&figure.metric))
+            .filter(|r| {
+                table
+                    .key(r, &figure.series)
+                    .is_some_and(|s| figure.lines.iter().any(|l| l == s))
+            })
+            .filter_map(|r| table.key(r, &figure.x))
+            .any(|x| !x.is_empty() && x.parse::<f64>().is_err())
+}
+
+/// The points of each line of a figure (see [`figure_data`]).
+pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<FigurePoint>)> {
+    figure_data(table, figure).lines
+}
+
+/// What `figure` draws. With a `seed` key column, the rows of one x are the seeds: a value
+/// is normalized by the reference line's value of the same seed, then the seeds are
+/// averaged. On a continuous axis, rows whose x is not a number are left out; on either,
+/// rows whose normalizing reference is missing or zero, and values that are not finite.
+pub fn figure_data(table: &Table, figure: &Figure) -> FigureData {
+    let categorical = is_categorical(table, figure);
+    let rows: Vec<&Row> = table.select(&figure.filter).collect();
+    let seed_of = |row: &Row| table.key(row, SEED_KEY).map(str::to_string);
+    // The normalizing line's value by (x, seed).
+    let reference: std::collections::HashMap<(String, Option<String>), f64> =
+        match &figure.normalize_to {
+            None => Default::default(),
+            Some(line) => rows
+                .iter()
+                .filter(|r| table.key(r, &figure.series) == Some(line.as_str()))
+                .filter_map(|r| {
+                    let x = table.key(r, &figure.x)?.to_string();
+                    Some(((x, seed_of(r)), r.value(&figure.metric)?))
+                })
+                .collect(),
+        };
+    let value = |r: &Row| -> Option<f64> {
+        let v = r.value(&figure.metric)?;
+        let v = match &figure.normalize_to {
+            None => v,
+            Some(_) => {
+                let x = table.key(r, &figure.x)?.to_string();
+                let base = *reference.get(&(x, seed_of(r)))?;
+                if base == 0.0 {
+                    return None;
+                }
+                v / base
+            }
+        };
+        v.is_finite().then_some(v)
     };
-    figure
+    // The categories, in first-seen order (numerically when they are numbers).
+    let categories: Option<Vec<String>> = categorical.then(|| {
+        let mut seen: Vec<String> = Vec::new();
+        for r in &rows {
+            let in_lines = table
+                .key(r, &figure.series)
+                .is_some_and(|s| figure.lines.iter().any(|l| l == s));
+            if let (true, Some(x)) = (in_lines, table.key(r, &figure.x)) {
+                if !x.is_empty() && !seen.iter().any(|s| s == x) {
+                    seen.push(x.to_string());
+                }
+            }
+        }
+        if seen.iter().all(|x| x.parse::<f64>().is_ok()) {
+            seen.sort_by(|a, b| {
+                let (a, b): (f64, f64) = (a.parse().unwrap_or(0.0), b.parse().unwrap_or(0.0));
+                a.total_cmp(&b)
+            });
+        }
+        seen
+    });
+    let x_of = |r: &Row| -> Option<f64> {
+        let x = table.key(r, &figure.x)?;
+        match &categories {
+            Some(c) => c.iter().position(|k| k == x).map(|i| i as f64),
+            None => x.parse::<f64>().ok().map(|x| x * figure.x_scale),
+        }
+    };
+    let seeds = {
+        let mut distinct: Vec<Option<String>> = rows.iter().map(|r| seed_of(r)).collect();
+        distinct.sort();
+        distinct.dedup();
+        distinct.len().max(1)
+    };
+    let lines = figure
         .lines
         .iter()
         .map(|line| {
             // (x, value) of every seed's row.
-            let mut values: Vec<(f64, f64)> = table
-                .select(&figure.filter)
+            let mut values: Vec<(f64, f64)> = rows
+                .iter()
                 .filter(|r| table.key(r, &figure.series) == Some(line.as_str()))
-                .filter_map(|r| {
-                    let x = x_of(r)?;
-                    let v = r.value(&figure.metric)?;
-                    let v = match &figure.normalize_to {
-                        None => v,
-                        Some(reference) => {
-                            let base = value_of(reference, x, &seed_of(r))?;
-                            if base == 0.0 {
-                                return None;
-                            }
-                            v / base
-                        }
-                    };
-                    v.is_finite().then_some((x * figure.x_scale, v))
-                })
+                .filter_map(|r| Some((x_of(r)?, value(r)?)))
                 .collect();
             values.sort_by(|a, b| a.0.total_cmp(&b.0));
             let points = values
@@ -275,7 +434,25 @@ pub fn figure_lines(table: &Table, figure: &Figure) -> Vec<(String, Vec<FigurePo
                 .collect();
             (line.clone(), points)
         })
-        .collect()
+        .collect();
+    // Labels: the `KEY_name` column where there is one.
+    let categories = categories.map(|keys| {
+        let name_key = format!("{}_name", figure.x);
+        keys.iter()
+            .map(|k| {
+                rows.iter()
+                    .find(|r| table.key(r, &figure.x) == Some(k.as_str()))
+                    .and_then(|r| table.key(r, &name_key))
+                    .filter(|name| !name.is_empty())
+                    .map_or_else(|| numbers::key(k), str::to_string)
+            })
+            .collect()
+    });
+    FigureData {
+        categories,
+        lines,
+        seeds,
+    }
 }
 
 /// The longest name [`safe_file_name`] takes, in bytes (file systems take 255; the
@@ -311,8 +488,36 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::write(path, bytes).map_err(|e| Error::io(path, e))
 }
 
-/// Write `DIR/<name>/` for one experiment; returns the folder.
-pub fn write_experiment(dir: &Path, report: &ExperimentReport) -> Result<PathBuf> {
+/// What an experiment's page shows besides its claims, findings and paper figures:
+/// `DIR/NAME/report.json`, from which the index of `DIR` is rebuilt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageInfo {
+    pub experiment: String,
+    pub title: String,
+    /// The seeds of the synthetic workloads (empty: none is synthetic).
+    pub seeds: Vec<u64>,
+    pub notes: Vec<String>,
+    /// A small table (header, then rows).
+    pub facts: Vec<Vec<String>>,
+    pub figures: Vec<FigureInfo>,
+}
+
+/// A figure of a page: its SVG is `ID.svg` beside the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureInfo {
+    pub id: String,
+    pub title: String,
+    /// What the marks are and over how many seeds (see [`FigureData::caption`]).
+    pub caption: String,
+}
+
+/// Write `DIR/<name>/` for one experiment, with its page `DIR/<name>/index.html` and
+/// `provenance`; returns the folder. `DIR/index.html` is [`write_index`]'s.
+pub fn write_experiment(
+    dir: &Path,
+    report: &ExperimentReport,
+    provenance: &Provenance,
+) -> Result<PathBuf> {
     let name = safe_file_name(&report.table.experiment)?;
     // Every file name is checked before anything is written.
     let svgs = (report.figures.iter())
@@ -329,27 +534,55 @@ pub fn write_experiment(dir: &Path, report: &ExperimentReport) -> Result<PathBuf
     let mut csv_bytes = Vec::new();
     write_results_csv(&mut csv_bytes, &report.table)?;
     write_file(&partial.join("results.csv"), &csv_bytes)?;
-    let json = serde_json::to_vec_pretty(&report.json)
-        .map_err(|e| Error::config("results.json", e.to_string()))?;
-    write_file(&partial.join("results.json"), &json)?;
-    let claims = serde_json::to_vec_pretty(&report.claims)
-        .map_err(|e| Error::config("claims.json", e.to_string()))?;
-    write_file(&partial.join("claims.json"), &claims)?;
-    let findings = serde_json::to_vec_pretty(&report.findings)
-        .map_err(|e| Error::config("findings.json", e.to_string()))?;
-    write_file(&partial.join("findings.json"), &findings)?;
-    let paper_figures = serde_json::to_vec_pretty(&report.paper_figures)
-        .map_err(|e| Error::config("paper-figures.json", e.to_string()))?;
-    write_file(&partial.join("paper-figures.json"), &paper_figures)?;
+    write_json(&partial.join("results.json"), &report.json)?;
+    write_json(&partial.join("claims.json"), &report.claims)?;
+    write_json(&partial.join("findings.json"), &report.findings)?;
+    write_json(&partial.join("paper-figures.json"), &report.paper_figures)?;
+    let mut figures = Vec::new();
     for (figure, file) in report.figures.iter().zip(&svgs) {
-        let svg = plot::render(&report.table, figure)?;
+        let data = figure_data(&report.table, figure);
+        let svg = plot::render(figure, &data)?;
         write_file(&partial.join(file), svg.as_bytes())?;
+        figures.push(FigureInfo {
+            id: figure.id.clone(),
+            title: figure.title.clone(),
+            caption: data.caption(),
+        });
     }
+    let info = PageInfo {
+        experiment: name.to_string(),
+        title: report.table.title.clone(),
+        seeds: report.seeds.clone(),
+        notes: report.notes.clone(),
+        facts: report.facts.clone(),
+        figures,
+    };
+    write_json(&partial.join("report.json"), &info)?;
+    write_json(&partial.join("provenance.json"), provenance)?;
+    let section = Section {
+        info,
+        claims: report.claims.clone(),
+        findings: report.findings.clone(),
+        paper_figures: report.paper_figures.clone(),
+        provenance: Some(provenance.clone()),
+    };
+    write_file(
+        &partial.join("index.html"),
+        html::experiment_page(&section).as_bytes(),
+    )?;
     if final_dir.exists() {
         fs::remove_dir_all(&final_dir).map_err(|e| Error::io(&final_dir, e))?;
     }
     fs::rename(&partial, &final_dir).map_err(|e| Error::io(&final_dir, e))?;
     Ok(final_dir)
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut bytes =
+        serde_json::to_vec_pretty(value).map_err(|e| Error::config(name, e.to_string()))?;
+    bytes.push(b'\n');
+    write_file(path, &bytes)
 }
 
 /// A table for a terminal: the key columns and the chosen metrics, one line per row.
@@ -364,7 +597,7 @@ pub fn text_table(table: &Table, metrics: &[&str]) -> String {
     out.push('\n');
     for row in &table.rows {
         for k in &row.keys {
-            out.push_str(&format!("{k:<14} "));
+            out.push_str(&format!("{:<14} ", numbers::key(k)));
         }
         for m in metrics {
             out.push_str(&format!("{:>14} ", short(row.value(m).unwrap_or(f64::NAN))));
@@ -390,6 +623,296 @@ pub fn short(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn test_provenance() -> Provenance {
+        Provenance::now("0.0.0", "unknown", None, vec!["mobmem".into()], vec![1])
+    }
+
+    fn figure(id: &str, x: &str, metric: &str, lines: &[&str]) -> Figure {
+        Figure {
+            id: id.into(),
+            title: format!("{metric} by {x}"),
+            x: x.into(),
+            x_label: x.into(),
+            x_scale: 1.0,
+            series: "policy".into(),
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+            filter: vec![],
+            metric: metric.into(),
+            y_label: metric.into(),
+            normalize_to: None,
+        }
+    }
+
+    /// One seed's run of a small experiment: a size sweep and an app breakdown, with a
+    /// claim, a finding and the paper's figures.
+    fn seed_report(name: &str, seed: u64) -> ExperimentReport {
+        let s = seed as f64;
+        let mut rows = Vec::new();
+        for (policy, gain) in [("lru", 0.0), ("clock", 0.0), ("ours", 0.05)] {
+            for size in [10, 20, 40] {
+                rows.push(Row {
+                    keys: vec![
+                        "size".into(),
+                        policy.into(),
+                        size.to_string(),
+                        String::new(),
+                        String::new(),
+                    ],
+                    values: vec![(
+                        "hit_ratio".into(),
+                        0.5 + size as f64 / 100.0 + gain + s * 0.001,
+                    )],
+                });
+            }
+            for (app, app_name) in [("1", "com.example.mail"), ("2", "com.example.maps")] {
+                rows.push(Row {
+                    keys: vec![
+                        "app".into(),
+                        policy.into(),
+                        String::new(),
+                        app.into(),
+                        app_name.into(),
+                    ],
+                    values: vec![("launch_ms".into(), 300.0 - gain * 1000.0 + s)],
+                });
+            }
+        }
+        let table = Table {
+            experiment: name.into(),
+            title: "A small experiment".into(),
+            keys: ["scope", "policy", "size", "app", "app_name"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        };
+        let figures = vec![
+            figure("hit-ratio", "size", "hit_ratio", &["lru", "clock", "ours"]),
+            figure("launch", "app", "launch_ms", &["lru", "ours"]),
+        ];
+        let claims = vec![
+            Claim::value("gain", "ours gains 5 points", 5.0, 10.0 + s, "points")
+                .explained("the gain is {g} points", vec![("g", 10.0 + s)]),
+        ];
+        ExperimentReport::of_table(
+            table,
+            vec![vec!["workload".into()], vec!["w".into()]],
+            (figures, claims, vec!["A note.".into()]),
+        )
+        .with_findings(vec![Finding::new(
+            "dwf",
+            "clock-dwf beats ours by {x} %",
+            vec![("x", 3.0 + s)],
+        )])
+        .with_paper_figures(vec![
+            PaperFigure::reproduced("Fig. 4", "hit ratio by size", &["hit-ratio"]),
+            PaperFigure::proxy("Fig. 5", "power over time", &["launch"], "no power trace"),
+            PaperFigure::missing("Table 2", "the devices", "not modelled"),
+        ])
+    }
+
+    fn small_report(name: &str) -> ExperimentReport {
+        ExperimentReport::of_seeds(
+            (1..=3)
+                .map(|seed| (seed, seed_report(name, seed)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn figures_over_categories_are_bars_labelled_by_name() {
+        let report = small_report("exp");
+        let lines = figure_data(&report.table, &report.figures[0]);
+        assert_eq!(lines.categories, None);
+        assert_eq!(lines.seeds, 3);
+        let lru = &lines.lines[0].1;
+        assert_eq!(
+            lru.iter().map(|p| p.x).collect::<Vec<_>>(),
+            [10.0, 20.0, 40.0]
+        );
+        assert!((lru[0].y - 0.602).abs() < 1e-12 && lru[0].lo < lru[0].y && lru[0].y < lru[0].hi);
+        // lru and clock are the same: the caption says so.
+        assert_eq!(
+            lines.coinciding(),
+            vec![vec!["lru".to_string(), "clock".to_string()]]
+        );
+        assert!(
+            lines
+                .caption()
+                .contains("lru and clock have the same values"),
+            "{}",
+            lines.caption()
+        );
+        assert!(lines.caption().contains("mean over 3 seeds"));
+
+        let apps = figure_data(&report.table, &report.figures[1]);
+        assert_eq!(
+            apps.categories,
+            Some(vec![
+                "com.example.mail".to_string(),
+                "com.example.maps".to_string()
+            ])
+        );
+        assert_eq!(
+            apps.lines[1].1.iter().map(|p| p.x).collect::<Vec<_>>(),
+            [0.0, 1.0]
+        );
+        assert!(apps
+            .caption()
+            .starts_with("Bars show the mean over 3 seeds"));
+        let svg = plot::render(&report.figures[1], &apps).unwrap();
+        assert!(
+            svg.contains("app01") || svg.contains("mail"),
+            "category labels drawn"
+        );
+        assert!(
+            svg.contains("com.example."),
+            "the shared start is said in the axis title"
+        );
+    }
+
+    #[test]
+    fn data_files_do_not_depend_on_the_provenance() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = small_report("exp");
+        let one = test_provenance();
+        let other = Provenance {
+            command: vec!["mobmem".into(), "--threads".into(), "1".into()],
+            date_utc: "1999-12-31T23:59:59Z".into(),
+            commit: "0123456789abcdef".into(),
+            threads: 1,
+            ..one.clone()
+        };
+        let a = write_experiment(&dir.path().join("a"), &report, &one).unwrap();
+        let b = write_experiment(&dir.path().join("b"), &report, &other).unwrap();
+        let mut names: Vec<String> = fs::read_dir(&a)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        names.sort();
+        for expected in [
+            "results.csv",
+            "claims.json",
+            "findings.json",
+            "paper-figures.json",
+            "report.json",
+            "hit-ratio.svg",
+            "launch.svg",
+            "index.html",
+            "provenance.json",
+        ] {
+            assert!(
+                names.iter().any(|n| n == expected),
+                "{expected} in {names:?}"
+            );
+        }
+        for name in &names {
+            let (x, y) = (
+                fs::read(a.join(name)).unwrap(),
+                fs::read(b.join(name)).unwrap(),
+            );
+            if name == "index.html" || name == "provenance.json" {
+                assert_ne!(x, y, "{name} states the provenance");
+                assert!(String::from_utf8(y)
+                    .unwrap()
+                    .contains("1999-12-31T23:59:59Z"));
+            } else {
+                assert_eq!(x, y, "{name} must depend on the seeds alone");
+                let text = String::from_utf8(x).unwrap();
+                assert!(
+                    !text.contains(&one.date_utc) && !text.contains("0123456789abcdef"),
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_page_shows_the_rule_claims_findings_paper_figures_and_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder =
+            write_experiment(dir.path(), &small_report("exp"), &test_provenance()).unwrap();
+        let page = fs::read_to_string(folder.join("index.html")).unwrap();
+        assert_eq!(page.matches("How verdicts are given").count(), 1);
+        for text in [
+            "ours gains 5 points",
+            "12.0 [9.5, 14.5]</span> points",
+            "direction-only",
+            "the gain is 12 points",
+            "clock-dwf beats ours by 5 %",
+            "href=\"#exp-fig-hit-ratio\"",
+            "id=\"exp-fig-hit-ratio\"",
+            "no power trace",
+            "not modelled",
+            "src=\"hit-ratio.svg\"",
+            "href=\"../index.html\"",
+            "mean over 3 seeds",
+            "A note.",
+            "Provenance",
+        ] {
+            assert!(page.contains(text), "{text} missing from the page");
+        }
+    }
+
+    #[test]
+    fn the_index_keeps_the_experiments_of_earlier_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Provenance {
+            experiments: vec!["first".into()],
+            date_utc: "2000-01-01T00:00:00Z".into(),
+            ..test_provenance()
+        };
+        write_experiment(dir.path(), &small_report("first"), &first).unwrap();
+        write_index(dir.path(), &first).unwrap();
+        let second = Provenance {
+            experiments: vec!["second".into()],
+            ..test_provenance()
+        };
+        write_experiment(dir.path(), &small_report("second"), &second).unwrap();
+        write_index(dir.path(), &second).unwrap();
+        let index = fs::read_to_string(dir.path().join("index.html")).unwrap();
+        let (at_second, at_first) = (
+            index.find("id=\"second\"").unwrap(),
+            index.find("id=\"first\"").unwrap(),
+        );
+        assert!(
+            at_second < at_first,
+            "the last command's experiments come first"
+        );
+        assert!(
+            index.contains("src=\"first/hit-ratio.svg\"")
+                && index.contains("href=\"second/index.html\"")
+        );
+        assert!(
+            index.contains("Written by another command") && index.contains("2000-01-01T00:00:00Z")
+        );
+        assert_eq!(index.matches("How verdicts are given").count(), 1);
+        assert!(index.contains("2 paper claims: 0 reproduced, 2 direction-only"));
+        let (last, sections, unread) = load_sections(dir.path()).unwrap();
+        assert_eq!(last.unwrap().experiments, ["second"]);
+        assert_eq!(sections.len(), 2);
+        assert!(unread.is_empty());
+        // A folder that is not a report is left out, and said to be.
+        fs::create_dir(dir.path().join("stray")).unwrap();
+        fs::write(dir.path().join("stray/report.json"), "{").unwrap();
+        let (_, sections, unread) = load_sections(dir.path()).unwrap();
+        assert_eq!((sections.len(), unread.len()), (2, 1));
+    }
+
+    #[test]
+    fn the_summary_is_a_markdown_table_of_every_claim() {
+        let dir = tempfile::tempdir().unwrap();
+        write_experiment(dir.path(), &small_report("exp"), &test_provenance()).unwrap();
+        let (_, sections, _) = load_sections(dir.path()).unwrap();
+        assert_eq!(
+            summary_markdown(&sections, None),
+            "1 claims of 1 reproductions: 0 reproduced, 1 direction-only, 0 not-reproduced, 0 not-testable. \
+Seeds: 1-3 (3 seeds). The rule: see any report page.\n\n\
+| reproduction | claim | paper | measured: mean [95% interval] | verdict |\n\
+|---|---|---|---|---|\n\
+| exp | ours gains 5 points (`gain`) | 5 points | 12.0 [9.5, 14.5] points | direction-only |\n"
+        );
+    }
 
     #[test]
     fn only_plain_names_become_file_names() {
@@ -441,10 +964,17 @@ mod tests {
             normalize_to: None,
         };
         let report = ExperimentReport::of_table(table, vec![], (vec![figure], vec![], vec![]));
-        let e = write_experiment(&out, &report).unwrap_err().to_string();
+        let provenance = test_provenance();
+        let e = write_experiment(&out, &report, &provenance)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("../../escaped"), "{e}");
         assert!(!out.exists());
-        let e = write_index(&out, &[report]).unwrap_err().to_string();
+        let bad_index = Provenance {
+            experiments: vec!["../../escaped".into()],
+            ..provenance.clone()
+        };
+        let e = write_index(&out, &bad_index).unwrap_err().to_string();
         assert!(e.contains("cannot be a file name"), "{e}");
         let mut bad_name = ExperimentReport::of_table(
             Table {
@@ -456,9 +986,9 @@ mod tests {
             vec![],
             (vec![], vec![], vec![]),
         );
-        assert!(write_experiment(&out, &bad_name).is_err());
+        assert!(write_experiment(&out, &bad_name, &provenance).is_err());
         bad_name.table.experiment = "ok".into();
-        write_experiment(&out, &bad_name).unwrap();
+        write_experiment(&out, &bad_name, &provenance).unwrap();
         assert!(out.join("ok/results.csv").exists());
         assert!(!dir.path().join("up").exists());
     }

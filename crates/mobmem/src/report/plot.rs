@@ -1,151 +1,644 @@
-//! SVG line charts with plotters: a metric against a numeric key, one line per series.
+//! SVG figures with plotters: lines with markers over a continuous axis, bars over
+//! categories. Each series has its own colour, marker and dash pattern, so that lines
+//! lying on one another stay visible; the legend stands to the right of the plot, outside
+//! the data; the seeds' spread is drawn as error bars (or a band along long series); each
+//! axis writes all its numbers with the same decimals.
+//!
+//! The SVG is 960 pixels wide, shown at that size in the pages: its fonts (16 px for
+//! ticks and legend, 18 px for axis titles) are their size on screen at 100 % zoom.
 
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{figure_lines, Figure, Table};
+use super::numbers::AxisFormat;
+use super::{Figure, FigureData, FigurePoint};
 use crate::{Error, Result};
 
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
-];
+/// Width of every figure, in pixels.
+pub const WIDTH: u32 = 960;
+const MIN_HEIGHT: u32 = 540;
+const FONT: &str = "sans-serif";
+const TICK_PX: u32 = 16;
+const AXIS_PX: u32 = 18;
+const TITLE_PX: u32 = 21;
+const NOTE_PX: u32 = 14;
+/// A font of `px` pixels on screen: plotters' SVG backend writes font-size as the size
+/// asked divided by 1.24.
+fn font(px: u32) -> (&'static str, f64) {
+    (FONT, px as f64 * 1.24)
+}
 
-pub fn render(table: &Table, figure: &Figure) -> Result<String> {
-    let lines = figure_lines(table, figure);
-    let series: Vec<(String, Vec<(f64, f64)>)> = lines
+/// Legend rows, in pixels.
+const ROW_PX: i32 = 28;
+/// Lines with more points than this draw the seeds' spread as a band, and markers on
+/// some points only.
+pub const BAND_ABOVE_POINTS: usize = 20;
+const MAX_MARKERS: usize = 12;
+
+/// Colours that stay apart for colour-blind readers (Okabe and Ito), then others.
+const COLORS: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(140, 86, 75),
+    RGBColor(128, 128, 128),
+    RGBColor(150, 150, 20),
+];
+/// Dash patterns (dash, gap) in pixels; `None` is a solid line.
+const DASHES: [Option<(i32, i32)>; 4] = [None, Some((12, 6)), Some((3, 4)), Some((20, 5))];
+const MARKERS: usize = 9;
+
+/// The style of series `i`: colour and marker differ between the first nine series, and
+/// no two of the first ten share colour, dash and marker.
+fn style(i: usize) -> (RGBColor, Option<(i32, i32)>, usize) {
+    (
+        COLORS[i % COLORS.len()],
+        DASHES[i % DASHES.len()],
+        i % MARKERS,
+    )
+}
+
+fn plot_err(figure: &Figure) -> impl Fn(String) -> Error + '_ {
+    move |e| Error::config(format!("figure {}", figure.id), e)
+}
+
+/// Width of `text` at `px` pixels, estimated (sans-serif averages about 0.55 em).
+fn text_width(text: &str, px: u32) -> i32 {
+    (text.chars().count() as f64 * px as f64 * 0.56).ceil() as i32
+}
+
+/// `text` cut to at most `width` pixels at `px`, ending with "…" when cut.
+fn fit(text: &str, width: i32, px: u32) -> String {
+    if text_width(text, px) <= width {
+        return text.to_string();
+    }
+    let keep = ((width as f64 / (px as f64 * 0.56)) as usize).saturating_sub(1);
+    let cut: String = text.chars().take(keep).collect();
+    format!("{cut}…")
+}
+
+/// Words of `text` in lines of at most `width` pixels at `px`.
+fn wrap(text: &str, width: i32, px: u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let candidate = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if text_width(&candidate, px) > width && !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+            line = word.to_string();
+        } else {
+            line = candidate;
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// The SVG of `figure`, drawing `data`.
+pub fn render(figure: &Figure, data: &FigureData) -> Result<String> {
+    let err = plot_err(figure);
+    let labels: Vec<&str> = data.lines.iter().map(|(name, _)| name.as_str()).collect();
+    let longest = labels
         .iter()
-        .map(|(name, points)| (name.clone(), points.iter().map(|p| (p.x, p.y)).collect()))
-        .collect();
-    let mut all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();
-    // The spread between seeds is drawn too, so the axes take it in.
-    all.extend(
-        lines
-            .iter()
-            .flat_map(|(_, p)| p.iter().flat_map(|q| [(q.x, q.lo), (q.x, q.hi)])),
-    );
-    let plot_err = |e: String| Error::config(format!("figure {}", figure.id), e);
-    let (mut x0, mut x1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| {
-        (a.min(*x), b.max(*x))
-    });
-    let (mut y0, mut y1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), (_, y)| {
-        (a.min(*y), b.max(*y))
-    });
-    if all.is_empty() {
-        (x0, x1, y0, y1) = (0.0, 100.0, 0.0, 1.0);
-    }
-    if x1 - x0 < 1e-9 {
-        x1 = x0 + 1.0;
-    }
-    // Fit the data: the differences between policies are the point of these figures
-    // (the axis labels show where the range starts).
-    let pad = ((y1 - y0) * 0.08).max(y1.abs() * 0.01).max(1e-9);
-    y1 += pad;
-    y0 -= pad;
-    let legend_at = emptiest_corner(&series, (x0, x1), (y0, y1));
+        .map(|l| text_width(l, TICK_PX))
+        .max()
+        .unwrap_or(0);
+    let legend_width = (longest + 70).clamp(170, 320);
+    let note = legend_note(data);
+    let note_lines = wrap(&note, legend_width - 20, NOTE_PX);
+    let legend_height =
+        60 + ROW_PX * labels.len() as i32 + 12 + (NOTE_PX as i32 + 4) * note_lines.len() as i32;
+    let height = MIN_HEIGHT.max(legend_height as u32 + 20);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (720, 440)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| plot_err(e.to_string()))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&figure.title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(|e| plot_err(e.to_string()))?;
-        chart
-            .configure_mesh()
-            .x_desc(&figure.x_label)
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| super::short(*y))
-            .y_desc(&figure.y_label)
-            .label_style(("sans-serif", 13))
-            .draw()
-            .map_err(|e| plot_err(e.to_string()))?;
-        for (i, (policy, points)) in series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            chart
-                .draw_series(LineSeries::new(
-                    points.iter().copied(),
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| plot_err(e.to_string()))?
-                .label(policy.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
-            chart
-                .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(|e| plot_err(e.to_string()))?;
-            // The seeds' spread: a bar from the lowest to the highest seed's value.
-            let spread = lines[i].1.iter().filter(|q| q.hi > q.lo);
-            chart
-                .draw_series(spread.map(|q| {
-                    ErrorBar::new_vertical(q.x, q.lo, q.y, q.hi, color.stroke_width(1), 6)
-                }))
-                .map_err(|e| plot_err(e.to_string()))?;
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH as i32 - legend_width);
+        match &data.categories {
+            Some(categories) => draw_bars(figure, data, categories, &plot_area, &root)?,
+            None => draw_lines(figure, data, &plot_area, &root)?,
         }
-        chart
-            .configure_series_labels()
-            .position(legend_at)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .draw()
-            .map_err(|e| plot_err(e.to_string()))?;
-        root.present().map_err(|e| plot_err(e.to_string()))?;
+        draw_legend(data, &legend_area, legend_width, &note_lines, &err)?;
+        root.present().map_err(|e| err(e.to_string()))?;
     }
     Ok(svg)
 }
 
-/// The corner where a legend box covers the fewest points of the lines (and midpoints
-/// of their segments), so that it hides as little data as possible.
-fn emptiest_corner(
-    series: &[(String, Vec<(f64, f64)>)],
-    xs: (f64, f64),
-    ys: (f64, f64),
-) -> SeriesLabelPosition {
-    let width = 0.28;
-    let height = (0.06 * series.len() as f64 + 0.05).min(0.9);
-    let mut samples = Vec::new();
-    for (_, points) in series {
-        samples.extend(points.iter().copied());
-        samples.extend(
-            points
-                .windows(2)
-                .map(|w| ((w[0].0 + w[1].0) / 2.0, (w[0].1 + w[1].1) / 2.0)),
-        );
-    }
-    let unit = |(x, y): (f64, f64)| ((x - xs.0) / (xs.1 - xs.0), (y - ys.0) / (ys.1 - ys.0));
-    let covered = |right: bool, top: bool| {
-        samples
-            .iter()
-            .map(|&p| unit(p))
-            .filter(|&(x, y)| {
-                let in_x = if right { x >= 1.0 - width } else { x <= width };
-                let in_y = if top { y >= 1.0 - height } else { y <= height };
-                in_x && in_y
-            })
-            .count()
+/// The words under the legend: what the marks and the error bars are.
+fn legend_note(data: &FigureData) -> String {
+    let longest = data.lines.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
+    let spread = if longest > BAND_ABOVE_POINTS {
+        "Shaded band"
+    } else {
+        "Error bars"
     };
-    let corners = [
-        (true, true, SeriesLabelPosition::UpperRight),
-        (false, true, SeriesLabelPosition::UpperLeft),
-        (true, false, SeriesLabelPosition::LowerRight),
-        (false, false, SeriesLabelPosition::LowerLeft),
-    ];
-    let mut best = (usize::MAX, SeriesLabelPosition::UpperRight);
-    for (right, top, position) in corners {
-        let count = covered(right, top);
-        if count < best.0 {
-            best = (count, position);
+    let marks = if data.categories.is_some() {
+        "Bars"
+    } else {
+        "Lines"
+    };
+    if data.seeds > 1 {
+        format!(
+            "{marks}: mean of {} seeds. {spread}: lowest to highest seed.",
+            data.seeds
+        )
+    } else {
+        format!("{marks}: a single run.")
+    }
+}
+
+/// (lowest, highest) of the values and spreads, or None without data.
+fn y_extent(lines: &[(String, Vec<FigurePoint>)]) -> Option<(f64, f64)> {
+    let values = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().flat_map(|q| [q.y, q.lo, q.hi]))
+        .filter(|v| v.is_finite());
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    (lo <= hi).then_some((lo, hi))
+}
+
+fn axis_format(range: (f64, f64), labels: usize) -> AxisFormat {
+    let ticks = RangedCoordf64::from(range.0..range.1).key_points(labels);
+    AxisFormat::for_ticks(&ticks)
+}
+
+fn draw_lines<DB: DrawingBackend>(
+    figure: &Figure,
+    data: &FigureData,
+    area: &DrawingArea<DB, Shift>,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<()> {
+    let err = plot_err(figure);
+    let xs = data.lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.x));
+    let (mut x0, mut x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let (mut y0, mut y1) = y_extent(&data.lines).unwrap_or((0.0, 1.0));
+    if x0 > x1 {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x1 - x0 < 1e-12 {
+        (x0, x1) = (x0 - 0.5, x1 + 0.5);
+    }
+    // Room for the first and last markers and error bars inside the frame.
+    let x_pad = (x1 - x0) * 0.02;
+    (x0, x1) = (x0 - x_pad, x1 + x_pad);
+    // Fit the data: the differences between policies are the point of these figures
+    // (the axis labels show where the range starts).
+    let pad = ((y1 - y0) * 0.06).max(y1.abs() * 0.01).max(1e-9);
+    (y0, y1) = (y0 - pad, y1 + pad);
+    let (x_format, y_format) = (axis_format((x0, x1), 10), axis_format((y0, y1), 10));
+    let mut chart = ChartBuilder::on(area)
+        .caption(&figure.title, font(TITLE_PX))
+        .margin(14)
+        .x_label_area_size(62)
+        .y_label_area_size(92)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| err(e.to_string()))?;
+    let x_desc = format!("{}{}", figure.x_label, x_format.title_suffix());
+    let y_desc = format!("{}{}", figure.y_label, y_format.title_suffix());
+    chart
+        .configure_mesh()
+        .x_labels(10)
+        .y_labels(10)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|x| x_format.label(*x))
+        .y_label_formatter(&|y| y_format.label(*y))
+        .label_style(font(TICK_PX))
+        .axis_desc_style(font(AXIS_PX))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    if data.lines.iter().all(|(_, p)| p.is_empty()) {
+        let (w, h) = area.dim_in_pixel();
+        let style =
+            TextStyle::from(font(AXIS_PX).into_font()).pos(Pos::new(HPos::Center, VPos::Center));
+        root.draw(&Text::new("no data", (w as i32 / 2, h as i32 / 2), style))
+            .map_err(|e| err(e.to_string()))?;
+        return Ok(());
+    }
+    let n = data.lines.len();
+    // The seeds' spread first, under the lines.
+    for (i, (_, points)) in data.lines.iter().enumerate() {
+        let (color, _, _) = style(i);
+        if points.len() > BAND_ABOVE_POINTS {
+            if points.iter().any(|p| p.hi > p.lo) {
+                let mut outline: Vec<(f64, f64)> = points.iter().map(|p| (p.x, p.hi)).collect();
+                outline.extend(points.iter().rev().map(|p| (p.x, p.lo)));
+                chart
+                    .draw_series(std::iter::once(Polygon::new(outline, color.mix(0.18))))
+                    .map_err(|e| err(e.to_string()))?;
+            }
+        } else {
+            // Side by side where several series have a bar at the same x.
+            let offset = (2 * i as i32 - (n as i32 - 1)) * 2;
+            for p in points.iter().filter(|p| p.hi > p.lo) {
+                let (px, top) = chart.backend_coord(&(p.x, p.hi));
+                let (_, bottom) = chart.backend_coord(&(p.x, p.lo));
+                error_bar(root, px + offset, top, bottom, color.stroke_width(2))
+                    .map_err(|e| err(e.to_string()))?;
+            }
         }
     }
-    best.1
+    for (i, (_, points)) in data.lines.iter().enumerate() {
+        let (color, dash, _) = style(i);
+        let line = points.iter().map(|p| (p.x, p.y));
+        let stroke = color.stroke_width(2);
+        match dash {
+            None => chart.draw_series(LineSeries::new(line, stroke)).map(|_| ()),
+            Some((on, off)) => chart
+                .draw_series(DashedLineSeries::new(line, on, off, stroke))
+                .map(|_| ()),
+        }
+        .map_err(|e| err(e.to_string()))?;
+    }
+    // Markers last, so that those of lines lying on one another all show; along long
+    // lines on a few points, shifted from one series to the next.
+    for (i, (_, points)) in data.lines.iter().enumerate() {
+        let (color, _, marker) = style(i);
+        let step = points.len().div_ceil(MAX_MARKERS).max(1);
+        let start = if step > 1 {
+            (i * step / n.max(1)) % step
+        } else {
+            0
+        };
+        for p in points.iter().skip(start).step_by(step) {
+            let at = chart.backend_coord(&(p.x, p.y));
+            draw_marker(root, at, marker, color).map_err(|e| err(e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    figure: &Figure,
+    data: &FigureData,
+    categories: &[String],
+    area: &DrawingArea<DB, Shift>,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<()> {
+    let err = plot_err(figure);
+    let count = categories.len().max(1);
+    let (prefix, categories) = strip_common_prefix(categories);
+    let (lo, hi) = y_extent(&data.lines).unwrap_or((0.0, 1.0));
+    // Bars start at zero.
+    let (mut y0, mut y1) = (lo.min(0.0), hi.max(0.0));
+    if y1 - y0 < 1e-12 {
+        y1 = y0 + 1.0;
+    }
+    let pad = (y1 - y0) * 0.06;
+    if y1 > 0.0 {
+        y1 += pad;
+    }
+    if y0 < 0.0 {
+        y0 -= pad;
+    }
+    let y_format = axis_format((y0, y1), 10);
+    // The categories' names under the axis: side by side where they fit, every other one
+    // a row lower where they would run into each other, else turned upright.
+    let (area_width, _) = area.dim_in_pixel();
+    let slot = (area_width as i32 - 92 - 28) / count as i32;
+    let widest = categories
+        .iter()
+        .map(|c| text_width(c, TICK_PX))
+        .max()
+        .unwrap_or(0);
+    let layout = if widest <= slot - 6 {
+        Labels::Flat
+    } else if widest <= 2 * slot - 10 {
+        Labels::Staggered
+    } else {
+        Labels::Upright(widest.min(180))
+    };
+    let label_area = match layout {
+        Labels::Flat => 62,
+        Labels::Staggered => 84,
+        Labels::Upright(width) => width + 52,
+    };
+    let x_desc = match &prefix {
+        Some(prefix) => format!("{} (names after “{prefix}”)", figure.x_label),
+        None => figure.x_label.clone(),
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(&figure.title, font(TITLE_PX))
+        .margin(14)
+        .x_label_area_size(label_area)
+        .y_label_area_size(92)
+        .build_cartesian_2d(-0.5..count as f64 - 0.5, y0..y1)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(10)
+        .x_desc(x_desc)
+        .y_desc(format!("{}{}", figure.y_label, y_format.title_suffix()))
+        .y_label_formatter(&|y| y_format.label(*y))
+        .label_style(font(TICK_PX))
+        .axis_desc_style(font(AXIS_PX))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let (_, bottom) = chart.backend_coord(&(0.0, y0));
+    for (c, label) in categories.iter().enumerate() {
+        let (px, _) = chart.backend_coord(&(c as f64, y0));
+        let text = TextStyle::from(font(TICK_PX).into_font());
+        let (text, at, label) = match layout {
+            Labels::Flat => (
+                text.pos(Pos::new(HPos::Center, VPos::Top)),
+                (px, bottom + 8),
+                fit(label, slot - 6, TICK_PX),
+            ),
+            Labels::Staggered => (
+                text.pos(Pos::new(HPos::Center, VPos::Top)),
+                (px, bottom + 8 + if c % 2 == 1 { 22 } else { 0 }),
+                fit(label, 2 * slot - 10, TICK_PX),
+            ),
+            Labels::Upright(width) => (
+                text.transform(FontTransform::Rotate270)
+                    .pos(Pos::new(HPos::Right, VPos::Center)),
+                (px, bottom + 8),
+                fit(label, width, TICK_PX),
+            ),
+        };
+        root.draw(&Text::new(label, at, text))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    let series = data.lines.len().max(1);
+    let group = 0.8;
+    let width = group / series as f64;
+    for (i, (_, points)) in data.lines.iter().enumerate() {
+        let (color, _, _) = style(i);
+        for p in points {
+            let left = p.x - group / 2.0 + i as f64 * width;
+            let bar = Rectangle::new([(left, 0.0), (left + width, p.y)], color.filled());
+            let edge = Rectangle::new(
+                [(left, 0.0), (left + width, p.y)],
+                RGBColor(40, 40, 40).stroke_width(1),
+            );
+            chart
+                .draw_series([bar, edge])
+                .map_err(|e| err(e.to_string()))?;
+            if p.hi > p.lo {
+                let (px, top) = chart.backend_coord(&(left + width / 2.0, p.hi));
+                let (_, low) = chart.backend_coord(&(left + width / 2.0, p.lo));
+                error_bar(root, px, top, low, BLACK.stroke_width(2))
+                    .map_err(|e| err(e.to_string()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How the categories' names are laid under a bar chart.
+#[derive(Clone, Copy)]
+enum Labels {
+    Flat,
+    Staggered,
+    /// Turned upright, at most this many pixels long.
+    Upright(i32),
+}
+
+/// The longest start that every label shares, up to and with a separator ('.', '-', '_',
+/// '/', ' '), and the labels without it; `None` and the labels as they are when there is
+/// no such start (or a label would be left empty, or there is a single label).
+fn strip_common_prefix(labels: &[String]) -> (Option<String>, Vec<String>) {
+    let unchanged = (None, labels.to_vec());
+    let Some(first) = labels.first() else {
+        return unchanged;
+    };
+    if labels.len() < 2 {
+        return unchanged;
+    }
+    let mut common = first.len();
+    for l in &labels[1..] {
+        common = common.min(
+            first
+                .char_indices()
+                .zip(l.chars())
+                .take_while(|((_, a), b)| a == b)
+                .map(|((i, a), _)| i + a.len_utf8())
+                .last()
+                .unwrap_or(0),
+        );
+    }
+    let cut = first[..common]
+        .rfind(['.', '-', '_', '/', ' '])
+        .map_or(0, |i| i + 1);
+    if cut == 0 || labels.iter().any(|l| l.len() <= cut) {
+        return unchanged;
+    }
+    (
+        Some(first[..cut].to_string()),
+        labels.iter().map(|l| l[cut..].to_string()).collect(),
+    )
+}
+
+/// A vertical error bar with whiskers, in pixels.
+fn error_bar<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    x: i32,
+    top: i32,
+    bottom: i32,
+    style: ShapeStyle,
+) -> std::result::Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.draw(&PathElement::new(vec![(x, top), (x, bottom)], style))
+        .map_err(e)?;
+    for y in [top, bottom] {
+        root.draw(&PathElement::new(vec![(x - 4, y), (x + 4, y)], style))
+            .map_err(e)?;
+    }
+    Ok(())
+}
+
+/// Marker `kind` centred on `at`, in pixels: filled and hollow circles, squares,
+/// triangles, a diamond, a cross and a plus.
+fn draw_marker<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    kind: usize,
+    color: RGBColor,
+) -> std::result::Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let stroke = color.stroke_width(2);
+    let outline = |points: Vec<(i32, i32)>| {
+        let mut closed = points.clone();
+        closed.push(points[0]);
+        PathElement::new(closed, stroke)
+    };
+    match kind {
+        0 => root
+            .draw(&Circle::new((x, y), 5, color.filled()))
+            .map_err(e),
+        1 => root
+            .draw(&outline(vec![
+                (x - 5, y - 5),
+                (x + 5, y - 5),
+                (x + 5, y + 5),
+                (x - 5, y + 5),
+            ]))
+            .map_err(e),
+        2 => root
+            .draw(&Polygon::new(
+                vec![(x, y - 7), (x + 6, y + 4), (x - 6, y + 4)],
+                color.filled(),
+            ))
+            .map_err(e),
+        3 => root
+            .draw(&outline(vec![
+                (x, y - 7),
+                (x + 7, y),
+                (x, y + 7),
+                (x - 7, y),
+            ]))
+            .map_err(e),
+        4 => {
+            root.draw(&PathElement::new(
+                vec![(x - 5, y - 5), (x + 5, y + 5)],
+                stroke,
+            ))
+            .map_err(e)?;
+            root.draw(&PathElement::new(
+                vec![(x - 5, y + 5), (x + 5, y - 5)],
+                stroke,
+            ))
+            .map_err(e)
+        }
+        5 => root
+            .draw(&Rectangle::new(
+                [(x - 4, y - 4), (x + 4, y + 4)],
+                color.filled(),
+            ))
+            .map_err(e),
+        6 => root.draw(&Circle::new((x, y), 6, stroke)).map_err(e),
+        7 => root
+            .draw(&Polygon::new(
+                vec![(x, y + 7), (x + 6, y - 4), (x - 6, y - 4)],
+                color.filled(),
+            ))
+            .map_err(e),
+        _ => {
+            root.draw(&PathElement::new(vec![(x - 6, y), (x + 6, y)], stroke))
+                .map_err(e)?;
+            root.draw(&PathElement::new(vec![(x, y - 6), (x, y + 6)], stroke))
+                .map_err(e)
+        }
+    }
+}
+
+fn draw_legend<DB: DrawingBackend>(
+    data: &FigureData,
+    area: &DrawingArea<DB, Shift>,
+    width: i32,
+    note_lines: &[String],
+    err: &impl Fn(String) -> Error,
+) -> Result<()> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| err(e.to_string());
+    let left = 8;
+    let text_left = left + 52;
+    let mut y = 60;
+    let text_style =
+        |px: u32| TextStyle::from(font(px).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (name, points)) in data.lines.iter().enumerate() {
+        let (color, dash, marker) = style(i);
+        if data.categories.is_some() {
+            area.draw(&Rectangle::new(
+                [(left + 12, y - 8), (left + 32, y + 8)],
+                color.filled(),
+            ))
+            .map_err(e)?;
+            area.draw(&Rectangle::new(
+                [(left + 12, y - 8), (left + 32, y + 8)],
+                RGBColor(40, 40, 40).stroke_width(1),
+            ))
+            .map_err(e)?;
+        } else {
+            let sample = vec![(left, y), (left + 44, y)];
+            match dash {
+                None => area
+                    .draw(&PathElement::new(sample, color.stroke_width(2)))
+                    .map_err(e)?,
+                Some((on, off)) => area
+                    .draw(&DashedPathElement::new(
+                        sample,
+                        on,
+                        off,
+                        color.stroke_width(2),
+                    ))
+                    .map_err(e)?,
+            }
+            draw_marker(area, (left + 22, y), marker, color).map_err(err)?;
+        }
+        let mut label = fit(name, width - text_left - 6, TICK_PX);
+        if points.is_empty() {
+            label = fit(&format!("{name} (no data)"), width - text_left - 6, TICK_PX);
+        }
+        area.draw(&Text::new(label, (text_left, y), text_style(TICK_PX)))
+            .map_err(e)?;
+        y += ROW_PX;
+    }
+    y += 12;
+    for line in note_lines {
+        area.draw(&Text::new(
+            line.clone(),
+            (left, y),
+            text_style(NOTE_PX).color(&RGBColor(70, 70, 70)),
+        ))
+        .map_err(e)?;
+        y += NOTE_PX as i32 + 4;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_fitted_and_wrapped() {
+        assert_eq!(fit("short", 200, 16), "short");
+        let cut = fit("a very long series name indeed", 100, 16);
+        assert!(cut.ends_with('…') && text_width(&cut, 16) <= 110, "{cut}");
+        let lines = wrap(
+            "Lines: mean of 5 seeds. error bars: lowest to highest seed.",
+            150,
+            14,
+        );
+        assert!(lines.len() > 1 && lines.iter().all(|l| text_width(l, 14) <= 150));
+    }
+
+    #[test]
+    fn a_shared_start_of_the_categories_is_said_once() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (prefix, rest) =
+            strip_common_prefix(&names(&["com.example.app01", "com.example.app02"]));
+        assert_eq!(prefix.as_deref(), Some("com.example."));
+        assert_eq!(rest, names(&["app01", "app02"]));
+        assert_eq!(strip_common_prefix(&names(&["browser", "camera"])).0, None);
+        let (prefix, rest) = strip_common_prefix(&names(&["a.b", "a.b.c"]));
+        assert_eq!(
+            (prefix.as_deref(), rest),
+            (Some("a."), names(&["b", "b.c"]))
+        );
+        assert_eq!(strip_common_prefix(&names(&["x.1"])).0, None);
+    }
 }
