@@ -9,7 +9,7 @@
 //!   its flash and RAM as [`Device`]s, and the work of the CPU and the kernel.
 //!
 //! DRAM and PCM defaults come from Table 1 of the app-state-aware buffer cache paper (Oh,
-//! Kang, Lee, Eom, KIISE 2015), restated in SPEC.md section 1.
+//! Kang, Lee, Eom, KIISE 2015).
 
 mod device;
 pub mod keys;
@@ -107,7 +107,7 @@ pub struct CostModel {
 #[serde(rename_all = "kebab-case")]
 pub enum EvictionCharge {
     /// Every eviction of a page whose owner is in the foreground, whoever caused it
-    /// (SPEC.md's reading).
+    /// (the reading of the paper).
     #[default]
     ForegroundPages,
     /// Every eviction caused by a foreground access, plus foreground pages evicted by

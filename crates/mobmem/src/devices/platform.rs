@@ -1,5 +1,5 @@
 //! Platform profiles: what the read path of a compressed flash file system costs on one
-//! machine (SPEC.md section 3; Song, Cha, "A Selective Usage of Page Cache towards
+//! machine (Song, Cha, "A Selective Usage of Page Cache towards
 //! Low-Power Systems", KIISE).
 //!
 //! A [`Platform`] prices the operations that [`crate::mm::fs::read`] counts: bytes read

@@ -1,4 +1,4 @@
-//! Swap devices: where pages go when they leave DRAM (SPEC.md section 2).
+//! Swap devices: where pages go when they leave DRAM (Bahn, Kim, JIIBC 2023).
 //!
 //! Three kinds, each priced per 4 KiB page:
 //! - flash: the phone's eMMC/UFS storage, holding a swap partition or file, a [`Device`]

@@ -65,7 +65,7 @@ pub enum EventKind {
     SwapIn,
     /// The process received a user input event (touch, key): it is the interactive task
     /// from now until another process receives one. An input also starts a new
-    /// interaction, the unit response time is measured in (SPEC.md section 5).
+    /// interaction, the unit response time is measured in (Kim, SNU 2016).
     Input,
 }
 

@@ -1,4 +1,4 @@
-//! The `gallery-usb` workload: the experiment of SPEC.md section 5. A user browses
+//! The `gallery-usb` workload: the experiment of Kim (SNU 2016). A user browses
 //! images in the Gallery app (the foreground, interactive task) while a USB transfer
 //! streams a large file onto the device in the background (non-interactive, I/O
 //! intensive). `--no-background` (config `background = false`) leaves the transfer out.

@@ -16,7 +16,7 @@
 //!   monotone nanosecond time stamps.
 //!
 //! [`preset`] gives the models of the two traces of the app-state-aware buffer cache paper
-//! (SPEC.md section 1); [`generate`] turns a config and a seed into a trace, the same bytes
+//! (Oh, Kang, Lee, Eom, KIISE 2015); [`generate`] turns a config and a seed into a trace, the same bytes
 //! on every machine; [`summarize`] counts what any trace contains.
 //!
 //! Two more models have their own generators: [`app_cycling`] (the multi-swap paper's

@@ -52,7 +52,7 @@ const MB: f64 = (1 << 20) as f64;
 /// to find too little memory rather than one chosen budget.
 const APPS_MEMORY_MB: std::ops::RangeInclusive<u64> = 560..=760;
 const APPS_MEMORY_STEP_MB: usize = 10;
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
     "scope",
     "sweep",
     "series",
@@ -60,6 +60,7 @@ const KEYS: [&str; 8] = [
     "sleep_ms",
     "time_s",
     "app",
+    "app_name",
     "apps_memory_mb",
 ];
 
@@ -166,7 +167,8 @@ fn free_mb(pop: &Population, impact: &ImpactConfig, s: &dedup::Sample) -> f64 {
         / MB
 }
 
-fn keys(p: &Point, scope: &str, time_s: Option<f64>, app: &str) -> Vec<String> {
+/// The key columns of a row; `app` is an app's number and its name, or empty.
+fn keys(p: &Point, scope: &str, time_s: Option<f64>, app: (&str, &str)) -> Vec<String> {
     vec![
         scope.into(),
         p.sweep.into(),
@@ -174,7 +176,8 @@ fn keys(p: &Point, scope: &str, time_s: Option<f64>, app: &str) -> Vec<String> {
         p.params.pages_to_scan.to_string(),
         p.params.sleep_millisecs.to_string(),
         time_s.map(format_number).unwrap_or_default(),
-        app.into(),
+        app.0.into(),
+        app.1.into(),
         String::new(),
     ]
 }
@@ -184,7 +187,7 @@ fn run_rows(p: &Point, run: &KsmRun, pop: &Population, impact: &ImpactConfig) ->
         .samples
         .iter()
         .map(|s| Row {
-            keys: keys(p, "curve", Some(s.time_ms as f64 / 1000.0), ""),
+            keys: keys(p, "curve", Some(s.time_ms as f64 / 1000.0), ("", "")),
             values: vec![
                 ("saved_mb".into(), s.memory.saved as f64 * 4096.0 / MB),
                 ("free_mb".into(), free_mb(pop, impact, s)),
@@ -216,7 +219,7 @@ fn run_rows(p: &Point, run: &KsmRun, pop: &Population, impact: &ImpactConfig) ->
         .find(|s| s.memory.saved > 0 && s.memory.saved as f64 >= 0.9 * peak.memory.saved as f64)
         .map_or(f64::NAN, |s| s.time_ms as f64 / 1000.0);
     rows.push(Row {
-        keys: keys(p, "run", None, ""),
+        keys: keys(p, "run", None, ("", "")),
         values: vec![
             ("saved_mb".into(), last.memory.saved as f64 * 4096.0 / MB),
             ("free_mb".into(), free_mb(pop, impact, last)),
@@ -270,7 +273,7 @@ fn app_rows(p: &Point, apps: &[AppImpact], touch_cpu_ms: &[f64]) -> Vec<Row> {
         .zip(touch_cpu_ms)
         .enumerate()
         .map(|(i, (a, &cpu))| Row {
-            keys: keys(p, "app", None, &(i + 1).to_string()),
+            keys: keys(p, "app", None, (&(i + 1).to_string(), &a.name)),
             values: vec![
                 ("touch_ms".into(), a.touch_ms),
                 ("touch_cpu_ms".into(), cpu),
@@ -367,8 +370,8 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
         if p.sweep == "baseline" || p.sweep == "chosen" {
             rows.extend(app_rows(p, &average(apps), touch_cpu_ms));
             for (mb, per_app) in budgets.iter().zip(apps) {
-                let mut k = keys(p, "budget", None, "");
-                k[7] = mb.to_string();
+                let mut k = keys(p, "budget", None, ("", ""));
+                k[8] = mb.to_string();
                 let n = per_app.len() as f64;
                 rows.push(Row {
                     keys: k,
@@ -521,7 +524,7 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig) -> Analys
         id: id.into(),
         title: title.into(),
         x: "app".into(),
-        x_label: "app (1 browser, 2 camera, 3 gallery, 4 youtube)".into(),
+        x_label: "app".into(),
         x_scale: 1.0,
         series: "series".into(),
         lines: vec!["KSM off".into(), chosen_series()],

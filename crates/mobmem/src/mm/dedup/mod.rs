@@ -1,4 +1,4 @@
-//! KSM, kernel samepage merging, tuned for Android (SPEC.md section 4; Kim, Hong, Shin,
+//! KSM, kernel samepage merging, tuned for Android (Kim, Hong, Shin,
 //! SKKU; the kernel's mm/ksm.c and Documentation/admin-guide/mm/ksm.rst).
 //!
 //! - [`pages`]: what ksmd scans: processes, their mergeable regions and page contents

@@ -1,6 +1,6 @@
 //! Workloads for KSM.
 //!
-//! [`AndroidConfig`]: the paper's case (SPEC.md section 4). Apps forked from Zygote
+//! [`AndroidConfig`]: the paper's case (Kim, Hong, Shin, SKKU). Apps forked from Zygote
 //! register their Dalvik heap, native heap and stack as mergeable; the pages Zygote
 //! shares at fork time are already shared and are not modeled, only the anonymous pages
 //! the apps write at run time. Each region's pages are a mix of zero pages, pages whose

@@ -1,5 +1,5 @@
 //! A compressed flash file system in the manner of JFFS2, and its read paths
-//! (SPEC.md section 3; Song, Cha, "A Selective Usage of Page Cache towards Low-Power
+//! (Song, Cha, "A Selective Usage of Page Cache towards Low-Power
 //! Systems", KIISE).
 //!
 //! Files are stored as 4 KiB pages, each compressed with a real codec on its real bytes

@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn active_pages_are_demoted_and_referenced_ones_rotate_or_not() {
-        // SPEC.md: referenced active pages go back to the active head, the others to
+        // The paper: referenced active pages go back to the active head, the others to
         // the inactive head, in the order scanned (tail first).
         let config = ReclaimConfig::default();
         let mut mem = active_file_pages();

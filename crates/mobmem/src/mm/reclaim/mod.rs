@@ -1,5 +1,5 @@
 //! Linux page reclaim and framework-assisted protection of interactive pages (FMP):
-//! SPEC.md section 5 (Kim, Seoul National University, 2016), on the kernel's reclaim
+//! Kim (Seoul National University, 2016), on the kernel's reclaim
 //! of Linux 3.4 (mm/vmscan.c, mm/page_alloc.c) and its modern alternatives.
 //!
 //! A trace is replayed on physical memory of numbered frames ([`memory`]). Every
@@ -21,7 +21,7 @@
 //!
 //! The interactive task (FMP's CIPI + FTI) is the process that received the latest
 //! input event, or before any input the foreground app (`oom_score_adj` 0). Each input
-//! starts an *interaction*; its response time is `T_E + n * T_pf` (SPEC.md), n being
+//! starts an *interaction*; its response time is `T_E + n * T_pf` (the paper), n being
 //! the major faults (storage reads: first reads of file pages, file refaults, swap-ins)
 //! of the interactive task until the next input.
 //!
@@ -58,7 +58,7 @@ pub use policy::POLICIES;
 #[serde(rename_all = "kebab-case")]
 pub enum DirtyWriteback {
     /// Reclaim writes it back and frees it in the same scan, at no cost: it stands for
-    /// a flusher that keeps up with the writers (SPEC.md says nothing of dirty pages).
+    /// a flusher that keeps up with the writers (the paper says nothing of dirty pages).
     InReclaim,
     /// Linux 3.4: `shrink_page_list` keeps a dirty file page (sets `PG_reclaim`, puts
     /// it back) and the flusher writes it; when its writeback ends it goes to the
@@ -151,13 +151,13 @@ pub struct ReclaimConfig {
     pub watermarks_kb: Option<[u64; 3]>,
     /// `vm.swappiness`.
     pub swappiness: u32,
-    /// Referenced pages at the active tail go back to the active head (SPEC.md's
+    /// Referenced pages at the active tail go back to the active head (the paper's
     /// reading); if false they are deactivated as all non-executable pages in 3.4.
     pub rotate_referenced_active: bool,
-    /// New anonymous pages start on the active list (3.4); SPEC.md: inactive.
+    /// New anonymous pages start on the active list (3.4); the paper: inactive.
     pub new_anon_active: bool,
     pub lumpy_unmovable: LumpyUnmovable,
-    /// Which high-order requests reclaim lumpily: every order above 0 (SPEC.md) or as
+    /// Which high-order requests reclaim lumpily: every order above 0 (the paper) or as
     /// 3.4's `set_reclaim_mode` (costly orders, or small ones under pressure; refused
     /// for a policy without reclaim priorities, `mglru`).
     pub lumpy_gating: LumpyGating,
@@ -167,7 +167,7 @@ pub struct ReclaimConfig {
     pub dirty_background_ratio: u32,
     /// kswapd is woken with a high-order request's order and balances for it
     /// (3.4 `wakeup_kswapd`/`balance_pgdat`, falling back to order 0 when it cannot);
-    /// SPEC.md: kswapd balances free memory (order 0) only.
+    /// The paper: kswapd balances free memory (order 0) only.
     pub kswapd_high_order: bool,
     /// memcg-low: `memory.low` of the foreground app, in pages.
     pub memcg_low_pages: usize,

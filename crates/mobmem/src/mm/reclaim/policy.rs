@@ -142,7 +142,7 @@ pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LumpyGating {
-    /// Every request of order above 0, at every priority (SPEC.md's reading).
+    /// Every request of order above 0, at every priority (the reading of the paper).
     AnyOrder,
     /// Linux 3.4 `set_reclaim_mode` built without `CONFIG_COMPACTION`: lumpy for
     /// orders above `PAGE_ALLOC_COSTLY_ORDER` (3), and for orders 1..=3 only once the
@@ -175,7 +175,7 @@ impl LumpyGating {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LumpyUnmovable {
-    /// Skip it and go on with the rest of the block (SPEC.md's wording).
+    /// Skip it and go on with the rest of the block (the paper's wording).
     Skip,
     /// Give up the rest of the block, as `isolate_lru_pages` in Linux 3.4 does (the
     /// block cannot become free anyway).

@@ -39,7 +39,7 @@ fn flusher_machine(mut config: ReclaimConfig, background_ratio: u32, pages: usiz
 
 #[test]
 fn watermarks_follow_min_free_kbytes() {
-    // SPEC.md: 2 GB device, min 5,752 KB, low 7,190 KB, high 8,628 KB. isqrt(kb * 16)
+    // The paper: 2 GB device, min 5,752 KB, low 7,190 KB, high 8,628 KB. isqrt(kb * 16)
     // is 5752 for 2,067,844..=2,068,563 KiB of lowmem (2 GiB less the kernel's
     // reservations).
     for kb in [2_067_844, 2_068_000, 2_068_563] {
@@ -419,7 +419,7 @@ proptest! {
     ) {
         for info in POLICIES {
             let mut config = small_config(info.name, 128, [4, 6, 8]);
-            // 3.4's literal choices, or SPEC.md's readings.
+            // 3.4's literal choices, or the readings of the paper.
             if kernel_34 {
                 config.dirty_writeback = DirtyWriteback::Flusher;
                 config.dirty_background_ratio = 5;
@@ -562,7 +562,7 @@ fn fragmented(kswapd_high_order: bool) -> Machine {
 
 #[test]
 fn kswapd_balances_for_the_order_it_was_woken_with() {
-    // SPEC.md's kswapd looks at free memory only: 64 free frames are above low, so
+    // The paper's kswapd looks at free memory only: 64 free frames are above low, so
     // the order-3 request reclaims directly.
     let mut m = fragmented(false);
     assert!(m.allocate(3).unwrap().is_some());
@@ -612,7 +612,7 @@ fn dirty_file_pages_are_kept_for_the_flusher_in_kernel_mode() {
         assert_eq!(m.mem.dirty(), 4);
         m
     };
-    // SPEC.md's reading: reclaim writes the tail page back and frees it at once.
+    // The reading of the paper: reclaim writes the tail page back and frees it at once.
     let mut m = setup(DirtyWriteback::InReclaim);
     assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
     assert!(m.mem.frame_of(0).is_none());
@@ -816,7 +816,7 @@ fn lumpy_stops_at_reserved_frames_and_unswappable_neighbours() {
         isolate_lumpy_block(&mut mem, 0, 3, mode, &mut |_, _| true, &mut out);
         (out, mem.counters.lumpy_failed)
     };
-    // Skip (SPEC.md) goes past the reserved frame, Abort (3.4) ends the block there.
+    // Skip (the paper) goes past the reserved frame, Abort (3.4) ends the block there.
     assert_eq!(block(8, LumpyUnmovable::Skip), (vec![1, 3, 4, 5, 6, 7], 1));
     assert_eq!(block(8, LumpyUnmovable::Abort), (vec![1], 1));
     // With swap full the anonymous neighbour ends the block (3.4: reclaiming it is

@@ -129,7 +129,7 @@ pub enum ReclaimOrder {
 pub enum SlotOnSwapIn {
     /// The slot is freed and the page's access bit is remembered per page (its swap
     /// history); every swap-out writes the page and its place is decided again then.
-    /// SPEC.md's plain reading, and the one whose results come closest to the paper's.
+    /// The paper's plainer reading, and the one whose results come closest to the paper's.
     #[default]
     Free,
     /// The slot stays allocated with the page's data, as Linux's swap cache keeps it after

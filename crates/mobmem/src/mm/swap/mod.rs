@@ -1,4 +1,4 @@
-//! Multi-swap: swapping app memory to NVM, flash and compressed RAM (SPEC.md section 2;
+//! Multi-swap: swapping app memory to NVM, flash and compressed RAM (
 //! Bahn, Kim, "Design and Performance Analysis of Multi-Swap Architectures for Mobile
 //! Devices", JIIBC 2023).
 //!

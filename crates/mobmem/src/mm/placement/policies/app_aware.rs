@@ -1,6 +1,6 @@
 //! The app-state-aware buffer cache on hybrid DRAM + PCM of Oh, Kang, Lee and Eom,
 //! "Hybrid Main Memory based Buffer Cache Scheme by Using Characteristics of Mobile
-//! Applications", KIISE 2015 (SPEC.md section 1; the paper's Figure 3).
+//! Applications", KIISE 2015 (its Figure 3).
 //!
 //! DRAM and PCM are each an LRU list; every page has a reference count.
 //!
@@ -21,7 +21,7 @@
 //!                   otherwise count -= 1 and move it to the MRU end, and look again
 //! ```
 //!
-//! Readings (SPEC.md names them): a page at the LRU end with a count above zero gets a
+//! Readings (the paper leaves them open): a page at the LRU end with a count above zero gets a
 //! counting second chance in its own list; "count >= 2" counts re-references including
 //! the current one; a page keeps its count when it moves between tiers; a page left in
 //! DRAM after its app went to the background stays there until LRU demotes it.

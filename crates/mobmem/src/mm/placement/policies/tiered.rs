@@ -2,7 +2,7 @@
 //! `hybrid-2q` of the app-state-aware paper (Oh, Kang, Lee, Eom, KIISE 2015).
 //!
 //! The paper compares against LRU and 2Q on the same DRAM + PCM memory without saying how
-//! they place pages. Reading used here (SPEC.md section 1): the inner policy alone decides
+//! they place pages. Reading used here (Oh, Kang, Lee, Eom, KIISE 2015): the inner policy alone decides
 //! which pages are in memory, with the capacity of both tiers; DRAM holds the most
 //! recently accessed resident pages.
 //!

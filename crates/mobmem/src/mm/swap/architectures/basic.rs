@@ -1,4 +1,4 @@
-//! The two baselines of SPEC.md section 2: no swap at all, and flash-only swap.
+//! The two baselines of Bahn, Kim, JIIBC 2023: no swap at all, and flash-only swap.
 
 use super::Architecture;
 use crate::mm::swap::space::{IoCause, SwapDevice, SwapSpace};

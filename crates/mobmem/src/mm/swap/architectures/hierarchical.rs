@@ -1,6 +1,6 @@
 //! Hierarchical swap: NVM caches swap data in front of flash (Bahn, Kim, "Design and
 //! Performance Analysis of Multi-Swap Architectures for Mobile Devices", JIIBC 2023,
-//! Fig. 1a; SPEC.md section 2).
+//! Fig. 1a).
 //!
 //! The paper: "when a page fault occurs, NVM is searched first, and flash is accessed when
 //! the data is not in NVM"; "when NVM runs out of space, LRU or CLOCK evicts data not used

@@ -1,6 +1,6 @@
 //! Parallel ("hybrid") swap: NVM and flash side by side at the same level; a placement
-//! policy decides where each swapped page lives (Bahn, Kim, JIIBC 2023, Fig. 1b; SPEC.md
-//! section 2). Two policies: plain CLOCK admission, the paper's baseline, and the paper's
+//! policy decides where each swapped page lives (Bahn, Kim, JIIBC 2023, Fig. 1b). Two
+//! policies: plain CLOCK admission, the paper's baseline, and the paper's
 //! single-access filter.
 
 use super::basic::read_and_release;
@@ -45,7 +45,7 @@ impl Architecture for ParallelClock {
     }
 }
 
-/// The paper's single-access filter, exactly as SPEC.md restates it:
+/// The paper's single-access filter, as its Section II describes it:
 ///
 /// ```text
 /// swap_out(p):
