@@ -494,7 +494,7 @@ fn cell(text: &str) -> String {
 
 /// The claims of `sections` as a markdown table (reproduction, claim, paper, mean [95 %
 /// interval], verdict), after a line that counts the verdicts and, when `provenance` is
-/// given, one that says which command made them.
+/// given, one that says which command made them; then each section's findings as a list.
 pub fn summary_markdown(sections: &[Section], provenance: Option<&Provenance>) -> String {
     let all: Vec<&ClaimResult> = sections.iter().flat_map(|s| &s.claims).collect();
     let mut out = String::new();
@@ -541,6 +541,14 @@ pub fn summary_markdown(sections: &[Section], provenance: Option<&Provenance>) -
                 cell(&measured_text(c)),
                 c.verdict.name()
             );
+        }
+    }
+    // Findings: the comparisons with the modern and the literature's baselines, as
+    // measured (findings.json), after the claims.
+    for s in sections.iter().filter(|s| !s.findings.is_empty()) {
+        let _ = writeln!(out, "\nFindings of `{}`:\n", s.info.experiment);
+        for f in &s.findings {
+            let _ = writeln!(out, "- {} (`{}`)", f.text.replace('\n', " "), f.id);
         }
     }
     out

@@ -903,6 +903,14 @@ mod tests {
     fn the_summary_is_a_markdown_table_of_every_claim() {
         let dir = tempfile::tempdir().unwrap();
         write_experiment(dir.path(), &small_report("exp"), &test_provenance()).unwrap();
+        let with_finding = small_report("other").with_findings(vec![Finding::new(
+            "clock-wins",
+            "clock beats ours\non every size",
+            vec![],
+        )]);
+        let mut with_finding = with_finding;
+        with_finding.claims.clear();
+        write_experiment(dir.path(), &with_finding, &test_provenance()).unwrap();
         let (_, sections, _) = load_sections(dir.path()).unwrap();
         assert_eq!(
             summary_markdown(&sections, None),
@@ -910,7 +918,11 @@ mod tests {
 Seeds: 1-3 (3 seeds). The rule: see any report page.\n\n\
 | reproduction | claim | paper | measured: mean [95% interval] | verdict |\n\
 |---|---|---|---|---|\n\
-| exp | ours gains 5 points (`gain`) | 5 points | 12.0 [9.5, 14.5] points | direction-only |\n"
+| exp | ours gains 5 points (`gain`) | 5 points | 12.0 [9.5, 14.5] points | direction-only |\n\
+\nFindings of `exp`:\n\n\
+- clock-dwf beats ours by 5 % (`dwf`)\n\
+\nFindings of `other`:\n\n\
+- clock beats ours on every size (`clock-wins`)\n"
         );
     }
 
