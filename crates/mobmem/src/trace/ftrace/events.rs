@@ -5,12 +5,10 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 
 use super::line::{classify, Head, Line};
-use super::payload::{
-    adj, begin_marker, filemap_key, filemap_page_range, filemap_pages, kernel_hex, new_task,
-    number, text_between, value,
-};
+use super::payload::{new_task, NewTask};
 use super::reads::mark_page;
-use super::{FtraceImporter, Origin, INPUT_GESTURE_GAP_NS, INPUT_MARKERS, PAGE_SIZE};
+use super::record::{self, Record};
+use super::{FtraceImporter, Origin, INPUT_GESTURE_GAP_NS, INPUT_MARKERS};
 use crate::trace::shared::{
     line_too_long, read_line, skip_line, LineRead, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE,
     MAX_LINE_BYTES,
@@ -100,13 +98,12 @@ impl FtraceImporter {
             )?,
             Ok(Line::Event(head)) => {
                 self.seen_event = true;
-                let excluded = |pid: u32| self.options.exclude_pids.contains(&pid);
-                if excluded(head.pid) || head.tgid.is_some_and(excluded) {
+                let perfetto = self.options.perfetto;
+                if self.excluded(&head) {
                     // A process it starts is not excluded, and its fork is this line.
                     if head.event == "task_newtask" {
-                        match new_task(head.payload, self.options.perfetto) {
-                            Ok(task) if !task.thread => self.forked_process(&task, None),
-                            Ok(_) => {}
+                        match new_task(head.payload, perfetto) {
+                            Ok(task) => self.excluded_new_task(&task),
                             Err(expected) => {
                                 return self.malformed(&format!("task_newtask: {expected}"));
                             }
@@ -116,16 +113,10 @@ impl FtraceImporter {
                         .skip("excluded task (the capturing process)", self.line);
                     return Ok(());
                 }
-                if let Err(expected) = self.event(&head) {
-                    // Past a limit of the import: fatal, whether or not malformed lines are.
-                    if let Some(message) = self.over_limit.take() {
-                        return Err(Error::format(
-                            &self.name,
-                            Position::Line(self.line),
-                            format!("{}: {message}", head.event),
-                        ));
-                    }
-                    self.malformed(&format!("{}: {expected}", head.event))?;
+                let applied = record::parse(head.event, head.payload, perfetto)
+                    .and_then(|record| self.apply(&head, record));
+                if let Err(expected) = applied {
+                    return self.refused(head.event, &expected);
                 }
             }
             Err(expected) => {
@@ -136,11 +127,43 @@ impl FtraceImporter {
         Ok(())
     }
 
-    fn malformed(&mut self, expected: &str) -> Result<()> {
+    /// Where the current event is in the input: its line, or for a binary input the
+    /// place its reader gave.
+    pub(crate) fn position(&self) -> Position {
+        self.record_at.clone().unwrap_or(Position::Line(self.line))
+    }
+
+    /// Whether the event's task is one whose events are dropped.
+    pub(super) fn excluded(&self, head: &Head) -> bool {
+        let excluded = |pid: u32| self.options.exclude_pids.contains(&pid);
+        excluded(head.pid) || head.tgid.is_some_and(excluded)
+    }
+
+    /// A task started by an excluded one: a new process is kept.
+    pub(super) fn excluded_new_task(&mut self, task: &NewTask) {
+        if !task.thread {
+            self.forked_process(task, None);
+        }
+    }
+
+    /// Event `name` could not be applied: past a limit of the import the error is fatal,
+    /// whether or not malformed events are; otherwise the event is malformed.
+    pub(super) fn refused(&mut self, name: &str, expected: &str) -> Result<()> {
+        if let Some(message) = self.over_limit.take() {
+            return Err(Error::format(
+                &self.name,
+                self.position(),
+                format!("{name}: {message}"),
+            ));
+        }
+        self.malformed(&format!("{name}: {expected}"))
+    }
+
+    pub(super) fn malformed(&mut self, expected: &str) -> Result<()> {
         if self.options.strict {
             return Err(Error::format(
                 &self.name,
-                Position::Line(self.line),
+                self.position(),
                 expected.to_string(),
             ));
         }
@@ -161,43 +184,49 @@ impl FtraceImporter {
         t
     }
 
-    fn event(&mut self, h: &Head) -> std::result::Result<(), String> {
+    /// Apply one event, its fields read into `record`, to the trace.
+    pub(super) fn apply(&mut self, h: &Head, record: Record) -> std::result::Result<(), String> {
         let name = h.event;
-        let payload = h.payload;
         if let Some(tgid) = h.tgid {
             if tgid != 0 && tgid != h.pid {
                 self.thread_of(h.pid, tgid);
             }
         }
-        match name {
-            "mm_filemap_add_to_page_cache" | "mm_filemap_delete_from_page_cache" => {
-                let (owner, first, count) = filemap_pages(payload)?;
-                let added = name == "mm_filemap_add_to_page_cache";
+        match record {
+            Record::Added {
+                owner,
+                first,
+                count,
+            } => {
                 self.used(name);
                 self.file_has(owner, first + count - 1, true);
-                if !added {
-                    self.report.pages_deleted += count;
-                    return Ok(());
-                }
                 self.report.pages_added += count;
                 let time = self.time(h.time_ns);
                 let proc = self.context_process(h, time)?;
                 self.accesses(time, proc, owner, first, count, Origin::Added)
             }
-            "mm_filemap_get_pages" => {
-                let (owner, first, last) = filemap_page_range(payload)?;
+            Record::Deleted {
+                owner,
+                first,
+                count,
+            } => {
+                self.used(name);
+                self.file_has(owner, first + count - 1, true);
+                self.report.pages_deleted += count;
+                Ok(())
+            }
+            Record::GetPages { owner, first, last } => {
                 self.used(name);
                 self.read_path_lines += 1;
                 let time = self.time(h.time_ns);
                 let proc = self.context_process(h, time)?;
                 self.read_batch(h.pid, time, proc, owner, first, last)
             }
-            "mm_filemap_map_pages" | "mm_filemap_fault" => {
-                let (owner, first, last) = if name == "mm_filemap_fault" {
-                    let (owner, index) = filemap_key(payload)?;
-                    (owner, index, index)
-                } else {
-                    filemap_page_range(payload)?
+            Record::MapPages { .. } | Record::Fault { .. } => {
+                let (owner, first, last) = match record {
+                    Record::Fault { owner, index } => (owner, index, index),
+                    Record::MapPages { owner, first, last } => (owner, first, last),
+                    _ => unreachable!("matched above"),
                 };
                 self.used(name);
                 self.read_path_lines += 1;
@@ -208,29 +237,16 @@ impl FtraceImporter {
                 let proc = self.context_process(h, time)?;
                 self.accesses(time, proc, owner, first, last - first + 1, Origin::ReadPath)
             }
-            "page_fault_user" => {
-                let perfetto = self.options.perfetto;
-                let address = value(payload, "address").ok_or("expected address=0x...")?;
-                let address = kernel_hex(address, perfetto)
-                    .ok_or_else(|| format!("address={address}, expected an address"))?;
-                let code = value(payload, "error_code").ok_or("expected error_code=0x...")?;
-                let code = kernel_hex(code, perfetto)
-                    .ok_or_else(|| format!("error_code={code}, expected a number"))?;
+            Record::UserFault { page, write } => {
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let proc = self.context_process(h, time)?;
                 let tgid = self.procs[proc as usize].tgid;
-                let page = self.page(PageKey::anon(u64::from(tgid), address / PAGE_SIZE))?;
-                self.push(
-                    Event::access(time, proc, page, code & 2 != 0, true),
-                    Origin::Other,
-                );
+                let page = self.page(PageKey::anon(u64::from(tgid), page))?;
+                self.push(Event::access(time, proc, page, write, true), Origin::Other);
                 Ok(())
             }
-            "oom_score_adj_update" => {
-                let pid = number(value(payload, "pid"), "pid=PID")?;
-                let adj = adj(value(payload, "oom_score_adj"))?;
-                let comm = text_between(payload, "comm=", " oom_score_adj=");
+            Record::OomScoreAdj { pid, adj, comm } => {
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let tgid = self.tgid(pid);
@@ -238,8 +254,7 @@ impl FtraceImporter {
                 self.importance(time, proc, adj);
                 Ok(())
             }
-            "task_newtask" => {
-                let task = new_task(payload, self.options.perfetto)?;
+            Record::NewTask(task) => {
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let parent_proc = self.context_process(h, time)?;
@@ -253,9 +268,7 @@ impl FtraceImporter {
                 }
                 Ok(())
             }
-            "sched_process_fork" => {
-                let child = number(value(payload, "child_pid"), "child_pid=PID")?;
-                let child_comm = text_between(payload, "child_comm=", " child_pid=");
+            Record::Fork { child, child_comm } => {
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let parent_proc = self.context_process(h, time)?;
@@ -271,16 +284,7 @@ impl FtraceImporter {
                 f.mark = f.mark.or(mark);
                 Ok(())
             }
-            "sched_process_exit" => {
-                let pid = number(value(payload, "pid"), "pid=PID")?;
-                let group_dead = match value(payload, "group_dead") {
-                    Some("true") | Some("1") => Some(true),
-                    Some("false") | Some("0") => Some(false),
-                    Some(other) => {
-                        return Err(format!("group_dead={other}, expected true or false"))
-                    }
-                    None => None,
-                };
+            Record::Exit { pid, group_dead } => {
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let tgid = self.tgid(pid);
@@ -297,28 +301,25 @@ impl FtraceImporter {
                 }
                 Ok(())
             }
-            "task_rename" => {
-                let pid = number(value(payload, "pid"), "pid=PID")?;
-                let new = text_between(payload, "newcomm=", " oom_score_adj=")
-                    .ok_or("expected newcomm=NAME")?;
+            Record::Rename { pid, newcomm } => {
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let tgid = self.tgid(pid);
                 if pid == tgid {
                     if let Some(f) = self.forked.get_mut(&pid) {
-                        f.name = Some(new.to_string());
+                        f.name = Some(newcomm.to_string());
                     } else {
-                        let proc = self.process(tgid, Some(new), true, time)?;
-                        if self.procs[proc as usize].name != new {
-                            self.rename(proc, new, time);
+                        let proc = self.process(tgid, Some(newcomm), true, time)?;
+                        if self.procs[proc as usize].name != newcomm {
+                            self.rename(proc, newcomm, time);
                         }
                     }
                 }
                 Ok(())
             }
-            "tracing_mark_write" | "print" => {
+            Record::Marker(begin) => {
                 self.time(h.time_ns);
-                let Some((pid, slice)) = begin_marker(payload) else {
+                let Some((pid, slice)) = begin else {
                     self.ignored("trace markers (not input)");
                     return Ok(());
                 };
@@ -340,18 +341,12 @@ impl FtraceImporter {
                 }
                 Ok(())
             }
-            _ if name.starts_with("mm_vmscan_") => {
-                if name == "mm_vmscan_lru_shrink_inactive" {
-                    if let Some(n) =
-                        value(payload, "nr_reclaimed").and_then(|v| v.parse::<u64>().ok())
-                    {
-                        self.report.pages_reclaimed += n;
-                    }
-                }
+            Record::Reclaim { reclaimed } => {
+                self.report.pages_reclaimed += reclaimed;
                 self.used(name);
                 Ok(())
             }
-            _ => {
+            Record::Other => {
                 self.ignored(name);
                 Ok(())
             }

@@ -60,6 +60,7 @@ mod finish;
 mod line;
 mod payload;
 mod reads;
+mod record;
 mod report;
 mod tasks;
 
@@ -274,6 +275,9 @@ pub struct FtraceImporter {
     /// Why the line being imported stops the import (a limit passed): set with the error
     /// an event returns, which is then fatal instead of a malformed line.
     over_limit: Option<String>,
+    /// Where the current event is, for an input that is not text (see
+    /// [`FtraceImporter::position`]); `None`: its line.
+    record_at: Option<crate::Position>,
     report: ImportReport,
 }
 
@@ -307,6 +311,7 @@ impl FtraceImporter {
             expansion: Expansion::default(),
             stored: StoredBytes::default(),
             over_limit: None,
+            record_at: None,
             report: ImportReport::default(),
         }
     }

@@ -7,7 +7,7 @@ use super::{
 };
 
 /// `CLONE_THREAD` (`include/uapi/linux/sched.h`): the new task joins its parent's group.
-const CLONE_THREAD: u64 = 0x0001_0000;
+pub(crate) const CLONE_THREAD: u64 = 0x0001_0000;
 
 /// The value of `key` in a payload: `key=VALUE` or `key VALUE`, at a word start.
 pub(super) fn value<'a>(payload: &'a str, key: &str) -> Option<&'a str> {
@@ -190,14 +190,15 @@ pub(super) fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64
     Ok((owner, first, last))
 }
 
-/// A `task_newtask` line's new task.
-pub(super) struct NewTask<'a> {
-    pub(super) pid: u32,
+/// A `task_newtask` event's new task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NewTask<'a> {
+    pub(crate) pid: u32,
     /// `CLONE_THREAD`: a thread of its parent's group, not a process.
-    pub(super) thread: bool,
+    pub(crate) thread: bool,
     /// `oom_score_adj` inherited from the parent.
-    pub(super) adj: i16,
-    pub(super) comm: Option<&'a str>,
+    pub(crate) adj: i16,
+    pub(crate) comm: Option<&'a str>,
 }
 
 /// `task_newtask`: `pid=%d comm=%s clone_flags=%lx oom_score_adj=%hd`.

@@ -1,0 +1,165 @@
+//! One event of a capture with the fields the importer uses, whichever form it came in: a
+//! line of ftrace text, read here from its payload, or an event of a Perfetto protobuf
+//! trace, built by [`crate::trace::perfetto`]. The importer applies both alike
+//! ([`FtraceImporter::apply`](super::FtraceImporter)), so the two imports of one capture
+//! give the same trace.
+
+use super::payload::{
+    adj, begin_marker, filemap_key, filemap_page_range, filemap_pages, kernel_hex, new_task,
+    number, text_between, value, NewTask,
+};
+use super::PAGE_SIZE;
+
+/// An event's fields, by the event's kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Record<'a> {
+    /// `mm_filemap_add_to_page_cache`: `count` pages of file `owner` from page `first`.
+    Added {
+        owner: u64,
+        first: u64,
+        count: u64,
+    },
+    /// `mm_filemap_delete_from_page_cache`.
+    Deleted {
+        owner: u64,
+        first: u64,
+        count: u64,
+    },
+    /// `mm_filemap_get_pages`: one batch of a `read()`, pages `first..=last`.
+    GetPages {
+        owner: u64,
+        first: u64,
+        last: u64,
+    },
+    /// `mm_filemap_map_pages`.
+    MapPages {
+        owner: u64,
+        first: u64,
+        last: u64,
+    },
+    /// `mm_filemap_fault`.
+    Fault {
+        owner: u64,
+        index: u64,
+    },
+    /// `page_fault_user`: the faulting address's page, and whether it was a write.
+    UserFault {
+        page: u64,
+        write: bool,
+    },
+    OomScoreAdj {
+        pid: u32,
+        adj: i16,
+        comm: Option<&'a str>,
+    },
+    NewTask(NewTask<'a>),
+    Fork {
+        child: u32,
+        child_comm: Option<&'a str>,
+    },
+    Exit {
+        pid: u32,
+        /// Whether the whole thread group ended (`group_dead`), where the event says.
+        group_dead: Option<bool>,
+    },
+    Rename {
+        pid: u32,
+        newcomm: &'a str,
+    },
+    /// A trace marker written from user space (`tracing_mark_write`, `print`): its
+    /// atrace `B|PID|NAME` slice begin, if it is one.
+    Marker(Option<(u32, &'a str)>),
+    /// A reclaim event (`mm_vmscan_*`), with the pages it reclaimed where it says.
+    Reclaim {
+        reclaimed: u64,
+    },
+    /// An event the trace model does not use.
+    Other,
+}
+
+/// The record of the text event `name` with payload `payload`; `Err` says what was
+/// expected. `perfetto`: the text was written by Perfetto (see
+/// [`ImportOptions::perfetto`](super::ImportOptions::perfetto)).
+pub(super) fn parse<'a>(
+    name: &str,
+    payload: &'a str,
+    perfetto: bool,
+) -> std::result::Result<Record<'a>, String> {
+    Ok(match name {
+        "mm_filemap_add_to_page_cache" => {
+            let (owner, first, count) = filemap_pages(payload)?;
+            Record::Added {
+                owner,
+                first,
+                count,
+            }
+        }
+        "mm_filemap_delete_from_page_cache" => {
+            let (owner, first, count) = filemap_pages(payload)?;
+            Record::Deleted {
+                owner,
+                first,
+                count,
+            }
+        }
+        "mm_filemap_get_pages" => {
+            let (owner, first, last) = filemap_page_range(payload)?;
+            Record::GetPages { owner, first, last }
+        }
+        "mm_filemap_map_pages" => {
+            let (owner, first, last) = filemap_page_range(payload)?;
+            Record::MapPages { owner, first, last }
+        }
+        "mm_filemap_fault" => {
+            let (owner, index) = filemap_key(payload)?;
+            Record::Fault { owner, index }
+        }
+        "page_fault_user" => {
+            let address = value(payload, "address").ok_or("expected address=0x...")?;
+            let address = kernel_hex(address, perfetto)
+                .ok_or_else(|| format!("address={address}, expected an address"))?;
+            let code = value(payload, "error_code").ok_or("expected error_code=0x...")?;
+            let code = kernel_hex(code, perfetto)
+                .ok_or_else(|| format!("error_code={code}, expected a number"))?;
+            Record::UserFault {
+                page: address / PAGE_SIZE,
+                write: code & 2 != 0,
+            }
+        }
+        "oom_score_adj_update" => Record::OomScoreAdj {
+            pid: number(value(payload, "pid"), "pid=PID")?,
+            adj: adj(value(payload, "oom_score_adj"))?,
+            comm: text_between(payload, "comm=", " oom_score_adj="),
+        },
+        "task_newtask" => Record::NewTask(new_task(payload, perfetto)?),
+        "sched_process_fork" => Record::Fork {
+            child: number(value(payload, "child_pid"), "child_pid=PID")?,
+            child_comm: text_between(payload, "child_comm=", " child_pid="),
+        },
+        "sched_process_exit" => Record::Exit {
+            pid: number(value(payload, "pid"), "pid=PID")?,
+            group_dead: match value(payload, "group_dead") {
+                Some("true") | Some("1") => Some(true),
+                Some("false") | Some("0") => Some(false),
+                Some(other) => return Err(format!("group_dead={other}, expected true or false")),
+                None => None,
+            },
+        },
+        "task_rename" => Record::Rename {
+            pid: number(value(payload, "pid"), "pid=PID")?,
+            newcomm: text_between(payload, "newcomm=", " oom_score_adj=")
+                .ok_or("expected newcomm=NAME")?,
+        },
+        "tracing_mark_write" | "print" => Record::Marker(begin_marker(payload)),
+        _ if name.starts_with("mm_vmscan_") => Record::Reclaim {
+            reclaimed: if name == "mm_vmscan_lru_shrink_inactive" {
+                value(payload, "nr_reclaimed")
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            } else {
+                0
+            },
+        },
+        _ => Record::Other,
+    })
+}
