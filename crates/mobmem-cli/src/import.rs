@@ -1,8 +1,8 @@
 //! `mobmem trace import`: build a trace from another tool's output (ftrace text:
-//! `trace-cmd report`, `/sys/kernel/tracing/trace`, Android atrace/systrace, and
-//! Perfetto traces converted to that text by `traceconv systrace`).
+//! `trace-cmd report`, `/sys/kernel/tracing/trace`, Android atrace/systrace; Perfetto
+//! traces, as the protobuf files Perfetto records or as `traceconv systrace` text).
 
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -17,8 +17,9 @@ use mobmem::trace::{
 pub enum Source {
     /// ftrace text (trace-cmd report, /sys/kernel/tracing/trace or trace_pipe, atrace).
     Ftrace,
-    /// ftrace text written by Perfetto: `traceconv systrace TRACE OUT` of a Perfetto trace
-    /// (numbers Perfetto has no kernel format for are decimal there).
+    /// A Perfetto trace: the protobuf file Perfetto records (.perfetto-trace, .pftrace;
+    /// plain, .gz or .zst), or its text from `traceconv systrace` (numbers Perfetto has no
+    /// kernel format for are decimal there). Which one is told from the bytes.
     Perfetto,
 }
 
@@ -104,7 +105,21 @@ pub fn run(args: ImportArgs) -> Result<()> {
     check_output(&args.out)?;
     let mut options = args.flags.options()?;
     options.perfetto = matches!(args.from, Source::Perfetto);
-    let (t, report) = if args.file.as_os_str() == "-" {
+    let stdin = args.file.as_os_str() == "-";
+    let protobuf = options.perfetto && {
+        let mut head = Vec::new();
+        if stdin {
+            false
+        } else {
+            let file = std::fs::File::open(&args.file)
+                .with_context(|| format!("{}", args.file.display()))?;
+            file.take(64).read_to_end(&mut head)?;
+            trace::perfetto::looks_like_protobuf(&head)
+        }
+    };
+    let (t, report) = if protobuf {
+        trace::perfetto::import_file(&args.file, options)?
+    } else if stdin {
         let mut importer = FtraceImporter::new(std::path::Path::new("<stdin>"), options);
         importer.read(&mut BufReader::new(std::io::stdin().lock()))?;
         importer.finish()
@@ -140,8 +155,16 @@ pub fn write_trace(
     if t.events.is_empty() {
         // What was read and why it was skipped tells the user what the input was.
         print_report()?;
+        if let Some(p) = &report.perfetto {
+            anyhow::bail!(
+                "no memory events found in {} packets ({} ftrace events): record the events listed in experiments/perfetto/mobmem.pbtx; see what was used and ignored above; nothing written to {}",
+                p.packets,
+                p.ftrace_events,
+                out.display()
+            );
+        }
         anyhow::bail!(
-            "no events found in {} lines: expected ftrace text, lines like `TASK-PID [CPU] FLAGS SECONDS.MICROSECONDS: EVENT: FIELDS` (for a Perfetto trace, convert it first with `traceconv systrace`); see the skipped lines above; nothing written to {}",
+            "no events found in {} lines: expected ftrace text, lines like `TASK-PID [CPU] FLAGS SECONDS.MICROSECONDS: EVENT: FIELDS`, or with --from perfetto a Perfetto protobuf trace; see the skipped lines above; nothing written to {}",
             report.lines,
             out.display()
         );

@@ -16,6 +16,7 @@ pub mod lis;
 pub mod mmt;
 mod open;
 pub mod oracle;
+pub mod perfetto;
 mod shared;
 pub mod summary;
 

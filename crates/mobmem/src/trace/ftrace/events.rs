@@ -127,6 +127,50 @@ impl FtraceImporter {
         Ok(())
     }
 
+    /// One event of an input that is not text (a Perfetto protobuf trace), its fields
+    /// read into `record`; `at` says where it is, for errors. Events must come in time
+    /// order, as the lines of a text capture do.
+    pub(crate) fn push_record(&mut self, head: &Head, record: Record, at: Position) -> Result<()> {
+        self.line += 1;
+        self.report.lines += 1;
+        self.record_at = Some(at);
+        self.seen_event = true;
+        if self.excluded(head) {
+            if let Record::NewTask(task) = &record {
+                self.excluded_new_task(task);
+            }
+            self.report
+                .skip("excluded task (the capturing process)", self.line);
+            return Ok(());
+        }
+        if let Err(expected) = self.apply(head, record) {
+            return self.refused(head.event, &expected);
+        }
+        Ok(())
+    }
+
+    /// A record of an input that is not text could not be read (`expected` says what was
+    /// expected of it): malformed, like a line.
+    pub(crate) fn malformed_record(
+        &mut self,
+        name: &str,
+        expected: &str,
+        at: Position,
+    ) -> Result<()> {
+        self.line += 1;
+        self.report.lines += 1;
+        self.record_at = Some(at);
+        self.seen_event = true;
+        self.malformed(&format!("{name}: {expected}"))
+    }
+
+    /// Bytes of the input read so far, as the bound on pages that ranges add counts
+    /// them (see [`FtraceImporter::expand`]), for an input read whole before its events.
+    pub(crate) fn set_bytes_read(&mut self, bytes: u64, stored: crate::trace::shared::StoredBytes) {
+        self.bytes_read = bytes;
+        self.stored = stored;
+    }
+
     /// Where the current event is in the input: its line, or for a binary input the
     /// place its reader gave.
     pub(crate) fn position(&self) -> Position {
@@ -301,7 +345,8 @@ impl FtraceImporter {
                 }
                 Ok(())
             }
-            Record::Rename { pid, newcomm } => {
+            Record::Rename { pid, newcomm: new } | Record::Exec { pid, name: new } => {
+                let newcomm = new;
                 self.used(name);
                 let time = self.time(h.time_ns);
                 let tgid = self.tgid(pid);

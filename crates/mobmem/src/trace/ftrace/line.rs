@@ -1,14 +1,14 @@
 //! The grammar of an ftrace line: what kind of line it is and, for an event line, its
 //! head (task, TGID, CPU, timestamp, event name) and the payload left to the event.
 
-/// The head of an event line.
-pub(super) struct Head<'a> {
-    pub(super) comm: Option<&'a str>,
-    pub(super) pid: u32,
-    pub(super) tgid: Option<u32>,
-    pub(super) time_ns: u64,
-    pub(super) event: &'a str,
-    pub(super) payload: &'a str,
+/// The head of an event: its task, time and name (for a text line, also its payload).
+pub(crate) struct Head<'a> {
+    pub(crate) comm: Option<&'a str>,
+    pub(crate) pid: u32,
+    pub(crate) tgid: Option<u32>,
+    pub(crate) time_ns: u64,
+    pub(crate) event: &'a str,
+    pub(crate) payload: &'a str,
 }
 
 pub(super) enum Line<'a> {

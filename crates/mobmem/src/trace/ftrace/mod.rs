@@ -57,10 +57,10 @@
 // (`finish`) and the report (`report`).
 mod events;
 mod finish;
-mod line;
-mod payload;
+pub(crate) mod line;
+pub(crate) mod payload;
 mod reads;
-mod record;
+pub(crate) mod record;
 mod report;
 mod tasks;
 

@@ -40,9 +40,17 @@ pub(super) fn number(text: Option<&str>, expected: &str) -> std::result::Result<
 }
 
 pub(super) fn adj(text: Option<&str>) -> std::result::Result<i16, String> {
-    text.and_then(|t| t.parse::<i16>().ok())
-        .filter(|a| (-1000..=1000).contains(a))
+    text.and_then(|t| t.parse::<i64>().ok())
         .ok_or_else(|| "expected oom_score_adj=N with N in -1000..=1000".to_string())
+        .and_then(checked_adj)
+}
+
+/// An `oom_score_adj`: -1000..=1000.
+pub(crate) fn checked_adj(adj: i64) -> std::result::Result<i16, String> {
+    i16::try_from(adj)
+        .ok()
+        .filter(|a| (-1000..=1000).contains(a))
+        .ok_or_else(|| format!("oom_score_adj={adj}, expected -1000..=1000"))
 }
 
 /// A number the kernel prints in hexadecimal (`%lx`, `0x%lx`); Perfetto prints it in
@@ -53,6 +61,14 @@ pub(super) fn kernel_hex(text: &str, perfetto: bool) -> Option<u64> {
         None if perfetto => text.parse().ok(),
         None => u64::from_str_radix(text, 16).ok(),
     }
+}
+
+/// The file key of a `dev_t` as the kernel keeps it (`major << 20 | minor`, Perfetto's
+/// `s_dev`) and an inode.
+pub(crate) fn owner_of_dev(dev: u64, ino: u64) -> std::result::Result<u64, String> {
+    let major = u32::try_from(dev >> 20)
+        .map_err(|_| format!("s_dev={dev}: not a device number (above 2^52)"))?;
+    owner_of(major, (dev & u64::from(MAX_DEVICE_MINOR)) as u32, ino)
 }
 
 /// A file key, or what does not fit in one.
@@ -115,13 +131,34 @@ fn page_index(payload: &str) -> std::result::Result<u64, String> {
 /// Perfetto's `index=N` (or `last_index=N`, named by `field`), in pages: at most
 /// [`MAX_PAGE_INDEX`], the highest page the kernel's byte offsets can name.
 fn index_value(field: &str, index: &str) -> std::result::Result<u64, String> {
-    index
-        .parse::<u64>()
-        .ok()
-        .filter(|&i| i <= MAX_PAGE_INDEX)
-        .ok_or_else(|| {
-            format!("{field}={index}, expected a page index of at most {MAX_PAGE_INDEX} (2^52 - 1: a byte offset below 2^64)")
-        })
+    match index.parse::<u64>() {
+        Ok(i) => checked_index(field, i),
+        Err(_) => Err(format!("{field}={index}, expected a page index")),
+    }
+}
+
+/// A page index `field` of at most [`MAX_PAGE_INDEX`].
+pub(crate) fn checked_index(field: &str, index: u64) -> std::result::Result<u64, String> {
+    if index <= MAX_PAGE_INDEX {
+        Ok(index)
+    } else {
+        Err(format!("{field}={index}, expected a page index of at most {MAX_PAGE_INDEX} (2^52 - 1: a byte offset below 2^64)"))
+    }
+}
+
+/// Pages `first..=last` of one event (`shown`: how the event gave them): not empty, and
+/// at most [`MAX_EVENT_PAGES`].
+pub(crate) fn checked_range(first: u64, last: u64, shown: &str) -> std::result::Result<(), String> {
+    if last < first {
+        return Err(format!("an empty range {shown}"));
+    }
+    let pages = last - first + 1;
+    if pages > MAX_EVENT_PAGES {
+        return Err(format!(
+            "{shown} spans {pages} pages, more than one read can ({MAX_EVENT_PAGES}: a read() moves less than 2 GiB)"
+        ));
+    }
+    Ok(())
 }
 
 /// Added or deleted pages: file, first page index, number of pages (`order`).
@@ -178,15 +215,7 @@ pub(super) fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64
             (a / PAGE_SIZE, b / PAGE_SIZE, format!("ofs={ofs}"))
         }
     };
-    if last < first {
-        return Err(format!("an empty range {shown}"));
-    }
-    let pages = last - first + 1;
-    if pages > MAX_EVENT_PAGES {
-        return Err(format!(
-            "{shown} spans {pages} pages, more than one read can ({MAX_EVENT_PAGES}: a read() moves less than 2 GiB)"
-        ));
-    }
+    checked_range(first, last, &shown)?;
     Ok((owner, first, last))
 }
 
@@ -220,7 +249,7 @@ pub(super) fn new_task(payload: &str, perfetto: bool) -> std::result::Result<New
 }
 
 /// `B|PID|NAME` of an atrace marker.
-pub(super) fn begin_marker(payload: &str) -> Option<(u32, &str)> {
+pub(crate) fn begin_marker(payload: &str) -> Option<(u32, &str)> {
     let at = payload.find("B|")?;
     let rest = &payload[at + 2..];
     let (pid, name) = rest.split_once('|')?;

@@ -66,6 +66,12 @@ pub(crate) enum Record<'a> {
         pid: u32,
         newcomm: &'a str,
     },
+    /// `sched_process_exec`: the process of `pid` runs a new program, `name` its file's
+    /// base name (what the kernel sets as its comm).
+    Exec {
+        pid: u32,
+        name: &'a str,
+    },
     /// A trace marker written from user space (`tracing_mark_write`, `print`): its
     /// atrace `B|PID|NAME` slice begin, if it is one.
     Marker(Option<(u32, &'a str)>),
@@ -150,6 +156,14 @@ pub(super) fn parse<'a>(
             newcomm: text_between(payload, "newcomm=", " oom_score_adj=")
                 .ok_or("expected newcomm=NAME")?,
         },
+        "sched_process_exec" => {
+            let filename =
+                text_between(payload, "filename=", " pid=").ok_or("expected filename=PATH")?;
+            Record::Exec {
+                pid: number(value(payload, "pid"), "pid=PID")?,
+                name: base_name(filename),
+            }
+        }
         "tracing_mark_write" | "print" => Record::Marker(begin_marker(payload)),
         _ if name.starts_with("mm_vmscan_") => Record::Reclaim {
             reclaimed: if name == "mm_vmscan_lru_shrink_inactive" {
@@ -162,4 +176,9 @@ pub(super) fn parse<'a>(
         },
         _ => Record::Other,
     })
+}
+
+/// The last component of a path: the comm `exec` gives a task.
+pub(crate) fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }

@@ -70,6 +70,9 @@ pub struct ImportReport {
     pub reordered_times: u64,
     pub time_span_ns: u64,
     pub processes: Vec<ImportedProcess>,
+    /// For a Perfetto protobuf trace: what its packets held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub perfetto: Option<crate::trace::perfetto::PerfettoStats>,
 }
 
 impl ImportReport {

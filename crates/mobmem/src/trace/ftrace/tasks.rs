@@ -42,6 +42,19 @@ impl FtraceImporter {
         self.running.insert(tgid, entry);
     }
 
+    /// Process `tgid` was running when the trace began, named `name`, its importance
+    /// unknown: as [`FtraceImporter::running_process`] without an `oom_score_adj`.
+    pub(crate) fn named_process(&mut self, tgid: u32, name: &str) {
+        self.running.insert(
+            tgid,
+            Forked {
+                name: Some(name.to_string()),
+                adj: None,
+                mark: None,
+            },
+        );
+    }
+
     /// `task` is a new process (not a thread) started with the parent's mark `mark`:
     /// remembered until its first event makes it a process.
     pub(super) fn forked_process(&mut self, task: &NewTask, mark: Option<i16>) {
@@ -53,7 +66,7 @@ impl FtraceImporter {
     }
 
     /// `pid` is a thread of group `tgid`.
-    pub(super) fn thread_of(&mut self, pid: u32, tgid: u32) {
+    pub(crate) fn thread_of(&mut self, pid: u32, tgid: u32) {
         if self.tgid_of.insert(pid, tgid) != Some(tgid) {
             self.report.threads += 1;
             *self.thread_counts.entry(tgid).or_default() += 1;
@@ -91,7 +104,10 @@ impl FtraceImporter {
             let state = &self.procs[proc as usize];
             if !state.exited && fresh.is_none() {
                 if let Some(comm) = comm {
-                    if leader && state.name != comm {
+                    // The kernel's comm is the name cut to 15 bytes: a full name known
+                    // from elsewhere (a process tree) is kept.
+                    let cut_name = comm.len() == 15 && state.name.starts_with(comm);
+                    if leader && state.name != comm && !cut_name {
                         self.rename(proc, comm, time);
                     } else if state.name.is_empty() {
                         self.procs[proc as usize].name = comm.to_string();
@@ -108,10 +124,13 @@ impl FtraceImporter {
         // Only the first process of a pid can be the one that was running.
         let running = self.running.remove(&tgid);
         let fresh = fresh.or(running).unwrap_or_default();
+        // The line's comm names a leader, unless it is the known name cut to 15 bytes.
+        let known = fresh.name;
+        let cut = |c: &str| c.len() == 15 && known.as_deref().is_some_and(|k| k.starts_with(c));
         let name = comm
-            .filter(|_| leader)
+            .filter(|&c| leader && !cut(c))
             .map(str::to_string)
-            .or(fresh.name)
+            .or(known)
             .or(comm.map(str::to_string))
             .unwrap_or_default();
         let proc = self
