@@ -146,3 +146,66 @@ fn perfetto_text_imports_with_from_perfetto() {
     let pids: Vec<u32> = trace.tables.processes.iter().map(|p| p.pid).collect();
     assert_eq!(pids, vec![3493, 4100]);
 }
+
+fn perfetto_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mobmem/tests/data/perfetto")
+        .join(name)
+}
+
+#[test]
+fn a_perfetto_protobuf_trace_imports_and_simulates() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("phone.mmt");
+    let input = perfetto_fixture("all-events.pftrace.gz");
+    let report = json_report(&import("perfetto", &input, &out, &["--json"]));
+    assert_eq!(report["file_accesses"], 8);
+    assert!(report["perfetto"]["packets"].as_u64().unwrap() > 0);
+    let sim = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(["sim", "--policy", "lru", "--capacity", "4", "--trace"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+}
+
+#[test]
+fn a_truncated_perfetto_trace_names_the_byte_offset_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cut.mmt");
+    let run = import(
+        "perfetto",
+        &perfetto_fixture("truncated.pftrace"),
+        &out,
+        &[],
+    );
+    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("byte offset") && err.contains("truncated"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_perfetto_trace_without_memory_events_is_reported_then_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("none.mmt");
+    let run = import(
+        "perfetto",
+        &perfetto_fixture("no-memory-events.pftrace"),
+        &out,
+        &[],
+    );
+    assert!(!run.status.success());
+    let report = String::from_utf8_lossy(&run.stdout);
+    assert!(report.contains("ignored events"), "{report}");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("no memory events"), "{err}");
+    assert!(!out.exists());
+}

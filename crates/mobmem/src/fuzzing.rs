@@ -69,6 +69,11 @@ pub static TARGETS: &[Target] = &[
         run: |data| ftrace_text(data, true),
     },
     Target {
+        name: "perfetto",
+        input: "a Perfetto protobuf trace for `trace import --from perfetto`",
+        run: perfetto_protobuf,
+    },
+    Target {
         name: "ksm-snapshot",
         input: "a .ksnap snapshot of page fingerprints",
         run: ksm_snapshot,
@@ -154,6 +159,11 @@ fn ftrace_text(data: &[u8], perfetto: bool) {
     if importer.read(&mut Cursor::new(data)).is_ok() {
         let _ = importer.finish();
     }
+}
+
+fn perfetto_protobuf(data: &[u8]) {
+    let name = Path::new("fuzz-input.pftrace");
+    let _ = trace::perfetto::import_reader(name, Cursor::new(data), ImportOptions::default());
 }
 
 fn ksm_snapshot(data: &[u8]) {
