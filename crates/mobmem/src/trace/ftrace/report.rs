@@ -92,7 +92,31 @@ impl ImportReport {
 
 impl std::fmt::Display for ImportReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "lines                {}", self.lines)?;
+        match &self.perfetto {
+            None => writeln!(f, "lines                {}", self.lines)?,
+            Some(p) => {
+                writeln!(
+                    f,
+                    "perfetto             {} bytes, {} packets ({} used, {} of other kinds), {} ftrace bundles ({} with lost events)",
+                    p.bytes, p.packets, p.packets_used, p.packets_other, p.ftrace_bundles, p.bundles_with_lost_events
+                )?;
+                writeln!(
+                    f,
+                    "ftrace events        {} ({} of types not decoded), {} compact_sched switches",
+                    p.ftrace_events, p.events_not_decoded, p.compact_sched_switches
+                )?;
+                writeln!(
+                    f,
+                    "process tree         {} processes, {} threads; {} packages; names from the tree {}, the packages {}, the scheduler {}",
+                    p.process_tree_processes,
+                    p.process_tree_threads,
+                    p.packages,
+                    p.named_by_process_tree,
+                    p.named_by_packages,
+                    p.named_by_sched
+                )?;
+            }
+        }
         writeln!(
             f,
             "time span            {:.3} s",
@@ -139,7 +163,8 @@ impl std::fmt::Display for ImportReport {
         if self.processes.len() > 10 {
             writeln!(f, "  ... and {} more", self.processes.len() - 10)?;
         }
-        writeln!(f, "used                 (ftrace event: lines)")?;
+        let unit = if self.perfetto.is_some() { "events" } else { "lines" };
+        writeln!(f, "used                 (ftrace event: {unit})")?;
         for (name, n) in &self.used {
             writeln!(f, "  {name:<40} {n}")?;
         }
@@ -164,7 +189,7 @@ impl std::fmt::Display for ImportReport {
             )?;
         }
         if !self.skipped.is_empty() {
-            writeln!(f, "skipped lines")?;
+            writeln!(f, "skipped {unit}")?;
             for (reason, s) in &self.skipped {
                 let lines: Vec<String> = s.first_lines.iter().map(|l| l.to_string()).collect();
                 writeln!(
@@ -172,7 +197,12 @@ impl std::fmt::Display for ImportReport {
                     "  {:>8}  {} ({} {}{})",
                     s.lines,
                     reason,
-                    if s.lines == 1 { "line" } else { "lines" },
+                    match (self.perfetto.is_some(), s.lines == 1) {
+                        (false, true) => "line",
+                        (false, false) => "lines",
+                        (true, true) => "event",
+                        (true, false) => "events",
+                    },
                     lines.join(", "),
                     if s.lines as usize > s.first_lines.len() {
                         ", ..."

@@ -776,3 +776,101 @@ fn generic_record<'a>(name: &str, g: &proto::Generic) -> std::result::Result<Rec
         _ => Record::Other,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trace of `packets`, framed as `Trace`'s field 1.
+    fn framed(packets: &[proto::TracePacket]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in packets {
+            prost::encoding::message::encode(1, p, &mut out);
+        }
+        out
+    }
+
+    fn added(time: u64, pid: u32, index: u64) -> Vec<u8> {
+        let e = proto::FtraceEvent {
+            timestamp: Some(time),
+            pid: Some(pid),
+            event: Some(proto::Event::MmFilemapAddToPageCache(proto::MmFilemapPage {
+                pfn: Some(1),
+                i_ino: Some(7),
+                index: Some(index),
+                // 8:1 in the user-space encoding.
+                s_dev: Some(8 << 8 | 1),
+            })),
+        };
+        e.encode_to_vec()
+    }
+
+    #[test]
+    fn a_process_without_a_command_line_is_named_by_its_package() {
+        let tree = proto::TracePacket {
+            process_tree: Some(proto::ProcessTree {
+                processes: vec![proto::Process {
+                    pid: Some(1000),
+                    ppid: Some(1),
+                    cmdline: vec![],
+                    uid: Some(10050),
+                }],
+                threads: vec![],
+            }),
+            ..Default::default()
+        };
+        let packages = proto::TracePacket {
+            packages_list: Some(proto::PackagesList {
+                packages: vec![proto::PackageInfo {
+                    name: Some(b"com.example.gallery".to_vec()),
+                    uid: Some(10050),
+                }],
+            }),
+            ..Default::default()
+        };
+        // Two CPUs, the later bundle first: the events are applied in time order.
+        let bundle = |cpu, events| proto::TracePacket {
+            ftrace_events: Some(proto::FtraceEventBundle {
+                cpu: Some(cpu),
+                event: events,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let bytes = framed(&[
+            tree,
+            packages,
+            bundle(1, vec![added(300, 1000, 2)]),
+            bundle(0, vec![added(100, 1000, 0), added(200, 1000, 1)]),
+        ]);
+        let (t, report) = import_reader(
+            Path::new("t.pftrace"),
+            bytes.as_slice(),
+            ImportOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(t.tables.processes[0].name, "com.example.gallery");
+        assert_eq!(report.perfetto.as_ref().unwrap().named_by_packages, 1);
+        let pages: Vec<u64> = t.accesses().map(|e| t.tables.pages[e.page() as usize].index).collect();
+        assert_eq!(pages, [0, 1, 2]);
+        let (major, minor, ino) =
+            crate::trace::ftrace::file_of_owner(t.tables.pages[0].owner);
+        assert_eq!((major, minor, ino), (8, 1, 7));
+    }
+
+    #[test]
+    fn user_space_device_numbers_are_read_back_to_the_kernel_s() {
+        // 253:6 and 259:300 (a minor above 255), as glibc's makedev encodes them.
+        let makedev = |major: u64, minor: u64| {
+            (major & 0xfff) << 8 | (major & !0xfff) << 32 | (minor & 0xff) | (minor & !0xff) << 12
+        };
+        for (major, minor) in [(253u32, 6u32), (259, 300), (8, 0), (511, (1 << 20) - 1)] {
+            let owner = file_of(makedev(u64::from(major), u64::from(minor)), 42).unwrap();
+            assert_eq!(
+                crate::trace::ftrace::file_of_owner(owner),
+                (major, minor, 42)
+            );
+        }
+        assert!(file_of(makedev(4096, 0), 1).is_err());
+    }
+}
