@@ -2,7 +2,7 @@
 """Writes the Perfetto protobuf fixtures of crates/mobmem/tests/data/perfetto/.
 
     python3 -m venv target/pfenv && target/pfenv/bin/pip install perfetto
-    target/pfenv/bin/python3 scripts/perfetto-fixtures.py
+    target/pfenv/bin/python3 scripts/perfetto-fixtures.py [OUT_DIR]
 
 Needs only the standard library and the `perfetto` package from PyPI (which brings
 `protobuf`); the files were made with perfetto 0.59.1 (Perfetto v59.1). Every run
@@ -57,7 +57,13 @@ except ImportError as e:
         "with target/pfenv/bin/python3"
     )
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/mobmem/tests/data/perfetto"
+# The fixtures' folder, or the folder given as the first argument (the test suite writes
+# them elsewhere and compares).
+OUT = (
+    pathlib.Path(sys.argv[1])
+    if len(sys.argv) > 1
+    else pathlib.Path(__file__).resolve().parent.parent / "crates/mobmem/tests/data/perfetto"
+)
 
 # Where truncated.pftrace ends (see the module documentation): checked when written.
 TRUNCATED_OFFSET = 1122
