@@ -12,6 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Value};
 
+use mobmem::mm::placement::mrc;
 use mobmem::mm::placement::sim::{run_source, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, Family};
 use mobmem::trace::{self, Event};
@@ -117,6 +118,22 @@ fn measure_one(
     }))
 }
 
+/// `t`'s accesses as libCacheSim oracleGeneral records: timestamp (s), object id (the
+/// page id), size 4096, next access unknown (-1).
+fn write_oracle_general(path: &Path, t: &trace::Trace) -> Result<()> {
+    use std::io::Write;
+    let file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    for e in t.accesses() {
+        out.write_all(&((e.time_ns() / 1_000_000_000) as u32).to_le_bytes())?;
+        out.write_all(&u64::from(e.page()).to_le_bytes())?;
+        out.write_all(&4096u32.to_le_bytes())?;
+        out.write_all(&(-1i64).to_le_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
 pub fn bench(args: BenchArgs) -> Result<()> {
     if let Some(policy) = &args.one {
         let Some(path) = &args.trace else {
@@ -129,6 +146,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         return Ok(());
     }
     let dir = tempfile::tempdir().context("temporary folder")?;
+    // The generated trace is also written in libCacheSim's oracleGeneral format, to
+    // measure reading a foreign format beside .mmt.
+    let mut oracle_path = None;
     let path = match &args.trace {
         Some(p) => p.clone(),
         None => {
@@ -137,6 +157,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let t = workload::generate(&config, 1)?;
             let p = dir.path().join("bench.mmt");
             trace::mmt::write(&p, &t)?;
+            let o = dir.path().join("bench.oracleGeneral.bin");
+            write_oracle_general(&o, &t)?;
+            oracle_path = Some(o);
             p
         }
     };
@@ -180,11 +203,66 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             serde_json::from_slice::<Value>(&out.stdout).context("reading the child's result")?,
         );
     }
+    // Reading and LRU on the oracleGeneral copy (whole run, in this process).
+    let oracle = match &oracle_path {
+        None => Value::Null,
+        Some(o) => {
+            let started = Instant::now();
+            let mut source = trace::open(o, None)?;
+            let mut n = 0u64;
+            while source.read_batch(&mut batch, 1 << 16)? {
+                n += batch.len() as u64;
+            }
+            let decode = started.elapsed().as_secs_f64();
+            let info = find_policy("lru")?;
+            let memory = ((pages as f64 * args.memory_fraction).round() as usize).max(2);
+            let setup = RunSetup::new(info, Capacity::single(memory));
+            let mut best = f64::INFINITY;
+            for _ in 0..args.repeat.max(1) {
+                let started = Instant::now();
+                let mut source = trace::open(o, None)?;
+                run_source(source.as_mut(), &setup, &mut |_| {})?;
+                best = best.min(started.elapsed().as_secs_f64());
+            }
+            json!({
+                "decode_records_per_second": n as f64 / decode,
+                "lru_accesses_per_second": n as f64 / best,
+            })
+        }
+    };
+    // An exact 100-size LRU miss-ratio curve (one pass, stack distances), whole run.
+    let curve_s = {
+        let mut best = f64::INFINITY;
+        for _ in 0..args.repeat.max(1) {
+            let started = Instant::now();
+            let mut source = trace::open(&path, None)?;
+            let mut builder = mrc::CurveBuilder::exact(pages as usize);
+            while source.read_batch(&mut batch, 1 << 16)? {
+                for e in &batch {
+                    if e.is_access() {
+                        builder.access(e.page());
+                    }
+                }
+            }
+            let sizes: Vec<u64> = (1..=100).map(|i| (i * pages / 100).max(1)).collect();
+            let curve = builder.finish().curve(&sizes);
+            assert_eq!(curve.len(), 100);
+            best = best.min(started.elapsed().as_secs_f64());
+        }
+        best
+    };
+    let lru_s = runs
+        .iter()
+        .find(|r| r["policy"] == "lru")
+        .and_then(|r| r["seconds"].as_f64());
     let report = json!({
         "trace": path.display().to_string(),
         "events": events,
         "distinct_pages": pages,
         "decode_events_per_second": events as f64 / decode_s,
+        "oracle_general": oracle,
+        "lru_curve_100_sizes_seconds": curve_s,
+        "lru_curve_over_one_lru_run": lru_s.map(|l| curve_s / l),
         "runs": runs,
     });
     if args.json {
@@ -216,5 +294,19 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         );
     }
     println!("(single thread, whole run: decoding + simulation; bytes/page = growth of peak resident memory per distinct page)");
+    if let Some(o) = report["oracle_general"].as_object() {
+        println!(
+            "oracleGeneral copy: decode only {:.1} M records/s, lru {:.1} M accesses/s",
+            o["decode_records_per_second"].as_f64().unwrap_or(0.0) / 1e6,
+            o["lru_accesses_per_second"].as_f64().unwrap_or(0.0) / 1e6
+        );
+    }
+    match lru_s {
+        Some(l) => println!(
+            "exact LRU miss-ratio curve, 100 sizes, one pass: {curve_s:.3} s ({:.2}x one lru run)",
+            curve_s / l
+        ),
+        None => println!("exact LRU miss-ratio curve, 100 sizes, one pass: {curve_s:.3} s"),
+    }
     Ok(())
 }

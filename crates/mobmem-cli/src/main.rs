@@ -5,6 +5,7 @@ mod capture;
 mod fs;
 mod import;
 mod ksm;
+mod mrc;
 mod numbers;
 mod reclaim;
 mod swap;
@@ -50,6 +51,9 @@ struct Cli {
 enum Command {
     /// Simulate one policy on one trace and print what it measured.
     Sim(SimArgs),
+    /// A miss-ratio curve: a policy's hits and misses at many cache sizes, LRU exactly
+    /// in one pass (or sampled by SHARDS), other policies simulated at each size.
+    Mrc(mrc::MrcArgs),
     /// Generate a synthetic Android workload trace from a preset.
     Gen(GenArgs),
     /// Run an experiment file (TOML) and write its report to DIR/<name>/.
@@ -105,9 +109,10 @@ struct SimArgs {
     /// Policy name (see `mobmem policies`).
     #[arg(long)]
     policy: String,
-    /// Memory size in pages (for hybrid policies: DRAM + PCM).
-    #[arg(long, value_parser = numbers::non_negative::<u64>, allow_negative_numbers = true)]
-    capacity: u64,
+    /// Memory size in pages (for hybrid policies: DRAM + PCM); several, comma-separated,
+    /// are simulated on one decoded copy of the trace, in parallel.
+    #[arg(long, required = true, value_delimiter = ',', value_parser = numbers::non_negative::<u64>, allow_negative_numbers = true)]
+    capacity: Vec<u64>,
     /// Share of memory that is DRAM, for hybrid policies.
     #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     dram_fraction: f64,
@@ -228,6 +233,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Sim(args) => sim(args),
+        Command::Mrc(args) => mrc::run(args),
         Command::Gen(args) => gen(args),
         Command::Run(args) => run(args),
         Command::Reproduce(args) => reproduce(args),
@@ -270,9 +276,12 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 
 fn sim(args: SimArgs) -> Result<()> {
     let info = find_policy(&args.policy)?;
+    if args.capacity.len() > 1 {
+        return sim_sizes(&args, info);
+    }
     let setup = RunSetup {
         policy: info,
-        capacity: Capacity::of_memory(info.family, args.capacity, args.dram_fraction)?,
+        capacity: Capacity::of_memory(info.family, args.capacity[0], args.dram_fraction)?,
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
     };
@@ -290,17 +299,9 @@ fn sim(args: SimArgs) -> Result<()> {
     };
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
-        let mut map = serde_json::Map::new();
-        map.insert("trace".into(), args.trace.display().to_string().into());
-        map.insert("policy".into(), info.name.into());
-        map.insert("dram_pages".into(), setup.capacity.dram.into());
-        map.insert("pcm_pages".into(), setup.capacity.pcm.into());
-        for (name, value) in metrics.values() {
-            map.insert(name.into(), json_number(value));
-        }
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::Value::Object(map))?
+            serde_json::to_string_pretty(&sim_json(&args, &setup, &metrics))?
         );
     } else {
         println!("trace      {}", args.trace.display());
@@ -320,6 +321,66 @@ fn sim(args: SimArgs) -> Result<()> {
             seconds,
             metrics.accesses as f64 / seconds / 1e6
         );
+    }
+    Ok(())
+}
+
+/// The JSON object of one run of `sim`.
+fn sim_json(
+    args: &SimArgs,
+    setup: &RunSetup,
+    metrics: &mobmem::mm::placement::metrics::Metrics,
+) -> serde_json::Value {
+    let mut map = serde_json::Map::new();
+    map.insert("trace".into(), args.trace.display().to_string().into());
+    map.insert("policy".into(), setup.policy.name.into());
+    map.insert("dram_pages".into(), setup.capacity.dram.into());
+    map.insert("pcm_pages".into(), setup.capacity.pcm.into());
+    for (name, value) in metrics.values() {
+        map.insert(name.into(), json_number(value));
+    }
+    serde_json::Value::Object(map)
+}
+
+/// `sim` at several capacities: the trace decoded once, the sizes in parallel; a row (or
+/// a JSON object) per capacity, in the order given.
+fn sim_sizes(args: &SimArgs, info: &'static mobmem::mm::placement::PolicyInfo) -> Result<()> {
+    let started = Instant::now();
+    let t = trace::read_all(&args.trace, args.format)?;
+    let base = RunSetup {
+        policy: info,
+        capacity: Capacity::of_memory(info.family, args.capacity[0], args.dram_fraction)?,
+        cost: CostModel::named(&args.cost)?,
+        devices: Default::default(),
+    };
+    let all =
+        mobmem::mm::placement::mrc::simulate_each(&t, &base, &args.capacity, args.dram_fraction)?;
+    let seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        let mut rows = Vec::new();
+        for (&capacity, metrics) in args.capacity.iter().zip(&all) {
+            let mut setup = base.clone();
+            setup.capacity = Capacity::of_memory(info.family, capacity, args.dram_fraction)?;
+            rows.push(sim_json(args, &setup, metrics));
+        }
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("trace      {}", args.trace.display());
+        println!("policy     {} ({})", info.name, info.family.name());
+        let names: Vec<&str> = all[0].values().into_iter().map(|(n, _)| n).collect();
+        print!("{:>12}", "capacity");
+        for n in &names {
+            print!(" {:>14}", n);
+        }
+        println!();
+        for (&capacity, metrics) in args.capacity.iter().zip(&all) {
+            print!("{capacity:>12}");
+            for (_, v) in metrics.values() {
+                print!(" {:>14}", report::short(v));
+            }
+            println!();
+        }
+        eprintln!("{} capacities in {:.2} s", args.capacity.len(), seconds);
     }
     Ok(())
 }

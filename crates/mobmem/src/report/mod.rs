@@ -455,6 +455,11 @@ pub fn figure_data(table: &Table, figure: &Figure) -> FigureData {
     }
 }
 
+/// The SVG of `figure` drawn from `table` (as the report pages draw it).
+pub fn render_figure(table: &Table, figure: &Figure) -> Result<String> {
+    plot::render(figure, &figure_data(table, figure))
+}
+
 /// The longest name [`safe_file_name`] takes, in bytes (file systems take 255; the
 /// report adds suffixes such as `-fg-hit-ratio-dram-0.05.svg`).
 pub const MAX_NAME_BYTES: usize = 128;

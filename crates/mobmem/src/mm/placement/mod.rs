@@ -10,6 +10,7 @@
 //! [`Tier::Dram`] and is built with no PCM.
 
 pub mod metrics;
+pub mod mrc;
 pub mod policies;
 pub mod registry;
 pub mod sim;

@@ -1,0 +1,238 @@
+//! `mobmem mrc`: a miss-ratio curve, the misses of a policy at many cache sizes.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use mobmem::devices::CostModel;
+use mobmem::mm::placement::mrc::{self, CurvePoint, Sampling};
+use mobmem::mm::placement::sim::RunSetup;
+use mobmem::mm::placement::{find_policy, Capacity};
+use mobmem::report::{self, Figure, Row, Table};
+use mobmem::trace::{self, Format};
+
+#[derive(Args)]
+pub struct MrcArgs {
+    /// Trace file (.mmt, .csv, .lis, oracleGeneral; optionally .zst-compressed).
+    #[arg(long)]
+    trace: PathBuf,
+    /// Trace format (mmt, csv, lis, oracle-general); default: from the file name.
+    #[arg(long)]
+    format: Option<Format>,
+    /// Policy (see `mobmem policies`). lru is exact in one pass of the trace (Mattson's
+    /// stack distances); any other is simulated at each size, in parallel over sizes.
+    #[arg(long, default_value = "lru")]
+    policy: String,
+    /// Cache sizes: pages (`100,500,2000`) or shares of the trace's footprint
+    /// (`1%,2%,5%`), comma-separated, or `N..M/K` for K sizes evenly spaced from N to M
+    /// pages (`1%..100%/100` in shares).
+    #[arg(long, required = true, value_delimiter = ',')]
+    capacities: Vec<String>,
+    /// SHARDS sampling at a fixed rate (0 < RATE <= 1; lru only): track only pages whose
+    /// hash falls in that share of the hash space.
+    #[arg(long, value_name = "RATE", conflicts_with = "sample_size")]
+    sample: Option<f64>,
+    /// SHARDS sampling of fixed size (lru only): track at most N pages, the rate lowered
+    /// as needed.
+    #[arg(long, value_name = "N")]
+    sample_size: Option<usize>,
+    /// Print `[{"capacity", "hits", "misses", "accesses"}, ...]` as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Also write DIR/mrc.csv and DIR/mrc.svg (the curve).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+/// Sizes in pages from the `--capacities` items, given the footprint.
+pub fn parse_capacities(items: &[String], footprint: u64) -> Result<Vec<u64>> {
+    let one = |text: &str| -> Result<u64> {
+        let text = text.trim();
+        if let Some(share) = text.strip_suffix('%') {
+            let share: f64 = share
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                .with_context(|| format!("capacity `{text}`: expected a share above 0, like 5%"))?;
+            Ok(((share / 100.0 * footprint as f64).round() as u64).max(1))
+        } else {
+            text.parse::<u64>()
+                .ok()
+                .filter(|&n| n > 0)
+                .with_context(|| format!("capacity `{text}`: expected pages (a whole number above 0) or a share like 5%"))
+        }
+    };
+    let mut out = Vec::new();
+    for item in items {
+        if let Some((range, steps)) = item.split_once('/') {
+            let (from, to) = range
+                .split_once("..")
+                .with_context(|| format!("capacity `{item}`: expected FROM..TO/STEPS"))?;
+            let (from, to) = (one(from)?, one(to)?);
+            let steps: u64 = steps
+                .trim()
+                .parse()
+                .ok()
+                .filter(|&n| (1..=100_000).contains(&n))
+                .with_context(|| format!("capacity `{item}`: expected 1 to 100000 steps"))?;
+            if to < from {
+                bail!("capacity `{item}`: the range ends before it starts");
+            }
+            for i in 0..steps {
+                let at = if steps == 1 {
+                    to
+                } else {
+                    from + ((to - from) as f64 * i as f64 / (steps - 1) as f64).round() as u64
+                };
+                out.push(at);
+            }
+        } else {
+            out.push(one(item)?);
+        }
+    }
+    if out.len() > 100_000 {
+        bail!("{} capacities: at most 100000", out.len());
+    }
+    Ok(out)
+}
+
+pub fn run(args: MrcArgs) -> Result<()> {
+    let info = find_policy(&args.policy)?;
+    let sampling = match (args.sample, args.sample_size) {
+        (Some(rate), _) if !(rate > 0.0 && rate <= 1.0) => {
+            bail!("--sample {rate}: expected a rate above 0 and at most 1")
+        }
+        (Some(rate), _) => Some(Sampling::FixedRate(rate)),
+        (None, Some(0)) => bail!("--sample-size 0: expected at least 1 page"),
+        (None, Some(n)) => Some(Sampling::FixedSize(n)),
+        (None, None) => None,
+    };
+    if sampling.is_some() && info.name != "lru" {
+        bail!("--sample and --sample-size apply to lru only (SHARDS samples LRU stack distances)");
+    }
+    let started = Instant::now();
+    let context = || format!("{}", args.trace.display());
+    let (points, method, footprint) = if info.name == "lru" {
+        // One pass over the streamed trace: only page ids reach the builder.
+        let mut source = trace::open(&args.trace, args.format).with_context(context)?;
+        let hint = source.page_count_hint().unwrap_or(0) as usize;
+        let mut builder = match sampling {
+            None => mrc::CurveBuilder::exact(hint),
+            Some(s) => mrc::CurveBuilder::shards(s),
+        };
+        let mut batch = Vec::new();
+        while source
+            .read_batch(&mut batch, 1 << 16)
+            .with_context(context)?
+        {
+            for e in &batch {
+                if e.is_access() {
+                    builder.access(e.page());
+                }
+            }
+        }
+        let footprint = source.tables().with_context(context)?.pages.len() as u64;
+        let capacities = parse_capacities(&args.capacities, footprint)?;
+        let method = match sampling {
+            None => "lru (exact, stack distances)".to_string(),
+            Some(Sampling::FixedRate(r)) => format!("lru (SHARDS, rate {r})"),
+            Some(Sampling::FixedSize(n)) => format!("lru (SHARDS, at most {n} pages)"),
+        };
+        (builder.finish().curve(&capacities), method, footprint)
+    } else {
+        let t = trace::read_all(&args.trace, args.format).with_context(context)?;
+        let footprint = t.footprint() as u64;
+        let capacities = parse_capacities(&args.capacities, footprint)?;
+        let setup = RunSetup {
+            policy: info,
+            capacity: Capacity::of_memory(info.family, 1, 0.05)?,
+            cost: CostModel::paper_relative(),
+            devices: Default::default(),
+        };
+        (
+            mrc::simulate_sizes(&t, &setup, &capacities, 0.05)?,
+            format!("{} (simulated at each size)", info.name),
+            footprint,
+        )
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    if let Some(dir) = &args.out {
+        write_out(dir, &points, &method, &args.trace)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&points)?);
+    } else {
+        println!(
+            "trace      {} ({footprint} distinct pages)",
+            args.trace.display()
+        );
+        println!("method     {method}");
+        println!(
+            "{:>12} {:>12} {:>12} {:>12} {:>10}",
+            "capacity", "hits", "misses", "accesses", "miss_ratio"
+        );
+        for p in &points {
+            println!(
+                "{:>12} {:>12} {:>12} {:>12} {:>10.4}",
+                p.capacity,
+                p.hits,
+                p.misses,
+                p.accesses,
+                p.miss_ratio()
+            );
+        }
+    }
+    eprintln!("{} sizes in {seconds:.2} s", points.len());
+    Ok(())
+}
+
+/// DIR/mrc.csv (one row a size) and DIR/mrc.svg.
+fn write_out(
+    dir: &std::path::Path,
+    points: &[CurvePoint],
+    method: &str,
+    trace: &std::path::Path,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
+    let table = Table {
+        experiment: "mrc".into(),
+        title: format!("miss-ratio curve of {}", trace.display()),
+        keys: vec!["method".into(), "capacity".into()],
+        rows: points
+            .iter()
+            .map(|p| Row {
+                keys: vec![method.to_string(), p.capacity.to_string()],
+                values: vec![
+                    ("hits".into(), p.hits as f64),
+                    ("misses".into(), p.misses as f64),
+                    ("accesses".into(), p.accesses as f64),
+                    ("miss_ratio".into(), p.miss_ratio()),
+                ],
+            })
+            .collect(),
+    };
+    let csv_path = dir.join("mrc.csv");
+    let file =
+        std::fs::File::create(&csv_path).with_context(|| format!("{}", csv_path.display()))?;
+    report::write_results_csv(std::io::BufWriter::new(file), &table)?;
+    let figure = Figure {
+        id: "mrc".into(),
+        title: "miss-ratio curve".into(),
+        x: "capacity".into(),
+        x_label: "cache size (pages)".into(),
+        x_scale: 1.0,
+        series: "method".into(),
+        lines: vec![method.to_string()],
+        filter: Vec::new(),
+        metric: "miss_ratio".into(),
+        y_label: "miss ratio".into(),
+        normalize_to: None,
+    };
+    let svg = report::render_figure(&table, &figure)?;
+    let svg_path = dir.join("mrc.svg");
+    std::fs::write(&svg_path, svg).with_context(|| format!("{}", svg_path.display()))?;
+    eprintln!("wrote {} and {}", csv_path.display(), svg_path.display());
+    Ok(())
+}

@@ -1,0 +1,502 @@
+//! Miss-ratio curves: the hits of a policy at many cache sizes from one pass of a trace.
+//!
+//! - **Exact LRU, in one pass** ([`lru_distances`]): Mattson, Gecsei, Slutz, Traiger,
+//!   "Evaluation techniques for storage hierarchies", IBM Systems Journal 1970. LRU is a
+//!   stack algorithm: an access hits a cache of `c` pages exactly when its *stack
+//!   distance* (the number of distinct pages used since the page's previous access, the
+//!   page included) is at most `c`. So one histogram of distances gives the hits at every
+//!   size. The distances are counted with a Fenwick tree over access times that holds a 1
+//!   at the latest access of each page: the distance of an access is the sum over the
+//!   times after the page's previous one. The times are renumbered (the live ones packed
+//!   to the front) whenever they fill a tree of twice the pages seen, so the tree stays
+//!   the size of the footprint, not of the trace.
+//! - **SHARDS** ([`shards_distances`]): Waldspurger, Park, Garthwaite, Ahmad, "Efficient
+//!   MRC Construction with SHARDS", FAST 2015. Only pages whose hash falls under a
+//!   threshold are tracked (spatial sampling at rate `R`); a sampled distance `d` stands
+//!   for `d / R`, and each sampled access for `1 / R` accesses. *Fixed-rate* keeps `R`;
+//!   *fixed-size* keeps at most `s_max` pages, lowering the threshold (and `R`) as new
+//!   pages come, dropping the tracked pages of the highest hash. Both apply SHARDS-adj:
+//!   the difference between the accesses expected at rate `R` and those sampled goes to
+//!   the smallest distance a sampled access can have (`1 / R`), or, when more were
+//!   sampled than expected, comes off the smallest distances; the paper shows this
+//!   removes most of the bias that a few hot pages sampled or not would cause.
+//! - **Any other policy**: [`simulate_sizes`] decodes the trace once and simulates each
+//!   size on it, in parallel over sizes.
+
+use rayon::prelude::*;
+
+use super::metrics::Metrics;
+use super::sim::{run_trace, RunSetup};
+use super::Capacity;
+use crate::trace::{PageId, Trace};
+use crate::Result;
+
+/// Hits and misses at one cache size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct CurvePoint {
+    pub capacity: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub accesses: u64,
+}
+
+impl CurvePoint {
+    pub fn miss_ratio(&self) -> f64 {
+        if self.accesses == 0 {
+            0.0
+        } else {
+            self.misses as f64 / self.accesses as f64
+        }
+    }
+}
+
+/// Stack distances of a sequence of accesses: `counts[d]` accesses at distance `d`
+/// (`d >= 1`; `counts[0]` is unused), and the accesses with no previous one (cold).
+/// With sampling, counts are scaled to stand for the whole trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistanceHistogram {
+    pub counts: Vec<f64>,
+    pub cold: f64,
+    pub accesses: u64,
+}
+
+impl DistanceHistogram {
+    /// The LRU hits and misses at each of `capacities` (pages), rounded to whole accesses
+    /// (exact without sampling).
+    pub fn curve(&self, capacities: &[u64]) -> Vec<CurvePoint> {
+        // Cumulative hits by distance.
+        let mut cumulative = Vec::with_capacity(self.counts.len());
+        let mut sum = 0.0;
+        for &c in &self.counts {
+            sum += c;
+            cumulative.push(sum);
+        }
+        capacities
+            .iter()
+            .map(|&capacity| {
+                let hits = match cumulative.len() {
+                    0 => 0.0,
+                    n => cumulative[(capacity as usize).min(n - 1)],
+                };
+                let hits = (hits.round() as u64).min(self.accesses);
+                CurvePoint {
+                    capacity,
+                    hits,
+                    misses: self.accesses - hits,
+                    accesses: self.accesses,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A Fenwick (binary indexed) tree of counts, 1-based inside.
+struct Fenwick {
+    tree: Vec<u32>,
+}
+
+impl Fenwick {
+    fn new(size: usize) -> Self {
+        Fenwick {
+            tree: vec![0; size + 1],
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.tree.len() - 1
+    }
+
+    fn add(&mut self, at: usize, delta: i32) {
+        let mut i = at + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].wrapping_add_signed(delta);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum over `0..end`.
+    fn prefix(&self, end: usize) -> u64 {
+        let mut i = end;
+        let mut sum = 0u64;
+        while i > 0 {
+            sum += u64::from(self.tree[i]);
+            i &= i - 1;
+        }
+        sum
+    }
+}
+
+/// No access yet.
+const NEVER: u32 = u32::MAX;
+
+/// Stack distances with a tree over times kept to about twice the pages live.
+struct StackDistances {
+    /// Per page id: the time of its latest access, or [`NEVER`].
+    last: Vec<u32>,
+    /// Per time: the page accessed then (to renumber), for times in use.
+    page_at: Vec<u32>,
+    tree: Fenwick,
+    /// Next time to hand out.
+    now: usize,
+    /// Pages with a time in the tree.
+    live: usize,
+}
+
+impl StackDistances {
+    fn new(pages_hint: usize) -> Self {
+        let size = (2 * pages_hint).max(1024);
+        StackDistances {
+            last: Vec::new(),
+            page_at: vec![NEVER; size],
+            tree: Fenwick::new(size),
+            now: 0,
+            live: 0,
+        }
+    }
+
+    /// The stack distance of an access to `page` (`None`: its first), then the access
+    /// recorded.
+    fn access(&mut self, page: u32) -> Option<u64> {
+        let p = page as usize;
+        if p >= self.last.len() {
+            self.last.resize(p + 1, NEVER);
+        }
+        if self.now == self.tree.len() {
+            self.renumber();
+        }
+        let previous = self.last[p];
+        let distance = if previous == NEVER {
+            self.live += 1;
+            None
+        } else {
+            let previous = previous as usize;
+            // Pages whose latest access is after this page's, plus the page itself.
+            // Every live page has one 1 in the tree, all before `now`.
+            let after = self.live as u64 - self.tree.prefix(previous + 1);
+            self.tree.add(previous, -1);
+            self.page_at[previous] = NEVER;
+            Some(after + 1)
+        };
+        self.tree.add(self.now, 1);
+        self.page_at[self.now] = page;
+        self.last[p] = self.now as u32;
+        self.now += 1;
+        distance
+    }
+
+    /// A page no longer tracked (fixed-size SHARDS).
+    fn forget(&mut self, page: u32) {
+        let p = page as usize;
+        if let Some(&t) = self.last.get(p) {
+            if t != NEVER {
+                self.tree.add(t as usize, -1);
+                self.page_at[t as usize] = NEVER;
+                self.last[p] = NEVER;
+                self.live -= 1;
+            }
+        }
+    }
+
+    /// Pack the live times to the front, in order, in a tree of twice the live pages.
+    fn renumber(&mut self) {
+        let size = (2 * self.live).max(1024);
+        let mut page_at = vec![NEVER; size];
+        let mut next = 0;
+        for &page in &self.page_at[..self.now] {
+            if page != NEVER {
+                page_at[next] = page;
+                self.last[page as usize] = next as u32;
+                next += 1;
+            }
+        }
+        let mut tree = Fenwick::new(size);
+        // Build in O(size): ones at 0..next, then propagate.
+        for i in 1..=next {
+            tree.tree[i] += 1;
+            let parent = i + (i & i.wrapping_neg());
+            if parent <= size {
+                let v = tree.tree[i];
+                tree.tree[parent] += v;
+            }
+        }
+        for i in next + 1..=size {
+            let parent = i + (i & i.wrapping_neg());
+            if parent <= size {
+                let v = tree.tree[i];
+                tree.tree[parent] += v;
+            }
+        }
+        self.page_at = page_at;
+        self.tree = tree;
+        self.now = next;
+    }
+}
+
+fn record(counts: &mut Vec<f64>, distance: usize, weight: f64) {
+    if distance >= counts.len() {
+        counts.resize(distance + 1, 0.0);
+    }
+    counts[distance] += weight;
+}
+
+/// Builds a [`DistanceHistogram`] from accesses fed one at a time, exactly or by SHARDS:
+/// one pass over a streamed trace, with memory for the pages tracked only.
+pub struct CurveBuilder {
+    stack: StackDistances,
+    counts: Vec<f64>,
+    cold: f64,
+    accesses: u64,
+    sampling: Option<Sampling>,
+    /// SHARDS: the hash threshold (out of [`HASH_SPACE`]) and the most pages tracked.
+    threshold: u64,
+    s_max: usize,
+    /// SHARDS: tracked pages by hash, to drop the highest when over `s_max`.
+    tracked: std::collections::BTreeSet<(u64, PageId)>,
+    /// SHARDS-adj: the accesses the sampled ones stand for (each `1 / R` of its time).
+    sampled_weight: f64,
+}
+
+impl CurveBuilder {
+    /// Exact LRU stack distances; `footprint_hint` sizes the tree (it grows as needed).
+    pub fn exact(footprint_hint: usize) -> Self {
+        Self::with(None, footprint_hint)
+    }
+
+    /// LRU stack distances sampled by SHARDS.
+    pub fn shards(sampling: Sampling) -> Self {
+        Self::with(Some(sampling), 1024)
+    }
+
+    fn with(sampling: Option<Sampling>, footprint_hint: usize) -> Self {
+        let (threshold, s_max) = match sampling {
+            None => (HASH_SPACE, usize::MAX),
+            Some(Sampling::FixedRate(rate)) => (
+                ((rate.clamp(0.0, 1.0) * HASH_SPACE as f64).round() as u64).max(1),
+                usize::MAX,
+            ),
+            Some(Sampling::FixedSize(n)) => (HASH_SPACE, n.max(1)),
+        };
+        CurveBuilder {
+            stack: StackDistances::new(footprint_hint),
+            counts: Vec::new(),
+            cold: 0.0,
+            accesses: 0,
+            sampling,
+            threshold,
+            s_max,
+            tracked: Default::default(),
+            sampled_weight: 0.0,
+        }
+    }
+
+    /// One access to `page`.
+    #[inline]
+    pub fn access(&mut self, page: PageId) {
+        self.accesses += 1;
+        if self.sampling.is_none() {
+            match self.stack.access(page) {
+                Some(d) => record(&mut self.counts, d as usize, 1.0),
+                None => self.cold += 1.0,
+            }
+            return;
+        }
+        let h = page_hash(page);
+        if h >= self.threshold {
+            return;
+        }
+        let rate = self.threshold as f64 / HASH_SPACE as f64;
+        let scale = 1.0 / rate;
+        self.sampled_weight += scale;
+        match self.stack.access(page) {
+            Some(d) => {
+                let scaled = ((d as f64) * scale).round().max(1.0) as usize;
+                record(&mut self.counts, scaled, scale);
+            }
+            None => {
+                self.cold += scale;
+                self.tracked.insert((h, page));
+                while self.tracked.len() > self.s_max {
+                    let Some(&(top, _)) = self.tracked.iter().next_back() else {
+                        break;
+                    };
+                    // Lower the threshold to the highest hash: every page at it goes.
+                    self.threshold = top;
+                    while let Some(&(next, p)) = self.tracked.iter().next_back() {
+                        if next < self.threshold {
+                            break;
+                        }
+                        self.tracked.remove(&(next, p));
+                        self.stack.forget(p);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The histogram, with SHARDS-adj applied when sampling: the accesses the rate
+    /// should have sampled beyond those it did, at the smallest distance.
+    pub fn finish(mut self) -> DistanceHistogram {
+        if self.sampling.is_some() {
+            let rate = self.threshold as f64 / HASH_SPACE as f64;
+            // In accesses of the trace: each sampled access stands for 1 / R of its time,
+            // so the sampled ones should add up to all of them.
+            let mut adjustment = self.accesses as f64 - self.sampled_weight;
+            // The smallest distance a sampled access can have: 1 scaled.
+            let first = ((1.0 / rate).round() as usize).max(1);
+            if adjustment > 0.0 {
+                record(&mut self.counts, first, adjustment);
+            } else {
+                // More sampled than the rate expects: take them off the smallest
+                // distances, as far as those hold them.
+                for count in self.counts.iter_mut().skip(first) {
+                    if adjustment >= 0.0 {
+                        break;
+                    }
+                    let taken = count.min(-adjustment);
+                    *count -= taken;
+                    adjustment += taken;
+                }
+            }
+        }
+        DistanceHistogram {
+            counts: self.counts,
+            cold: self.cold,
+            accesses: self.accesses,
+        }
+    }
+}
+
+/// Exact LRU stack distances of `pages` (dense page ids), in one pass.
+pub fn lru_distances(pages: &[PageId], footprint_hint: usize) -> DistanceHistogram {
+    let mut b = CurveBuilder::exact(footprint_hint);
+    for &p in pages {
+        b.access(p);
+    }
+    b.finish()
+}
+
+/// How SHARDS samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sampling {
+    /// Pages whose hash is below `rate` of the hash space.
+    FixedRate(f64),
+    /// At most this many pages, the rate lowered as needed (starting at 1).
+    FixedSize(usize),
+}
+
+/// The modulus of the sampling hash: rates are thresholds out of 2^24.
+const HASH_SPACE: u64 = 1 << 24;
+
+/// A page's place in the sampling hash space (splitmix64 of its id).
+fn page_hash(page: PageId) -> u64 {
+    let mut z = u64::from(page).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % HASH_SPACE
+}
+
+/// Approximate LRU stack distances by SHARDS (with SHARDS-adj), scaled to the whole
+/// trace.
+pub fn shards_distances(pages: &[PageId], sampling: Sampling) -> DistanceHistogram {
+    let mut b = CurveBuilder::shards(sampling);
+    for &p in pages {
+        b.access(p);
+    }
+    b.finish()
+}
+
+/// Simulate `setup`'s policy at each of `capacities` (pages; a hybrid policy's DRAM is
+/// `dram_fraction` of each) on `trace`, decoded once, in parallel over sizes; the
+/// metrics in the order of `capacities`.
+pub fn simulate_each(
+    trace: &Trace,
+    setup: &RunSetup,
+    capacities: &[u64],
+    dram_fraction: f64,
+) -> Result<Vec<Metrics>> {
+    capacities
+        .par_iter()
+        .map(|&capacity| {
+            let mut s = setup.clone();
+            s.capacity = Capacity::of_memory(setup.policy.family, capacity, dram_fraction)?;
+            run_trace(trace, &s)
+        })
+        .collect()
+}
+
+/// [`simulate_each`], as hits and misses.
+pub fn simulate_sizes(
+    trace: &Trace,
+    setup: &RunSetup,
+    capacities: &[u64],
+    dram_fraction: f64,
+) -> Result<Vec<CurvePoint>> {
+    let metrics = simulate_each(trace, setup, capacities, dram_fraction)?;
+    Ok(capacities
+        .iter()
+        .zip(metrics)
+        .map(|(&capacity, m)| CurvePoint {
+            capacity,
+            hits: m.hits,
+            misses: m.misses,
+            accesses: m.accesses,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The distances worked by hand: a b c a b b d a.
+    #[test]
+    fn distances_by_hand() {
+        let (a, b, c, d) = (0, 1, 2, 3);
+        let h = lru_distances(&[a, b, c, a, b, b, d, a], 4);
+        // a: cold; b: cold; c: cold; a: {b, c, a} = 3; b: {c, a, b} = 3; b: 1; d: cold;
+        // a: {b, d, a} = 3.
+        assert_eq!(h.cold, 4.0);
+        assert_eq!(h.counts, vec![0.0, 1.0, 0.0, 3.0]);
+        let curve = h.curve(&[1, 2, 3, 100]);
+        let hits: Vec<u64> = curve.iter().map(|p| p.hits).collect();
+        assert_eq!(hits, [1, 1, 4, 4]);
+    }
+
+    /// A long random trace: the distances survive renumbering (tree smaller than the
+    /// trace), checked against a naive stack.
+    #[test]
+    fn renumbering_keeps_the_distances() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let pages: Vec<u32> = (0..20_000).map(|_| rng.gen_range(0..300u32)).collect();
+        let fast = lru_distances(&pages, 10);
+        let mut stack: Vec<u32> = Vec::new();
+        let mut counts = vec![0.0; 301];
+        let mut cold = 0.0;
+        for &p in &pages {
+            match stack.iter().position(|&q| q == p) {
+                Some(i) => {
+                    counts[i + 1] += 1.0;
+                    stack.remove(i);
+                }
+                None => cold += 1.0,
+            }
+            stack.insert(0, p);
+        }
+        while counts.last() == Some(&0.0) {
+            counts.pop();
+        }
+        assert_eq!(fast.cold, cold);
+        assert_eq!(fast.counts, counts);
+    }
+
+    #[test]
+    fn shards_at_rate_one_is_exact() {
+        let pages: Vec<u32> = (0..5000u32).map(|i| (i * 7919) % 613).collect();
+        let exact = lru_distances(&pages, 0);
+        let full = shards_distances(&pages, Sampling::FixedRate(1.0));
+        assert_eq!(exact.curve(&[10, 100, 600]), full.curve(&[10, 100, 600]));
+        let sized = shards_distances(&pages, Sampling::FixedSize(10_000));
+        assert_eq!(exact.curve(&[10, 100, 600]), sized.curve(&[10, 100, 600]));
+    }
+}
