@@ -41,10 +41,14 @@ fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-const POLICIES: [&str; 10] = [
+const POLICIES: [&str; 14] = [
     "lru",
     "fifo",
     "clock",
+    "sieve",
+    "s3fifo",
+    "lfu",
+    "slru-4",
     "2q",
     "arc",
     "opt",

@@ -91,6 +91,54 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "sieve",
+        family: Family::SingleTier,
+        summary: "SIEVE: FIFO with a visited bit and a sweeping hand (Zhang et al., NSDI 2024)",
+        offline: false,
+        build: |ctx| {
+            Ok(Box::new(policies::sieve::Sieve::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
+        name: "s3fifo",
+        family: Family::SingleTier,
+        summary: "S3-FIFO: small (10%), main and ghost FIFO queues (Yang et al., SOSP 2023)",
+        offline: false,
+        build: |ctx| {
+            Ok(Box::new(policies::s3fifo::S3Fifo::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
+        name: "lfu",
+        family: Family::SingleTier,
+        summary: "least frequently used while resident, ties to the least recently used",
+        offline: false,
+        build: |ctx| {
+            Ok(Box::new(policies::lfu::Lfu::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
+        name: "slru-4",
+        family: Family::SingleTier,
+        summary: "segmented LRU, four equal segments (S4LRU; Huang et al., SOSP 2013)",
+        offline: false,
+        build: |ctx| {
+            Ok(Box::new(policies::slru::Slru::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
         name: "2q",
         family: Family::SingleTier,
         summary: "full 2Q, Kin 25%, Kout 50% (Johnson and Shasha, VLDB 1994)",

@@ -6,8 +6,12 @@ pub mod arc;
 pub mod clock;
 pub mod clock_dwf;
 pub mod fifo;
+pub mod lfu;
 pub mod lru;
 pub mod opt;
+pub mod s3fifo;
+pub mod sieve;
+pub mod slru;
 pub mod tiered;
 pub mod two_q;
 

@@ -1,0 +1,296 @@
+//! LFU: evict the resident page used the fewest times since it was brought in; among
+//! those, the least recently used.
+//!
+//! A classic of the paging literature, studied for instance by R. L. Mattson, J. Gecsei,
+//! D. R. Slutz and I. L. Traiger, "Evaluation techniques for storage hierarchies", IBM
+//! Systems Journal 9(2), 1970. The constant-time structure below, pages grouped in
+//! buckets of equal count kept in increasing order, is that of K. Shah, A. Mitra and
+//! D. Matani, "An O(1) algorithm for implementing the LFU cache eviction scheme", 2010.
+//!
+//! ```text
+//! on access(p):
+//!   if p resident: count[p] += 1; hit
+//!   else:
+//!     if full: evict the page of least count, the least recently used among them
+//!     count[p] = 1; miss
+//! ```
+//! The variant is libCacheSim's `LFU` (commit aa0fc409, `cache/eviction/LFU.c`):
+//! counts are of accesses while resident, and are forgotten on eviction (a page that
+//! comes back starts again at 1, "in-cache LFU"); ties go to the page that reached its
+//! count first, which, since every access raises the count, is the page whose last
+//! access is the oldest. The page just brought in is never the victim: eviction comes
+//! first. On libCacheSim's CloudPhysics trace this gives its miss ratios to the four
+//! decimals printed (`tests/policies_libcachesim.rs`).
+//!
+//! Buckets: one per count held by some resident page, in a doubly linked list from the
+//! lowest count up, each with the list of its pages from most to least recently used.
+//! A hit moves the page to the bucket of the next count, making it if missing; a bucket
+//! left empty is unlinked and its slot reused. Every step is O(1).
+//!
+//! Per page: two `u32` links and the `u32` slot of its bucket; per bucket: its count, its
+//! page list and two `u32` links. A capacity of zero is treated as one page.
+
+use crate::core::ensure_index;
+use crate::core::list::{Links, List};
+use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
+use crate::trace::PageId;
+
+/// No bucket: the page is not resident, or a bucket link is at an end.
+const NONE: u32 = u32::MAX;
+
+/// The resident pages of one access count.
+#[derive(Debug, Clone)]
+struct Bucket {
+    count: u64,
+    /// Front = most recently used.
+    pages: List,
+    /// Neighbours in increasing count.
+    lower: u32,
+    higher: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Lfu {
+    capacity: usize,
+    resident: usize,
+    links: Links,
+    buckets: Vec<Bucket>,
+    /// Slots of `buckets` not in use.
+    free: Vec<u32>,
+    /// The bucket of least count.
+    lowest: u32,
+    bucket_of: Vec<u32>,
+}
+
+impl Lfu {
+    pub fn new(capacity: usize, page_count_hint: usize) -> Self {
+        Lfu {
+            capacity: capacity.max(1),
+            resident: 0,
+            links: Links::with_pages(page_count_hint),
+            buckets: Vec::new(),
+            free: Vec::new(),
+            lowest: NONE,
+            bucket_of: vec![NONE; page_count_hint],
+        }
+    }
+
+    /// Resident pages by count, lowest first: `(count, pages from most to least
+    /// recently used)`.
+    pub fn by_count(&self) -> Vec<(u64, Vec<PageId>)> {
+        let mut out = Vec::new();
+        let mut at = self.lowest;
+        while at != NONE {
+            let bucket = &self.buckets[at as usize];
+            out.push((bucket.count, self.links.iter(&bucket.pages).collect()));
+            at = bucket.higher;
+        }
+        out
+    }
+
+    /// A bucket for `count`, linked between `lower` and `higher` (either may be
+    /// [`NONE`]).
+    fn new_bucket(&mut self, count: u64, lower: u32, higher: u32) -> u32 {
+        let bucket = Bucket {
+            count,
+            pages: List::new(),
+            lower,
+            higher,
+        };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.buckets[slot as usize] = bucket;
+                slot
+            }
+            None => {
+                self.buckets.push(bucket);
+                (self.buckets.len() - 1) as u32
+            }
+        };
+        match lower {
+            NONE => self.lowest = slot,
+            _ => self.buckets[lower as usize].higher = slot,
+        }
+        if higher != NONE {
+            self.buckets[higher as usize].lower = slot;
+        }
+        slot
+    }
+
+    /// Take `page` out of its bucket `slot`, dropping the bucket if it empties.
+    fn unlink_page(&mut self, page: PageId, slot: u32) {
+        let bucket = &mut self.buckets[slot as usize];
+        self.links.remove(&mut bucket.pages, page);
+        if !bucket.pages.is_empty() {
+            return;
+        }
+        let (lower, higher) = (bucket.lower, bucket.higher);
+        match lower {
+            NONE => self.lowest = higher,
+            _ => self.buckets[lower as usize].higher = higher,
+        }
+        if higher != NONE {
+            self.buckets[higher as usize].lower = lower;
+        }
+        self.free.push(slot);
+    }
+
+    fn link_page(&mut self, page: PageId, slot: u32) {
+        self.links
+            .push_front(&mut self.buckets[slot as usize].pages, page);
+        self.bucket_of[page as usize] = slot;
+    }
+}
+
+impl CachePolicy for Lfu {
+    #[inline]
+    fn access(&mut self, req: &Request, out: &mut Effects) {
+        let page = req.page;
+        ensure_index(&mut self.bucket_of, page, NONE);
+        let slot = self.bucket_of[page as usize];
+        if slot != NONE {
+            out.hit();
+            let Bucket { count, higher, .. } = self.buckets[slot as usize];
+            let next = if higher != NONE && self.buckets[higher as usize].count == count + 1 {
+                higher
+            } else {
+                self.new_bucket(count + 1, slot, higher)
+            };
+            self.unlink_page(page, slot);
+            self.link_page(page, next);
+            return;
+        }
+        out.fill();
+        if self.resident >= self.capacity && self.lowest != NONE {
+            let lowest = self.lowest;
+            if let Some(victim) = self.buckets[lowest as usize].pages.back() {
+                self.unlink_page(victim, lowest);
+                self.bucket_of[victim as usize] = NONE;
+                self.resident -= 1;
+                out.evict(victim);
+            }
+        }
+        let first = match self.lowest {
+            NONE => self.new_bucket(1, NONE, NONE),
+            lowest if self.buckets[lowest as usize].count == 1 => lowest,
+            lowest => self.new_bucket(1, NONE, lowest),
+        };
+        self.link_page(page, first);
+        self.resident += 1;
+    }
+
+    fn tier_of(&self, page: PageId) -> Option<Tier> {
+        match self.bucket_of.get(page as usize) {
+            Some(&slot) if slot != NONE => Some(Tier::Dram),
+            _ => None,
+        }
+    }
+
+    fn occupancy(&self) -> [usize; 2] {
+        [self.resident, 0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::mix64;
+    use crate::mm::placement::policies::testing::{evictions, hit_pattern, hits, run_pages};
+
+    #[test]
+    fn evicts_least_frequent_then_least_recent() {
+        // capacity 3, buckets written count: [pages, most recent first]:
+        //   1 2 3   misses                           1: [3 2 1]
+        //   1 1 2   hits                             1: [3]  2: [2]  3: [1]
+        //   4       miss: evict 3 (count 1)          1: [4]  2: [2]  3: [1]
+        //   4       hit: count 2, after 2            2: [4 2]  3: [1]
+        //   5       miss: count 2 ties 2 and 4; 2 was used longer ago: evict 2
+        //                                            1: [5]  2: [4]  3: [1]
+        //   3       miss: 3's count was forgotten; evict 5 (count 1)
+        //                                            1: [3]  2: [4]  3: [1]
+        let mut lfu = Lfu::new(3, 0);
+        let outcome = run_pages(&mut lfu, &[1, 2, 3, 1, 1, 2, 4, 4, 5, 3]);
+        assert_eq!(hit_pattern(&outcome), "mmmhhhmhmm");
+        assert_eq!(
+            evictions(&outcome),
+            vec![
+                vec![],
+                vec![],
+                vec![],
+                vec![],
+                vec![],
+                vec![],
+                vec![3],
+                vec![],
+                vec![2],
+                vec![5]
+            ]
+        );
+        assert_eq!(
+            lfu.by_count(),
+            vec![(1, vec![3]), (2, vec![4]), (3, vec![1])]
+        );
+        assert_eq!(lfu.occupancy(), [3, 0]);
+    }
+
+    #[test]
+    fn a_page_never_reused_goes_before_any_reused_one() {
+        // capacity 2: 1 1 1 gives 1 a count of 3; then 2 3 4 5 each evict the previous
+        // newcomer (count 1), never 1.
+        let mut lfu = Lfu::new(2, 0);
+        let outcome = run_pages(&mut lfu, &[1, 1, 1, 2, 3, 4, 5, 1]);
+        assert_eq!(hit_pattern(&outcome), "mhhmmmmh");
+        assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4]);
+        assert_eq!(lfu.by_count(), vec![(1, vec![5]), (4, vec![1])]);
+    }
+
+    /// LFU as a scan over the resident pages with their counts and last-use times.
+    fn reference(capacity: usize, trace: &[PageId]) -> Vec<(bool, Option<PageId>)> {
+        let mut resident: Vec<(PageId, u64, usize)> = Vec::new();
+        trace
+            .iter()
+            .enumerate()
+            .map(|(time, &page)| {
+                if let Some(entry) = resident.iter_mut().find(|e| e.0 == page) {
+                    entry.1 += 1;
+                    entry.2 = time;
+                    return (true, None);
+                }
+                let mut victim = None;
+                if resident.len() >= capacity {
+                    let at = (0..resident.len())
+                        .min_by_key(|&i| (resident[i].1, resident[i].2))
+                        .unwrap();
+                    victim = Some(resident.swap_remove(at).0);
+                }
+                resident.push((page, 1, time));
+                (false, victim)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn agrees_with_a_scan_on_skewed_traces() {
+        for seed in 0..20u64 {
+            let capacity = 1 + (seed as usize % 7) * 3;
+            let trace: Vec<PageId> = (0..3000u64)
+                .map(|i| {
+                    let x = mix64(seed * 1_000_003 + i);
+                    // A skewed mix: a small hot set and a wider cold one.
+                    if x.is_multiple_of(3) {
+                        (x >> 8) as PageId % 5
+                    } else {
+                        (x >> 8) as PageId % 60
+                    }
+                })
+                .collect();
+            let outcome = run_pages(&mut Lfu::new(capacity, 0), &trace);
+            let ours: Vec<(bool, Option<PageId>)> = hits(&outcome)
+                .into_iter()
+                .zip(evictions(&outcome))
+                .map(|(hit, evicted)| (hit, evicted.first().copied()))
+                .collect();
+            assert_eq!(ours, reference(capacity, &trace), "seed {seed}");
+        }
+    }
+}
