@@ -131,10 +131,7 @@ impl FtraceImporter {
     /// read into `record`; `at` says where it is, for errors. Events must come in time
     /// order, as the lines of a text capture do.
     pub(crate) fn push_record(&mut self, head: &Head, record: Record, at: Position) -> Result<()> {
-        self.line += 1;
-        self.report.lines += 1;
-        self.record_at = Some(at);
-        self.seen_event = true;
+        self.begin_record(at);
         if self.excluded(head) {
             if let Record::NewTask(task) = &record {
                 self.excluded_new_task(task);
@@ -157,11 +154,16 @@ impl FtraceImporter {
         expected: &str,
         at: Position,
     ) -> Result<()> {
+        self.begin_record(at);
+        self.malformed(&format!("{name}: {expected}"))
+    }
+
+    /// One more record of an input that is not text, at `at`.
+    fn begin_record(&mut self, at: Position) {
         self.line += 1;
         self.report.lines += 1;
         self.record_at = Some(at);
         self.seen_event = true;
-        self.malformed(&format!("{name}: {expected}"))
     }
 
     /// Bytes of the input read so far, as the bound on pages that ranges add counts

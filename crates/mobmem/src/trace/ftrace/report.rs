@@ -163,7 +163,11 @@ impl std::fmt::Display for ImportReport {
         if self.processes.len() > 10 {
             writeln!(f, "  ... and {} more", self.processes.len() - 10)?;
         }
-        let unit = if self.perfetto.is_some() { "events" } else { "lines" };
+        let unit = if self.perfetto.is_some() {
+            "events"
+        } else {
+            "lines"
+        };
         writeln!(f, "used                 (ftrace event: {unit})")?;
         for (name, n) in &self.used {
             writeln!(f, "  {name:<40} {n}")?;

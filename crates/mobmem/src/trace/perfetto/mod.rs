@@ -794,13 +794,15 @@ mod tests {
         let e = proto::FtraceEvent {
             timestamp: Some(time),
             pid: Some(pid),
-            event: Some(proto::Event::MmFilemapAddToPageCache(proto::MmFilemapPage {
-                pfn: Some(1),
-                i_ino: Some(7),
-                index: Some(index),
-                // 8:1 in the user-space encoding.
-                s_dev: Some(8 << 8 | 1),
-            })),
+            event: Some(proto::Event::MmFilemapAddToPageCache(
+                proto::MmFilemapPage {
+                    pfn: Some(1),
+                    i_ino: Some(7),
+                    index: Some(index),
+                    // 8:1 in the user-space encoding.
+                    s_dev: Some(8 << 8 | 1),
+                },
+            )),
         };
         e.encode_to_vec()
     }
@@ -851,10 +853,12 @@ mod tests {
         .unwrap();
         assert_eq!(t.tables.processes[0].name, "com.example.gallery");
         assert_eq!(report.perfetto.as_ref().unwrap().named_by_packages, 1);
-        let pages: Vec<u64> = t.accesses().map(|e| t.tables.pages[e.page() as usize].index).collect();
+        let pages: Vec<u64> = t
+            .accesses()
+            .map(|e| t.tables.pages[e.page() as usize].index)
+            .collect();
         assert_eq!(pages, [0, 1, 2]);
-        let (major, minor, ino) =
-            crate::trace::ftrace::file_of_owner(t.tables.pages[0].owner);
+        let (major, minor, ino) = crate::trace::ftrace::file_of_owner(t.tables.pages[0].owner);
         assert_eq!((major, minor, ino), (8, 1, 7));
     }
 
