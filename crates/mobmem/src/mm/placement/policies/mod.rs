@@ -6,6 +6,7 @@ pub mod arc;
 pub mod clock;
 pub mod clock_dwf;
 pub mod fifo;
+pub mod lirs;
 pub mod lru;
 pub mod opt;
 pub mod tiered;
