@@ -27,8 +27,9 @@ fn read(page: PageId) -> Request {
 
 /// Policies whose hits may evict other pages (never the page hit), as libCacheSim's
 /// versions of them do: LIRS demotes an LIR page into a full HIR queue on a hit to a
-/// resident HIR page outside its stack (see its module).
-const HITS_MAY_EVICT: [&str; 1] = ["lirs"];
+/// resident HIR page outside its stack, and W-TinyLFU's segmented main cache evicts when a
+/// promotion out of probation overfills it (see their modules).
+const HITS_MAY_EVICT: [&str; 2] = ["lirs", "w-tinylfu"];
 
 /// What one access did, as seen from its effects.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,10 +254,10 @@ proptest! {
         }
     }
 
-    /// LIRS past 200 pages, where its HIR queue holds two pages or more: the contract
-    /// still holds.
+    /// LIRS and W-TinyLFU past 200 pages, where LIRS's HIR queue holds two pages or
+    /// more and W-TinyLFU's window more than one: the contract still holds.
     #[test]
-    fn lirs_keeps_the_contract_past_200_pages(
+    fn lirs_and_w_tinylfu_keep_the_contract_past_200_pages(
         capacity in 190usize..=420,
         trace in proptest::collection::vec(0u32..1200, 0..4000),
     ) {

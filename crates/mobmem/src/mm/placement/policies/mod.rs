@@ -11,6 +11,7 @@ pub mod lru;
 pub mod opt;
 pub mod tiered;
 pub mod two_q;
+pub mod w_tinylfu;
 
 #[cfg(test)]
 pub(crate) mod testing;
