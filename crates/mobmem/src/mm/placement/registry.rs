@@ -163,6 +163,30 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "lirs",
+        family: Family::SingleTier,
+        summary: "LIRS as in libCacheSim, HIR share 1% (Jiang and Zhang, SIGMETRICS 2002)",
+        offline: false,
+        build: |ctx| {
+            Ok(Box::new(policies::lirs::Lirs::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
+        name: "w-tinylfu",
+        family: Family::SingleTier,
+        summary: "W-TinyLFU as in libCacheSim: 1% window, 20/80 SLRU (Einziger, Friedman, Manes, TOS 2017)",
+        offline: false,
+        build: |ctx| {
+            Ok(Box::new(policies::w_tinylfu::WTinyLfu::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
         name: "opt",
         family: Family::SingleTier,
         summary: "Belady's optimal offline policy (Belady 1966): the lower bound on misses",

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod clock_dwf;
 pub mod fifo;
 pub mod lfu;
+pub mod lirs;
 pub mod lru;
 pub mod opt;
 pub mod s3fifo;
@@ -14,6 +15,7 @@ pub mod sieve;
 pub mod slru;
 pub mod tiered;
 pub mod two_q;
+pub mod w_tinylfu;
 
 #[cfg(test)]
 pub(crate) mod testing;
