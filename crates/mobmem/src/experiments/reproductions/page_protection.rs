@@ -491,7 +491,7 @@ fn findings(table: &Table, base: &ReclaimConfig) -> Vec<Finding> {
                 ("fmp", faults("fmp")),
                 ("stock", stock),
                 ("fmp_cut", cut(faults("fmp"), stock)),
-                ("low", (base.memcg_low_pages * 4096 >> 20) as f64),
+                ("low", ((base.memcg_low_pages * 4096) >> 20) as f64),
                 ("memcg", faults("memcg-low")),
                 ("memcg_cut", cut(faults("memcg-low"), stock)),
                 ("mglru", faults("mglru")),

@@ -176,7 +176,7 @@ impl FtraceImporter {
     /// Where the current event is in the input: its line, or for a binary input the
     /// place its reader gave.
     pub(crate) fn position(&self) -> Position {
-        self.record_at.clone().unwrap_or(Position::Line(self.line))
+        self.record_at.unwrap_or(Position::Line(self.line))
     }
 
     /// Whether the event's task is one whose events are dropped.

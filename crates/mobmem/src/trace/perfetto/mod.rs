@@ -342,7 +342,6 @@ fn import(
     for (pid, name) in &named {
         importer.named_process(*pid, name);
     }
-    let mut tree_threads = tree_threads;
     tree_threads.sort_unstable();
     tree_threads.dedup_by_key(|t| t.0);
     for (tid, tgid) in tree_threads {
