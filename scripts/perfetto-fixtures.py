@@ -22,13 +22,11 @@ docs/perfetto-wire.md for the field numbers. Two of its encodings matter here:
   described by a DescriptorProto in its bundle's `generic_event_descriptors`.
 
 The `.txt` fixtures hold the same events as `traceconv systrace` text, in the shape
-mobmem's `--from perfetto` importer reads (crates/mobmem/src/trace/ftrace/). They
-differ from what traceconv would print in two ways. Devices are the real ones:
-traceconv takes the user-space `s_dev` for a kernel one (it prints `dev 0:64774` for
-253:6, `s_dev=64774` for the deletion), while these files print `dev 253:6` and
-`s_dev=265289734` (253 << 20 | 6), so that the text and the protobuf name the same
-files. And the compact_sched switches, which traceconv prints as sched_switch lines,
-are left out.
+mobmem's `--from perfetto` importer reads (crates/mobmem/src/trace/ftrace/). Devices are
+printed as traceconv prints them: it takes the user-space `s_dev` for a kernel one, so
+253:6 (stored as 64774) appears as `dev 0:64774` and `s_dev=64774`; the importer decodes
+them back. They differ from traceconv's output in one way: the compact_sched switches,
+which traceconv prints as sched_switch lines, are left out.
 
 truncated.pftrace is the first 1122 bytes of all-events.pftrace (1743 bytes): it ends
 in the middle of packet 6 (0-based) of 9, cpu 1's second ftrace bundle, whose field
@@ -275,13 +273,14 @@ class Ev:
         f = self.fields
         if self.kind == "mm_filemap_add_to_page_cache":
             ((major, minor), ino) = f["file"]
+            stored = dev_userspace(major, minor)
             return (
-                f" dev {major}:{minor} ino {ino:x} page=0000000000000000"
+                f" dev {stored >> 20}:{stored & ((1 << 20) - 1)} ino {ino:x} page=0000000000000000"
                 f" pfn={f['pfn']} ofs={f['index'] << PAGE_SHIFT}"
             )
         if self.kind == "mm_filemap_delete_from_page_cache":
             (dev, ino) = f["file"]
-            return f" pfn={f['pfn']} i_ino={ino} index={f['index']} s_dev={dev_kernel(*dev)}"
+            return f" pfn={f['pfn']} i_ino={ino} index={f['index']} s_dev={dev_userspace(*dev)}"
         if self.kind == "print":
             return " " + f["buf"]
         if self.kind == "sched_switch":
@@ -299,8 +298,6 @@ class Ev:
         if self.kind in ("generic", "dense"):
             out = []
             for name, _, value in f["event"].fields:
-                if name == "s_dev":
-                    value = dev_kernel(*userspace_to_dev(value))
                 out.append(f" {name}={value}")
             return "".join(out)
         # Every other event: its protobuf fields in field-number order, in decimal.

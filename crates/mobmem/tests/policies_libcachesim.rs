@@ -70,7 +70,10 @@ fn every_shared_policy_matches_libcachesim_on_cloudphysics() {
     // lru, fifo, clock, sieve, s3fifo, lfu, slru-4, arc, 2q, lirs, w-tinylfu and opt at
     // five capacities each: every row of the oracle.
     assert!(compared >= 60, "only {compared} rows compared");
-    assert!(missing.is_empty(), "policies of the oracle not in mobmem: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "policies of the oracle not in mobmem: {missing:?}"
+    );
     if !missing.is_empty() {
         common::skip(
             "libcachesim oracle rows",

@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(h.time_ns, 14_594_815_353_000);
         assert_eq!(h.event, "mm_filemap_add_to_page_cache");
         assert_eq!(
-            filemap_pages(h.payload),
+            filemap_pages(h.payload, false),
             Ok((file_owner(253, 6, 0x113b).unwrap(), 2723840 / 4096, 1))
         );
 
@@ -225,7 +225,7 @@ mod tests {
         };
         assert_eq!((h.comm, h.pid, h.tgid), (Some("cat"), 812, None));
         assert_eq!(
-            filemap_key(h.payload),
+            filemap_key(h.payload, false),
             Ok((file_owner(8, 1, 0x1a).unwrap(), 2))
         );
 

@@ -90,27 +90,60 @@ fn owner_of(major: u32, minor: u32, ino: u64) -> std::result::Result<u64, String
 
 /// The file of a filemap event: the kernel's `dev M:m` / `dev=M:m` with `ino %lx` /
 /// `ino=%lx`, or Perfetto's rendering of an event it has no format for, `s_dev=DEV_T
-/// i_ino=DECIMAL` (`DEV_T` the kernel's `major << 20 | minor`).
-fn file_of(payload: &str) -> std::result::Result<u64, String> {
+/// i_ino=DECIMAL`. Kernel text gives `DEV_T` as the kernel's `major << 20 | minor`. In
+/// Perfetto's text (`perfetto`) every device number is the user-space encoding its
+/// daemon stores (see [`owner_of_userspace_dev`]): `s_dev=` prints it as stored, and
+/// `dev M:m` prints its bits 20 and up as `M` and the bits below as `m`.
+fn file_of(payload: &str, perfetto: bool) -> std::result::Result<u64, String> {
     let Some(dev) = value(payload, "dev") else {
         let dev = value(payload, "s_dev").ok_or("expected dev MAJOR:MINOR")?;
         let dev = dev
-            .parse::<u32>()
+            .parse::<u64>()
             .map_err(|_| format!("s_dev={dev}, expected a device number"))?;
         let ino_text = value(payload, "i_ino").ok_or("expected i_ino=INODE")?;
         let ino = ino_text
             .parse::<u64>()
             .map_err(|_| format!("i_ino={ino_text}, expected a decimal inode"))?;
-        return owner_of(dev >> 20, dev & MAX_DEVICE_MINOR, ino);
+        if perfetto {
+            return owner_of_userspace_dev(dev, ino);
+        }
+        return owner_of_dev(dev, ino);
     };
     let (major, minor) = dev
         .split_once(':')
-        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
         .ok_or_else(|| format!("dev `{dev}`, expected MAJOR:MINOR"))?;
     let ino_text = value(payload, "ino").ok_or("expected ino INODE (hexadecimal)")?;
     let ino = kernel_hex(ino_text, false)
         .ok_or_else(|| format!("ino `{ino_text}`, expected hexadecimal"))?;
+    if perfetto {
+        if minor > u64::from(MAX_DEVICE_MINOR) || major >> 44 != 0 {
+            return Err(format!(
+                "dev {major}:{minor}: not a device number Perfetto writes"
+            ));
+        }
+        return owner_of_userspace_dev(major << 20 | minor, ino);
+    }
+    let (major, minor) = (
+        u32::try_from(major).map_err(|_| format!("dev {major}:{minor}: major too large"))?,
+        u32::try_from(minor).map_err(|_| format!("dev {major}:{minor}: minor too large"))?,
+    );
     owner_of(major, minor, ino)
+}
+
+/// The file key of a device number in the user-space encoding of glibc's `makedev`,
+/// which Perfetto's daemon writes for every `dev_t` it records
+/// (`CpuReader::TranslateBlockDeviceIDToUserspace`): major in bits 8..20 and 32..44,
+/// minor in bits 0..8 and 20..32.
+pub(crate) fn owner_of_userspace_dev(dev: u64, ino: u64) -> std::result::Result<u64, String> {
+    let major = (dev >> 8) & 0xfff | (dev >> 32) & !0xfff;
+    let minor = dev & 0xff | (dev >> 12) & !0xff;
+    if major > u64::from(MAX_DEVICE_MAJOR) || minor > u64::from(MAX_DEVICE_MINOR) {
+        return Err(format!(
+            "device {dev} (user-space encoding, {major}:{minor}): not a device number the kernel hands out"
+        ));
+    }
+    owner_of(major as u32, minor as u32, ino)
 }
 
 /// A page index given in bytes (`ofs=`, the kernel) or, without `ofs`, in pages
@@ -162,8 +195,11 @@ pub(crate) fn checked_range(first: u64, last: u64, shown: &str) -> std::result::
 }
 
 /// Added or deleted pages: file, first page index, number of pages (`order`).
-pub(super) fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
-    let owner = file_of(payload)?;
+pub(super) fn filemap_pages(
+    payload: &str,
+    perfetto: bool,
+) -> std::result::Result<(u64, u64, u64), String> {
+    let owner = file_of(payload, perfetto)?;
     let pfn = value(payload, "pfn").ok_or("expected pfn=N")?;
     // Decimal (`%lu`, the old layout) or `0x` hexadecimal (the folio layout).
     if kernel_hex(pfn, true).is_none() {
@@ -184,16 +220,22 @@ pub(super) fn filemap_pages(payload: &str) -> std::result::Result<(u64, u64, u64
 }
 
 /// `mm_filemap_fault`: file and page index.
-pub(super) fn filemap_key(payload: &str) -> std::result::Result<(u64, u64), String> {
-    let owner = file_of(payload)?;
+pub(super) fn filemap_key(
+    payload: &str,
+    perfetto: bool,
+) -> std::result::Result<(u64, u64), String> {
+    let owner = file_of(payload, perfetto)?;
     Ok((owner, page_index(payload)?))
 }
 
 /// `mm_filemap_get_pages`, `mm_filemap_map_pages`: file and first and last page of the
 /// byte range `ofs=FIRST-LAST` (Perfetto: `index=FIRST last_index=LAST` in pages), at
 /// most [`MAX_EVENT_PAGES`] pages.
-pub(super) fn filemap_page_range(payload: &str) -> std::result::Result<(u64, u64, u64), String> {
-    let owner = file_of(payload)?;
+pub(super) fn filemap_page_range(
+    payload: &str,
+    perfetto: bool,
+) -> std::result::Result<(u64, u64, u64), String> {
+    let owner = file_of(payload, perfetto)?;
     let (first, last, shown) = match value(payload, "ofs") {
         None => {
             let last = value(payload, "last_index").ok_or("expected ofs=FIRST-LAST")?;
@@ -263,7 +305,7 @@ mod tests {
     #[test]
     fn folio_order_gives_pages() {
         assert_eq!(
-            filemap_pages("dev 8:1 ino ff pfn=0x1000 ofs=16384 order=2"),
+            filemap_pages("dev 8:1 ino ff pfn=0x1000 ofs=16384 order=2", false),
             Ok((file_owner(8, 1, 0xff).unwrap(), 4, 4))
         );
     }

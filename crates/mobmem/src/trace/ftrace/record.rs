@@ -93,7 +93,7 @@ pub(super) fn parse<'a>(
 ) -> std::result::Result<Record<'a>, String> {
     Ok(match name {
         "mm_filemap_add_to_page_cache" => {
-            let (owner, first, count) = filemap_pages(payload)?;
+            let (owner, first, count) = filemap_pages(payload, perfetto)?;
             Record::Added {
                 owner,
                 first,
@@ -101,7 +101,7 @@ pub(super) fn parse<'a>(
             }
         }
         "mm_filemap_delete_from_page_cache" => {
-            let (owner, first, count) = filemap_pages(payload)?;
+            let (owner, first, count) = filemap_pages(payload, perfetto)?;
             Record::Deleted {
                 owner,
                 first,
@@ -109,15 +109,15 @@ pub(super) fn parse<'a>(
             }
         }
         "mm_filemap_get_pages" => {
-            let (owner, first, last) = filemap_page_range(payload)?;
+            let (owner, first, last) = filemap_page_range(payload, perfetto)?;
             Record::GetPages { owner, first, last }
         }
         "mm_filemap_map_pages" => {
-            let (owner, first, last) = filemap_page_range(payload)?;
+            let (owner, first, last) = filemap_page_range(payload, perfetto)?;
             Record::MapPages { owner, first, last }
         }
         "mm_filemap_fault" => {
-            let (owner, index) = filemap_key(payload)?;
+            let (owner, index) = filemap_key(payload, perfetto)?;
             Record::Fault { owner, index }
         }
         "page_fault_user" => {

@@ -39,12 +39,11 @@ use serde::Serialize;
 
 use super::ftrace::line::Head;
 use super::ftrace::payload::{
-    begin_marker, checked_adj, checked_index, checked_range, owner_of_dev, NewTask, CLONE_THREAD,
+    begin_marker, checked_adj, checked_index, checked_range, owner_of_userspace_dev, NewTask,
+    CLONE_THREAD,
 };
 use super::ftrace::record::{base_name, Record};
-use super::ftrace::{
-    FtraceImporter, ImportOptions, ImportReport, MAX_DEVICE_MAJOR, MAX_DEVICE_MINOR, PAGE_SIZE,
-};
+use super::ftrace::{FtraceImporter, ImportOptions, ImportReport, PAGE_SIZE};
 use super::open::zstd_bound;
 use super::shared::StoredBytes;
 use super::Trace;
@@ -704,18 +703,10 @@ fn pid_of(pid: Option<i32>, field: &str) -> std::result::Result<u32, String> {
     u32::try_from(pid).map_err(|_| format!("{field}={pid}, expected a pid"))
 }
 
-/// The file key of a device number as Perfetto writes it and an inode. traced_probes
-/// turns the kernel's `dev_t` (`major << 20 | minor`) into the user-space encoding of
-/// glibc's `makedev`: major in bits 8..20 and 32..44, minor in bits 0..8 and 20..32.
+/// The file key of a device number as Perfetto writes it (the user-space encoding) and
+/// an inode.
 fn file_of(s_dev: u64, ino: u64) -> std::result::Result<u64, String> {
-    let major = (s_dev >> 8) & 0xfff | (s_dev >> 32) & !0xfff;
-    let minor = s_dev & 0xff | (s_dev >> 12) & !0xff;
-    if major > u64::from(MAX_DEVICE_MAJOR) || minor > u64::from(MAX_DEVICE_MINOR) {
-        return Err(format!(
-            "s_dev={s_dev} (device {major}:{minor}): not a device number the kernel hands out"
-        ));
-    }
-    owner_of_dev(major << 20 | minor, ino)
+    owner_of_userspace_dev(s_dev, ino)
 }
 
 /// The file and page index of a filemap event.
