@@ -54,15 +54,9 @@ fn the_exact_lru_curve_is_lru_simulated_at_every_size() {
 #[test]
 fn the_exact_lru_curve_matches_libcachesim_on_cloudphysics() {
     let test = "the_exact_lru_curve_matches_libcachesim_on_cloudphysics";
-    let Some(oracle) = common::shared_oracle(test, "libcachesim-cloudphysics.csv") else {
+    let Some((t, text)) = common::cloudphysics_with_oracle(test) else {
         return;
     };
-    let Some(path) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
-    else {
-        return;
-    };
-    let t = trace::read_all(&path, None).unwrap();
-    let text = std::fs::read_to_string(oracle).unwrap();
     let rows: Vec<(u64, String)> = text
         .lines()
         .filter(|l| l.starts_with("lru,"))

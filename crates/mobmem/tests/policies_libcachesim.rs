@@ -15,20 +15,13 @@ use mobmem::mm::placement::policies::w_tinylfu::WTinyLfu;
 use mobmem::mm::placement::registry::find_policy;
 use mobmem::mm::placement::sim::{run_trace, RunSetup};
 use mobmem::mm::placement::{CachePolicy, Capacity, Effect, Effects, Request};
-use mobmem::trace;
 
 #[test]
 fn every_shared_policy_matches_libcachesim_on_cloudphysics() {
     let test = "every_shared_policy_matches_libcachesim_on_cloudphysics";
-    let Some(oracle) = common::shared_oracle(test, "libcachesim-cloudphysics.csv") else {
+    let Some((trace, text)) = common::cloudphysics_with_oracle(test) else {
         return;
     };
-    let Some(path) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
-    else {
-        return;
-    };
-    let trace = trace::read_all(&path, None).unwrap();
-    let text = std::fs::read_to_string(&oracle).unwrap();
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
@@ -106,17 +99,11 @@ fn tolerance(policy: &str) -> Option<(f64, &'static str)> {
 #[test]
 fn w_tinylfu_hashing_object_ids_matches_libcachesim_exactly() {
     let test = "w_tinylfu_hashing_object_ids_matches_libcachesim_exactly";
-    let Some(oracle) = common::shared_oracle(test, "libcachesim-cloudphysics.csv") else {
+    let Some((trace, text)) = common::cloudphysics_with_oracle(test) else {
         return;
     };
-    let Some(path) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
-    else {
-        return;
-    };
-    let trace = trace::read_all(&path, None).unwrap();
     // The reader interns object `id` as the page key (file 0, index `id`).
     let object_ids: Arc<[u64]> = trace.tables.pages.iter().map(|key| key.index).collect();
-    let text = std::fs::read_to_string(&oracle).unwrap();
     let mut compared = 0;
     for line in text.lines().filter(|l| l.starts_with("w-tinylfu,")) {
         let fields: Vec<&str> = line.split(',').collect();

@@ -80,3 +80,13 @@ pub fn skip(test: &str, reason: &str) {
         }
     }
 }
+
+/// libCacheSim's CloudPhysics trace, read whole, and the text of the oracle of
+/// libCacheSim's miss ratios on it; `None` after reporting `test` as skipped when either
+/// is missing.
+pub fn cloudphysics_with_oracle(test: &str) -> Option<(mobmem::trace::Trace, String)> {
+    let oracle = shared_oracle(test, "libcachesim-cloudphysics.csv")?;
+    let path = public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")?;
+    let trace = mobmem::trace::read_all(&path, None).unwrap();
+    Some((trace, std::fs::read_to_string(oracle).unwrap()))
+}

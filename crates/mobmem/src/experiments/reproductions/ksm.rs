@@ -1100,13 +1100,7 @@ mod tests {
 
     #[test]
     fn one_seed_has_every_claim_finding_and_paper_figure() {
-        let progress = |_: usize, _: usize| {};
-        let context = Context {
-            seed: 1,
-            progress: &progress,
-            media_dir: std::path::PathBuf::new(),
-        };
-        let report = run(&context).unwrap();
+        let report = super::super::with_seed_one(|context| run(context).unwrap());
         assert_eq!(report.claims.len(), 12);
         assert_eq!(report.findings.len(), 5);
         assert_eq!(report.paper_figures.len(), 5);

@@ -133,6 +133,18 @@ pub fn reduction_claim(
     Claim::value(id, claim, paper_percent, measured_percent, "%")
 }
 
+/// `f` run with a context of seed 1, no progress shown and no media folder (tests of
+/// reproductions that read no media).
+#[cfg(test)]
+pub(crate) fn with_seed_one<T>(f: impl FnOnce(&Context) -> T) -> T {
+    let progress = |_: usize, _: usize| {};
+    f(&Context {
+        seed: 1,
+        progress: &progress,
+        media_dir: std::path::PathBuf::new(),
+    })
+}
+
 /// Checks every reproduction's report should pass: each claim's explanation template
 /// and each finding names only evidence it has (no `{name}` is left once filled in), and
 /// every report figure the paper-figure list names exists.

@@ -940,13 +940,7 @@ mod tests {
 
     #[test]
     fn one_seed_has_every_claim_finding_and_paper_figure() {
-        let progress = |_: usize, _: usize| {};
-        let context = Context {
-            seed: 1,
-            progress: &progress,
-            media_dir: std::path::PathBuf::new(),
-        };
-        let report = run(&context).unwrap();
+        let report = super::super::with_seed_one(|context| run(context).unwrap());
         assert_eq!(report.claims.len(), 10);
         assert_eq!(report.findings.len(), 4);
         assert_eq!(report.paper_figures.len(), 5);

@@ -649,13 +649,7 @@ mod tests {
     use super::*;
 
     fn context_run(interactions: u32) -> ExperimentReport {
-        let progress = |_: usize, _: usize| {};
-        let context = Context {
-            seed: 1,
-            progress: &progress,
-            media_dir: std::path::PathBuf::new(),
-        };
-        run_with(&context, interactions).unwrap()
+        super::super::with_seed_one(|context| run_with(context, interactions).unwrap())
     }
 
     #[test]

@@ -628,7 +628,7 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
                     pid,
                     thread: flags & CLONE_THREAD != 0,
                     adj,
-                    comm: t.comm.as_deref().and_then(|c| std::str::from_utf8(c).ok()),
+                    comm: utf8(&t.comm),
                 }))
             })(),
         ),
@@ -637,22 +637,14 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
             (|| {
                 Ok(Record::Rename {
                     pid: pid_of(t.pid, "pid")?,
-                    newcomm: t
-                        .newcomm
-                        .as_deref()
-                        .and_then(|c| std::str::from_utf8(c).ok())
-                        .ok_or("expected newcomm (UTF-8)")?,
+                    newcomm: utf8(&t.newcomm).ok_or("expected newcomm (UTF-8)")?,
                 })
             })(),
         ),
         E::SchedProcessExec(x) => named(
             "sched_process_exec",
             (|| {
-                let filename = x
-                    .filename
-                    .as_deref()
-                    .and_then(|c| std::str::from_utf8(c).ok())
-                    .ok_or("expected filename (UTF-8)")?;
+                let filename = utf8(&x.filename).ok_or("expected filename (UTF-8)")?;
                 Ok(Record::Exec {
                     pid: pid_of(x.pid, "pid")?,
                     name: base_name(filename),
@@ -670,10 +662,7 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
             "sched_process_fork",
             pid_of(x.child_pid, "child_pid").map(|child| Record::Fork {
                 child,
-                child_comm: x
-                    .child_comm
-                    .as_deref()
-                    .and_then(|c| std::str::from_utf8(c).ok()),
+                child_comm: utf8(&x.child_comm),
             }),
         ),
         E::OomScoreAdjUpdate(o) => named(
@@ -682,7 +671,7 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
                 Ok(Record::OomScoreAdj {
                     pid: pid_of(o.pid, "pid")?,
                     adj: checked_adj(i64::from(o.oom_score_adj.ok_or("expected oom_score_adj")?))?,
-                    comm: o.comm.as_deref().and_then(|c| std::str::from_utf8(c).ok()),
+                    comm: utf8(&o.comm),
                 })
             })(),
         ),
@@ -695,6 +684,11 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
             }
         }
     }
+}
+
+/// A string field that is UTF-8 text, or `None`.
+fn utf8(field: &Option<Vec<u8>>) -> Option<&str> {
+    field.as_deref().and_then(|b| std::str::from_utf8(b).ok())
 }
 
 /// A pid field: present and not negative.
