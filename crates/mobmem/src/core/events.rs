@@ -19,6 +19,11 @@ pub trait EventHandler {
     /// A page access.
     fn access(&mut self, event: &Event) -> Result<()>;
 
+    /// An access some events ahead: a hint to bring the page's entries into the cache
+    /// (see [`crate::core::prefetch`]); it must not change any state.
+    #[inline]
+    fn prefetch(&self, _event: &Event) {}
+
     /// A process's `oom_score_adj` changed.
     #[inline]
     fn importance(&mut self, _proc: ProcId, _oom_score_adj: i16) -> Result<()> {
@@ -113,6 +118,10 @@ pub fn replay<H: EventHandler + ?Sized>(
 /// Events read from a source per batch.
 const BATCH: usize = 1 << 16;
 
+/// How many events ahead the loop names an access to [`EventHandler::prefetch`]: far
+/// enough for a memory read to complete, near enough for it to stay in the cache.
+const PREFETCH_AHEAD: usize = 8;
+
 /// Feed every event of a streamed source, in order, in batches; `progress` is called
 /// after each batch with the number of events done. Memory stays one batch.
 pub fn replay_source<H: EventHandler + ?Sized>(
@@ -130,6 +139,11 @@ pub fn replay_source<H: EventHandler + ?Sized>(
             return Ok(());
         }
         for (i, event) in batch.iter().enumerate() {
+            if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
+                if ahead.is_access() {
+                    handler.prefetch(ahead);
+                }
+            }
             dispatch(handler, event).map_err(|error| EventError {
                 index: done + i as u64,
                 error,

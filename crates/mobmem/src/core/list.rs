@@ -144,6 +144,12 @@ impl Links {
         }
     }
 
+    /// Bring `page`'s links into the cache (a hint; see [`crate::core::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, page: PageId) {
+        super::prefetch::prefetch(&self.nodes, page as usize);
+    }
+
     /// Whether `page` is on `list`, given that it is on no other list of this arena.
     #[inline]
     pub fn is_on(&self, list: &List, page: PageId) -> bool {

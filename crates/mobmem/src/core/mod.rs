@@ -5,6 +5,7 @@
 //! - [`frames`]: the frame pools of the memory tiers, with wear;
 //! - [`list`]: doubly linked lists of pages, linked by index in one arena;
 //! - [`pages`]: the page table (location, frame, owner, flags, content fingerprint);
+//! - [`prefetch`]: loading a page's entries into the cache ahead of use;
 //! - [`process`]: the importance of processes (`oom_score_adj`);
 //! - [`registry`]: the lists of named entries (policies, architectures, presets);
 //! - [`stats`]: named figures of a run, listed once per result type.
@@ -14,6 +15,7 @@ pub mod events;
 pub mod frames;
 pub mod list;
 pub mod pages;
+pub mod prefetch;
 pub mod process;
 pub mod registry;
 pub mod stats;

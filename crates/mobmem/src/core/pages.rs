@@ -201,6 +201,12 @@ impl PageTable {
         }
     }
 
+    /// Bring `page`'s entry into the cache (a hint; see [`crate::core::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, page: PageId) {
+        super::prefetch::prefetch(&self.words, page as usize);
+    }
+
     /// The entry of `page`; pages past the table are absent.
     #[inline]
     pub fn entry(&self, page: PageId) -> PageEntry {

@@ -21,7 +21,8 @@ use super::shared::{
     empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, StoredBytes,
     EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES,
 };
-use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
+use super::object_ids::ObjectIds;
+use super::{Event, EventSource, Interner, PageId, ProcId, Tables};
 use crate::{Error, Position, Result};
 
 /// Most blocks one line may ask for: 2^20 (512 MiB of 512-byte blocks). The ARC paper's
@@ -40,6 +41,12 @@ pub struct Reader {
     /// The requests of the current line not yet returned.
     next_block: u64,
     blocks_left: u64,
+    /// Page ids of block numbers (the pages are `PageKey::file(0, block)`).
+    block_ids: ObjectIds,
+    /// The current line's blocks, then their page ids; reused.
+    blocks: Vec<u64>,
+    pages: Vec<PageId>,
+    /// The one process.
     interner: Interner,
     /// The trace's one process, interned at the first request.
     proc: Option<ProcId>,
@@ -69,6 +76,9 @@ impl Reader {
             line_number: 0,
             next_block: 0,
             blocks_left: 0,
+            block_ids: ObjectIds::new(),
+            blocks: Vec::new(),
+            pages: Vec::new(),
             interner: Interner::new(),
             proc: None,
             bytes_read: 0,
@@ -175,14 +185,21 @@ impl EventSource for Reader {
             };
             let time_ns = self.line_number - 1;
             let take = self.blocks_left.min((max - buf.len()) as u64);
-            for _ in 0..take {
-                let Some(page) = self.interner.page(PageKey::file(0, self.next_block)) else {
-                    return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
-                };
-                buf.push(Event::access(time_ns, proc, page, false, false));
-                // Wraps only after the last block of a line ending at u64::MAX.
-                self.next_block = self.next_block.wrapping_add(1);
+            // Consecutive blocks; wraps only after the last block of a line ending at
+            // u64::MAX.
+            self.blocks.clear();
+            self.blocks
+                .extend((0..take).map(|i| self.next_block.wrapping_add(i)));
+            self.next_block = self.next_block.wrapping_add(take);
+            self.pages.clear();
+            if self.block_ids.ids(&self.blocks, &mut self.pages).is_err() {
+                return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
             }
+            buf.extend(
+                self.pages
+                    .iter()
+                    .map(|&page| Event::access(time_ns, proc, page, false, false)),
+            );
             self.blocks_left -= take;
         }
         Ok(!buf.is_empty())
@@ -190,7 +207,9 @@ impl EventSource for Reader {
 
     /// The tables of the requests read so far.
     fn tables(&mut self) -> Result<Tables> {
-        Ok(self.interner.tables().clone())
+        Ok(self
+            .block_ids
+            .tables(self.interner.tables().processes.clone()))
     }
 
     /// Nothing follows the events, whose reading checked the whole input.

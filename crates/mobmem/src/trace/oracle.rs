@@ -11,7 +11,8 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::shared::{empty_input, read_up_to};
-use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
+use super::object_ids::ObjectIds;
+use super::{Event, EventSource, Interner, PageId, ProcId, Tables};
 use crate::{Error, Position, Result};
 
 pub const RECORD_SIZE: usize = 24;
@@ -26,6 +27,12 @@ pub struct Reader {
     next_record: u64,
     /// Raw bytes of the current batch, reused.
     bytes: Vec<u8>,
+    /// The current batch's object ids, then their page ids; reused.
+    objects: Vec<u64>,
+    pages: Vec<PageId>,
+    /// Page ids of object ids (the pages are `PageKey::file(0, obj_id)`).
+    object_ids: ObjectIds,
+    /// The one process.
     interner: Interner,
     /// The trace's one process, interned at the first record.
     proc: Option<ProcId>,
@@ -39,6 +46,9 @@ impl Reader {
             input: BufReader::with_capacity(1 << 18, input),
             next_record: 0,
             bytes: Vec::new(),
+            objects: Vec::new(),
+            pages: Vec::new(),
+            object_ids: ObjectIds::new(),
             interner: Interner::new(),
             proc: None,
             exhausted: false,
@@ -97,23 +107,26 @@ impl EventSource for Reader {
                 proc
             }
         };
-        buf.reserve(records);
-        for (i, record) in self.bytes[..got].chunks_exact(RECORD_SIZE).enumerate() {
-            let mut timestamp = [0u8; 4];
-            timestamp.copy_from_slice(&record[0..4]);
+        let records_bytes = &self.bytes[..got];
+        self.objects.clear();
+        self.objects.extend(records_bytes.chunks_exact(RECORD_SIZE).map(|record| {
             let mut obj_id = [0u8; 8];
             obj_id.copy_from_slice(&record[4..12]);
+            u64::from_le_bytes(obj_id)
+        }));
+        self.pages.clear();
+        if let Err(i) = self.object_ids.ids(&self.objects, &mut self.pages) {
+            let index = self.next_record + i as u64;
+            return Err(self.error_at(
+                index,
+                "more distinct objects than the 2^32 - 1 page ids".into(),
+            ));
+        }
+        buf.reserve(records);
+        for (record, &page) in records_bytes.chunks_exact(RECORD_SIZE).zip(&self.pages) {
+            let mut timestamp = [0u8; 4];
+            timestamp.copy_from_slice(&record[0..4]);
             let time_ns = u64::from(u32::from_le_bytes(timestamp)) * 1_000_000_000;
-            let Some(page) = self
-                .interner
-                .page(PageKey::file(0, u64::from_le_bytes(obj_id)))
-            else {
-                let index = self.next_record + i as u64;
-                return Err(self.error_at(
-                    index,
-                    "more distinct objects than the 2^32 - 1 page ids".into(),
-                ));
-            };
             buf.push(Event::access(time_ns, proc, page, false, false));
         }
         self.next_record += records as u64;
@@ -122,7 +135,9 @@ impl EventSource for Reader {
 
     /// The tables of the records read so far.
     fn tables(&mut self) -> Result<Tables> {
-        Ok(self.interner.tables().clone())
+        Ok(self
+            .object_ids
+            .tables(self.interner.tables().processes.clone()))
     }
 
     /// Nothing follows the events, whose reading checked the whole input.

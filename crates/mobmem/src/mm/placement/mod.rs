@@ -210,6 +210,11 @@ pub trait CachePolicy: Send {
 
     /// Resident pages per tier, `[dram, pcm]`.
     fn occupancy(&self) -> [usize; 2];
+
+    /// `page` will be requested a few requests from now: bring its per-page state into
+    /// the cache ([`crate::core::prefetch`]). A hint only; it must not change state.
+    #[inline]
+    fn prefetch(&self, _page: PageId) {}
 }
 
 /// Which tier each page is in, one byte a page: the bookkeeping every hybrid policy needs.

@@ -487,6 +487,12 @@ impl EventHandler for Simulator {
         self.serve(event)
     }
 
+    #[inline]
+    fn prefetch(&self, event: &Event) {
+        self.pages.prefetch(event.page());
+        self.policy.prefetch(event.page());
+    }
+
     fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
         self.importance.set(proc, oom_score_adj);
         Ok(())

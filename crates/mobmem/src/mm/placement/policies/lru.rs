@@ -58,6 +58,11 @@ impl CachePolicy for Lru {
     fn occupancy(&self) -> [usize; 2] {
         [self.list.len(), 0]
     }
+
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.links.prefetch(page);
+    }
 }
 
 #[cfg(test)]

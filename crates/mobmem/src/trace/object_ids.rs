@@ -1,0 +1,196 @@
+//! Dense page ids for traces that name each page by one 64-bit number (a libCacheSim
+//! object id, a block number of a `.lis` trace), interned a batch at a time.
+//!
+//! A general [`Interner`](super::Interner) keeps the keys in its page table and only
+//! ids in its hash table, so a lookup reads two scattered places: the table's slot,
+//! then the key it points to. Here each slot holds the key beside its id, so a lookup
+//! reads one slot, and a batch asks for the slot of the key [`AHEAD`] places later
+//! while it looks up the current one, so that the memory reads of neighbouring lookups
+//! overlap instead of queuing one behind the other. On a trace of random object ids the
+//! lookup is the largest cost of a cache simulation; this halves it.
+//!
+//! Slots are 16 bytes; the table doubles when it is three quarters full (linear
+//! probing stays short below that), so it holds 21 to 43 bytes per distinct key. The
+//! page keys of [`Tables`] are only made when asked for.
+
+use super::{PageId, PageKey, Tables};
+
+/// How many keys ahead of the current one a batch touches the slot of.
+const AHEAD: usize = 32;
+
+/// Marks an empty slot: no key gets this id ([`ObjectIds::ids`] stops before it).
+const EMPTY: PageId = PageId::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    key: u64,
+    id: PageId,
+}
+
+const EMPTY_SLOT: Slot = Slot { key: 0, id: EMPTY };
+
+/// The hash of a key (fixed, so that runs are alike, and of good quality on keys that
+/// are consecutive or share their low bits).
+#[inline]
+fn hash(key: u64) -> u64 {
+    const STATE: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0);
+    use std::hash::BuildHasher;
+    STATE.hash_one(key)
+}
+
+/// Dense ids of 64-bit keys, in the order keys are first seen.
+#[derive(Debug, Default)]
+pub struct ObjectIds {
+    /// Open addressing with linear probing; a power of two long, or empty.
+    slots: Vec<Slot>,
+    /// Keys interned so far (the next id).
+    len: usize,
+    /// The current batch's hashes, reused.
+    hashes: Vec<u64>,
+}
+
+impl ObjectIds {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Distinct keys interned.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Append the id of every key of `keys` to `out`, giving each key not seen before
+    /// the next id. `Err(i)` when the ids run out at `keys[i]` (`out` then holds the ids
+    /// of the keys before it).
+    pub fn ids(&mut self, keys: &[u64], out: &mut Vec<PageId>) -> Result<(), usize> {
+        out.reserve(keys.len());
+        let mut hashes = std::mem::take(&mut self.hashes);
+        hashes.clear();
+        hashes.extend(keys.iter().map(|&k| hash(k)));
+        let mut result = Ok(());
+        for (i, (&key, &h)) in keys.iter().zip(&hashes).enumerate() {
+            if let Some(&later) = hashes.get(i + AHEAD) {
+                self.touch(later);
+            }
+            match self.id(key, h) {
+                Some(id) => out.push(id),
+                None => {
+                    result = Err(i);
+                    break;
+                }
+            }
+        }
+        self.hashes = hashes;
+        result
+    }
+
+    /// Bring the slot `h` starts at into the processor's cache before its lookup.
+    #[inline]
+    fn touch(&self, h: u64) {
+        if !self.slots.is_empty() {
+            let mask = self.slots.len() - 1;
+            crate::core::prefetch::prefetch(&self.slots, h as usize & mask);
+        }
+    }
+
+    #[inline]
+    fn id(&mut self, key: u64, h: u64) -> Option<PageId> {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = h as usize & mask;
+        loop {
+            let slot = self.slots[at];
+            if slot.id == EMPTY {
+                let id = PageId::try_from(self.len).ok().filter(|&id| id != EMPTY)?;
+                self.slots[at] = Slot { key, id };
+                self.len += 1;
+                return Some(id);
+            }
+            if slot.key == key {
+                return Some(slot.id);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(64);
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; size]);
+        let mask = size - 1;
+        for slot in old.into_iter().filter(|s| s.id != EMPTY) {
+            let mut at = hash(slot.key) as usize & mask;
+            while self.slots[at].id != EMPTY {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = slot;
+        }
+    }
+
+    /// The keys by id.
+    pub fn keys(&self) -> Vec<u64> {
+        let mut keys = vec![0; self.len];
+        for slot in self.slots.iter().filter(|s| s.id != EMPTY) {
+            keys[slot.id as usize] = slot.key;
+        }
+        keys
+    }
+
+    /// Bytes held: the slots.
+    pub fn bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot>()
+    }
+
+    /// The tables of a trace whose pages are `PageKey::file(0, key)` and whose processes
+    /// are `processes`.
+    pub fn tables(&self, processes: Vec<super::ProcessInfo>) -> Tables {
+        Tables {
+            pages: self.keys().into_iter().map(|k| PageKey::file(0, k)).collect(),
+            processes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn ids_are_dense_in_order_of_first_sight() {
+        let mut ids = ObjectIds::new();
+        let mut out = Vec::new();
+        ids.ids(&[7, 9, 7, u64::MAX, 0, 9], &mut out).unwrap();
+        assert_eq!(out, [0, 1, 0, 2, 3, 1]);
+        assert_eq!(ids.keys(), [7, 9, u64::MAX, 0]);
+    }
+
+    proptest! {
+        /// Against a map: the same ids, across batches and table growth.
+        #[test]
+        fn agrees_with_a_map(batches in prop::collection::vec(
+            prop::collection::vec(prop_oneof![0u64..300, any::<u64>()], 0..200), 1..6)) {
+            let mut ids = ObjectIds::new();
+            let mut model = std::collections::HashMap::new();
+            for batch in &batches {
+                let mut out = Vec::new();
+                ids.ids(batch, &mut out).unwrap();
+                let expected: Vec<PageId> = batch.iter().map(|&k| {
+                    let next = model.len() as PageId;
+                    *model.entry(k).or_insert(next)
+                }).collect();
+                prop_assert_eq!(out, expected);
+            }
+            prop_assert_eq!(ids.len(), model.len());
+            let keys = ids.keys();
+            for (k, id) in model {
+                prop_assert_eq!(keys[id as usize], k);
+            }
+        }
+    }
+}
