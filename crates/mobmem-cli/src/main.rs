@@ -109,10 +109,12 @@ struct SimArgs {
     /// Policy name (see `mobmem policies`).
     #[arg(long)]
     policy: String,
-    /// Memory size in pages (for hybrid policies: DRAM + PCM); several, comma-separated,
-    /// are simulated on one decoded copy of the trace, in parallel.
-    #[arg(long, required = true, value_delimiter = ',', value_parser = numbers::non_negative::<u64>, allow_negative_numbers = true)]
-    capacity: Vec<u64>,
+    /// Memory size in pages (for hybrid policies: DRAM + PCM), or in bytes with a unit
+    /// (64MiB, 512KB, 4096B) on a trace with object sizes (oracleGeneral), where each
+    /// object takes its size, as in libCacheSim. Several, comma-separated, are simulated
+    /// on one decoded copy of the trace, in parallel.
+    #[arg(long, required = true, value_delimiter = ',', value_parser = numbers::memory_size, allow_negative_numbers = true)]
+    capacity: Vec<numbers::MemorySize>,
     /// Share of memory that is DRAM, for hybrid policies.
     #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     dram_fraction: f64,
@@ -274,14 +276,49 @@ fn bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
+/// The sizes of `--capacity`, all in pages or all in bytes.
+enum Capacities {
+    Pages(Vec<u64>),
+    Bytes(Vec<u64>),
+}
+
+fn capacities(sizes: &[numbers::MemorySize]) -> Result<Capacities> {
+    use numbers::MemorySize;
+    if sizes.iter().all(|s| matches!(s, MemorySize::Pages(_))) {
+        return Ok(Capacities::Pages(
+            sizes
+                .iter()
+                .map(|s| match s {
+                    MemorySize::Pages(p) | MemorySize::Bytes(p) => *p,
+                })
+                .collect(),
+        ));
+    }
+    if sizes.iter().all(|s| matches!(s, MemorySize::Bytes(_))) {
+        return Ok(Capacities::Bytes(
+            sizes
+                .iter()
+                .map(|s| match s {
+                    MemorySize::Pages(p) | MemorySize::Bytes(p) => *p,
+                })
+                .collect(),
+        ));
+    }
+    bail!("--capacity: give every size in pages or every size in bytes, not both")
+}
+
 fn sim(args: SimArgs) -> Result<()> {
     let info = find_policy(&args.policy)?;
-    if args.capacity.len() > 1 {
-        return sim_sizes(&args, info);
+    let pages = match capacities(&args.capacity)? {
+        Capacities::Bytes(bytes) => return sim_bytes(&args, info, &bytes),
+        Capacities::Pages(pages) => pages,
+    };
+    if pages.len() > 1 {
+        return sim_sizes(&args, info, &pages);
     }
     let setup = RunSetup {
         policy: info,
-        capacity: Capacity::of_memory(info.family, args.capacity[0], args.dram_fraction)?,
+        capacity: Capacity::of_memory(info.family, pages[0], args.dram_fraction)?,
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
     };
@@ -344,21 +381,25 @@ fn sim_json(
 
 /// `sim` at several capacities: the trace decoded once, the sizes in parallel; a row (or
 /// a JSON object) per capacity, in the order given.
-fn sim_sizes(args: &SimArgs, info: &'static mobmem::mm::placement::PolicyInfo) -> Result<()> {
+fn sim_sizes(
+    args: &SimArgs,
+    info: &'static mobmem::mm::placement::PolicyInfo,
+    capacities: &[u64],
+) -> Result<()> {
     let started = Instant::now();
     let t = trace::read_all(&args.trace, args.format)?;
     let base = RunSetup {
         policy: info,
-        capacity: Capacity::of_memory(info.family, args.capacity[0], args.dram_fraction)?,
+        capacity: Capacity::of_memory(info.family, capacities[0], args.dram_fraction)?,
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
     };
     let all =
-        mobmem::mm::placement::mrc::simulate_each(&t, &base, &args.capacity, args.dram_fraction)?;
+        mobmem::mm::placement::mrc::simulate_each(&t, &base, &capacities, args.dram_fraction)?;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
         let mut rows = Vec::new();
-        for (&capacity, metrics) in args.capacity.iter().zip(&all) {
+        for (&capacity, metrics) in capacities.iter().zip(&all) {
             let mut setup = base.clone();
             setup.capacity = Capacity::of_memory(info.family, capacity, args.dram_fraction)?;
             rows.push(sim_json(args, &setup, metrics));
@@ -373,14 +414,94 @@ fn sim_sizes(args: &SimArgs, info: &'static mobmem::mm::placement::PolicyInfo) -
             print!(" {:>14}", n);
         }
         println!();
-        for (&capacity, metrics) in args.capacity.iter().zip(&all) {
+        for (&capacity, metrics) in capacities.iter().zip(&all) {
             print!("{capacity:>12}");
             for (_, v) in metrics.values() {
                 print!(" {:>14}", report::short(v));
             }
             println!();
         }
-        eprintln!("{} capacities in {:.2} s", args.capacity.len(), seconds);
+        eprintln!("{} capacities in {:.2} s", capacities.len(), seconds);
+    }
+    Ok(())
+}
+
+/// `sim` with capacities in bytes ([`mobmem::mm::placement::bytes`]): one streamed run,
+/// or the trace decoded once and the sizes run in parallel; a row (or a JSON object) per
+/// capacity, in the order given.
+fn sim_bytes(
+    args: &SimArgs,
+    info: &'static mobmem::mm::placement::PolicyInfo,
+    capacities: &[u64],
+) -> Result<()> {
+    use mobmem::mm::placement::bytes;
+    let started = Instant::now();
+    let all = if let [capacity] = capacities {
+        // Checks the policy before reading the trace.
+        bytes::ByteCache::new(info, *capacity, 0)?;
+        let mut source = trace::open(&args.trace, args.format)?;
+        let pb = ProgressBar::new_spinner();
+        pb.set_message("simulating");
+        let m = bytes::run_source_bytes(source.as_mut(), info, *capacity, &mut |done| {
+            pb.set_position(done)
+        })?;
+        pb.finish_and_clear();
+        vec![m]
+    } else {
+        bytes::ByteCache::new(info, capacities[0], 0)?;
+        let mut source = trace::open(&args.trace, args.format)?;
+        let requests = bytes::read_sized(source.as_mut())?;
+        bytes::simulate_each_bytes(&requests, info, capacities)?
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        let rows: Vec<serde_json::Value> = all
+            .iter()
+            .map(|m| {
+                let mut map = serde_json::Map::new();
+                map.insert("trace".into(), args.trace.display().to_string().into());
+                map.insert("policy".into(), info.name.into());
+                for (name, value) in m.values() {
+                    map.insert(name.into(), json_number(value));
+                }
+                serde_json::Value::Object(map)
+            })
+            .collect();
+        let value = match rows.as_slice() {
+            [one] => one.clone(),
+            _ => serde_json::Value::Array(rows),
+        };
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        println!("trace      {}", args.trace.display());
+        println!(
+            "policy     {} (capacity in bytes; objects take their sizes)",
+            info.name
+        );
+        let names: Vec<&str> = all[0].values().into_iter().map(|(n, _)| n).collect();
+        for n in &names {
+            print!("{n:>16}");
+        }
+        println!();
+        for m in &all {
+            for (_, v) in m.values() {
+                // Counts and bytes in full; ratios to four decimals, as libCacheSim prints.
+                if v.fract() == 0.0 {
+                    print!("{v:>16}");
+                } else {
+                    print!("{v:>16.4}");
+                }
+            }
+            println!();
+        }
+        let accesses: u64 = all.iter().map(|m| m.accesses).sum();
+        eprintln!(
+            "{} capacities, {} requests in {:.2} s ({:.1} M requests/s)",
+            all.len(),
+            accesses,
+            seconds,
+            accesses as f64 / seconds / 1e6
+        );
     }
     Ok(())
 }

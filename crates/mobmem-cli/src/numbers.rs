@@ -113,3 +113,65 @@ mod tests {
         }
     }
 }
+
+/// A memory size on the command line: pages (a bare number) or bytes (a number with a
+/// unit: B, KiB, MiB, GiB, TiB in powers of 1024; KB, MB, GB, TB in powers of 1000).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemorySize {
+    Pages(u64),
+    Bytes(u64),
+}
+
+const BYTE_UNITS: [(&str, u64); 9] = [
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+    ("KB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("TB", 1_000_000_000_000),
+    ("B", 1),
+];
+
+/// Parse a [`MemorySize`]; bytes may have a fraction (`1.5GiB`) that comes to whole bytes
+/// when rounded down, and must come to at least 1 byte.
+pub fn memory_size(text: &str) -> Result<MemorySize, String> {
+    let trimmed = text.trim();
+    let expected = "expected pages (a whole number) or a size in bytes with a unit, like 64MiB, 512KB or 4096B";
+    for (unit, scale) in BYTE_UNITS {
+        if let Some(number) = trimmed.strip_suffix(unit) {
+            let value: f64 = number
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{text}': {expected}"))?;
+            let bytes = value * scale as f64;
+            if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
+                return Err(format!(
+                    "'{text}': a size in bytes must be at least 1 byte and below 2^64"
+                ));
+            }
+            return Ok(MemorySize::Bytes(bytes as u64));
+        }
+    }
+    non_negative::<u64>(trimmed)
+        .map(MemorySize::Pages)
+        .map_err(|e| format!("{e}: {expected}"))
+}
+
+#[cfg(test)]
+mod memory_size_tests {
+    use super::*;
+
+    #[test]
+    fn pages_and_bytes() {
+        assert_eq!(memory_size("1000"), Ok(MemorySize::Pages(1000)));
+        assert_eq!(memory_size("64MiB"), Ok(MemorySize::Bytes(64 << 20)));
+        assert_eq!(memory_size("1.5GiB"), Ok(MemorySize::Bytes(3 << 29)));
+        assert_eq!(memory_size("512KB"), Ok(MemorySize::Bytes(512_000)));
+        assert_eq!(memory_size("4096B"), Ok(MemorySize::Bytes(4096)));
+        assert!(memory_size("0.1B").unwrap_err().contains("at least 1 byte"));
+        assert!(memory_size("64 MiBs").is_err());
+        assert!(memory_size("-5").unwrap_err().contains("negative"));
+    }
+}

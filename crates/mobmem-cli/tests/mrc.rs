@@ -120,3 +120,103 @@ fn mrc_of_another_policy_and_sampled_lru() {
     ]);
     assert!(e.contains("--sample"), "{e}");
 }
+
+/// A small oracleGeneral file: (object id, size) per record.
+fn sized_trace(dir: &std::path::Path, records: &[(u64, u32)]) -> String {
+    let mut bytes = Vec::new();
+    for (i, &(id, size)) in records.iter().enumerate() {
+        bytes.extend_from_slice(&(i as u32).to_le_bytes());
+        bytes.extend_from_slice(&id.to_le_bytes());
+        bytes.extend_from_slice(&size.to_le_bytes());
+        bytes.extend_from_slice(&(-1i64).to_le_bytes());
+    }
+    let path = dir.join("sized.oracleGeneral.bin");
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn sim_takes_capacities_in_bytes_on_traces_with_object_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1 KiB of LRU: a(600) b(300) c(200: evicts a) b a(600: evicts c) d(2000: too large)
+    // b c(evicts a): worked by hand, 6 misses, 3 evictions.
+    let trace = sized_trace(
+        dir.path(),
+        &[
+            (1, 600),
+            (2, 300),
+            (3, 200),
+            (2, 300),
+            (1, 600),
+            (4, 2000),
+            (2, 300),
+            (3, 200),
+        ],
+    );
+    let one = json(&[
+        "sim",
+        "--trace",
+        &trace,
+        "--policy",
+        "lru",
+        "--capacity",
+        "1000B",
+        "--json",
+    ]);
+    assert_eq!(one["capacity_bytes"], 1000);
+    assert_eq!(one["misses"], 6);
+    assert_eq!(one["evictions"], 3);
+    assert_eq!(one["too_large"], 1);
+    assert_eq!(one["bytes_missed"], 3900);
+    // Several sizes: one row each, in order; the same run as alone.
+    let all = json(&[
+        "sim",
+        "--trace",
+        &trace,
+        "--policy",
+        "lru",
+        "--capacity",
+        "1000B,1KiB,1MB",
+        "--json",
+    ]);
+    let all = all.as_array().unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(all[0], one);
+    assert_eq!(all[1]["capacity_bytes"], 1024);
+    assert_eq!(all[2]["misses"], 4, "1 MB holds everything: 4 cold misses");
+    // What cannot run by bytes says so.
+    let err = fails(&[
+        "sim",
+        "--trace",
+        &trace,
+        "--policy",
+        "s3fifo",
+        "--capacity",
+        "1MiB",
+    ]);
+    assert!(
+        err.contains("cannot run with a capacity in bytes") && err.contains("lru"),
+        "{err}"
+    );
+    let err = fails(&[
+        "sim",
+        "--trace",
+        &trace,
+        "--policy",
+        "lru",
+        "--capacity",
+        "10,1MiB",
+    ]);
+    assert!(err.contains("not both"), "{err}");
+    let mmt = small_trace(dir.path());
+    let err = fails(&[
+        "sim",
+        "--trace",
+        &mmt,
+        "--policy",
+        "lru",
+        "--capacity",
+        "1MiB",
+    ]);
+    assert!(err.contains("object sizes"), "{err}");
+}

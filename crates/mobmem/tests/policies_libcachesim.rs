@@ -135,3 +135,58 @@ fn w_tinylfu_hashing_object_ids_matches_libcachesim_exactly() {
     }
     assert_eq!(compared, 5, "the oracle's w-tinylfu rows");
 }
+
+/// Oracle: libCacheSim's miss ratios and byte miss ratios on the same trace with each
+/// object of its own size and the capacity in bytes (libCacheSim's default), in
+/// `tests/data/libcachesim-cloudphysics-bytes.csv`, made by libCacheSim's `cachesim`
+/// (commit aa0fc409):
+///
+/// ```text
+/// cachesim cloudPhysicsIO.oracleGeneral.bin oracleGeneral lru,fifo,sieve,lfu \
+///   1048576,4194304,16777216,67108864,268435456,1073741824
+/// ```
+///
+/// Every policy that runs by bytes must match both ratios to the four decimals printed.
+#[test]
+fn byte_capacities_match_libcachesim_on_cloudphysics() {
+    use mobmem::mm::placement::bytes::{self, ByteCache};
+    let test = "byte_capacities_match_libcachesim_on_cloudphysics";
+    let Some(path) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    else {
+        return;
+    };
+    let mut source = mobmem::trace::open(&path, None).unwrap();
+    let requests = bytes::read_sized(source.as_mut()).unwrap();
+    let text = include_str!("data/libcachesim-cloudphysics-bytes.csv");
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("policy,libcachesim_name,capacity_bytes,requests,miss_ratio,byte_miss_ratio")
+    );
+    let mut compared = 0;
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        let [policy, _, capacity, count, miss_ratio, byte_miss_ratio] = fields[..] else {
+            panic!("malformed oracle line {line:?}");
+        };
+        let info = find_policy(policy).unwrap();
+        let capacity: u64 = capacity.parse().unwrap();
+        let mut cache = ByteCache::new(info, capacity, 0).unwrap();
+        for (&page, &size) in requests.pages.iter().zip(&requests.sizes) {
+            cache.request(page, u64::from(size)).unwrap();
+        }
+        let m = cache.metrics();
+        assert_eq!(m.accesses.to_string(), count, "{line}");
+        assert_eq!(
+            (
+                format!("{:.4}", m.miss_ratio()),
+                format!("{:.4}", m.byte_miss_ratio())
+            ),
+            (miss_ratio.to_string(), byte_miss_ratio.to_string()),
+            "{policy} at {capacity} bytes"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 24, "4 policies at 6 capacities");
+    assert_eq!(bytes::byte_policies(), ["lru", "fifo", "sieve", "lfu"]);
+}

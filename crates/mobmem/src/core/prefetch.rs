@@ -20,9 +20,7 @@ pub fn prefetch<T>(slice: &[T], index: usize) {
         // nor writes, and does not fault. SSE is part of the x86_64 baseline.
         #[allow(unsafe_code)]
         unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                address.cast(),
-            )
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast())
         };
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -17,11 +17,11 @@
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use super::object_ids::ObjectIds;
 use super::shared::{
     empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, StoredBytes,
     EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES,
 };
-use super::object_ids::ObjectIds;
 use super::{Event, EventSource, Interner, PageId, ProcId, Tables};
 use crate::{Error, Position, Result};
 

@@ -437,6 +437,12 @@ pub trait EventSource {
         None
     }
 
+    /// The object size in bytes of each event of the last batch (0 for events other than
+    /// accesses), for formats that record sizes (oracleGeneral); `None` for the others.
+    fn batch_sizes(&self) -> Option<&[u32]> {
+        None
+    }
+
     /// The interned tables. Complete only once the stream has been read to its end.
     fn tables(&mut self) -> crate::Result<Tables>;
 

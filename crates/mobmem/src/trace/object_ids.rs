@@ -150,7 +150,11 @@ impl ObjectIds {
     /// are `processes`.
     pub fn tables(&self, processes: Vec<super::ProcessInfo>) -> Tables {
         Tables {
-            pages: self.keys().into_iter().map(|k| PageKey::file(0, k)).collect(),
+            pages: self
+                .keys()
+                .into_iter()
+                .map(|k| PageKey::file(0, k))
+                .collect(),
             processes,
         }
     }

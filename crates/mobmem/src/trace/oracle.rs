@@ -3,15 +3,16 @@
 //! Records of 24 little-endian bytes: `u32 timestamp` (seconds), `u64 obj_id`,
 //! `u32 obj_size`, `i64 next_access_vtime`, with no header. Each record becomes one read
 //! of page `PageKey::file(0, obj_id)` by a single process (pid 0, no name) at
-//! `time_ns = timestamp * 10^9`. The object size is ignored (an object is one page,
-//! whatever its size) and so is `next_access_vtime`, which a policy that needs the
-//! future computes from the trace itself. An empty file is an error.
+//! `time_ns = timestamp * 10^9`. With a capacity in pages an object is one page, whatever
+//! its size; with a capacity in bytes ([`crate::mm::placement::bytes`]) it takes its size
+//! ([`EventSource::batch_sizes`]). `next_access_vtime` is ignored: a policy that needs the
+//! future computes it from the trace itself. An empty file is an error.
 
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::shared::{empty_input, read_up_to};
 use super::object_ids::ObjectIds;
+use super::shared::{empty_input, read_up_to};
 use super::{Event, EventSource, Interner, PageId, ProcId, Tables};
 use crate::{Error, Position, Result};
 
@@ -30,6 +31,8 @@ pub struct Reader {
     /// The current batch's object ids, then their page ids; reused.
     objects: Vec<u64>,
     pages: Vec<PageId>,
+    /// The current batch's object sizes.
+    sizes: Vec<u32>,
     /// Page ids of object ids (the pages are `PageKey::file(0, obj_id)`).
     object_ids: ObjectIds,
     /// The one process.
@@ -48,6 +51,7 @@ impl Reader {
             bytes: Vec::new(),
             objects: Vec::new(),
             pages: Vec::new(),
+            sizes: Vec::new(),
             object_ids: ObjectIds::new(),
             interner: Interner::new(),
             proc: None,
@@ -109,11 +113,12 @@ impl EventSource for Reader {
         };
         let records_bytes = &self.bytes[..got];
         self.objects.clear();
-        self.objects.extend(records_bytes.chunks_exact(RECORD_SIZE).map(|record| {
-            let mut obj_id = [0u8; 8];
-            obj_id.copy_from_slice(&record[4..12]);
-            u64::from_le_bytes(obj_id)
-        }));
+        self.objects
+            .extend(records_bytes.chunks_exact(RECORD_SIZE).map(|record| {
+                let mut obj_id = [0u8; 8];
+                obj_id.copy_from_slice(&record[4..12]);
+                u64::from_le_bytes(obj_id)
+            }));
         self.pages.clear();
         if let Err(i) = self.object_ids.ids(&self.objects, &mut self.pages) {
             let index = self.next_record + i as u64;
@@ -122,6 +127,13 @@ impl EventSource for Reader {
                 "more distinct objects than the 2^32 - 1 page ids".into(),
             ));
         }
+        self.sizes.clear();
+        self.sizes
+            .extend(records_bytes.chunks_exact(RECORD_SIZE).map(|record| {
+                let mut size = [0u8; 4];
+                size.copy_from_slice(&record[12..16]);
+                u32::from_le_bytes(size)
+            }));
         buf.reserve(records);
         for (record, &page) in records_bytes.chunks_exact(RECORD_SIZE).zip(&self.pages) {
             let mut timestamp = [0u8; 4];
@@ -131,6 +143,10 @@ impl EventSource for Reader {
         }
         self.next_record += records as u64;
         Ok(true)
+    }
+
+    fn batch_sizes(&self) -> Option<&[u32]> {
+        Some(&self.sizes)
     }
 
     /// The tables of the records read so far.

@@ -9,6 +9,7 @@
 //! Memory has up to two tiers: DRAM and PCM. A single-tier policy keeps every page in
 //! [`Tier::Dram`] and is built with no PCM.
 
+pub mod bytes;
 pub mod metrics;
 pub mod mrc;
 pub mod policies;
@@ -210,6 +211,20 @@ pub trait CachePolicy: Send {
 
     /// Resident pages per tier, `[dram, pcm]`.
     fn occupancy(&self) -> [usize; 2];
+
+    /// Evict the page this policy would evict next, pushing its [`Effect::Evict`];
+    /// `false` when it holds no page. Byte capacities ([`bytes`]) build the policy with an
+    /// unbounded capacity and call this until the new object fits. Only policies whose
+    /// order of eviction does not depend on their capacity implement it, and say so in
+    /// [`CachePolicy::evicts_on_demand`].
+    fn evict_next(&mut self, _out: &mut Effects) -> bool {
+        false
+    }
+
+    /// Whether [`CachePolicy::evict_next`] is implemented.
+    fn evicts_on_demand(&self) -> bool {
+        false
+    }
 
     /// `page` will be requested a few requests from now: bring its per-page state into
     /// the cache ([`crate::core::prefetch`]). A hint only; it must not change state.

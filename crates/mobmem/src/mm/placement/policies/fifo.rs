@@ -53,13 +53,23 @@ impl CachePolicy for Fifo {
         }
         out.fill();
         if self.queue.len() >= self.capacity {
-            if let Some(victim) = self.links.pop_back(&mut self.queue) {
-                self.resident[victim as usize] = false;
-                out.evict(victim);
-            }
+            self.evict_next(out);
         }
         self.links.push_front(&mut self.queue, page);
         self.resident[page as usize] = true;
+    }
+
+    fn evict_next(&mut self, out: &mut Effects) -> bool {
+        let Some(victim) = self.links.pop_back(&mut self.queue) else {
+            return false;
+        };
+        self.resident[victim as usize] = false;
+        out.evict(victim);
+        true
+    }
+
+    fn evicts_on_demand(&self) -> bool {
+        true
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {

@@ -161,14 +161,8 @@ impl CachePolicy for Lfu {
             return;
         }
         out.fill();
-        if self.resident >= self.capacity && self.lowest != NONE {
-            let lowest = self.lowest;
-            if let Some(victim) = self.buckets[lowest as usize].pages.back() {
-                self.unlink_page(victim, lowest);
-                self.bucket_of[victim as usize] = NONE;
-                self.resident -= 1;
-                out.evict(victim);
-            }
+        if self.resident >= self.capacity {
+            self.evict_next(out);
         }
         let first = match self.lowest {
             NONE => self.new_bucket(1, NONE, NONE),
@@ -177,6 +171,25 @@ impl CachePolicy for Lfu {
         };
         self.link_page(page, first);
         self.resident += 1;
+    }
+
+    fn evict_next(&mut self, out: &mut Effects) -> bool {
+        if self.lowest == NONE {
+            return false;
+        }
+        let lowest = self.lowest;
+        let Some(victim) = self.buckets[lowest as usize].pages.back() else {
+            return false;
+        };
+        self.unlink_page(victim, lowest);
+        self.bucket_of[victim as usize] = NONE;
+        self.resident -= 1;
+        out.evict(victim);
+        true
+    }
+
+    fn evicts_on_demand(&self) -> bool {
+        true
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {

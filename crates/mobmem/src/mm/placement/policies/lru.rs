@@ -44,11 +44,18 @@ impl CachePolicy for Lru {
         }
         out.fill();
         if self.list.len() >= self.capacity {
-            if let Some(victim) = self.links.pop_back(&mut self.list) {
-                out.evict(victim);
-            }
+            self.evict_next(out);
         }
         self.links.push_front(&mut self.list, page);
+    }
+
+    fn evict_next(&mut self, out: &mut Effects) -> bool {
+        let victim = self.links.pop_back(&mut self.list);
+        victim.inspect(|&v| out.evict(v)).is_some()
+    }
+
+    fn evicts_on_demand(&self) -> bool {
+        true
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {

@@ -97,12 +97,18 @@ impl CachePolicy for Sieve {
         }
         out.fill();
         if self.queue.len() >= self.capacity {
-            if let Some(victim) = self.evict() {
-                out.evict(victim);
-            }
+            self.evict_next(out);
         }
         self.links.push_front(&mut self.queue, page);
         self.visited[page as usize] = false;
+    }
+
+    fn evict_next(&mut self, out: &mut Effects) -> bool {
+        self.evict().inspect(|&v| out.evict(v)).is_some()
+    }
+
+    fn evicts_on_demand(&self) -> bool {
+        true
     }
 
     fn tier_of(&self, page: PageId) -> Option<Tier> {
