@@ -394,8 +394,7 @@ fn sim_sizes(
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
     };
-    let all =
-        mobmem::mm::placement::mrc::simulate_each(&t, &base, &capacities, args.dram_fraction)?;
+    let all = mobmem::mm::placement::mrc::simulate_each(&t, &base, capacities, args.dram_fraction)?;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
         let mut rows = Vec::new();
