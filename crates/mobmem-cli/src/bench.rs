@@ -39,6 +39,18 @@ pub struct BenchArgs {
     /// Timed repetitions per policy; the fastest is reported.
     #[arg(long, default_value_t = 3, value_parser = crate::numbers::non_negative::<usize>, allow_negative_numbers = true)]
     repeat: usize,
+    /// Requests of a second trace, in libCacheSim's oracleGeneral format: Zipf (alpha 1)
+    /// over --zipf-objects objects with random 64-bit ids, on which the LRU whole process
+    /// (`mobmem sim`) is timed; 0 skips it.
+    #[arg(long, default_value_t = 10_000_000, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
+    zipf_requests: u64,
+    /// Objects of the Zipf trace.
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
+    zipf_objects: u64,
+    /// libCacheSim's `cachesim` binary, to time on the same Zipf trace (LRU, objects of
+    /// size 1) beside `mobmem sim`.
+    #[arg(long, value_name = "PATH")]
+    cachesim: Option<PathBuf>,
     /// Print as JSON.
     #[arg(long)]
     json: bool,
@@ -132,6 +144,117 @@ fn write_oracle_general(path: &Path, t: &trace::Trace) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// A Zipf (alpha 1) trace of `requests` requests over `objects` objects in oracleGeneral
+/// format: random 64-bit object ids (so that a reader must hash them), sizes 512 B to
+/// 64 KiB, one second per 1000 requests. Returns its distinct objects.
+fn write_zipf_oracle_general(path: &Path, requests: u64, objects: u64) -> Result<u64> {
+    use rand::{Rng, SeedableRng};
+    use std::io::Write;
+    let objects = objects.max(1) as usize;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut cdf = Vec::with_capacity(objects);
+    let mut total = 0.0;
+    for rank in 1..=objects {
+        total += 1.0 / rank as f64;
+        cdf.push(total);
+    }
+    let ids: Vec<u64> = (0..objects).map(|_| rng.gen()).collect();
+    let sizes: Vec<u32> = (0..objects).map(|_| rng.gen_range(512..65536)).collect();
+    let mut seen = vec![false; objects];
+    let file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    for i in 0..requests {
+        let u = rng.gen::<f64>() * total;
+        let rank = cdf.partition_point(|&c| c < u).min(objects - 1);
+        seen[rank] = true;
+        out.write_all(&((i / 1000) as u32).to_le_bytes())?;
+        out.write_all(&ids[rank].to_le_bytes())?;
+        out.write_all(&sizes[rank].to_le_bytes())?;
+        out.write_all(&(-1i64).to_le_bytes())?;
+    }
+    out.flush()?;
+    Ok(seen.iter().filter(|&&s| s).count() as u64)
+}
+
+/// The fastest of `repeat` whole runs of `program args`, seconds; its stdout must
+/// contain `expect`.
+fn time_process(program: &Path, args: &[String], repeat: usize, expect: &str) -> Result<f64> {
+    let mut best = f64::INFINITY;
+    for _ in 0..repeat.max(1) {
+        let started = Instant::now();
+        let out = Command::new(program)
+            .args(args)
+            .output()
+            .with_context(|| format!("running {}", program.display()))?;
+        let seconds = started.elapsed().as_secs_f64();
+        if !out.status.success() || !String::from_utf8_lossy(&out.stdout).contains(expect) {
+            bail!(
+                "{} {} failed: {}",
+                program.display(),
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        best = best.min(seconds);
+    }
+    Ok(best)
+}
+
+/// LRU on the Zipf oracleGeneral trace: `mobmem sim` as a whole process, the run alone
+/// with its memory per distinct object (`bench --one`), and libCacheSim's `cachesim`
+/// when given.
+fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
+    let path = dir.join("zipf.oracleGeneral.bin");
+    let distinct = write_zipf_oracle_general(&path, args.zipf_requests, args.zipf_objects)?;
+    let capacity = ((distinct as f64 * args.memory_fraction).round() as u64).max(2);
+    let trace = path.display().to_string();
+    let sim_args: Vec<String> = ["sim", "--trace", &trace, "--policy", "lru", "--capacity"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([capacity.to_string()])
+        .collect();
+    let whole = time_process(exe, &sim_args, args.repeat, "misses")?;
+    let one = Command::new(exe)
+        .args(["bench", "--one", "lru", "--trace", &trace, "--pages"])
+        .arg(distinct.to_string())
+        .args([
+            "--memory-fraction",
+            &args.memory_fraction.to_string(),
+            "--repeat",
+            "1",
+        ])
+        .output()
+        .context("running the measuring child process")?;
+    if !one.status.success() {
+        bail!(
+            "measuring lru on the Zipf trace failed: {}",
+            String::from_utf8_lossy(&one.stderr).trim()
+        );
+    }
+    let one: Value = serde_json::from_slice(&one.stdout).context("reading the child's result")?;
+    let cachesim = match &args.cachesim {
+        None => Value::Null,
+        Some(program) => {
+            let cs_args: Vec<String> = [trace.as_str(), "oracleGeneral", "lru"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([capacity.to_string(), "--ignore-obj-size".into(), "1".into()])
+                .collect();
+            let seconds = time_process(program, &cs_args, args.repeat, "miss ratio")?;
+            json!({ "seconds": seconds, "mobmem_speedup": seconds / whole })
+        }
+    };
+    Ok(json!({
+        "requests": args.zipf_requests,
+        "distinct_objects": distinct,
+        "capacity_objects": capacity,
+        "lru_whole_process_seconds": whole,
+        "lru_whole_process_requests_per_second": args.zipf_requests as f64 / whole,
+        "lru_bytes_per_distinct_object": one["bytes_per_distinct_page"],
+        "cachesim": cachesim,
+    }))
 }
 
 pub fn bench(args: BenchArgs) -> Result<()> {
@@ -251,6 +374,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
         best
     };
+    let zipf = if args.zipf_requests > 0 {
+        bench_zipf(&args, dir.path(), &exe)?
+    } else {
+        Value::Null
+    };
     let lru_s = runs
         .iter()
         .find(|r| r["policy"] == "lru")
@@ -264,6 +392,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "lru_curve_100_sizes_seconds": curve_s,
         "lru_curve_over_one_lru_run": lru_s.map(|l| curve_s / l),
         "runs": runs,
+        "zipf_oracle_general": zipf,
     });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -300,6 +429,23 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             o["decode_records_per_second"].as_f64().unwrap_or(0.0) / 1e6,
             o["lru_accesses_per_second"].as_f64().unwrap_or(0.0) / 1e6
         );
+    }
+    if let Some(z) = report["zipf_oracle_general"].as_object() {
+        println!(
+            "Zipf oracleGeneral trace, {} requests over {} objects: lru whole process {:.3} s ({:.1} M requests/s), {:.1} bytes/object",
+            z["requests"],
+            z["distinct_objects"],
+            z["lru_whole_process_seconds"].as_f64().unwrap_or(0.0),
+            z["lru_whole_process_requests_per_second"].as_f64().unwrap_or(0.0) / 1e6,
+            z["lru_bytes_per_distinct_object"].as_f64().unwrap_or(0.0)
+        );
+        if let Some(c) = z["cachesim"].as_object() {
+            println!(
+                "  libCacheSim cachesim on the same file: {:.3} s; mobmem {:.2}x as fast",
+                c["seconds"].as_f64().unwrap_or(0.0),
+                c["mobmem_speedup"].as_f64().unwrap_or(0.0)
+            );
+        }
     }
     match lru_s {
         Some(l) => println!(

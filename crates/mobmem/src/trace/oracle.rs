@@ -18,8 +18,9 @@ use crate::{Error, Position, Result};
 
 pub const RECORD_SIZE: usize = 24;
 
-/// Most records decoded per `read_batch`, bounding the byte buffer (1.5 MiB).
-const MAX_BATCH: usize = 1 << 16;
+/// Most records decoded per `read_batch`, bounding the byte buffer (384 KiB): enough to
+/// overlap lookups, small beside the per-object tables.
+const MAX_BATCH: usize = 1 << 14;
 
 pub struct Reader {
     path: PathBuf,
