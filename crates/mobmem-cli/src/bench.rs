@@ -361,11 +361,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let mut source = trace::open(&path, None)?;
             let mut builder = mrc::CurveBuilder::exact(pages as usize);
             while source.read_batch(&mut batch, 1 << 16)? {
-                for e in &batch {
-                    if e.is_access() {
-                        builder.access(e.page());
-                    }
-                }
+                builder.access_events(&batch);
             }
             let sizes: Vec<u64> = (1..=100).map(|i| (i * pages / 100).max(1)).collect();
             let curve = builder.finish().curve(&sizes);

@@ -127,11 +127,7 @@ pub fn run(args: MrcArgs) -> Result<()> {
             .read_batch(&mut batch, 1 << 16)
             .with_context(context)?
         {
-            for e in &batch {
-                if e.is_access() {
-                    builder.access(e.page());
-                }
-            }
+            builder.access_events(&batch);
         }
         let footprint = source.tables().with_context(context)?.pages.len() as u64;
         let capacities = parse_capacities(&args.capacities, footprint)?;

@@ -5,11 +5,12 @@
 //!   stack algorithm: an access hits a cache of `c` pages exactly when its *stack
 //!   distance* (the number of distinct pages used since the page's previous access, the
 //!   page included) is at most `c`. So one histogram of distances gives the hits at every
-//!   size. The distances are counted with a Fenwick tree over access times that holds a 1
-//!   at the latest access of each page: the distance of an access is the sum over the
-//!   times after the page's previous one. The times are renumbered (the live ones packed
-//!   to the front) whenever they fill a tree of twice the pages seen, so the tree stays
-//!   the size of the footprint, not of the trace.
+//!   size. The distances are counted over access times with a bit set at the latest
+//!   access of each page: the distance of an access is the number of bits set after the
+//!   page's previous time, counted in a Fenwick tree over blocks of 512 bits and within
+//!   the block. The times are renumbered (the live ones packed to the front) whenever
+//!   they fill a bitmap of twice the pages seen, so it stays the size of the footprint,
+//!   not of the trace.
 //! - **SHARDS** ([`shards_distances`]): Waldspurger, Park, Garthwaite, Ahmad, "Efficient
 //!   MRC Construction with SHARDS", FAST 2015. Only pages whose hash falls under a
 //!   threshold are tracked (spatial sampling at rate `R`); a sampled distance `d` stands
@@ -96,14 +97,18 @@ struct Fenwick {
 }
 
 impl Fenwick {
-    fn new(size: usize) -> Self {
-        Fenwick {
-            tree: vec![0; size + 1],
+    /// A tree over `counts`, built in O(n).
+    fn from_counts(counts: &[u32]) -> Self {
+        let mut tree = vec![0u32; counts.len() + 1];
+        tree[1..].copy_from_slice(counts);
+        for i in 1..tree.len() {
+            let parent = i + (i & i.wrapping_neg());
+            if parent < tree.len() {
+                let v = tree[i];
+                tree[parent] += v;
+            }
         }
-    }
-
-    fn len(&self) -> usize {
-        self.tree.len() - 1
+        Fenwick { tree }
     }
 
     fn add(&mut self, at: usize, delta: i32) {
@@ -129,39 +134,119 @@ impl Fenwick {
 /// No access yet.
 const NEVER: u32 = u32::MAX;
 
-/// Stack distances with a tree over times kept to about twice the pages live.
+/// Times per block of the bitmap: 512 bits, one 64-byte cache line.
+const BLOCK_TIMES: usize = 512;
+
+/// 512 times of the bitmap, aligned to a cache line so that counting the ones before a
+/// time reads one line.
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
+struct Block([u64; 8]);
+
+impl Block {
+    /// Ones at offsets `0..=offset`.
+    #[inline]
+    fn ones_through(&self, offset: usize) -> u64 {
+        let (word, bit) = (offset / 64, offset % 64);
+        let before: u32 = self.0[..word].iter().map(|w| w.count_ones()).sum();
+        let mask = if bit == 63 {
+            u64::MAX
+        } else {
+            (2u64 << bit) - 1
+        };
+        u64::from(before + (self.0[word] & mask).count_ones())
+    }
+}
+
+/// Stack distances over access times: a bit per time, set at the latest access of each
+/// page, in blocks of 512 with a Fenwick tree of their counts (small enough to stay in
+/// the cache). The distance of an access is the number of set bits after the page's
+/// previous time. Times are renumbered (the live ones packed to the front) when they
+/// run out, so the bitmap stays about twice the pages tracked.
 struct StackDistances {
     /// Per page id: the time of its latest access, or [`NEVER`].
     last: Vec<u32>,
-    /// Per time: the page accessed then (to renumber), for times in use.
-    page_at: Vec<u32>,
-    tree: Fenwick,
+    bits: Vec<Block>,
+    blocks: Fenwick,
     /// Next time to hand out.
     now: usize,
-    /// Pages with a time in the tree.
+    /// Pages with a time in the bitmap.
     live: usize,
 }
 
 impl StackDistances {
     fn new(pages_hint: usize) -> Self {
-        let size = (2 * pages_hint).max(1024);
-        StackDistances {
+        let mut s = StackDistances {
             last: Vec::new(),
-            page_at: vec![NEVER; size],
-            tree: Fenwick::new(size),
+            bits: Vec::new(),
+            blocks: Fenwick::from_counts(&[]),
             now: 0,
             live: 0,
+        };
+        s.resize_times(pages_hint, 0);
+        s
+    }
+
+    /// A bitmap with its first `live` times set, of room for twice the pages tracked
+    /// (and for at least as many times as page ids seen, so that renumbering, which
+    /// scans them, costs O(1) an access).
+    fn resize_times(&mut self, pages_hint: usize, live: usize) {
+        let times = (2 * live)
+            .max(pages_hint)
+            .max(self.last.len())
+            .max(BLOCK_TIMES);
+        let blocks = times.div_ceil(BLOCK_TIMES);
+        self.bits = vec![Block::default(); blocks];
+        let mut counts = vec![0u32; blocks];
+        for t in 0..live {
+            self.bits[t / BLOCK_TIMES].0[(t % BLOCK_TIMES) / 64] |= 1 << (t % 64);
+            counts[t / BLOCK_TIMES] += 1;
         }
+        self.blocks = Fenwick::from_counts(&counts);
+        self.now = live;
+    }
+
+    fn times(&self) -> usize {
+        self.bits.len() * BLOCK_TIMES
+    }
+
+    /// Bring the state `page`'s next access reads into the cache: its time, and the
+    /// bitmap block of that time once the time is known (a hint; see
+    /// [`crate::core::prefetch`]).
+    #[inline]
+    fn prefetch_page(&self, page: u32) {
+        crate::core::prefetch::prefetch(&self.last, page as usize);
+    }
+
+    #[inline]
+    fn prefetch_block(&self, page: u32) {
+        if let Some(&t) = self.last.get(page as usize) {
+            if t != NEVER {
+                crate::core::prefetch::prefetch(&self.bits, t as usize / BLOCK_TIMES);
+            }
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, t: usize, on: bool) {
+        let word = &mut self.bits[t / BLOCK_TIMES].0[(t % BLOCK_TIMES) / 64];
+        if on {
+            *word |= 1 << (t % 64);
+        } else {
+            *word &= !(1 << (t % 64));
+        }
+        self.blocks.add(t / BLOCK_TIMES, if on { 1 } else { -1 });
     }
 
     /// The stack distance of an access to `page` (`None`: its first), then the access
     /// recorded.
+    #[inline]
     fn access(&mut self, page: u32) -> Option<u64> {
         let p = page as usize;
         if p >= self.last.len() {
-            self.last.resize(p + 1, NEVER);
+            self.last.resize((p + 1).max(self.last.len() * 2), NEVER);
         }
-        if self.now == self.tree.len() {
+        if self.now == self.times() {
             self.renumber();
         }
         let previous = self.last[p];
@@ -169,17 +254,16 @@ impl StackDistances {
             self.live += 1;
             None
         } else {
-            let previous = previous as usize;
+            let t = previous as usize;
             // Pages whose latest access is after this page's, plus the page itself.
-            // Every live page has one 1 in the tree, all before `now`.
-            let after = self.live as u64 - self.tree.prefix(previous + 1);
-            self.tree.add(previous, -1);
-            self.page_at[previous] = NEVER;
-            Some(after + 1)
+            let through = self.blocks.prefix(t / BLOCK_TIMES)
+                + self.bits[t / BLOCK_TIMES].ones_through(t % BLOCK_TIMES);
+            self.set(t, false);
+            Some(self.live as u64 - through + 1)
         };
-        self.tree.add(self.now, 1);
-        self.page_at[self.now] = page;
-        self.last[p] = self.now as u32;
+        let now = self.now;
+        self.set(now, true);
+        self.last[p] = now as u32;
         self.now += 1;
         distance
     }
@@ -189,46 +273,28 @@ impl StackDistances {
         let p = page as usize;
         if let Some(&t) = self.last.get(p) {
             if t != NEVER {
-                self.tree.add(t as usize, -1);
-                self.page_at[t as usize] = NEVER;
+                self.set(t as usize, false);
                 self.last[p] = NEVER;
                 self.live -= 1;
             }
         }
     }
 
-    /// Pack the live times to the front, in order, in a tree of twice the live pages.
+    /// Pack the live times to the front, in order.
     fn renumber(&mut self) {
-        let size = (2 * self.live).max(1024);
-        let mut page_at = vec![NEVER; size];
-        let mut next = 0;
-        for &page in &self.page_at[..self.now] {
-            if page != NEVER {
-                page_at[next] = page;
-                self.last[page as usize] = next as u32;
-                next += 1;
+        let mut page_at = vec![NEVER; self.now];
+        for (page, &t) in self.last.iter().enumerate() {
+            if t != NEVER {
+                page_at[t as usize] = page as u32;
             }
         }
-        let mut tree = Fenwick::new(size);
-        // Build in O(size): ones at 0..next, then propagate.
-        for i in 1..=next {
-            tree.tree[i] += 1;
-            let parent = i + (i & i.wrapping_neg());
-            if parent <= size {
-                let v = tree.tree[i];
-                tree.tree[parent] += v;
-            }
+        let mut next = 0u32;
+        for &page in page_at.iter().filter(|&&p| p != NEVER) {
+            self.last[page as usize] = next;
+            next += 1;
         }
-        for i in next + 1..=size {
-            let parent = i + (i & i.wrapping_neg());
-            if parent <= size {
-                let v = tree.tree[i];
-                tree.tree[parent] += v;
-            }
-        }
-        self.page_at = page_at;
-        self.tree = tree;
-        self.now = next;
+        debug_assert_eq!(next as usize, self.live);
+        self.resize_times(0, self.live);
     }
 }
 
@@ -254,6 +320,8 @@ pub struct CurveBuilder {
     tracked: std::collections::BTreeSet<(u64, PageId)>,
     /// SHARDS-adj: the accesses the sampled ones stand for (each `1 / R` of its time).
     sampled_weight: f64,
+    /// Page ids of a batch of events, reused.
+    scratch: Vec<PageId>,
 }
 
 impl CurveBuilder {
@@ -286,6 +354,59 @@ impl CurveBuilder {
             s_max,
             tracked: Default::default(),
             sampled_weight: 0.0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The accesses among `events`, in order (other events are skipped).
+    pub fn access_events(&mut self, events: &[crate::trace::Event]) {
+        let mut pages = std::mem::take(&mut self.scratch);
+        pages.clear();
+        pages.extend(events.iter().filter(|e| e.is_access()).map(|e| e.page()));
+        self.access_all(&pages);
+        self.scratch = pages;
+    }
+
+    /// Every access of `pages`, in order: the same as [`CurveBuilder::access`] on each,
+    /// with the state of later accesses prefetched so that their memory reads overlap,
+    /// and each distance counted a few accesses after it is known, once its counter has
+    /// been prefetched too (the counts are whole numbers, so the order of the additions
+    /// does not change them).
+    pub fn access_all(&mut self, pages: &[PageId]) {
+        const AHEAD: usize = 16;
+        const DELAY: usize = 8;
+        if self.sampling.is_some() {
+            for &page in pages {
+                self.access(page);
+            }
+            return;
+        }
+        let mut pending = [usize::MAX; DELAY];
+        for (i, &page) in pages.iter().enumerate() {
+            if let Some(&later) = pages.get(i + AHEAD) {
+                self.stack.prefetch_page(later);
+            }
+            if let Some(&nearer) = pages.get(i + AHEAD / 2) {
+                self.stack.prefetch_block(nearer);
+            }
+            self.accesses += 1;
+            let Some(d) = self.stack.access(page) else {
+                self.cold += 1.0;
+                continue;
+            };
+            let d = d as usize;
+            if d >= self.counts.len() {
+                self.counts.resize(d + 1, 0.0);
+            }
+            crate::core::prefetch::prefetch(&self.counts, d);
+            let slot = &mut pending[i % DELAY];
+            if *slot != usize::MAX {
+                self.counts[*slot] += 1.0;
+            }
+            *slot = d;
+        }
+        for d in pending.into_iter().filter(|&d| d != usize::MAX) {
+            self.counts[d] += 1.0;
         }
     }
 
@@ -369,9 +490,7 @@ impl CurveBuilder {
 /// Exact LRU stack distances of `pages` (dense page ids), in one pass.
 pub fn lru_distances(pages: &[PageId], footprint_hint: usize) -> DistanceHistogram {
     let mut b = CurveBuilder::exact(footprint_hint);
-    for &p in pages {
-        b.access(p);
-    }
+    b.access_all(pages);
     b.finish()
 }
 
@@ -469,11 +588,27 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let pages: Vec<u32> = (0..20_000).map(|_| rng.gen_range(0..300u32)).collect();
-        let fast = lru_distances(&pages, 10);
+        check_against_a_naive_stack(&pages);
+        // Over many blocks of the bitmap: 3000 pages, hot and cold.
+        let pages: Vec<u32> = (0..30_000)
+            .map(|i| {
+                if i % 3 == 0 {
+                    rng.gen_range(0..3000u32)
+                } else {
+                    rng.gen_range(0..200u32)
+                }
+            })
+            .collect();
+        check_against_a_naive_stack(&pages);
+    }
+
+    fn check_against_a_naive_stack(pages: &[u32]) {
+        let fast = lru_distances(pages, 10);
+        let max = *pages.iter().max().unwrap() as usize;
         let mut stack: Vec<u32> = Vec::new();
-        let mut counts = vec![0.0; 301];
+        let mut counts = vec![0.0; max + 2];
         let mut cold = 0.0;
-        for &p in &pages {
+        for &p in pages {
             match stack.iter().position(|&q| q == p) {
                 Some(i) => {
                     counts[i + 1] += 1.0;
