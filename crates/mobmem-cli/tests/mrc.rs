@@ -220,3 +220,46 @@ fn sim_takes_capacities_in_bytes_on_traces_with_object_sizes() {
     ]);
     assert!(err.contains("object sizes"), "{err}");
 }
+
+/// `bench` on small traces: every figure it reports is there and adds up.
+#[test]
+fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
+    let report = json(&[
+        "bench",
+        "--accesses",
+        "20000",
+        "--zipf-requests",
+        "20000",
+        "--zipf-objects",
+        "1000",
+        "--policies",
+        "lru,clock",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert_eq!(r["accesses"], 20000);
+        assert!(r["accesses_per_second"].as_f64().unwrap() > 0.0);
+    }
+    assert!(
+        report["oracle_general"]["lru_accesses_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(report["lru_curve_over_one_lru_run"].as_f64().unwrap() > 0.0);
+    let zipf = &report["zipf_oracle_general"];
+    assert_eq!(zipf["requests"], 20000);
+    let distinct = zipf["distinct_objects"].as_u64().unwrap();
+    assert!(distinct > 100 && distinct <= 1000, "{distinct}");
+    assert!(
+        zipf["lru_whole_process_requests_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(zipf["cachesim"].is_null());
+}
