@@ -284,27 +284,20 @@ enum Capacities {
 
 fn capacities(sizes: &[numbers::MemorySize]) -> Result<Capacities> {
     use numbers::MemorySize;
-    if sizes.iter().all(|s| matches!(s, MemorySize::Pages(_))) {
-        return Ok(Capacities::Pages(
-            sizes
-                .iter()
-                .map(|s| match s {
-                    MemorySize::Pages(p) | MemorySize::Bytes(p) => *p,
-                })
-                .collect(),
-        ));
+    let (mut pages, mut bytes) = (Vec::new(), Vec::new());
+    for size in sizes {
+        match *size {
+            MemorySize::Pages(p) => pages.push(p),
+            MemorySize::Bytes(b) => bytes.push(b),
+        }
     }
-    if sizes.iter().all(|s| matches!(s, MemorySize::Bytes(_))) {
-        return Ok(Capacities::Bytes(
-            sizes
-                .iter()
-                .map(|s| match s {
-                    MemorySize::Pages(p) | MemorySize::Bytes(p) => *p,
-                })
-                .collect(),
-        ));
+    match (pages.is_empty(), bytes.is_empty()) {
+        (_, true) => Ok(Capacities::Pages(pages)),
+        (true, false) => Ok(Capacities::Bytes(bytes)),
+        (false, false) => {
+            bail!("--capacity: give every size in pages or every size in bytes, not both")
+        }
     }
-    bail!("--capacity: give every size in pages or every size in bytes, not both")
 }
 
 fn sim(args: SimArgs) -> Result<()> {

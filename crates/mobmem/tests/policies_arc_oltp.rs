@@ -62,13 +62,7 @@ fn hit_ratio(policy: &mut dyn CachePolicy, pages: &[PageId]) -> f64 {
     let mut hits = 0u64;
     for &page in pages {
         out.clear();
-        let req = Request {
-            page,
-            proc: 0,
-            write: false,
-            foreground: false,
-            dirty: false,
-        };
+        let req = Request::read(page);
         policy.access(&req, &mut out);
         if matches!(out.as_slice()[0], Effect::Hit { .. }) {
             hits += 1;

@@ -16,13 +16,7 @@ use mobmem::trace::PageId;
 use proptest::prelude::*;
 
 fn read(page: PageId) -> Request {
-    Request {
-        page,
-        proc: 0,
-        write: false,
-        foreground: false,
-        dirty: false,
-    }
+    Request::read(page)
 }
 
 /// Policies whose hits may evict other pages (never the page hit), as libCacheSim's

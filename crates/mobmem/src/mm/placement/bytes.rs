@@ -144,13 +144,7 @@ impl ByteCache {
         let m = &mut self.metrics;
         m.accesses += 1;
         m.bytes_requested += size;
-        let req = Request {
-            page,
-            proc: 0,
-            write: false,
-            foreground: false,
-            dirty: false,
-        };
+        let req = Request::read(page);
         if self.stored[page as usize] != ABSENT {
             m.hits += 1;
             self.effects.clear();
@@ -402,7 +396,7 @@ mod tests {
             let mut hits = 0;
             for &(page, _) in &unit {
                 effects.clear();
-                pages.access(&Request { page, proc: 0, write: false, foreground: false, dirty: false }, &mut effects);
+                pages.access(&Request::read(page), &mut effects);
                 hits += matches!(effects.as_slice().first(), Some(Effect::Hit { .. })) as u64;
             }
             prop_assert_eq!(bytes.hits, hits);

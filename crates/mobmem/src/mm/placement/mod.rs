@@ -122,6 +122,20 @@ pub struct Request {
     pub dirty: bool,
 }
 
+impl Request {
+    /// A read of `page` by process 0, in the background, of a clean page: a request of a
+    /// trace that knows only pages (a cache trace).
+    pub fn read(page: PageId) -> Self {
+        Request {
+            page,
+            proc: 0,
+            write: false,
+            foreground: false,
+            dirty: false,
+        }
+    }
+}
+
 /// What a request did to memory. A policy reports the effects of one request in the
 /// order they happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
