@@ -63,6 +63,9 @@ pub struct Frame {
     pub list: u8,
     /// Generation (sequence number) on the multi-generational LRU.
     pub gen: u64,
+    /// `PG_workingset`: the page was on the active list before it was deactivated
+    /// (the `workingset` policy only).
+    pub workingset: bool,
 }
 
 impl Frame {
@@ -76,6 +79,7 @@ impl Frame {
         reclaim: false,
         list: NO_LIST,
         gen: 0,
+        workingset: false,
     };
 }
 

@@ -34,6 +34,7 @@ pub mod lru;
 pub mod memory;
 pub mod mglru;
 pub mod policy;
+pub mod workingset;
 
 use std::collections::VecDeque;
 
@@ -41,13 +42,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::events::{self, EventHandler};
 use crate::core::stats::{Stats, Visitor};
-use crate::trace::{Event, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::trace::{Event, PageId, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{counts, reals};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory, ReclaimCounters};
 use policy::{
     find_policy, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
 };
+pub use workingset::WorkingsetStats;
 
 /// The page-protection workload, kept under this name beside the reclaim code it drives.
 pub use crate::workload::gallery_usb as workload;
@@ -641,6 +643,7 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
             if write && !anon {
                 self.dirtied(pfn);
             }
+            self.policy.accessed(&mut self.mem, pfn);
             return Ok(None);
         }
         let kind = self.fault(page, proc, anon, write)?;
@@ -686,6 +689,21 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Replay `trace` under `config`. Deterministic.
 pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
+    Ok(run_detailed(config, trace)?.result)
+}
+
+/// A run's result and the state at its end that a comparison with the kernel needs.
+#[derive(Debug, Clone)]
+pub struct DetailedRun {
+    pub result: ReclaimResult,
+    /// The policy's workingset counters (`workingset` only).
+    pub workingset: Option<WorkingsetStats>,
+    /// The anonymous pages in swap at the end, by page id.
+    pub swapped: Vec<PageId>,
+}
+
+/// Replay `trace` under `config`, keeping what [`DetailedRun`] holds. Deterministic.
+pub fn run_detailed(config: &ReclaimConfig, trace: &Trace) -> Result<DetailedRun> {
     let procs = trace.tables.processes.len();
     if let Some((index, e)) = trace
         .events
@@ -703,7 +721,15 @@ pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
     }
     let mut replay = Replay::new(config, trace)?;
     events::replay(&mut replay, &trace.events).map_err(|e| e.in_run("reclaim"))?;
-    Ok(replay.finish())
+    let workingset = replay.m.policy.workingset_stats();
+    let swapped = (0..trace.tables.pages.len() as PageId)
+        .filter(|&p| replay.m.mem.is_swapped(p))
+        .collect();
+    Ok(DetailedRun {
+        result: replay.finish(),
+        workingset,
+        swapped,
+    })
 }
 
 /// A reclaim run in progress: the machine and what the run counts beside it.
