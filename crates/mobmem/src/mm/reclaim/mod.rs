@@ -700,6 +700,9 @@ pub struct DetailedRun {
     pub workingset: Option<WorkingsetStats>,
     /// The anonymous pages in swap at the end, by page id.
     pub swapped: Vec<PageId>,
+    /// Pages on the four lists of a two-list policy at the end (inactive anon, active
+    /// anon, inactive file, active file).
+    pub lists: [usize; 4],
 }
 
 /// Replay `trace` under `config`, keeping what [`DetailedRun`] holds. Deterministic.
@@ -725,10 +728,12 @@ pub fn run_detailed(config: &ReclaimConfig, trace: &Trace) -> Result<DetailedRun
     let swapped = (0..trace.tables.pages.len() as PageId)
         .filter(|&p| replay.m.mem.is_swapped(p))
         .collect();
+    let lists = [0u8, 1, 2, 3].map(|l| replay.m.mem.list_len(l));
     Ok(DetailedRun {
         result: replay.finish(),
         workingset,
         swapped,
+        lists,
     })
 }
 

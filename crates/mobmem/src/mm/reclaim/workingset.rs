@@ -576,7 +576,14 @@ mod tests {
         let mut mem = Memory::new(64, &[], 64, 1, 0);
         for pfn in 0..32 {
             mem.fault_in(pfn, pfn, 0, pfn % 2 == 0);
-            mem.push_head(if pfn % 2 == 0 { INACTIVE_ANON } else { INACTIVE_FILE }, pfn);
+            mem.push_head(
+                if pfn % 2 == 0 {
+                    INACTIVE_ANON
+                } else {
+                    INACTIVE_FILE
+                },
+                pfn,
+            );
         }
         let nr = lru.scan_count(&mem, 0, false);
         assert_eq!(nr[INACTIVE_ANON as usize], 0);

@@ -29,6 +29,7 @@ pub mod launch;
 pub mod memory;
 mod metrics;
 pub mod space;
+pub mod zram_pool;
 
 /// The multi-swap paper's workload, kept under this name beside the swap code it drives.
 pub use crate::workload::app_cycling as workload;
