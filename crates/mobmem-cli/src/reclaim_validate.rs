@@ -63,6 +63,10 @@ pub struct ReclaimValidateArgs {
     /// The memory cgroup v1 hierarchy.
     #[arg(long, default_value = CGROUP_V1_MEMORY)]
     cgroup_root: PathBuf,
+    /// The simulator's period of memory cgroup statistics flushes, ms: the kernel's
+    /// reclaim heuristics read statistics flushed every 2 s (0: exact statistics).
+    #[arg(long, default_value_t = 2000, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
+    stats_flush_ms: u64,
     /// Also save the raw ftrace text of each limit in this directory.
     #[arg(long)]
     raw_dir: Option<PathBuf>,
@@ -135,6 +139,7 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
             args: vec!["reclaim-validate".into(), "--worker".into()],
         },
         raw_dir: args.raw_dir.clone(),
+        stats_flush_ms: args.stats_flush_ms,
     })?;
 
     let mut session = KernelSession::start();

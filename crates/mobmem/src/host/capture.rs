@@ -209,6 +209,7 @@ pub fn capture(
         &tracefs,
         &mut importer,
         raw.as_mut(),
+        None,
         &|| {
             Stop {
                 interrupted,
@@ -266,14 +267,15 @@ impl Stop<'_> {
     }
 }
 
-/// Feed `trace_pipe` to the importer (and the raw copy) until `stop` says so, then what
-/// is left; tracing is off when it returns.
+/// Feed `trace_pipe` to the importer (and the raw copy, and `observe`) until `stop`
+/// says so, then what is left; tracing is off when it returns.
 pub(crate) fn stream(
     pipe: &mut fs::File,
     pipe_path: &Path,
     tracefs: &Tracefs,
     importer: &mut FtraceImporter,
     mut raw: Option<&mut PartialFile>,
+    mut observe: Option<&mut dyn FnMut(&[u8])>,
     stop: &dyn Fn() -> bool,
 ) -> Result<()> {
     let mut chunk = vec![0u8; 1 << 20];
@@ -308,6 +310,9 @@ pub(crate) fn stream(
                                         out.temp_path().display()
                                     ))
                                 })?;
+                        }
+                        if let Some(f) = observe.as_deref_mut() {
+                            f(line);
                         }
                         importer.push_bytes(line)?;
                     }

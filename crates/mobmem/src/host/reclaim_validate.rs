@@ -46,6 +46,9 @@ use crate::{Error, Result};
 pub const CGROUP_V1_MEMORY: &str = "/sys/fs/cgroup/memory";
 /// The zram device used as swap.
 pub const ZRAM_DEVICE: &str = "zram0";
+/// The event of a cgroup statistics flush: when the kernel's reclaim heuristics see new
+/// statistics.
+pub const FLUSH_EVENT: &str = "cgroup/cgroup_rstat_locked";
 /// Most pages a workload may have of each kind (1 GiB).
 pub const MAX_WORKLOAD_PAGES: u32 = 1 << 18;
 /// Most accesses of a workload.
@@ -333,6 +336,9 @@ pub struct ValidateOptions {
     pub worker: WorkerCommand,
     /// Also save the raw ftrace text of each limit here, as `limit-N-mib.ftrace`.
     pub raw_dir: Option<PathBuf>,
+    /// The simulator's period of the cgroup statistics flush, ms (the kernel's
+    /// `FLUSH_TIME`, 2 s; 0 for exact statistics).
+    pub stats_flush_ms: u64,
 }
 
 /// Everything checked before the machine is touched.
@@ -648,6 +654,8 @@ pub struct KernelRun {
     /// The trace's file owners of the workload's files.
     pub file_owners: Vec<u64>,
     pub seconds: f64,
+    /// When the cgroup's statistics were flushed.
+    pub flushes: FlushClock,
 }
 
 /// What a run changes on the machine; see the module's description.
@@ -855,7 +863,7 @@ impl KernelSession {
         if tracefs.has("options/record-tgid") {
             tracefs.set("options/record-tgid", "1")?;
         }
-        for event in capture::EVENTS {
+        for event in capture::EVENTS.iter().chain(&[FLUSH_EVENT]) {
             let rel = format!("events/{event}/enable");
             if tracefs.has(&rel) {
                 tracefs.set(&rel, "1")?;
@@ -906,12 +914,22 @@ impl KernelSession {
             .and_then(|()| stdin.flush())
             .map_err(|e| Error::host(format!("starting the workload: {e}")))?;
         let interrupted = self.interrupted.clone();
+        let memory_hierarchy = memory_hierarchy_id();
+        let cgroup_id = fs::metadata(&cgroup)
+            .map_err(|e| Error::io(&cgroup, e))?
+            .ino();
+        let region = address..address + spec.anon_pages as u64 * PAGE_BYTES as u64;
+        let mut clock = FlushClock::default();
+        let mut observe = |line: &[u8]| {
+            clock.observe(line, memory_hierarchy, cgroup_id, &region);
+        };
         capture::stream(
             &mut pipe,
             &pipe_path,
             &tracefs,
             &mut importer,
             raw.as_mut(),
+            Some(&mut observe),
             &|| done.load(Ordering::SeqCst) || interrupted.load(Ordering::SeqCst),
         )?;
         let seconds = started.elapsed().as_secs_f64();
@@ -972,7 +990,102 @@ impl KernelSession {
             region_vpn: address / PAGE_BYTES as u64,
             file_owners,
             seconds,
+            flushes: clock,
         })
+    }
+}
+
+/// The memory controller's hierarchy id (/proc/cgroups), as `cgroup_rstat_locked`
+/// prints it in `root=`.
+fn memory_hierarchy_id() -> Option<u64> {
+    let text = fs::read_to_string("/proc/cgroups").ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split_whitespace();
+        (f.next()? == "memory").then(|| f.next()?.parse().ok())?
+    })
+}
+
+/// The flushes of the workload cgroup's statistics a capture saw, and the time of the
+/// workload's first fault in its anonymous region (to put both on the trace's clock).
+#[derive(Debug, Clone, Default)]
+pub struct FlushClock {
+    /// Flushes covering the cgroup (of the hierarchy's root or of the cgroup itself),
+    /// absolute ns, one per flush (the per-CPU lines of one flush are merged).
+    pub flushes_abs_ns: Vec<u64>,
+    /// The first fault in the region, absolute ns.
+    pub first_region_fault_abs_ns: Option<u64>,
+}
+
+/// The timestamp (ns) of an ftrace line and its payload after `event: `.
+fn timestamp_and_payload<'a>(line: &'a str, event: &str) -> Option<(u64, &'a str)> {
+    let at = line.find(&format!(" {event}: "))?;
+    let head = line[..at].trim_end().strip_suffix(':')?;
+    let ts = head.rsplit(' ').next()?;
+    let (secs, frac) = ts.split_once('.')?;
+    let frac_ns: u64 = format!("{frac:0<9}")[..9].parse().ok()?;
+    let ns = secs
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac_ns)?;
+    Some((ns, &line[at + event.len() + 3..]))
+}
+
+fn field(payload: &str, name: &str) -> Option<u64> {
+    payload.split_whitespace().find_map(|w| {
+        let v = w.strip_prefix(name)?.strip_prefix('=')?;
+        match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => v.parse().ok(),
+        }
+    })
+}
+
+/// Lines of one flush (one per CPU) lie within this of each other.
+const SAME_FLUSH_NS: u64 = 1_000_000;
+
+impl FlushClock {
+    fn observe(
+        &mut self,
+        line: &[u8],
+        hierarchy: Option<u64>,
+        cgroup_id: u64,
+        region: &std::ops::Range<u64>,
+    ) {
+        let Ok(line) = std::str::from_utf8(line) else {
+            return;
+        };
+        if let Some((ns, p)) = timestamp_and_payload(line, "cgroup_rstat_locked") {
+            let ours = field(p, "root") == hierarchy
+                && (field(p, "level") == Some(0) || field(p, "id") == Some(cgroup_id));
+            let new = self
+                .flushes_abs_ns
+                .last()
+                .is_none_or(|&last| ns > last + SAME_FLUSH_NS);
+            if ours && new {
+                self.flushes_abs_ns.push(ns);
+            }
+        } else if self.first_region_fault_abs_ns.is_none() {
+            if let Some((ns, p)) = timestamp_and_payload(line, "page_fault_user") {
+                if field(p, "address").is_some_and(|a| region.contains(&a)) {
+                    self.first_region_fault_abs_ns = Some(ns);
+                }
+            }
+        }
+    }
+
+    /// The flushes on the clock of `trace`, whose first access to the region's first
+    /// page is the fault seen first; None when that fault is missing.
+    pub fn on_trace_clock(&self, first_region_access_ns: Option<u64>) -> Option<Vec<u64>> {
+        let offset = self
+            .first_region_fault_abs_ns?
+            .checked_sub(first_region_access_ns?)?;
+        Some(
+            self.flushes_abs_ns
+                .iter()
+                .filter_map(|t| t.checked_sub(offset))
+                .collect(),
+        )
     }
 }
 
@@ -1027,6 +1140,10 @@ pub struct LimitComparison {
     pub anon_reads_added: u64,
     /// Traced accesses to the workload's pages that matched no step of it.
     pub unmatched_accesses: u64,
+    /// Flushes of the cgroup's statistics seen during the run and given to the
+    /// simulator (None: none could be placed on the trace's clock; the simulator then
+    /// flushed periodically).
+    pub stats_flushes: Option<usize>,
     pub seconds: f64,
 }
 
@@ -1162,6 +1279,26 @@ pub fn compare(plan: &Plan, run: &KernelRun) -> Result<LimitComparison> {
         .zram
         .as_ref()
         .map_or(0, |z| (z.disksize_mib << 20) as usize / PAGE_BYTES);
+    let completed = complete_trace(spec, run)?;
+    let first_region_access = run
+        .trace
+        .events
+        .iter()
+        .find(|e| {
+            e.is_access()
+                && run
+                    .trace
+                    .tables
+                    .pages
+                    .get(e.page() as usize)
+                    .is_some_and(|k| {
+                        k.kind == PageKind::Anon
+                            && k.owner == run.worker_pid as u64
+                            && k.index == run.region_vpn
+                    })
+        })
+        .map(|e| e.time_ns());
+    let observed_flushes = run.flushes.on_trace_clock(first_region_access);
     let config = ReclaimConfig {
         policy: "workingset".into(),
         memory_pages: sim_pages,
@@ -1176,9 +1313,20 @@ pub fn compare(plan: &Plan, run: &KernelRun) -> Result<LimitComparison> {
             process: String::new(),
             ..HighOrderConfig::default()
         },
+        // The flushes the capture saw; a flush before the first event stands for the
+        // statistics being exact then. Without them, the period asked for.
+        stats_flush_ms: plan.options.stats_flush_ms,
+        stats_flush_at_ns: match &observed_flushes {
+            Some(at) if plan.options.stats_flush_ms > 0 => {
+                // Never reached: it keeps the list non-empty when no flush was seen.
+                let mut at = at.clone();
+                at.push(u64::MAX);
+                at
+            }
+            _ => Vec::new(),
+        },
         ..ReclaimConfig::default()
     };
-    let completed = complete_trace(spec, run)?;
     let detailed: DetailedRun = reclaim::run_detailed(&config, &completed.trace)
         .map_err(|e| Error::host(format!("simulating the {} MiB run: {e}", run.limit_mib)))?;
     let ws = detailed
@@ -1274,6 +1422,7 @@ pub fn compare(plan: &Plan, run: &KernelRun) -> Result<LimitComparison> {
         other_pages,
         anon_reads_added: completed.added,
         unmatched_accesses: completed.unmatched,
+        stats_flushes: observed_flushes.as_ref().map(Vec::len),
         seconds: run.seconds,
     })
 }

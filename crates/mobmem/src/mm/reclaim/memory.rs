@@ -66,6 +66,9 @@ pub struct Frame {
     /// `PG_workingset`: the page was on the active list before it was deactivated
     /// (the `workingset` policy only).
     pub workingset: bool,
+    /// `PG_referenced` of a mapped (anonymous) page, which only reclaim sets
+    /// (the `workingset` policy only).
+    pub mapped_referenced: bool,
 }
 
 impl Frame {
@@ -80,6 +83,7 @@ impl Frame {
         list: NO_LIST,
         gen: 0,
         workingset: false,
+        mapped_referenced: false,
     };
 }
 

@@ -180,6 +180,18 @@ pub struct ReclaimConfig {
     /// T_pf: time of one major fault, ms.
     pub fault_ms: f64,
     pub high_order: HighOrderConfig,
+    /// workingset: how often a memory cgroup's statistics are flushed, ms; the
+    /// heuristics read them as of the last flush (0: always exact).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stats_flush_ms: u64,
+    /// workingset: the times of the flushes instead, ns from the trace's start (as a
+    /// capture observed them); empty: periodic.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stats_flush_at_ns: Vec<u64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Default for ReclaimConfig {
@@ -205,6 +217,8 @@ impl Default for ReclaimConfig {
             // A 4 KiB read from eMMC-class flash, in ms (exactly 0.1).
             fault_ms: crate::devices::EMMC.read_ns / 1e6,
             high_order: HighOrderConfig::default(),
+            stats_flush_ms: 0,
+            stats_flush_at_ns: Vec::new(),
         }
     }
 }
@@ -493,6 +507,11 @@ impl Machine {
             fallbacks: 0,
             reserve_dips: 0,
         })
+    }
+
+    /// The replay reached `now_ns` (for policies that act on time).
+    pub fn set_time(&mut self, now_ns: u64) {
+        self.policy.clock(&self.mem, now_ns);
     }
 
     /// A process received input: it is the interactive task from now on.
@@ -875,6 +894,7 @@ impl EventHandler for Replay<'_> {
             ));
         };
         self.accesses += 1;
+        self.m.set_time(e.time_ns());
         let anon = key.kind == PageKind::Anon;
         let Some(kind) = self.m.access(page, proc, anon, e.is_write())? else {
             return Ok(());

@@ -77,6 +77,9 @@ pub trait ReclaimPolicy: Send {
     /// `mark_page_accessed` of modern kernels, which activates at once); nothing by
     /// default.
     fn accessed(&mut self, _mem: &mut Memory, _pfn: u32) {}
+    /// The time of the event being replayed, before it is (for policies that act on
+    /// time); nothing by default.
+    fn clock(&mut self, _mem: &Memory, _now_ns: u64) {}
     /// The refault counters of a policy with workingset detection; None for others.
     fn workingset_stats(&self) -> Option<WorkingsetStats> {
         None

@@ -13,8 +13,10 @@
 //!   `PG_referenced`, a second one on the inactive list activates it at once
 //!   (`folio_mark_accessed`); reclaim reclaims an unmapped inactive page whatever its
 //!   `PG_referenced` (`folio_check_references` returns `PAGEREF_RECLAIM_CLEAN`);
-//! - an anonymous page is mapped: its accessed ("young") bit, set by the fault that
-//!   brought it in, activates it when reclaim meets it on the inactive list;
+//! - an anonymous page is mapped: when reclaim meets it young on the inactive list
+//!   (its accessed bit, which the fault that brought it in sets), it gets
+//!   `PG_referenced` and another round there; young again with `PG_referenced`, it is
+//!   activated (`folio_check_references`, `FOLIOREF_KEEP` then `FOLIOREF_ACTIVATE`);
 //! - `shrink_active_list` deactivates every page it takes, referenced or not (only
 //!   executable file pages rotate, and a trace does not say which those are), and
 //!   marks it `PG_workingset`; the young bits of anonymous pages are cleared,
@@ -39,6 +41,13 @@
 //! low (inactive * ratio < active, ratio = isqrt(10 * GiB of both lists), at least 1)
 //! or after a refault activation of its type, else the whole reclaim is retried with
 //! deactivation forced when it freed nothing.
+//!
+//! Statistics: the heuristics (inactive-list checks, cache-trim mode, the refault
+//! test's workingset size, the activation counts) read the cgroup's statistics through
+//! a rate-limited flush, so they can be up to a flush period old; `stats_flush_ms`
+//! models the periodic flush, `stats_flush_at_ns` flushes observed in a capture (see
+//! [`Flushed`]). The scan counts and reclaim costs read
+//! exact values.
 //!
 //! Left out: global reclaim's tiny-file rule (`file_is_tiny`), the swap cache (a
 //! swapped-in page gives its slot back at once), the shadow shrinker (shadow entries
@@ -96,6 +105,27 @@ pub struct WorkingsetLru {
     /// (`snapshot_refaults`).
     activate_snapshot: [u64; 2],
     stats: WorkingsetStats,
+    /// The cgroup statistics as the heuristics read them; see [`Flushed`].
+    flushed: Flushed,
+}
+
+/// A memory cgroup's statistics as of their last flush. Reclaim's heuristics read them
+/// through a rate-limited flush (`mem_cgroup_flush_stats_ratelimited` in
+/// `prepare_scan_control` and `workingset_test_recent`), so between the periodic
+/// flushes (every 2 s, `FLUSH_TIME` in mm/memcontrol.c) they see old list sizes and
+/// activation counts; the scan counts read the exact list sizes. With no period the
+/// heuristics read exact values.
+#[derive(Debug, Clone, Default)]
+struct Flushed {
+    period_ns: u64,
+    /// Flush times given instead of a period, ascending, and the next one's index.
+    at_ns: Vec<u64>,
+    next_at: usize,
+    /// The next flush; None before the first event (the statistics are taken as
+    /// exact, here empty, when the replay starts).
+    next_ns: Option<u64>,
+    lists: [usize; 4],
+    activate: [u64; 2],
 }
 
 /// What one reclaim call decided up front (`prepare_scan_control`).
@@ -115,6 +145,38 @@ impl WorkingsetLru {
             shadows: Vec::new(),
             activate_snapshot: [0; 2],
             stats: WorkingsetStats::default(),
+            flushed: Flushed {
+                period_ns: config.stats_flush_ms.saturating_mul(1_000_000),
+                at_ns: {
+                    let mut at = config.stats_flush_at_ns.clone();
+                    at.sort_unstable();
+                    at
+                },
+                ..Flushed::default()
+            },
+        }
+    }
+
+    /// Whether the heuristics read flushed statistics rather than exact ones.
+    fn stale(&self) -> bool {
+        self.flushed.period_ns > 0 || !self.flushed.at_ns.is_empty()
+    }
+
+    /// The list sizes the heuristics see.
+    fn lists_seen(&self, mem: &Memory) -> [usize; 4] {
+        if !self.stale() {
+            [0u8, 1, 2, 3].map(|l| mem.list_len(l))
+        } else {
+            self.flushed.lists
+        }
+    }
+
+    /// The `workingset_activate_*` counts the heuristics see.
+    fn activate_seen(&self) -> [u64; 2] {
+        if !self.stale() {
+            self.stats.activate
+        } else {
+            self.flushed.activate
         }
     }
 
@@ -130,10 +192,10 @@ impl WorkingsetLru {
         self.shadows[i] = Some(shadow);
     }
 
-    /// `inactive_is_low`.
-    fn inactive_is_low(mem: &Memory, file: usize) -> bool {
-        let inactive = mem.list_len(inactive_of(file));
-        let active = mem.list_len(active_of(file));
+    /// `inactive_is_low` on the list sizes `lists`.
+    fn inactive_is_low(lists: &[usize; 4], file: usize) -> bool {
+        let inactive = lists[inactive_of(file) as usize];
+        let active = lists[active_of(file) as usize];
         let gib = (inactive + active) >> (30 - 12);
         let ratio = if gib == 0 {
             1
@@ -143,16 +205,18 @@ impl WorkingsetLru {
         inactive * ratio < active
     }
 
-    /// The workingset size a refault of type `file` is measured against.
-    fn workingset_size(mem: &Memory, file: usize) -> u64 {
-        let mut size = mem.list_len(ACTIVE_FILE);
+    /// The workingset size a refault of type `file` is measured against, from the
+    /// list sizes `lists`.
+    fn workingset_size(lists: &[usize; 4], swap_free: bool, file: usize) -> u64 {
+        let list = |l: u8| lists[l as usize];
+        let mut size = list(ACTIVE_FILE);
         if file == ANON {
-            size += mem.list_len(INACTIVE_FILE);
+            size += list(INACTIVE_FILE);
         }
-        if mem.swap_free() > 0 {
-            size += mem.list_len(ACTIVE_ANON);
+        if swap_free {
+            size += list(ACTIVE_ANON);
             if file == FILE {
-                size += mem.list_len(INACTIVE_ANON);
+                size += list(INACTIVE_ANON);
             }
         }
         size as u64
@@ -179,15 +243,17 @@ impl WorkingsetLru {
     /// `prepare_scan_control` at `priority`: whether each active list may be
     /// deactivated, and cache-trim mode.
     fn prepare(&self, mem: &Memory, sc: &mut ScanControl, priority: u32) -> bool {
+        let lists = self.lists_seen(mem);
         if sc.force_deactivate {
             sc.may_deactivate = [true; 2];
         } else {
+            let activate = self.activate_seen();
             for t in [ANON, FILE] {
-                sc.may_deactivate[t] = self.stats.activate[t] != self.activate_snapshot[t]
-                    || Self::inactive_is_low(mem, t);
+                sc.may_deactivate[t] =
+                    activate[t] != self.activate_snapshot[t] || Self::inactive_is_low(&lists, t);
             }
         }
-        (mem.list_len(INACTIVE_FILE) >> priority) > 0 && !sc.may_deactivate[FILE]
+        (lists[INACTIVE_FILE as usize] >> priority) > 0 && !sc.may_deactivate[FILE]
     }
 
     /// Pages to scan per list at `priority` (`get_scan_count`).
@@ -276,10 +342,22 @@ impl WorkingsetLru {
         for pfn in isolated {
             let f = *mem.frame(pfn);
             if f.anon {
-                // A young mapping activates an anonymous page; so does a full swap.
-                let young = std::mem::take(&mut mem.frame_mut(pfn).accessed);
-                mem.frame_mut(pfn).referenced = false;
-                if young || mem.swap_free() == 0 {
+                // A young mapping: a first time, PG_referenced and another round on the
+                // inactive list; young again with it set, activation.
+                let fm = mem.frame_mut(pfn);
+                let young = std::mem::take(&mut fm.accessed);
+                fm.referenced = false;
+                let referenced = std::mem::take(&mut fm.mapped_referenced);
+                if young {
+                    fm.mapped_referenced = true;
+                    if referenced {
+                        self.activate(mem, pfn, file);
+                    } else {
+                        mem.push_head(inactive_of(file), pfn);
+                    }
+                    continue;
+                }
+                if mem.swap_free() == 0 {
                     self.activate(mem, pfn, file);
                     continue;
                 }
@@ -366,7 +444,7 @@ impl WorkingsetLru {
                 nr[l] -= nr[l].min(scanned);
             }
         }
-        if mem.swap_free() > 0 && Self::inactive_is_low(mem, ANON) {
+        if mem.swap_free() > 0 && Self::inactive_is_low(&self.lists_seen(mem), ANON) {
             self.shrink_active(mem, SWAP_CLUSTER_MAX, ANON);
         }
         reclaimed
@@ -381,6 +459,7 @@ impl ReclaimPolicy for WorkingsetLru {
         // The fault is an access: a young mapping, or PG_referenced from the read.
         f.accessed = true;
         f.workingset = false;
+        f.mapped_referenced = false;
         let (page, anon) = (f.page, f.anon);
         let file = if anon { ANON } else { FILE };
         let Some(shadow) = self.take_shadow(page) else {
@@ -389,7 +468,8 @@ impl ReclaimPolicy for WorkingsetLru {
         };
         self.stats.refault[file] += 1;
         let distance = self.nonresident_age - shadow.age;
-        if distance > Self::workingset_size(mem, file) {
+        let lists = self.lists_seen(mem);
+        if distance > Self::workingset_size(&lists, mem.swap_free() > 0, file) {
             mem.push_head(inactive_of(file), pfn);
             return;
         }
@@ -437,8 +517,35 @@ impl ReclaimPolicy for WorkingsetLru {
             sc.force_deactivate = true;
             sc.skipped_deactivate = false;
         }
-        self.activate_snapshot = self.stats.activate;
+        self.activate_snapshot = self.activate_seen();
         reclaimed
+    }
+
+    /// The flushes of the cgroup's statistics: at the times given, else periodic.
+    fn clock(&mut self, mem: &Memory, now_ns: u64) {
+        let f = &mut self.flushed;
+        if !f.at_ns.is_empty() {
+            let mut due = false;
+            while f.at_ns.get(f.next_at).is_some_and(|&t| t <= now_ns) {
+                f.next_at += 1;
+                due = true;
+            }
+            if due {
+                f.lists = [0u8, 1, 2, 3].map(|l| mem.list_len(l));
+                f.activate = self.stats.activate;
+            }
+            return;
+        }
+        if f.period_ns == 0 {
+            return;
+        }
+        let next = *f.next_ns.get_or_insert(now_ns.saturating_add(f.period_ns));
+        if now_ns >= next {
+            f.lists = [0u8, 1, 2, 3].map(|l| mem.list_len(l));
+            f.activate = self.stats.activate;
+            let periods = (now_ns - next) / f.period_ns + 1;
+            f.next_ns = Some(next.saturating_add(periods.saturating_mul(f.period_ns)));
+        }
     }
 
     /// `folio_rotate_reclaimable`: to the inactive tail, unless activated since.
@@ -555,19 +662,56 @@ mod tests {
     }
 
     #[test]
-    fn young_anonymous_pages_are_activated_then_swapped_when_old() {
+    fn young_anonymous_pages_get_a_second_round_then_are_activated_or_swapped() {
         let mut lru = WorkingsetLru::new(&config(60));
         let mut mem = Memory::new(8, &[], 8, 1, 8);
         for pfn in 0..2 {
             mem.fault_in(pfn, pfn, 0, true);
             lru.add_page(&mut mem, pfn);
         }
+        // Young from their faults: kept, with PG_referenced.
         assert_eq!(lru.shrink_inactive(&mut mem, 2, ANON), 0);
-        assert_eq!(mem.list_len(ACTIVE_ANON), 2);
-        lru.shrink_active(&mut mem, 2, ANON);
-        assert_eq!(lru.shrink_inactive(&mut mem, 2, ANON), 2);
-        assert!(mem.is_swapped(0) && mem.is_swapped(1));
-        assert_eq!(mem.counters.swap_outs, 2);
+        assert_eq!(mem.list_len(INACTIVE_ANON), 2);
+        assert!(mem.frame(0).mapped_referenced && !mem.frame(0).accessed);
+        // Page 1 touched again: activated; page 0 not: swapped out.
+        mem.frame_mut(1).accessed = true;
+        assert_eq!(lru.shrink_inactive(&mut mem, 2, ANON), 1);
+        assert!(mem.is_swapped(0));
+        assert_eq!(mem.list_frames(ACTIVE_ANON), vec![1]);
+        assert_eq!(mem.counters.swap_outs, 1);
+    }
+
+    #[test]
+    fn heuristics_read_the_statistics_of_the_last_flush() {
+        let mut lru = WorkingsetLru::new(&ReclaimConfig {
+            stats_flush_ms: 2000,
+            ..config(60)
+        });
+        let mut mem = file_pages(&mut lru, 4, 8);
+        lru.clock(&mem, 5);
+        for pfn in [2, 3] {
+            mem.frame_mut(pfn).referenced = true;
+            lru.accessed(&mut mem, pfn);
+        }
+        // Two active, two inactive, but the statistics still say empty lists.
+        let mut sc = ScanControl::default();
+        lru.prepare(&mem, &mut sc, 0);
+        assert_eq!(sc.may_deactivate, [false, false]);
+        assert_eq!(lru.lists_seen(&mem), [0; 4]);
+        // A flush 2 s after the first event; one active page more since the flush.
+        lru.clock(&mem, 2_000_000_005);
+        mem.frame_mut(1).referenced = true;
+        lru.accessed(&mut mem, 1);
+        assert_eq!(lru.lists_seen(&mem), [0, 0, 2, 2]);
+        lru.prepare(&mem, &mut sc, 0);
+        assert_eq!(
+            sc.may_deactivate,
+            [false, false],
+            "2 inactive, 2 active as flushed"
+        );
+        lru.clock(&mem, 4_000_000_005);
+        lru.prepare(&mem, &mut sc, 0);
+        assert_eq!(sc.may_deactivate, [false, true]);
     }
 
     #[test]
