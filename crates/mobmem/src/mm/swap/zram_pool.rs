@@ -79,6 +79,26 @@ pub fn same_filled(page: &[u8]) -> bool {
     words.all(|w| w == first)
 }
 
+/// The bytes `page` takes in a zram pool compressing with `codec`: 0 when same-filled,
+/// a whole page when it compresses to the huge class or more, else its compressed length.
+pub fn stored_size(codec: Codec, page: &[u8]) -> Result<u64> {
+    if page.len() != PAGE_BYTES {
+        return Err(Error::config(
+            "zram page",
+            format!("{} bytes, expected {PAGE_BYTES}", page.len()),
+        ));
+    }
+    if same_filled(page) {
+        return Ok(0);
+    }
+    let len = codec.compress(page)?.len();
+    Ok(if len >= HUGE_CLASS_BYTES {
+        PAGE_BYTES as u64
+    } else {
+        len as u64
+    })
+}
+
 /// A zram device's pool, filled page by page.
 #[derive(Debug, Clone)]
 pub struct ZramPool {
@@ -96,25 +116,16 @@ impl ZramPool {
 
     /// Store one page of contents; returns the bytes it takes in the pool.
     pub fn store(&mut self, page: &[u8]) -> Result<u64> {
-        if page.len() != PAGE_BYTES {
-            return Err(Error::config(
-                "zram page",
-                format!("{} bytes, expected {PAGE_BYTES}", page.len()),
-            ));
-        }
+        let len = stored_size(self.codec, page)?;
         self.stats.pages += 1;
         self.stats.orig_data_size += PAGE_BYTES as u64;
-        if same_filled(page) {
+        if len == 0 {
             self.stats.same_pages += 1;
-            return Ok(0);
-        }
-        let mut len = self.codec.compress(page)?.len();
-        if len >= HUGE_CLASS_BYTES {
-            len = PAGE_BYTES;
+        } else if len == PAGE_BYTES as u64 {
             self.stats.huge_pages += 1;
         }
-        self.stats.compr_data_size += len as u64;
-        Ok(len as u64)
+        self.stats.compr_data_size += len;
+        Ok(len)
     }
 }
 
