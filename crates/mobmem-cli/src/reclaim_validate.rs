@@ -19,7 +19,7 @@ pub const POOL_GOAL_PERCENT: f64 = 5.0;
 #[derive(Args)]
 pub struct ReclaimValidateArgs {
     /// Memory cgroup limits to run at, MiB, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = [12u64, 16, 20, 24], value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
+    #[arg(long, value_delimiter = ',', default_values_t = [10u64, 12, 14, 16, 18], value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     limits_mib: Vec<u64>,
     /// The cgroup's memory.swappiness, and the simulator's.
     #[arg(long, default_value_t = 60, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
