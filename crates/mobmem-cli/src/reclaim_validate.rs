@@ -254,8 +254,8 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
             );
             if let (Some(k), Some(own)) = (r.kernel.pool, r.pool_of_kernel_pages) {
                 println!(
-                    "  zram: kernel {} pages stored ({} same-filled, {} huge), compr_data_size {} B; the model on the same {} pages: {} B ({}); on the simulator's {} pages: {} B",
-                    k.pages, k.same_pages, k.huge_pages, k.compr_data_size, own.pages,
+                    "  zram: kernel {} pages stored ({} same-filled, {} huge; {} of the worker's own heap and stack, not the workload's), compr_data_size {} B; the model on the workload's {} pages among them: {} B ({}); on the simulator's {} pages: {} B",
+                    k.pages, k.same_pages, k.huge_pages, r.other_swapped_pages, k.compr_data_size, own.pages,
                     own.compr_data_size, percent(relative_percent(k.compr_data_size, own.compr_data_size)),
                     r.sim.pool.map_or(0, |p| p.pages), r.sim.pool.map_or(0, |p| p.compr_data_size)
                 );

@@ -50,9 +50,12 @@ fn missing_requirement() -> Option<String> {
         }
         Ok(_) => {}
     }
-    let algorithms = std::fs::read_to_string(Path::new(ZRAM).join("comp_algorithm"))
-        .unwrap_or_default();
-    if !algorithms.split_whitespace().any(|a| a.trim_matches(['[', ']']) == "lz4") {
+    let algorithms =
+        std::fs::read_to_string(Path::new(ZRAM).join("comp_algorithm")).unwrap_or_default();
+    if !algorithms
+        .split_whitespace()
+        .any(|a| a.trim_matches(['[', ']']) == "lz4")
+    {
         return Some(format!("zram offers no lz4 ({})", algorithms.trim()));
     }
     for tool in ["mkswap", "swapon", "swapoff"] {
@@ -75,7 +78,10 @@ fn machine_state() -> Vec<(String, String)> {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_else(|e| format!("<{e}>"));
     let mut state = vec![
         ("zram disksize".into(), read("/sys/block/zram0/disksize")),
-        ("zram algorithm".into(), read("/sys/block/zram0/comp_algorithm")),
+        (
+            "zram algorithm".into(),
+            read("/sys/block/zram0/comp_algorithm"),
+        ),
         ("swaps".into(), read("/proc/swaps")),
     ];
     let names = |dir: &str| -> String {
@@ -91,7 +97,10 @@ fn machine_state() -> Vec<(String, String)> {
         v.join(",")
     };
     state.push(("cgroups".into(), names(CGROUP)));
-    state.push(("scratch".into(), names(&std::env::temp_dir().to_string_lossy())));
+    state.push((
+        "scratch".into(),
+        names(&std::env::temp_dir().to_string_lossy()),
+    ));
     let tracing = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
         .into_iter()
         .find(|t| Path::new(t).join("trace").exists());
@@ -129,12 +138,7 @@ fn reclaim_validate_real_kernel() {
         return;
     }
     let before = machine_state();
-    let result = json(&[
-        "reclaim-validate",
-        "--limits-mib",
-        "10,14,18",
-        "--json",
-    ]);
+    let result = json(&["reclaim-validate", "--limits-mib", "10,14,18", "--json"]);
     assert_eq!(machine_state(), before, "every setting is put back");
     assert_eq!(result["settings_restored"], true);
     let limits = result["limits"].as_array().unwrap();
@@ -143,7 +147,10 @@ fn reclaim_validate_real_kernel() {
         let limit = &row["limit_mib"];
         let (k, s) = (&row["kernel"], &row["sim"]);
         // The capture saw every file read the workload made.
-        assert_eq!(row["file_reads_traced"], row["file_reads_made"], "{limit} MiB");
+        assert_eq!(
+            row["file_reads_traced"], row["file_reads_made"],
+            "{limit} MiB"
+        );
         assert_eq!(row["unmatched_accesses"], 0, "{limit} MiB");
         // The goal: file refaults within 10% of the kernel's.
         let (kf, sf) = (figure(&k["file_refaults"]), figure(&s["file_refaults"]));
@@ -160,14 +167,39 @@ fn reclaim_validate_real_kernel() {
         let own = figure(&row["pool_of_kernel_pages"]["compr_data_size"]);
         let sp = figure(&s["pool"]["compr_data_size"]);
         assert!(kp > 0.0, "{limit} MiB: nothing in zram");
-        assert!(gap(kp, own).abs() <= 5.0, "{limit} MiB: kernel {kp}, model on its pages {own}");
-        assert!(gap(kp, sp).abs() <= 15.0, "{limit} MiB: kernel {kp}, simulator {sp}");
+        // The worker's own heap and stack pages can be swapped too: the pool then holds
+        // contents no model knows, and the comparison is not like with like.
+        if row["other_swapped_pages"] != 0 {
+            eprintln!(
+                "{limit} MiB: {} pages of the worker's own in zram: pool not compared",
+                row["other_swapped_pages"]
+            );
+            continue;
+        }
+        assert_eq!(
+            k["pool"]["pages"], row["pool_of_kernel_pages"]["pages"],
+            "{limit} MiB"
+        );
+        assert!(
+            gap(kp, own).abs() <= 5.0,
+            "{limit} MiB: kernel {kp}, model on its pages {own}"
+        );
+        assert!(
+            gap(kp, sp).abs() <= 15.0,
+            "{limit} MiB: kernel {kp}, simulator {sp}"
+        );
     }
     assert_eq!(result["goals"]["file_refault_order_met"], true);
 
     // Interrupted mid-run: everything is put back and the exit status says so.
     let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
-        .args(["reclaim-validate", "--limits-mib", "10,12,14,16,18,20", "--accesses", "400000"])
+        .args([
+            "reclaim-validate",
+            "--limits-mib",
+            "10,12,14,16,18,20",
+            "--accesses",
+            "400000",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -179,7 +211,10 @@ fn reclaim_validate_real_kernel() {
         .count()
         < 2
     {
-        assert!(start.elapsed() < Duration::from_secs(30), "zram never became swap");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "zram never became swap"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));

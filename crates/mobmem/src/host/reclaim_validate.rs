@@ -655,6 +655,9 @@ pub struct KernelRun {
     pub mm_stat: Option<MmStat>,
     /// The anonymous pages of the region in swap at the end (`/proc/PID/pagemap`).
     pub swapped_indices: Vec<u32>,
+    /// The worker's other pages in swap (its heap and stack): their contents are not
+    /// the workload's, so the pool model cannot size them.
+    pub other_swapped_pages: u64,
     pub trace: Trace,
     pub worker_pid: u32,
     /// The region's first virtual page.
@@ -971,6 +974,7 @@ impl KernelSession {
             _ => None,
         };
         let swapped_indices = swapped_pages(pid, address, spec.anon_pages)?;
+        let other_swapped_pages = swapped_total(pid)?.saturating_sub(swapped_indices.len() as u64);
         drop(stdin);
         self.worker.kill();
         let (trace, _report) = importer.finish();
@@ -993,6 +997,7 @@ impl KernelSession {
             swap_outs: out1.saturating_sub(out0),
             mm_stat,
             swapped_indices,
+            other_swapped_pages,
             trace,
             worker_pid: pid,
             region_vpn: address / PAGE_BYTES as u64,
@@ -1105,6 +1110,18 @@ impl Drop for KernelSession {
     }
 }
 
+/// Pages of process `pid` in swap (`VmSwap` of /proc/PID/status).
+fn swapped_total(pid: u32) -> Result<u64> {
+    let path = PathBuf::from(format!("/proc/{pid}/status"));
+    let text = read_trimmed(&path)?;
+    let kb = text
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSwap:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .ok_or_else(|| Error::host(format!("{} has no VmSwap", path.display())))?;
+    Ok(kb * 1024 / PAGE_BYTES as u64)
+}
+
 /// Which of the `pages` pages from `address` of process `pid` are in swap
 /// (`/proc/PID/pagemap`, bit 62; Documentation/admin-guide/mm/pagemap.rst).
 fn swapped_pages(pid: u32, address: u64, pages: u32) -> Result<Vec<u32>> {
@@ -1148,6 +1165,9 @@ pub struct LimitComparison {
     pub anon_reads_added: u64,
     /// Traced accesses to the workload's pages that matched no step of it.
     pub unmatched_accesses: u64,
+    /// The worker's pages in zram outside the workload's region (see
+    /// [`KernelRun::other_swapped_pages`]).
+    pub other_swapped_pages: u64,
     /// Flushes of the cgroup's statistics seen during the run and given to the
     /// simulator (None: none could be placed on the trace's clock; the simulator then
     /// flushed periodically).
@@ -1431,6 +1451,7 @@ pub fn compare(plan: &Plan, run: &KernelRun) -> Result<LimitComparison> {
         anon_reads_added: completed.added,
         unmatched_accesses: completed.unmatched,
         stats_flushes: observed_flushes.as_ref().map(Vec::len),
+        other_swapped_pages: run.other_swapped_pages,
         seconds: run.seconds,
     })
 }
