@@ -7,8 +7,9 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use mobmem::host::reclaim_validate::{
-    self, explain_file_gap, relative_percent, same_order, KernelSession, LimitComparison, Plan,
-    ValidateOptions, WorkerCommand, WorkloadSpec, ZramOptions, CGROUP_V1_MEMORY, ZRAM_DEVICE,
+    self, explain_file_gap, inverted_pairs, relative_percent, same_order, KernelSession,
+    LimitComparison, Plan, ValidateOptions, WorkerCommand, WorkloadSpec, ZramOptions,
+    CGROUP_V1_MEMORY, ZRAM_DEVICE,
 };
 
 /// The goals: file refaults within this share of the kernel's, percent...
@@ -180,7 +181,8 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
                 <= FILE_REFAULT_GOAL_PERCENT
         })
         .collect();
-    let order_ok = same_order(&rows, |f| f.file_refaults);
+    let order_ok = same_order(&rows, |f| f.file_refaults, FILE_REFAULT_GOAL_PERCENT);
+    let inverted = inverted_pairs(&rows, |f| f.file_refaults);
     let pool_gap = |r: &LimitComparison| match (r.kernel.pool, r.sim.pool) {
         (Some(k), Some(s)) => Some(relative_percent(k.compr_data_size, s.compr_data_size)),
         _ => None,
@@ -202,6 +204,7 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
                 "file_refaults_within_percent": FILE_REFAULT_GOAL_PERCENT,
                 "file_refaults_met": file_ok,
                 "file_refault_order_met": order_ok,
+                "file_refault_inverted_pairs_mib": inverted.iter().map(|p| [p.0, p.1]).collect::<Vec<_>>(),
                 "pool_within_percent": POOL_GOAL_PERCENT,
                 "pool_gap_percent": rows.iter().map(|r| pool_gap(r).map(crate::json_number)).collect::<Vec<_>>(),
                 "codec_gap_percent": rows.iter().map(|r| codec_gap(r).map(crate::json_number)).collect::<Vec<_>>(),
