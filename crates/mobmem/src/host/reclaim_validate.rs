@@ -667,6 +667,8 @@ pub struct KernelRun {
     pub seconds: f64,
     /// When the cgroup's statistics were flushed.
     pub flushes: FlushClock,
+    /// Events ftrace lost.
+    pub lost_events: u64,
 }
 
 /// What a run changes on the machine; see the module's description.
@@ -870,7 +872,7 @@ impl KernelSession {
         let mut tracefs = Tracefs::open()?;
         tracefs.set("tracing_on", "0")?;
         tracefs.clear()?;
-        tracefs.set("buffer_size_kb", "16384")?;
+        tracefs.set("buffer_size_kb", "32768")?;
         if tracefs.has("options/record-tgid") {
             tracefs.set("options/record-tgid", "1")?;
         }
@@ -977,7 +979,7 @@ impl KernelSession {
         let other_swapped_pages = swapped_total(pid)?.saturating_sub(swapped_indices.len() as u64);
         drop(stdin);
         self.worker.kill();
-        let (trace, _report) = importer.finish();
+        let (trace, report) = importer.finish();
         let stat = CgroupStat {
             workingset_refault_file: stat1.workingset_refault_file
                 - stat0
@@ -1004,6 +1006,7 @@ impl KernelSession {
             file_owners,
             seconds,
             flushes: clock,
+            lost_events: report.lost_events,
         })
     }
 }
@@ -1165,6 +1168,10 @@ pub struct LimitComparison {
     pub anon_reads_added: u64,
     /// Traced accesses to the workload's pages that matched no step of it.
     pub unmatched_accesses: u64,
+    /// Anonymous reads left out: their page's first fault was lost by the capture.
+    pub unseen_reads: u64,
+    /// Events ftrace lost (its reader fell behind).
+    pub lost_events: u64,
     /// The worker's pages in zram outside the workload's region (see
     /// [`KernelRun::other_swapped_pages`]).
     pub other_swapped_pages: u64,
@@ -1204,6 +1211,9 @@ pub struct Completed {
     pub added: u64,
     /// Traced accesses to the workload's pages that match no step (kept as they are).
     pub unmatched: u64,
+    /// Anonymous reads of pages the trace never saw (their first fault was lost): left
+    /// out.
+    pub unseen: u64,
 }
 
 /// What one of the workload's trace pages is.
@@ -1239,14 +1249,12 @@ pub fn complete_trace(spec: &WorkloadSpec, run: &KernelRun) -> Result<Completed>
     let mut steps = spec.steps().peekable();
     let mut events = Vec::with_capacity(run.trace.events.len());
     let (mut added, mut unmatched) = (0, 0);
-    let push_read = |events: &mut Vec<Event>, i: u32, time: u64| -> Result<()> {
-        let (page, proc) = anon_id[i as usize].ok_or_else(|| {
-            Error::host(format!(
-                "anonymous page {i} was read but never faulted in: the trace is not the workload's"
-            ))
-        })?;
-        events.push(Event::access(time, proc, page, false, true));
-        Ok(())
+    // A read of a page whose first fault the capture lost (ftrace drops events when
+    // its reader falls behind) cannot be put back: it is counted instead.
+    let mut unseen = 0;
+    let mut push_read = |events: &mut Vec<Event>, i: u32, time: u64| match anon_id[i as usize] {
+        Some((page, proc)) => events.push(Event::access(time, proc, page, false, true)),
+        None => unseen += 1,
     };
     for e in &run.trace.events {
         let Some(page) = e.is_access().then(|| own(e.page())).flatten() else {
@@ -1267,7 +1275,7 @@ pub fn complete_trace(spec: &WorkloadSpec, run: &KernelRun) -> Result<Completed>
             match steps.peek() {
                 Some(&Step::AnonRead(i)) => {
                     // A hit in the kernel: no fault, no event.
-                    push_read(&mut events, i, e.time_ns())?;
+                    push_read(&mut events, i, e.time_ns());
                     added += 1;
                     steps.next();
                 }
@@ -1282,7 +1290,7 @@ pub fn complete_trace(spec: &WorkloadSpec, run: &KernelRun) -> Result<Completed>
     let end = run.trace.events.last().map_or(0, |e| e.time_ns());
     for step in steps {
         if let Step::AnonRead(i) = step {
-            push_read(&mut events, i, end)?;
+            push_read(&mut events, i, end);
             added += 1;
         }
     }
@@ -1293,6 +1301,7 @@ pub fn complete_trace(spec: &WorkloadSpec, run: &KernelRun) -> Result<Completed>
         },
         added,
         unmatched,
+        unseen,
     })
 }
 
@@ -1450,6 +1459,8 @@ pub fn compare(plan: &Plan, run: &KernelRun) -> Result<LimitComparison> {
         other_pages,
         anon_reads_added: completed.added,
         unmatched_accesses: completed.unmatched,
+        unseen_reads: completed.unseen,
+        lost_events: run.lost_events,
         stats_flushes: observed_flushes.as_ref().map(Vec::len),
         other_swapped_pages: run.other_swapped_pages,
         seconds: run.seconds,
@@ -1653,6 +1664,8 @@ mod tests {
             other_pages: 0,
             anon_reads_added: 0,
             unmatched_accesses: 0,
+            unseen_reads: 0,
+            lost_events: 0,
             other_swapped_pages: 0,
             stats_flushes: None,
             seconds: 0.0,
@@ -1666,7 +1679,11 @@ mod tests {
         assert!(relative_percent(0, 1).is_nan());
         let refaults = |f: &Figures| f.file_refaults;
         // 10 and 12 inverted but 1% apart in the kernel; 12 and 14 in order.
-        let rows = [row(10, 5531, 5623), row(12, 5570, 5521), row(14, 3440, 3490)];
+        let rows = [
+            row(10, 5531, 5623),
+            row(12, 5570, 5521),
+            row(14, 3440, 3490),
+        ];
         assert_eq!(inverted_pairs(&rows, refaults), vec![(10, 12, 5531, 5570)]);
         assert!(same_order(&rows, refaults, 10.0));
         assert!(!same_order(&rows, refaults, 0.5));

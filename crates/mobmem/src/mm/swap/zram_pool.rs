@@ -23,11 +23,13 @@ use crate::{Error, Result};
 
 pub const PAGE_BYTES: usize = 4096;
 
-/// Where this model puts zsmalloc's huge class: a compressed page of at least 3/4 of
-/// a page is stored whole. The kernel's value depends on zsmalloc's chain size (3264
-/// bytes with 4 KiB pages on recent kernels); pages compressing to between the two
-/// are counted differently, which the comparison reports through `huge_pages`.
-pub const HUGE_CLASS_BYTES: usize = PAGE_BYTES * 3 / 4;
+/// zsmalloc's huge class size (`zs_huge_class_size`): a compressed page at least this
+/// long is stored whole. `zs_create_pool` sets it to the largest size class whose zspage
+/// holds more than one object in more than one page, less the handle's size but one;
+/// with 4 KiB pages, size classes every 16 bytes from 32, zspages of up to
+/// `CONFIG_ZSMALLOC_CHAIN_SIZE` = 8 pages (the default) and 8-byte handles, that class
+/// is 3632 bytes (9 objects in 8 pages), so 3625. Other chain sizes give other values.
+pub const HUGE_CLASS_BYTES: usize = 3625;
 
 /// The codec standing for zram's algorithm `name` (`comp_algorithm`), with a note when
 /// it stands for it only approximately; an error when this build has none.
