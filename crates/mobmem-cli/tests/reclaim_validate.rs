@@ -143,6 +143,7 @@ fn reclaim_validate_real_kernel() {
     assert_eq!(result["settings_restored"], true);
     let limits = result["limits"].as_array().unwrap();
     assert_eq!(limits.len(), 3);
+    let mut pools = (0.0, 0.0);
     for row in limits {
         let limit = &row["limit_mib"];
         let (k, s) = (&row["kernel"], &row["sim"]);
@@ -161,8 +162,8 @@ fn reclaim_validate_real_kernel() {
         );
         // zram: every limit swaps. The codec on the kernel's own swapped pages is the
         // model of the pool alone: within 5%. The simulator's pages differ from the
-        // kernel's by what reclaim chose: within 15% (the goal is 5%, met at most
-        // limits of most runs; docs/validation.md).
+        // kernel's by what reclaim chose: within 20% at each limit (the goal is 5%, met
+        // at most limits of most runs; docs/validation.md) and 5% over all of them.
         let kp = figure(&k["pool"]["compr_data_size"]);
         let own = figure(&row["pool_of_kernel_pages"]["compr_data_size"]);
         let sp = figure(&s["pool"]["compr_data_size"]);
