@@ -238,7 +238,7 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
             println!(
                 "{:>4}Mi | {:>6}Mi | {:>7}/{:>7}/{:>8} | {:>6}/{:>6} | {:>6}/{:>6} | {:>6}/{:>6} | {:>6}/{:>6} | {:>7}/{:>7}/{:>8}",
                 r.limit_mib,
-                r.sim_pages * 4096 >> 20,
+                (r.sim_pages * 4096) >> 20,
                 k.file_refaults, s.file_refaults, percent(relative_percent(k.file_refaults, s.file_refaults)),
                 k.anon_refaults, s.anon_refaults,
                 k.major_faults, s.major_faults,

@@ -267,6 +267,9 @@ impl Stop<'_> {
     }
 }
 
+/// Sees every line of `trace_pipe` as it is read.
+pub(crate) type LineObserver<'a> = &'a mut dyn FnMut(&[u8]);
+
 /// Feed `trace_pipe` to the importer (and the raw copy, and `observe`) until `stop`
 /// says so, then what is left; tracing is off when it returns.
 pub(crate) fn stream(
@@ -275,7 +278,7 @@ pub(crate) fn stream(
     tracefs: &Tracefs,
     importer: &mut FtraceImporter,
     mut raw: Option<&mut PartialFile>,
-    mut observe: Option<&mut dyn FnMut(&[u8])>,
+    mut observe: Option<LineObserver<'_>>,
     stop: &dyn Fn() -> bool,
 ) -> Result<()> {
     let mut chunk = vec![0u8; 1 << 20];

@@ -409,8 +409,8 @@ impl Plan {
             )));
         }
         // tmpfs pages are swap-backed (anonymous to reclaim), not file pages.
-        const TMPFS_MAGIC: i64 = 0x0102_1994;
-        if rustix::fs::statfs(&options.scratch).is_ok_and(|s| s.f_type as i64 == TMPFS_MAGIC) {
+        const TMPFS_MAGIC: u64 = 0x0102_1994;
+        if rustix::fs::statfs(&options.scratch).is_ok_and(|s| s.f_type as u64 == TMPFS_MAGIC) {
             return Err(Error::host(format!(
                 "{} is on tmpfs, whose pages are not file pages to reclaim: give --scratch on a disk file system",
                 options.scratch.display()
