@@ -251,9 +251,9 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
         println!();
         for r in &rows {
             println!(
-                "{} MiB: {:.1} s; {} KiB of kernel memory charged (left out of the simulator's memory); trace: {}/{} file reads, {} anonymous faults for {} anonymous accesses, {} reads of resident anonymous pages (no fault, not traced) added from the known order, {} traced accesses matching no step, {} pages outside the workload; {} events lost by ftrace{}",
+                "{} MiB: {:.1} s; {} KiB of kernel memory charged (left out of the simulator's memory); trace: {}/{} file reads, {} anonymous faults for {} anonymous accesses, {} reads of resident anonymous pages (no fault, not traced) added from the known order, {} traced accesses matching no step, {} steps missing from the trace, {} pages outside the workload; {} events lost by ftrace{}",
                 r.limit_mib, r.seconds, r.kernel_bytes / 1024, r.file_reads_traced, r.file_reads_made,
-                r.anon_faults_traced, r.anon_accesses_made, r.anon_reads_added, r.unmatched_accesses, r.other_pages,
+                r.anon_faults_traced, r.anon_accesses_made, r.anon_reads_added, r.unmatched_accesses, r.missing_steps, r.other_pages,
                 r.lost_events,
                 if r.unseen_reads > 0 {
                     format!(" ({} reads of anonymous pages whose first fault was lost are left out)", r.unseen_reads)
@@ -261,6 +261,9 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
                     String::new()
                 }
             );
+            if let Some(first) = &r.first_unmatched {
+                println!("  first traced access matching no step: {first}");
+            }
             if let (Some(k), Some(own)) = (r.kernel.pool, r.pool_of_kernel_pages) {
                 println!(
                     "  zram: kernel {} pages stored ({} same-filled, {} huge; {} of the worker's own heap and stack, not the workload's), compr_data_size {} B; the model on the workload's {} pages among them: {} B ({}); on the simulator's {} pages: {} B",
