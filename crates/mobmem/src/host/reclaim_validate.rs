@@ -276,6 +276,17 @@ pub fn run_worker(
     if line.trim() != "go" {
         return Ok(());
     }
+    // ftrace names a task's thread group from a cache it updates when the task is
+    // switched out after an event was recorded; a reused pid shows its previous owner's
+    // until then, and the capture would give the workload's first faults to that
+    // process. A traced fault on a page of its own, then a sleep, makes the worker's own
+    // entry before the workload starts.
+    let mut warm_up = memmap2::MmapMut::map_anon(2 * PAGE_BYTES)
+        .map_err(|e| Error::host(format!("mapping anonymous memory: {e}")))?;
+    for k in 0..2 {
+        warm_up[k * PAGE_BYTES] = 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let mut checksum = 0u64;
     for step in spec.steps() {
         match step {
@@ -923,10 +934,6 @@ impl KernelSession {
                 done.store(true, Ordering::SeqCst);
             });
         }
-        // The first events after tracing_on were missing from about one capture in ten
-        // (with no loss reported by ftrace); with this pause before the workload starts,
-        // none was in 60.
-        std::thread::sleep(Duration::from_millis(50));
         writeln!(stdin, "go")
             .and_then(|()| stdin.flush())
             .map_err(|e| Error::host(format!("starting the workload: {e}")))?;

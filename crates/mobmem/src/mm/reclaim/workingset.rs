@@ -223,9 +223,16 @@ impl WorkingsetLru {
     }
 
     /// `lru_note_cost`: `io` pages written (or read back), `rotated` put back.
+    /// The decay compares with the LRU size as the statistics say (flushed, like the
+    /// heuristics' reads).
     fn note_cost(&mut self, mem: &Memory, file: usize, io: u64, rotated: u64) {
-        self.cost[file] += io * SWAP_CLUSTER_MAX as u64 + rotated;
-        if self.cost[ANON] + self.cost[FILE] > (mem.lru_pages() / 4) as u64 {
+        let cost = io * SWAP_CLUSTER_MAX as u64 + rotated;
+        if cost == 0 {
+            return;
+        }
+        self.cost[file] += cost;
+        let lru_pages: usize = self.lists_seen(mem).iter().sum();
+        if self.cost[ANON] + self.cost[FILE] > (lru_pages / 4) as u64 {
             self.cost[ANON] /= 2;
             self.cost[FILE] /= 2;
         }
