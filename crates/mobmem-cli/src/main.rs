@@ -8,6 +8,7 @@ mod ksm;
 mod mrc;
 mod numbers;
 mod reclaim;
+mod reclaim_validate;
 mod swap;
 
 use std::path::PathBuf;
@@ -96,6 +97,11 @@ enum Command {
     /// Run the real kernel's KSM on processes with known content, the simulator on the
     /// same content, and print both side by side (root; restores every KSM setting).
     KsmValidate(ksm::ValidateArgs),
+    /// Run a workload of known accesses in a memory cgroup at several limits (zram as
+    /// swap), capture it, replay it in the simulator's `workingset` policy and print
+    /// refaults, faults, swap and zram's pool side by side (root; restores every
+    /// setting).
+    ReclaimValidate(reclaim_validate::ReclaimValidateArgs),
 }
 
 #[derive(Args)]
@@ -253,6 +259,7 @@ fn main() -> ExitCode {
         Command::Ksm(args) => ksm::run(args),
         Command::Snapshot(args) => ksm::snapshot(args),
         Command::KsmValidate(args) => ksm::validate(args),
+        Command::ReclaimValidate(args) => reclaim_validate::run(args),
         Command::Capture(args) => capture::run(args),
         Command::Reclaim(args) => reclaim::run(args),
     };

@@ -209,10 +209,14 @@ pub fn capture(
         &tracefs,
         &mut importer,
         raw.as_mut(),
-        Stop {
-            interrupted,
-            deadline,
-            workload: workload.as_ref(),
+        None,
+        &|| {
+            Stop {
+                interrupted,
+                deadline,
+                workload: workload.as_ref(),
+            }
+            .now()
         },
     )?;
     let ended_early = workload.as_ref().is_some_and(|w| !w.leader_exited());
@@ -263,14 +267,19 @@ impl Stop<'_> {
     }
 }
 
-/// Feed `trace_pipe` to the importer (and the raw copy) until `stop`, then what is left.
-fn stream(
+/// Sees every line of `trace_pipe` as it is read.
+pub(crate) type LineObserver<'a> = &'a mut dyn FnMut(&[u8]);
+
+/// Feed `trace_pipe` to the importer (and the raw copy, and `observe`) until `stop`
+/// says so, then what is left; tracing is off when it returns.
+pub(crate) fn stream(
     pipe: &mut fs::File,
     pipe_path: &Path,
     tracefs: &Tracefs,
     importer: &mut FtraceImporter,
     mut raw: Option<&mut PartialFile>,
-    stop: Stop<'_>,
+    mut observe: Option<LineObserver<'_>>,
+    stop: &dyn Fn() -> bool,
 ) -> Result<()> {
     let mut chunk = vec![0u8; 1 << 20];
     let mut pending: Vec<u8> = Vec::new();
@@ -281,7 +290,7 @@ fn stream(
         // command and the signals every 100 ms whatever it does.
         if !stopping && last_check.elapsed() >= Duration::from_millis(100) {
             last_check = Instant::now();
-            if stop.now() {
+            if stop() {
                 tracefs.write("tracing_on", "0")?;
                 stopping = true;
             }
@@ -305,6 +314,9 @@ fn stream(
                                     ))
                                 })?;
                         }
+                        if let Some(f) = observe.as_deref_mut() {
+                            f(line);
+                        }
                         importer.push_bytes(line)?;
                     }
                     pending.drain(..=last);
@@ -314,7 +326,7 @@ fn stream(
                 if stopping {
                     return Ok(());
                 }
-                if stop.now() {
+                if stop() {
                     // Drain what is left, then stop.
                     tracefs.write("tracing_on", "0")?;
                     stopping = true;
@@ -329,14 +341,14 @@ fn stream(
 }
 
 /// An exclusive lock held for the whole capture (see [`lock_path`]).
-struct CaptureLock {
+pub(crate) struct CaptureLock {
     _file: Option<fs::File>,
 }
 
 impl CaptureLock {
     /// Wait for another capture to finish; give up on a signal. Without the right to
     /// create the lock file no capture can run anyway: tracefs then says why.
-    fn acquire(interrupted: &AtomicBool, notes: &dyn Fn(&str)) -> Result<CaptureLock> {
+    pub(crate) fn acquire(interrupted: &AtomicBool, notes: &dyn Fn(&str)) -> Result<CaptureLock> {
         let path = lock_path();
         let Ok(file) = OpenOptions::new()
             .create(true)

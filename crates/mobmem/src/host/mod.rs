@@ -4,6 +4,8 @@
 //! - [`ksm_sysfs`]: the real kernel's KSM settings and counters;
 //! - [`ksm_validate`]: the real kernel's KSM on pages of known content, against the
 //!   simulator;
+//! - [`reclaim_validate`]: the real kernel's reclaim and zram in a memory cgroup,
+//!   captured with ftrace, against the simulator's `workingset` policy and zram model;
 //! - [`snapshot`]: page fingerprints of live processes (`/proc/PID/maps`, `pagemap`,
 //!   `mem`) into a [`crate::mm::dedup::snapshot::Snapshot`];
 //! - [`capture`]: a live workload recorded with ftrace, through [`tracefs`], with the
@@ -14,6 +16,7 @@ pub mod ksm_sysfs;
 pub mod ksm_validate;
 pub mod process_group;
 pub mod procfs;
+pub mod reclaim_validate;
 pub mod snapshot;
 pub mod tracefs;
 

@@ -63,6 +63,12 @@ pub struct Frame {
     pub list: u8,
     /// Generation (sequence number) on the multi-generational LRU.
     pub gen: u64,
+    /// `PG_workingset`: the page was on the active list before it was deactivated
+    /// (the `workingset` policy only).
+    pub workingset: bool,
+    /// `PG_referenced` of a mapped (anonymous) page, which only reclaim sets
+    /// (the `workingset` policy only).
+    pub mapped_referenced: bool,
 }
 
 impl Frame {
@@ -76,6 +82,8 @@ impl Frame {
         reclaim: false,
         list: NO_LIST,
         gen: 0,
+        workingset: false,
+        mapped_referenced: false,
     };
 }
 

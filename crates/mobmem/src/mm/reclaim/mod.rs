@@ -34,6 +34,7 @@ pub mod lru;
 pub mod memory;
 pub mod mglru;
 pub mod policy;
+pub mod workingset;
 
 use std::collections::VecDeque;
 
@@ -41,13 +42,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::events::{self, EventHandler};
 use crate::core::stats::{Stats, Visitor};
-use crate::trace::{Event, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
+use crate::trace::{Event, PageId, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{counts, reals};
 use crate::{Error, Result};
 use memory::{FaultKind, Memory, ReclaimCounters};
 use policy::{
     find_policy, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
 };
+pub use workingset::WorkingsetStats;
 
 /// The page-protection workload, kept under this name beside the reclaim code it drives.
 pub use crate::workload::gallery_usb as workload;
@@ -178,6 +180,18 @@ pub struct ReclaimConfig {
     /// T_pf: time of one major fault, ms.
     pub fault_ms: f64,
     pub high_order: HighOrderConfig,
+    /// workingset: how often a memory cgroup's statistics are flushed, ms; the
+    /// heuristics read them as of the last flush (0: always exact).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stats_flush_ms: u64,
+    /// workingset: the times of the flushes instead, ns from the trace's start (as a
+    /// capture observed them); empty: periodic.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stats_flush_at_ns: Vec<u64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Default for ReclaimConfig {
@@ -203,6 +217,8 @@ impl Default for ReclaimConfig {
             // A 4 KiB read from eMMC-class flash, in ms (exactly 0.1).
             fault_ms: crate::devices::EMMC.read_ns / 1e6,
             high_order: HighOrderConfig::default(),
+            stats_flush_ms: 0,
+            stats_flush_at_ns: Vec::new(),
         }
     }
 }
@@ -493,6 +509,11 @@ impl Machine {
         })
     }
 
+    /// The replay reached `now_ns` (for policies that act on time).
+    pub fn set_time(&mut self, now_ns: u64) {
+        self.policy.clock(&self.mem, now_ns);
+    }
+
     /// A process received input: it is the interactive task from now on.
     pub fn set_input(&mut self, proc: ProcId) {
         self.last_input = Some(proc);
@@ -641,6 +662,7 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
             if write && !anon {
                 self.dirtied(pfn);
             }
+            self.policy.accessed(&mut self.mem, pfn);
             return Ok(None);
         }
         let kind = self.fault(page, proc, anon, write)?;
@@ -686,6 +708,24 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Replay `trace` under `config`. Deterministic.
 pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
+    Ok(run_detailed(config, trace)?.result)
+}
+
+/// A run's result and the state at its end that a comparison with the kernel needs.
+#[derive(Debug, Clone)]
+pub struct DetailedRun {
+    pub result: ReclaimResult,
+    /// The policy's workingset counters (`workingset` only).
+    pub workingset: Option<WorkingsetStats>,
+    /// The anonymous pages in swap at the end, by page id.
+    pub swapped: Vec<PageId>,
+    /// Pages on the four lists of a two-list policy at the end (inactive anon, active
+    /// anon, inactive file, active file).
+    pub lists: [usize; 4],
+}
+
+/// Replay `trace` under `config`, keeping what [`DetailedRun`] holds. Deterministic.
+pub fn run_detailed(config: &ReclaimConfig, trace: &Trace) -> Result<DetailedRun> {
     let procs = trace.tables.processes.len();
     if let Some((index, e)) = trace
         .events
@@ -703,7 +743,17 @@ pub fn run(config: &ReclaimConfig, trace: &Trace) -> Result<ReclaimResult> {
     }
     let mut replay = Replay::new(config, trace)?;
     events::replay(&mut replay, &trace.events).map_err(|e| e.in_run("reclaim"))?;
-    Ok(replay.finish())
+    let workingset = replay.m.policy.workingset_stats();
+    let swapped = (0..trace.tables.pages.len() as PageId)
+        .filter(|&p| replay.m.mem.is_swapped(p))
+        .collect();
+    let lists = [0u8, 1, 2, 3].map(|l| replay.m.mem.list_len(l));
+    Ok(DetailedRun {
+        result: replay.finish(),
+        workingset,
+        swapped,
+        lists,
+    })
 }
 
 /// A reclaim run in progress: the machine and what the run counts beside it.
@@ -844,6 +894,7 @@ impl EventHandler for Replay<'_> {
             ));
         };
         self.accesses += 1;
+        self.m.set_time(e.time_ns());
         let anon = key.kind == PageKind::Anon;
         let Some(kind) = self.m.access(page, proc, anon, e.is_write())? else {
             return Ok(());

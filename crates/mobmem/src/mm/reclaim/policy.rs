@@ -4,6 +4,7 @@
 use super::lru::{Protection, TwoListLru};
 use super::memory::{FrameState, Memory};
 use super::mglru::MgLru;
+use super::workingset::{WorkingsetLru, WorkingsetStats};
 use super::ReclaimConfig;
 use crate::core::registry::Registry;
 use crate::trace::ProcId;
@@ -72,6 +73,17 @@ pub trait ReclaimPolicy: Send {
     /// The writeback of the page in `pfn`, which reclaim had kept dirty, ended: move
     /// it to where reclaim meets it next (`rotate_reclaimable_page`).
     fn rotate_reclaimable(&mut self, mem: &mut Memory, pfn: u32);
+    /// An access to the resident page in `pfn`, after the frame's bits were set (the
+    /// `mark_page_accessed` of modern kernels, which activates at once); nothing by
+    /// default.
+    fn accessed(&mut self, _mem: &mut Memory, _pfn: u32) {}
+    /// The time of the event being replayed, before it is (for policies that act on
+    /// time); nothing by default.
+    fn clock(&mut self, _mem: &Memory, _now_ns: u64) {}
+    /// The refault counters of a policy with workingset detection; None for others.
+    fn workingset_stats(&self) -> Option<WorkingsetStats> {
+        None
+    }
     /// Whether protection could be keeping pages from reclaim right now (so that a
     /// reclaim that freed nothing should be retried with it off).
     fn protects(&self) -> bool {
@@ -129,6 +141,12 @@ pub static POLICIES: Registry<PolicyInfo> = Registry::new(
         has_priorities: false,
         summary: "multi-generational LRU (2..4 generations, aging promotes accessed pages)",
         build: |c| Box::new(MgLru::with_config(c)),
+    },
+    PolicyInfo {
+        name: "workingset",
+        has_priorities: true,
+        summary: "Linux 6.x two-list LRU with shadow entries and refault-distance activation (memcg reclaim, no MGLRU)",
+        build: |c| Box::new(WorkingsetLru::new(c)),
     },
     ],
 );

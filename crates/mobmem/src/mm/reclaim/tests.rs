@@ -392,6 +392,36 @@ fn run_is_deterministic_and_rejects_bad_input() {
     assert!(e.contains("page id 999999"), "{e}");
 }
 
+#[test]
+fn workingset_runs_are_deterministic_and_count_every_refault() {
+    let wl = workload::GalleryUsbConfig {
+        interactions: 12,
+        ..Default::default()
+    };
+    let trace = workload::generate(&wl, 3).unwrap();
+    for stats_flush_ms in [0, 2000] {
+        let config = ReclaimConfig {
+            policy: "workingset".into(),
+            memory_pages: 16384,
+            stats_flush_ms,
+            ..Default::default()
+        };
+        let a = run_detailed(&config, &trace).unwrap();
+        let b = run_detailed(&config, &trace).unwrap();
+        assert_eq!(a.result, b.result);
+        assert_eq!(a.workingset, b.workingset);
+        let ws = a.workingset.expect("workingset counts refaults");
+        // Shadow entries are never lost: every fault on a dropped file page or a
+        // swapped page is a refault, and only those are.
+        let faults =
+            |f: fn(&ProcessFaults) -> u64| -> u64 { a.result.per_process.iter().map(f).sum() };
+        assert_eq!(ws.refault[1], faults(|p| p.file_refaults));
+        assert_eq!(ws.refault[0], faults(|p| p.swap_ins));
+        assert!(ws.refault[1] > 0 && ws.activate[1] <= ws.refault[1]);
+        assert!(ws.restore[1] <= ws.activate[1]);
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Access { page: u32, proc: u32, write: bool },

@@ -655,6 +655,12 @@ impl Machine {
     }
 
     /// End the run: launches closed, costs and shares derived.
+    /// Each page's stored size in zram from its real contents (see
+    /// [`SwapSpace::set_zram_sizes`]); before the first event.
+    pub fn set_zram_sizes(&mut self, sizes: Vec<u32>) {
+        self.space.set_zram_sizes(sizes);
+    }
+
     pub fn finish(mut self, tables: &Tables) -> SwapMetrics {
         self.metrics.io = *self.space.counts();
         self.metrics.derive_costs(&self.devices);

@@ -29,6 +29,7 @@ pub mod launch;
 pub mod memory;
 mod metrics;
 pub mod space;
+pub mod zram_pool;
 
 /// The multi-swap paper's workload, kept under this name beside the swap code it drives.
 pub use crate::workload::app_cycling as workload;
@@ -77,6 +78,34 @@ fn check_ids(trace: &Trace) -> Result<()> {
 /// Run `config` over a trace's accesses.
 pub fn run(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
     drive(trace, config, Machine::new)
+}
+
+/// Run `config` over a trace's accesses with zram storing each page at the size its
+/// real contents compress to with `codec` (same-filled pages take no pool bytes, pages
+/// compressing to a huge-class size a whole page; [`zram_pool`]). `contents` fills a
+/// page's bytes and returns false when they are unknown: such a page, and every page
+/// when no trace carries contents, keeps the fixed compressed size and incompressible
+/// share of `config` (the model without contents).
+pub fn run_with_contents(
+    trace: &Trace,
+    config: &SwapConfig,
+    codec: crate::mm::fs::codec::Codec,
+    contents: &dyn Fn(&crate::trace::PageKey, &mut [u8]) -> bool,
+) -> Result<SwapMetrics> {
+    check_ids(trace)?;
+    let mut page = vec![0u8; zram_pool::PAGE_BYTES];
+    let mut sizes = Vec::with_capacity(trace.tables.pages.len());
+    for key in &trace.tables.pages {
+        sizes.push(if contents(key, &mut page) {
+            zram_pool::stored_size(codec, &page)? as u32
+        } else {
+            space::UNKNOWN_SIZE
+        });
+    }
+    let mut machine = Machine::new(config, trace.footprint(), trace.tables.processes.len())?;
+    machine.set_zram_sizes(sizes);
+    events::replay(&mut machine, &trace.events).map_err(|e| e.in_run("swap run"))?;
+    Ok(machine.finish(&trace.tables))
 }
 
 /// Run one point of a sweep: `config` with its architecture and NVM size replaced.

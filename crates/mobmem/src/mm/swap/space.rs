@@ -233,7 +233,14 @@ struct ZramPool {
     stored_at: Vec<u64>,
     /// Pool pages of each owner, for the low-memory killer.
     owner_pages: Vec<u32>,
+    /// Bytes each page takes in the pool, from its real contents
+    /// ([`SwapSpace::set_zram_sizes`]); [`UNKNOWN_SIZE`] (or no entry) for a page whose
+    /// contents are not known, which takes the fixed compressed size.
+    real_sizes: Vec<u32>,
 }
+
+/// A page whose stored size in zram is not known from its contents.
+pub const UNKNOWN_SIZE: u32 = u32::MAX;
 
 /// A fixed mixing of a page id: which pages compress is a property of the page, the same
 /// in every run.
@@ -259,14 +266,28 @@ impl ZramPool {
             huge: List::new(),
             stored_at: Vec::new(),
             owner_pages: Vec::new(),
+            real_sizes: Vec::new(),
+        }
+    }
+
+    fn real_size(&self, page: PageId) -> Option<u64> {
+        match self.real_sizes.get(page as usize) {
+            Some(&s) if s != UNKNOWN_SIZE => Some(s as u64),
+            _ => None,
         }
     }
 
     fn is_huge(&self, page: PageId) -> bool {
-        page_hash(page) < self.huge_threshold
+        match self.real_size(page) {
+            Some(s) => s >= PAGE_BYTES,
+            None => page_hash(page) < self.huge_threshold,
+        }
     }
 
     fn size_of(&self, page: PageId) -> u64 {
+        if let Some(s) = self.real_size(page) {
+            return s;
+        }
         if self.is_huge(page) {
             PAGE_BYTES
         } else {
@@ -408,6 +429,14 @@ impl SwapSpace {
     }
 
     /// Compressed bytes in the zram pool.
+    /// Give the pool each page's stored size from its real contents (see
+    /// [`crate::mm::swap::zram_pool`]), by page id; [`UNKNOWN_SIZE`] keeps the fixed
+    /// compressed size for a page. Call before anything is stored.
+    pub fn set_zram_sizes(&mut self, sizes: Vec<u32>) {
+        debug_assert_eq!(self.pool.used_bytes, 0);
+        self.pool.real_sizes = sizes;
+    }
+
     pub fn pool_bytes(&self) -> u64 {
         self.pool.used_bytes
     }
@@ -704,6 +733,24 @@ mod tests {
         let mut s = SwapSpace::new(nvm, order, 4, &ZramSwap::default(), true, 0);
         s.enable_log();
         s
+    }
+
+    #[test]
+    fn real_sizes_replace_the_fixed_ratio_for_the_pages_they_know() {
+        // Pool of 4 pages (16 KiB). Page 0: same-filled (0 bytes), page 1: 1000 bytes,
+        // page 2: huge (a whole page), page 3 unknown (the fixed compressed size).
+        let mut s = space(0, NvmOrder::Lru);
+        s.set_zram_sizes(vec![0, 1000, PAGE_BYTES as u32, UNKNOWN_SIZE]);
+        for page in 0..4 {
+            assert!(s.zram_store(page, 0).unwrap());
+        }
+        let fixed = ZramSwap::default().compressed_bytes();
+        assert_eq!(s.pool_bytes(), 1000 + PAGE_BYTES + fixed);
+        assert!(s.is_incompressible(2) && !s.is_incompressible(1));
+        s.validate().unwrap();
+        s.free(2);
+        assert_eq!(s.pool_bytes(), 1000 + fixed);
+        s.validate().unwrap();
     }
 
     #[test]
