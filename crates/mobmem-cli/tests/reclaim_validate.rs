@@ -168,12 +168,13 @@ fn reclaim_validate_real_kernel() {
         let own = figure(&row["pool_of_kernel_pages"]["compr_data_size"]);
         let sp = figure(&s["pool"]["compr_data_size"]);
         assert!(kp > 0.0, "{limit} MiB: nothing in zram");
-        // The worker's own heap and stack pages can be swapped too: the pool then holds
-        // contents no model knows, and the comparison is not like with like.
-        if row["other_swapped_pages"] != 0 {
+        // The worker's own heap and stack pages can be swapped too, and the kernel can
+        // keep the copy of a page swapped back in (its swap cache): the pool then holds
+        // pages the model does not, and the comparison is not like with like.
+        if row["other_swapped_pages"] != 0 || row["swap_cached_pages"] != 0 {
             eprintln!(
-                "{limit} MiB: {} pages of the worker's own in zram: pool not compared",
-                row["other_swapped_pages"]
+                "{limit} MiB: {} pages of the worker's own and {} swap-cached in zram: pool not compared",
+                row["other_swapped_pages"], row["swap_cached_pages"]
             );
             continue;
         }

@@ -593,6 +593,8 @@ pub struct CgroupStat {
     /// Pages on each list: inactive anon, active anon, inactive file, active file.
     pub lists: [u64; 4],
     pub unevictable: u64,
+    /// `swapcached`: pages in memory whose copy in swap is kept (the swap cache).
+    pub swap_cached: u64,
     /// `memory.usage_in_bytes`.
     pub usage_bytes: u64,
 }
@@ -627,6 +629,7 @@ impl CgroupStat {
                 get("active_file")? / page,
             ],
             unevictable: get("unevictable")? / page,
+            swap_cached: get("swapcached")? / page,
             usage_bytes: usage
                 .parse()
                 .map_err(|_| Error::host(format!("memory.usage_in_bytes reads '{usage}'")))?,
@@ -1207,6 +1210,9 @@ pub struct LimitComparison {
     /// The worker's pages in zram outside the workload's region (see
     /// [`KernelRun::other_swapped_pages`]).
     pub other_swapped_pages: u64,
+    /// Pages back in memory whose copy the kernel's zram still holds (its swap cache,
+    /// `swapcached`); this model frees a page's copy when it is swapped in.
+    pub swap_cached_pages: u64,
     /// Flushes of the cgroup's statistics seen during the run and given to the
     /// simulator (None: none could be placed on the trace's clock; the simulator then
     /// flushed periodically).
@@ -1578,6 +1584,7 @@ pub fn compare(plan: &Plan, run: &KernelRun) -> Result<LimitComparison> {
         lost_events: run.lost_events,
         stats_flushes: observed_flushes.as_ref().map(Vec::len),
         other_swapped_pages: run.other_swapped_pages,
+        swap_cached_pages: run.stat.swap_cached,
         seconds: run.seconds,
     })
 }
@@ -1907,6 +1914,7 @@ mod tests {
             first_missing_step: None,
             lost_events: 0,
             other_swapped_pages: 0,
+            swap_cached_pages: 0,
             stats_flushes: None,
             seconds: 0.0,
         }
