@@ -122,36 +122,88 @@ const BATCH: usize = 1 << 16;
 /// enough for a memory read to complete, near enough for it to stay in the cache.
 const PREFETCH_AHEAD: usize = 8;
 
+/// Batches the reading thread may have ready ahead of the simulation.
+const BATCHES_AHEAD: usize = 2;
+
 /// Feed every event of a streamed source, in order, in batches; `progress` is called
-/// after each batch with the number of events done. Memory stays one batch.
+/// after each batch with the number of events done.
+///
+/// With two threads or more allowed (rayon's pool, which `--threads` sets), the source
+/// is read on a thread of its own, a few batches ahead of the handler, so that decoding
+/// (parsing text, interning page keys) and simulating run at the same time on two
+/// cores; the handler still sees every event in the trace's order, so the results are
+/// the same either way. Memory stays a few batches. When the handler fails, the reader
+/// stops at its next batch.
 pub fn replay_source<H: EventHandler + ?Sized>(
     handler: &mut H,
-    source: &mut dyn EventSource,
+    source: &mut (dyn EventSource + Send),
     progress: &mut dyn FnMut(u64),
 ) -> std::result::Result<(), EventError> {
-    let mut batch = Vec::with_capacity(BATCH);
     let mut done = 0u64;
-    loop {
-        let more = source
+    if rayon::current_num_threads() < 2 {
+        let mut batch = Vec::with_capacity(BATCH);
+        while source
             .read_batch(&mut batch, BATCH)
-            .map_err(|error| EventError { index: done, error })?;
-        if !more {
-            return Ok(());
+            .map_err(|error| EventError { index: done, error })?
+        {
+            replay_batch(handler, &batch, done)?;
+            done += batch.len() as u64;
+            progress(done);
         }
-        for (i, event) in batch.iter().enumerate() {
-            if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
-                if ahead.is_access() {
-                    handler.prefetch(ahead);
+        return Ok(());
+    }
+    use std::sync::mpsc;
+    std::thread::scope(|scope| {
+        let (ready, batches) = mpsc::sync_channel::<crate::Result<Vec<Event>>>(BATCHES_AHEAD);
+        let (give_back, returned) = mpsc::channel::<Vec<Event>>();
+        scope.spawn(move || loop {
+            let mut batch = returned
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            match source.read_batch(&mut batch, BATCH) {
+                Ok(true) => {
+                    if ready.send(Ok(batch)).is_err() {
+                        return; // The handler stopped.
+                    }
+                }
+                Ok(false) => return,
+                Err(error) => {
+                    let _ = ready.send(Err(error));
+                    return;
                 }
             }
-            dispatch(handler, event).map_err(|error| EventError {
-                index: done + i as u64,
-                error,
-            })?;
+        });
+        for batch in batches {
+            let batch = batch.map_err(|error| EventError { index: done, error })?;
+            replay_batch(handler, &batch, done)?;
+            done += batch.len() as u64;
+            progress(done);
+            // The reader may be gone already; the batch is then simply dropped.
+            let _ = give_back.send(batch);
         }
-        done += batch.len() as u64;
-        progress(done);
+        Ok(())
+    })
+}
+
+/// The events of one batch, the first being event `first` of the trace, with the access
+/// [`PREFETCH_AHEAD`] events on named to the handler's prefetch.
+fn replay_batch<H: EventHandler + ?Sized>(
+    handler: &mut H,
+    batch: &[Event],
+    first: u64,
+) -> std::result::Result<(), EventError> {
+    for (i, event) in batch.iter().enumerate() {
+        if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
+            if ahead.is_access() {
+                handler.prefetch(ahead);
+            }
+        }
+        dispatch(handler, event).map_err(|error| EventError {
+            index: first + i as u64,
+            error,
+        })?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -197,5 +249,87 @@ mod tests {
         let message = error.in_run("log run").to_string();
         assert!(message.contains("log run, event 4"), "{message}");
         assert!(message.contains("page 9"), "{message}");
+    }
+
+    /// Batches of 3 accesses to pages 0, 1, 2, ... up to `pages`, then a read error
+    /// if `fails`.
+    struct Batches {
+        next: u32,
+        pages: u32,
+        fails: bool,
+    }
+
+    impl EventSource for Batches {
+        fn read_batch(&mut self, buf: &mut Vec<Event>, _max: usize) -> Result<bool> {
+            buf.clear();
+            if self.next >= self.pages {
+                if self.fails {
+                    return Err(Error::config("source", "bad record"));
+                }
+                return Ok(false);
+            }
+            for _ in 0..3 {
+                buf.push(Event::access(
+                    u64::from(self.next),
+                    0,
+                    self.next,
+                    false,
+                    false,
+                ));
+                self.next += 1;
+            }
+            Ok(true)
+        }
+
+        fn tables(&mut self) -> Result<crate::trace::Tables> {
+            Ok(Default::default())
+        }
+    }
+
+    /// The streamed replay, on one thread or with the reader on its own: every event in
+    /// order, progress after each batch, and errors of the handler and of the source at
+    /// their event, the reader stopping when the handler fails.
+    #[test]
+    fn streamed_replay_in_order_and_errors_at_their_event() {
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut log = Log::default();
+                let mut progress = Vec::new();
+                let mut source = Batches {
+                    next: 0,
+                    pages: 9,
+                    fails: false,
+                };
+                replay_source(&mut log, &mut source, &mut |d| progress.push(d)).unwrap();
+                assert_eq!(log.0.len(), 18, "a tick and an access each");
+                assert_eq!(log.0[17], "a8");
+                assert_eq!(progress, [3, 6, 9]);
+
+                let mut source = Batches {
+                    next: 0,
+                    pages: 30,
+                    fails: false,
+                };
+                let err = replay_source(&mut Log::default(), &mut source, &mut |_| {}).unwrap_err();
+                assert_eq!(err.index, 9, "the access to page 9 fails");
+                assert!(
+                    source.next < 30,
+                    "the reader stopped early ({})",
+                    source.next
+                );
+
+                let mut source = Batches {
+                    next: 0,
+                    pages: 6,
+                    fails: true,
+                };
+                let err = replay_source(&mut Log::default(), &mut source, &mut |_| {}).unwrap_err();
+                assert_eq!(err.index, 6, "the read after 6 events fails");
+            });
+        }
     }
 }

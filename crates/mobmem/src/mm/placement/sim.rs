@@ -516,7 +516,7 @@ pub fn run_trace(trace: &Trace, setup: &RunSetup) -> Result<Metrics> {
 /// Run one online policy over a streamed trace in constant memory (besides per-page
 /// state). `progress` is called after each batch with the number of events done.
 pub fn run_source(
-    source: &mut dyn EventSource,
+    source: &mut (dyn EventSource + Send),
     setup: &RunSetup,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Metrics> {
