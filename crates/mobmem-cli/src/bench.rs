@@ -360,9 +360,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let started = Instant::now();
             let mut source = trace::open(&path, None)?;
             let mut builder = mrc::CurveBuilder::exact(pages as usize);
-            while source.read_batch(&mut batch, 1 << 16)? {
-                builder.access_events(&batch);
-            }
+            mobmem::core::events::for_each_batch(source.as_mut(), &mut |batch, _| {
+                builder.access_events(batch);
+                Ok(())
+            })
+            .map_err(|e| e.error)?;
             let sizes: Vec<u64> = (1..=100).map(|i| (i * pages / 100).max(1)).collect();
             let curve = builder.finish().curve(&sizes);
             assert_eq!(curve.len(), 100);

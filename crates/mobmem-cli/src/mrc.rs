@@ -122,13 +122,12 @@ pub fn run(args: MrcArgs) -> Result<()> {
             None => mrc::CurveBuilder::exact(hint),
             Some(s) => mrc::CurveBuilder::shards(s),
         };
-        let mut batch = Vec::new();
-        while source
-            .read_batch(&mut batch, 1 << 16)
-            .with_context(context)?
-        {
-            builder.access_events(&batch);
-        }
+        mobmem::core::events::for_each_batch(source.as_mut(), &mut |batch, _| {
+            builder.access_events(batch);
+            Ok(())
+        })
+        .map_err(|e| e.error)
+        .with_context(context)?;
         let footprint = source.tables().with_context(context)?.pages.len() as u64;
         let capacities = parse_capacities(&args.capacities, footprint)?;
         let method = match sampling {

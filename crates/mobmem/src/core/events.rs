@@ -116,7 +116,7 @@ pub fn replay<H: EventHandler + ?Sized>(
 }
 
 /// Events read from a source per batch.
-const BATCH: usize = 1 << 16;
+const BATCH: usize = 1 << 14;
 
 /// How many events ahead the loop names an access to [`EventHandler::prefetch`]: far
 /// enough for a memory read to complete, near enough for it to stay in the cache.
@@ -126,18 +126,35 @@ const PREFETCH_AHEAD: usize = 8;
 const BATCHES_AHEAD: usize = 2;
 
 /// Feed every event of a streamed source, in order, in batches; `progress` is called
-/// after each batch with the number of events done.
-///
-/// With two threads or more allowed (rayon's pool, which `--threads` sets), the source
-/// is read on a thread of its own, a few batches ahead of the handler, so that decoding
-/// (parsing text, interning page keys) and simulating run at the same time on two
-/// cores; the handler still sees every event in the trace's order, so the results are
-/// the same either way. Memory stays a few batches. When the handler fails, the reader
-/// stops at its next batch.
+/// after each batch with the number of events done. The source is read as
+/// [`for_each_batch`] says.
 pub fn replay_source<H: EventHandler + ?Sized>(
     handler: &mut H,
     source: &mut (dyn EventSource + Send),
     progress: &mut dyn FnMut(u64),
+) -> std::result::Result<(), EventError> {
+    for_each_batch(source, &mut |batch, first| {
+        replay_batch(handler, batch, first)?;
+        progress(first + batch.len() as u64);
+        Ok(())
+    })
+}
+
+/// What [`for_each_batch`] calls on a batch: its events and the index of the first.
+pub type BatchFn<'a> = dyn FnMut(&[Event], u64) -> std::result::Result<(), EventError> + 'a;
+
+/// Call `each` on every batch of a streamed source, in order, with the index of the
+/// batch's first event; the first error stops the reading.
+///
+/// With two threads or more allowed (rayon's pool, which `--threads` sets), the source
+/// is read on a thread of its own, a few batches ahead, so that decoding (parsing text,
+/// interning page keys) and the work on the events run at the same time on two cores;
+/// `each` still sees every batch in the trace's order, so the results are the same
+/// either way. Memory stays a few batches. When `each` fails, the reader stops at its
+/// next batch.
+pub fn for_each_batch(
+    source: &mut (dyn EventSource + Send),
+    each: &mut BatchFn<'_>,
 ) -> std::result::Result<(), EventError> {
     let mut done = 0u64;
     if rayon::current_num_threads() < 2 {
@@ -146,9 +163,8 @@ pub fn replay_source<H: EventHandler + ?Sized>(
             .read_batch(&mut batch, BATCH)
             .map_err(|error| EventError { index: done, error })?
         {
-            replay_batch(handler, &batch, done)?;
+            each(&batch, done)?;
             done += batch.len() as u64;
-            progress(done);
         }
         return Ok(());
     }
@@ -163,7 +179,7 @@ pub fn replay_source<H: EventHandler + ?Sized>(
             match source.read_batch(&mut batch, BATCH) {
                 Ok(true) => {
                     if ready.send(Ok(batch)).is_err() {
-                        return; // The handler stopped.
+                        return; // The consumer stopped.
                     }
                 }
                 Ok(false) => return,
@@ -175,9 +191,8 @@ pub fn replay_source<H: EventHandler + ?Sized>(
         });
         for batch in batches {
             let batch = batch.map_err(|error| EventError { index: done, error })?;
-            replay_batch(handler, &batch, done)?;
+            each(&batch, done)?;
             done += batch.len() as u64;
-            progress(done);
             // The reader may be gone already; the batch is then simply dropped.
             let _ = give_back.send(batch);
         }
