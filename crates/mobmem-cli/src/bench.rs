@@ -420,7 +420,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             r["bytes_per_distinct_page"].as_f64().unwrap_or(0.0)
         );
     }
-    println!("(single thread, whole run: decoding + simulation; bytes/page = growth of peak resident memory per distinct page)");
+    println!("(whole run: decoding, on a second thread unless --threads 1, + simulation; bytes/page = growth of peak resident memory per distinct page)");
     if let Some(o) = report["oracle_general"].as_object() {
         println!(
             "oracleGeneral copy: decode only {:.1} M records/s, lru {:.1} M accesses/s",
