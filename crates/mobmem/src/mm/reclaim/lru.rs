@@ -49,13 +49,16 @@ pub const ACTIVE_ANON: u8 = 1;
 pub const INACTIVE_FILE: u8 = 2;
 pub const ACTIVE_FILE: u8 = 3;
 
-const ANON: usize = 0;
-const FILE: usize = 1;
+/// Indices of the anonymous and file halves of per-type arrays (`[anon, file]`).
+pub(super) const ANON: usize = 0;
+pub(super) const FILE: usize = 1;
 
-fn inactive_of(file: usize) -> u8 {
+/// The inactive list of a type ([`ANON`] or [`FILE`]).
+pub(super) fn inactive_of(file: usize) -> u8 {
     (file * 2) as u8
 }
-fn active_of(file: usize) -> u8 {
+/// The active list of a type.
+pub(super) fn active_of(file: usize) -> u8 {
     (file * 2 + 1) as u8
 }
 

@@ -54,23 +54,16 @@
 //! are never lost), lumpy reclaim (6.x has none: compaction makes high-order blocks;
 //! a high-order request reclaims order-0 pages), writeback throttling.
 
-use super::lru::{ACTIVE_ANON, ACTIVE_FILE, INACTIVE_ANON, INACTIVE_FILE};
+use super::lru::{
+    active_of, inactive_of, ACTIVE_ANON, ACTIVE_FILE, ANON, FILE, INACTIVE_ANON, INACTIVE_FILE,
+};
 use super::memory::{Memory, NO_LIST};
 use super::policy::{ReclaimPolicy, ShrinkRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::ReclaimConfig;
 use crate::trace::PageId;
 
-const ANON: usize = 0;
-const FILE: usize = 1;
 /// `MAX_SWAPPINESS`.
 const MAX_SWAPPINESS: u64 = 200;
-
-fn inactive_of(file: usize) -> u8 {
-    (file * 2) as u8
-}
-fn active_of(file: usize) -> u8 {
-    (file * 2 + 1) as u8
-}
 
 /// The workingset counters of a cgroup's `memory.stat`, by type ([anon, file]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
