@@ -9,6 +9,7 @@
 
 pub mod dedup;
 pub mod fs;
+pub mod phone;
 pub mod placement;
 pub mod reclaim;
 pub mod swap;

@@ -27,6 +27,7 @@ pub mod app_cycling;
 mod config;
 pub mod gallery_usb;
 mod generator;
+pub mod phone;
 mod presets;
 pub mod registry;
 pub(crate) mod sampling;

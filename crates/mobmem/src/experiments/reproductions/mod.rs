@@ -1,6 +1,7 @@
 //! The papers' experiments, reproduced: each is an experiment file shipped with mobmem
 //! plus the figures the paper has and the claims it makes, computed from the results.
 
+pub mod composed;
 mod hybrid_cache;
 mod ksm;
 mod multi_swap;
@@ -67,6 +68,12 @@ pub static REPRODUCTIONS: Registry<Reproduction> = Registry::new(
         name: "ksm",
         summary: "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)",
         run: ksm::run,
+        seeded: true,
+    },
+    Reproduction {
+        name: "composed",
+        summary: "all five techniques on one simulated phone: an ablation of each technique alone, all on, and all on but one",
+        run: composed::run,
         seeded: true,
     },
     ],

@@ -164,6 +164,9 @@ pub struct Ksmd<'a> {
     cow: Vec<u64>,
     advisor: Advisor,
     now: u64,
+    /// Pages whose mapping changed (merged or given their own frame again), in order,
+    /// when a caller follows them (see [`Ksmd::follow_mappings`]).
+    changes: Option<Vec<(u32, bool)>>,
 }
 
 impl<'a> Ksmd<'a> {
@@ -192,6 +195,7 @@ impl<'a> Ksmd<'a> {
             cow: vec![0; pop.processes.len()],
             advisor: Advisor::default(),
             now: 0,
+            changes: None,
         };
         k.c.pages_to_scan = match params.advisor_mode {
             AdvisorMode::None => params.pages_to_scan as u64,
@@ -202,6 +206,41 @@ impl<'a> Ksmd<'a> {
 
     pub fn params(&self) -> &KsmParams {
         &self.params
+    }
+
+    /// Record every change of a page between its own frame and a shared one (a KSM
+    /// page or the zero page), for a memory model that keeps frames beside ksmd (the
+    /// composed phone); [`Ksmd::take_changes`] hands them over.
+    pub fn follow_mappings(&mut self) {
+        self.changes.get_or_insert_with(Vec::new);
+    }
+
+    /// The changes since the last call: (page, now merged), in the order they happened.
+    pub fn take_changes(&mut self) -> Vec<(u32, bool)> {
+        self.changes
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Whether page `p` is mapped to a KSM page or the zero page.
+    pub fn is_merged(&self, p: usize) -> bool {
+        self.mapping(p) != Mapping::Own
+    }
+
+    /// A write to page `p` from outside the content model (a trace's store): a merged
+    /// page is copied on write and gets its own frame, as [`Ksmd::apply_all_writes`]
+    /// does for the model's own rewrites. Returns whether it was merged.
+    pub fn write_fault(&mut self, p: usize) -> bool {
+        let owner = self.owner(p);
+        match self.mapping(p) {
+            Mapping::Own => return false,
+            Mapping::Ksm { node, .. } => self.nodes[node as usize].mappers -= 1,
+            Mapping::Zero => self.c.ksm_zero_pages -= 1,
+        }
+        self.set_mapping(p, Mapping::Own);
+        self.cow[owner] += 1;
+        true
     }
 
     /// How page `p` is mapped, from its page-table entry.
@@ -229,6 +268,11 @@ impl<'a> Ksmd<'a> {
             Mapping::Zero => (ZERO_FRAME, Some(self.zero)),
         };
         self.pages.place(page, Location::Dram, frame);
+        if let Some(changes) = &mut self.changes {
+            if self.pages.has_flags(page, PageFlags::MERGED) != fp.is_some() {
+                changes.push((page, fp.is_some()));
+            }
+        }
         self.pages.set_flags(page, PageFlags::MERGED, fp.is_some());
         if let Some(fp) = fp {
             self.pages.set_fingerprint(page, fp);

@@ -161,6 +161,8 @@ pub struct Memory {
     /// keeps the dirty ones it meets instead of writing them itself.
     flusher: bool,
     pub counters: ReclaimCounters,
+    /// Pages swapped out, when logged (see [`Memory::log_swap_outs`]).
+    swap_log: Option<Vec<PageId>>,
 }
 
 impl Memory {
@@ -183,6 +185,7 @@ impl Memory {
             kept_dirty: Vec::new(),
             flusher: false,
             counters: ReclaimCounters::default(),
+            swap_log: None,
         };
         for &pfn in reserved {
             if (pfn as usize) < total && m.frames[pfn as usize].state == FrameState::Free {
@@ -195,6 +198,25 @@ impl Memory {
 
     pub fn total(&self) -> usize {
         self.frames.len()
+    }
+
+    /// Record every anonymous page reclaim swaps out, for a swap device model outside
+    /// reclaim (the composed phone); [`Memory::take_swap_log`] hands them over.
+    pub fn log_swap_outs(&mut self) {
+        self.swap_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The pages swapped out since the last call, in order.
+    pub fn take_swap_log(&mut self) -> Vec<PageId> {
+        self.swap_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Swap slots in all.
+    pub fn swap_total(&self) -> usize {
+        self.swap_total
     }
     pub fn free(&self) -> usize {
         self.pool.free()
@@ -359,6 +381,9 @@ impl Memory {
         if f.anon {
             debug_assert!(self.swap_used < self.swap_total);
             self.swap_used += 1;
+            if let Some(log) = &mut self.swap_log {
+                log.push(f.page);
+            }
             self.pages.place(f.page, SWAPPED, NO_FRAME);
             self.counters.swap_outs += 1;
         } else {

@@ -1,0 +1,514 @@
+//! `composed`: all five techniques on one simulated phone, and what each adds or takes
+//! away with the others on.
+//!
+//! No paper measured this. On each phone file (`experiments/phone-2012.toml`,
+//! `experiments/phone.toml`) the ablation runs the same seeded workload with every slot at
+//! its baseline (`all-off`), each technique alone (`only-X`), all on (`all-on`) and all on
+//! but one (`all-but-X`). Its claims state the interactions it measures — KSM and swap
+//! traffic, FMP with flash or zram as swap, the selective file system and memory
+//! pressure, the buffer cache with everything else on — and whether any technique that
+//! helps alone works against the others; each carries an explanation computed from the
+//! run's counters.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::Context;
+use crate::core::stats::Stats;
+use crate::mm::phone::{self, Choice, PhoneConfig, PhoneMetrics, SLOTS};
+use crate::report::table::filter;
+use crate::report::{Claim, ExperimentReport, Figure, Finding, Row, Table};
+use crate::{Error, Result};
+
+pub const CONFIG: &str = include_str!("../../../../../experiments/composed.toml");
+/// The phone files the shipped experiment names, by file name.
+pub const PHONES: [(&str, &str); 2] = [
+    (
+        "phone-2012.toml",
+        include_str!("../../../../../experiments/phone-2012.toml"),
+    ),
+    (
+        "phone.toml",
+        include_str!("../../../../../experiments/phone.toml"),
+    ),
+];
+
+const KEYS: [&str; 8] = [
+    "phone",
+    "config",
+    "config_index",
+    "placement",
+    "reclaim",
+    "swap",
+    "dedup",
+    "fs",
+];
+
+/// The ablation experiment's file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComposedConfig {
+    #[serde(default)]
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub title: String,
+    /// Phone files, relative to this file.
+    pub phones: Vec<String>,
+}
+
+impl ComposedConfig {
+    pub fn parse(text: &str, origin: &str) -> Result<Self> {
+        let c: ComposedConfig =
+            toml::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
+        if !c.kind.is_empty() && c.kind != "composed" {
+            return Err(Error::config(
+                origin,
+                format!("kind must be \"composed\", got {:?}", c.kind),
+            ));
+        }
+        if c.phones.is_empty() {
+            return Err(Error::config(
+                origin,
+                "phones: give at least one phone file",
+            ));
+        }
+        Ok(c)
+    }
+
+    /// The phones, each read by `read` (given the name as written in the file).
+    pub fn load_phones(
+        &self,
+        read: impl Fn(&str) -> Result<(String, String)>,
+    ) -> Result<Vec<PhoneConfig>> {
+        self.phones
+            .iter()
+            .map(|name| {
+                let (text, origin) = read(name)?;
+                PhoneConfig::parse(&text, &origin)
+            })
+            .collect()
+    }
+}
+
+/// The ablation's configurations of one phone, in order: (name, choice).
+pub fn ablation(phone: &PhoneConfig) -> Vec<(String, Choice)> {
+    let (on, off) = (phone.mechanisms(), phone.baselines());
+    let techniques = phone.techniques();
+    let mut out = vec![("all-off".to_string(), off.clone())];
+    for t in &techniques {
+        out.push((format!("only-{t}"), PhoneConfig::with_slot(&off, t, &on)));
+    }
+    out.push(("all-on".to_string(), on.clone()));
+    for t in &techniques {
+        out.push((format!("all-but-{t}"), PhoneConfig::with_slot(&on, t, &off)));
+    }
+    out
+}
+
+fn row(phone: &str, index: usize, name: &str, choice: &Choice, m: &PhoneMetrics) -> Row {
+    let mut keys = vec![phone.to_string(), name.to_string(), index.to_string()];
+    keys.extend(SLOTS.iter().map(|s| choice.get(s).to_string()));
+    Row {
+        keys,
+        values: m
+            .values()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    }
+}
+
+/// The shipped experiment, with the context's seed.
+pub fn run(context: &Context) -> Result<ExperimentReport> {
+    let config = ComposedConfig::parse(CONFIG, "experiments/composed.toml")?;
+    let phones = config.load_phones(|name| {
+        PHONES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, text)| (text.to_string(), format!("experiments/{n}")))
+            .ok_or_else(|| {
+                Error::config(
+                    "experiments/composed.toml",
+                    format!("no shipped phone {name}"),
+                )
+            })
+    })?;
+    run_config(&config, &phones, context)
+}
+
+/// Run the ablation of `config` on `phones`.
+pub fn run_config(
+    config: &ComposedConfig,
+    phones: &[PhoneConfig],
+    context: &Context,
+) -> Result<ExperimentReport> {
+    let traces = phones
+        .par_iter()
+        .map(|p| phone::workload(p, context.seed))
+        .collect::<Result<Vec<_>>>()?;
+    let mut points = Vec::new();
+    for (i, p) in phones.iter().enumerate() {
+        for (k, (name, choice)) in ablation(p).into_iter().enumerate() {
+            points.push((i, k, name, choice));
+        }
+    }
+    let done = AtomicUsize::new(0);
+    (context.progress)(0, points.len());
+    let results: Vec<PhoneMetrics> = points
+        .par_iter()
+        .map(|(i, _, _, choice)| {
+            let m = phone::run(&phones[*i], choice, &traces[*i], context.seed)?;
+            (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
+            Ok(m)
+        })
+        .collect::<Result<_>>()?;
+    let rows = points
+        .iter()
+        .zip(&results)
+        .map(|((i, k, name, choice), m)| row(&phones[*i].name, *k, name, choice, m))
+        .collect();
+    let table = Table {
+        experiment: config.name.clone(),
+        title: if config.title.is_empty() {
+            "All five techniques on one phone: an ablation".into()
+        } else {
+            config.title.clone()
+        },
+        keys: KEYS.iter().map(|k| k.to_string()).collect(),
+        rows,
+    };
+    let mut facts = vec![vec![
+        "phone".to_string(),
+        "scale".into(),
+        "memory".into(),
+        "slots (mechanism / baseline)".into(),
+        "workload".into(),
+        "configurations (index: name)".into(),
+    ]];
+    for (p, t) in phones.iter().zip(&traces) {
+        let (on, off) = (p.mechanisms(), p.baselines());
+        facts.push(vec![
+            p.name.clone(),
+            format!("1/{}", (1.0 / p.scale).round()),
+            format!(
+                "{} MiB DRAM ({} MiB system){}",
+                p.memory.dram_mib,
+                p.memory.system_mib,
+                if on.placement != "off" {
+                    format!(
+                        ", buffer cache {} MiB DRAM + {} MiB PCM",
+                        p.placement.dram_mib, p.placement.pcm_mib
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            SLOTS
+                .iter()
+                .map(|s| format!("{s}: {} / {}", on.get(s), off.get(s)))
+                .collect::<Vec<_>>()
+                .join("; "),
+            format!(
+                "phone, seed {}: {} events, {} pages",
+                context.seed,
+                t.trace.events.len(),
+                t.trace.tables.pages.len()
+            ),
+            ablation(p)
+                .iter()
+                .enumerate()
+                .map(|(k, (n, _))| format!("{k}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ]);
+    }
+    let names: Vec<String> = phones.iter().map(|p| p.name.clone()).collect();
+    let (claims, findings) = analyze(&table, phones);
+    let figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
+        id: id.into(),
+        title: title.into(),
+        x: "config_index".into(),
+        x_label: "configuration (index: see the facts table)".into(),
+        x_scale: 1.0,
+        series: "phone".into(),
+        lines: names.clone(),
+        filter: filter(&[]),
+        metric: metric.into(),
+        y_label: y.into(),
+        normalize_to: None,
+    };
+    let figures = vec![
+        figure(
+            "launch",
+            "mean relaunch time by configuration",
+            "launch_mean_ms",
+            "ms",
+        ),
+        figure(
+            "response-p95",
+            "95th percentile response time by configuration",
+            "rt_p95_ms",
+            "ms",
+        ),
+        figure("energy", "energy by configuration", "energy_mj", "mJ"),
+        figure(
+            "swap-outs",
+            "swap-outs by configuration",
+            "swap_outs",
+            "pages",
+        ),
+        figure(
+            "kills",
+            "processes killed by configuration",
+            "kills",
+            "kills",
+        ),
+    ];
+    let notes = vec![
+        "Each phone is simulated at the scale its file gives: memory, devices and the workload's pages shrink together, so ratios hold but absolute frames do not.".into(),
+    ];
+    Ok(ExperimentReport::of_table(table, facts, (figures, claims, notes)).with_findings(findings))
+}
+
+/// A figure of one configuration of one phone.
+fn value(table: &Table, phone: &str, config: &str, metric: &str) -> f64 {
+    table.first_value(&filter(&[("phone", phone), ("config", config)]), metric)
+}
+
+/// Reduction from `before` to `after`, % of `before` (NaN when `before` is 0).
+fn reduction(before: f64, after: f64) -> f64 {
+    if before > 0.0 {
+        100.0 * (before - after) / before
+    } else {
+        f64::NAN
+    }
+}
+
+/// The improvement a technique brings on `metric` (lower is better), % of the value
+/// without it: alone (from all-off) and in context (from all-but-it to all-on).
+fn effects(table: &Table, phone: &str, slot: &str, metric: &str) -> (f64, f64) {
+    let alone = reduction(
+        value(table, phone, "all-off", metric),
+        value(table, phone, &format!("only-{slot}"), metric),
+    );
+    let context = reduction(
+        value(table, phone, &format!("all-but-{slot}"), metric),
+        value(table, phone, "all-on", metric),
+    );
+    (alone, context)
+}
+
+/// The metric each technique sets out to improve (lower is better).
+const TARGETS: [(&str, &str); 5] = [
+    ("placement", "pcm_writes"),
+    ("reclaim", "rt_p95_ms"),
+    ("swap", "launch_mean_ms"),
+    ("dedup", "swap_outs"),
+    ("fs", "energy_mj"),
+];
+
+fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) {
+    let mut claims = Vec::new();
+    let mut findings = Vec::new();
+    let has = |p: &PhoneConfig, slot: &str| p.techniques().contains(&slot);
+    for p in phones {
+        let n = p.name.as_str();
+        let v = |config: &str, metric: &str| value(table, n, config, metric);
+        if has(p, "dedup") {
+            let (without, with) = (v("all-but-dedup", "swap_outs"), v("all-on", "swap_outs"));
+            let cut = reduction(without, with);
+            let claim = Claim::at_least(
+                format!("{n}-ksm-cuts-swap"),
+                format!("{n}: with everything else on, KSM cuts swap-outs by at least 10%"),
+                10.0,
+                cut,
+                "%",
+            )
+            .explained(
+                "with KSM {with} swap-outs against {without} without it; KSM saved {saved} MiB on average ({peak} MiB at most), and killed {kills_with} apps against {kills_without}",
+                vec![
+                    ("with", with),
+                    ("without", without),
+                    ("saved", v("all-on", "ksm_saved_mib")),
+                    ("peak", v("all-on", "ksm_saved_peak_mib")),
+                    ("kills_with", v("all-on", "kills")),
+                    ("kills_without", v("all-but-dedup", "kills")),
+                ],
+            );
+            claims.push(if without > 0.0 {
+                claim
+            } else {
+                claim.not_testable("nothing is swapped out without KSM on this phone")
+            });
+        }
+        if has(p, "reclaim") {
+            let (without, with) = (v("all-but-reclaim", "rt_p95_ms"), v("all-on", "rt_p95_ms"));
+            claims.push(
+                Claim::at_least(
+                    format!("{n}-fmp-response"),
+                    format!(
+                        "{n}: with {} as swap and everything else on, FMP cuts the 95th percentile response time by at least 5% against {}",
+                        p.swap.mechanism, p.reclaim.baseline
+                    ),
+                    5.0,
+                    reduction(without, with),
+                    "%",
+                )
+                .explained(
+                    "p95 {with} ms with FMP against {without} ms; swap-ins {si_with} against {si_without}, file reads {fr_with} against {fr_without}: a fault costs little next to the {te} ms of work per interaction",
+                    vec![
+                        ("with", with),
+                        ("without", without),
+                        ("si_with", v("all-on", "swap_ins")),
+                        ("si_without", v("all-but-reclaim", "swap_ins")),
+                        ("fr_with", v("all-on", "file_reads")),
+                        ("fr_without", v("all-but-reclaim", "file_reads")),
+                        ("te", p.response.execution_ms),
+                    ],
+                ),
+            );
+        }
+        if has(p, "fs") {
+            let metric =
+                |c: &str| v(c, "swap_outs") + v(c, "file_reads") - v(c, "file_bypass_reads");
+            let (without, with) = (metric("all-but-fs"), metric("all-on"));
+            claims.push(
+                Claim::at_least(
+                    format!("{n}-selective-fs-pressure"),
+                    format!("{n}: the selective page cache relieves memory: page-cache reads plus swap-outs fall by at least 5% with everything else on"),
+                    5.0,
+                    reduction(without, with),
+                    "%",
+                )
+                .explained(
+                    "{with} page-cache reads and swap-outs with it against {without}; {bypass} media pages bypassed the page cache",
+                    vec![
+                        ("with", with),
+                        ("without", without),
+                        ("bypass", v("all-on", "file_bypass_reads")),
+                    ],
+                ),
+            );
+        }
+        if has(p, "placement") {
+            let (without, with) = (
+                v("all-but-placement", "pcm_writes"),
+                v("all-on", "pcm_writes"),
+            );
+            claims.push(
+                Claim::at_least(
+                    format!("{n}-app-aware-pcm-writes"),
+                    format!("{n}: with everything else on, the app-aware buffer cache cuts PCM writes by at least 20% against {}", p.placement.baseline),
+                    20.0,
+                    reduction(without, with),
+                    "%",
+                )
+                .explained(
+                    "{with} PCM writes with it against {without}",
+                    vec![("with", with), ("without", without)],
+                ),
+            );
+        }
+        if has(p, "swap") {
+            let (without, with) = (
+                v("all-but-swap", "launch_mean_ms"),
+                v("all-on", "launch_mean_ms"),
+            );
+            claims.push(
+                Claim::at_least(
+                    format!("{n}-swap-launch"),
+                    format!("{n}: with everything else on, {} cuts the mean relaunch time by at least 5% against {}", p.swap.mechanism, p.swap.baseline),
+                    5.0,
+                    reduction(without, with),
+                    "%",
+                )
+                .explained(
+                    "{with} ms with it against {without} ms; cold relaunches {cold_with} against {cold_without}, kills {kills_with} against {kills_without}",
+                    vec![
+                        ("with", with),
+                        ("without", without),
+                        ("cold_with", v("all-on", "cold_launches")),
+                        ("cold_without", v("all-but-swap", "cold_launches")),
+                        ("kills_with", v("all-on", "kills")),
+                        ("kills_without", v("all-but-swap", "kills")),
+                    ],
+                ),
+            );
+        }
+        // Does any technique that helps alone work against the others?
+        let mut against = 0.0;
+        let mut evidence: Vec<(String, f64)> = Vec::new();
+        for (slot, metric) in TARGETS {
+            if !has(p, slot) {
+                continue;
+            }
+            let (alone, context) = effects(table, n, slot, metric);
+            evidence.push((format!("{slot}_alone"), alone));
+            evidence.push((format!("{slot}_context"), context));
+            if alone > 1.0 && context < -1.0 {
+                against += 1.0;
+            }
+            findings.push(Finding::new(
+                format!("{n}-{slot}-alone-vs-context"),
+                format!("{n}: {slot} changes {metric} by {{alone}}% alone and by {{context}}% with everything else on (positive: lower is better)"),
+                vec![("alone", alone), ("context", context)],
+            ));
+        }
+        let explain = evidence
+            .iter()
+            .step_by(2)
+            .map(|(name, _)| {
+                let slot = name.trim_end_matches("_alone");
+                format!("{slot} {{{slot}_alone}}% alone, {{{slot}_context}}% in context")
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let refs: Vec<(&str, f64)> = evidence.iter().map(|(k, x)| (k.as_str(), *x)).collect();
+        claims.push(
+            Claim::at_most(
+                format!("{n}-no-technique-against"),
+                format!("{n}: no technique that improves its own target alone makes it worse with the others on (count of such techniques)"),
+                0.0,
+                against,
+                "techniques",
+            )
+            .explained(format!("improvement of each technique's target metric: {explain}"), refs),
+        );
+    }
+    (claims, findings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ablation_switches_one_slot_at_a_time() {
+        let config = ComposedConfig::parse(CONFIG, "composed").unwrap();
+        let phones = config
+            .load_phones(|name| {
+                let text = PHONES.iter().find(|(n, _)| *n == name).unwrap().1;
+                Ok((text.to_string(), name.to_string()))
+            })
+            .unwrap();
+        for p in &phones {
+            let configs = ablation(p);
+            let t = p.techniques().len();
+            assert_eq!(configs.len(), 2 + 2 * t);
+            let (on, off) = (p.mechanisms(), p.baselines());
+            for (name, choice) in &configs {
+                let differs = SLOTS.iter().filter(|s| choice.get(s) != off.get(s)).count();
+                let same_as_on = SLOTS.iter().filter(|s| choice.get(s) == on.get(s)).count();
+                match name.as_str() {
+                    "all-off" => assert_eq!(differs, 0),
+                    "all-on" => assert_eq!(same_as_on, 5),
+                    n if n.starts_with("only-") => assert_eq!(differs, 1, "{n}"),
+                    n => assert_eq!(same_as_on, 4, "{n}"),
+                }
+            }
+        }
+    }
+}

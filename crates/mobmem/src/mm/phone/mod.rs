@@ -1,0 +1,1034 @@
+//! The composed phone: all five techniques on one memory at once.
+//!
+//! One event loop drives one physical memory. Reclaim ([`crate::mm::reclaim`], with the
+//! slot's policy) owns the frames and decides which page leaves memory; the other slots
+//! plug into what it does:
+//! - **swap**: every anonymous page reclaim swaps out is handed to the slot's swap
+//!   architecture ([`crate::mm::swap::architectures`]), which places it on NVM, flash or
+//!   in the zram pool; a swap-in reads it from there at that device's cost. The zram
+//!   pool's compressed pages take frames of the same memory (held as unmovable frames,
+//!   so reclaim must make room for them). With no swap, or when the architecture has no
+//!   room, the low-memory killer frees memory.
+//! - **dedup**: ksmd ([`crate::mm::dedup::Ksmd`]) scans the anonymous pages on its own
+//!   clock. A page it merges gives its frame back; every live KSM page holds one frame.
+//!   A read of a merged page is served by the shared page; a write copies it (a minor
+//!   fault and a fresh frame).
+//! - **fs**: a file page read from flash is priced by the file system's read path
+//!   ([`crate::mm::fs::read`]) on the slot's platform: compressed code is decompressed;
+//!   with the selective page cache, incompressible media bypasses the page cache and
+//!   takes no frame at all.
+//! - **placement**: when on, file pages live in a buffer cache of DRAM + PCM run by the
+//!   slot's placement policy ([`crate::mm::placement::sim`]) instead of main memory; its
+//!   misses are file reads, priced as above.
+//! - **low-memory killer**: whenever free memory stays below the min watermark after
+//!   reclaim, or swap refuses a page, the least important app holding memory
+//!   (`oom_score_adj` > 0, never the one being served) is killed; its next launch is
+//!   cold.
+//!
+//! What it measures ([`PhoneMetrics`]): launch times (the swap model's
+//! [`LaunchTracker`]: a warm launch costs its base time plus its faults' reads, a cold
+//! one the cold-start time), the response time of every interaction (T_E plus the time
+//! of every fault the interactive task takes until the next input), energy, flash, NVM
+//! and PCM writes with the lifetimes they imply, memory saved by KSM and processes
+//! killed. `docs/phone.md` lists each assumption.
+
+pub mod config;
+
+use serde::Serialize;
+
+use crate::core::events::{self, EventHandler};
+use crate::core::process::Importance;
+use crate::core::stats::{Stats, Visitor};
+use crate::devices::platform::Platform;
+use crate::devices::{CostModel, Devices};
+use crate::mm::dedup::{pages::NEVER, Ksmd, PageContent, Population, ScanCosts};
+use crate::mm::fs::read::ReadCost;
+use crate::mm::fs::Codec;
+use crate::mm::placement::sim::{RunSetup, Simulator};
+use crate::mm::placement::{find_policy as find_placement, Capacity, Family};
+use crate::mm::reclaim::memory::FaultKind;
+use crate::mm::reclaim::{self, ReclaimConfig};
+use crate::mm::swap::architectures::{find_architecture, Architecture};
+use crate::mm::swap::launch::{LaunchKind, LaunchTracker};
+use crate::mm::swap::space::{SwapDevice, SwapSpace};
+use crate::trace::{Event, PageId, PageKind, ProcId, ADJ_FOREGROUND};
+use crate::workload::phone::{content_base, AnonContent, FileClass, PhoneTrace};
+use crate::{counts, reals, Error, Result};
+pub use config::{Choice, PhoneConfig, SLOTS};
+
+const NO_INDEX: u32 = u32::MAX;
+
+/// Check that every slot of `choice` names a known mechanism.
+pub(crate) fn check_choice(config: &PhoneConfig, choice: &Choice) -> Result<()> {
+    let fail = |m: String| Err(Error::config("phone", m));
+    if choice.placement != "off" {
+        let info = find_placement(&choice.placement)?;
+        if info.family == Family::Hybrid
+            && (config.placement.pcm_mib <= 0.0 || config.placement.dram_mib <= 0.0)
+        {
+            return fail(format!(
+                "placement {} runs on DRAM + PCM: give placement.dram_mib and placement.pcm_mib",
+                choice.placement
+            ));
+        }
+        if info.family == Family::SingleTier && config.placement.dram_mib <= 0.0 {
+            return fail(format!(
+                "placement {} needs placement.dram_mib",
+                choice.placement
+            ));
+        }
+    }
+    if choice.reclaim == "off" {
+        return fail(
+            "reclaim cannot be off: every kernel reclaims; use its baseline (stock) instead".into(),
+        );
+    }
+    crate::mm::reclaim::policy::find_policy(&choice.reclaim)?;
+    let arch = find_architecture(&choice.swap)?;
+    if arch.uses_nvm && config.swap.nvm_mib <= 0.0 {
+        return fail(format!("swap {} needs swap.nvm_mib", choice.swap));
+    }
+    if arch.uses_zram && config.swap.zram_mib <= 0.0 {
+        return fail(format!("swap {} needs swap.zram_mib", choice.swap));
+    }
+    if !matches!(choice.dedup.as_str(), "off" | "ksm") {
+        return fail(format!("dedup must be off or ksm, got {}", choice.dedup));
+    }
+    if !matches!(choice.fs.as_str(), "off" | "stock" | "selective") {
+        return fail(format!(
+            "fs must be off, stock or selective, got {}",
+            choice.fs
+        ));
+    }
+    Ok(())
+}
+
+/// What one phone run measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PhoneMetrics {
+    pub accesses: u64,
+    /// Warm and cold relaunches (first launches are left out: a cold start anywhere).
+    pub launches: u64,
+    pub cold_launches: u64,
+    pub launch_mean_ms: f64,
+    pub warm_launch_mean_ms: f64,
+    pub interactions: u64,
+    pub rt_mean_ms: f64,
+    pub rt_p50_ms: f64,
+    pub rt_p95_ms: f64,
+    pub rt_p99_ms: f64,
+    pub energy_mj: f64,
+    pub fg_energy_mj: f64,
+    pub file_reads: u64,
+    pub file_bypass_reads: u64,
+    pub swap_outs: u64,
+    pub swap_ins: u64,
+    pub minor_faults: u64,
+    pub cow_faults: u64,
+    pub flash_writes: u64,
+    pub nvm_writes: u64,
+    pub pcm_writes: u64,
+    /// Years until the flash swap area wears out at this write rate (perfect wear
+    /// levelling over the swap area); none with no writes.
+    pub flash_lifetime_years: Option<f64>,
+    pub nvm_lifetime_years: Option<f64>,
+    pub pcm_lifetime_years: Option<f64>,
+    /// Frames KSM saved, averaged over its wake-ups, in MiB of the full-size phone.
+    pub ksm_saved_mib: f64,
+    pub ksm_saved_peak_mib: f64,
+    pub ksm_cpu_ms: f64,
+    pub zram_pool_peak_mib: f64,
+    pub kills: u64,
+    pub swap_refused: u64,
+    pub pages_scanned: u64,
+    pub duration_s: f64,
+}
+
+impl Stats for PhoneMetrics {
+    fn visit(&self, v: &mut dyn Visitor) {
+        counts!(v, self; launches, cold_launches);
+        reals!(v, self; launch_mean_ms, warm_launch_mean_ms);
+        counts!(v, self; interactions);
+        reals!(v, self; rt_mean_ms, rt_p50_ms, rt_p95_ms, rt_p99_ms, energy_mj, fg_energy_mj);
+        counts!(v, self; file_reads, file_bypass_reads, swap_outs, swap_ins, minor_faults, cow_faults);
+        counts!(v, self; flash_writes, nvm_writes, pcm_writes);
+        v.optional("flash_lifetime_years", self.flash_lifetime_years);
+        v.optional("nvm_lifetime_years", self.nvm_lifetime_years);
+        v.optional("pcm_lifetime_years", self.pcm_lifetime_years);
+        reals!(v, self; ksm_saved_mib, ksm_saved_peak_mib, ksm_cpu_ms, zram_pool_peak_mib);
+        counts!(v, self; kills, swap_refused, pages_scanned, accesses);
+        reals!(v, self; duration_s);
+    }
+}
+
+/// Time and energy of reading one page, by path.
+#[derive(Debug, Clone, Copy, Default)]
+struct PageRead {
+    ns: f64,
+    nj: f64,
+}
+
+/// Prices of the file system's reads, per class of page.
+#[derive(Debug, Clone, Copy)]
+struct FsPrices {
+    code: PageRead,
+    media: PageRead,
+    /// Media bypasses the page cache (selective).
+    media_bypass: bool,
+}
+
+impl FsPrices {
+    fn new(mode: &str, platform: &Platform, codec: Codec, code_ratio: f64) -> Self {
+        const PAGE: u64 = 4096;
+        let price = |c: ReadCost| {
+            let mut c = c;
+            let parts = c.time_parts(platform, codec);
+            c.time_ns = parts.iter().map(|(_, t)| t).sum();
+            c.cpu_busy_ns = if platform.flash_read_by_cpu {
+                c.time_ns
+            } else {
+                c.time_ns - parts[0].1
+            };
+            let nj = c.energy_parts(platform).iter().map(|(_, e)| e).sum();
+            PageRead { ns: c.time_ns, nj }
+        };
+        // Through the page cache, stored raw: allocate, flash read into it, copy out.
+        let cached_raw = ReadCost {
+            pages: 1,
+            flash_bytes: PAGE,
+            ram_copy_bytes: PAGE,
+            ram_read_bytes: PAGE,
+            ram_write_bytes: 2 * PAGE,
+            pages_allocated: 1,
+            ..Default::default()
+        };
+        // Stored compressed: flash read of the stored bytes, decompress into a new
+        // page-cache page, copy out.
+        let stored = (PAGE as f64 / code_ratio).round() as u64;
+        let cached_compressed = ReadCost {
+            pages: 1,
+            flash_bytes: stored,
+            decompressed_bytes: PAGE,
+            ram_copy_bytes: PAGE,
+            ram_read_bytes: stored + PAGE,
+            ram_write_bytes: stored + 2 * PAGE,
+            pages_allocated: 1,
+            ..Default::default()
+        };
+        // Selective: a raw page read from flash straight into the user's buffer.
+        let direct = ReadCost {
+            pages: 1,
+            flash_bytes: PAGE,
+            ram_write_bytes: PAGE,
+            ..Default::default()
+        };
+        match mode {
+            "off" => FsPrices {
+                code: price(cached_raw.clone()),
+                media: price(cached_raw),
+                media_bypass: false,
+            },
+            "stock" => FsPrices {
+                code: price(cached_compressed),
+                media: price(cached_raw),
+                media_bypass: false,
+            },
+            _ => FsPrices {
+                code: price(cached_compressed),
+                media: price(direct),
+                media_bypass: true,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct App {
+    launched: bool,
+    died: bool,
+    /// Anonymous pages it touched (to free them when it dies).
+    anon: Vec<PageId>,
+}
+
+/// KSM beside reclaim.
+struct Dedup<'a> {
+    ksmd: Ksmd<'a>,
+    /// Trace page of each population page, and back.
+    page_of: Vec<PageId>,
+    index_of: Vec<u32>,
+    next_wake_ns: u64,
+    sleep_ns: u64,
+    /// Frames held for live KSM pages.
+    held: Vec<u32>,
+    saved_sum: f64,
+    saved_peak: u64,
+    wakes: u64,
+}
+
+/// A phone run in progress.
+pub struct Phone<'a> {
+    config: &'a PhoneConfig,
+    trace: &'a PhoneTrace,
+    m: reclaim::Machine,
+    min_free: usize,
+    arch: Box<dyn Architecture>,
+    swaps: bool,
+    space: SwapSpace,
+    /// Frames held for the zram pool.
+    pool_held: Vec<u32>,
+    dedup: Option<Dedup<'a>>,
+    /// Per page: mapped to a KSM page (it holds no frame of its own).
+    merged: Vec<bool>,
+    cache: Option<Simulator>,
+    fs: FsPrices,
+    importance: Importance,
+    apps: Vec<App>,
+    tracked: Vec<bool>,
+    launches: LaunchTracker,
+    now_ns: u64,
+    start_ns: Option<u64>,
+    /// Response time of the interaction in progress, ns, and of those that ended.
+    interaction: Option<(ProcId, f64)>,
+    responses: Vec<f64>,
+    energy_nj: f64,
+    fg_energy_nj: f64,
+    metrics: PhoneMetrics,
+    pool_peak: usize,
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// The KSM population of a phone trace: one process per app in process order, its
+/// anonymous pages in page order, with their contents.
+fn population(trace: &PhoneTrace, volatile_seed: u64) -> Result<(Population, Vec<PageId>)> {
+    let procs = trace.trace.tables.processes.len();
+    let mut by_proc: Vec<Vec<PageId>> = vec![Vec::new(); procs];
+    for (page, key) in trace.trace.tables.pages.iter().enumerate() {
+        if key.kind != PageKind::Anon {
+            continue;
+        }
+        let pid = key.owner as u32;
+        if let Some(proc) = trace
+            .trace
+            .tables
+            .processes
+            .iter()
+            .position(|p| p.pid == pid)
+        {
+            by_proc[proc].push(page as PageId);
+        }
+    }
+    let mut pop = Population::default();
+    let mut page_of = Vec::new();
+    for (proc, pages) in by_proc.into_iter().enumerate() {
+        let contents = pages
+            .iter()
+            .map(|&page| {
+                let content =
+                    trace.content[page as usize].unwrap_or(AnonContent::Own { period_ns: 0 });
+                let mut c = match content_base(content, page) {
+                    Some(base) => PageContent::constant(base),
+                    None => PageContent::constant(crate::mm::dedup::pages::zero_fingerprint()),
+                };
+                if let AnonContent::Own { period_ns } = content {
+                    if period_ns > 0 {
+                        c.period_ns = period_ns;
+                        c.phase_ns = crate::core::mix64(volatile_seed ^ page as u64) % period_ns;
+                    }
+                }
+                c.write_at_ns = NEVER;
+                c
+            })
+            .collect();
+        let name = &trace.trace.tables.processes[proc].name;
+        pop.push_process(
+            name,
+            trace.start_ns.get(proc).copied().unwrap_or(0),
+            vec![("anon".into(), contents)],
+        )?;
+        page_of.extend(pages);
+    }
+    Ok((pop, page_of))
+}
+
+impl<'a> Phone<'a> {
+    /// A phone of `config` with the mechanisms of `choice`, for `trace` (whose KSM
+    /// population is `population`, when dedup is on).
+    pub fn new(
+        config: &'a PhoneConfig,
+        choice: &Choice,
+        trace: &'a PhoneTrace,
+        population: Option<&'a (Population, Vec<PageId>)>,
+    ) -> Result<Self> {
+        check_choice(config, choice)?;
+        let pages = trace.trace.tables.pages.len();
+        let procs = trace.trace.tables.processes.len();
+        let placement_on = choice.placement != "off";
+        let dram = config.scaled_pages(config.memory.dram_mib);
+        let system = config.scaled_pages(config.memory.system_mib);
+        let cache_dram = if placement_on {
+            config.scaled_pages(config.placement.dram_mib)
+        } else {
+            0
+        };
+        let memory_pages = dram - cache_dram;
+        let arch_info = find_architecture(&choice.swap)?;
+        let swap_config = crate::mm::swap::SwapConfig {
+            architecture: choice.swap.clone(),
+            dram_pages: memory_pages,
+            nvm_pages: config.scaled_pages(config.swap.nvm_mib),
+            zram: crate::mm::swap::ZramConfig {
+                pool_pages: config.scaled_pages(config.swap.zram_mib).max(1),
+                ..Default::default()
+            },
+            devices: config.swap.devices.clone(),
+            ..Default::default()
+        };
+        let nvm_pages = if arch_info.uses_nvm {
+            swap_config.nvm_pages
+        } else {
+            0
+        };
+        let pool_pages = if arch_info.uses_zram {
+            swap_config.zram.pool_pages
+        } else {
+            0
+        };
+        // Swap slots reclaim may fill: the devices' room; zram holds its pool's pages
+        // at their mean compression ratio.
+        let zram_ratio = config.swap.devices.zram.compression_ratio.max(1.0);
+        let arch = (arch_info.build)(&swap_config);
+        let swap_pages = if !arch.swaps() {
+            0
+        } else if arch_info.uses_zram {
+            (pool_pages as f64 * zram_ratio) as usize
+                + if choice.swap == "zram-writeback" {
+                    config.scaled_pages(config.swap.flash_mib)
+                } else {
+                    0
+                }
+        } else {
+            nvm_pages + config.scaled_pages(config.swap.flash_mib)
+        };
+        let rc = ReclaimConfig {
+            policy: choice.reclaim.clone(),
+            memory_pages,
+            reserved_pages: system.min(memory_pages / 2 - 1),
+            unmovable_per_mille: 0,
+            swap_pages,
+            swappiness: config.reclaim.swappiness,
+            memcg_low_pages: config.scaled_pages(config.reclaim.memcg_low_mib),
+            high_order: reclaim::HighOrderConfig {
+                process: String::new(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut m = reclaim::Machine::new(&rc, pages, procs)
+            .map_err(|e| Error::config(format!("phone {}", config.name), e.to_string()))?;
+        m.mem.log_swap_outs();
+        let space = SwapSpace::new(
+            nvm_pages,
+            arch_info.nvm_order,
+            pool_pages,
+            &config.swap.devices.zram,
+            false,
+            pages,
+        );
+        let dedup = match (choice.dedup.as_str(), population) {
+            ("ksm", Some(pop)) => {
+                let mut params = config.dedup.ksm.clone();
+                params.pages_to_scan =
+                    ((params.pages_to_scan as f64 * config.scale).round() as u32).max(1);
+                let mut ksmd = Ksmd::new(&pop.0, &params, &ScanCosts::default());
+                ksmd.follow_mappings();
+                let mut index_of = vec![NO_INDEX; pages];
+                for (i, &p) in pop.1.iter().enumerate() {
+                    index_of[p as usize] = i as u32;
+                }
+                let sleep_ns = params.sleep_ns();
+                Some(Dedup {
+                    ksmd,
+                    page_of: pop.1.clone(),
+                    index_of,
+                    next_wake_ns: sleep_ns,
+                    sleep_ns,
+                    held: Vec::new(),
+                    saved_sum: 0.0,
+                    saved_peak: 0,
+                    wakes: 0,
+                })
+            }
+            ("ksm", None) => {
+                return Err(Error::config(
+                    "phone",
+                    "dedup = ksm needs the pages' contents (the phone workload has them)",
+                ))
+            }
+            _ => None,
+        };
+        let cache = if placement_on {
+            let info = find_placement(&choice.placement)?;
+            let capacity = match info.family {
+                Family::Hybrid => Capacity {
+                    dram: cache_dram.max(1),
+                    pcm: config.scaled_pages(config.placement.pcm_mib).max(1),
+                },
+                Family::SingleTier => Capacity::single(cache_dram.max(1)),
+            };
+            let setup = RunSetup {
+                policy: info,
+                capacity,
+                cost: CostModel::table1_ns(),
+                devices: Devices::default(),
+            };
+            Some(Simulator::new(&setup, pages, None)?)
+        } else {
+            None
+        };
+        let platform = Platform::named(&config.fs.platform)?;
+        Ok(Phone {
+            config,
+            trace,
+            min_free: rc.watermarks().min_pages(),
+            swaps: arch.swaps(),
+            arch,
+            m,
+            space,
+            pool_held: Vec::new(),
+            dedup,
+            merged: vec![false; pages],
+            cache,
+            fs: FsPrices::new(&choice.fs, &platform, config.fs.codec, config.fs.code_ratio),
+            importance: Importance::default(),
+            apps: vec![App::default(); procs],
+            tracked: vec![false; pages],
+            launches: LaunchTracker::new(config.launch.clone()),
+            now_ns: 0,
+            start_ns: None,
+            interaction: None,
+            responses: Vec::new(),
+            energy_nj: 0.0,
+            fg_energy_nj: 0.0,
+            metrics: PhoneMetrics::default(),
+            pool_peak: 0,
+        })
+    }
+
+    /// Charge a fault of `proc` taking `ns` and `nj`: to its interaction, its launch and
+    /// the energy counts.
+    fn charge(&mut self, proc: ProcId, ns: f64, nj: f64, major: bool) {
+        self.energy_nj += nj;
+        if self.importance.is_foreground(proc) {
+            self.fg_energy_nj += nj;
+        }
+        if let Some((p, t)) = &mut self.interaction {
+            if *p == proc {
+                *t += ns;
+            }
+        }
+        if major {
+            self.launches.fault(proc, ns);
+        }
+    }
+
+    fn swap_read(&self, device: SwapDevice) -> (f64, f64) {
+        let d = &self.config.swap.devices;
+        match device {
+            SwapDevice::Nvm => (d.nvm.read_ns, d.nvm.read_nj),
+            SwapDevice::Flash => (d.flash.read_ns, d.flash.read_nj),
+            SwapDevice::Zram => (d.zram.decompress_ns, d.zram.decompress_nj),
+        }
+    }
+
+    /// Hand the pages reclaim swapped out to the swap architecture; a page it has no room
+    /// for costs a kill (the low-memory killer frees the least important app).
+    fn store_swapped(&mut self, accessor: ProcId) -> Result<()> {
+        loop {
+            let log = self.m.mem.take_swap_log();
+            if log.is_empty() {
+                return Ok(());
+            }
+            for page in log {
+                if !self.m.mem.is_swapped(page) {
+                    continue;
+                }
+                self.space.set_owner(page, self.m.mem.owner_of(page));
+                let stored =
+                    self.swaps && self.arch.swap_out(&mut self.space, page, self.now_ns)?;
+                if stored {
+                    self.metrics.swap_outs += 1;
+                } else {
+                    self.metrics.swap_refused += 1;
+                    let owner = self.m.mem.owner_of(page);
+                    if !self.kill(Some(owner), accessor)? {
+                        // Nobody to kill: the page's data is dropped (counted).
+                        self.m.mem.discard(page);
+                    }
+                }
+            }
+            self.sync_pool(accessor)?;
+        }
+    }
+
+    /// Hold as many frames as the zram pool's compressed pages take.
+    fn sync_pool(&mut self, accessor: ProcId) -> Result<()> {
+        let need = self.space.pool_frames();
+        self.pool_peak = self.pool_peak.max(need);
+        while self.pool_held.len() > need {
+            let pfn = self.pool_held.pop().expect("non-empty");
+            self.m.mem.free_unmovable(pfn, 0);
+        }
+        while self.pool_held.len() < need {
+            let Some(pfn) = self.take_frame(accessor)? else {
+                break;
+            };
+            self.pool_held.push(pfn);
+        }
+        Ok(())
+    }
+
+    /// A frame for the kernel's own use (zram pool, KSM pages), reclaiming if needed.
+    fn take_frame(&mut self, accessor: ProcId) -> Result<Option<u32>> {
+        loop {
+            let pfn = match self.m.mem.find_free_block(0) {
+                Some(pfn) => Some(pfn),
+                None => self.m.allocate(0).ok().flatten(),
+            };
+            if let Some(pfn) = pfn {
+                self.m.mem.allocate_unmovable(pfn, 0);
+                return Ok(Some(pfn));
+            }
+            if !self.kill(None, accessor)? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The low-memory killer: kill the least important app with memory, other than
+    /// `accessor` and never at `oom_score_adj` <= 0; `prefer` first if it qualifies.
+    /// Returns whether it killed.
+    fn kill(&mut self, prefer: Option<ProcId>, accessor: ProcId) -> Result<bool> {
+        let killable = |phone: &Phone, p: ProcId| {
+            p != accessor
+                && phone.importance.of(p) > ADJ_FOREGROUND
+                && !phone.apps[p as usize].anon.is_empty()
+        };
+        let _ = prefer;
+        let victim = self.importance.least_important(
+            (0..self.apps.len() as ProcId)
+                .filter(|&p| killable(self, p))
+                .map(|p| (p, 0)),
+        );
+        let Some(victim) = victim else {
+            return Ok(false);
+        };
+        self.metrics.kills += 1;
+        self.free_process(victim);
+        Ok(true)
+    }
+
+    /// Free every anonymous page of `proc` (killed or exited).
+    fn free_process(&mut self, proc: ProcId) {
+        let app = &mut self.apps[proc as usize];
+        app.died = true;
+        let pages = std::mem::take(&mut app.anon);
+        self.launches.end_of(proc);
+        for page in pages {
+            self.tracked[page as usize] = false;
+            if self.merged[page as usize] {
+                self.merged[page as usize] = false;
+                if let Some(d) = &mut self.dedup {
+                    let i = d.index_of[page as usize];
+                    if i != NO_INDEX {
+                        d.ksmd.write_fault(i as usize);
+                        d.ksmd.take_changes();
+                    }
+                }
+            }
+            if self.space.slot_of(page).is_some() {
+                self.space.free(page);
+            }
+            let mem = &mut self.m.mem;
+            if mem.frame_of(page).map(|f| mem.owner_of_frame(f)) == Some(proc)
+                || mem.is_swapped(page)
+            {
+                mem.discard(page);
+            }
+        }
+    }
+
+    /// ksmd's wake-ups due by now, and what they change in memory.
+    fn run_ksm(&mut self, accessor: ProcId) -> Result<()> {
+        let Some(d) = &mut self.dedup else {
+            return Ok(());
+        };
+        if self.now_ns < d.next_wake_ns {
+            return Ok(());
+        }
+        while d.next_wake_ns <= self.now_ns {
+            let at = d.next_wake_ns;
+            d.ksmd.wake(at);
+            d.next_wake_ns += d.sleep_ns;
+            d.wakes += 1;
+        }
+        let changes = d.ksmd.take_changes();
+        let shared = d.ksmd.counters().pages_shared as usize;
+        for (i, merged) in changes {
+            let page = d.page_of[i as usize];
+            let mem = &mut self.m.mem;
+            if merged {
+                // Only a page in memory is merged (ksmd does not fault swapped pages in).
+                if mem.frame_of(page).is_some() {
+                    mem.discard(page);
+                    self.merged[page as usize] = true;
+                }
+            } else {
+                self.merged[page as usize] = false;
+            }
+        }
+        // Live KSM pages each hold a frame.
+        let d = self.dedup.as_mut().expect("dedup on");
+        while d.held.len() > shared {
+            let pfn = d.held.pop().expect("non-empty");
+            self.m.mem.free_unmovable(pfn, 0);
+        }
+        while self.dedup.as_ref().expect("dedup on").held.len() < shared {
+            let Some(pfn) = self.take_frame(accessor)? else {
+                break;
+            };
+            self.dedup.as_mut().expect("dedup on").held.push(pfn);
+        }
+        self.store_swapped(accessor)?;
+        let merged = self.merged.iter().filter(|&&m| m).count() as u64;
+        let d = self.dedup.as_mut().expect("dedup on");
+        let saved = merged.saturating_sub(d.held.len() as u64);
+        d.saved_sum += saved as f64;
+        d.saved_peak = d.saved_peak.max(saved);
+        Ok(())
+    }
+
+    fn file_access(&mut self, event: &Event) -> Result<()> {
+        let (page, proc) = (event.page(), event.proc());
+        let class = self.trace.file_class.get(page as usize).copied().flatten();
+        let media = class == Some(FileClass::Media);
+        let price = if media { self.fs.media } else { self.fs.code };
+        if media && self.fs.media_bypass && !event.is_write() {
+            self.metrics.file_reads += 1;
+            self.metrics.file_bypass_reads += 1;
+            self.charge(proc, price.ns, price.nj, true);
+            return Ok(());
+        }
+        if let Some(cache) = &mut self.cache {
+            let misses = cache.metrics().misses;
+            cache.step(event)?;
+            if cache.metrics().misses > misses {
+                self.metrics.file_reads += 1;
+                self.charge(proc, price.ns, price.nj, true);
+            }
+            return Ok(());
+        }
+        let kind = self.access_memory(page, proc, false, event.is_write())?;
+        if matches!(kind, Some(FaultKind::FileCold | FaultKind::FileRefault)) {
+            self.metrics.file_reads += 1;
+            self.charge(proc, price.ns, price.nj, true);
+        }
+        Ok(())
+    }
+
+    /// An access through reclaim; an allocation that finds nothing to reclaim kills
+    /// (the low-memory killer) and tries again.
+    fn access_memory(
+        &mut self,
+        page: PageId,
+        proc: ProcId,
+        anon: bool,
+        write: bool,
+    ) -> Result<Option<FaultKind>> {
+        loop {
+            match self.m.access(page, proc, anon, write) {
+                Ok(kind) => return Ok(kind),
+                Err(e) => {
+                    if !self.kill(None, proc)? {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    fn anon_access(&mut self, event: &Event) -> Result<()> {
+        let (page, proc) = (event.page(), event.proc());
+        if self.merged[page as usize] {
+            if !event.is_write() {
+                return Ok(());
+            }
+            // Copy on write: the page leaves the KSM page and gets a frame of its own.
+            self.merged[page as usize] = false;
+            if let Some(d) = &mut self.dedup {
+                let i = d.index_of[page as usize];
+                if i != NO_INDEX {
+                    d.ksmd.write_fault(i as usize);
+                    d.ksmd.take_changes();
+                }
+            }
+            self.metrics.cow_faults += 1;
+        }
+        let swapped_slot = self.m.mem.is_swapped(page);
+        let kind = self.access_memory(page, proc, true, event.is_write())?;
+        match kind {
+            Some(FaultKind::SwapIn) if swapped_slot => {
+                self.metrics.swap_ins += 1;
+                let (ns, nj) = if self.space.slot_of(page).is_some() {
+                    let device = self.arch.swap_in(&mut self.space, page)?;
+                    self.swap_read(device)
+                } else {
+                    (self.config.response.minor_fault_ns, 0.0)
+                };
+                self.charge(proc, ns, nj, true);
+            }
+            Some(_) => {
+                self.metrics.minor_faults += 1;
+                let ns = self.config.response.minor_fault_ns;
+                self.charge(proc, ns, 0.0, false);
+            }
+            None => {}
+        }
+        if !self.tracked[page as usize] {
+            self.tracked[page as usize] = true;
+            self.apps[proc as usize].anon.push(page);
+        }
+        Ok(())
+    }
+
+    /// After an access: swap-outs to their devices, the pool's frames, and the killer
+    /// when free memory stayed below min.
+    fn settle(&mut self, accessor: ProcId) -> Result<()> {
+        self.store_swapped(accessor)?;
+        self.sync_pool(accessor)?;
+        let mut guard = 0;
+        while self.m.mem.free() < self.min_free && guard < 4 {
+            self.m.balance();
+            self.store_swapped(accessor)?;
+            if self.m.mem.free() >= self.min_free || !self.kill(None, accessor)? {
+                break;
+            }
+            guard += 1;
+        }
+        Ok(())
+    }
+
+    fn end_interaction(&mut self) {
+        if let Some((_, t)) = self.interaction.take() {
+            self.responses.push(t / 1e6);
+        }
+    }
+
+    /// The run's figures.
+    pub fn finish(mut self) -> PhoneMetrics {
+        self.end_interaction();
+        let c = self.config;
+        let mut m = std::mem::take(&mut self.metrics);
+        let duration_ns = self
+            .now_ns
+            .saturating_sub(self.start_ns.unwrap_or(0))
+            .max(1);
+        m.duration_s = duration_ns as f64 / 1e9;
+        let records = self.launches.finish();
+        let relaunch: Vec<_> = records
+            .iter()
+            .filter(|r| r.kind != LaunchKind::First)
+            .collect();
+        m.launches = relaunch.len() as u64;
+        m.cold_launches = relaunch
+            .iter()
+            .filter(|r| r.kind == LaunchKind::Cold)
+            .count() as u64;
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        m.launch_mean_ms = mean(
+            &relaunch
+                .iter()
+                .map(|r| r.launch_ns / 1e6)
+                .collect::<Vec<_>>(),
+        );
+        m.warm_launch_mean_ms = mean(
+            &relaunch
+                .iter()
+                .filter(|r| r.kind == LaunchKind::Warm)
+                .map(|r| r.launch_ns / 1e6)
+                .collect::<Vec<_>>(),
+        );
+        let mut rts = std::mem::take(&mut self.responses);
+        m.interactions = rts.len() as u64;
+        m.rt_mean_ms = mean(&rts);
+        rts.sort_by(f64::total_cmp);
+        m.rt_p50_ms = percentile(&rts, 50.0);
+        m.rt_p95_ms = percentile(&rts, 95.0);
+        m.rt_p99_ms = percentile(&rts, 99.0);
+        // Device writes and their energy (reads were charged as they happened).
+        let io = *self.space.counts();
+        let d = &c.swap.devices;
+        let write_nj = io.flash_writes as f64 * d.flash.write_nj
+            + io.nvm_writes as f64 * d.nvm.write_nj
+            + io.zram_compressions as f64 * d.zram.compress_nj;
+        let cpu_ns = io.zram_compressions as f64 * d.zram.compress_ns
+            + io.zram_decompressions as f64 * d.zram.decompress_ns;
+        let mut energy = self.energy_nj + write_nj + cpu_ns * c.response.cpu_w;
+        m.flash_writes = io.flash_writes;
+        m.nvm_writes = io.nvm_writes;
+        let duration_s = m.duration_s;
+        let years = |writes: u64, slots: usize, endurance: Option<f64>| -> Option<f64> {
+            let endurance = endurance?;
+            if writes == 0 || slots == 0 {
+                return None;
+            }
+            let per_s = writes as f64 / duration_s;
+            Some(slots as f64 * endurance / per_s / (365.25 * 86_400.0))
+        };
+        m.flash_lifetime_years = years(
+            m.flash_writes,
+            c.scaled_pages(c.swap.flash_mib),
+            d.flash.endurance_writes,
+        );
+        m.nvm_lifetime_years = years(
+            m.nvm_writes,
+            c.scaled_pages(c.swap.nvm_mib),
+            d.nvm.endurance_writes,
+        );
+        if let Some(cache) = self.cache.take() {
+            let pm = cache.finish();
+            m.pcm_writes = pm.pcm_writes;
+            m.pcm_lifetime_years = pm.pcm_lifetime_years_leveled;
+            energy += pm.energy_nj;
+        }
+        let mib = |pages: f64| pages / 256.0 / c.scale;
+        if let Some(dd) = &self.dedup {
+            let cpu = dd.ksmd.counters().cpu_ns;
+            m.ksm_cpu_ms = cpu / 1e6;
+            energy += cpu * c.response.cpu_w;
+            m.ksm_saved_mib = if dd.wakes > 0 {
+                mib(dd.saved_sum / dd.wakes as f64)
+            } else {
+                0.0
+            };
+            m.ksm_saved_peak_mib = mib(dd.saved_peak as f64);
+        }
+        m.zram_pool_peak_mib = mib(self.pool_peak as f64);
+        m.pages_scanned = self.m.mem.counters.scanned;
+        m.energy_mj = energy / 1e6;
+        m.fg_energy_mj = self.fg_energy_nj / 1e6;
+        m
+    }
+}
+
+impl EventHandler for Phone<'_> {
+    fn tick(&mut self, event: &Event) {
+        self.now_ns = event.time_ns();
+        self.start_ns.get_or_insert(self.now_ns);
+        self.launches.advance(self.now_ns);
+        self.m.set_time(self.now_ns);
+    }
+
+    fn access(&mut self, event: &Event) -> Result<()> {
+        let proc = event.proc();
+        if proc as usize >= self.apps.len() {
+            return Err(Error::config(
+                "phone",
+                format!(
+                    "process id {proc} but the trace has {} processes",
+                    self.apps.len()
+                ),
+            ));
+        }
+        self.metrics.accesses += 1;
+        self.run_ksm(proc)?;
+        if event.is_anon() {
+            self.anon_access(event)?;
+        } else {
+            self.file_access(event)?;
+        }
+        self.settle(proc)?;
+        self.launches.access_done(proc);
+        Ok(())
+    }
+
+    fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
+        if proc as usize >= self.apps.len() {
+            return Ok(());
+        }
+        let was = self.importance.set(proc, oom_score_adj);
+        if let Some(cache) = &mut self.cache {
+            cache.step(&Event::importance(self.now_ns, proc, oom_score_adj))?;
+        }
+        if oom_score_adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
+            self.m.set_foreground(proc);
+            let app = &mut self.apps[proc as usize];
+            let kind = if !app.launched {
+                LaunchKind::First
+            } else if app.died {
+                LaunchKind::Cold
+            } else {
+                LaunchKind::Warm
+            };
+            app.launched = true;
+            app.died = false;
+            self.launches.begin(proc, self.now_ns, kind);
+        } else if oom_score_adj != ADJ_FOREGROUND {
+            self.launches.end_of(proc);
+        }
+        Ok(())
+    }
+
+    fn input(&mut self, proc: ProcId) -> Result<()> {
+        self.end_interaction();
+        self.m.set_input(proc);
+        self.interaction = Some((proc, self.config.response.execution_ms * 1e6));
+        Ok(())
+    }
+
+    fn exit(&mut self, proc: ProcId) -> Result<()> {
+        if (proc as usize) < self.apps.len() {
+            self.free_process(proc);
+        }
+        Ok(())
+    }
+}
+
+/// Run `trace` on `config`'s phone with the mechanisms of `choice`. Deterministic.
+pub fn run(
+    config: &PhoneConfig,
+    choice: &Choice,
+    trace: &PhoneTrace,
+    seed: u64,
+) -> Result<PhoneMetrics> {
+    let pop = if choice.dedup == "ksm" {
+        Some(population(trace, seed)?)
+    } else {
+        None
+    };
+    let mut phone = Phone::new(config, choice, trace, pop.as_ref())?;
+    events::replay(&mut phone, &trace.trace.events).map_err(|e| e.in_run("phone"))?;
+    Ok(phone.finish())
+}
+
+/// Generate the workload of `config` for `seed`.
+pub fn workload(config: &PhoneConfig, seed: u64) -> Result<PhoneTrace> {
+    let mut w = config.workload.clone();
+    w.scale = config.scale;
+    crate::workload::phone::generate(&w, seed)
+}
+
+#[cfg(test)]
+mod tests;
