@@ -42,8 +42,8 @@ use crate::core::stats::{Stats, Visitor};
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
 use crate::mm::dedup::{pages::NEVER, Ksmd, PageContent, Population, ScanCosts};
-use crate::mm::fs::read::ReadCost;
-use crate::mm::fs::Codec;
+use crate::mm::fs::read::{read_file_by_page, PageCacheState, ReadPath};
+use crate::mm::fs::{Codec, StoredFile, StoredPage};
 use crate::mm::placement::sim::{RunSetup, Simulator};
 use crate::mm::placement::{find_policy as find_placement, Capacity, Family};
 use crate::mm::reclaim::memory::FaultKind;
@@ -178,66 +178,39 @@ struct FsPrices {
 }
 
 impl FsPrices {
+    /// One page of each class read through the file system's own read path
+    /// ([`read_file_by_page`]) on `platform`: code stored compressed by `code_ratio`
+    /// (raw with `off`), media raw; `selective` reads raw pages around the page cache.
     fn new(mode: &str, platform: &Platform, codec: Codec, code_ratio: f64) -> Self {
-        const PAGE: u64 = 4096;
-        let price = |c: ReadCost| {
-            let mut c = c;
-            let parts = c.time_parts(platform, codec);
-            c.time_ns = parts.iter().map(|(_, t)| t).sum();
-            c.cpu_busy_ns = if platform.flash_read_by_cpu {
-                c.time_ns
+        const PAGE: u32 = 4096;
+        let path = if mode == "selective" {
+            ReadPath::Selective
+        } else {
+            ReadPath::PageCache
+        };
+        let read = |compressed: bool| {
+            let stored = if compressed {
+                (PAGE as f64 / code_ratio).round() as u32
             } else {
-                c.time_ns - parts[0].1
+                PAGE
             };
-            let nj = c.energy_parts(platform).iter().map(|(_, e)| e).sum();
-            PageRead { ns: c.time_ns, nj }
+            let file = StoredFile {
+                name: "page".into(),
+                codec,
+                pages: vec![StoredPage::new(compressed, PAGE, stored)],
+            };
+            let cost = read_file_by_page(&file, path, platform, &mut PageCacheState::new())
+                .pop()
+                .unwrap_or_default();
+            PageRead {
+                ns: cost.time_ns,
+                nj: cost.energy_nj,
+            }
         };
-        // Through the page cache, stored raw: allocate, flash read into it, copy out.
-        let cached_raw = ReadCost {
-            pages: 1,
-            flash_bytes: PAGE,
-            ram_copy_bytes: PAGE,
-            ram_read_bytes: PAGE,
-            ram_write_bytes: 2 * PAGE,
-            pages_allocated: 1,
-            ..Default::default()
-        };
-        // Stored compressed: flash read of the stored bytes, decompress into a new
-        // page-cache page, copy out.
-        let stored = (PAGE as f64 / code_ratio).round() as u64;
-        let cached_compressed = ReadCost {
-            pages: 1,
-            flash_bytes: stored,
-            decompressed_bytes: PAGE,
-            ram_copy_bytes: PAGE,
-            ram_read_bytes: stored + PAGE,
-            ram_write_bytes: stored + 2 * PAGE,
-            pages_allocated: 1,
-            ..Default::default()
-        };
-        // Selective: a raw page read from flash straight into the user's buffer.
-        let direct = ReadCost {
-            pages: 1,
-            flash_bytes: PAGE,
-            ram_write_bytes: PAGE,
-            ..Default::default()
-        };
-        match mode {
-            "off" => FsPrices {
-                code: price(cached_raw.clone()),
-                media: price(cached_raw),
-                media_bypass: false,
-            },
-            "stock" => FsPrices {
-                code: price(cached_compressed),
-                media: price(cached_raw),
-                media_bypass: false,
-            },
-            _ => FsPrices {
-                code: price(cached_compressed),
-                media: price(direct),
-                media_bypass: true,
-            },
+        FsPrices {
+            code: read(mode != "off"),
+            media: read(false),
+            media_bypass: path == ReadPath::Selective,
         }
     }
 }
@@ -556,19 +529,17 @@ impl<'a> Phone<'a> {
                 return Ok(());
             }
             for page in log {
-                if !self.m.mem.is_swapped(page) {
-                    continue;
-                }
                 self.space.set_owner(page, self.m.mem.owner_of(page));
-                let stored =
-                    self.swaps && self.arch.swap_out(&mut self.space, page, self.now_ns)?;
-                if stored {
-                    self.metrics.swap_outs += 1;
-                } else {
+                // Until the page is stored or gone: each refusal kills an app (maybe
+                // the page's own, which frees it), and the page tries again.
+                while self.m.mem.is_swapped(page) && self.space.slot_of(page).is_none() {
+                    if self.swaps && self.arch.swap_out(&mut self.space, page, self.now_ns)? {
+                        self.metrics.swap_outs += 1;
+                        break;
+                    }
                     self.metrics.swap_refused += 1;
-                    let owner = self.m.mem.owner_of(page);
-                    if !self.kill(Some(owner), accessor)? {
-                        // Nobody to kill: the page's data is dropped (counted).
+                    if !self.kill(None, accessor)? {
+                        // Nobody left to kill: the page's data is dropped.
                         self.m.mem.discard(page);
                     }
                 }
@@ -828,6 +799,57 @@ impl<'a> Phone<'a> {
         if let Some((_, t)) = self.interaction.take() {
             self.responses.push(t / 1e6);
         }
+    }
+
+    /// Check that every page is in exactly one place and every held frame is accounted
+    /// for: reclaim's memory is consistent; a merged page holds no frame and no swap
+    /// slot; a page reclaim holds as swapped has a slot on a swap device and the other
+    /// way round; the frames held for the zram pool and for KSM pages match their
+    /// counts; each touched anonymous page is on exactly one app's list.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        self.m.mem.check()?;
+        let pages = self.trace.trace.tables.pages.len();
+        for page in 0..pages as PageId {
+            let (resident, swapped) = (
+                self.m.mem.frame_of(page).is_some(),
+                self.m.mem.is_swapped(page),
+            );
+            let slot = self.space.slot_of(page).is_some();
+            if self.merged[page as usize] && (resident || swapped || slot) {
+                return Err(format!("merged page {page} also holds a frame or a slot"));
+            }
+            if swapped != slot {
+                return Err(format!(
+                    "page {page}: reclaim says swapped {swapped}, the swap space has a slot {slot}"
+                ));
+            }
+        }
+        if self.pool_held.len() != self.space.pool_frames() {
+            return Err(format!(
+                "{} frames held for a zram pool of {} frames",
+                self.pool_held.len(),
+                self.space.pool_frames()
+            ));
+        }
+        if let Some(d) = &self.dedup {
+            let shared = d.ksmd.counters().pages_shared as usize;
+            if d.held.len() != shared {
+                return Err(format!(
+                    "{} frames held for {shared} KSM pages",
+                    d.held.len()
+                ));
+            }
+        }
+        let mut owners = vec![0u32; pages];
+        for app in &self.apps {
+            for &p in &app.anon {
+                owners[p as usize] += 1;
+            }
+        }
+        if let Some(p) = (0..pages).find(|&p| owners[p] != self.tracked[p] as u32) {
+            return Err(format!("page {p} is on {} app lists", owners[p]));
+        }
+        Ok(())
     }
 
     /// The run's figures.

@@ -9,23 +9,185 @@ fn shipped(name: &str) -> PhoneConfig {
     PhoneConfig::parse(&text, &path).unwrap()
 }
 
+/// A phone-2012 with a short workload, small enough to check after every few events.
+fn small() -> PhoneConfig {
+    let mut c = shipped("phone-2012");
+    c.scale = 0.0625;
+    c.workload.sessions = 10;
+    c.workload.inputs = [3, 6];
+    c
+}
+
+/// Every combination of the slots' two settings of a phone.
+fn combinations(c: &PhoneConfig) -> Vec<Choice> {
+    let (on, off) = (c.mechanisms(), c.baselines());
+    (0..1u32 << SLOTS.len())
+        .map(|mask| {
+            let mut choice = off.clone();
+            for (i, slot) in SLOTS.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    choice = PhoneConfig::with_slot(&choice, slot, &on);
+                }
+            }
+            choice
+        })
+        .collect()
+}
+
+#[test]
+fn every_page_is_in_one_place_in_every_combination() {
+    let mut c = small();
+    // Swaps that write NVM at once and fill a small pool, memory tight enough for
+    // kills, and a ksmd fast enough to merge within the short workload.
+    c.swap.mechanism = "parallel-clock".into();
+    c.swap.baseline = "zram".into();
+    c.swap.zram_mib = 32.0;
+    c.swap.flash_mib = 128.0;
+    c.memory.dram_mib = 512.0;
+    c.dedup.ksm.pages_to_scan = 4000;
+    let trace = workload(&c, 3).unwrap();
+    let mut seen = PhoneMetrics::default();
+    for choice in combinations(&c) {
+        let pop = (choice.dedup == "ksm").then(|| population(&trace, 3).unwrap());
+        let mut phone = Phone::new(&c, &choice, &trace, pop.as_ref()).unwrap();
+        for (i, e) in trace.trace.events.iter().enumerate() {
+            events::dispatch(&mut phone, e).unwrap();
+            if i % 4000 == 0 {
+                phone
+                    .validate()
+                    .unwrap_or_else(|m| panic!("{choice:?}, event {i}: {m}"));
+            }
+        }
+        phone
+            .validate()
+            .unwrap_or_else(|m| panic!("{choice:?} at the end: {m}"));
+        let m = phone.finish();
+        assert_eq!(
+            m.accesses as usize,
+            trace.trace.accesses().count(),
+            "{choice:?}"
+        );
+        assert!(m.file_bypass_reads <= m.file_reads);
+        if choice.dedup == "off" {
+            assert_eq!((m.ksm_saved_peak_mib, m.cow_faults), (0.0, 0), "{choice:?}");
+        }
+        if choice.swap == "flash" || choice.swap == "zram" {
+            assert_eq!(m.nvm_writes, 0, "{choice:?}");
+        }
+        seen.swap_outs += m.swap_outs;
+        seen.swap_ins += m.swap_ins;
+        seen.kills += m.kills;
+        seen.cow_faults += m.cow_faults;
+        seen.nvm_writes += m.nvm_writes;
+        seen.swap_refused += m.swap_refused;
+        seen.zram_pool_peak_mib += m.zram_pool_peak_mib;
+        seen.ksm_saved_peak_mib += m.ksm_saved_peak_mib;
+    }
+    // The combinations reach every path the checks guard.
+    eprintln!("{seen:?}");
+    for (what, n) in [
+        ("swap-outs", seen.swap_outs as f64),
+        ("swap-ins", seen.swap_ins as f64),
+        ("kills", seen.kills as f64),
+        ("copies on write", seen.cow_faults as f64),
+        ("NVM writes", seen.nvm_writes as f64),
+        ("zram pool", seen.zram_pool_peak_mib),
+        ("KSM savings", seen.ksm_saved_peak_mib),
+    ] {
+        assert!(n > 0.0, "no {what} in any combination");
+    }
+}
+
+#[test]
+fn runs_are_deterministic_and_seeds_differ() {
+    let c = small();
+    let (a, b) = (workload(&c, 1).unwrap(), workload(&c, 1).unwrap());
+    assert_eq!(a.trace.events, b.trace.events);
+    let on = c.mechanisms();
+    let (x, y) = (run(&c, &on, &a, 1).unwrap(), run(&c, &on, &b, 1).unwrap());
+    assert_eq!(format!("{x:?}"), format!("{y:?}"));
+    let other = workload(&c, 2).unwrap();
+    assert_ne!(a.trace.events, other.trace.events);
+}
+
+#[test]
+fn the_selective_file_system_reads_media_around_the_page_cache() {
+    let c = small();
+    let trace = workload(&c, 1).unwrap();
+    let mut choice = c.baselines();
+    choice.placement = "off".into();
+    let stock = run(&c, &choice, &trace, 1).unwrap();
+    choice.fs = "selective".into();
+    let selective = run(&c, &choice, &trace, 1).unwrap();
+    let media: usize = (trace.trace.accesses())
+        .filter(|e| trace.file_class[e.page() as usize] == Some(FileClass::Media))
+        .count();
+    assert!(media > 0);
+    // Every media read bypasses: media is read once, so each access is one read.
+    assert_eq!(selective.file_bypass_reads as usize, media);
+    assert_eq!(stock.file_bypass_reads, 0);
+    // A media page read straight to the user costs less than through the page cache
+    // (pxa250: no allocation, no copy), a compressed code page more than a raw one.
+    let platform = Platform::named("pxa250").unwrap();
+    let (s, p, o) = (
+        FsPrices::new("selective", &platform, Codec::Zlib, 2.5),
+        FsPrices::new("stock", &platform, Codec::Zlib, 2.5),
+        FsPrices::new("off", &platform, Codec::Zlib, 2.5),
+    );
+    assert!(s.media.ns < p.media.ns && s.media_bypass && !p.media_bypass);
+    assert_eq!(p.media.ns, o.media.ns);
+    assert_eq!(s.code.ns, p.code.ns);
+    assert!(p.code.ns != o.code.ns);
+}
+
+#[test]
+fn bad_phone_files_are_clear_errors() {
+    let text = std::fs::read_to_string(format!(
+        "{}/../../experiments/phone.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let cases = [
+        (
+            "mechanism = \"fmp\"",
+            "mechanism = \"off\"",
+            "reclaim cannot be off",
+        ),
+        ("mechanism = \"zram\"", "mechanism = \"zswap\"", "zswap"),
+        ("scale = 0.03125", "scale = 2", "scale must be in (0, 1]"),
+        (
+            "system_mib = 2048",
+            "system_mib = 9000",
+            "must be below memory.dram_mib",
+        ),
+        ("[workload]", "[workload]\nbogus = 1", "bogus"),
+        (
+            "mechanism = \"ksm\"",
+            "mechanism = \"uksm\"",
+            "dedup must be off or ksm",
+        ),
+    ];
+    for (from, to, expect) in cases {
+        assert!(text.contains(from), "{from}");
+        let bad = text.replacen(from, to, 1);
+        let e = PhoneConfig::parse(&bad, "phone.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(expect), "{to}: {e}");
+        assert!(e.contains("phone.toml"), "{e}");
+    }
+}
+
 #[test]
 #[ignore]
 fn print_runs() {
     for name in ["phone-2012", "phone"] {
         let c = shipped(name);
-        let t0 = std::time::Instant::now();
         let trace = workload(&c, 1).unwrap();
-        eprintln!(
-            "{name}: {} events, {} pages, gen {:?}",
-            trace.trace.events.len(),
-            trace.trace.tables.pages.len(),
-            t0.elapsed()
-        );
         for choice in [c.baselines(), c.mechanisms()] {
             let t0 = std::time::Instant::now();
             let m = run(&c, &choice, &trace, 1).unwrap();
-            eprintln!("{choice:?} {:?}\n  launch {:.0} cold {} rt95 {:.1} E {:.0} fgE {:.0} reads {} bypass {} so {} si {} cow {} fw {} nvmw {} pcmw {} ksm {:.0}/{:.0} pool {:.0} kills {} refused {}", t0.elapsed(), m.launch_mean_ms, m.cold_launches, m.rt_p95_ms, m.energy_mj, m.fg_energy_mj, m.file_reads, m.file_bypass_reads, m.swap_outs, m.swap_ins, m.cow_faults, m.flash_writes, m.nvm_writes, m.pcm_writes, m.ksm_saved_mib, m.ksm_saved_peak_mib, m.zram_pool_peak_mib, m.kills, m.swap_refused);
+            eprintln!("{choice:?} {:?}\n{m:?}", t0.elapsed());
         }
     }
 }
