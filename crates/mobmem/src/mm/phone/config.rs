@@ -45,6 +45,11 @@ pub struct PhoneConfig {
     pub response: ResponseModel,
     #[serde(default)]
     pub workload: PhoneWorkload,
+    /// A trace file to run instead of the generated workload (any format mobmem reads;
+    /// relative to the phone file). Its accesses, importance changes, inputs and exits
+    /// drive the phone; KSM needs page contents, which a trace does not carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<std::path::PathBuf>,
 }
 
 fn one() -> f64 {
@@ -297,6 +302,12 @@ impl PhoneConfig {
         }
         for choice in [self.mechanisms(), self.baselines()] {
             super::check_choice(self, &choice)?;
+            if self.trace.is_some() && choice.dedup != "off" {
+                return fail(
+                    "dedup needs the pages' contents, which a trace does not carry: set dedup's mechanism and baseline to off, or use the generated workload"
+                        .into(),
+                );
+            }
         }
         if !(self.fs.code_ratio.is_finite() && self.fs.code_ratio >= 1.0) {
             return fail(format!(

@@ -141,6 +141,12 @@ pub struct PhoneMetrics {
     pub kills: u64,
     pub swap_refused: u64,
     pub pages_scanned: u64,
+    /// Pages a protecting reclaim policy (FMP, memcg-low) skipped, and its reclaim
+    /// calls repeated with protection off.
+    pub protected_skips: u64,
+    pub protection_fallbacks: u64,
+    /// Major faults (swap-ins, file reads) of the interactive task during interactions.
+    pub interactive_major_faults: u64,
     pub duration_s: f64,
 }
 
@@ -156,7 +162,8 @@ impl Stats for PhoneMetrics {
         v.optional("nvm_lifetime_years", self.nvm_lifetime_years);
         v.optional("pcm_lifetime_years", self.pcm_lifetime_years);
         reals!(v, self; ksm_saved_mib, ksm_saved_peak_mib, ksm_cpu_ms, zram_pool_peak_mib);
-        counts!(v, self; kills, swap_refused, pages_scanned, accesses);
+        counts!(v, self; kills, swap_refused, pages_scanned, protected_skips, protection_fallbacks);
+        counts!(v, self; interactive_major_faults, accesses);
         reals!(v, self; duration_s);
     }
 }
@@ -504,6 +511,7 @@ impl<'a> Phone<'a> {
         if let Some((p, t)) = &mut self.interaction {
             if *p == proc {
                 *t += ns;
+                self.metrics.interactive_major_faults += major as u64;
             }
         }
         if major {
@@ -949,6 +957,8 @@ impl<'a> Phone<'a> {
         }
         m.zram_pool_peak_mib = mib(self.pool_peak as f64);
         m.pages_scanned = self.m.mem.counters.scanned;
+        m.protected_skips = self.m.mem.counters.protected_skips;
+        m.protection_fallbacks = self.m.fallbacks;
         m.energy_mj = energy / 1e6;
         m.fg_energy_mj = self.fg_energy_nj / 1e6;
         m
@@ -1045,8 +1055,19 @@ pub fn run(
     Ok(phone.finish())
 }
 
-/// Generate the workload of `config` for `seed`.
+/// The workload of `config` for `seed`: its trace file, or generated.
 pub fn workload(config: &PhoneConfig, seed: u64) -> Result<PhoneTrace> {
+    if let Some(path) = &config.trace {
+        let trace = crate::trace::read_all(path, None)?;
+        let pages = trace.tables.pages.len();
+        let procs = trace.tables.processes.len();
+        return Ok(PhoneTrace {
+            trace,
+            content: vec![None; pages],
+            file_class: vec![None; pages],
+            start_ns: vec![0; procs],
+        });
+    }
     let mut w = config.workload.clone();
     w.scale = config.scale;
     crate::workload::phone::generate(&w, seed)

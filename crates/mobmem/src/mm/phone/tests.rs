@@ -191,3 +191,35 @@ fn print_runs() {
         }
     }
 }
+
+#[test]
+fn a_trace_file_drives_the_phone_with_its_processes_and_importance() {
+    // The page-protection workload (file and anonymous pages, inputs, importance)
+    // written as a trace file and read back.
+    let gallery = crate::workload::gallery_usb::GalleryUsbConfig {
+        interactions: 20,
+        ..Default::default()
+    };
+    let trace = crate::workload::gallery_usb::generate(&gallery, 1).unwrap();
+    let dir = std::env::temp_dir().join(format!("mobmem-phone-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gallery.mmt");
+    crate::trace::write(&path, &trace).unwrap();
+    let mut c = small();
+    c.dedup.mechanism = "off".into();
+    c.trace = Some(path.clone());
+    c.validate().unwrap();
+    let from_file = workload(&c, 1).unwrap();
+    assert_eq!(from_file.trace.events.len(), trace.events.len());
+    let mut choice = c.mechanisms();
+    choice.placement = "off".into();
+    let m = run(&c, &choice, &from_file, 1).unwrap();
+    assert_eq!(m.accesses as usize, trace.accesses().count());
+    assert_eq!(m.interactions, 20);
+    assert!(m.file_reads > 0 && m.minor_faults > 0);
+    // Without contents there is nothing for KSM to merge: the file says so.
+    c.dedup.mechanism = "ksm".into();
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("contents"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
