@@ -215,6 +215,27 @@ impl PhoneWorkload {
     }
 }
 
+/// `mobmem gen phone`: the trace alone (the composed phone also uses what its pages
+/// hold, [`generate`]).
+impl super::registry::Params for PhoneWorkload {
+    fn validate(&self) -> Result<()> {
+        PhoneWorkload::validate(self)
+    }
+
+    fn scale(&mut self, factor: f64) {
+        self.sessions = super::registry::scaled_count(self.sessions, factor);
+    }
+
+    fn drop_background(&mut self) -> bool {
+        self.services = 0;
+        true
+    }
+
+    fn generate(&self, seed: u64) -> Result<crate::trace::Trace> {
+        Ok(generate(self, seed)?.trace)
+    }
+}
+
 /// A generated phone trace and what its pages hold.
 #[derive(Debug, Clone)]
 pub struct PhoneTrace {

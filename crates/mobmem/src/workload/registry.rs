@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::app_cycling::AppCyclingConfig;
 use super::gallery_usb::GalleryUsbConfig;
+use super::phone::PhoneWorkload;
 use super::{presets, WorkloadConfig};
 use crate::core::registry::Registry;
 use crate::trace::Trace;
@@ -102,7 +103,7 @@ pub(super) fn parse<T: Params + DeserializeOwned>(text: &str, origin: &str) -> R
 }
 
 /// Every preset: the buffer-cache paper's two traces, then the multi-swap and
-/// page-protection workloads.
+/// page-protection workloads, then the composed phone's.
 pub static PRESETS: Registry<Preset> = Registry::new(
     "workload preset",
     &[
@@ -132,6 +133,14 @@ pub static PRESETS: Registry<Preset> = Registry::new(
                       --no-background leaves the transfer out (FMP; Kim, SNU 2016)",
             doc: "docs/reclaim.md",
             model: own::<GalleryUsbConfig>(),
+        },
+        Preset {
+            name: "phone",
+            summary: "the composed phone's day: apps switched by popularity with launches, \
+                      interactions, media reads, shared framework memory and background \
+                      services; --no-background leaves the services out",
+            doc: "docs/phone.md",
+            model: own::<PhoneWorkload>(),
         },
     ],
 );
