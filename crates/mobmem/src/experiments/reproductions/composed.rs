@@ -492,6 +492,58 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
 mod tests {
     use super::*;
 
+    /// The shipped experiment with shorter workloads on smaller phones.
+    fn small() -> (ComposedConfig, Vec<PhoneConfig>) {
+        let config = ComposedConfig::parse(CONFIG, "composed").unwrap();
+        let mut phones = config
+            .load_phones(|name| {
+                let text = PHONES.iter().find(|(n, _)| *n == name).unwrap().1;
+                Ok((text.to_string(), name.to_string()))
+            })
+            .unwrap();
+        for p in &mut phones {
+            p.scale /= 4.0;
+            p.workload.sessions = 16;
+        }
+        (config, phones)
+    }
+
+    #[test]
+    fn the_report_has_the_claims_of_every_phone_and_names_only_its_evidence() {
+        let (config, phones) = small();
+        let report = super::super::with_seed_one(|c| run_config(&config, &phones, c)).unwrap();
+        super::super::check_report(&report);
+        let ids: Vec<&str> = report.claims.iter().map(|c| c.id.as_str()).collect();
+        assert!(ids.len() >= 5, "{ids:?}");
+        let mut unique = ids.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "{ids:?}");
+        for p in &phones {
+            assert!(ids.iter().any(|id| id.starts_with(&format!("{}-", p.name))));
+            let rows = report
+                .table
+                .rows
+                .iter()
+                .filter(|r| r.keys[0] == p.name)
+                .count();
+            assert_eq!(rows, ablation(p).len());
+        }
+        // A claim's number is computed from the rows: the KSM claim of the 2012 phone
+        // is the cut in swap-outs from all-but-dedup to all-on.
+        let v = |c: &str, m: &str| value(&report.table, "phone-2012", c, m);
+        let claim = report.seed_claims[0]
+            .iter()
+            .find(|c| c.id == "phone-2012-ksm-cuts-swap")
+            .unwrap();
+        let expected = reduction(v("all-but-dedup", "swap_outs"), v("all-on", "swap_outs"));
+        assert!(
+            claim.measured == expected || (claim.measured.is_nan() && expected.is_nan()),
+            "{} vs {expected}",
+            claim.measured
+        );
+    }
+
     #[test]
     fn ablation_switches_one_slot_at_a_time() {
         let config = ComposedConfig::parse(CONFIG, "composed").unwrap();
