@@ -259,6 +259,7 @@ pub struct Phone<'a> {
     dedup: Option<Dedup<'a>>,
     /// Per page: mapped to a KSM page (it holds no frame of its own).
     merged: Vec<bool>,
+    merged_count: usize,
     cache: Option<Simulator>,
     fs: FsPrices,
     importance: Importance,
@@ -484,6 +485,7 @@ impl<'a> Phone<'a> {
             pool_held: Vec::new(),
             dedup,
             merged: vec![false; pages],
+            merged_count: 0,
             cache,
             fs: FsPrices::new(&choice.fs, &platform, config.fs.codec, config.fs.code_ratio),
             importance: Importance::default(),
@@ -499,6 +501,11 @@ impl<'a> Phone<'a> {
             metrics: PhoneMetrics::default(),
             pool_peak: 0,
         })
+    }
+
+    fn set_merged(&mut self, page: PageId, merged: bool) {
+        let was = std::mem::replace(&mut self.merged[page as usize], merged);
+        self.merged_count = self.merged_count + merged as usize - was as usize;
     }
 
     /// Charge a fault of `proc` taking `ns` and `nj`: to its interaction, its launch and
@@ -622,7 +629,7 @@ impl<'a> Phone<'a> {
         for page in pages {
             self.tracked[page as usize] = false;
             if self.merged[page as usize] {
-                self.merged[page as usize] = false;
+                self.set_merged(page, false);
                 if let Some(d) = &mut self.dedup {
                     let i = d.index_of[page as usize];
                     if i != NO_INDEX {
@@ -657,19 +664,19 @@ impl<'a> Phone<'a> {
             d.next_wake_ns += d.sleep_ns;
             d.wakes += 1;
         }
-        let changes = d.ksmd.take_changes();
+        let changes: Vec<(PageId, bool)> = (d.ksmd.take_changes().into_iter())
+            .map(|(i, merged)| (d.page_of[i as usize], merged))
+            .collect();
         let shared = d.ksmd.counters().pages_shared as usize;
-        for (i, merged) in changes {
-            let page = d.page_of[i as usize];
-            let mem = &mut self.m.mem;
+        for (page, merged) in changes {
             if merged {
                 // Only a page in memory is merged (ksmd does not fault swapped pages in).
-                if mem.frame_of(page).is_some() {
-                    mem.discard(page);
-                    self.merged[page as usize] = true;
+                if self.m.mem.frame_of(page).is_some() {
+                    self.m.mem.discard(page);
+                    self.set_merged(page, true);
                 }
             } else {
-                self.merged[page as usize] = false;
+                self.set_merged(page, false);
             }
         }
         // Live KSM pages each hold a frame.
@@ -685,7 +692,7 @@ impl<'a> Phone<'a> {
             self.dedup.as_mut().expect("dedup on").held.push(pfn);
         }
         self.store_swapped(accessor)?;
-        let merged = self.merged.iter().filter(|&&m| m).count() as u64;
+        let merged = self.merged_count as u64;
         let d = self.dedup.as_mut().expect("dedup on");
         let saved = merged.saturating_sub(d.held.len() as u64);
         d.saved_sum += saved as f64;
@@ -749,7 +756,7 @@ impl<'a> Phone<'a> {
                 return Ok(());
             }
             // Copy on write: the page leaves the KSM page and gets a frame of its own.
-            self.merged[page as usize] = false;
+            self.set_merged(page, false);
             if let Some(d) = &mut self.dedup {
                 let i = d.index_of[page as usize];
                 if i != NO_INDEX {
@@ -817,6 +824,9 @@ impl<'a> Phone<'a> {
     pub fn validate(&self) -> std::result::Result<(), String> {
         self.m.mem.check()?;
         let pages = self.trace.trace.tables.pages.len();
+        if self.merged.iter().filter(|&&m| m).count() != self.merged_count {
+            return Err(format!("{} merged pages counted", self.merged_count));
+        }
         for page in 0..pages as PageId {
             let (resident, swapped) = (
                 self.m.mem.frame_of(page).is_some(),
