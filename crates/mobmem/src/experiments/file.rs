@@ -395,7 +395,11 @@ mod tests {
     }
 
     /// A shipped file, an edit of it, and what its error must contain.
-    type Case = (&'static str, Box<dyn FnOnce(&mut toml::Table)>, &'static [&'static str]);
+    type Case = (
+        &'static str,
+        Box<dyn FnOnce(&mut toml::Table)>,
+        &'static [&'static str],
+    );
 
     #[test]
     fn unknown_keys_and_bad_values_are_errors_naming_the_file_and_key() {
@@ -771,8 +775,8 @@ mod tests {
         assert!(!report.claims.is_empty());
     }
 
-    #[test]
-    fn a_smaller_fs_grid_runs_only_its_points() {
+    /// A media folder of a 96 KiB incompressible "video" and a text file.
+    fn small_media() -> tempfile::TempDir {
         let media = tempfile::tempdir().unwrap();
         let mut x: u64 = 1;
         let bytes: Vec<u8> = (0..96 * 1024)
@@ -786,6 +790,60 @@ mod tests {
         std::fs::write(media.path().join("video-1.mp4"), &bytes).unwrap();
         std::fs::write(media.path().join("text-1.txt"), "text ".repeat(20_000)).unwrap();
         std::fs::write(media.path().join(".complete"), "").unwrap();
+        media
+    }
+
+    #[test]
+    fn grids_without_the_papers_points_still_give_a_report() {
+        let swap = edited("multi-swap", |t| {
+            small_swap(t);
+            t.remove("seeds");
+            set(t, "nvm_architectures", toml::Value::Array(Vec::new()));
+            set(t, "architectures", vec![toml::Value::from("flash")].into());
+        })
+        .unwrap();
+        let reclaim = edited("page-protection", |t| {
+            t.remove("seeds");
+            set(t, "policies", vec![toml::Value::from("mglru")].into());
+            for key in ["memory_mib", "stream_pages", "kernel_34_policies"] {
+                set(t, key, toml::Value::Array(Vec::new()));
+            }
+            t["workload"]
+                .as_table_mut()
+                .unwrap()
+                .insert("interactions".into(), 5.into());
+        })
+        .unwrap();
+        let media = small_media();
+        let dir = media.path().to_str().unwrap().to_string();
+        let fs = edited("selective-page-cache", |t| {
+            set(t, "media", dir.into());
+            set(t, "platforms", vec![toml::Value::from("pxa250")].into());
+            set(t, "schemes", vec![toml::Value::from("ubifs")].into());
+        })
+        .unwrap();
+        for file in [swap, reclaim, fs] {
+            let report = run_once(&file);
+            assert!(!report.table.rows.is_empty(), "{}", file.header.name);
+            assert!(!report.claims.is_empty(), "{}", file.header.name);
+            assert!(
+                report
+                    .claims
+                    .iter()
+                    .any(|c| c.verdict == Verdict::NotTestable
+                        && c.explanation
+                            .as_deref()
+                            .unwrap_or("")
+                            .contains("grid lacks")),
+                "{}",
+                file.header.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_smaller_fs_grid_runs_only_its_points() {
+        let media = small_media();
         let dir = media.path().to_str().unwrap().to_string();
         let file = edited("selective-page-cache", |t| {
             set(t, "media", dir.into());
