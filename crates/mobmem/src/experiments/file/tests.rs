@@ -205,6 +205,14 @@ fn unknown_keys_and_bad_values_are_errors_naming_the_file_and_key() {
             &["t.toml", "[workload]", "apps"],
         ),
         (
+            "multi-swap",
+            Box::new(|t| {
+                let swap = t["swap"].as_table_mut().unwrap();
+                swap.insert("dram_pages".into(), 1000.into());
+            }),
+            &["[swap], with 'zram'", "pool_pages"],
+        ),
+        (
             "page-protection",
             Box::new(|t| set(t, "policies", vec![toml::Value::from("nope")].into())),
             &["`policies`", "'nope'"],
