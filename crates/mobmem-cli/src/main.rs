@@ -22,7 +22,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
-use mobmem::experiments::{self, ExperimentConfig};
+use mobmem::experiments::{ExperimentFile, RunOptions};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
 use mobmem::report;
@@ -57,9 +57,10 @@ enum Command {
     Mrc(mrc::MrcArgs),
     /// Generate a synthetic Android workload trace from a preset.
     Gen(GenArgs),
-    /// Run an experiment file (TOML) and write its report to DIR/<name>/.
+    /// Run an experiment file (TOML, of any kind) and write its report to DIR/<name>/.
     Run(RunArgs),
-    /// Reproduce a paper's experiment (or `all`) and write the report with DIR/index.html.
+    /// Reproduce a paper's experiment (or `all`): run its shipped experiment file and
+    /// write the report with DIR/index.html.
     Reproduce(ReproduceArgs),
     /// Read reports written by `run` and `reproduce`.
     Report {
@@ -164,16 +165,24 @@ struct GenArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Experiment file (see experiments/reference.toml for every key).
+    /// Experiment file (docs/experiment-files.md lists every key of every kind;
+    /// experiments/reference.toml those of the default kind, `cache`).
     experiment: PathBuf,
     /// Report folder.
     #[arg(long, default_value = "report")]
     out: PathBuf,
+    /// Run seeds 1..=N instead of the file's `seeds`. 1 to 100.
+    #[arg(long, value_parser = numbers::seeds, allow_negative_numbers = true)]
+    seeds: Option<u64>,
+    /// Folder of real media and text files, for files of kind `fs` (instead of the file's
+    /// `media`; default target/media).
+    #[arg(long)]
+    media: Option<PathBuf>,
 }
 
 #[derive(Args)]
 struct ReproduceArgs {
-    /// Reproduction name, or `all`.
+    /// Reproduction name (a file shipped in experiments/, listed below), or `all`.
     name: String,
     /// Folder of real media and text files for the file-system reproduction
     /// (made by scripts/make-media.sh).
@@ -229,7 +238,7 @@ fn main() -> ExitCode {
     // Die quietly when the reader of our output goes away (`mobmem ... | head`), as
     // other Unix tools do, instead of failing on the next write.
     sigpipe::reset();
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     if let Some(threads) = cli.threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -597,38 +606,98 @@ fn provenance(seeds: Vec<u64>) -> report::Provenance {
     )
 }
 
+/// The command line, parsed; `reproduce --help` lists the shipped experiment files.
+fn parse_command_line() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut list =
+        String::from("Reproductions (each runs experiments/NAME.toml, shipped with mobmem):\n");
+    for r in REPRODUCTIONS {
+        list.push_str(&format!("  {:<22} {}\n", r.name, r.summary));
+    }
+    let command = Cli::command().mut_subcommand("reproduce", |c| c.after_help(list));
+    let matches = command.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 fn run(args: RunArgs) -> Result<()> {
-    let config = ExperimentConfig::load(&args.experiment)?;
-    let mut seeds: Vec<u64> = (config.workloads.iter())
-        .filter(|w| w.trace.is_none())
-        .map(|w| w.seed.unwrap_or(config.seed))
-        .collect();
-    seeds.sort_unstable();
-    seeds.dedup();
-    let mut provenance = provenance(seeds.clone());
-    let pb = bar(0, &config.name);
-    let results = experiments::run(&config, &progress_of(&pb))
+    let file = ExperimentFile::load(&args.experiment)?;
+    let options = RunOptions {
+        progress: &|_, _| {},
+        seeds: args.seeds,
+        media_dir: args.media.clone(),
+    };
+    let mut provenance = provenance(file.seeds(&options));
+    let report = run_experiment(&file, &options, &args.out, &mut provenance)
         .with_context(|| format!("{}", args.experiment.display()))?;
-    pb.finish_and_clear();
-    let mut report = results.report(results.default_figures(), Vec::new(), Vec::new());
-    report.seeds = seeds;
-    let dir = report::write_experiment(&args.out, &report, &provenance)?;
     provenance.experiments = vec![report.table.experiment.clone()];
     report::write_index(&args.out, &provenance)?;
-    print!(
-        "{}",
-        report::text_table(
-            &report.table,
-            &["hit_ratio", "fg_hit_ratio", "fg_time", "energy_nj"]
-        )
-    );
+    let headline: &[&str] = match file.header.kind {
+        "cache" => &["hit_ratio", "fg_hit_ratio", "fg_time", "energy_nj"],
+        "phone" => &[
+            "launch_mean_ms",
+            "rt_p95_ms",
+            "energy_mj",
+            "swap_outs",
+            "kills",
+            "ksm_saved_mib",
+        ],
+        _ => &[],
+    };
+    if !headline.is_empty() && report.claims.is_empty() {
+        print!("{}", report::text_table(&report.table, headline));
+    }
     eprintln!(
         "wrote {} ({} figures) and {}",
-        dir.display(),
+        args.out.join(&report.table.experiment).display(),
         report.figures.len(),
         args.out.join("index.html").display()
     );
     Ok(())
+}
+
+/// Run an experiment file (`run` and `reproduce` alike) with a progress bar, write its
+/// report under `out` and print its claims. The provenance's seeds are the run's.
+fn run_experiment(
+    file: &ExperimentFile,
+    options: &RunOptions,
+    out: &std::path::Path,
+    provenance: &mut report::Provenance,
+) -> Result<report::ExperimentReport> {
+    let pb = bar(0, &file.header.name);
+    let progress = progress_of(&pb);
+    let options = RunOptions {
+        progress: &progress,
+        seeds: options.seeds,
+        media_dir: options.media_dir.clone(),
+    };
+    let report = file.run(&options)?;
+    pb.finish_and_clear();
+    if provenance.seeds.is_empty() {
+        provenance.seeds = report.seeds.clone();
+    }
+    let dir = report::write_experiment(out, &report, provenance)?;
+    for c in &report.claims {
+        let paper = match (&c.expect, c.paper) {
+            (report::Expect::AtLeast { bound }, _) => {
+                format!("at least {}", report::numbers::significant(*bound, 4))
+            }
+            (report::Expect::AtMost { bound }, _) => {
+                format!("at most {}", report::numbers::significant(*bound, 4))
+            }
+            (_, Some(p)) => report::numbers::significant(p, 4),
+            (_, None) => "-".into(),
+        };
+        let [mean, lo, hi] = report::numbers::interval(c.mean, c.ci95[0], c.ci95[1]);
+        println!(
+            "  [{}] {} (paper {paper} {unit}; measured {mean} [{lo}, {hi}] {unit} over {} seed(s))",
+            c.verdict.name(),
+            c.claim,
+            c.seeds,
+            unit = c.unit,
+        );
+    }
+    eprintln!("  wrote {}", dir.display());
+    Ok(report)
 }
 
 fn reproduce(args: ReproduceArgs) -> Result<()> {
@@ -639,37 +708,17 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
     };
     let seeds: Vec<u64> = (1..=args.seeds).collect();
     let mut provenance = provenance(seeds.clone());
+    let options = RunOptions {
+        progress: &|_, _| {},
+        seeds: Some(args.seeds),
+        media_dir: Some(args.media.clone()),
+    };
     let mut written = Vec::new();
     for r in chosen {
-        let pb = bar(0, r.name);
-        let progress = progress_of(&pb);
-        let report = r
-            .run_seeds(&progress, &args.media, &seeds)
-            .with_context(|| format!("reproduction {}", r.name))?;
-        pb.finish_and_clear();
-        let dir = report::write_experiment(&args.out, &report, &provenance)?;
+        let file = r.experiment()?;
         println!("{}: {}", r.name, r.summary);
-        for c in &report.claims {
-            let paper = match (&c.expect, c.paper) {
-                (report::Expect::AtLeast { bound }, _) => {
-                    format!("at least {}", report::numbers::significant(*bound, 4))
-                }
-                (report::Expect::AtMost { bound }, _) => {
-                    format!("at most {}", report::numbers::significant(*bound, 4))
-                }
-                (_, Some(p)) => report::numbers::significant(p, 4),
-                (_, None) => "-".into(),
-            };
-            let [mean, lo, hi] = report::numbers::interval(c.mean, c.ci95[0], c.ci95[1]);
-            println!(
-                "  [{}] {} (paper {paper} {unit}; measured {mean} [{lo}, {hi}] {unit} over {} seed(s))",
-                c.verdict.name(),
-                c.claim,
-                c.seeds,
-                unit = c.unit,
-            );
-        }
-        eprintln!("  wrote {}", dir.display());
+        let report = run_experiment(&file, &options, &args.out, &mut provenance)
+            .with_context(|| format!("reproduction {}", r.name))?;
         written.push(report.table.experiment.clone());
     }
     provenance.experiments = written;

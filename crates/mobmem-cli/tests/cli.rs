@@ -569,3 +569,45 @@ fn a_reader_that_stops_early_ends_mobmem_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn run_of_a_shipped_file_writes_what_reproduce_writes() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/page-protection.toml"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (run, reproduced) = (dir.path().join("run"), dir.path().join("reproduce"));
+    ok(&["run", file, "--seeds", "1", "--out", run.to_str().unwrap()]);
+    ok(&[
+        "reproduce",
+        "page-protection",
+        "--seeds",
+        "1",
+        "--out",
+        reproduced.to_str().unwrap(),
+    ]);
+    for f in [
+        "results.csv",
+        "results.json",
+        "claims.json",
+        "findings.json",
+    ] {
+        let read = |d: &std::path::Path| std::fs::read(d.join("page-protection").join(f)).unwrap();
+        assert_eq!(read(&run), read(&reproduced), "{f} differs");
+    }
+    let csv = std::fs::read_to_string(run.join("page-protection/results.csv")).unwrap();
+    assert!(csv.starts_with("experiment,seed,"), "{}", &csv[..80]);
+    // `reproduce --help` lists the shipped files with their summaries.
+    let help = ok(&["reproduce", "--help"]);
+    for name in [
+        "hybrid-cache",
+        "multi-swap",
+        "page-protection",
+        "selective-page-cache",
+        "ksm",
+    ] {
+        assert!(help.contains(&format!("  {name} ")), "{help}");
+    }
+    assert!(help.contains("Bahn, Kim, JIIBC 2023"), "{help}");
+}

@@ -188,19 +188,7 @@ impl ExperimentConfig {
 
     pub fn validate(&self, origin: &str) -> Result<()> {
         let bad = |message: String| Err(Error::config(origin, message));
-        if self.name.is_empty()
-            || self.name.len() > MAX_NAME_BYTES
-            || !self
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return bad(format!(
-                "key `name` = '{}': must be 1 to {MAX_NAME_BYTES} letters, digits, '-' or '_' \
-                 (it names the report's folder)",
-                self.name.escape_debug()
-            ));
-        }
+        check_name(&self.name, origin)?;
         if self.workloads.is_empty() {
             return bad("needs at least one [[workload]]".into());
         }
@@ -276,6 +264,27 @@ impl ExperimentConfig {
         self.devices.validate()?;
         Ok(())
     }
+}
+
+/// Check an experiment's `name`: 1 to [`MAX_NAME_BYTES`] letters, digits, '-' or '_' (it
+/// names the report's folder).
+pub fn check_name(name: &str, origin: &str) -> Result<()> {
+    if name.is_empty()
+        || name.len() > MAX_NAME_BYTES
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(Error::config(
+            origin,
+            format!(
+                "key `name` = '{}': must be 1 to {MAX_NAME_BYTES} letters, digits, '-' or '_' \
+                 (it names the report's folder)",
+                name.escape_debug()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether a path is a URL (`scheme://...`) rather than a file on this machine.

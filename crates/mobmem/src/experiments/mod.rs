@@ -2,10 +2,13 @@
 //! parallel, gathered in a fixed order so results do not depend on the thread count.
 
 pub mod config;
+pub mod file;
+pub mod kinds;
 pub mod reproductions;
 
 pub use crate::mm::placement::split_memory;
 pub use config::{ExperimentConfig, Sweep, WorkloadSpec};
+pub use file::{ExperimentFile, RunOptions};
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

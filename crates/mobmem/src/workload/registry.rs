@@ -259,7 +259,7 @@ mod tests {
         }
         assert_eq!(
             own_models().collect::<Vec<_>>(),
-            ["app-cycling", "gallery-usb"]
+            ["app-cycling", "gallery-usb", "phone"]
         );
     }
 

@@ -15,25 +15,40 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::Context;
+use std::path::{Path, PathBuf};
+
 use crate::core::stats::Stats;
+use crate::experiments::file::{Context, Experiment, Header, KindParams};
 use crate::mm::phone::{self, Choice, PhoneConfig, PhoneMetrics, SLOTS};
 use crate::report::table::filter;
 use crate::report::{Claim, ExperimentReport, Figure, Finding, Row, Table};
 use crate::{Error, Result};
 
-pub const CONFIG: &str = include_str!("../../../../../experiments/composed.toml");
-/// The phone files the shipped experiment names, by file name.
+/// The shipped phones, by name: `experiments/NAME.toml`.
 pub const PHONES: [(&str, &str); 2] = [
     (
-        "phone-2012.toml",
+        "phone-2012",
         include_str!("../../../../../experiments/phone-2012.toml"),
     ),
     (
-        "phone.toml",
+        "phone",
         include_str!("../../../../../experiments/phone.toml"),
     ),
 ];
+
+/// The shipped phone called `name`, read.
+pub fn shipped_phone(name: &str) -> Result<PhoneConfig> {
+    let text = PHONES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
+        Error::config(
+            "phones",
+            format!(
+                "no shipped phone '{name}' (shipped: {}; give a file of your own under `phone_files`)",
+                PHONES.map(|(n, _)| n).join(", ")
+            ),
+        )
+    })?;
+    PhoneConfig::parse(text, &format!("experiments/{name}.toml"))
+}
 
 const KEYS: [&str; 8] = [
     "phone",
@@ -46,50 +61,116 @@ const KEYS: [&str; 8] = [
     "fs",
 ];
 
-/// The ablation experiment's file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ComposedConfig {
-    #[serde(default)]
-    pub kind: String,
-    pub name: String,
-    #[serde(default)]
-    pub title: String,
-    /// Phone files, relative to this file.
+/// The `composed` kind's keys: the phones the ablation runs on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Shipped phones, by name.
     pub phones: Vec<String>,
+    /// Phone files (`kind = "phone"`), relative to the experiment file.
+    pub phone_files: Vec<PathBuf>,
 }
 
-impl ComposedConfig {
-    pub fn parse(text: &str, origin: &str) -> Result<Self> {
-        let c: ComposedConfig =
-            toml::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
-        if !c.kind.is_empty() && c.kind != "composed" {
+impl KindParams for Params {
+    fn validate(&self, origin: &str) -> Result<()> {
+        if self.phones.is_empty() && self.phone_files.is_empty() {
             return Err(Error::config(
                 origin,
-                format!("kind must be \"composed\", got {:?}", c.kind),
+                "key `phones`: give at least one phone (`phones` or `phone_files`)",
             ));
         }
-        if c.phones.is_empty() {
-            return Err(Error::config(
-                origin,
-                "phones: give at least one phone file",
-            ));
+        for name in &self.phones {
+            shipped_phone(name).map_err(|e| Error::config(origin, format!("key `phones`: {e}")))?;
         }
-        Ok(c)
+        Ok(())
     }
 
-    /// The phones, each read by `read` (given the name as written in the file).
-    pub fn load_phones(
-        &self,
-        read: impl Fn(&str) -> Result<(String, String)>,
-    ) -> Result<Vec<PhoneConfig>> {
-        self.phones
-            .iter()
-            .map(|name| {
-                let (text, origin) = read(name)?;
-                PhoneConfig::parse(&text, &origin)
-            })
-            .collect()
+    fn resolve_paths(&mut self, base: &Path) {
+        for path in &mut self.phone_files {
+            *path = base.join(&*path);
+        }
+    }
+
+    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
+        let mut phones = (self.phones.iter())
+            .map(|n| shipped_phone(n))
+            .collect::<Result<Vec<_>>>()?;
+        for path in &self.phone_files {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Error::config(&origin, format!("cannot read: {e}")))?;
+            let mut phone = PhoneConfig::parse(&text, &origin)?;
+            if let (Some(trace), Some(dir)) = (&phone.trace, path.parent()) {
+                phone.trace = Some(dir.join(trace));
+            }
+            phones.push(phone);
+        }
+        let mut names: Vec<&str> = phones.iter().map(|p| p.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::config(
+                &header.name,
+                format!("two phones are named '{}': their rows would mix", w[0]),
+            ));
+        }
+        run_config(
+            header,
+            &phones,
+            context,
+            ablation,
+            header.reproduces.is_some(),
+        )
+    }
+}
+
+/// The `phone` kind: one phone, run with every slot at its baseline (`all-off`) and at
+/// its mechanism (`all-on`).
+#[derive(Debug)]
+pub struct PhoneKind(pub PhoneConfig);
+
+/// Read a phone file's keys (the file less its header, whose name and title it takes).
+pub fn parse_phone(
+    header: &Header,
+    mut table: toml::Table,
+    base: &Path,
+    origin: &str,
+) -> Result<Box<dyn Experiment>> {
+    table.insert("name".into(), header.name.clone().into());
+    table.insert("title".into(), header.title.clone().into());
+    let mut phone: PhoneConfig = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| Error::config(origin, e.to_string().trim_end()))?;
+    phone
+        .validate()
+        .map_err(|e| Error::config(origin, e.to_string()))?;
+    if let Some(trace) = &phone.trace {
+        phone.trace = Some(base.join(trace));
+    }
+    Ok(Box::new(PhoneKind(phone)))
+}
+
+impl Experiment for PhoneKind {
+    fn run_once(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
+        let ends = |p: &PhoneConfig| {
+            vec![
+                ("all-off".to_string(), p.baselines()),
+                ("all-on".to_string(), p.mechanisms()),
+            ]
+        };
+        run_config(header, std::slice::from_ref(&self.0), context, ends, false)
+    }
+
+    fn default_seed(&self) -> u64 {
+        1
+    }
+
+    fn to_toml(&self) -> Result<toml::Table> {
+        let mut table = toml::Table::try_from(&self.0)
+            .map_err(|e| Error::config(&self.0.name, e.to_string()))?;
+        for key in ["name", "title", "kind"] {
+            table.remove(key);
+        }
+        Ok(table)
     }
 }
 
@@ -121,29 +202,14 @@ fn row(phone: &str, index: usize, name: &str, choice: &Choice, m: &PhoneMetrics)
     }
 }
 
-/// The shipped experiment, with the context's seed.
-pub fn run(context: &Context) -> Result<ExperimentReport> {
-    let config = ComposedConfig::parse(CONFIG, "experiments/composed.toml")?;
-    let phones = config.load_phones(|name| {
-        PHONES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(n, text)| (text.to_string(), format!("experiments/{n}")))
-            .ok_or_else(|| {
-                Error::config(
-                    "experiments/composed.toml",
-                    format!("no shipped phone {name}"),
-                )
-            })
-    })?;
-    run_config(&config, &phones, context)
-}
-
-/// Run the ablation of `config` on `phones`.
+/// Run the configurations `configs` gives for each of `phones`, with the ablation's
+/// claims when `claims` is set.
 pub fn run_config(
-    config: &ComposedConfig,
+    header: &Header,
     phones: &[PhoneConfig],
     context: &Context,
+    configs: impl Fn(&PhoneConfig) -> Vec<(String, Choice)>,
+    claims: bool,
 ) -> Result<ExperimentReport> {
     let traces = phones
         .par_iter()
@@ -151,7 +217,7 @@ pub fn run_config(
         .collect::<Result<Vec<_>>>()?;
     let mut points = Vec::new();
     for (i, p) in phones.iter().enumerate() {
-        for (k, (name, choice)) in ablation(p).into_iter().enumerate() {
+        for (k, (name, choice)) in configs(p).into_iter().enumerate() {
             points.push((i, k, name, choice));
         }
     }
@@ -171,12 +237,8 @@ pub fn run_config(
         .map(|((i, k, name, choice), m)| row(&phones[*i].name, *k, name, choice, m))
         .collect();
     let table = Table {
-        experiment: config.name.clone(),
-        title: if config.title.is_empty() {
-            "All five techniques on one phone: an ablation".into()
-        } else {
-            config.title.clone()
-        },
+        experiment: header.name.clone(),
+        title: header.title.clone(),
         keys: KEYS.iter().map(|k| k.to_string()).collect(),
         rows,
     };
@@ -217,7 +279,7 @@ pub fn run_config(
                 t.trace.events.len(),
                 t.trace.tables.pages.len()
             ),
-            ablation(p)
+            configs(p)
                 .iter()
                 .enumerate()
                 .map(|(k, (n, _))| format!("{k}: {n}"))
@@ -226,7 +288,11 @@ pub fn run_config(
         ]);
     }
     let names: Vec<String> = phones.iter().map(|p| p.name.clone()).collect();
-    let (claims, findings) = analyze(&table, phones);
+    let (claims, findings) = if claims {
+        analyze(&table, phones)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
         id: id.into(),
         title: title.into(),
@@ -270,7 +336,10 @@ pub fn run_config(
     let notes = vec![
         "Each phone is simulated at the scale its file gives: memory, devices and the workload's pages shrink together, so ratios hold but absolute frames do not.".into(),
     ];
-    Ok(ExperimentReport::of_table(table, facts, (figures, claims, notes)).with_findings(findings))
+    let mut report =
+        ExperimentReport::of_table(table, facts, (figures, claims, notes)).with_findings(findings);
+    report.seeds = vec![context.seed];
+    Ok(report)
 }
 
 /// A figure of one configuration of one phone.
@@ -492,26 +561,33 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
 mod tests {
     use super::*;
 
-    /// The shipped experiment with shorter workloads on smaller phones.
-    fn small() -> (ComposedConfig, Vec<PhoneConfig>) {
-        let config = ComposedConfig::parse(CONFIG, "composed").unwrap();
-        let mut phones = config
-            .load_phones(|name| {
-                let text = PHONES.iter().find(|(n, _)| *n == name).unwrap().1;
-                Ok((text.to_string(), name.to_string()))
-            })
-            .unwrap();
+    /// The shipped phones with shorter workloads, smaller.
+    fn small() -> (Header, Vec<PhoneConfig>) {
+        let mut phones: Vec<PhoneConfig> = PHONES
+            .iter()
+            .map(|(n, _)| shipped_phone(n).unwrap())
+            .collect();
         for p in &mut phones {
             p.scale /= 4.0;
             p.workload.sessions = 16;
         }
-        (config, phones)
+        let header = Header {
+            kind: "composed",
+            name: "composed".into(),
+            title: String::new(),
+            seeds: None,
+            reproduces: Some("composed".into()),
+        };
+        (header, phones)
     }
 
     #[test]
     fn the_report_has_the_claims_of_every_phone_and_names_only_its_evidence() {
-        let (config, phones) = small();
-        let report = super::super::with_seed_one(|c| run_config(&config, &phones, c)).unwrap();
+        let (header, phones) = small();
+        let report = crate::experiments::kinds::with_seed(1, |c| {
+            run_config(&header, &phones, c, ablation, true)
+        })
+        .unwrap();
         super::super::check_report(&report);
         let ids: Vec<&str> = report.claims.iter().map(|c| c.id.as_str()).collect();
         assert!(ids.len() >= 5, "{ids:?}");
@@ -546,14 +622,8 @@ mod tests {
 
     #[test]
     fn ablation_switches_one_slot_at_a_time() {
-        let config = ComposedConfig::parse(CONFIG, "composed").unwrap();
-        let phones = config
-            .load_phones(|name| {
-                let text = PHONES.iter().find(|(n, _)| *n == name).unwrap().1;
-                Ok((text.to_string(), name.to_string()))
-            })
-            .unwrap();
-        for p in &phones {
+        for (name, _) in PHONES {
+            let p = &shipped_phone(name).unwrap();
             let configs = ablation(p);
             let t = p.techniques().len();
             assert_eq!(configs.len(), 2 + 2 * t);

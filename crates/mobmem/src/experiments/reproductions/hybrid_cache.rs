@@ -14,27 +14,24 @@
 //! The workloads are synthetic, so the reproduction is seeded: each seed generates them
 //! anew ([`Context::seed`]).
 
-use super::{reduction_claim, shipped_config, Context};
+use super::reduction_claim;
 use crate::devices::{CostModel, Devices, EvictionCharge};
-use crate::experiments::{self, ResultRow, Results};
+use crate::experiments::{ExperimentConfig, ResultRow, Results};
 use crate::mm::placement::metrics::Metrics;
 use crate::report::{Claim, ExperimentReport, Figure, Finding, PaperFigure};
 use crate::Result;
 
-/// The experiment file (also `experiments/hybrid-cache.toml`).
-pub const CONFIG: &str = include_str!("../../../../../experiments/hybrid-cache.toml");
-
-pub fn run(context: &Context) -> Result<ExperimentReport> {
-    let mut config = shipped_config("hybrid-cache", CONFIG)?;
-    config.seed = context.seed;
+/// The report of a cache experiment's results with the paper's analysis: its figures,
+/// claims, findings and figure list (a file's `reproduces = "hybrid-cache"`).
+pub fn report(config: &ExperimentConfig, results: &Results) -> Result<ExperimentReport> {
     let model = Model {
         cost: config.cost.resolve()?,
         devices: config.devices.clone(),
     };
-    let results = experiments::run(&config, context.progress)?;
-    let analysis = analyze(&results, &model);
+    let analysis = analyze(results, &model);
+    let claims = super::grid_lacks(analysis.claims);
     Ok(results
-        .report(analysis.figures, analysis.claims, analysis.notes)
+        .report(analysis.figures, claims, analysis.notes)
         .with_findings(analysis.findings)
         .with_paper_figures(paper_figures()))
 }

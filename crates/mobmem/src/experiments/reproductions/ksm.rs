@@ -17,7 +17,10 @@
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use serde::{Deserialize, Serialize};
+
 use super::{reduction_claim, Context};
+use crate::experiments::file::{Header, KindParams};
 use crate::mm::dedup::impact::{self, AppImpact, ImpactConfig};
 use crate::mm::dedup::presets::AndroidConfig;
 use crate::mm::dedup::{
@@ -28,30 +31,128 @@ use crate::report::table::filter;
 use crate::report::{
     format_number, Analysis, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table,
 };
-use crate::Result;
+use crate::{Error, Result};
 
-const DURATION_MS: u64 = 180_000;
-/// The sleep sweep runs this long: its slowest setting needs two full passes after the
-/// last launch before the amounts can be compared.
-const SLEEP_DURATION_MS: u64 = 2 * DURATION_MS;
-const SAMPLE_MS: u64 = 1_000;
-const PAGES_TO_SCAN: [u32; 8] = [10, 20, 40, 60, 80, 100, 150, 200];
-/// From one tick at [`DEVICE_HZ`] up: a shorter sleep rounds up to the same tick.
-const SLEEP_MS: [u32; 5] = [10, 20, 50, 100, 200];
-/// The paper's chosen setting, used for the app-impact comparison.
-const CHOSEN: (u32, u32) = (80, 20);
-/// Timer frequency assumed for the Nexus 10's kernel (HZ=100 was the usual ARM
-/// Android configuration of kernel 3.4): sleeps round up to 10 ms ticks, and that
-/// kernel's timer wheel added no extra tick.
-const DEVICE_HZ: u32 = 100;
 /// "Saturated": within this share of the largest saving of the sweep.
 const SATURATION: f64 = 0.95;
 const MB: f64 = (1 << 20) as f64;
-/// Memory left to the apps (device memory less the system's), MB: the launch model is
-/// evaluated at each and averaged, so that a launch's outcome reflects how likely it is
-/// to find too little memory rather than one chosen budget.
-const APPS_MEMORY_MB: std::ops::RangeInclusive<u64> = 560..=760;
-const APPS_MEMORY_STEP_MB: usize = 10;
+/// The `ksm` kind's keys: the two sweeps, the chosen setting, the run lengths, the
+/// device's timer, the workload and the app-impact model. Every key has the default of
+/// the paper's grid (`experiments/ksm.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Length of every run but the sleep sweep's, ms.
+    pub duration_ms: u64,
+    /// Length of the sleep sweep's runs, ms: its slowest setting needs two full passes
+    /// after the last launch before the amounts can be compared.
+    pub sleep_duration_ms: u64,
+    /// Time between two samples of a run, ms.
+    pub sample_ms: u64,
+    /// The pages_to_scan sweep (at sleep_millisecs 20), in increasing order, at least two.
+    pub pages_to_scan: Vec<u32>,
+    /// The sleep_millisecs sweep (at pages_to_scan 100), in increasing order.
+    pub sleep_ms: Vec<u32>,
+    /// The paper's chosen setting, `[pages_to_scan, sleep_millisecs]`, used for the
+    /// app-impact comparison.
+    pub chosen: [u32; 2],
+    /// Timer frequency of the device's kernel: sleeps round up to its ticks (HZ=100 was
+    /// the usual ARM Android configuration of kernel 3.4, whose timer wheel added no extra
+    /// tick).
+    pub hz: u32,
+    /// Memory left to the apps (device memory less the system's), MB, `[lowest,
+    /// highest]`: the launch model is evaluated at each step and averaged, so that a
+    /// launch's outcome reflects how likely it is to find too little memory rather than
+    /// one chosen budget.
+    pub apps_memory_mb: [u64; 2],
+    pub apps_memory_step_mb: usize,
+    /// The `android` population of apps, generated once per seed.
+    pub workload: AndroidConfig,
+    /// The device and the usage scenario of the app-impact model.
+    pub impact: ImpactConfig,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            duration_ms: 180_000,
+            sleep_duration_ms: 360_000,
+            sample_ms: 1_000,
+            pages_to_scan: vec![10, 20, 40, 60, 80, 100, 150, 200],
+            sleep_ms: vec![10, 20, 50, 100, 200],
+            chosen: [80, 20],
+            hz: 100,
+            apps_memory_mb: [560, 760],
+            apps_memory_step_mb: 10,
+            workload: AndroidConfig::default(),
+            impact: ImpactConfig::default(),
+        }
+    }
+}
+
+impl KindParams for Params {
+    fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |key: &str, message: String| {
+            Err(Error::config(origin, format!("key `{key}`: {message}")))
+        };
+        let increasing = |v: &[u32]| v.windows(2).all(|w| w[0] < w[1]) && v.first() != Some(&0);
+        if self.pages_to_scan.len() < 2 || !increasing(&self.pages_to_scan) {
+            return bad(
+                "pages_to_scan",
+                "needs at least two values > 0, in increasing order".into(),
+            );
+        }
+        if self.sleep_ms.is_empty() || !increasing(&self.sleep_ms) {
+            return bad(
+                "sleep_ms",
+                "needs at least one value > 0, in increasing order".into(),
+            );
+        }
+        if self.chosen.contains(&0) {
+            return bad(
+                "chosen",
+                "pages_to_scan and sleep_millisecs must be > 0".into(),
+            );
+        }
+        if !(1..=10_000).contains(&self.hz) {
+            return bad("hz", format!("{} must be from 1 to 10000", self.hz));
+        }
+        for (key, ms) in [
+            ("duration_ms", self.duration_ms),
+            ("sleep_duration_ms", self.sleep_duration_ms),
+        ] {
+            if ms == 0 || ms > 86_400_000 {
+                return bad(key, format!("{ms} must be from 1 to 86400000 (a day)"));
+            }
+        }
+        if self.sample_ms == 0 || self.sample_ms > self.duration_ms {
+            return bad(
+                "sample_ms",
+                format!("{} must be from 1 to duration_ms", self.sample_ms),
+            );
+        }
+        let [low, high] = self.apps_memory_mb;
+        let device_mb = self.impact.memory_pages / 256;
+        if low > high || high > device_mb {
+            return bad(
+                "apps_memory_mb",
+                format!(
+                    "[{low}, {high}]: lowest first, at most the device's {device_mb} MB \
+                     (impact.memory_pages)"
+                ),
+            );
+        }
+        if self.apps_memory_step_mb == 0 {
+            return bad("apps_memory_step_mb", "must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
+        run(self, header, context)
+    }
+}
+
 const KEYS: [&str; 9] = [
     "scope",
     "sweep",
@@ -73,46 +174,46 @@ struct Point {
     duration_ms: u64,
 }
 
-fn base_params() -> KsmParams {
+fn base_params(grid: &Params) -> KsmParams {
     KsmParams {
-        hz: DEVICE_HZ,
+        hz: grid.hz,
         extra_ticks: 0,
         ..KsmParams::default()
     }
 }
 
-fn points() -> Vec<Point> {
+fn points(grid: &Params) -> Vec<Point> {
     let mut v = vec![Point {
         sweep: "baseline",
         series: "KSM off".into(),
-        params: base_params(),
+        params: base_params(grid),
         on: false,
-        duration_ms: DURATION_MS,
+        duration_ms: grid.duration_ms,
     }];
-    for &p in &PAGES_TO_SCAN {
+    for &p in &grid.pages_to_scan {
         v.push(Point {
             sweep: "pages_to_scan",
             series: format!("pages_to_scan {p}"),
             params: KsmParams {
                 pages_to_scan: p,
                 sleep_millisecs: 20,
-                ..base_params()
+                ..base_params(grid)
             },
             on: true,
-            duration_ms: DURATION_MS,
+            duration_ms: grid.duration_ms,
         });
     }
-    for &s in &SLEEP_MS {
+    for &s in &grid.sleep_ms {
         v.push(Point {
             sweep: "sleep_millisecs",
             series: format!("sleep {s} ms"),
             params: KsmParams {
                 pages_to_scan: 100,
                 sleep_millisecs: s,
-                ..base_params()
+                ..base_params(grid)
             },
             on: true,
-            duration_ms: SLEEP_DURATION_MS,
+            duration_ms: grid.sleep_duration_ms,
         });
     }
     v.push(Point {
@@ -120,37 +221,37 @@ fn points() -> Vec<Point> {
         series: "advisor scan-time".into(),
         params: KsmParams {
             advisor_mode: AdvisorMode::ScanTime,
-            ..base_params()
+            ..base_params(grid)
         },
         on: true,
-        duration_ms: DURATION_MS,
+        duration_ms: grid.duration_ms,
     });
     v.push(Point {
         sweep: "modern",
         series: "smart_scan".into(),
         params: KsmParams {
             smart_scan: true,
-            ..base_params()
+            ..base_params(grid)
         },
         on: true,
-        duration_ms: DURATION_MS,
+        duration_ms: grid.duration_ms,
     });
     v.push(Point {
         sweep: "modern",
         series: "checksum-first order".into(),
         params: KsmParams {
             merge_order: MergeOrder::ChecksumFirst,
-            ..base_params()
+            ..base_params(grid)
         },
         on: true,
-        duration_ms: DURATION_MS,
+        duration_ms: grid.duration_ms,
     });
     v.push(Point {
         sweep: "modern",
         series: "default 100/20".into(),
-        params: base_params(),
+        params: base_params(grid),
         on: true,
-        duration_ms: DURATION_MS,
+        duration_ms: grid.duration_ms,
     });
     v
 }
@@ -286,31 +387,33 @@ fn app_rows(p: &Point, apps: &[AppImpact], touch_cpu_ms: &[f64]) -> Vec<Row> {
         .collect()
 }
 
-pub fn run(context: &Context) -> Result<ExperimentReport> {
-    let preset = AndroidConfig::default();
-    let pop = preset.generate(context.seed)?;
-    let impact_config = ImpactConfig::default();
+/// One run of a `ksm` file with `context.seed`.
+pub fn run(grid: &Params, header: &Header, context: &Context) -> Result<ExperimentReport> {
+    let pop = grid.workload.generate(context.seed)?;
+    let impact_config = grid.impact.clone();
     let costs = ScanCosts::default();
     let spec = RunSpec {
-        duration_ms: DURATION_MS,
-        sample_ms: SAMPLE_MS,
+        duration_ms: grid.duration_ms,
+        sample_ms: grid.sample_ms,
         ksm_on: true,
     };
-    let mut all = points();
+    let mut all = points(grid);
     all.push(Point {
         sweep: "chosen",
-        series: format!("KSM {}/{}", CHOSEN.0, CHOSEN.1),
+        series: format!("KSM {}/{}", grid.chosen[0], grid.chosen[1]),
         params: KsmParams {
-            pages_to_scan: CHOSEN.0,
-            sleep_millisecs: CHOSEN.1,
-            ..base_params()
+            pages_to_scan: grid.chosen[0],
+            sleep_millisecs: grid.chosen[1],
+            ..base_params(grid)
         },
         on: true,
-        duration_ms: DURATION_MS,
+        duration_ms: grid.duration_ms,
     });
     let done = AtomicUsize::new(0);
     (context.progress)(0, all.len());
-    let budgets: Vec<u64> = APPS_MEMORY_MB.step_by(APPS_MEMORY_STEP_MB).collect();
+    let budgets: Vec<u64> = (grid.apps_memory_mb[0]..=grid.apps_memory_mb[1])
+        .step_by(grid.apps_memory_step_mb)
+        .collect();
     let runs: Vec<(Point, KsmRun, Vec<Vec<AppImpact>>, Vec<f64>)> = all
         .par_iter()
         .map(|p| {
@@ -390,12 +493,12 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
         }
     }
     let table = Table {
-        experiment: "ksm".into(),
-        title: "KSM deduplication on Android: pages_to_scan and sleep_millisecs, app impact".into(),
+        experiment: header.name.clone(),
+        title: header.title.clone(),
         keys: KEYS.iter().map(|k| k.to_string()).collect(),
         rows,
     };
-    let potential = pop.potential(DURATION_MS * 1_000_000);
+    let potential = pop.potential(grid.duration_ms * 1_000_000);
     let at_start = pop.potential(45_000 * 1_000_000);
     let facts = vec![
         vec![
@@ -423,16 +526,24 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
                 "{} cores, {} MB, {}..{} MB left to apps",
                 impact_config.cores,
                 impact_config.memory_pages * 4096 / (1 << 20),
-                APPS_MEMORY_MB.start(),
-                APPS_MEMORY_MB.end()
+                grid.apps_memory_mb[0],
+                grid.apps_memory_mb[1]
             ),
         ],
     ];
-    let analysis = analyze(&table, &pop, &impact_config);
-    let findings = findings(&table);
-    Ok(ExperimentReport::of_table(table, facts, analysis)
+    let (figures, claims, notes) = analyze(&table, &pop, &impact_config, grid);
+    if header.reproduces.is_none() {
+        let mut report = ExperimentReport::of_table(table, facts, (figures, Vec::new(), notes));
+        report.seeds = vec![context.seed];
+        return Ok(report);
+    }
+    let findings = findings(&table, grid);
+    let claims = super::grid_lacks(claims);
+    let mut report = ExperimentReport::of_table(table, facts, (figures, claims, notes))
         .with_findings(findings)
-        .with_paper_figures(paper_figures()))
+        .with_paper_figures(paper_figures());
+    report.seeds = vec![context.seed];
+    Ok(report)
 }
 
 fn final_by(table: &Table, sweep: &str, x: &str, metric: &str) -> Vec<(f64, f64)> {
@@ -459,21 +570,21 @@ fn run_value(table: &Table, series: &str, metric: &str) -> f64 {
     table.first_value(&filter(&[("scope", "run"), ("series", series)]), metric)
 }
 
-fn chosen_series() -> String {
-    format!("KSM {}/{}", CHOSEN.0, CHOSEN.1)
+fn chosen_series(grid: &Params) -> String {
+    format!("KSM {}/{}", grid.chosen[0], grid.chosen[1])
 }
 
 /// Seconds for one pass over `pages` at `pages_to_scan` pages per `sleep_ms`.
-fn pass_s(pages: u64, pages_to_scan: u32, sleep_ms: u32) -> f64 {
+fn pass_s(grid: &Params, pages: u64, pages_to_scan: u32, sleep_ms: u32) -> f64 {
     let params = KsmParams {
         pages_to_scan,
         sleep_millisecs: sleep_ms,
-        ..base_params()
+        ..base_params(grid)
     };
     pages.div_ceil(pages_to_scan as u64) as f64 * params.sleep_ns() as f64 / 1e9
 }
 
-pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig) -> Analysis {
+pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Params) -> Analysis {
     let series_of = |sweep: &str| -> Vec<String> {
         let mut s: Vec<String> = table
             .select(&filter(&[("scope", "run"), ("sweep", sweep)]))
@@ -527,13 +638,13 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig) -> Analys
         x_label: "app".into(),
         x_scale: 1.0,
         series: "series".into(),
-        lines: vec!["KSM off".into(), chosen_series()],
+        lines: vec!["KSM off".into(), chosen_series(grid)],
         filter: filter(&[("scope", "app")]),
         metric: metric.into(),
         y_label: y.into(),
         normalize_to: None,
     };
-    let (run_s, sleep_run_s) = (DURATION_MS / 1000, SLEEP_DURATION_MS / 1000);
+    let (run_s, sleep_run_s) = (grid.duration_ms / 1000, grid.sleep_duration_ms / 1000);
     let figures = vec![
         over_time(
             "free-vs-time-pages-to-scan",
@@ -638,21 +749,21 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig) -> Analys
             x_label: "memory left to apps (MB)".into(),
             x_scale: 1.0,
             series: "series".into(),
-            lines: vec!["KSM off".into(), chosen_series()],
+            lines: vec!["KSM off".into(), chosen_series(grid)],
             filter: filter(&[("scope", "budget")]),
             metric: "launch_ms".into(),
             y_label: "ms".into(),
             normalize_to: None,
         },
     ];
-    (figures, claims(table, pop, impact), notes(pop))
+    (figures, claims(table, pop, impact, grid), notes(pop, grid))
 }
 
-fn claims(table: &Table, pop: &Population, impact: &ImpactConfig) -> Vec<Claim> {
+fn claims(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Params) -> Vec<Claim> {
     let pages = pop.pages.len() as u64;
     let last_launch_s = pop.processes.iter().map(|p| p.start_ns).max().unwrap_or(0) as f64 / 1e9;
-    let duration_s = DURATION_MS as f64 / 1000.0;
-    let sleep_duration_s = SLEEP_DURATION_MS as f64 / 1000.0;
+    let duration_s = grid.duration_ms as f64 / 1000.0;
+    let sleep_duration_s = grid.sleep_duration_ms as f64 / 1000.0;
 
     // Saturation along pages_to_scan.
     let saved_pts = final_by(table, "pages_to_scan", "pages_to_scan", "saved_mb");
@@ -689,12 +800,12 @@ fn claims(table: &Table, pop: &Population, impact: &ImpactConfig) -> Vec<Claim> 
         vec![
             ("pages", pages as f64),
             ("low", lowest.0),
-            ("pass_low", pass_s(pages, lowest.0 as u32, 20)),
+            ("pass_low", pass_s(grid, pages, lowest.0 as u32, 20)),
             ("knee", knee),
             (
                 "pass_knee",
                 if knee.is_finite() {
-                    pass_s(pages, knee as u32, 20)
+                    pass_s(grid, pages, knee as u32, 20)
                 } else {
                     f64::NAN
                 },
@@ -704,7 +815,7 @@ fn claims(table: &Table, pop: &Population, impact: &ImpactConfig) -> Vec<Claim> 
             ("saved_low", lowest.1),
             ("sat", 100.0 * SATURATION),
             ("best", best),
-            ("peak", run_value(table, &chosen_series(), "peak_saved_mb")),
+            ("peak", run_value(table, &chosen_series(grid), "peak_saved_mb")),
             ("knee_peak", {
                 let peaks = final_by(table, "pages_to_scan", "pages_to_scan", "peak_saved_mb");
                 let top = peaks.iter().map(|p| p.1).fold(f64::NAN, f64::max);
@@ -713,7 +824,7 @@ fn claims(table: &Table, pop: &Population, impact: &ImpactConfig) -> Vec<Claim> 
                     .find(|p| p.1 >= SATURATION * top)
                     .map_or(f64::NAN, |p| p.0)
             }),
-            ("peak_t", run_value(table, &chosen_series(), "peak_time_s")),
+            ("peak_t", run_value(table, &chosen_series(grid), "peak_time_s")),
         ],
     )];
 
@@ -733,13 +844,16 @@ fn claims(table: &Table, pop: &Population, impact: &ImpactConfig) -> Vec<Claim> 
             .find(|p| p.0 == s)
             .map_or(f64::NAN, |p| p.1)
     };
-    let (first_sleep, last_sleep) = (SLEEP_MS[0] as f64, SLEEP_MS[SLEEP_MS.len() - 1] as f64);
+    let (first_sleep, last_sleep) = (
+        grid.sleep_ms[0] as f64,
+        grid.sleep_ms[grid.sleep_ms.len() - 1] as f64,
+    );
     let spread = |v: &[f64]| {
         let hi = v.iter().copied().fold(f64::NAN, f64::max);
         let lo = v.iter().copied().fold(f64::NAN, f64::min);
         100.0 * (hi - lo) / hi
     };
-    let slowest_pass = pass_s(pages, 100, last_sleep as u32);
+    let slowest_pass = pass_s(grid, pages, 100, last_sleep as u32);
     let sleep_evidence = || {
         vec![
             ("first", first_sleep),
@@ -811,7 +925,7 @@ fn claims(table: &Table, pop: &Population, impact: &ImpactConfig) -> Vec<Claim> 
         let on = app_value_of("chosen", app, metric);
         100.0 * (on / off - 1.0)
     };
-    let cpu = run_value(table, &chosen_series(), "ksmd_cpu_percent");
+    let cpu = run_value(table, &chosen_series(grid), "ksmd_cpu_percent");
     let u = cpu / 100.0;
     let cores = impact.cores;
     let touch_evidence = |app: usize, paper: f64| {
@@ -853,7 +967,7 @@ fn claims(table: &Table, pop: &Population, impact: &ImpactConfig) -> Vec<Claim> 
                 &format!("touch-{name}"),
                 format!(
                     "KSM ({}/{}) makes {name}'s touch response time {paper}% longer",
-                    CHOSEN.0, CHOSEN.1
+                    grid.chosen[0], grid.chosen[1]
                 ),
                 paper,
                 pct(app, "touch_ms"),
@@ -927,8 +1041,8 @@ fn claims(table: &Table, pop: &Population, impact: &ImpactConfig) -> Vec<Claim> 
 }
 
 /// The paper's chosen 80/20 against the kernel's default and its modern settings.
-fn findings(table: &Table) -> Vec<Finding> {
-    let chosen = chosen_series();
+fn findings(table: &Table, grid: &Params) -> Vec<Finding> {
+    let chosen = chosen_series(grid);
     let v = |series: &str, metric: &str| run_value(table, series, metric);
     let vs = |series: &str, metric: &str| 100.0 * (v(series, metric) / v(&chosen, metric) - 1.0);
     let modern = |id: &str, series: &str, what: &str| {
@@ -960,8 +1074,8 @@ fn findings(table: &Table) -> Vec<Finding> {
             ],
         )
     };
-    let smallest = format!("pages_to_scan {}", PAGES_TO_SCAN[0]);
-    let knee_series = format!("pages_to_scan {}", PAGES_TO_SCAN[1]);
+    let smallest = format!("pages_to_scan {}", grid.pages_to_scan[0]);
+    let knee_series = format!("pages_to_scan {}", grid.pages_to_scan[1]);
     vec![
         modern(
             "default-vs-chosen",
@@ -989,14 +1103,14 @@ fn findings(table: &Table) -> Vec<Finding> {
                 "{} pages every 20 ms save {{knee}} MB at {{knee_cpu}}% of a core and {} pages {{low}} \
                  MB at {{low_cpu}}%, against 80/20's {{chosen}} MB at {{chosen_cpu}}%. {} The advisor \
                  ends at {{adv_pts}} pages per wake-up.",
-                PAGES_TO_SCAN[1],
-                PAGES_TO_SCAN[0],
+                grid.pages_to_scan[1],
+                grid.pages_to_scan[0],
                 if (vs(&knee_series, "saved_mb")).abs() <= 2.0 {
                     format!(
                         "In this model {} pages a wake-up, {:.0}% of the paper's {}, save as much.",
-                        PAGES_TO_SCAN[1],
-                        100.0 * PAGES_TO_SCAN[1] as f64 / CHOSEN.0 as f64,
-                        CHOSEN.0
+                        grid.pages_to_scan[1],
+                        100.0 * grid.pages_to_scan[1] as f64 / grid.chosen[0] as f64,
+                        grid.chosen[0]
                     )
                 } else {
                     "In this model the paper's setting saves more.".to_string()
@@ -1059,22 +1173,23 @@ fn paper_figures() -> Vec<PaperFigure> {
 
 /// What the notes state about the workload and the model, from the population and the
 /// settings.
-fn notes(pop: &Population) -> Vec<String> {
+fn notes(pop: &Population, grid: &Params) -> Vec<String> {
     let pages = pop.pages.len() as u64;
-    let tick_ms = 1000 / DEVICE_HZ;
+    let tick_ms = 1000 / grid.hz;
     let costs = ScanCosts::default();
-    let impact = ImpactConfig::default();
+    let impact = grid.impact.clone();
+    let hz = grid.hz;
     vec![
         format!("Workload: the android preset (docs/ksm.md): {} forked from Zygote, launched one after another, \
 then switched from {} s on; each registers its Dalvik heap, native heap and stack ({} pages, {} MB) with shares of zero, \
 cross-app duplicate, unique and volatile pages. The paper gives no page-content figures; every share is a stated assumption. \
-ksmd runs as kernel 3.4 did on the paper's Nexus 10: no smart_scan, no use_zero_pages, HZ={DEVICE_HZ} (sleeps rounded up to \
+ksmd runs as kernel 3.4 did on the paper's Nexus 10: no smart_scan, no use_zero_pages, HZ={hz} (sleeps rounded up to \
 {tick_ms} ms, so the sleep sweep starts at {} ms).",
             pop.processes.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
             people(impact.together_from_ms as f64 / 1000.0),
             pages,
             people(pages as f64 * 4096.0 / MB),
-            SLEEP_MS[0],
+            grid.sleep_ms[0],
         ),
         format!("Scan cost per page (visit {} us, checksum {} us, {} us per tree level, {} us per merge) is an assumption for a \
 Cortex-A15; mobmem ksm-validate measures the development machine's (docs/ksm.md).",
@@ -1088,8 +1203,8 @@ on {} cores), plus a copy-on-write fault for each merged page a touch writes; la
 KSM avoids killing an app, whose next launch would be cold. Launch times are averaged over memory left to apps from {} to {} \
 MB, so they show how often a launch finds too little memory rather than the outcome at one chosen size.",
             people(impact.cores),
-            APPS_MEMORY_MB.start(),
-            APPS_MEMORY_MB.end(),
+            grid.apps_memory_mb[0],
+            grid.apps_memory_mb[1],
         ),
     ]
 }
@@ -1100,7 +1215,14 @@ mod tests {
 
     #[test]
     fn one_seed_has_every_claim_finding_and_paper_figure() {
-        let report = super::super::with_seed_one(|context| run(context).unwrap());
+        let header = crate::experiments::reproductions::find("ksm")
+            .unwrap()
+            .experiment()
+            .unwrap()
+            .header;
+        let report = crate::experiments::kinds::with_seed(1, |context| {
+            run(&Params::default(), &header, context).unwrap()
+        });
         assert_eq!(report.claims.len(), 12);
         assert_eq!(report.findings.len(), 5);
         assert_eq!(report.paper_figures.len(), 5);

@@ -1,37 +1,30 @@
 //! The papers' experiments, reproduced: each is an experiment file shipped with mobmem
-//! plus the figures the paper has and the claims it makes, computed from the results.
+//! (`experiments/NAME.toml`, embedded here, with `reproduces = "NAME"`) whose kind's
+//! module holds the figures the paper has and the claims it makes, computed from the
+//! results. `mobmem reproduce NAME` runs the shipped file as `mobmem run` runs any file.
 
 pub mod composed;
-mod hybrid_cache;
-mod ksm;
-mod multi_swap;
-mod page_protection;
-mod selective_page_cache;
+pub mod hybrid_cache;
+pub mod ksm;
+pub mod multi_swap;
+pub mod page_protection;
+pub mod selective_page_cache;
+
+use std::path::Path;
 
 use crate::core::registry::Registry;
-use crate::experiments::ExperimentConfig;
-use crate::report::{Claim, ExperimentReport};
+use crate::experiments::file::ExperimentFile;
+use crate::report::Claim;
 use crate::Result;
 
-/// What a reproduction runs with.
-pub struct Context<'a> {
-    /// Called with (done, total) as the experiment goes.
-    pub progress: &'a (dyn Fn(usize, usize) + Sync),
-    /// Folder of the real media and text files (`scripts/make-media.sh` makes it).
-    pub media_dir: std::path::PathBuf,
-    /// Seed of the synthetic workloads.
-    pub seed: u64,
-}
+pub use crate::experiments::file::Context;
 
-/// A reproduction of one paper's experiment.
+/// A reproduction of one paper's experiment: a shipped experiment file.
 pub struct Reproduction {
     pub name: &'static str,
     pub summary: &'static str,
-    /// One run, with the context's seed.
-    pub run: fn(&Context) -> Result<ExperimentReport>,
-    /// Whether its workloads are synthetic, so that it runs once per seed (otherwise
-    /// once: its inputs are real files).
-    pub seeded: bool,
+    /// The text of `experiments/<name>.toml`.
+    pub file: &'static str,
 }
 
 crate::named_entry!(Reproduction);
@@ -43,76 +36,48 @@ pub static REPRODUCTIONS: Registry<Reproduction> = Registry::new(
     Reproduction {
         name: "hybrid-cache",
         summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
-        run: hybrid_cache::run,
-        seeded: true,
+        file: include_str!("../../../../../experiments/hybrid-cache.toml"),
     },
     Reproduction {
         name: "multi-swap",
         summary: "multi-swap architectures with NVM + flash swap devices (Bahn, Kim, JIIBC 2023)",
-        run: multi_swap::run,
-        seeded: true,
+        file: include_str!("../../../../../experiments/multi-swap.toml"),
     },
     Reproduction {
         name: "page-protection",
         summary: "framework-assisted selective protection of interactive pages from reclaim (FMP; Kim, SNU 2016)",
-        run: page_protection::run,
-        seeded: true,
+        file: include_str!("../../../../../experiments/page-protection.toml"),
     },
     Reproduction {
         name: "selective-page-cache",
         summary: "selective page cache and selective compression on a compressed flash file system (Song, Cha, KIISE)",
-        run: selective_page_cache::run,
-        seeded: false,
+        file: include_str!("../../../../../experiments/selective-page-cache.toml"),
     },
     Reproduction {
         name: "ksm",
         summary: "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)",
-        run: ksm::run,
-        seeded: true,
+        file: include_str!("../../../../../experiments/ksm.toml"),
     },
     Reproduction {
         name: "composed",
-        summary: "all five techniques on one simulated phone: an ablation of each technique alone, all on, and all on but one",
-        run: composed::run,
-        seeded: true,
+        summary: "all five techniques on one simulated phone: each technique alone, all on, and all on but one",
+        file: include_str!("../../../../../experiments/composed.toml"),
     },
     ],
 );
 
-/// Seeds `reproduce` runs by default: 1 to 5.
+/// Seeds `reproduce` runs by default: 1 to 5 (the shipped files' `seeds`).
 pub const DEFAULT_SEEDS: u64 = 5;
 
 impl Reproduction {
-    /// Run it over `seeds` (each in turn; a reproduction that is not seeded runs once,
-    /// with the first) and gather the runs into one report.
-    pub fn run_seeds(
-        &self,
-        progress: &(dyn Fn(usize, usize) + Sync),
-        media_dir: &std::path::Path,
-        seeds: &[u64],
-    ) -> Result<ExperimentReport> {
-        if seeds.is_empty() {
-            return Err(crate::Error::config(
-                "reproduce",
-                "at least one seed is needed",
-            ));
-        }
-        let seeds = if self.seeded { seeds } else { &seeds[..1] };
-        let mut runs = Vec::with_capacity(seeds.len());
-        for &seed in seeds {
-            let context = Context {
-                progress,
-                media_dir: media_dir.to_path_buf(),
-                seed,
-            };
-            runs.push((seed, (self.run)(&context)?));
-        }
-        if !self.seeded {
-            if let Some((_, report)) = runs.pop() {
-                return Ok(report);
-            }
-        }
-        Ok(ExperimentReport::of_seeds(runs))
+    /// The shipped file, read (its relative paths, if any, are relative to the current
+    /// folder).
+    pub fn experiment(&self) -> Result<ExperimentFile> {
+        ExperimentFile::parse(
+            self.file,
+            &format!("experiments/{}.toml", self.name),
+            Path::new("."),
+        )
     }
 }
 
@@ -124,9 +89,25 @@ pub fn find(name: &str) -> Result<&'static Reproduction> {
         .ok_or_else(|| REPRODUCTIONS.unknown(name, &["all"]))
 }
 
-/// Parse an experiment file shipped with mobmem.
-pub fn shipped_config(name: &str, text: &str) -> Result<ExperimentConfig> {
-    ExperimentConfig::parse(text, &format!("experiments/{name}.toml"))
+/// Claims whose value could not be computed because the experiment's grid lacks a point
+/// they need (an edited copy of a shipped file) say so: not testable, with the reason. A
+/// shipped file's grid has every point, so its claims are unchanged.
+pub fn grid_lacks(claims: Vec<Claim>) -> Vec<Claim> {
+    claims
+        .into_iter()
+        .map(|claim| {
+            if claim.measured.is_finite()
+                || matches!(claim.expect, crate::report::Expect::NotTestable { .. })
+            {
+                claim
+            } else {
+                claim.not_testable(
+                    "this experiment's grid lacks a point the claim needs (its value could not \
+                     be computed); the shipped file has every point",
+                )
+            }
+        })
+        .collect()
 }
 
 /// A claim that a technique reduces something by the paper's percentage (a claim of a
@@ -140,23 +121,11 @@ pub fn reduction_claim(
     Claim::value(id, claim, paper_percent, measured_percent, "%")
 }
 
-/// `f` run with a context of seed 1, no progress shown and no media folder (tests of
-/// reproductions that read no media).
-#[cfg(test)]
-pub(crate) fn with_seed_one<T>(f: impl FnOnce(&Context) -> T) -> T {
-    let progress = |_: usize, _: usize| {};
-    f(&Context {
-        seed: 1,
-        progress: &progress,
-        media_dir: std::path::PathBuf::new(),
-    })
-}
-
 /// Checks every reproduction's report should pass: each claim's explanation template
 /// and each finding names only evidence it has (no `{name}` is left once filled in), and
 /// every report figure the paper-figure list names exists.
 #[cfg(test)]
-pub(crate) fn check_report(report: &ExperimentReport) {
+pub(crate) fn check_report(report: &crate::report::ExperimentReport) {
     use crate::report::claims::{summarize, summarize_findings};
     use crate::report::FigureStatus;
     for claim in report.seed_claims.iter().flatten() {

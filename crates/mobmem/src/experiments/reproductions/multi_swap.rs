@@ -18,26 +18,141 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
+use serde::{Deserialize, Serialize};
+
 use super::{reduction_claim, Context};
 use crate::core::stats::Stats;
+use crate::experiments::file::{Header, KindParams};
+use crate::mm::swap::find_architecture;
 use crate::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};
 use crate::report::table::filter;
 use crate::report::{
     format_number, Analysis, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table,
 };
-use crate::Result;
+use crate::{Error, Result};
 
-/// NVM sizes, % of the swap footprint.
-const NVM_PERCENT: [f64; 10] = [1.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 50.0, 75.0, 100.0];
-/// The NVM size at which launch times are compared.
-const LAUNCH_NVM_PERCENT: f64 = 10.0;
-const NVM_ARCHITECTURES: [&str; 4] = [
-    "hierarchical-lru",
-    "hierarchical-clock",
-    "parallel-clock",
-    "parallel-filtered",
-];
-const OTHER_ARCHITECTURES: [&str; 4] = ["flash", "none", "zram", "zram-writeback"];
+/// The `swap` kind's keys: the grid of architectures and NVM sizes, the workload and the
+/// swap configuration every point starts from. Every key has the default of the paper's
+/// grid (`experiments/multi-swap.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// NVM sizes, % of the swap footprint (the distinct pages flash-only swap writes out),
+    /// at which each of `nvm_architectures` runs.
+    pub nvm_percent: Vec<f64>,
+    /// Architectures with an NVM device, run at every size of `nvm_percent`.
+    pub nvm_architectures: Vec<String>,
+    /// Architectures without NVM, run once each.
+    pub architectures: Vec<String>,
+    /// The NVM size (one of `nvm_percent`) at which launch times per app are compared.
+    pub launch_nvm_percent: f64,
+    /// The `app-cycling` workload, generated once per seed.
+    pub workload: AppCyclingConfig,
+    /// The swap configuration of every point; each point sets its architecture and NVM
+    /// size.
+    pub swap: SwapConfig,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            nvm_percent: vec![1.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 50.0, 75.0, 100.0],
+            nvm_architectures: [
+                "hierarchical-lru",
+                "hierarchical-clock",
+                "parallel-clock",
+                "parallel-filtered",
+            ]
+            .map(String::from)
+            .to_vec(),
+            architectures: ["flash", "none", "zram", "zram-writeback"]
+                .map(String::from)
+                .to_vec(),
+            launch_nvm_percent: 10.0,
+            workload: AppCyclingConfig::default(),
+            swap: SwapConfig::default(),
+        }
+    }
+}
+
+impl KindParams for Params {
+    fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |key: &str, message: String| {
+            Err(Error::config(origin, format!("key `{key}`: {message}")))
+        };
+        for (key, names, nvm) in [
+            ("nvm_architectures", &self.nvm_architectures, true),
+            ("architectures", &self.architectures, false),
+        ] {
+            for (i, name) in names.iter().enumerate() {
+                let info = find_architecture(name)
+                    .map_err(|e| Error::config(origin, format!("key `{key}`: {e}")))?;
+                if info.uses_nvm != nvm {
+                    return bad(
+                        key,
+                        format!(
+                            "'{name}' {} an NVM device; list it under `{}`",
+                            if info.uses_nvm { "has" } else { "has no" },
+                            if info.uses_nvm {
+                                "nvm_architectures"
+                            } else {
+                                "architectures"
+                            }
+                        ),
+                    );
+                }
+                if names[..i].contains(name) {
+                    return bad(key, format!("'{name}' is listed twice"));
+                }
+            }
+        }
+        if self.architectures.is_empty() && self.nvm_architectures.is_empty() {
+            return bad(
+                "architectures",
+                "no architecture to run (both lists are empty)".into(),
+            );
+        }
+        if !self.nvm_architectures.is_empty() && self.nvm_percent.is_empty() {
+            return bad(
+                "nvm_percent",
+                "empty, but `nvm_architectures` need NVM sizes".into(),
+            );
+        }
+        for (i, &x) in self.nvm_percent.iter().enumerate() {
+            if !(x.is_finite() && x > 0.0) {
+                return bad("nvm_percent", format!("{x} must be > 0"));
+            }
+            if i > 0 && x <= self.nvm_percent[i - 1] {
+                return bad("nvm_percent", "sizes must be in increasing order".into());
+            }
+        }
+        if !(self.launch_nvm_percent.is_finite() && self.launch_nvm_percent > 0.0) {
+            return bad(
+                "launch_nvm_percent",
+                format!("{} must be > 0", self.launch_nvm_percent),
+            );
+        }
+        crate::workload::Params::validate(&self.workload)
+            .map_err(|e| Error::config(origin, format!("[workload]: {e}")))?;
+        // The swap configuration as each listed architecture runs it (zram's pool must fit
+        // in DRAM, for one).
+        for name in self.architectures.iter().chain(&self.nvm_architectures) {
+            let config = SwapConfig {
+                architecture: name.clone(),
+                ..self.swap.clone()
+            };
+            config
+                .validate()
+                .map_err(|e| Error::config(origin, format!("[swap], with '{name}': {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
+        run(self, header, context)
+    }
+}
+
 const KEYS: [&str; 7] = [
     "scope",
     "series",
@@ -103,14 +218,21 @@ fn app_rows(
         .collect()
 }
 
-pub fn run(context: &Context) -> Result<ExperimentReport> {
-    let trace = swap::workload::generate(&AppCyclingConfig::default(), context.seed)?;
-    let config = SwapConfig::default();
-    let footprint = swap::swap_footprint(&trace, &config)?;
-    let mut points: Vec<(&str, Option<f64>)> =
-        OTHER_ARCHITECTURES.iter().map(|a| (*a, None)).collect();
-    for &p in &NVM_PERCENT {
-        points.extend(NVM_ARCHITECTURES.iter().map(|a| (*a, Some(p))));
+/// One run of a `swap` file with `context.seed`.
+pub fn run(params: &Params, header: &Header, context: &Context) -> Result<ExperimentReport> {
+    let trace = swap::workload::generate(&params.workload, context.seed)?;
+    let config = &params.swap;
+    let footprint = swap::swap_footprint(&trace, config)?;
+    let mut points: Vec<(&str, Option<f64>)> = (params.architectures.iter())
+        .map(|a| (a.as_str(), None))
+        .collect();
+    for &p in &params.nvm_percent {
+        points.extend(
+            params
+                .nvm_architectures
+                .iter()
+                .map(|a| (a.as_str(), Some(p))),
+        );
     }
     let done = AtomicUsize::new(0);
     (context.progress)(0, points.len());
@@ -119,7 +241,7 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
         .map(|&(architecture, percent)| {
             let nvm_pages =
                 percent.map_or(0, |p| ((footprint as f64) * p / 100.0).round() as usize);
-            let m = swap::run_point(&trace, &config, architecture, nvm_pages)?;
+            let m = swap::run_point(&trace, config, architecture, nvm_pages)?;
             (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
             Ok((architecture, percent, nvm_pages, m))
         })
@@ -132,7 +254,7 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
     for (architecture, percent, nvm_pages, m) in &results {
         let series = match percent {
             None => architecture.to_string(),
-            Some(p) if *architecture == "parallel-filtered" && *p == LAUNCH_NVM_PERCENT => {
+            Some(p) if *architecture == "parallel-filtered" && *p == params.launch_nvm_percent => {
                 format!("parallel-filtered {}% NVM", format_number(*p))
             }
             Some(_) => continue,
@@ -140,16 +262,15 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
         rows.extend(app_rows(&series, architecture, *percent, *nvm_pages, m));
     }
     let table = Table {
-        experiment: "multi-swap".into(),
-        title: "Multi-swap: NVM + flash swap devices, hierarchical vs parallel, the single-access filter".into(),
+        experiment: header.name.clone(),
+        title: header.title.clone(),
         keys: KEYS.iter().map(|k| k.to_string()).collect(),
         rows,
     };
-    let flash = &results
-        .iter()
-        .find(|r| r.0 == "flash")
-        .expect("flash ran")
-        .3;
+    let flash_single_access = match results.iter().find(|r| r.0 == "flash") {
+        Some(flash) => format!("{:.1}%", 100.0 * flash.3.single_access_share),
+        None => "- (flash-only swap did not run)".into(),
+    };
     let facts = vec![
         vec![
             "workload".into(),
@@ -165,14 +286,22 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
             trace.tables.processes.len().to_string(),
             config.dram_pages.to_string(),
             footprint.to_string(),
-            format!("{:.1}%", 100.0 * flash.single_access_share),
+            flash_single_access,
         ],
     ];
-    let analysis = analyze(&table, &config);
-    let findings = findings(&table, &config);
-    Ok(ExperimentReport::of_table(table, facts, analysis)
+    let (figures, claims, notes) = analyze(&table, params);
+    if header.reproduces.is_none() {
+        let mut report = ExperimentReport::of_table(table, facts, (figures, Vec::new(), notes));
+        report.seeds = vec![context.seed];
+        return Ok(report);
+    }
+    let findings = findings(&table, params);
+    let claims = super::grid_lacks(claims);
+    let mut report = ExperimentReport::of_table(table, facts, (figures, claims, notes))
         .with_findings(findings)
-        .with_paper_figures(paper_figures()))
+        .with_paper_figures(paper_figures());
+    report.seeds = vec![context.seed];
+    Ok(report)
 }
 
 /// `metric` of an architecture at each NVM size, in size order.
@@ -292,7 +421,7 @@ fn measures(table: &Table) -> Measures {
     }
 }
 
-pub fn analyze(table: &Table, config: &SwapConfig) -> Analysis {
+pub fn analyze(table: &Table, params: &Params) -> Analysis {
     let nvm_figure = |id: &str, title: &str, metric: &str, y: &str, lines: &[&str]| Figure {
         id: id.into(),
         title: title.into(),
@@ -354,7 +483,7 @@ pub fn analyze(table: &Table, config: &SwapConfig) -> Analysis {
             id: "launch-per-app".into(),
             title: format!(
                 "launch time per app (NVM {}% where used)",
-                format_number(LAUNCH_NVM_PERCENT)
+                format_number(params.launch_nvm_percent)
             ),
             x: "app".into(),
             x_label: "app".into(),
@@ -367,11 +496,11 @@ pub fn analyze(table: &Table, config: &SwapConfig) -> Analysis {
             normalize_to: None,
         },
     ];
-    let claims = claims(table, config);
-    (figures, claims, notes(table, config))
+    let claims = claims(table, params);
+    (figures, claims, notes(table, params))
 }
 
-fn claims(table: &Table, config: &SwapConfig) -> Vec<Claim> {
+fn claims(table: &Table, params: &Params) -> Vec<Claim> {
     let m = measures(table);
     let run = |a: &str, metric: &str| single(table, a, metric);
     let f_at = |p: f64, metric: &str| at(table, "parallel-filtered", p, metric);
@@ -571,9 +700,9 @@ fn claims(table: &Table, config: &SwapConfig) -> Vec<Claim> {
     ]);
 
     // Launch time.
-    let warm_ms = config.launch.warm_base_ns / 1e6;
-    let cold_ms = config.launch.cold_start_ns / 1e6;
-    let launch_pf = f_at(LAUNCH_NVM_PERCENT, "launch_mean_ms");
+    let warm_ms = params.swap.launch.warm_base_ns / 1e6;
+    let cold_ms = params.swap.launch.cold_start_ns / 1e6;
+    let launch_pf = f_at(params.launch_nvm_percent, "launch_mean_ms");
     let launch_flash = run("flash", "launch_mean_ms");
     let launch_none = run("none", "launch_mean_ms");
     claims.push(
@@ -581,7 +710,7 @@ fn claims(table: &Table, config: &SwapConfig) -> Vec<Claim> {
             "launch-faster-than-flash-swap".into(),
             format!(
                 "mean app launch time with the filter ({}% NVM) is 53% below flash-only swap",
-                format_number(LAUNCH_NVM_PERCENT)
+                format_number(params.launch_nvm_percent)
             ),
             53.0,
             100.0 * (1.0 - launch_pf / launch_flash),
@@ -598,7 +727,7 @@ fn claims(table: &Table, config: &SwapConfig) -> Vec<Claim> {
                 ("flash_cold", run("flash", "cold_starts")),
                 ("flash_reads", launch_flash - warm_ms),
                 ("flash_launch", launch_flash),
-                ("pct", LAUNCH_NVM_PERCENT),
+                ("pct", params.launch_nvm_percent),
                 ("pf_reads", launch_pf - warm_ms),
                 ("pf_launch", launch_pf),
                 ("max_cut", 100.0 * (1.0 - warm_ms / launch_flash)),
@@ -656,7 +785,7 @@ fn max_at(points: &[(f64, f64)]) -> (f64, f64) {
 
 /// What the run shows beyond the paper's claims: where hierarchical swap, plain CLOCK
 /// and zram beat the filter, and where the filter wins.
-fn findings(table: &Table, config: &SwapConfig) -> Vec<Finding> {
+fn findings(table: &Table, params: &Params) -> Vec<Finding> {
     let m = measures(table);
     let run = |a: &str, metric: &str| single(table, a, metric);
     let f_at = |p: f64, metric: &str| at(table, "parallel-filtered", p, metric);
@@ -671,8 +800,8 @@ fn findings(table: &Table, config: &SwapConfig) -> Vec<Finding> {
     let filtered_io = by_nvm(table, "parallel-filtered", "io_time_ms");
     let swap_outs = f_at(largest, "swap_outs");
     let swap_ins = f_at(largest, "swap_ins");
-    let flash = &config.devices.flash;
-    let nvm = &config.devices.nvm;
+    let flash = &params.swap.devices.flash;
+    let nvm = &params.swap.devices.nvm;
     let clock_vs_filter: Vec<(f64, f64)> =
         reductions(&by_nvm(table, "parallel-clock", "io_time_ms"), &filtered_io);
     let range_hi = m.parallel_wins.last().map_or(f64::NAN, |p| p.0);
@@ -761,13 +890,13 @@ fn findings(table: &Table, config: &SwapConfig) -> Vec<Finding> {
              the filter launches apps faster than either; plain zram writes nothing to flash.",
             vec![
                 ("zram", run("zram", "launch_mean_ms")),
-                ("pf", f_at(LAUNCH_NVM_PERCENT, "launch_mean_ms")),
-                ("pct", LAUNCH_NVM_PERCENT),
+                ("pf", f_at(params.launch_nvm_percent, "launch_mean_ms")),
+                ("pct", params.launch_nvm_percent),
                 ("flash", run("flash", "launch_mean_ms")),
-                ("pool", config.zram.pool_pages as f64),
+                ("pool", params.swap.zram.pool_pages as f64),
                 (
                     "foot",
-                    run("flash", "swapped_pages") / config.dram_pages as f64,
+                    run("flash", "swapped_pages") / params.swap.dram_pages as f64,
                 ),
                 ("zram_kills", run("zram", "kills")),
                 ("none_kills", run("none", "kills")),
@@ -782,7 +911,8 @@ fn findings(table: &Table, config: &SwapConfig) -> Vec<Finding> {
                 ),
                 (
                     "pf_share",
-                    100.0 * f_at(LAUNCH_NVM_PERCENT, "flash_writes") / run("flash", "flash_writes"),
+                    100.0 * f_at(params.launch_nvm_percent, "flash_writes")
+                        / run("flash", "flash_writes"),
                 ),
             ],
         ),
@@ -824,7 +954,7 @@ fn paper_figures() -> Vec<PaperFigure> {
 
 /// Paragraphs for the report: the workload and the model's readings, with numbers from
 /// the run.
-fn notes(table: &Table, config: &SwapConfig) -> Vec<String> {
+fn notes(table: &Table, params: &Params) -> Vec<String> {
     let apps = table
         .select(&filter(&[("scope", "app"), ("series", "flash")]))
         .count();
@@ -836,14 +966,14 @@ fn notes(table: &Table, config: &SwapConfig) -> Vec<String> {
              {} pages of DRAM. Device timings are not in the paper; the defaults ({} flash: read {} us, \
              write {} us; {} NVM: read {} us, write {} us; LZ4 zram) are stated assumptions with sources \
              in docs/swap.md.",
-            footprint / config.dram_pages as f64,
-            config.dram_pages,
-            config.devices.flash.name,
-            format_number(config.devices.flash.read_ns / 1e3),
-            format_number(config.devices.flash.write_ns / 1e3),
-            config.devices.nvm.name,
-            format_number(config.devices.nvm.read_ns / 1e3),
-            format_number(config.devices.nvm.write_ns / 1e3),
+            footprint / params.swap.dram_pages as f64,
+            params.swap.dram_pages,
+            params.swap.devices.flash.name,
+            format_number(params.swap.devices.flash.read_ns / 1e3),
+            format_number(params.swap.devices.flash.write_ns / 1e3),
+            params.swap.devices.nvm.name,
+            format_number(params.swap.devices.nvm.read_ns / 1e3),
+            format_number(params.swap.devices.nvm.write_ns / 1e3),
         ),
         "As read here, hierarchical swap with CLOCK and parallel swap with plain CLOCK admission place \
          every page the same way (write to NVM while it fits, demote the CLOCK victim to flash), so they \
@@ -853,7 +983,7 @@ fn notes(table: &Table, config: &SwapConfig) -> Vec<String> {
             "\"Where NVM is small\" is read as the sizes from the smallest of the sweep up to the last \
              before hierarchical swap first wins (the paper: parallel swap improves I/O time \"in a certain \
              range\"). The launch claims compare at {}% NVM.",
-            format_number(LAUNCH_NVM_PERCENT)
+            format_number(params.launch_nvm_percent)
         ),
     ]
 }
@@ -940,7 +1070,14 @@ mod tests {
 
     #[test]
     fn one_seed_has_every_claim_finding_and_paper_figure() {
-        let report = super::super::with_seed_one(|context| run(context).unwrap());
+        let header = crate::experiments::reproductions::find("multi-swap")
+            .unwrap()
+            .experiment()
+            .unwrap()
+            .header;
+        let report = crate::experiments::kinds::with_seed(1, |context| {
+            run(&Params::default(), &header, context).unwrap()
+        });
         assert_eq!(report.claims.len(), 10);
         assert_eq!(report.findings.len(), 4);
         assert_eq!(report.paper_figures.len(), 5);

@@ -19,8 +19,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
+use serde::{Deserialize, Serialize};
+
 use super::{reduction_claim, Context};
 use crate::core::stats::Stats;
+use crate::experiments::file::{Header, KindParams};
 use crate::mm::reclaim::policy::{LumpyGating, LumpyUnmovable};
 use crate::mm::reclaim::{
     self, workload::GalleryUsbConfig, DirtyWriteback, ReclaimConfig, ReclaimResult,
@@ -30,14 +33,84 @@ use crate::report::{
     format_number, Analysis, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table,
 };
 use crate::trace::Trace;
-use crate::Result;
+use crate::{Error, Result};
 
-const POLICIES: [&str; 4] = ["stock", "fmp", "memcg-low", "mglru"];
-/// Memory sizes of the sweep, MiB.
-const MEMORY_MIB: [usize; 4] = [96, 128, 192, 256];
-/// Background transfer rates of the rate sweep, pages written per interaction (one a
-/// second): 0, 5, 10, 20 and 40 MB/s.
-const STREAM_PAGES: [u32; 5] = [0, 1200, 2400, 4800, 9600];
+/// The `reclaim` kind's keys: the policies, the memory sizes and transfer rates swept, the
+/// workload and the reclaim configuration every point starts from. Every key has the
+/// default of the paper's grid (`experiments/page-protection.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Reclaim policies, each run at every point.
+    pub policies: Vec<String>,
+    /// Memory sizes of the size sweep, MiB (with the workload's transfer).
+    pub memory_mib: Vec<usize>,
+    /// Background transfer rates of the rate sweep, pages written per interaction (one a
+    /// second by default: 1200 pages are 5 MB/s).
+    pub stream_pages: Vec<u32>,
+    /// Policies also run with the 3.4 kernel's literal choices (scope `kernel-3.4`).
+    pub kernel_34_policies: Vec<String>,
+    /// The `gallery-usb` workload, generated once per seed and transfer rate (each point
+    /// sets `background` and `stream_pages_per_interaction`; its own
+    /// `stream_pages_per_interaction` is the rate of the runs with I/O).
+    pub workload: GalleryUsbConfig,
+    /// The reclaim configuration of every point; each point sets the policy and the
+    /// memory size (`memory_pages` is the size of the runs outside the size sweep).
+    pub reclaim: ReclaimConfig,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            policies: ["stock", "fmp", "memcg-low", "mglru"]
+                .map(String::from)
+                .to_vec(),
+            memory_mib: vec![96, 128, 192, 256],
+            stream_pages: vec![0, 1200, 2400, 4800, 9600],
+            kernel_34_policies: ["stock", "fmp"].map(String::from).to_vec(),
+            workload: GalleryUsbConfig::default(),
+            reclaim: ReclaimConfig::default(),
+        }
+    }
+}
+
+impl KindParams for Params {
+    fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |key: &str, message: String| {
+            Err(Error::config(origin, format!("key `{key}`: {message}")))
+        };
+        for (key, names) in [
+            ("policies", &self.policies),
+            ("kernel_34_policies", &self.kernel_34_policies),
+        ] {
+            for (i, name) in names.iter().enumerate() {
+                reclaim::POLICIES
+                    .find(name)
+                    .map_err(|e| Error::config(origin, format!("key `{key}`: {e}")))?;
+                if names[..i].contains(name) {
+                    return bad(key, format!("'{name}' is listed twice"));
+                }
+            }
+        }
+        if self.policies.is_empty() {
+            return bad("policies", "needs at least one policy".into());
+        }
+        if let Some(&mib) = self.memory_mib.iter().find(|&&m| m == 0 || m > (1 << 20)) {
+            return bad("memory_mib", format!("{mib} must be from 1 to 1048576"));
+        }
+        crate::workload::Params::validate(&self.workload)
+            .map_err(|e| Error::config(origin, format!("[workload]: {e}")))?;
+        self.reclaim
+            .validate()
+            .map_err(|e| Error::config(origin, format!("[reclaim]: {e}")))?;
+        Ok(())
+    }
+
+    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
+        run(self, header, context)
+    }
+}
+
 /// Scope of the runs with the 3.4 kernel's literal choices where the reading used here
 /// (the paper's description of the kernel) differs.
 const KERNEL_34: &str = "kernel-3.4";
@@ -72,18 +145,23 @@ fn row(scope: &str, policy: &str, io_mb_s: f64, memory_mib: usize, r: &ReclaimRe
     }
 }
 
-/// The reproduction at a given number of interactions (the test runs a short one).
-pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport> {
+/// One run of a `reclaim` file with `context.seed`.
+pub fn run(params: &Params, header: &Header, context: &Context) -> Result<ExperimentReport> {
+    let interactions = params.workload.interactions;
     let workload = |background| GalleryUsbConfig {
-        interactions,
         background,
-        ..Default::default()
+        ..params.workload.clone()
     };
-    let default_pages = GalleryUsbConfig::default().stream_pages_per_interaction;
+    let default_pages = params.workload.stream_pages_per_interaction;
     // One trace per transfer rate; 0 is the run without the transfer.
-    let traces: Vec<(u32, Trace)> = STREAM_PAGES
+    let mut rates: Vec<u32> = params.stream_pages.clone();
+    for pages in [default_pages, 0] {
+        if !rates.contains(&pages) {
+            rates.push(pages);
+        }
+    }
+    let traces: Vec<(u32, Trace)> = rates
         .iter()
-        .chain(std::iter::once(&default_pages))
         .map(|&pages| {
             let config = GalleryUsbConfig {
                 background: pages > 0,
@@ -93,24 +171,30 @@ pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport
             Ok((pages, reclaim::workload::generate(&config, context.seed)?))
         })
         .collect::<Result<_>>()?;
-    let trace_of = |pages: u32| &traces.iter().find(|t| t.0 == pages).expect("made").1;
-    let with_io = trace_of(default_pages);
-    let base = ReclaimConfig::default();
+    let trace_of = |pages: u32| {
+        traces
+            .iter()
+            .find(|t| t.0 == pages)
+            .map(|t| &t.1)
+            .ok_or_else(|| Error::config("reclaim", format!("no trace of {pages} pages")))
+    };
+    let with_io = trace_of(default_pages)?;
+    let base = params.reclaim.clone();
     let default_mib = (base.memory_pages * 4096) >> 20;
     // (scope, policy, pages streamed per interaction, memory MiB)
     let mut points: Vec<(&str, &str, u32, usize)> = Vec::new();
     for pages in [0, default_pages] {
-        for p in POLICIES {
+        for p in &params.policies {
             points.push(("run", p, pages, default_mib));
         }
     }
-    for mib in MEMORY_MIB {
-        for p in POLICIES {
+    for &mib in &params.memory_mib {
+        for p in &params.policies {
             points.push(("sweep", p, default_pages, mib));
         }
     }
-    for pages in STREAM_PAGES {
-        for p in POLICIES {
+    for &pages in &params.stream_pages {
+        for p in &params.policies {
             points.push(("rate", p, pages, default_mib));
         }
     }
@@ -118,7 +202,7 @@ pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport
     // pages deactivated, new anonymous pages active, lumpy blocks given up at an
     // unmovable frame, lumpy only for costly orders or under pressure, kswapd
     // balancing for the order it was woken with, dirty file pages left to the flusher).
-    for p in ["stock", "fmp"] {
+    for p in &params.kernel_34_policies {
         points.push((KERNEL_34, p, default_pages, default_mib));
     }
     let done = AtomicUsize::new(0);
@@ -139,7 +223,7 @@ pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport
                 config.kswapd_high_order = true;
                 config.dirty_writeback = DirtyWriteback::Flusher;
             }
-            let r = reclaim::run(&config, trace_of(pages))?;
+            let r = reclaim::run(&config, trace_of(pages)?)?;
             (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
             Ok(r)
         })
@@ -153,9 +237,8 @@ pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport
         })
         .collect();
     let table = Table {
-        experiment: "page-protection".into(),
-        title: "FMP: protecting the interactive app's pages from reclaim under background I/O"
-            .into(),
+        experiment: header.name.clone(),
+        title: header.title.clone(),
         keys: KEYS.iter().map(|k| k.to_string()).collect(),
         rows,
     };
@@ -189,15 +272,19 @@ pub fn run_with(context: &Context, interactions: u32) -> Result<ExperimentReport
             ),
         ],
     ];
-    let analysis = analyze(&table, &base);
-    let findings = findings(&table, &base);
-    Ok(ExperimentReport::of_table(table, facts, analysis)
+    let (figures, claims, notes) = analyze(&table, params);
+    if header.reproduces.is_none() {
+        let mut report = ExperimentReport::of_table(table, facts, (figures, Vec::new(), notes));
+        report.seeds = vec![context.seed];
+        return Ok(report);
+    }
+    let findings = findings(&table, params);
+    let claims = super::grid_lacks(claims);
+    let mut report = ExperimentReport::of_table(table, facts, (figures, claims, notes))
         .with_findings(findings)
-        .with_paper_figures(paper_figures()))
-}
-
-pub fn run(context: &Context) -> Result<ExperimentReport> {
-    run_with(context, GalleryUsbConfig::default().interactions)
+        .with_paper_figures(paper_figures());
+    report.seeds = vec![context.seed];
+    Ok(report)
 }
 
 fn value(table: &Table, policy: &str, io: bool, metric: &str) -> f64 {
@@ -245,8 +332,9 @@ fn default_rate(table: &Table) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-pub fn analyze(table: &Table, base: &ReclaimConfig) -> Analysis {
-    let lines: Vec<String> = POLICIES.iter().map(|p| p.to_string()).collect();
+pub fn analyze(table: &Table, params: &Params) -> Analysis {
+    let base = &params.reclaim;
+    let lines: Vec<String> = params.policies.clone();
     let io_figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
         id: id.into(),
         title: title.into(),
@@ -465,12 +553,13 @@ fn claims(table: &Table, base: &ReclaimConfig) -> Vec<Claim> {
 
 /// Where memcg-low and MGLRU, the modern kernel's mechanisms, beat or match FMP, and
 /// where FMP wins.
-fn findings(table: &Table, base: &ReclaimConfig) -> Vec<Finding> {
+fn findings(table: &Table, params: &Params) -> Vec<Finding> {
+    let base = &params.reclaim;
     let v = |p: &str, metric: &str| value(table, p, true, metric);
     let faults = |p: &str| v(p, "interactive_major_faults");
     let scanned = |p: &str| v(p, "pages_scanned");
     let stock = faults("stock");
-    let smallest = MEMORY_MIB[0];
+    let smallest = params.memory_mib.first().copied().unwrap_or(0);
     let s = |p: &str, metric: &str| swept(table, p, smallest, metric);
     let rates = by_rate(table, "stock", "interactive_major_faults");
     let top_rate = rates.last().map_or(f64::NAN, |p| p.0);
@@ -649,7 +738,14 @@ mod tests {
     use super::*;
 
     fn context_run(interactions: u32) -> ExperimentReport {
-        super::super::with_seed_one(|context| run_with(context, interactions).unwrap())
+        let header = crate::experiments::reproductions::find("page-protection")
+            .unwrap()
+            .experiment()
+            .unwrap()
+            .header;
+        let mut params = Params::default();
+        params.workload.interactions = interactions;
+        crate::experiments::kinds::with_seed(1, |context| run(&params, &header, context).unwrap())
     }
 
     #[test]

@@ -23,9 +23,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
+use serde::{Deserialize, Serialize};
+
 use super::{reduction_claim, Context};
 use crate::core::stats::Stats;
 use crate::devices::platform::Platform;
+use crate::experiments::file::{Header, KindParams};
 use crate::mm::fs::{
     read_file_by_page, read_twice, store_file_policies, Codec, PageCacheState, ReadCost, ReadPath,
     StoredFile, WritePolicy,
@@ -37,6 +40,7 @@ use crate::report::{
 use crate::{Error, Result};
 
 /// The codec of JFFS2's default configuration.
+#[cfg(test)]
 const CODEC: Codec = Codec::Zlib;
 const PAPER_PLATFORM: &str = "pxa250";
 const MODERN_PLATFORM: &str = "modern-phone";
@@ -56,6 +60,92 @@ const WHOLE_READ: &str = "all";
 
 /// Windows of the power over time: about this many over the longest read.
 const POWER_WINDOWS: f64 = 40.0;
+
+/// The `fs` kind's keys: where the media files are, the codec, the platforms and the
+/// schemes (write policy and read path) each file is stored and read with. Every key
+/// has the default of the paper's grid (`experiments/selective-page-cache.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Folder of the media files (`scripts/make-media.sh` makes it), relative to the
+    /// experiment file; `--media` overrides it; absent: `target/media` of the current
+    /// folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media: Option<PathBuf>,
+    /// The file system's compression codec (JFFS2's default is zlib).
+    pub codec: Codec,
+    /// Platform profiles to price the reads on (`pxa250`: the paper's board).
+    pub platforms: Vec<String>,
+    /// Schemes, by name: stock, selective, threshold-only, bypass-only, ubifs, f2fs,
+    /// entropy-bypass.
+    pub schemes: Vec<String>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            media: None,
+            codec: Codec::Zlib,
+            platforms: Platform::names().iter().map(|n| n.to_string()).collect(),
+            schemes: schemes().iter().map(|(n, _, _)| n.to_string()).collect(),
+        }
+    }
+}
+
+impl KindParams for Params {
+    fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |key: &str, message: String| {
+            Err(Error::config(origin, format!("key `{key}`: {message}")))
+        };
+        for (key, names) in [("platforms", &self.platforms), ("schemes", &self.schemes)] {
+            if names.is_empty() {
+                return bad(key, "needs at least one name".into());
+            }
+            for (i, name) in names.iter().enumerate() {
+                if names[..i].contains(name) {
+                    return bad(key, format!("'{name}' is listed twice"));
+                }
+            }
+        }
+        for name in &self.platforms {
+            Platform::named(name)
+                .map_err(|e| Error::config(origin, format!("key `platforms`: {e}")))?;
+        }
+        let known = schemes();
+        for name in &self.schemes {
+            if !known.iter().any(|(n, _, _)| n == name) {
+                let names: Vec<&str> = known.iter().map(|(n, _, _)| *n).collect();
+                return bad(
+                    "schemes",
+                    format!("unknown scheme '{name}' (known: {})", names.join(", ")),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve_paths(&mut self, base: &Path) {
+        if let Some(media) = &mut self.media {
+            if media.is_relative() {
+                *media = base.join(&*media);
+            }
+        }
+    }
+
+    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
+        run(self, header, context)
+    }
+}
+
+impl Params {
+    /// The chosen schemes, in the order given.
+    fn schemes(&self) -> Vec<(&'static str, WritePolicy, ReadPath)> {
+        let all = schemes();
+        (self.schemes.iter())
+            .filter_map(|name| all.iter().find(|(n, _, _)| n == name).cloned())
+            .collect()
+    }
+}
 
 /// (scheme, write policy, read path).
 fn schemes() -> Vec<(&'static str, WritePolicy, ReadPath)> {
@@ -190,6 +280,7 @@ fn file_rows(
     kind: &str,
     platforms: &[Platform],
     power: bool,
+    params: &Params,
 ) -> Result<(Vec<Row>, Option<f64>)> {
     let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let name = path
@@ -197,9 +288,9 @@ fn file_rows(
         .and_then(|n| n.to_str())
         .unwrap_or("file")
         .to_string();
-    let schemes = schemes();
+    let schemes = params.schemes();
     let policies: Vec<WritePolicy> = schemes.iter().map(|(_, p, _)| p.clone()).collect();
-    let stored = store_file_policies(&name, &data, CODEC, &policies)?;
+    let stored = store_file_policies(&name, &data, params.codec, &policies)?;
     let size_mib = format_number(data.len() as f64 / (1u64 << 20) as f64);
     let keys = |platform: &str,
                 scheme: &str,
@@ -232,11 +323,8 @@ fn file_rows(
         }
     }
     let mut window_ms = None;
-    if power {
-        let platform = platforms
-            .iter()
-            .find(|p| p.name == PAPER_PLATFORM)
-            .ok_or_else(|| Error::config("selective-page-cache", "no pxa250 platform"))?;
+    // The power over time is drawn on the paper's board only.
+    if let Some(platform) = platforms.iter().find(|p| power && p.name == PAPER_PLATFORM) {
         let steps: Vec<Vec<ReadCost>> = schemes
             .iter()
             .zip(&stored)
@@ -310,10 +398,13 @@ pub fn power_over_time(reads: &[Vec<ReadCost>], idle_w: f64) -> (f64, Vec<Vec<f6
     (window, series)
 }
 
-pub fn run(context: &Context) -> Result<ExperimentReport> {
-    let files = media_files(&context.media_dir)?;
-    let platforms: Vec<Platform> = Platform::names()
-        .iter()
+/// One run of an `fs` file (on real files: `context.seed` is not used).
+pub fn run(params: &Params, header: &Header, context: &Context) -> Result<ExperimentReport> {
+    let media_dir = (context.media_dir.clone())
+        .or_else(|| params.media.clone())
+        .unwrap_or_else(|| PathBuf::from("target/media"));
+    let files = media_files(&media_dir)?;
+    let platforms: Vec<Platform> = (params.platforms.iter())
         .map(|n| Platform::named(n))
         .collect::<Result<_>>()?;
     let done = AtomicUsize::new(0);
@@ -323,21 +414,19 @@ pub fn run(context: &Context) -> Result<ExperimentReport> {
         .par_iter()
         .enumerate()
         .map(|(i, (path, kind))| {
-            let rows = file_rows(path, kind, &platforms, i == 0)?;
+            let rows = file_rows(path, kind, &platforms, i == 0, params)?;
             (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, files.len());
             Ok(rows)
         })
         .collect::<Result<_>>()?;
     let window_ms = per_file.iter().find_map(|(_, w)| *w);
     let table = Table {
-        experiment: "selective-page-cache".into(),
-        title: "Selective page cache and selective compression on a compressed flash file system"
-            .into(),
+        experiment: header.name.clone(),
+        title: header.title.clone(),
         keys: KEYS.iter().map(|k| k.to_string()).collect(),
         rows: per_file.into_iter().flat_map(|(rows, _)| rows).collect(),
     };
     let (figures, claims, mut notes) = analyze(&table);
-    let findings = findings(&table);
     if let (Some(window), Ok(board)) = (window_ms, Platform::named(PAPER_PLATFORM)) {
         notes.push(format!(
             "Power over time (the paper's Fig. 5): each page of the read is priced alone by the read-path \
@@ -349,6 +438,15 @@ paper's meter went on measuring.",
         ));
     }
     let facts = facts(&table);
+    if header.reproduces.is_none() {
+        return Ok(ExperimentReport::of_table(
+            table,
+            facts,
+            (figures, Vec::new(), notes),
+        ));
+    }
+    let findings = findings(&table);
+    let claims = super::grid_lacks(claims);
     Ok(
         ExperimentReport::of_table(table, facts, (figures, claims, notes))
             .with_findings(findings)
@@ -501,7 +599,11 @@ fn power_file(table: &Table) -> Option<(String, String)> {
 
 /// Figures, claims and notes.
 pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
-    let lines: Vec<String> = schemes().iter().map(|(s, _, _)| s.to_string()).collect();
+    let present = table.distinct("scheme");
+    let lines: Vec<String> = (schemes().iter())
+        .map(|(s, _, _)| s.to_string())
+        .filter(|s| present.contains(s))
+        .collect();
     let figure = |id: &str,
                   title: &str,
                   platform: &str,

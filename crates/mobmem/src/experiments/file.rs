@@ -1,0 +1,266 @@
+//! Experiment files of every kind. A file's `kind` key says what it runs (absent: the
+//! cache grid of [`super::config`]); besides the keys every file has ([`Header`]: `kind`,
+//! `name`, `title`, `seeds`, `reproduces`), its keys are those of its kind, one
+//! `serde(deny_unknown_fields)` struct per kind. `docs/experiment-files.md` lists every
+//! key of every kind with its default.
+//!
+//! A kind is one entry of [`super::kinds::KINDS`] plus a module with its parameters: a
+//! struct that implements [`KindParams`] (validate, run once with a seed) and is read by
+//! [`parse_params`]. `mobmem run FILE` and `mobmem reproduce NAME` (a file shipped in
+//! `experiments/`) both go through [`ExperimentFile::run`].
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::kinds::{Kind, KINDS};
+use crate::report::ExperimentReport;
+use crate::{Error, Result};
+
+/// Most seeds a file or a command may ask for.
+pub const MAX_SEEDS: u64 = 100;
+
+/// What one run of an experiment gets.
+pub struct Context<'a> {
+    /// Called with (done, total) as the run goes.
+    pub progress: &'a (dyn Fn(usize, usize) + Sync),
+    /// The media folder given on the command line (`--media`), which overrides the file's.
+    pub media_dir: Option<PathBuf>,
+    /// Seed of the synthetic workloads.
+    pub seed: u64,
+}
+
+/// What a run of a file may override.
+pub struct RunOptions<'a> {
+    pub progress: &'a (dyn Fn(usize, usize) + Sync),
+    /// Seeds 1..=N instead of the file's `seeds`.
+    pub seeds: Option<u64>,
+    /// The media folder, instead of the file's (kinds that read real files).
+    pub media_dir: Option<PathBuf>,
+}
+
+/// The keys every experiment file has, whatever its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// `kind`: the registry name of what the file runs (default `cache`).
+    pub kind: &'static str,
+    /// `name`: names the report's folder and the experiment in its results.
+    pub name: String,
+    /// `title`: shown in the report (default empty).
+    pub title: String,
+    /// `seeds = N`: run seeds 1..=N and report each claim's mean over them (absent: one
+    /// run, with the cache kind's `seed` or seed 1, and no `seed` column).
+    pub seeds: Option<u64>,
+    /// `reproduces`: the reproduction whose paper analysis (claims, findings, the
+    /// paper's figure list) is applied to the results.
+    pub reproduces: Option<String>,
+}
+
+/// The parameters of one kind, as its files give them.
+pub trait KindParams:
+    DeserializeOwned + Serialize + std::fmt::Debug + Send + Sync + 'static
+{
+    /// Check the values; the message names the key.
+    fn validate(&self, origin: &str) -> Result<()>;
+    /// Make relative paths relative to `base` (the file's folder).
+    fn resolve_paths(&mut self, _base: &Path) {}
+    /// One run with `context.seed`, named and titled by `header`; the paper analysis of
+    /// `header.reproduces` is applied when it is set. The report's `seeds` are the seeds
+    /// its synthetic workloads ran with (none: it read only real files).
+    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport>;
+    /// The seed of a run when the file sets no `seeds`.
+    fn default_seed(&self) -> u64 {
+        1
+    }
+}
+
+/// A kind's parameters, whatever the kind.
+pub trait Experiment: std::fmt::Debug + Send + Sync {
+    fn run_once(&self, header: &Header, context: &Context) -> Result<ExperimentReport>;
+    fn default_seed(&self) -> u64;
+    /// The kind's keys as TOML (the file less its [`Header`]).
+    fn to_toml(&self) -> Result<toml::Table>;
+}
+
+impl<P: KindParams> Experiment for P {
+    fn run_once(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
+        self.run(header, context)
+    }
+    fn default_seed(&self) -> u64 {
+        KindParams::default_seed(self)
+    }
+    fn to_toml(&self) -> Result<toml::Table> {
+        toml::Table::try_from(self).map_err(|e| Error::config("experiment", e.to_string()))
+    }
+}
+
+/// Read a kind's keys (`table`: the file less its header) as `P`: unknown keys are errors
+/// naming them, then the values are validated. For [`Kind::parse`].
+pub fn parse_params<P: KindParams>(
+    _header: &Header,
+    table: toml::Table,
+    base: &Path,
+    origin: &str,
+) -> Result<Box<dyn Experiment>> {
+    let mut params: P = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| Error::config(origin, e.to_string().trim_end()))?;
+    params.validate(origin)?;
+    params.resolve_paths(base);
+    Ok(Box::new(params))
+}
+
+/// An experiment file read and checked: its header and its kind's parameters.
+#[derive(Debug)]
+pub struct ExperimentFile {
+    pub header: Header,
+    pub params: Box<dyn Experiment>,
+}
+
+fn take_string(table: &mut toml::Table, key: &str, origin: &str) -> Result<Option<String>> {
+    match table.remove(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(Error::config(
+            origin,
+            format!("key `{key}`: expected a string, got {}", other.type_str()),
+        )),
+    }
+}
+
+impl ExperimentFile {
+    /// Parse a file's text; `origin` names it in errors, `base` is the folder its
+    /// relative paths are relative to.
+    pub fn parse(text: &str, origin: &str, base: &Path) -> Result<Self> {
+        let mut table: toml::Table = toml::from_str(text)
+            .map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
+        let kind_name = take_string(&mut table, "kind", origin)?;
+        let kind: &'static Kind = match &kind_name {
+            None => &KINDS[0],
+            Some(name) => KINDS
+                .find(name)
+                .map_err(|e| Error::config(origin, format!("key `kind`: {e}")))?,
+        };
+        let name = take_string(&mut table, "name", origin)?
+            .ok_or_else(|| Error::config(origin, "missing key `name`"))?;
+        super::config::check_name(&name, origin)?;
+        let title = take_string(&mut table, "title", origin)?.unwrap_or_default();
+        let seeds = match table.remove("seeds") {
+            None => None,
+            Some(toml::Value::Integer(n)) if (1..=MAX_SEEDS as i64).contains(&n) => Some(n as u64),
+            Some(other) => {
+                return Err(Error::config(
+                    origin,
+                    format!(
+                        "key `seeds` = {other}: expected a whole number from 1 to {MAX_SEEDS} \
+                         (seeds 1 to N)"
+                    ),
+                ))
+            }
+        };
+        if seeds.is_some() && !kind.seeded {
+            return Err(Error::config(
+                origin,
+                format!(
+                    "key `seeds`: kind '{}' reads real files and runs once; remove the key",
+                    kind.name
+                ),
+            ));
+        }
+        let reproduces = take_string(&mut table, "reproduces", origin)?;
+        if let Some(r) = &reproduces {
+            if !kind.analyses.contains(&r.as_str()) {
+                let known = if kind.analyses.is_empty() {
+                    "none".to_string()
+                } else {
+                    kind.analyses.join(", ")
+                };
+                return Err(Error::config(
+                    origin,
+                    format!(
+                        "key `reproduces` = '{r}': files of kind '{}' can apply the analysis of: \
+                         {known}",
+                        kind.name
+                    ),
+                ));
+            }
+        }
+        let header = Header {
+            kind: kind.name,
+            name,
+            title,
+            seeds,
+            reproduces,
+        };
+        let params = (kind.parse)(&header, table, base, origin)?;
+        Ok(ExperimentFile { header, params })
+    }
+
+    /// Read an experiment file; relative paths in it become relative to its folder.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = crate::config_file::read(path)?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&text, &path.display().to_string(), base)
+    }
+
+    /// The file's kind.
+    pub fn kind(&self) -> &'static Kind {
+        KINDS
+            .iter()
+            .find(|k| k.name == self.header.kind)
+            .unwrap_or(&KINDS[0])
+    }
+
+    /// The file as TOML again (its header, then its kind's keys).
+    pub fn to_toml(&self) -> Result<String> {
+        let mut table = toml::Table::new();
+        let h = &self.header;
+        table.insert("kind".into(), h.kind.into());
+        table.insert("name".into(), h.name.clone().into());
+        table.insert("title".into(), h.title.clone().into());
+        if let Some(n) = h.seeds {
+            table.insert("seeds".into(), (n as i64).into());
+        }
+        if let Some(r) = &h.reproduces {
+            table.insert("reproduces".into(), r.clone().into());
+        }
+        table.extend(self.params.to_toml()?);
+        toml::to_string(&table).map_err(|e| Error::config(&h.name, e.to_string()))
+    }
+
+    /// The seeds a run with `options` uses (empty: one run with the kind's default seed,
+    /// gathered without a `seed` column).
+    pub fn seeds(&self, options: &RunOptions) -> Vec<u64> {
+        match options.seeds.or(self.header.seeds) {
+            Some(n) => (1..=n).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Run the experiment: once per seed (a kind that reads only real files runs once),
+    /// the runs gathered into one report.
+    pub fn run(&self, options: &RunOptions) -> Result<ExperimentReport> {
+        let seeds = self.seeds(options);
+        let context = |seed| Context {
+            progress: options.progress,
+            media_dir: options.media_dir.clone(),
+            seed,
+        };
+        if seeds.is_empty() || !self.kind().seeded {
+            let seed = seeds
+                .first()
+                .copied()
+                .unwrap_or_else(|| self.params.default_seed());
+            return self.params.run_once(&self.header, &context(seed));
+        }
+        let mut runs = Vec::with_capacity(seeds.len());
+        for seed in seeds {
+            runs.push((seed, self.params.run_once(&self.header, &context(seed))?));
+        }
+        Ok(ExperimentReport::of_seeds(runs))
+    }
+}
+
+#[cfg(test)]
+mod tests;
