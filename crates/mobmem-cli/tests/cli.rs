@@ -606,8 +606,102 @@ fn run_of_a_shipped_file_writes_what_reproduce_writes() {
         "page-protection",
         "selective-page-cache",
         "ksm",
+        "composed",
     ] {
         assert!(help.contains(&format!("  {name} ")), "{help}");
     }
     assert!(help.contains("Bahn, Kim, JIIBC 2023"), "{help}");
+}
+
+/// The composed phone: `run` of its file and `reproduce composed` write the same bytes,
+/// with at least five claims; `run` of a phone file prints all on against all off; a
+/// composed file of one's own runs on a phone file of one's own, edited.
+#[test]
+fn the_composed_phone_runs_from_its_files() {
+    let experiments = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments");
+    let dir = tempfile::tempdir().unwrap();
+    let (run, reproduced) = (dir.path().join("run"), dir.path().join("reproduce"));
+    let composed = format!("{experiments}/composed.toml");
+    ok(&[
+        "run",
+        &composed,
+        "--seeds",
+        "1",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let out = ok(&[
+        "reproduce",
+        "composed",
+        "--seeds",
+        "1",
+        "--out",
+        reproduced.to_str().unwrap(),
+    ]);
+    for f in [
+        "results.csv",
+        "results.json",
+        "claims.json",
+        "findings.json",
+    ] {
+        let read = |d: &std::path::Path| std::fs::read(d.join("composed").join(f)).unwrap();
+        assert_eq!(read(&run), read(&reproduced), "{f} differs");
+    }
+    assert!(out.matches("\n  [").count() >= 5, "{out}");
+
+    let phone = format!("{experiments}/phone.toml");
+    let printed = ok(&["run", &phone, "--out", run.to_str().unwrap()]);
+    let lines: Vec<&str> = printed.lines().collect();
+    assert!(
+        lines[0].contains("launch_mean_ms") && lines[0].contains("kills"),
+        "{printed}"
+    );
+    assert!(
+        lines[1].contains("all-off") && lines[1].contains("mglru"),
+        "{printed}"
+    );
+    assert!(
+        lines[2].contains("all-on") && lines[2].contains("zram"),
+        "{printed}"
+    );
+
+    // A phone of one's own: the 2012 phone without its buffer cache, half the sessions.
+    let own = std::fs::read_to_string(format!("{experiments}/phone-2012.toml"))
+        .unwrap()
+        .replace("name = \"phone-2012\"", "name = \"mine\"")
+        .replace("mechanism = \"app-aware\"", "mechanism = \"off\"")
+        .replace("baseline = \"hybrid-lru\"", "baseline = \"off\"")
+        .replace("sessions = 48", "sessions = 24");
+    std::fs::write(dir.path().join("mine.toml"), own).unwrap();
+    std::fs::write(
+        dir.path().join("ablation.toml"),
+        "kind = \"composed\"\nname = \"ablation\"\nreproduces = \"composed\"\nphone_files = [\"mine.toml\"]\n",
+    )
+    .unwrap();
+    let ablation = dir.path().join("ablation.toml");
+    ok(&[
+        "run",
+        ablation.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(run.join("ablation/results.csv")).unwrap();
+    assert!(csv.contains(",mine,all-but-dedup,"), "{}", &csv[..200]);
+    assert!(
+        !csv.contains("only-placement"),
+        "the placement slot is not ablated"
+    );
+    // A shipped phone that does not exist is an error naming the key.
+    std::fs::write(
+        &ablation,
+        "kind = \"composed\"\nname = \"ablation\"\nphones = [\"phone-1999\"]\n",
+    )
+    .unwrap();
+    let e = fails(&[
+        "run",
+        ablation.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert!(e.contains("phones") && e.contains("phone-1999"), "{e}");
 }
