@@ -375,7 +375,7 @@ const TARGETS: [(&str, &str); 5] = [
     ("placement", "pcm_writes"),
     ("reclaim", "rt_mean_ms"),
     ("swap", "launch_mean_ms"),
-    ("dedup", "swap_outs"),
+    ("dedup", "pages_scanned"),
     ("fs", "energy_mj"),
 ];
 
@@ -502,10 +502,12 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                     "%",
                 )
                 .explained(
-                    "{with} ms with it against {without} ms; cold relaunches {cold_with} against {cold_without}, kills {kills_with} against {kills_without}",
+                    "{with} ms with it against {without} ms; cold relaunches {cold_with} against {cold_without}, kills {kills_with} against {kills_without}; {nvm} pages were written to NVM and {si} swapped in",
                     vec![
                         ("with", with),
                         ("without", without),
+                        ("nvm", v("all-on", "nvm_writes")),
+                        ("si", v("all-on", "swap_ins")),
                         ("cold_with", v("all-on", "cold_launches")),
                         ("cold_without", v("all-but-swap", "cold_launches")),
                         ("kills_with", v("all-on", "kills")),
