@@ -671,7 +671,7 @@ fn the_composed_phone_runs_from_its_files() {
         .replace("name = \"phone-2012\"", "name = \"mine\"")
         .replace("mechanism = \"app-aware\"", "mechanism = \"off\"")
         .replace("baseline = \"hybrid-lru\"", "baseline = \"off\"")
-        .replace("sessions = 48", "sessions = 24");
+        .replace("sessions = 96", "sessions = 24");
     std::fs::write(dir.path().join("mine.toml"), own).unwrap();
     std::fs::write(
         dir.path().join("ablation.toml"),
