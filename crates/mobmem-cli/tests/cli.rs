@@ -570,20 +570,28 @@ fn a_reader_that_stops_early_ends_mobmem_quietly() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-#[test]
-fn run_of_a_shipped_file_writes_what_reproduce_writes() {
-    let file = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../experiments/page-protection.toml"
+/// `mobmem run FILE --seeds N` and `mobmem reproduce NAME --seeds N` write the same
+/// results, claims and findings, byte for byte; returns what `reproduce` printed.
+fn run_writes_what_reproduce_writes(name: &str, seeds: &str) -> String {
+    let file = format!(
+        "{}/../../experiments/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
     );
     let dir = tempfile::tempdir().unwrap();
     let (run, reproduced) = (dir.path().join("run"), dir.path().join("reproduce"));
-    ok(&["run", file, "--seeds", "1", "--out", run.to_str().unwrap()]);
     ok(&[
-        "reproduce",
-        "page-protection",
+        "run",
+        &file,
         "--seeds",
-        "1",
+        seeds,
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let printed = ok(&[
+        "reproduce",
+        name,
+        "--seeds",
+        seeds,
         "--out",
         reproduced.to_str().unwrap(),
     ]);
@@ -593,11 +601,17 @@ fn run_of_a_shipped_file_writes_what_reproduce_writes() {
         "claims.json",
         "findings.json",
     ] {
-        let read = |d: &std::path::Path| std::fs::read(d.join("page-protection").join(f)).unwrap();
-        assert_eq!(read(&run), read(&reproduced), "{f} differs");
+        let read = |d: &std::path::Path| std::fs::read(d.join(name).join(f)).unwrap();
+        assert_eq!(read(&run), read(&reproduced), "{name}: {f} differs");
     }
-    let csv = std::fs::read_to_string(run.join("page-protection/results.csv")).unwrap();
+    let csv = std::fs::read_to_string(run.join(name).join("results.csv")).unwrap();
     assert!(csv.starts_with("experiment,seed,"), "{}", &csv[..80]);
+    printed
+}
+
+#[test]
+fn run_of_a_shipped_file_writes_what_reproduce_writes() {
+    run_writes_what_reproduce_writes("page-protection", "1");
     // `reproduce --help` lists the shipped files with their summaries.
     let help = ok(&["reproduce", "--help"]);
     for name in [
@@ -620,33 +634,8 @@ fn run_of_a_shipped_file_writes_what_reproduce_writes() {
 fn the_composed_phone_runs_from_its_files() {
     let experiments = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments");
     let dir = tempfile::tempdir().unwrap();
-    let (run, reproduced) = (dir.path().join("run"), dir.path().join("reproduce"));
-    let composed = format!("{experiments}/composed.toml");
-    ok(&[
-        "run",
-        &composed,
-        "--seeds",
-        "1",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
-    let out = ok(&[
-        "reproduce",
-        "composed",
-        "--seeds",
-        "1",
-        "--out",
-        reproduced.to_str().unwrap(),
-    ]);
-    for f in [
-        "results.csv",
-        "results.json",
-        "claims.json",
-        "findings.json",
-    ] {
-        let read = |d: &std::path::Path| std::fs::read(d.join("composed").join(f)).unwrap();
-        assert_eq!(read(&run), read(&reproduced), "{f} differs");
-    }
+    let run = dir.path().join("run");
+    let out = run_writes_what_reproduce_writes("composed", "1");
     assert!(out.matches("\n  [").count() >= 5, "{out}");
 
     let phone = format!("{experiments}/phone.toml");

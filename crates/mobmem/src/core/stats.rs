@@ -12,6 +12,15 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+/// Nearest-rank percentile `p` (0 to 100) of sorted values; NaN when there are none.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 /// Receives the figures of a [`Stats`] value, in order.
 pub trait Visitor {
     /// One figure.

@@ -38,7 +38,7 @@ use serde::Serialize;
 
 use crate::core::events::{self, EventHandler};
 use crate::core::process::Importance;
-use crate::core::stats::{Stats, Visitor};
+use crate::core::stats::{percentile, Stats, Visitor};
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
 use crate::mm::dedup::{pages::NEVER, Ksmd, PageContent, Population, ScanCosts};
@@ -277,14 +277,6 @@ pub struct Phone<'a> {
     pool_peak: usize,
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
-}
-
 /// The KSM population of a phone trace: one process per app in process order, its
 /// anonymous pages in page order, with their contents.
 fn population(trace: &PhoneTrace, volatile_seed: u64) -> Result<(Population, Vec<PageId>)> {
@@ -503,6 +495,18 @@ impl<'a> Phone<'a> {
         })
     }
 
+    /// `page` leaves its KSM page (written, or its app is gone); ksmd is told.
+    fn unmerge(&mut self, page: PageId) {
+        self.set_merged(page, false);
+        if let Some(d) = &mut self.dedup {
+            let i = d.index_of[page as usize];
+            if i != NO_INDEX {
+                d.ksmd.write_fault(i as usize);
+                d.ksmd.take_changes();
+            }
+        }
+    }
+
     fn set_merged(&mut self, page: PageId, merged: bool) {
         let was = std::mem::replace(&mut self.merged[page as usize], merged);
         self.merged_count = self.merged_count + merged as usize - was as usize;
@@ -629,14 +633,7 @@ impl<'a> Phone<'a> {
         for page in pages {
             self.tracked[page as usize] = false;
             if self.merged[page as usize] {
-                self.set_merged(page, false);
-                if let Some(d) = &mut self.dedup {
-                    let i = d.index_of[page as usize];
-                    if i != NO_INDEX {
-                        d.ksmd.write_fault(i as usize);
-                        d.ksmd.take_changes();
-                    }
-                }
+                self.unmerge(page);
             }
             if self.space.slot_of(page).is_some() {
                 self.space.free(page);
@@ -756,14 +753,7 @@ impl<'a> Phone<'a> {
                 return Ok(());
             }
             // Copy on write: the page leaves the KSM page and gets a frame of its own.
-            self.set_merged(page, false);
-            if let Some(d) = &mut self.dedup {
-                let i = d.index_of[page as usize];
-                if i != NO_INDEX {
-                    d.ksmd.write_fault(i as usize);
-                    d.ksmd.take_changes();
-                }
-            }
+            self.unmerge(page);
             self.metrics.cow_faults += 1;
         }
         let swapped_slot = self.m.mem.is_swapped(page);
@@ -1017,13 +1007,7 @@ impl EventHandler for Phone<'_> {
         if oom_score_adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
             self.m.set_foreground(proc);
             let app = &mut self.apps[proc as usize];
-            let kind = if !app.launched {
-                LaunchKind::First
-            } else if app.died {
-                LaunchKind::Cold
-            } else {
-                LaunchKind::Warm
-            };
+            let kind = LaunchKind::of(app.launched, app.died);
             app.launched = true;
             app.died = false;
             self.launches.begin(proc, self.now_ns, kind);

@@ -41,7 +41,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::core::events::{self, EventHandler};
-use crate::core::stats::{Stats, Visitor};
+use crate::core::stats::{percentile, Stats, Visitor};
 use crate::trace::{Event, PageId, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{counts, reals};
 use crate::{Error, Result};
@@ -696,14 +696,6 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
             }
         }
     }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
 }
 
 /// Replay `trace` under `config`. Deterministic.

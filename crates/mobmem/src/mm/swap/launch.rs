@@ -31,6 +31,18 @@ pub enum LaunchKind {
     Warm,
 }
 
+impl LaunchKind {
+    /// The launch of an app that was `launched` before, and `died` (killed or exited)
+    /// since its last launch.
+    pub fn of(launched: bool, died: bool) -> Self {
+        match (launched, died) {
+            (false, _) => LaunchKind::First,
+            (true, true) => LaunchKind::Cold,
+            (true, false) => LaunchKind::Warm,
+        }
+    }
+}
+
 /// One launch.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LaunchRecord {

@@ -286,13 +286,7 @@ impl Machine {
         let was = self.importance.set(proc, adj);
         self.victim_app = None;
         if adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
-            let kind = if !app.launched {
-                LaunchKind::First
-            } else if app.died {
-                LaunchKind::Cold
-            } else {
-                LaunchKind::Warm
-            };
+            let kind = LaunchKind::of(app.launched, app.died);
             app.launched = true;
             app.died = false;
             self.launches.begin(proc, self.now_ns, kind);

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::core::stats::{Stats, Visitor};
+use crate::core::stats::{percentile, Stats, Visitor};
 use crate::{counts, reals};
 
 use super::launch::{LaunchKind, LaunchRecord};
@@ -81,15 +81,6 @@ pub struct SwapMetrics {
     pub per_app: Vec<AppLaunches>,
     /// Every launch, in order.
     pub launches: Vec<LaunchRecord>,
-}
-
-/// Nearest-rank percentile of sorted values; NaN when empty.
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 fn mean(values: &[f64]) -> f64 {
