@@ -29,8 +29,11 @@ def same_numbers(a: dict[str, float], b: dict[str, float]) -> bool:
     )
 
 
-def test_presets_and_policies_are_the_registry():
-    assert mobmem.presets() == ["chrome-push", "app-switching", "app-cycling", "gallery-usb"]
+def test_presets_and_policies_are_the_registry(cli):
+    code, listed, _ = cli("gen", "--list")
+    assert code == 0
+    assert mobmem.presets() == [line.split()[0] for line in listed.splitlines()]
+    assert {"chrome-push", "app-switching", "app-cycling", "gallery-usb"} <= set(mobmem.presets())
     by_name = {p["name"]: p for p in mobmem.policies()}
     assert by_name["lru"]["family"] == "single-tier"
     assert by_name["app-aware"]["family"] == "hybrid"
@@ -43,6 +46,15 @@ def test_generate_writes_the_cli_trace_byte_for_byte(tmp_path, cli):
                      "--out", tmp_path / "cli.mmt")
     assert code == 0
     assert ours.read_bytes() == (tmp_path / "cli.mmt").read_bytes()
+
+
+def test_generate_makes_every_preset_the_cli_lists(tmp_path, cli):
+    for preset in mobmem.presets():
+        ours = mobmem.generate(preset, seed=2, out=tmp_path / f"{preset}.mmt", scale=0.02)
+        code, _, stderr = cli("gen", preset, "--seed", "2", "--scale", "0.02",
+                              "--out", tmp_path / f"{preset}-cli.mmt")
+        assert code == 0, stderr
+        assert ours.read_bytes() == (tmp_path / f"{preset}-cli.mmt").read_bytes(), preset
 
 
 def test_generate_without_out_summarizes(tmp_path):
@@ -186,6 +198,18 @@ def test_run_experiment_from_a_dict_equals_the_file(tmp_path, trace_file):
     # 2 workloads x (2 single-tier + 2 hybrid policies) x 3 sizes, every metric a row.
     metrics = from_dict["metric"].nunique()
     assert len(from_dict) == 2 * 4 * 3 * metrics
+
+
+def test_floats_of_a_dict_read_back_exactly(tmp_path):
+    # A float that JSON parsers reading it the fast way get one bit wrong.
+    fraction = 7.038531e-26
+    experiment = small_experiment(name="tiny")
+    experiment["workload"] = experiment["workload"][:1]
+    experiment["sweep"] = {"policies": ["lru"], "memory_fraction": [fraction]}
+    from_dict = mobmem.run_experiment(experiment)
+    assert from_dict["memory_fraction"].tolist() == [fraction] * len(from_dict)
+    from_file = mobmem.run_experiment(write_toml(tmp_path / "tiny.toml", experiment))
+    pd.testing.assert_frame_equal(from_dict, from_file, check_exact=True)
 
 
 def test_relative_trace_paths_follow_the_experiment_file(tmp_path, trace_file, monkeypatch):
