@@ -232,6 +232,11 @@ def test_a_trace_url_is_read_with_fsspec(trace_file):
     via_url = mobmem.run_experiment(small_experiment(trace=url))
     via_path = mobmem.run_experiment(small_experiment(trace=str(trace_file)))
     pd.testing.assert_frame_equal(via_url, via_path, check_exact=True)
+    # Each seed's run reads the fetched content too.
+    via_url = mobmem.run_experiment(small_experiment(trace=url), seeds=2)
+    via_path = mobmem.run_experiment(small_experiment(trace=str(trace_file)), seeds=2)
+    pd.testing.assert_frame_equal(via_url, via_path, check_exact=True)
+    assert via_url["seed"].unique().tolist() == [1, 2]
     with pytest.raises(mobmem.MobmemError, match="nowhere.mmt"):
         mobmem.trace_summary(url.replace("small.mmt", "nowhere.mmt"))
 
