@@ -57,9 +57,10 @@ enum Command {
     Mrc(mrc::MrcArgs),
     /// Generate a synthetic Android workload trace from a preset.
     Gen(GenArgs),
-    /// Run an experiment file (TOML) and write its report to DIR/<name>/.
+    /// Run an experiment file (TOML, of any kind) and write its report to DIR/<name>/.
     Run(RunArgs),
-    /// Reproduce a paper's experiment (or `all`) and write the report with DIR/index.html.
+    /// Reproduce a paper's experiment (or `all`): run its shipped experiment file and
+    /// write the report with DIR/index.html.
     Reproduce(ReproduceArgs),
     /// Read reports written by `run` and `reproduce`.
     Report {

@@ -1,5 +1,5 @@
 //! The kinds of experiment file: what a file's `kind` key may name. A kind is one entry
-//! here plus one module whose parameters implement [`KindParams`]; see
+//! here plus one module whose parameters implement [`super::file::KindParams`]; see
 //! `docs/experiment-files.md` for every kind's keys.
 
 use std::path::Path;

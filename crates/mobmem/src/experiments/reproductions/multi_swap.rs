@@ -134,9 +134,17 @@ impl KindParams for Params {
         }
         crate::workload::Params::validate(&self.workload)
             .map_err(|e| Error::config(origin, format!("[workload]: {e}")))?;
-        self.swap
-            .validate()
-            .map_err(|e| Error::config(origin, format!("[swap]: {e}")))?;
+        // The swap configuration as each listed architecture runs it (zram's pool must fit
+        // in DRAM, for one).
+        for name in self.architectures.iter().chain(&self.nvm_architectures) {
+            let config = SwapConfig {
+                architecture: name.clone(),
+                ..self.swap.clone()
+            };
+            config
+                .validate()
+                .map_err(|e| Error::config(origin, format!("[swap], with '{name}': {e}")))?;
+        }
         Ok(())
     }
 

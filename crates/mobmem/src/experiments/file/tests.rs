@@ -1,0 +1,641 @@
+//! Tests of experiment files: the shipped files, errors, and each kind on a smaller grid.
+
+use super::*;
+use crate::experiments::reproductions::{
+    self, ksm, multi_swap, page_protection, selective_page_cache, REPRODUCTIONS,
+};
+use crate::report::table::filter;
+use crate::report::{Table, Verdict};
+
+/// A shipped file with its keys edited by `edit`, read again.
+fn edited(name: &str, edit: impl FnOnce(&mut toml::Table)) -> Result<ExperimentFile> {
+    let text = reproductions::find(name).unwrap().file;
+    let mut table: toml::Table = toml::from_str(text).unwrap();
+    edit(&mut table);
+    ExperimentFile::parse(
+        &toml::to_string(&table).unwrap(),
+        "t.toml",
+        Path::new("/base"),
+    )
+}
+
+fn error(name: &str, edit: impl FnOnce(&mut toml::Table)) -> String {
+    edited(name, edit).unwrap_err().to_string()
+}
+
+fn set(table: &mut toml::Table, key: &str, value: toml::Value) {
+    table.insert(key.into(), value);
+}
+
+fn run_once(file: &ExperimentFile) -> crate::report::ExperimentReport {
+    file.run(&RunOptions {
+        progress: &|_, _| {},
+        seeds: None,
+        media_dir: None,
+    })
+    .unwrap()
+}
+
+/// The (key, key) pairs of the rows of scope `scope`, in order, deduplicated.
+fn pairs(table: &Table, scope_key: &str, scope: &str, a: &str, b: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for row in table.select(&filter(&[(scope_key, scope)])) {
+        let pair = (
+            table.key(row, a).unwrap().to_string(),
+            table.key(row, b).unwrap().to_string(),
+        );
+        if !out.contains(&pair) {
+            out.push(pair);
+        }
+    }
+    out
+}
+
+fn strings(v: &[&str]) -> Vec<(String, String)> {
+    v.iter()
+        .map(|s| {
+            let (a, b) = s.split_once(' ').unwrap_or((s, ""));
+            (a.to_string(), b.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_shipped_file_parses_round_trips_and_holds_the_papers_grid() {
+    for r in REPRODUCTIONS {
+        let file = r.experiment().unwrap();
+        assert_eq!(file.header.name, r.name);
+        assert_eq!(file.header.reproduces.as_deref(), Some(r.name));
+        assert_eq!(
+            file.header.seeds,
+            file.kind().seeded.then_some(reproductions::DEFAULT_SEEDS),
+            "{}",
+            r.name
+        );
+        let text = file.to_toml().unwrap();
+        let again = ExperimentFile::parse(&text, "again.toml", Path::new(".")).unwrap();
+        assert_eq!(again.header, file.header);
+        assert_eq!(again.to_toml().unwrap(), text, "{}", r.name);
+    }
+    // The shipped grids are the kinds' defaults, which are the papers' grids.
+    let kind_keys = |name: &str| {
+        reproductions::find(name)
+            .unwrap()
+            .experiment()
+            .unwrap()
+            .params
+            .to_toml()
+            .unwrap()
+    };
+    assert_eq!(
+        kind_keys("multi-swap"),
+        toml::Table::try_from(multi_swap::Params::default()).unwrap()
+    );
+    assert_eq!(
+        kind_keys("page-protection"),
+        toml::Table::try_from(page_protection::Params::default()).unwrap()
+    );
+    assert_eq!(
+        kind_keys("selective-page-cache"),
+        toml::Table::try_from(selective_page_cache::Params::default()).unwrap()
+    );
+    assert_eq!(
+        kind_keys("ksm"),
+        toml::Table::try_from(ksm::Params::default()).unwrap()
+    );
+    // A file with only `kind` and `name` runs the paper's grid.
+    let bare =
+        ExperimentFile::parse("kind = \"ksm\"\nname = \"k\"\n", "k.toml", Path::new(".")).unwrap();
+    assert_eq!(bare.params.to_toml().unwrap(), kind_keys("ksm"));
+    assert_eq!((bare.header.seeds, &bare.header.reproduces), (None, &None));
+}
+
+#[test]
+fn runs_are_one_per_seed_or_one_alone() {
+    let options = |seeds| RunOptions {
+        progress: &|_, _| {},
+        seeds,
+        media_dir: None,
+    };
+    let runs = |file: &ExperimentFile, seeds| {
+        let r = file.runs(&options(seeds));
+        (r.seeds, r.by_seed)
+    };
+    let ksm = edited("ksm", |_| {}).unwrap();
+    assert_eq!(runs(&ksm, None), (vec![1, 2, 3, 4, 5], true));
+    assert_eq!(runs(&ksm, Some(2)), (vec![1, 2], true));
+    let once = edited("ksm", |t| {
+        t.remove("seeds");
+    })
+    .unwrap();
+    assert_eq!(runs(&once, None), (vec![1], false));
+    assert_eq!(runs(&once, Some(1)), (vec![1], true));
+    // The cache kind's `seed` is its one run's; files that read real files run once.
+    let cache = edited("hybrid-cache", |t| {
+        t.remove("seeds");
+        set(t, "seed", 9.into());
+    })
+    .unwrap();
+    assert_eq!(runs(&cache, None), (vec![9], false));
+    assert!(cache.params.cache_grid().is_some() && ksm.params.cache_grid().is_none());
+    let fs = edited("selective-page-cache", |_| {}).unwrap();
+    assert_eq!(runs(&fs, Some(3)), (vec![1], false));
+}
+
+#[test]
+fn a_file_without_kind_is_the_cache_grid_as_before() {
+    let text = include_str!("../../../../../experiments/reference.toml");
+    let file = ExperimentFile::parse(text, "reference.toml", Path::new(".")).unwrap();
+    assert_eq!(file.header.kind, "cache");
+    assert_eq!(file.header.seeds, None);
+    assert_eq!(file.params.default_seed(), 1);
+    let explicit = format!("kind = \"cache\"\n{text}");
+    let same = ExperimentFile::parse(&explicit, "reference.toml", Path::new(".")).unwrap();
+    assert_eq!(same.to_toml().unwrap(), file.to_toml().unwrap());
+}
+
+/// A shipped file, an edit of it, and what its error must contain.
+type Case = (
+    &'static str,
+    Box<dyn FnOnce(&mut toml::Table)>,
+    &'static [&'static str],
+);
+
+#[test]
+fn unknown_keys_and_bad_values_are_errors_naming_the_file_and_key() {
+    let cases: Vec<Case> = vec![
+        (
+            "multi-swap",
+            Box::new(|t| set(t, "nvm_sizes", 1.into())),
+            &["t.toml", "nvm_sizes"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| set(t, "kind", "swapp".into())),
+            &["t.toml", "`kind`", "swapp", "reclaim"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| set(t, "seeds", 0.into())),
+            &["`seeds` = 0"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| set(t, "seeds", "5".into())),
+            &["`seeds`"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| set(t, "reproduces", "ksm".into())),
+            &["`reproduces` = 'ksm'", "multi-swap"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| set(t, "nvm_percent", vec![toml::Value::from(-1)].into())),
+            &["`nvm_percent`", "-1"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| {
+                set(
+                    t,
+                    "architectures",
+                    vec![toml::Value::from("parallel-clock")].into(),
+                )
+            }),
+            &["`architectures`", "parallel-clock", "nvm_architectures"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| {
+                set(
+                    t,
+                    "nvm_architectures",
+                    vec![toml::Value::from("lru")].into(),
+                )
+            }),
+            &["`nvm_architectures`", "'lru'"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| {
+                t["workload"]
+                    .as_table_mut()
+                    .unwrap()
+                    .insert("appz".into(), 3.into());
+            }),
+            &["t.toml", "appz"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| {
+                t["workload"]
+                    .as_table_mut()
+                    .unwrap()
+                    .insert("apps".into(), 0.into());
+            }),
+            &["t.toml", "[workload]", "apps"],
+        ),
+        (
+            "multi-swap",
+            Box::new(|t| {
+                let swap = t["swap"].as_table_mut().unwrap();
+                swap.insert("dram_pages".into(), 1000.into());
+            }),
+            &["[swap], with 'zram'", "pool_pages"],
+        ),
+        (
+            "page-protection",
+            Box::new(|t| set(t, "policies", vec![toml::Value::from("nope")].into())),
+            &["`policies`", "'nope'"],
+        ),
+        (
+            "page-protection",
+            Box::new(|t| set(t, "memory_mib", vec![toml::Value::from(0)].into())),
+            &["`memory_mib`", "0"],
+        ),
+        (
+            "ksm",
+            Box::new(|t| set(t, "pages_to_scan", vec![toml::Value::from(10)].into())),
+            &["`pages_to_scan`", "at least two"],
+        ),
+        (
+            "ksm",
+            Box::new(|t| {
+                set(
+                    t,
+                    "apps_memory_mb",
+                    vec![toml::Value::from(900), 800.into()].into(),
+                )
+            }),
+            &["`apps_memory_mb`"],
+        ),
+        ("ksm", Box::new(|t| set(t, "hz", 0.into())), &["`hz`"]),
+        (
+            "selective-page-cache",
+            Box::new(|t| set(t, "seeds", 2.into())),
+            &["`seeds`", "runs once"],
+        ),
+        (
+            "selective-page-cache",
+            Box::new(|t| set(t, "schemes", vec![toml::Value::from("zfs")].into())),
+            &["`schemes`", "'zfs'", "entropy-bypass"],
+        ),
+        (
+            "selective-page-cache",
+            Box::new(|t| set(t, "codec", "gzip".into())),
+            &["t.toml", "gzip"],
+        ),
+        (
+            "selective-page-cache",
+            Box::new(|t| set(t, "platforms", vec![toml::Value::from("pc")].into())),
+            &["`platforms`", "'pc'"],
+        ),
+        (
+            "hybrid-cache",
+            Box::new(|t| set(t, "seed", 3.into())),
+            &["`seed`", "`seeds`"],
+        ),
+        (
+            "hybrid-cache",
+            Box::new(|t| set(t, "name", "a/b".into())),
+            &["`name` = 'a/b'"],
+        ),
+        (
+            "hybrid-cache",
+            Box::new(|t| {
+                t.remove("name");
+            }),
+            &["missing key `name`"],
+        ),
+    ];
+    for (name, edit, parts) in cases {
+        let err = error(name, edit);
+        for part in parts {
+            assert!(err.contains(part), "{name}: '{part}' not in: {err}");
+        }
+    }
+    let err = ExperimentFile::parse("kind = \nname", "t.toml", Path::new(".")).unwrap_err();
+    assert!(err.to_string().starts_with("t.toml"), "{err}");
+}
+
+#[test]
+fn media_is_relative_to_the_file_and_the_command_line_overrides_it() {
+    let file = edited("selective-page-cache", |t| set(t, "media", "media".into())).unwrap();
+    let keys = file.params.to_toml().unwrap();
+    assert_eq!(keys["media"].as_str(), Some("/base/media"));
+    // Without the folder the run says how to make it; --media is looked at first.
+    let options = RunOptions {
+        progress: &|_, _| {},
+        seeds: None,
+        media_dir: Some(PathBuf::from("/nonexistent/cli-media")),
+    };
+    let err = file.run(&options).unwrap_err().to_string();
+    assert!(
+        err.contains("/nonexistent/cli-media") && err.contains("make-media.sh"),
+        "{err}"
+    );
+    let err = run_err(&file);
+    assert!(err.contains("/base/media"), "{err}");
+}
+
+fn run_err(file: &ExperimentFile) -> String {
+    file.run(&RunOptions {
+        progress: &|_, _| {},
+        seeds: None,
+        media_dir: None,
+    })
+    .unwrap_err()
+    .to_string()
+}
+
+#[test]
+fn a_smaller_cache_grid_runs_only_its_points() {
+    let file = edited("hybrid-cache", |t| {
+        t.remove("seeds");
+        let workloads = t["workload"].as_array_mut().unwrap();
+        workloads.truncate(1);
+        workloads[0]
+            .as_table_mut()
+            .unwrap()
+            .insert("scale".into(), 0.02.into());
+        let sweep = t["sweep"].as_table_mut().unwrap();
+        sweep.insert(
+            "policies".into(),
+            vec![toml::Value::from("hybrid-lru"), "app-aware".into()].into(),
+        );
+        sweep.insert(
+            "memory_fraction".into(),
+            vec![toml::Value::from(0.5)].into(),
+        );
+    })
+    .unwrap();
+    let report = run_once(&file);
+    let runs = pairs(
+        &report.table,
+        "workload",
+        "chrome-push",
+        "policy",
+        "memory_fraction",
+    );
+    assert_eq!(runs, strings(&["hybrid-lru 0.5", "app-aware 0.5"]));
+    assert!(!report.table.keys.contains(&"seed".to_string()));
+    // Claims against 2Q, which did not run, say that the grid lacks it.
+    assert!(!report.claims.is_empty());
+    assert!(report
+        .claims
+        .iter()
+        .any(|c| c.verdict == Verdict::NotTestable
+            && c.explanation
+                .as_deref()
+                .unwrap_or("")
+                .contains("grid lacks")));
+}
+
+/// A small app-cycling workload and DRAM for it.
+fn small_swap(t: &mut toml::Table) {
+    let w = t["workload"].as_table_mut().unwrap();
+    for (key, value) in [("apps", 4), ("rounds", 2)] {
+        w.insert(key.into(), value.into());
+    }
+    for (key, [a, b]) in [
+        ("launch_pages", [40, 80]),
+        ("heap_pages", [100, 200]),
+        ("session_accesses", [200, 400]),
+        ("content_pages", [50, 100]),
+    ] {
+        w.insert(key.into(), vec![toml::Value::from(a), b.into()].into());
+    }
+    let s = t["swap"].as_table_mut().unwrap();
+    s.insert("dram_pages".into(), 400.into());
+    let mut zram = toml::Table::new();
+    zram.insert("pool_pages".into(), 100.into());
+    s.insert("zram".into(), zram.into());
+}
+
+#[test]
+fn a_smaller_swap_grid_runs_only_its_points() {
+    let file = edited("multi-swap", |t| {
+        small_swap(t);
+        t.remove("seeds");
+        set(
+            t,
+            "nvm_percent",
+            vec![toml::Value::from(10), 50.into()].into(),
+        );
+        set(
+            t,
+            "nvm_architectures",
+            vec![
+                toml::Value::from("hierarchical-lru"),
+                "parallel-filtered".into(),
+            ]
+            .into(),
+        );
+        set(t, "architectures", vec![toml::Value::from("zram")].into());
+    })
+    .unwrap();
+    let report = run_once(&file);
+    let runs = pairs(&report.table, "scope", "run", "architecture", "nvm_percent");
+    assert_eq!(
+        runs,
+        strings(&[
+            "zram ",
+            "hierarchical-lru 10",
+            "parallel-filtered 10",
+            "hierarchical-lru 50",
+            "parallel-filtered 50"
+        ])
+    );
+    // Flash-only swap did not run: the claims on it say that the grid lacks a point.
+    let single = report
+        .claims
+        .iter()
+        .find(|c| c.id == "single-access-majority")
+        .unwrap();
+    assert_eq!(single.verdict, Verdict::NotTestable);
+    assert!(single
+        .explanation
+        .as_deref()
+        .unwrap()
+        .contains("grid lacks"));
+    // Without `reproduces`, the figures and no claims.
+    let plain = edited("multi-swap", |t| {
+        small_swap(t);
+        t.remove("seeds");
+        t.remove("reproduces");
+        set(t, "nvm_percent", vec![toml::Value::from(10)].into());
+    })
+    .unwrap();
+    let report = run_once(&plain);
+    assert!(report.claims.is_empty() && report.findings.is_empty());
+    assert!(!report.figures.is_empty());
+    assert_eq!(report.seeds, vec![1]);
+}
+
+#[test]
+fn a_smaller_reclaim_grid_runs_only_its_points() {
+    let file = edited("page-protection", |t| {
+        t.remove("seeds");
+        set(
+            t,
+            "policies",
+            vec![toml::Value::from("stock"), "fmp".into()].into(),
+        );
+        set(t, "memory_mib", vec![toml::Value::from(96)].into());
+        set(t, "stream_pages", vec![toml::Value::from(2400)].into());
+        set(t, "kernel_34_policies", toml::Value::Array(Vec::new()));
+        t["workload"]
+            .as_table_mut()
+            .unwrap()
+            .insert("interactions".into(), 10.into());
+    })
+    .unwrap();
+    let report = run_once(&file);
+    let t = &report.table;
+    assert_eq!(
+        pairs(t, "scope", "sweep", "policy", "memory_mib"),
+        strings(&["stock 96", "fmp 96"])
+    );
+    assert_eq!(
+        pairs(t, "scope", "rate", "policy", "io_mb_s"),
+        strings(&["stock 9.8", "fmp 9.8"])
+    );
+    assert_eq!(t.rows.len(), 4 + 2 + 2);
+    assert!(!report.claims.is_empty());
+}
+
+#[test]
+fn a_smaller_ksm_grid_runs_only_its_points() {
+    let file = edited("ksm", |t| {
+        t.remove("seeds");
+        set(t, "duration_ms", 50_000.into());
+        set(t, "sleep_duration_ms", 50_000.into());
+        set(
+            t,
+            "pages_to_scan",
+            vec![toml::Value::from(50), 100.into()].into(),
+        );
+        set(t, "sleep_ms", vec![toml::Value::from(20)].into());
+        set(t, "apps_memory_step_mb", 100.into());
+        t["workload"]
+            .as_table_mut()
+            .unwrap()
+            .insert("scale".into(), 0.1.into());
+    })
+    .unwrap();
+    let report = run_once(&file);
+    let t = &report.table;
+    let series = |sweep: &str| -> Vec<String> {
+        pairs(t, "sweep", sweep, "scope", "series")
+            .into_iter()
+            .filter(|(scope, _)| scope == "run")
+            .map(|(_, s)| s)
+            .collect()
+    };
+    assert_eq!(
+        series("pages_to_scan"),
+        ["pages_to_scan 50", "pages_to_scan 100"]
+    );
+    assert_eq!(series("sleep_millisecs"), ["sleep 20 ms"]);
+    let budgets = pairs(t, "scope", "budget", "sweep", "apps_memory_mb");
+    assert_eq!(budgets.len(), 2 * 3, "{budgets:?}");
+    assert!(!report.claims.is_empty());
+}
+
+/// A media folder of a 96 KiB incompressible "video" and a text file.
+fn small_media() -> tempfile::TempDir {
+    let media = tempfile::tempdir().unwrap();
+    let mut x: u64 = 1;
+    let bytes: Vec<u8> = (0..96 * 1024)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 56) as u8
+        })
+        .collect();
+    std::fs::write(media.path().join("video-1.mp4"), &bytes).unwrap();
+    std::fs::write(media.path().join("text-1.txt"), "text ".repeat(20_000)).unwrap();
+    std::fs::write(media.path().join(".complete"), "").unwrap();
+    media
+}
+
+#[test]
+fn grids_without_the_papers_points_still_give_a_report() {
+    let swap = edited("multi-swap", |t| {
+        small_swap(t);
+        t.remove("seeds");
+        set(t, "nvm_architectures", toml::Value::Array(Vec::new()));
+        set(t, "architectures", vec![toml::Value::from("flash")].into());
+    })
+    .unwrap();
+    let reclaim = edited("page-protection", |t| {
+        t.remove("seeds");
+        set(t, "policies", vec![toml::Value::from("mglru")].into());
+        for key in ["memory_mib", "stream_pages", "kernel_34_policies"] {
+            set(t, key, toml::Value::Array(Vec::new()));
+        }
+        t["workload"]
+            .as_table_mut()
+            .unwrap()
+            .insert("interactions".into(), 5.into());
+    })
+    .unwrap();
+    let media = small_media();
+    let dir = media.path().to_str().unwrap().to_string();
+    let fs = edited("selective-page-cache", |t| {
+        set(t, "media", dir.into());
+        set(t, "platforms", vec![toml::Value::from("pxa250")].into());
+        set(t, "schemes", vec![toml::Value::from("ubifs")].into());
+    })
+    .unwrap();
+    for file in [swap, reclaim, fs] {
+        let report = run_once(&file);
+        assert!(!report.table.rows.is_empty(), "{}", file.header.name);
+        assert!(!report.claims.is_empty(), "{}", file.header.name);
+        assert!(
+            report
+                .claims
+                .iter()
+                .any(|c| c.verdict == Verdict::NotTestable
+                    && c.explanation
+                        .as_deref()
+                        .unwrap_or("")
+                        .contains("grid lacks")),
+            "{}",
+            file.header.name
+        );
+    }
+}
+
+#[test]
+fn a_smaller_fs_grid_runs_only_its_points() {
+    let media = small_media();
+    let dir = media.path().to_str().unwrap().to_string();
+    let file = edited("selective-page-cache", |t| {
+        set(t, "media", dir.into());
+        set(
+            t,
+            "platforms",
+            vec![toml::Value::from("modern-phone")].into(),
+        );
+        set(
+            t,
+            "schemes",
+            vec![toml::Value::from("stock"), "selective".into()].into(),
+        );
+    })
+    .unwrap();
+    let report = run_once(&file);
+    let t = &report.table;
+    assert_eq!(t.distinct("platform"), ["modern-phone"]);
+    assert_eq!(t.distinct("scheme"), ["stock", "selective"]);
+    // Two files x two schemes x two reads, and no power over time off the paper's board.
+    assert_eq!(t.rows.len(), 8);
+    assert!(report
+        .claims
+        .iter()
+        .any(|c| c.verdict == Verdict::NotTestable));
+    assert!(report.seeds.is_empty());
+}
