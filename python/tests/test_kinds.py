@@ -240,11 +240,13 @@ def test_a_kind_on_a_local_cluster_equals_run_experiment(client, name):
 
 
 def test_a_composed_experiment_on_a_local_cluster_equals_run_experiment(client):
+    # The shipped file, one seed: its phone files are read by the workers from the
+    # absolute paths the client made of them.
     composed = REPO / "experiments" / "composed.toml"
     expected = mobmem.run_experiment(composed, seeds=1)
     swept = mobmem.sweep(composed, client=client, seeds=1)
     pd.testing.assert_frame_equal(swept, expected, check_exact=True)
-    assert expected["seed"].unique().tolist() == [1]
+    assert len(expected) > 0 and expected["value"].notna().any()
 
 
 def test_a_cluster_sweep_of_a_kind_reruns_only_deleted_runs(client, tmp_path):
