@@ -57,6 +57,36 @@ def test_generate_makes_every_preset_the_cli_lists(tmp_path, cli):
         assert ours.read_bytes() == (tmp_path / f"{preset}-cli.mmt").read_bytes(), preset
 
 
+def test_generate_takes_a_presets_config_and_no_background(tmp_path, cli):
+    # Some of app-cycling's parameters, as a file and as a dict: `gen NAME --config`.
+    (tmp_path / "w.toml").write_text("apps = 3\nrounds = 2\n")
+    code, _, stderr = cli("gen", "app-cycling", "--config", tmp_path / "w.toml", "--seed", "4",
+                          "--out", tmp_path / "cli.mmt")
+    assert code == 0, stderr
+    for config in (tmp_path / "w.toml", {"apps": 3, "rounds": 2}):
+        ours = mobmem.generate("app-cycling", seed=4, config=config, out=tmp_path / "ours.mmt")
+        assert ours.read_bytes() == (tmp_path / "cli.mmt").read_bytes()
+    assert ours.read_bytes() != mobmem.generate(
+        "app-cycling", seed=4, out=tmp_path / "preset.mmt").read_bytes()
+    code, _, stderr = cli("gen", "gallery-usb", "--no-background", "--scale", "0.05",
+                          "--out", tmp_path / "quiet-cli.mmt")
+    assert code == 0, stderr
+    quiet = mobmem.generate("gallery-usb", scale=0.05, no_background=True,
+                            out=tmp_path / "quiet.mmt")
+    assert quiet.read_bytes() == (tmp_path / "quiet-cli.mmt").read_bytes()
+    # The CLI's errors: a preset of the app model takes no config; no background to drop.
+    with pytest.raises(mobmem.MobmemError) as e:
+        mobmem.generate("app-switching", config=tmp_path / "w.toml", out=tmp_path / "x.mmt")
+    assert str(e.value) == cli_error(cli, "gen", "app-switching", "--config",
+                                     tmp_path / "w.toml", "--out", tmp_path / "x.mmt")
+    with pytest.raises(mobmem.MobmemError) as e:
+        mobmem.generate("app-switching", no_background=True, out=tmp_path / "x.mmt")
+    assert str(e.value) == cli_error(cli, "gen", "app-switching", "--no-background",
+                                     "--out", tmp_path / "x.mmt")
+    with pytest.raises(mobmem.MobmemError, match="unknown field `appz`"):
+        mobmem.generate("app-cycling", config={"appz": 3})
+
+
 def test_generate_without_out_summarizes(tmp_path):
     summary = mobmem.generate("app-switching", seed=5, scale=0.01)
     written = mobmem.generate("app-switching", seed=5, scale=0.01, out=tmp_path / "t.csv")

@@ -554,11 +554,14 @@ fn trace_summary(
     })
 }
 
-/// Generate a synthetic workload from exactly one of a preset name, a workload config
-/// file (TOML) or a workload config as JSON; write it to `out` (.mmt or .csv) when given.
-/// Returns the JSON summary of the generated trace.
+/// Generate a synthetic workload, as `mobmem gen` does, from a preset name, a workload
+/// config file (TOML) or a workload config as JSON; a preset with a model of its own
+/// also takes a config (file or JSON) of some of its parameters (`gen NAME --config
+/// FILE`). `no_background` leaves the background load out. Writes the trace to `out`
+/// (.mmt or .csv) when given; returns the JSON summary of the generated trace.
 #[pyfunction]
-#[pyo3(signature = (seed, preset=None, config_path=None, config_json=None, scale=None, out=None))]
+#[pyo3(signature = (seed, preset=None, config_path=None, config_json=None, scale=None, out=None, no_background=false))]
+#[allow(clippy::too_many_arguments)] // one per option of `mobmem gen`
 fn generate(
     py: Python<'_>,
     seed: u64,
@@ -567,10 +570,21 @@ fn generate(
     config_json: Option<&str>,
     scale: Option<f64>,
     out: Option<PathBuf>,
+    no_background: bool,
 ) -> PyResult<String> {
     detached(py, || {
+        let preset = preset.map(workload::find_preset).transpose()?;
         let mut params: Box<dyn workload::Params> = match (preset, &config_path, config_json) {
-            (Some(name), None, None) => workload::find_preset(name)?.params(),
+            (Some(preset), None, None) => preset.params(),
+            (Some(preset), Some(path), None) => preset.load(path)?,
+            (Some(preset), None, Some(json)) => match preset.model {
+                workload::Model::Own { parse, .. } => {
+                    let origin = "workload config";
+                    parse(&json_as_toml(json, origin)?, origin)?
+                }
+                // The app model's error, which says what to give instead.
+                workload::Model::Apps(_) => preset.load(Path::new("workload config"))?,
+            },
             (None, Some(path), None) => Box::new(workload::load_config(path)?),
             (None, None, Some(json)) => {
                 Box::new(workload::parse_config_json(json, "workload config")?)
@@ -578,14 +592,14 @@ fn generate(
             _ => {
                 return Err(Error::config(
                     "generate",
-                    "give exactly one of a preset, a config file or a config",
+                    "give a preset, a config file or a config, or a preset and a config",
                 ))
             }
         };
         let options = workload::GenOptions {
             seed,
             scale,
-            no_background: false,
+            no_background,
         };
         let t = workload::generate_with(params.as_mut(), &options)?;
         if let Some(path) = &out {
@@ -594,6 +608,19 @@ fn generate(
         serde_json::to_string(&workload::summarize(&t))
             .map_err(|e| Error::config("generate", e.to_string()))
     })
+}
+
+/// A JSON object as TOML text, for the parsers of TOML configs.
+fn json_as_toml(json: &str, origin: &str) -> mobmem::Result<String> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| Error::config(origin, e.to_string()))?;
+    match toml::Value::try_from(value) {
+        Ok(toml::Value::Table(table)) => {
+            toml::to_string(&table).map_err(|e| Error::config(origin, e.to_string()))
+        }
+        Ok(_) => Err(Error::config(origin, "a config is a table of keys")),
+        Err(e) => Err(Error::config(origin, e.to_string())),
+    }
 }
 
 /// Names of the workload presets, as `mobmem gen --list` lists them.
