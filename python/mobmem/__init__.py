@@ -3,10 +3,12 @@
 The simulator is the Rust crate behind the ``mobmem`` CLI; this package calls the same
 code, so results equal the CLI's to the last digit.
 
-- :func:`run_experiment` runs an experiment (a TOML file or a dict with its keys) and
-  returns the rows of the CLI's ``results.csv`` as a DataFrame;
-- :func:`sweep` runs the same experiment as independent tasks, one per workload and
-  configuration point, in this process or on a Dask cluster, and can resume;
+- :func:`run_experiment` runs an experiment file of any kind (a TOML file or a dict with
+  its keys: a cache grid, swap, reclaim, fs, ksm, ...) and returns the rows of the CLI's
+  ``results.csv`` as a DataFrame;
+- :func:`sweep` runs the same experiment as independent tasks (one per seed; a cache
+  grid one per configuration point), in this process or on a Dask cluster, and can
+  resume;
 - :func:`simulate`, :func:`trace_summary` and :func:`generate` are ``mobmem sim``,
   ``mobmem trace info`` and ``mobmem gen``.
 

@@ -54,24 +54,42 @@ def generate(
     seed: int = 1,
     out: str | os.PathLike[str] | None = None,
     scale: float | None = None,
+    *,
+    config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    no_background: bool = False,
 ) -> pathlib.Path | dict[str, Any]:
     """Generate a synthetic workload trace, as ``mobmem gen`` does.
 
-    ``preset_or_config`` is a preset name (:func:`presets`), the path of a workload config
-    file (TOML; ``mobmem gen --show PRESET`` prints one) or a dict with its keys. The same
-    seed gives the same trace on every machine; ``scale`` multiplies its length.
+    ``preset_or_config`` is a preset name (:func:`presets`, every one ``mobmem gen
+    --list`` lists), the path of a workload config file (TOML; ``mobmem gen --show
+    PRESET`` prints one) or a dict with its keys. A preset with a model of its own
+    (``app-cycling``, ``gallery-usb``, ...) also takes ``config``, a file or dict of some
+    of its parameters, the rest keeping the preset's (``mobmem gen NAME --config FILE``).
+    ``no_background`` leaves the background load out, for the presets that have one
+    (``--no-background``). The same seed gives the same trace on every machine;
+    ``scale`` multiplies its length.
 
     With ``out`` (ending in ``.mmt`` or ``.csv``) the trace is written there, atomically,
     and the path is returned; without it, the trace's summary (as :func:`trace_summary`
     gives it) is returned and nothing is written.
     """
     source: dict[str, Any] = {}
-    if isinstance(preset_or_config, Mapping):
-        source["config_json"] = json_text(preset_or_config)
-    elif isinstance(preset_or_config, os.PathLike) or (
+
+    def add_config(value: Any) -> None:
+        if isinstance(value, Mapping):
+            source["config_json"] = json_text(value)
+        else:
+            source["config_path"] = os.fspath(value)
+
+    if config is not None:
+        if not isinstance(preset_or_config, str) or _is_config_path(preset_or_config):
+            raise TypeError("config= goes with a preset's name")
+        source["preset"] = preset_or_config
+        add_config(config)
+    elif isinstance(preset_or_config, Mapping) or isinstance(preset_or_config, os.PathLike) or (
         isinstance(preset_or_config, str) and _is_config_path(preset_or_config)
     ):
-        source["config_path"] = os.fspath(preset_or_config)
+        add_config(preset_or_config)
     elif isinstance(preset_or_config, str):
         source["preset"] = preset_or_config
     else:
@@ -80,7 +98,9 @@ def generate(
             f"{type(preset_or_config).__name__}"
         )
     out_path = None if out is None else os.fspath(out)
-    summary = _native.generate(seed, scale=scale, out=out_path, **source)
+    summary = _native.generate(
+        seed, scale=scale, out=out_path, no_background=no_background, **source
+    )
     return json.loads(summary) if out_path is None else pathlib.Path(out_path)
 
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: the mobmem CLI to compare against, and a small trace file."""
+"""Shared fixtures: the mobmem CLI to compare against, a small trace file, and a Dask
+cluster of two worker processes."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import pathlib
 import subprocess
 
+import distributed
 import pytest
 
 import mobmem
@@ -47,3 +49,12 @@ def trace_file(tmp_path_factory) -> pathlib.Path:
     path = tmp_path_factory.mktemp("traces") / "small.mmt"
     mobmem.generate("app-switching", seed=3, out=path, scale=0.01)
     return path
+
+
+@pytest.fixture(scope="session")
+def client():
+    """A client of a local Dask cluster of two worker processes, one thread each."""
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c

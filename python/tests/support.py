@@ -39,18 +39,33 @@ def toml_value(v: Any) -> str:
     raise TypeError(v)
 
 
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+
+
+def _toml_table(lines: list[str], prefix: str, table: dict[str, Any]) -> None:
+    """Append a table's keys, then its tables and arrays of tables, as TOML."""
+    def is_tables(v: Any) -> bool:
+        return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+    for key, value in table.items():
+        if not isinstance(value, dict) and not is_tables(value):
+            lines.append(f"{_toml_key(key)} = {toml_value(value)}")
+    for key, value in table.items():
+        name = f"{prefix}{_toml_key(key)}"
+        if isinstance(value, dict):
+            lines.append(f"[{name}]")
+            _toml_table(lines, name + ".", value)
+        elif is_tables(value):
+            for item in value:
+                lines.append(f"[[{name}]]")
+                _toml_table(lines, name + ".", item)
+
+
 def write_toml(path: pathlib.Path, experiment: dict[str, Any]) -> pathlib.Path:
-    """Write an experiment dict as a TOML file (the few shapes small_experiment uses)."""
-    lines = []
-    for key, value in experiment.items():
-        if not isinstance(value, (dict, list)):
-            lines.append(f"{key} = {toml_value(value)}")
-    for workload in experiment["workload"]:
-        lines.append("[[workload]]")
-        lines += [f"{k} = {toml_value(v)}" for k, v in workload.items()]
-    for table in ("sweep", "cost", "devices"):
-        if table in experiment:
-            lines.append(f"[{table}]")
-            lines += [f"{k} = {toml_value(v)}" for k, v in experiment[table].items()]
+    """Write an experiment dict as a TOML file (tables, arrays of tables, and values of
+    the kinds toml_value knows)."""
+    lines: list[str] = []
+    _toml_table(lines, "", experiment)
     path.write_text("\n".join(lines) + "\n")
     return path

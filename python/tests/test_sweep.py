@@ -1,12 +1,12 @@
-"""Sweeps: split into one task per point, run in this process or on a Dask cluster of two
-worker processes, the same DataFrame as run_experiment; resumed after an interruption."""
+"""Sweeps of a cache grid: split into one task per point, run in this process or on a Dask
+cluster of two worker processes, the same DataFrame as run_experiment; resumed after an
+interruption."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-import distributed
 import pandas as pd
 import pytest
 
@@ -15,14 +15,6 @@ from mobmem import _tasks
 from mobmem._sweep import point_key
 from support import small_experiment
 
-
-
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +29,9 @@ def expected(experiment):
 
 def test_points_follow_the_grid_order(experiment):
     native = mobmem._experiment.load_experiment(experiment)
-    spec = native.to_json()
-    points = [p for w in ("apps", "file") for p in _tasks.workload_points(spec, w)]
+    spec = native.to_toml()
+    assert native.splits_by_point and native.runs() == ([7], False)
+    points = [p for w in ("apps", "file") for p in _tasks.workload_points(spec, w, 7)]
     assert len(points) == 2 * 4 * 3
     assert [p["policy"] for p in points[:6]] == ["lru"] * 3 + ["2q"] * 3
     assert points[0]["memory_fraction"] == 0.05 and points[0]["dram_pages"] == points[0]["memory_pages"]
@@ -50,8 +43,9 @@ def test_points_follow_the_grid_order(experiment):
 
 def test_a_point_outside_the_grid_is_refused(experiment):
     native = mobmem._experiment.load_experiment(experiment)
-    spec = native.to_json()
-    point = dict(_tasks.workload_points(spec, "apps")[0], memory_pages=12345)
+    spec = native.to_toml()
+    point = dict(_tasks.workload_points(spec, "apps", 7)[0], memory_pages=12345,
+                 seed=7, by_seed=False)
     with pytest.raises(mobmem.MobmemError, match="no point \\(lru, 12345 pages"):
         _tasks.run_point(spec, point)
 

@@ -9,7 +9,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -18,9 +18,13 @@ use pyo3::types::PyDict;
 
 use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
-use mobmem::experiments::{self, ExperimentConfig, LoadedWorkload, Point, ResultRow, Results};
+use mobmem::experiments::file::MAX_SEEDS;
+use mobmem::experiments::{
+    self, ExperimentConfig, ExperimentFile, LoadedWorkload, Point, ResultRow, Results, RunOptions,
+};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
+use mobmem::report::{ExperimentReport, Table};
 use mobmem::trace::{self, Format};
 use mobmem::{report, workload, Error};
 
@@ -64,13 +68,13 @@ fn parse_format(format: Option<&str>) -> mobmem::Result<Option<Format>> {
     format.map(str::parse).transpose()
 }
 
-/// An experiment, parsed and validated.
+/// An experiment file of any kind, parsed and validated.
 #[pyclass(module = "mobmem._native", frozen)]
 struct Experiment {
-    config: ExperimentConfig,
+    file: ExperimentFile,
 }
 
-/// A workload of an experiment, read or generated, held in memory.
+/// A workload of a cache experiment, read or generated, held in memory.
 #[pyclass(module = "mobmem._native", frozen)]
 struct Workload {
     loaded: LoadedWorkload,
@@ -97,51 +101,88 @@ impl Workload {
 
 #[pymethods]
 impl Experiment {
-    /// Read an experiment file (TOML) as `mobmem run` does.
+    /// Read an experiment file (TOML) as `mobmem run` does; its relative paths are made
+    /// absolute, relative to its folder.
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let config = detached(py, || ExperimentConfig::load(&path))?;
-        Ok(Experiment { config })
+        let file = detached(py, || {
+            let text = mobmem::config_file::read(&path)?;
+            let folder = path.parent().unwrap_or(Path::new("."));
+            let base = std::path::absolute(folder).map_err(|e| Error::io(folder, e))?;
+            ExperimentFile::parse(&text, &path.display().to_string(), &base)
+        })?;
+        Ok(Experiment { file })
     }
 
-    /// Parse an experiment given as JSON with the TOML file's keys; `origin` names it in
-    /// errors.
+    /// Parse an experiment given as a JSON object with the TOML file's keys; `origin`
+    /// names it in errors, relative paths are relative to `base`.
     #[staticmethod]
-    fn from_json(py: Python<'_>, text: &str, origin: &str) -> PyResult<Self> {
-        let config = detached(py, || ExperimentConfig::parse_json(text, origin))?;
-        Ok(Experiment { config })
+    fn from_json(py: Python<'_>, text: &str, origin: &str, base: PathBuf) -> PyResult<Self> {
+        let file = detached(py, || {
+            let json: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
+            let table = match toml::Value::try_from(json) {
+                Ok(toml::Value::Table(table)) => table,
+                Ok(_) => return Err(Error::config(origin, "an experiment is a table of keys")),
+                Err(e) => return Err(Error::config(origin, e.to_string())),
+            };
+            ExperimentFile::parse_table(table, origin, &base)
+        })?;
+        Ok(Experiment { file })
     }
 
-    /// The same experiment with relative trace and config paths made relative to `base`
-    /// (URLs stay as they are).
-    fn resolved(&self, base: PathBuf) -> Self {
-        let mut config = self.config.clone();
-        config.resolve_paths(&base);
-        Experiment { config }
+    /// Parse the text `to_toml` gives (what a worker is sent).
+    #[staticmethod]
+    fn from_toml(py: Python<'_>, text: &str, origin: &str) -> PyResult<Self> {
+        let file = detached(py, || ExperimentFile::parse(text, origin, Path::new(".")))?;
+        Ok(Experiment { file })
+    }
+
+    /// The whole experiment as TOML, which `from_toml` reads back to an equal experiment.
+    fn to_toml(&self) -> PyResult<String> {
+        self.file.to_toml().map_err(raise)
     }
 
     #[getter]
     fn name(&self) -> &str {
-        &self.config.name
+        &self.file.header.name
     }
 
     #[getter]
     fn title(&self) -> &str {
-        &self.config.title
+        &self.file.header.title
     }
 
-    /// The whole experiment as JSON, which `from_json` reads back to an equal experiment:
-    /// what a worker on another machine is sent.
-    fn to_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.config)
-            .map_err(|e| MobmemError::new_err(format!("experiment {}: {e}", self.config.name)))
+    /// The file's kind (`cache`, `swap`, ...).
+    #[getter]
+    fn kind(&self) -> &str {
+        self.file.header.kind
     }
 
-    /// The workloads as given: name and exactly one of preset, config or trace, with the
-    /// trace's format, seed and scale when set.
+    /// Whether its runs split further into points (the cache kind): then `workloads`,
+    /// `load_workload`, `points` and `run_point` make them; otherwise a run is one task.
+    #[getter]
+    fn splits_by_point(&self) -> bool {
+        self.file.params.cache_grid().is_some()
+    }
+
+    /// The runs `mobmem run` makes, `seeds` standing for `--seeds`: their seeds, in the
+    /// order their rows are written, and whether the rows carry a `seed` column.
+    #[pyo3(signature = (seeds=None))]
+    fn runs(&self, seeds: Option<u64>) -> PyResult<(Vec<u64>, bool)> {
+        let runs = self.file.runs(&options(checked_seeds(seeds)?, None));
+        Ok((runs.seeds, runs.by_seed))
+    }
+
+    /// The workloads of a cache experiment as given: name and exactly one of preset,
+    /// config or trace, with the trace's format, seed and scale when set. Empty for other
+    /// kinds.
     fn workloads<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let Some(config) = self.file.params.cache_grid() else {
+            return Ok(Vec::new());
+        };
         let path_text = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
-        self.config
+        config
             .workloads
             .iter()
             .map(|w| {
@@ -158,21 +199,25 @@ impl Experiment {
             .collect()
     }
 
-    /// Read or generate the workload `name`. `data` is its trace file's content when the
-    /// caller fetched it (a URL); otherwise the file is read from its path.
-    #[pyo3(signature = (name, data=None))]
+    /// Read or generate the workload `name` of a cache experiment, for the run with
+    /// `seed`. `data` is its trace file's content when the caller fetched it (a URL);
+    /// otherwise the file is read from its path.
+    #[pyo3(signature = (name, seed, data=None))]
     fn load_workload(
         &self,
         py: Python<'_>,
         name: &str,
+        seed: u64,
         data: Option<Vec<u8>>,
     ) -> PyResult<Workload> {
-        let spec = self.spec(name)?;
-        let loaded = detached(py, || experiments::load_workload(&self.config, spec, data))?;
+        let config = self.seeded_grid(seed)?;
+        let spec = spec(&config, name)?;
+        let loaded = detached(py, || experiments::load_workload(&config, spec, data))?;
         Ok(Workload { loaded })
     }
 
-    /// The points of one workload, in the order `mobmem run` runs and writes them.
+    /// The points of one workload of a cache experiment, in the order `mobmem run` runs
+    /// and writes them.
     fn points<'py>(
         &self,
         py: Python<'py>,
@@ -183,91 +228,186 @@ impl Experiment {
     }
 
     /// Run one point (a dict from `points`) on its workload; returns its rows as the CSV
-    /// text `mobmem run` writes (header included).
+    /// text `mobmem run` writes (header included). `seed`, when the runs are gathered by
+    /// seed (`runs`), is the value of their `seed` column.
+    #[pyo3(signature = (workload, point, seed=None))]
     fn run_point(
         &self,
         py: Python<'_>,
         workload: &Workload,
         point: &Bound<'_, PyDict>,
+        seed: Option<u64>,
     ) -> PyResult<String> {
         let wanted = PointFields::extract(point)?;
         let grid = self.grid(py, workload)?;
         let Some(point) = grid.into_iter().find(|p| wanted.matches(p)) else {
             return Err(MobmemError::new_err(format!(
                 "experiment {}: no point {} of workload {}",
-                self.config.name, wanted, workload.loaded.name
+                self.file.header.name, wanted, workload.loaded.name
             )));
         };
-        let config = &self.config;
+        let config = self.grid_config()?;
         let trace = &workload.loaded.trace;
         detached(py, || {
             let cost = config.cost.resolve()?;
             let metrics = experiments::run_point(&point, trace, &cost, &config.devices)?;
-            results_csv(config, vec![ResultRow { point, metrics }])
+            let results = Results {
+                experiment: config.name.clone(),
+                title: config.title.clone(),
+                rows: vec![ResultRow { point, metrics }],
+                workloads: Vec::new(),
+            };
+            table_csv(of_seed(seed, results.to_table()))
         })
     }
 
-    /// Run the whole experiment as `mobmem run` does (in parallel threads); returns the
-    /// text of its `results.csv`. `data` maps workload names to trace file content the
-    /// caller fetched.
-    #[pyo3(signature = (data=None))]
-    fn run(&self, py: Python<'_>, data: Option<HashMap<String, Vec<u8>>>) -> PyResult<String> {
-        let mut data = data.unwrap_or_default();
-        if let Some(name) = data.keys().find(|name| self.spec(name).is_err()) {
+    /// Run the experiment with one seed (one of `runs`), whatever its kind; returns its
+    /// rows as the CSV text `mobmem run` writes (header included), with the `seed` column
+    /// when `by_seed`. `media` stands for `--media`.
+    #[pyo3(signature = (seed, by_seed, media=None))]
+    fn run_seed(
+        &self,
+        py: Python<'_>,
+        seed: u64,
+        by_seed: bool,
+        media: Option<PathBuf>,
+    ) -> PyResult<String> {
+        let file = &self.file;
+        detached(py, || {
+            let report = file.run_seed(seed, &options(None, media))?;
+            table_csv(of_seed(by_seed.then_some(seed), report.table))
+        })
+    }
+
+    /// Run the whole experiment as `mobmem run` does (in parallel threads), `seeds` and
+    /// `media` standing for `--seeds` and `--media`; returns the text of its
+    /// `results.csv`. `data` maps workload names of a cache experiment to trace file
+    /// content the caller fetched.
+    #[pyo3(signature = (seeds=None, media=None, data=None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        seeds: Option<u64>,
+        media: Option<PathBuf>,
+        data: Option<HashMap<String, Vec<u8>>>,
+    ) -> PyResult<String> {
+        let options = options(checked_seeds(seeds)?, media);
+        let data = data.unwrap_or_default();
+        let file = &self.file;
+        if data.is_empty() {
+            return detached(py, || table_csv(file.run(&options)?.table));
+        }
+        let config = self.grid_config()?;
+        if let Some(name) = data.keys().find(|name| spec(config, name).is_err()) {
             return Err(MobmemError::new_err(format!(
                 "experiment {}: trace content given for '{name}', which is not one of its workloads",
-                self.config.name
+                config.name
             )));
         }
-        let config = &self.config;
+        // Workloads fetched by the caller: the cache kind's runs, with them, as
+        // `ExperimentFile::run` makes them.
         detached(py, || {
-            let no_progress = |_: usize, _: usize| {};
-            let results = if data.is_empty() {
-                experiments::run(config, &no_progress)?
-            } else {
-                let workloads = config
-                    .workloads
-                    .iter()
-                    .map(|spec| experiments::load_workload(config, spec, data.remove(&spec.name)))
+            let runs = file.runs(&options);
+            let mut tables = Vec::with_capacity(runs.seeds.len());
+            for &seed in &runs.seeds {
+                let mut config = config.clone();
+                config.seed = seed;
+                let workloads = (config.workloads.iter())
+                    .map(|spec| {
+                        experiments::load_workload(&config, spec, data.get(&spec.name).cloned())
+                    })
                     .collect::<mobmem::Result<Vec<_>>>()?;
-                experiments::run_loaded(config, &workloads, &no_progress)?
+                let results = experiments::run_loaded(&config, &workloads, &|_, _| {})?;
+                tables.push((seed, report_of(results.to_table())));
+            }
+            let table = if runs.by_seed {
+                ExperimentReport::of_seeds(tables).table
+            } else {
+                tables.remove(0).1.table
             };
-            results_csv(config, results.rows)
+            table_csv(table)
         })
     }
 }
 
 impl Experiment {
-    fn spec(&self, name: &str) -> PyResult<&experiments::WorkloadSpec> {
-        self.config
-            .workloads
-            .iter()
-            .find(|w| w.name == name)
-            .ok_or_else(|| {
-                MobmemError::new_err(format!(
-                    "experiment {}: no workload named '{name}'",
-                    self.config.name
-                ))
-            })
+    /// The cache kind's grid; an error for other kinds.
+    fn grid_config(&self) -> PyResult<&ExperimentConfig> {
+        self.file.params.cache_grid().ok_or_else(|| {
+            MobmemError::new_err(format!(
+                "experiment {}: files of kind '{}' run by seed, not by point",
+                self.file.header.name, self.file.header.kind
+            ))
+        })
+    }
+
+    /// The cache kind's grid with the seed of one run.
+    fn seeded_grid(&self, seed: u64) -> PyResult<ExperimentConfig> {
+        let mut config = self.grid_config()?.clone();
+        config.seed = seed;
+        Ok(config)
     }
 
     fn grid(&self, py: Python<'_>, workload: &Workload) -> PyResult<Vec<Point>> {
-        self.spec(&workload.loaded.name)?;
+        let config = self.grid_config()?;
+        spec(config, &workload.loaded.name)?;
         detached(py, || {
-            experiments::points(&self.config, std::slice::from_ref(&workload.loaded))
+            experiments::points(config, std::slice::from_ref(&workload.loaded))
         })
     }
 }
 
-fn results_csv(config: &ExperimentConfig, rows: Vec<ResultRow>) -> mobmem::Result<String> {
-    let results = Results {
-        experiment: config.name.clone(),
-        title: config.title.clone(),
-        rows,
-        workloads: Vec::new(),
-    };
+fn spec<'a>(config: &'a ExperimentConfig, name: &str) -> PyResult<&'a experiments::WorkloadSpec> {
+    config
+        .workloads
+        .iter()
+        .find(|w| w.name == name)
+        .ok_or_else(|| {
+            MobmemError::new_err(format!(
+                "experiment {}: no workload named '{name}'",
+                config.name
+            ))
+        })
+}
+
+/// `--seeds N`, checked as the CLI checks it.
+fn checked_seeds(seeds: Option<u64>) -> PyResult<Option<u64>> {
+    match seeds {
+        Some(n) if !(1..=MAX_SEEDS).contains(&n) => Err(MobmemError::new_err(format!(
+            "seeds must be a whole number of seeds from 1 to {MAX_SEEDS}, got {n}"
+        ))),
+        _ => Ok(seeds),
+    }
+}
+
+fn no_progress(_: usize, _: usize) {}
+
+fn options(seeds: Option<u64>, media_dir: Option<PathBuf>) -> RunOptions<'static> {
+    RunOptions {
+        progress: &no_progress,
+        seeds,
+        media_dir,
+    }
+}
+
+/// A table as the report of one run.
+fn report_of(table: Table) -> ExperimentReport {
+    ExperimentReport::of_table(table, Vec::new(), (Vec::new(), Vec::new(), Vec::new()))
+}
+
+/// The table of one run with `seed` as `ExperimentFile::run` gathers it: with the seed
+/// column (`ExperimentReport::of_seeds`), so that the runs' tables one after another are
+/// the experiment's; `None`: the one run's table as it is.
+fn of_seed(seed: Option<u64>, table: Table) -> Table {
+    match seed {
+        Some(seed) => ExperimentReport::of_seeds(vec![(seed, report_of(table))]).table,
+        None => table,
+    }
+}
+
+fn table_csv(table: Table) -> mobmem::Result<String> {
     let mut bytes = Vec::new();
-    report::write_results_csv(&mut bytes, &results.to_table())?;
+    report::write_results_csv(&mut bytes, &table)?;
     String::from_utf8(bytes).map_err(|e| Error::config("results.csv", e.to_string()))
 }
 
@@ -414,11 +554,14 @@ fn trace_summary(
     })
 }
 
-/// Generate a synthetic workload from exactly one of a preset name, a workload config
-/// file (TOML) or a workload config as JSON; write it to `out` (.mmt or .csv) when given.
-/// Returns the JSON summary of the generated trace.
+/// Generate a synthetic workload, as `mobmem gen` does, from a preset name, a workload
+/// config file (TOML) or a workload config as JSON; a preset with a model of its own
+/// also takes a config (file or JSON) of some of its parameters (`gen NAME --config
+/// FILE`). `no_background` leaves the background load out. Writes the trace to `out`
+/// (.mmt or .csv) when given; returns the JSON summary of the generated trace.
 #[pyfunction]
-#[pyo3(signature = (seed, preset=None, config_path=None, config_json=None, scale=None, out=None))]
+#[pyo3(signature = (seed, preset=None, config_path=None, config_json=None, scale=None, out=None, no_background=false))]
+#[allow(clippy::too_many_arguments)] // one per option of `mobmem gen`
 fn generate(
     py: Python<'_>,
     seed: u64,
@@ -427,10 +570,21 @@ fn generate(
     config_json: Option<&str>,
     scale: Option<f64>,
     out: Option<PathBuf>,
+    no_background: bool,
 ) -> PyResult<String> {
     detached(py, || {
+        let preset = preset.map(workload::find_preset).transpose()?;
         let mut params: Box<dyn workload::Params> = match (preset, &config_path, config_json) {
-            (Some(name), None, None) => workload::find_preset(name)?.params(),
+            (Some(preset), None, None) => preset.params(),
+            (Some(preset), Some(path), None) => preset.load(path)?,
+            (Some(preset), None, Some(json)) => match preset.model {
+                workload::Model::Own { parse, .. } => {
+                    let origin = "workload config";
+                    parse(&json_as_toml(json, origin)?, origin)?
+                }
+                // The app model's error, which says what to give instead.
+                workload::Model::Apps(_) => preset.load(Path::new("workload config"))?,
+            },
             (None, Some(path), None) => Box::new(workload::load_config(path)?),
             (None, None, Some(json)) => {
                 Box::new(workload::parse_config_json(json, "workload config")?)
@@ -438,14 +592,14 @@ fn generate(
             _ => {
                 return Err(Error::config(
                     "generate",
-                    "give exactly one of a preset, a config file or a config",
+                    "give a preset, a config file or a config, or a preset and a config",
                 ))
             }
         };
         let options = workload::GenOptions {
             seed,
             scale,
-            no_background: false,
+            no_background,
         };
         let t = workload::generate_with(params.as_mut(), &options)?;
         if let Some(path) = &out {
@@ -454,6 +608,19 @@ fn generate(
         serde_json::to_string(&workload::summarize(&t))
             .map_err(|e| Error::config("generate", e.to_string()))
     })
+}
+
+/// A JSON object as TOML text, for the parsers of TOML configs.
+fn json_as_toml(json: &str, origin: &str) -> mobmem::Result<String> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| Error::config(origin, e.to_string()))?;
+    match toml::Value::try_from(value) {
+        Ok(toml::Value::Table(table)) => {
+            toml::to_string(&table).map_err(|e| Error::config(origin, e.to_string()))
+        }
+        Ok(_) => Err(Error::config(origin, "a config is a table of keys")),
+        Err(e) => Err(Error::config(origin, e.to_string())),
+    }
 }
 
 /// Names of the workload presets, as `mobmem gen --list` lists them.

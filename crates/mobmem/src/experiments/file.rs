@@ -40,6 +40,17 @@ pub struct RunOptions<'a> {
     pub media_dir: Option<PathBuf>,
 }
 
+/// The runs of an experiment file: one per seed, independent of one another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Runs {
+    /// The seed of each run, in the order its rows are written.
+    pub seeds: Vec<u64>,
+    /// Whether the runs are gathered by [`ExperimentReport::of_seeds`], the table gaining
+    /// a `seed` column in front; otherwise there is one run, and its report is the
+    /// experiment's.
+    pub by_seed: bool,
+}
+
 /// The keys every experiment file has, whatever its kind.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
@@ -81,6 +92,12 @@ pub trait Experiment: std::fmt::Debug + Send + Sync {
     fn default_seed(&self) -> u64;
     /// The kind's keys as TOML (the file less its [`Header`]).
     fn to_toml(&self) -> Result<toml::Table>;
+    /// The cache kind's grid, whose points run apart from one another (the Python
+    /// package's sweeps make a task of each); `None` for every other kind, whose runs
+    /// split by seed only.
+    fn cache_grid(&self) -> Option<&super::ExperimentConfig> {
+        None
+    }
 }
 
 impl<P: KindParams> Experiment for P {
@@ -133,8 +150,14 @@ impl ExperimentFile {
     /// Parse a file's text; `origin` names it in errors, `base` is the folder its
     /// relative paths are relative to.
     pub fn parse(text: &str, origin: &str, base: &Path) -> Result<Self> {
-        let mut table: toml::Table = toml::from_str(text)
+        let table: toml::Table = toml::from_str(text)
             .map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
+        Self::parse_table(table, origin, base)
+    }
+
+    /// Read a file's keys already parsed (e.g. from JSON): the same checks as
+    /// [`ExperimentFile::parse`].
+    pub fn parse_table(mut table: toml::Table, origin: &str, base: &Path) -> Result<Self> {
         let kind_name = take_string(&mut table, "kind", origin)?;
         let kind: &'static Kind = match &kind_name {
             None => &KINDS[0],
@@ -238,27 +261,48 @@ impl ExperimentFile {
         }
     }
 
-    /// Run the experiment: once per seed (a kind that reads only real files runs once),
-    /// the runs gathered into one report.
-    pub fn run(&self, options: &RunOptions) -> Result<ExperimentReport> {
+    /// The runs a run with `options` makes: once per seed, or once (no seeds asked for,
+    /// or a kind that reads only real files). They are independent of one another.
+    pub fn runs(&self, options: &RunOptions) -> Runs {
         let seeds = self.seeds(options);
-        let context = |seed| Context {
-            progress: options.progress,
-            media_dir: options.media_dir.clone(),
-            seed,
-        };
         if seeds.is_empty() || !self.kind().seeded {
             let seed = seeds
                 .first()
                 .copied()
                 .unwrap_or_else(|| self.params.default_seed());
-            return self.params.run_once(&self.header, &context(seed));
+            return Runs {
+                seeds: vec![seed],
+                by_seed: false,
+            };
         }
-        let mut runs = Vec::with_capacity(seeds.len());
-        for seed in seeds {
-            runs.push((seed, self.params.run_once(&self.header, &context(seed))?));
+        Runs {
+            seeds,
+            by_seed: true,
         }
-        Ok(ExperimentReport::of_seeds(runs))
+    }
+
+    /// One of the [`ExperimentFile::runs`]: the experiment with `seed`.
+    pub fn run_seed(&self, seed: u64, options: &RunOptions) -> Result<ExperimentReport> {
+        let context = Context {
+            progress: options.progress,
+            media_dir: options.media_dir.clone(),
+            seed,
+        };
+        self.params.run_once(&self.header, &context)
+    }
+
+    /// Run the experiment: every one of its [`ExperimentFile::runs`], in order, gathered
+    /// into one report.
+    pub fn run(&self, options: &RunOptions) -> Result<ExperimentReport> {
+        let runs = self.runs(options);
+        if !runs.by_seed {
+            return self.run_seed(runs.seeds[0], options);
+        }
+        let mut reports = Vec::with_capacity(runs.seeds.len());
+        for seed in runs.seeds {
+            reports.push((seed, self.run_seed(seed, options)?));
+        }
+        Ok(ExperimentReport::of_seeds(reports))
     }
 }
 

@@ -140,6 +140,10 @@ impl Experiment for Cache {
         self.0.seed
     }
 
+    fn cache_grid(&self) -> Option<&ExperimentConfig> {
+        Some(&self.0)
+    }
+
     fn to_toml(&self) -> Result<toml::Table> {
         let mut table = toml::Table::try_from(&self.0)
             .map_err(|e| Error::config(&self.0.name, e.to_string()))?;

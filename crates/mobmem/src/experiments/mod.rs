@@ -8,7 +8,7 @@ pub mod reproductions;
 
 pub use crate::mm::placement::split_memory;
 pub use config::{ExperimentConfig, Sweep, WorkloadSpec};
-pub use file::{ExperimentFile, RunOptions};
+pub use file::{ExperimentFile, RunOptions, Runs};
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

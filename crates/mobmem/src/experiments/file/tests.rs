@@ -111,6 +111,38 @@ fn every_shipped_file_parses_round_trips_and_holds_the_papers_grid() {
 }
 
 #[test]
+fn runs_are_one_per_seed_or_one_alone() {
+    let options = |seeds| RunOptions {
+        progress: &|_, _| {},
+        seeds,
+        media_dir: None,
+    };
+    let runs = |file: &ExperimentFile, seeds| {
+        let r = file.runs(&options(seeds));
+        (r.seeds, r.by_seed)
+    };
+    let ksm = edited("ksm", |_| {}).unwrap();
+    assert_eq!(runs(&ksm, None), (vec![1, 2, 3, 4, 5], true));
+    assert_eq!(runs(&ksm, Some(2)), (vec![1, 2], true));
+    let once = edited("ksm", |t| {
+        t.remove("seeds");
+    })
+    .unwrap();
+    assert_eq!(runs(&once, None), (vec![1], false));
+    assert_eq!(runs(&once, Some(1)), (vec![1], true));
+    // The cache kind's `seed` is its one run's; files that read real files run once.
+    let cache = edited("hybrid-cache", |t| {
+        t.remove("seeds");
+        set(t, "seed", 9.into());
+    })
+    .unwrap();
+    assert_eq!(runs(&cache, None), (vec![9], false));
+    assert!(cache.params.cache_grid().is_some() && ksm.params.cache_grid().is_none());
+    let fs = edited("selective-page-cache", |_| {}).unwrap();
+    assert_eq!(runs(&fs, Some(3)), (vec![1], false));
+}
+
+#[test]
 fn a_file_without_kind_is_the_cache_grid_as_before() {
     let text = include_str!("../../../../../experiments/reference.toml");
     let file = ExperimentFile::parse(text, "reference.toml", Path::new(".")).unwrap();
