@@ -300,6 +300,13 @@ impl PhoneConfig {
                 self.memory.system_mib, self.placement.dram_mib, self.memory.dram_mib
             ));
         }
+        let frames = self.scaled_pages(self.memory.dram_mib - self.placement.dram_mib);
+        let most = crate::mm::reclaim::MAX_MEMORY_PAGES;
+        if !(64..=most).contains(&frames) {
+            return fail(format!(
+                "memory.dram_mib less placement.dram_mib, times scale, gives {frames} frames of 4 KiB: it must be 64 to {most}"
+            ));
+        }
         for choice in [self.mechanisms(), self.baselines()] {
             super::check_choice(self, &choice)?;
             if self.trace.is_some() && choice.dedup != "off" {

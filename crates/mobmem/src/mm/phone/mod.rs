@@ -113,10 +113,16 @@ pub struct PhoneMetrics {
     pub launch_mean_ms: f64,
     pub warm_launch_mean_ms: f64,
     pub interactions: u64,
+    /// Response times of interactions: mean, nearest-rank percentiles and the longest.
     pub rt_mean_ms: f64,
+    pub rt_p10_ms: f64,
+    pub rt_p25_ms: f64,
     pub rt_p50_ms: f64,
+    pub rt_p75_ms: f64,
+    pub rt_p90_ms: f64,
     pub rt_p95_ms: f64,
     pub rt_p99_ms: f64,
+    pub rt_max_ms: f64,
     pub energy_mj: f64,
     pub fg_energy_mj: f64,
     pub file_reads: u64,
@@ -155,7 +161,8 @@ impl Stats for PhoneMetrics {
         counts!(v, self; launches, cold_launches);
         reals!(v, self; launch_mean_ms, warm_launch_mean_ms);
         counts!(v, self; interactions);
-        reals!(v, self; rt_mean_ms, rt_p50_ms, rt_p95_ms, rt_p99_ms, energy_mj, fg_energy_mj);
+        reals!(v, self; rt_mean_ms, rt_p10_ms, rt_p25_ms, rt_p50_ms, rt_p75_ms, rt_p90_ms);
+        reals!(v, self; rt_p95_ms, rt_p99_ms, rt_max_ms, energy_mj, fg_energy_mj);
         counts!(v, self; file_reads, file_bypass_reads, swap_outs, swap_ins, minor_faults, cow_faults);
         counts!(v, self; flash_writes, nvm_writes, pcm_writes);
         v.optional("flash_lifetime_years", self.flash_lifetime_years);
@@ -904,9 +911,14 @@ impl<'a> Phone<'a> {
         m.interactions = rts.len() as u64;
         m.rt_mean_ms = mean(&rts);
         rts.sort_by(f64::total_cmp);
+        m.rt_p10_ms = percentile(&rts, 10.0);
+        m.rt_p25_ms = percentile(&rts, 25.0);
         m.rt_p50_ms = percentile(&rts, 50.0);
+        m.rt_p75_ms = percentile(&rts, 75.0);
+        m.rt_p90_ms = percentile(&rts, 90.0);
         m.rt_p95_ms = percentile(&rts, 95.0);
         m.rt_p99_ms = percentile(&rts, 99.0);
+        m.rt_max_ms = percentile(&rts, 100.0);
         // Device writes and their energy (reads were charged as they happened).
         let io = *self.space.counts();
         let d = &c.swap.devices;

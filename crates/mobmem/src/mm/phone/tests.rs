@@ -68,6 +68,19 @@ fn every_page_is_in_one_place_in_every_combination() {
             "{choice:?}"
         );
         assert!(m.file_bypass_reads <= m.file_reads);
+        // The response times are a distribution: percentiles in order.
+        let rts = [
+            m.rt_p10_ms,
+            m.rt_p25_ms,
+            m.rt_p50_ms,
+            m.rt_p75_ms,
+            m.rt_p90_ms,
+            m.rt_p95_ms,
+            m.rt_p99_ms,
+            m.rt_max_ms,
+        ];
+        assert!(rts.windows(2).all(|w| w[0] <= w[1]), "{choice:?}: {rts:?}");
+        assert!(rts[0] >= c.response.execution_ms, "{choice:?}");
         if choice.dedup == "off" {
             assert_eq!((m.ksm_saved_peak_mib, m.cow_faults), (0.0, 0), "{choice:?}");
         }
@@ -166,6 +179,7 @@ fn bad_phone_files_are_clear_errors() {
             "mechanism = \"uksm\"",
             "dedup must be off or ksm",
         ),
+        ("scale = 0.03125", "scale = 0.000001", "gives 2 frames"),
     ];
     for (from, to, expect) in cases {
         assert!(text.contains(from), "{from}");
