@@ -3,12 +3,12 @@
 //!
 //! No paper measured this. On each phone file (`experiments/phone-2012.toml`,
 //! `experiments/phone.toml`) the ablation runs the same seeded workload with every slot at
-//! its baseline (`all-off`), each technique alone (`only-X`), all on (`all-on`) and all on
-//! but one (`all-but-X`). Its claims state the interactions it measures — KSM and swap
+//! its baseline (`all-off`), each technique alone (`only-X`), every pair (`pair-X+Y`), all
+//! on (`all-on`) and all on but one (`all-but-X`). Its claims state the interactions it measures — KSM and swap
 //! traffic, FMP with flash or zram as swap, the selective file system and memory
 //! pressure, the buffer cache with everything else on — and whether any technique that
-//! helps alone works against the others; each carries an explanation computed from the
-//! run's counters.
+//! helps alone works against another or against all the others; each carries an
+//! explanation computed from the run's counters.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -186,7 +186,25 @@ pub fn ablation(phone: &PhoneConfig) -> Vec<(String, Choice)> {
     for t in &techniques {
         out.push((format!("all-but-{t}"), PhoneConfig::with_slot(&on, t, &off)));
     }
+    for (i, a) in techniques.iter().enumerate() {
+        for b in &techniques[i + 1..] {
+            let both = PhoneConfig::with_slot(&PhoneConfig::with_slot(&off, a, &on), b, &on);
+            out.push((pair_name(a, b), both));
+        }
+    }
     out
+}
+
+/// The configuration with techniques `a` and `b` on and the rest at their baselines
+/// (`a` before `b` in slot order).
+fn pair_name(a: &str, b: &str) -> String {
+    let (first, second) = if SLOTS.iter().position(|s| *s == a) < SLOTS.iter().position(|s| *s == b)
+    {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    format!("pair-{first}+{second}")
 }
 
 fn row(phone: &str, index: usize, name: &str, choice: &Choice, m: &PhoneMetrics) -> Row {
@@ -516,6 +534,52 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                 ),
             );
         }
+        // Does any pair work against each other? Technique a helps its target alone
+        // (from all-off to only-a) but harms it once b is on (from only-b to a and b).
+        let techniques: Vec<&str> = TARGETS.iter().map(|t| t.0).filter(|t| has(p, t)).collect();
+        let mut conflicts = 0.0;
+        let mut pair_evidence: Vec<(String, f64)> = Vec::new();
+        for &a in &techniques {
+            let metric = TARGETS.iter().find(|t| t.0 == a).expect("listed").1;
+            let alone = reduction(v("all-off", metric), v(&format!("only-{a}"), metric));
+            for &b in techniques.iter().filter(|&&b| b != a) {
+                let given = reduction(v(&format!("only-{b}"), metric), v(&pair_name(a, b), metric));
+                pair_evidence.push((format!("{a}_with_{b}"), given));
+                if alone > 1.0 && given < -1.0 {
+                    conflicts += 1.0;
+                }
+                findings.push(Finding::new(
+                    format!("{n}-{a}-with-{b}"),
+                    format!("{n}: {a} changes {metric} by {{alone}}% alone and by {{with}}% when {b} is on too (positive: lower is better)"),
+                    vec![("alone", alone), ("with", given)],
+                ));
+            }
+        }
+        let explain = pair_evidence
+            .iter()
+            .map(|(name, _)| {
+                let (a, b) = name.split_once("_with_").expect("named so");
+                format!("{a} with {b} {{{name}}}%")
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let refs: Vec<(&str, f64)> = pair_evidence
+            .iter()
+            .map(|(k, x)| (k.as_str(), *x))
+            .collect();
+        claims.push(
+            Claim::at_most(
+                format!("{n}-no-pair-against"),
+                format!("{n}: no pair of techniques works against each other: none that improves its own target alone makes it worse with one other technique on (count of such ordered pairs)"),
+                0.0,
+                conflicts,
+                "pairs",
+            )
+            .explained(
+                format!("improvement of each technique's target metric with one other technique on: {explain}"),
+                refs,
+            ),
+        );
         // Does any technique that helps alone work against the others?
         let mut against = 0.0;
         let mut evidence: Vec<(String, f64)> = Vec::new();
@@ -628,7 +692,7 @@ mod tests {
             let p = &shipped_phone(name).unwrap();
             let configs = ablation(p);
             let t = p.techniques().len();
-            assert_eq!(configs.len(), 2 + 2 * t);
+            assert_eq!(configs.len(), 2 + 2 * t + t * (t - 1) / 2);
             let (on, off) = (p.mechanisms(), p.baselines());
             for (name, choice) in &configs {
                 let differs = SLOTS.iter().filter(|s| choice.get(s) != off.get(s)).count();
@@ -637,6 +701,7 @@ mod tests {
                     "all-off" => assert_eq!(differs, 0),
                     "all-on" => assert_eq!(same_as_on, 5),
                     n if n.starts_with("only-") => assert_eq!(differs, 1, "{n}"),
+                    n if n.starts_with("pair-") => assert_eq!(differs, 2, "{n}"),
                     n => assert_eq!(same_as_on, 4, "{n}"),
                 }
             }
