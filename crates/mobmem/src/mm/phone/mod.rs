@@ -564,35 +564,35 @@ impl<'a> Phone<'a> {
                         break;
                     }
                     self.metrics.swap_refused += 1;
-                    if !self.kill(None, accessor)? {
+                    if !self.kill(accessor) {
                         // Nobody left to kill: the page's data is dropped.
                         self.m.mem.discard(page);
                     }
                 }
             }
-            self.sync_pool(accessor)?;
+            self.sync_pool(accessor);
         }
     }
 
     /// Hold as many frames as the zram pool's compressed pages take.
-    fn sync_pool(&mut self, accessor: ProcId) -> Result<()> {
-        let need = self.space.pool_frames();
-        self.pool_peak = self.pool_peak.max(need);
-        while self.pool_held.len() > need {
-            let pfn = self.pool_held.pop().expect("non-empty");
-            self.m.mem.free_unmovable(pfn, 0);
-        }
-        while self.pool_held.len() < need {
-            let Some(pfn) = self.take_frame(accessor)? else {
+    fn sync_pool(&mut self, accessor: ProcId) {
+        // Taking a frame may kill an app, which shrinks the pool: compare with the pool
+        // as it is after each frame.
+        while self.pool_held.len() < self.space.pool_frames() {
+            let Some(pfn) = self.take_frame(accessor) else {
                 break;
             };
             self.pool_held.push(pfn);
         }
-        Ok(())
+        while self.pool_held.len() > self.space.pool_frames() {
+            let pfn = self.pool_held.pop().expect("non-empty");
+            self.m.mem.free_unmovable(pfn, 0);
+        }
+        self.pool_peak = self.pool_peak.max(self.space.pool_frames());
     }
 
     /// A frame for the kernel's own use (zram pool, KSM pages), reclaiming if needed.
-    fn take_frame(&mut self, accessor: ProcId) -> Result<Option<u32>> {
+    fn take_frame(&mut self, accessor: ProcId) -> Option<u32> {
         loop {
             let pfn = match self.m.mem.find_free_block(0) {
                 Some(pfn) => Some(pfn),
@@ -600,35 +600,33 @@ impl<'a> Phone<'a> {
             };
             if let Some(pfn) = pfn {
                 self.m.mem.allocate_unmovable(pfn, 0);
-                return Ok(Some(pfn));
+                return Some(pfn);
             }
-            if !self.kill(None, accessor)? {
-                return Ok(None);
+            if !self.kill(accessor) {
+                return None;
             }
         }
     }
 
     /// The low-memory killer: kill the least important app with memory, other than
-    /// `accessor` and never at `oom_score_adj` <= 0; `prefer` first if it qualifies.
-    /// Returns whether it killed.
-    fn kill(&mut self, prefer: Option<ProcId>, accessor: ProcId) -> Result<bool> {
+    /// `accessor` and never at `oom_score_adj` <= 0. Returns whether it killed.
+    fn kill(&mut self, accessor: ProcId) -> bool {
         let killable = |phone: &Phone, p: ProcId| {
             p != accessor
                 && phone.importance.of(p) > ADJ_FOREGROUND
                 && !phone.apps[p as usize].anon.is_empty()
         };
-        let _ = prefer;
         let victim = self.importance.least_important(
             (0..self.apps.len() as ProcId)
                 .filter(|&p| killable(self, p))
                 .map(|p| (p, 0)),
         );
         let Some(victim) = victim else {
-            return Ok(false);
+            return false;
         };
         self.metrics.kills += 1;
         self.free_process(victim);
-        Ok(true)
+        true
     }
 
     /// Free every anonymous page of `proc` (killed or exited).
@@ -690,7 +688,7 @@ impl<'a> Phone<'a> {
             self.m.mem.free_unmovable(pfn, 0);
         }
         while self.dedup.as_ref().expect("dedup on").held.len() < shared {
-            let Some(pfn) = self.take_frame(accessor)? else {
+            let Some(pfn) = self.take_frame(accessor) else {
                 break;
             };
             self.dedup.as_mut().expect("dedup on").held.push(pfn);
@@ -745,7 +743,7 @@ impl<'a> Phone<'a> {
             match self.m.access(page, proc, anon, write) {
                 Ok(kind) => return Ok(kind),
                 Err(e) => {
-                    if !self.kill(None, proc)? {
+                    if !self.kill(proc) {
                         return Err(e);
                     }
                 }
@@ -794,12 +792,12 @@ impl<'a> Phone<'a> {
     /// when free memory stayed below min.
     fn settle(&mut self, accessor: ProcId) -> Result<()> {
         self.store_swapped(accessor)?;
-        self.sync_pool(accessor)?;
+        self.sync_pool(accessor);
         let mut guard = 0;
         while self.m.mem.free() < self.min_free && guard < 4 {
             self.m.balance();
             self.store_swapped(accessor)?;
-            if self.m.mem.free() >= self.min_free || !self.kill(None, accessor)? {
+            if self.m.mem.free() >= self.min_free || !self.kill(accessor) {
                 break;
             }
             guard += 1;
