@@ -44,6 +44,8 @@ const FRAMEWORK_CONTENT: u64 = 0x4652_414d_4557_4f52;
 pub const MAX_APPS: u32 = 200;
 pub const MAX_SESSIONS: u32 = 10_000;
 pub const MAX_EVENTS: u64 = 100_000_000;
+/// Largest number of distinct pages the apps and services may own (media aside).
+pub const MAX_PAGES: u64 = 1 << 25;
 
 /// What an anonymous page holds, for KSM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -197,6 +199,22 @@ impl PhoneWorkload {
         }
         if self.input_gap_ns == 0 || self.service_period_ns == 0 {
             return fail("input_gap_ns and service_period_ns must be at least 1".into());
+        }
+        let most_pages = self.apps as u64
+            * (self.pages(self.framework_pages) as u64
+                + self.pages(self.heap_pages[1]) as u64
+                + self.pages(self.code_pages[1]) as u64)
+            + self.services as u64 * self.pages(self.service_pages) as u64;
+        if most_pages > MAX_PAGES {
+            return fail(format!(
+                "this config may make up to {most_pages} distinct pages before any media, more than {MAX_PAGES}: fewer apps or services, or smaller page counts"
+            ));
+        }
+        if self.services > MAX_APPS {
+            return fail(format!(
+                "services must be 0..={MAX_APPS}, got {}",
+                self.services
+            ));
         }
         let per_session = self.pages(self.code_pages[1]) as u64
             + self.pages(self.framework_pages) as u64

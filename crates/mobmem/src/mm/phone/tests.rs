@@ -180,6 +180,11 @@ fn bad_phone_files_are_clear_errors() {
             "dedup must be off or ksm",
         ),
         ("scale = 0.03125", "scale = 0.000001", "gives 2 frames"),
+        (
+            "[workload]",
+            "[workload]\nframework_pages = 4000000000",
+            "distinct pages",
+        ),
     ];
     for (from, to, expect) in cases {
         assert!(text.contains(from), "{from}");
