@@ -4,6 +4,7 @@
 //! - [`events`]: the one event loop that feeds a trace to a mechanism;
 //! - [`frames`]: the frame pools of the memory tiers, with wear;
 //! - [`list`]: doubly linked lists of pages, linked by index in one arena;
+//! - [`memory`]: the machine's memory: page table, DRAM frames, swap area, dirty pages;
 //! - [`pages`]: the page table (location, frame, owner, flags, content fingerprint);
 //! - [`prefetch`]: loading a page's entries into the cache ahead of use;
 //! - [`process`]: the importance of processes (`oom_score_adj`);
@@ -14,6 +15,7 @@ pub mod clock;
 pub mod events;
 pub mod frames;
 pub mod list;
+pub mod memory;
 pub mod pages;
 pub mod prefetch;
 pub mod process;

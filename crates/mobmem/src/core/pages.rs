@@ -68,10 +68,10 @@ impl Location {
 
 bitflags! {
     /// Per-page flags, one vocabulary for every mechanism. DIRTY, which every access may
-    /// change, is kept in the page's hot word; the others in a byte a page allocated
+    /// change, is kept in the page's hot word; the others in two bytes a page, allocated
     /// only once some page has one.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct PageFlags: u8 {
+    pub struct PageFlags: u16 {
         /// The data in memory differs from its copy below (the file, or the swap slot),
         /// so evicting the page writes it.
         const DIRTY = 1;
@@ -88,7 +88,23 @@ bitflags! {
         /// or the kernel's zero page ([`ZERO_FRAME`]). Its fingerprint is the content it
         /// was merged with; a write gives it a frame of its own (copy-on-write).
         const MERGED = 1 << 5;
+        /// The accessed ("young") bit of the page's mappings: set by every access,
+        /// cleared by reclaim's scans.
+        const YOUNG = 1 << 6;
+        /// `PG_referenced`: a second reference since reclaim last looked.
+        const REFERENCED = 1 << 7;
+        /// `PG_reclaim`: reclaim met the page dirty and kept it for the flusher; when
+        /// its writeback ends it goes where reclaim meets it next.
+        const RECLAIM = 1 << 8;
     }
+}
+
+impl PageFlags {
+    /// The bits that live only while the page holds a frame: a page freed or evicted
+    /// loses them, as its frame's `struct page` is reused.
+    pub const FRAME_BITS: PageFlags = PageFlags::YOUNG
+        .union(PageFlags::REFERENCED)
+        .union(PageFlags::RECLAIM);
 }
 
 const LOCATIONS: [Location; 7] = [
@@ -368,7 +384,7 @@ mod tests {
         let mut table = PageTable::with_pages(1);
         for location in LOCATIONS {
             for owner in [0, 1, 12345, MAX_PROC_ID, NO_OWNER] {
-                for bits in 0..64u8 {
+                for bits in 0..512u16 {
                     let flags = PageFlags::from_bits_retain(bits);
                     table.place(0, location, NO_FRAME);
                     table.set_owner(0, owner);

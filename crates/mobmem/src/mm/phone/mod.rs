@@ -46,7 +46,7 @@ use crate::mm::fs::read::{read_file_by_page, PageCacheState, ReadPath};
 use crate::mm::fs::{Codec, StoredFile, StoredPage};
 use crate::mm::placement::sim::{RunSetup, Simulator};
 use crate::mm::placement::{find_policy as find_placement, Capacity, Family};
-use crate::mm::reclaim::memory::FaultKind;
+use crate::core::memory::FaultKind;
 use crate::mm::reclaim::{self, ReclaimConfig};
 use crate::mm::swap::architectures::{find_architecture, Architecture};
 use crate::mm::swap::launch::{LaunchKind, LaunchTracker};
@@ -566,7 +566,7 @@ impl<'a> Phone<'a> {
                     self.metrics.swap_refused += 1;
                     if !self.kill(accessor) {
                         // Nobody left to kill: the page's data is dropped.
-                        self.m.mem.discard(page);
+                        self.m.discard(page);
                     }
                 }
             }
@@ -643,11 +643,11 @@ impl<'a> Phone<'a> {
             if self.space.slot_of(page).is_some() {
                 self.space.free(page);
             }
-            let mem = &mut self.m.mem;
+            let mem = &self.m.mem;
             if mem.frame_of(page).map(|f| mem.owner_of_frame(f)) == Some(proc)
                 || mem.is_swapped(page)
             {
-                mem.discard(page);
+                self.m.discard(page);
             }
         }
     }
@@ -674,7 +674,7 @@ impl<'a> Phone<'a> {
             if merged {
                 // Only a page in memory is merged (ksmd does not fault swapped pages in).
                 if self.m.mem.frame_of(page).is_some() {
-                    self.m.mem.discard(page);
+                    self.m.discard(page);
                     self.set_merged(page, true);
                 }
             } else {
@@ -817,7 +817,7 @@ impl<'a> Phone<'a> {
     /// way round; the frames held for the zram pool and for KSM pages match their
     /// counts; each touched anonymous page is on exactly one app's list.
     pub fn validate(&self) -> std::result::Result<(), String> {
-        self.m.mem.check()?;
+        self.m.check()?;
         let pages = self.trace.trace.tables.pages.len();
         if self.merged.iter().filter(|&&m| m).count() != self.merged_count {
             return Err(format!("{} merged pages counted", self.merged_count));

@@ -37,12 +37,14 @@
 //!   has one global LRU rather than per-cgroup lists, so passed-over pages are counted
 //!   as scanned: an upper bound on the cost.
 
-use super::memory::{Memory, NO_LIST};
+use super::lists::{LruLists, NO_LIST};
 use super::policy::{
     isolate_lumpy_block, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
     DEF_PRIORITY, SWAP_CLUSTER_MAX,
 };
 use super::ReclaimConfig;
+use crate::core::memory::Memory;
+use crate::core::pages::PageFlags;
 
 pub const INACTIVE_ANON: u8 = 0;
 pub const ACTIVE_ANON: u8 = 1;
@@ -97,6 +99,7 @@ pub struct TwoListLru {
     /// Bresenham accumulator of proportional memcg protection.
     pass_over_credit: f64,
     high_wmark: usize,
+    lists: LruLists,
 }
 
 impl TwoListLru {
@@ -118,6 +121,7 @@ impl TwoListLru {
             recent_rotated: [0; 2],
             pass_over_credit: 0.0,
             high_wmark: config.watermarks().high_pages(),
+            lists: LruLists::new(config.memory_pages),
         }
     }
 
@@ -160,9 +164,9 @@ impl TwoListLru {
         }
     }
 
-    fn inactive_is_low(&self, mem: &Memory, file: usize) -> bool {
-        let inactive = mem.list_len(inactive_of(file));
-        let active = mem.list_len(active_of(file));
+    fn inactive_is_low(&self, file: usize) -> bool {
+        let inactive = self.lists.len(inactive_of(file));
+        let active = self.lists.len(active_of(file));
         if file == FILE {
             inactive < active
         } else {
@@ -172,8 +176,8 @@ impl TwoListLru {
 
     /// Pages to scan per list at `priority` (`get_scan_count`).
     fn scan_count(&mut self, mem: &Memory, priority: u32) -> [usize; 4] {
-        let anon = mem.list_len(INACTIVE_ANON) + mem.list_len(ACTIVE_ANON);
-        let file = mem.list_len(INACTIVE_FILE) + mem.list_len(ACTIVE_FILE);
+        let anon = self.lists.len(INACTIVE_ANON) + self.lists.len(ACTIVE_ANON);
+        let file = self.lists.len(INACTIVE_FILE) + self.lists.len(ACTIVE_FILE);
         let (fa, ff) = if mem.swap_free() == 0 || anon == 0 {
             (0, 1)
         } else if file + mem.free() <= self.high_wmark {
@@ -198,9 +202,9 @@ impl TwoListLru {
             let fraction = if list < INACTIVE_FILE { fa } else { ff };
             // At priority 0 every list is scanned whole, unless swap is out (3.4).
             nr[list as usize] = if priority == 0 && mem.swap_free() > 0 {
-                mem.list_len(list)
+                self.lists.len(list)
             } else {
-                let scan = (mem.list_len(list) >> priority) as u64;
+                let scan = (self.lists.len(list) >> priority) as u64;
                 (scan * fraction / denominator) as usize
             };
         }
@@ -212,10 +216,10 @@ impl TwoListLru {
     fn shrink_active(&mut self, mem: &mut Memory, nr: usize, file: usize, req: &ShrinkRequest) {
         let mut taken = Vec::with_capacity(nr);
         while taken.len() < nr {
-            let Some(pfn) = mem.list_tail(active_of(file)) else {
+            let Some(pfn) = self.lists.tail(active_of(file)) else {
                 break;
             };
-            mem.unlink(pfn);
+            self.lists.unlink(pfn);
             taken.push(pfn);
         }
         mem.counters.scanned += taken.len() as u64;
@@ -225,20 +229,18 @@ impl TwoListLru {
                 && matches!(self.verdict(mem, pfn, req), Verdict::PassOver)
             {
                 mem.counters.protected_skips += 1;
-                mem.push_head(active_of(file), pfn);
+                self.lists.push_head(active_of(file), pfn);
                 continue;
             }
-            let f = mem.frame_mut(pfn);
-            let accessed = std::mem::take(&mut f.accessed);
-            if accessed {
+            if mem.take_frame_flag(pfn, PageFlags::YOUNG) {
                 self.recent_rotated[file] += 1;
                 if self.rotate_referenced_active {
-                    mem.push_head(active_of(file), pfn);
+                    self.lists.push_head(active_of(file), pfn);
                     continue;
                 }
             }
             mem.counters.deactivations += 1;
-            mem.push_head(inactive_of(file), pfn);
+            self.lists.push_head(inactive_of(file), pfn);
         }
     }
 
@@ -258,24 +260,24 @@ impl TwoListLru {
         let mut isolated = Vec::with_capacity(nr);
         let mut tags = 0;
         while tags < nr {
-            let Some(tag) = mem.list_tail(inactive_of(file)) else {
+            let Some(tag) = self.lists.tail(inactive_of(file)) else {
                 break;
             };
             tags += 1;
-            mem.unlink(tag);
+            self.lists.unlink(tag);
             // Protection is decided for the tag before lumpy reclaim builds a block
             // around it: a protected tag is put back and brings no neighbours.
-            let t = if mem.frame(tag).anon { ANON } else { FILE };
+            let t = if mem.frame(tag).is_anon() { ANON } else { FILE };
             match self.verdict(mem, tag, req) {
                 Verdict::Activate => {
                     mem.counters.protected_skips += 1;
-                    mem.frame_mut(tag).referenced = true;
+                    mem.set_frame_flags(tag, PageFlags::REFERENCED, true);
                     self.activate(mem, tag, t);
                     continue;
                 }
                 Verdict::PassOver => {
                     mem.counters.protected_skips += 1;
-                    mem.push_head(inactive_of(t), tag);
+                    self.lists.push_head(inactive_of(t), tag);
                     continue;
                 }
                 Verdict::Normal => {}
@@ -288,6 +290,7 @@ impl TwoListLru {
                     |m: &Memory, pfn: u32| !(fmp && interactive == Some(m.owner_of_frame(pfn)));
                 isolate_lumpy_block(
                     mem,
+                    &mut self.lists,
                     tag,
                     req.order,
                     self.lumpy_unmovable,
@@ -300,21 +303,20 @@ impl TwoListLru {
         self.recent_scanned[file] += tags as u64;
         let mut reclaimed = 0;
         for pfn in isolated {
-            let f = *mem.frame(pfn);
-            let t = if f.anon { ANON } else { FILE };
-            let fm = mem.frame_mut(pfn);
-            let accessed = std::mem::take(&mut fm.accessed);
-            let was_referenced = std::mem::take(&mut fm.referenced);
+            let f = mem.frame(pfn);
+            let t = if f.is_anon() { ANON } else { FILE };
+            let accessed = mem.take_frame_flag(pfn, PageFlags::YOUNG);
+            let was_referenced = mem.take_frame_flag(pfn, PageFlags::REFERENCED);
             if !lumpy && accessed {
-                if f.anon || was_referenced {
+                if f.is_anon() || was_referenced {
                     self.activate(mem, pfn, t);
                 } else {
-                    mem.frame_mut(pfn).referenced = true;
-                    mem.push_head(inactive_of(t), pfn);
+                    mem.set_frame_flags(pfn, PageFlags::REFERENCED, true);
+                    self.lists.push_head(inactive_of(t), pfn);
                 }
                 continue;
             }
-            if f.anon && mem.swap_free() == 0 {
+            if f.is_anon() && mem.swap_free() == 0 {
                 self.activate(mem, pfn, t);
                 continue;
             }
@@ -323,7 +325,7 @@ impl TwoListLru {
             } else {
                 // 3.4: `SetPageReclaim` and back to the inactive list; the flusher
                 // writes it.
-                mem.push_head(inactive_of(t), pfn);
+                self.lists.push_head(inactive_of(t), pfn);
             }
         }
         reclaimed
@@ -332,7 +334,7 @@ impl TwoListLru {
     fn activate(&mut self, mem: &mut Memory, pfn: u32, t: usize) {
         self.recent_rotated[t] += 1;
         mem.counters.activations += 1;
-        mem.push_head(active_of(t), pfn);
+        self.lists.push_head(active_of(t), pfn);
     }
 
     /// One `shrink_zone` pass at `priority`; stops early when the goal is met.
@@ -349,7 +351,7 @@ impl TwoListLru {
                 nr[list as usize] -= n;
                 let file = (list / 2) as usize;
                 if list % 2 == 1 {
-                    if self.inactive_is_low(mem, file) {
+                    if self.inactive_is_low(file) {
                         self.shrink_active(mem, n, file, req);
                     }
                 } else {
@@ -360,7 +362,7 @@ impl TwoListLru {
                 }
             }
         }
-        if mem.swap_free() > 0 && self.inactive_is_low(mem, ANON) {
+        if mem.swap_free() > 0 && self.inactive_is_low(ANON) {
             self.shrink_active(mem, SWAP_CLUSTER_MAX, ANON, req);
         }
         reclaimed
@@ -369,14 +371,14 @@ impl TwoListLru {
 
 impl ReclaimPolicy for TwoListLru {
     fn add_page(&mut self, mem: &mut Memory, pfn: u32) {
-        let anon = mem.frame(pfn).anon;
-        debug_assert_eq!(mem.frame(pfn).list, NO_LIST);
+        let anon = mem.frame(pfn).is_anon();
+        debug_assert_eq!(self.lists.list_of(pfn), NO_LIST);
         let list = match (anon, self.new_anon_active) {
             (true, true) => ACTIVE_ANON,
             (true, false) => INACTIVE_ANON,
             (false, _) => INACTIVE_FILE,
         };
-        mem.push_head(list, pfn);
+        self.lists.push_head(list, pfn);
     }
 
     fn shrink(&mut self, mem: &mut Memory, req: &ShrinkRequest) -> usize {
@@ -391,14 +393,22 @@ impl ReclaimPolicy for TwoListLru {
     }
 
     /// 3.4 `rotate_reclaimable_page`: to the inactive tail, unless activated since.
-    fn rotate_reclaimable(&mut self, mem: &mut Memory, pfn: u32) {
-        if mem.frame(pfn).list == INACTIVE_FILE {
-            mem.move_to_tail(pfn, INACTIVE_FILE);
+    fn rotate_reclaimable(&mut self, _mem: &mut Memory, pfn: u32) {
+        if self.lists.list_of(pfn) == INACTIVE_FILE {
+            self.lists.move_to_tail(pfn, INACTIVE_FILE);
         }
     }
 
     fn protects(&self) -> bool {
         self.protection != Protection::None
+    }
+
+    fn lists(&self) -> &LruLists {
+        &self.lists
+    }
+
+    fn lists_mut(&mut self) -> &mut LruLists {
+        &mut self.lists
     }
 
     fn only_protected_left(&self, mem: &Memory, tasks: &TaskView) -> bool {
@@ -416,7 +426,7 @@ impl ReclaimPolicy for TwoListLru {
 
 #[cfg(test)]
 mod tests {
-    use super::super::memory::Memory;
+    use crate::core::memory::Memory;
     use super::super::policy::{Goal, ShrinkRequest, TaskView};
     use super::*;
 
@@ -429,16 +439,16 @@ mod tests {
         }
     }
 
-    /// Frames 0..4 on the active file list (frame 0 at the tail); frames 0 and 2
+    /// Frames 0..4 on `lru`'s active file list (frame 0 at the tail); frames 0 and 2
     /// referenced since the last scan.
-    fn active_file_pages() -> Memory {
+    fn active_file_pages(lru: &mut TwoListLru) -> Memory {
         let mut mem = Memory::new(8, &[], 8, 1, 8);
         for pfn in 0..4u32 {
             mem.fault_in(pfn, pfn, 0, false);
-            mem.push_head(ACTIVE_FILE, pfn);
+            lru.lists.push_head(ACTIVE_FILE, pfn);
         }
         for pfn in [0, 2] {
-            mem.frame_mut(pfn).accessed = true;
+            mem.set_frame_flags(pfn, PageFlags::YOUNG, true);
         }
         mem
     }
@@ -448,13 +458,13 @@ mod tests {
         // The paper: referenced active pages go back to the active head, the others to
         // the inactive head, in the order scanned (tail first).
         let config = ReclaimConfig::default();
-        let mut mem = active_file_pages();
         let mut lru = TwoListLru::new(&config, Protection::None);
+        let mut mem = active_file_pages(&mut lru);
         lru.shrink_active(&mut mem, 4, FILE, &request());
-        assert_eq!(mem.list_frames(ACTIVE_FILE), vec![2, 0]);
-        assert_eq!(mem.list_frames(INACTIVE_FILE), vec![3, 1]);
+        assert_eq!(lru.lists.frames(ACTIVE_FILE), vec![2, 0]);
+        assert_eq!(lru.lists.frames(INACTIVE_FILE), vec![3, 1]);
         assert_eq!(mem.counters.deactivations, 2);
-        assert!(!mem.frame(0).accessed && !mem.frame(2).accessed);
+        assert!(!mem.frame(0).is_young() && !mem.frame(2).is_young());
         assert_eq!(lru.recent_rotated[FILE], 2);
         // 3.4: every non-executable page is deactivated; the references still count
         // as rotated for get_scan_count.
@@ -462,18 +472,19 @@ mod tests {
             rotate_referenced_active: false,
             ..Default::default()
         };
-        let mut mem = active_file_pages();
         let mut lru = TwoListLru::new(&config, Protection::None);
+        let mut mem = active_file_pages(&mut lru);
         lru.shrink_active(&mut mem, 4, FILE, &request());
-        assert!(mem.list_frames(ACTIVE_FILE).is_empty());
-        assert_eq!(mem.list_frames(INACTIVE_FILE), vec![3, 2, 1, 0]);
+        assert!(lru.lists.frames(ACTIVE_FILE).is_empty());
+        assert_eq!(lru.lists.frames(INACTIVE_FILE), vec![3, 2, 1, 0]);
         assert_eq!(mem.counters.deactivations, 4);
         assert_eq!(lru.recent_rotated[FILE], 2);
         // Only as many as asked, from the tail.
-        let mut mem = active_file_pages();
+        let mut lru = TwoListLru::new(&config, Protection::None);
+        let mut mem = active_file_pages(&mut lru);
         lru.shrink_active(&mut mem, 1, FILE, &request());
-        assert_eq!(mem.list_frames(INACTIVE_FILE), vec![0]);
-        assert_eq!(mem.list_frames(ACTIVE_FILE), vec![3, 2, 1]);
+        assert_eq!(lru.lists.frames(INACTIVE_FILE), vec![0]);
+        assert_eq!(lru.lists.frames(ACTIVE_FILE), vec![3, 2, 1]);
     }
 
     #[test]
@@ -494,9 +505,9 @@ mod tests {
             } else {
                 INACTIVE_ANON
             };
-            assert_eq!(mem.frame(0).list, anon_list);
+            assert_eq!(lru.lists.list_of(0), anon_list);
             assert_eq!(
-                mem.frame(1).list,
+                lru.lists.list_of(1),
                 INACTIVE_FILE,
                 "file pages start inactive"
             );
@@ -505,14 +516,14 @@ mod tests {
 
     /// Frame 0: a page of the interactive task 0 at the inactive tail; frames 1..8
     /// pages of task 1, all on the inactive file list.
-    fn interactive_tag(protection: Protection) -> (Memory, usize) {
+    fn interactive_tag(protection: Protection) -> (Memory, TwoListLru, usize) {
         let config = ReclaimConfig::default();
         let mut mem = Memory::new(8, &[], 8, 2, 8);
+        let mut lru = TwoListLru::new(&config, protection);
         for pfn in 0..8u32 {
             mem.fault_in(pfn, pfn, u32::from(pfn > 0), false);
-            mem.push_head(INACTIVE_FILE, pfn);
+            lru.lists.push_head(INACTIVE_FILE, pfn);
         }
-        let mut lru = TwoListLru::new(&config, protection);
         let req = ShrinkRequest {
             goal: Goal::Reclaim(1),
             order: 2,
@@ -523,23 +534,23 @@ mod tests {
             ignore_protection: false,
         };
         let reclaimed = lru.shrink(&mut mem, &req);
-        (mem, reclaimed)
+        (mem, lru, reclaimed)
     }
 
     #[test]
     fn a_protected_tag_page_brings_no_lumpy_block() {
         // Stock: the first tag (frame 0) brings its block 0..4.
-        let (mem, reclaimed) = interactive_tag(Protection::None);
+        let (mem, _, reclaimed) = interactive_tag(Protection::None);
         assert_eq!(reclaimed, 4);
         assert!((0..4).all(|p| mem.frame_of(p).is_none()));
         assert_eq!(mem.counters.lumpy_taken, 3);
         // FMP: the interactive tag is skipped, referenced and activated, and brings
         // no neighbours; the next tag (frame 1) brings the same block without the
         // interactive frame 0.
-        let (mem, reclaimed) = interactive_tag(Protection::Interactive);
+        let (mem, lru, reclaimed) = interactive_tag(Protection::Interactive);
         assert_eq!(reclaimed, 3);
-        let f0 = mem.frame(mem.frame_of(0).expect("interactive page kept"));
-        assert!(f0.referenced && f0.list == ACTIVE_FILE);
+        let pfn0 = mem.frame_of(0).expect("interactive page kept");
+        assert!(mem.frame(pfn0).is_referenced() && lru.lists.list_of(pfn0) == ACTIVE_FILE);
         assert!((1..4).all(|p| mem.frame_of(p).is_none()));
         assert!((4..8).all(|p| mem.frame_of(p).is_some()));
         assert_eq!(mem.counters.protected_skips, 1);
@@ -550,5 +561,6 @@ mod tests {
             (2, 1)
         );
         mem.check().unwrap();
+        lru.lists.check(&mem).unwrap();
     }
 }

@@ -27,15 +27,17 @@
 //! generation up with `PG_reclaim` (`sort_folio`); when its writeback ends it goes to
 //! the tail of the oldest file generation (`folio_rotate_reclaimable`).
 
-use super::memory::{FrameState, Memory, NO_LIST};
+use super::lists::{LruLists, NO_LIST};
 use super::policy::{
     isolate_lumpy_block, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, SWAP_CLUSTER_MAX,
 };
 use super::ReclaimConfig;
+use crate::core::memory::{FrameState, Memory};
+use crate::core::pages::PageFlags;
 
 pub const MIN_NR_GENS: u64 = 2;
 pub const MAX_NR_GENS: u64 = 4;
-/// First list id of the generation lists in [`Memory`].
+/// First list id of the generation lists in [`LruLists`].
 const FIRST_LIST: u8 = 4;
 const ANON: usize = 0;
 const FILE: usize = 1;
@@ -50,21 +52,22 @@ pub struct MgLru {
     lumpy_unmovable: LumpyUnmovable,
     swappiness: u32,
     pub agings: u64,
-}
-
-impl Default for MgLru {
-    fn default() -> Self {
-        Self::new()
-    }
+    lists: LruLists,
+    /// The generation (sequence number) of each frame's page.
+    gen: Vec<u64>,
 }
 
 impl MgLru {
-    /// With [`ReclaimConfig::default`]'s `swappiness` and `lumpy_unmovable`.
-    pub fn new() -> Self {
-        Self::with_config(&ReclaimConfig::default())
+    /// Over `frames` frames, with [`ReclaimConfig::default`]'s `swappiness` and
+    /// `lumpy_unmovable`.
+    pub fn new(frames: usize) -> Self {
+        Self::with_config(&ReclaimConfig {
+            memory_pages: frames,
+            ..ReclaimConfig::default()
+        })
     }
 
-    /// With the config's `swappiness` and `lumpy_unmovable`.
+    /// With the config's frames, `swappiness` and `lumpy_unmovable`.
     pub fn with_config(config: &ReclaimConfig) -> Self {
         MgLru {
             max_seq: MIN_NR_GENS + 1,
@@ -72,7 +75,14 @@ impl MgLru {
             lumpy_unmovable: config.lumpy_unmovable,
             swappiness: config.swappiness,
             agings: 0,
+            lists: LruLists::new(config.memory_pages),
+            gen: vec![0; config.memory_pages],
         }
+    }
+
+    /// The generation of the page in frame `pfn`.
+    pub fn gen_of(&self, pfn: u32) -> u64 {
+        self.gen[pfn as usize]
     }
 
     pub fn max_seq(&self) -> u64 {
@@ -82,15 +92,15 @@ impl MgLru {
         self.min_seq
     }
 
-    fn place(&self, mem: &mut Memory, pfn: u32, file: usize, seq: u64) {
-        mem.frame_mut(pfn).gen = seq;
-        mem.push_head(list_of(file, seq), pfn);
+    fn place(&mut self, pfn: u32, file: usize, seq: u64) {
+        self.gen[pfn as usize] = seq;
+        self.lists.push_head(list_of(file, seq), pfn);
     }
 
     /// Retire empty oldest generations of `file` while more than `MIN_NR_GENS` remain.
-    fn try_inc_min_seq(&mut self, mem: &Memory, file: usize) {
+    fn try_inc_min_seq(&mut self, file: usize) {
         while self.min_seq[file] + MIN_NR_GENS <= self.max_seq
-            && mem.list_len(list_of(file, self.min_seq[file])) == 0
+            && self.lists.len(list_of(file, self.min_seq[file])) == 0
         {
             self.min_seq[file] += 1;
         }
@@ -102,9 +112,9 @@ impl MgLru {
             if self.max_seq - self.min_seq[file] + 1 >= MAX_NR_GENS {
                 // Fold the oldest generation into the next one.
                 let oldest = self.min_seq[file];
-                for pfn in mem.list_frames(list_of(file, oldest)).into_iter().rev() {
-                    mem.unlink(pfn);
-                    self.place(mem, pfn, file, oldest + 1);
+                for pfn in self.lists.frames(list_of(file, oldest)).into_iter().rev() {
+                    self.lists.unlink(pfn);
+                    self.place(pfn, file, oldest + 1);
                 }
                 self.min_seq[file] += 1;
             }
@@ -119,12 +129,12 @@ impl MgLru {
                 continue;
             }
             walked += 1;
-            if f.accessed {
-                let file = usize::from(!f.anon);
-                mem.unlink(pfn);
-                mem.frame_mut(pfn).accessed = false;
+            if f.is_young() {
+                let file = usize::from(!f.is_anon());
+                self.lists.unlink(pfn);
+                mem.set_frame_flags(pfn, PageFlags::YOUNG, false);
                 mem.counters.activations += 1;
-                self.place(mem, pfn, file, young);
+                self.place(pfn, file, young);
             }
         }
         mem.counters.scanned += walked;
@@ -137,7 +147,7 @@ impl MgLru {
     /// nothing to evict (anon with swap full) gives way to the other.
     fn type_to_evict(&self, mem: &Memory) -> Option<usize> {
         let has = |file: usize| {
-            (self.min_seq[file]..=self.max_seq).any(|s| mem.list_len(list_of(file, s)) > 0)
+            (self.min_seq[file]..=self.max_seq).any(|s| self.lists.len(list_of(file, s)) > 0)
         };
         let can = [mem.swap_free() > 0 && has(ANON), has(FILE)];
         let first = if self.swappiness == 0 {
@@ -156,23 +166,31 @@ impl MgLru {
 }
 
 impl ReclaimPolicy for MgLru {
+    fn lists(&self) -> &LruLists {
+        &self.lists
+    }
+
+    fn lists_mut(&mut self) -> &mut LruLists {
+        &mut self.lists
+    }
+
     fn add_page(&mut self, mem: &mut Memory, pfn: u32) {
-        debug_assert_eq!(mem.frame(pfn).list, NO_LIST);
-        let file = usize::from(!mem.frame(pfn).anon);
+        debug_assert_eq!(self.lists.list_of(pfn), NO_LIST);
+        let file = usize::from(!mem.frame(pfn).is_anon());
         let seq = if file == ANON {
             (self.min_seq[ANON] + 1).min(self.max_seq)
         } else {
             self.min_seq[FILE]
         };
-        self.place(mem, pfn, file, seq);
+        self.place(pfn, file, seq);
     }
 
     /// 6.x `folio_rotate_reclaimable` -> `lru_gen_add_folio(.., reclaiming)`: to the
     /// tail of the oldest file generation.
-    fn rotate_reclaimable(&mut self, mem: &mut Memory, pfn: u32) {
+    fn rotate_reclaimable(&mut self, _mem: &mut Memory, pfn: u32) {
         let oldest = self.min_seq[FILE];
-        mem.frame_mut(pfn).gen = oldest;
-        mem.move_to_tail(pfn, list_of(FILE, oldest));
+        self.gen[pfn as usize] = oldest;
+        self.lists.move_to_tail(pfn, list_of(FILE, oldest));
     }
 
     fn shrink(&mut self, mem: &mut Memory, req: &ShrinkRequest) -> usize {
@@ -185,7 +203,7 @@ impl ReclaimPolicy for MgLru {
             let Some(file) = self.type_to_evict(mem) else {
                 break;
             };
-            self.try_inc_min_seq(mem, file);
+            self.try_inc_min_seq(file);
             if self.min_seq[file] + MIN_NR_GENS > self.max_seq {
                 self.age(mem);
                 continue;
@@ -194,15 +212,16 @@ impl ReclaimPolicy for MgLru {
             let mut isolated = Vec::with_capacity(SWAP_CLUSTER_MAX);
             let mut tags = 0;
             while tags < SWAP_CLUSTER_MAX {
-                let Some(tag) = mem.list_tail(list) else {
+                let Some(tag) = self.lists.tail(list) else {
                     break;
                 };
                 tags += 1;
-                mem.unlink(tag);
+                self.lists.unlink(tag);
                 isolated.push(tag);
                 if req.order > 0 {
                     isolate_lumpy_block(
                         mem,
+                        &mut self.lists,
                         tag,
                         req.order,
                         self.lumpy_unmovable,
@@ -219,19 +238,19 @@ impl ReclaimPolicy for MgLru {
             }
             let young = self.max_seq;
             for pfn in isolated {
-                let f = *mem.frame(pfn);
-                let t = usize::from(!f.anon);
-                if (f.accessed && req.order == 0) || (f.anon && mem.swap_free() == 0) {
-                    mem.frame_mut(pfn).accessed = false;
+                let f = mem.frame(pfn);
+                let t = usize::from(!f.is_anon());
+                if (f.is_young() && req.order == 0) || (f.is_anon() && mem.swap_free() == 0) {
+                    mem.set_frame_flags(pfn, PageFlags::YOUNG, false);
                     mem.counters.activations += 1;
-                    self.place(mem, pfn, t, young);
+                    self.place(pfn, t, young);
                 } else if mem.evict_or_keep(pfn) {
                     reclaimed += 1;
                 } else {
                     // A dirty file page kept for the flusher waits one generation up,
                     // `PG_reclaim` set (6.x `sort_folio`, `folio_inc_gen`).
                     let seq = (self.min_seq[FILE] + 1).min(self.max_seq);
-                    self.place(mem, pfn, FILE, seq);
+                    self.place(pfn, FILE, seq);
                 }
             }
         }

@@ -30,8 +30,8 @@
 //! faults of the named process allocate one unmovable order-`order` block, and the
 //! oldest block is freed once more than `held_blocks` are held.
 
+pub mod lists;
 pub mod lru;
-pub mod memory;
 pub mod mglru;
 pub mod policy;
 pub mod workingset;
@@ -45,7 +45,8 @@ use crate::core::stats::{percentile, Stats, Visitor};
 use crate::trace::{Event, PageId, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{counts, reals};
 use crate::{Error, Result};
-use memory::{FaultKind, Memory, ReclaimCounters};
+use crate::core::memory::{FaultKind, Memory, ReclaimCounters};
+use crate::core::pages::PageFlags;
 use policy::{
     find_policy, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
 };
@@ -552,6 +553,35 @@ impl Machine {
         reclaimed
     }
 
+    /// Forget `page` (its process exited or was killed): the policy lets go of it and
+    /// the memory frees its frame or swap slot.
+    pub fn discard(&mut self, page: PageId) {
+        if let Some(pfn) = self.mem.frame_of(page) {
+            self.policy.remove(&self.mem, pfn);
+        }
+        self.mem.discard(page);
+    }
+
+    /// The list of the policy the resident `page` is on ([`lists::NO_LIST`] when it is
+    /// not resident).
+    pub fn list_of(&self, page: PageId) -> u8 {
+        self.mem
+            .frame_of(page)
+            .map_or(lists::NO_LIST, |pfn| self.policy.lists().list_of(pfn))
+    }
+
+    /// The policy's lists.
+    pub fn lists(&self) -> &lists::LruLists {
+        self.policy.lists()
+    }
+
+    /// Check the memory's invariants and that every resident page is on exactly one of
+    /// the policy's lists.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        self.mem.check()?;
+        self.policy.lists().check(&self.mem)
+    }
+
     /// Wake kswapd if free memory is below low; it reclaims up to high.
     pub fn balance(&mut self) {
         if self.mem.free() < self.wm.low_pages() {
@@ -654,11 +684,10 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
         write: bool,
     ) -> Result<Option<FaultKind>> {
         if let Some(pfn) = self.mem.frame_of(page) {
-            let f = self.mem.frame_mut(pfn);
-            if f.accessed {
-                f.referenced = true;
+            if self.mem.frame(pfn).is_young() {
+                self.mem.set_frame_flags(pfn, PageFlags::REFERENCED, true);
             }
-            f.accessed = true;
+            self.mem.set_frame_flags(pfn, PageFlags::YOUNG, true);
             if write && !anon {
                 self.dirtied(pfn);
             }
@@ -690,7 +719,7 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
             let Some(oldest) = self.mem.oldest_dirty() else {
                 break;
             };
-            let page = self.mem.frame(oldest).page;
+            let page = self.mem.page_in(oldest);
             if self.mem.write_back(oldest, page) {
                 self.policy.rotate_reclaimable(&mut self.mem, oldest);
             }
@@ -739,7 +768,7 @@ pub fn run_detailed(config: &ReclaimConfig, trace: &Trace) -> Result<DetailedRun
     let swapped = (0..trace.tables.pages.len() as PageId)
         .filter(|&p| replay.m.mem.is_swapped(p))
         .collect();
-    let lists = [0u8, 1, 2, 3].map(|l| replay.m.mem.list_len(l));
+    let lists = [0u8, 1, 2, 3].map(|l| replay.m.policy.lists().len(l));
     Ok(DetailedRun {
         result: replay.finish(),
         workingset,
@@ -923,12 +952,12 @@ impl EventHandler for Replay<'_> {
     }
 
     fn exit(&mut self, proc: ProcId) -> Result<()> {
-        let mem = &mut self.m.mem;
         for page in std::mem::take(&mut self.anon_pages_of[proc as usize]) {
+            let mem = &self.m.mem;
             if mem.frame_of(page).map(|f| mem.owner_of_frame(f)) == Some(proc)
                 || mem.is_swapped(page)
             {
-                mem.discard(page);
+                self.m.discard(page);
             }
         }
         Ok(())

@@ -1,11 +1,12 @@
 //! The reclaim-policy trait, what a reclaim request says, the registry, and lumpy
 //! reclaim's isolation of an aligned block around a tag page (shared by the policies).
 
+use super::lists::{LruLists, NO_LIST};
 use super::lru::{Protection, TwoListLru};
-use super::memory::{FrameState, Memory};
 use super::mglru::MgLru;
 use super::workingset::{WorkingsetLru, WorkingsetStats};
 use super::ReclaimConfig;
+use crate::core::memory::{FrameState, Memory};
 use crate::core::registry::Registry;
 use crate::trace::ProcId;
 use crate::Result;
@@ -62,11 +63,30 @@ impl ShrinkRequest {
 }
 
 /// A page-reclaim policy: where new pages go and which pages reclaim frees. Accesses
-/// only set bits on the frame (the common hardware and `mark_page_accessed` part), so
+/// only set bits on the page (the common hardware and `mark_page_accessed` part), so
 /// policies see them when they scan.
+///
+/// Contracts:
+/// - the policy keeps its own lists ([`LruLists`]) and per-frame state; the memory's
+///   page table and frames are the memory's, changed only through its verbs;
+/// - after [`ReclaimPolicy::add_page`], and after every call that returns, every page
+///   in memory is on exactly one of the policy's lists ([`LruLists::check`]);
+/// - a page leaves memory only by [`Memory::evict_or_keep`] (or [`Memory::evict`])
+///   in `shrink`, after the policy took it off its lists, or by the machine after
+///   [`ReclaimPolicy::remove`];
+/// - it MUST NOT panic on any sequence of calls the machine makes.
 pub trait ReclaimPolicy: Send {
     /// A page was just faulted into frame `pfn` (on no list yet).
     fn add_page(&mut self, mem: &mut Memory, pfn: u32);
+    /// The page in frame `pfn` leaves memory for another reason than reclaim (its
+    /// process exited or was killed, ksmd merged it): forget it. Takes it off its list
+    /// by default.
+    fn remove(&mut self, _mem: &Memory, pfn: u32) {
+        self.lists_mut().unlink(pfn);
+    }
+    /// The policy's lists.
+    fn lists(&self) -> &LruLists;
+    fn lists_mut(&mut self) -> &mut LruLists;
     /// Scan and reclaim until the request's goal is met or the policy gives up.
     /// Returns the pages reclaimed.
     fn shrink(&mut self, mem: &mut Memory, req: &ShrinkRequest) -> usize;
@@ -207,6 +227,7 @@ pub enum LumpyUnmovable {
 /// Returns the neighbours looked at.
 pub fn isolate_lumpy_block(
     mem: &mut Memory,
+    lists: &mut LruLists,
     tag: u32,
     order: u32,
     on_unmovable: LumpyUnmovable,
@@ -223,7 +244,7 @@ pub fn isolate_lumpy_block(
             continue;
         }
         looked += 1;
-        let f = *mem.frame(pfn);
+        let f = mem.frame(pfn);
         match f.state {
             FrameState::Free => continue,
             FrameState::Reserved | FrameState::Unmovable => {
@@ -233,11 +254,11 @@ pub fn isolate_lumpy_block(
                 }
             }
             FrameState::Page => {
-                if f.list == super::memory::NO_LIST {
+                if lists.list_of(pfn) == NO_LIST {
                     // Already isolated by this batch.
                     continue;
                 }
-                if f.anon && mem.swap_free() == 0 {
+                if f.is_anon() && mem.swap_free() == 0 {
                     whole = false;
                     break;
                 }
@@ -245,7 +266,7 @@ pub fn isolate_lumpy_block(
                     whole = false;
                     continue;
                 }
-                mem.unlink(pfn);
+                lists.unlink(pfn);
                 out.push(pfn);
                 mem.counters.lumpy_taken += 1;
             }

@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 
 use super::lru::{ACTIVE_FILE, INACTIVE_FILE};
-use super::memory::{FaultKind, FrameState, Memory, NO_LIST};
+use super::lists::{LruLists, NO_LIST};
+use crate::core::memory::{FaultKind, FrameState, Memory};
+use crate::core::pages::PageFlags;
 use super::mglru::MgLru;
 use super::policy::{
     isolate_lumpy_block, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
@@ -72,13 +74,13 @@ fn page_referenced_twice_is_activated_at_the_next_scan() {
     m.access(0, 0, false, false).unwrap();
     m.access(0, 0, false, false).unwrap();
     m.access(1, 0, false, false).unwrap();
-    let list_of = |m: &Machine, page| m.mem.frame(m.mem.frame_of(page).unwrap()).list;
+    let list_of = |m: &Machine, page| m.list_of(page);
     let reclaimed = m.reclaim(Goal::Reclaim(1), 0);
     assert_eq!(reclaimed, 1);
     assert_eq!(list_of(&m, 0), ACTIVE_FILE);
     // Referenced once: another round on the inactive list, PG_referenced now set.
     assert_eq!(list_of(&m, 1), INACTIVE_FILE);
-    assert!(m.mem.frame(m.mem.frame_of(1).unwrap()).referenced);
+    assert!(m.mem.frame(m.mem.frame_of(1).unwrap()).is_referenced());
     assert!(m.mem.frame_of(2).is_none());
     assert_eq!(m.mem.fault_kind(2, false, false), FaultKind::FileRefault);
     // One more reference to page 1: activated by the next scan.
@@ -87,7 +89,7 @@ fn page_referenced_twice_is_activated_at_the_next_scan() {
     m.reclaim(Goal::Reclaim(1), 0);
     assert_eq!(list_of(&m, 1), ACTIVE_FILE);
     assert!(m.mem.frame_of(3).is_none(), "the unreferenced page went");
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -98,7 +100,7 @@ fn anonymous_page_referenced_once_is_activated() {
     m.access(1, 0, true, true).unwrap();
     m.access(0, 0, true, false).unwrap();
     assert_eq!(m.reclaim(Goal::Reclaim(1), 0), 1);
-    assert_eq!(m.mem.frame(m.mem.frame_of(0).unwrap()).list, 1);
+    assert_eq!(m.list_of(0), 1);
     assert!(m.mem.is_swapped(1));
     assert_eq!(m.mem.counters.swap_outs, 1);
     assert_eq!(
@@ -132,33 +134,34 @@ fn kswapd_wakes_below_low_and_stops_at_high() {
     }
     assert!(runs > 50);
     assert_eq!(m.direct_reclaims, 0);
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 /// Frames 0..32 with pages placed by hand: `layout[pfn]` is 'p' (a page of owner 1 on
 /// the inactive file list), 'i' (a page of owner 0), 'u' (unmovable), '.' (free).
-fn laid_out(layout: &str) -> Memory {
+fn laid_out(layout: &str) -> (Memory, LruLists) {
     let mut mem = Memory::new(layout.len(), &[], layout.len(), 2, 0);
+    let mut lists = LruLists::new(layout.len());
     for (pfn, c) in layout.chars().enumerate() {
         let pfn = pfn as u32;
         match c {
             'p' | 'i' => {
                 mem.fault_in(pfn, pfn, u32::from(c == 'p'), false);
-                mem.push_head(INACTIVE_FILE, pfn);
+                lists.push_head(INACTIVE_FILE, pfn);
             }
             'u' => mem.allocate_unmovable(pfn, 0),
             _ => {}
         }
     }
-    mem
+    (mem, lists)
 }
 
 fn lumpy(layout: &str, tag: u32, order: u32, mode: LumpyUnmovable, fmp: bool) -> Vec<u32> {
-    let mut mem = laid_out(layout);
-    mem.unlink(tag);
+    let (mut mem, mut lists) = laid_out(layout);
+    lists.unlink(tag);
     let mut out = Vec::new();
     let mut may_take = |m: &Memory, pfn: u32| !(fmp && m.owner_of_frame(pfn) == 0);
-    isolate_lumpy_block(&mut mem, tag, order, mode, &mut may_take, &mut out);
+    isolate_lumpy_block(&mut mem, &mut lists, tag, order, mode, &mut may_take, &mut out);
     out
 }
 
@@ -230,7 +233,7 @@ fn fmp_never_evicts_interactive_pages_while_others_are_reclaimable() {
         let (m, resident) = protection_run("fmp", high_order);
         assert!(resident.iter().all(|&r| r == 40), "high order {high_order}");
         assert!(m.mem.counters.protected_skips > 0);
-        m.mem.check().unwrap();
+        m.check().unwrap();
         // The same run on the stock kernel does evict them (the test can fail).
         let (_, stock) = protection_run("stock", high_order);
         assert!(stock.iter().any(|&r| r < 40));
@@ -247,7 +250,7 @@ fn fmp_falls_back_when_only_interactive_pages_are_left() {
     }
     assert!(m.mem.counters.reclaimed > 200);
     assert!(m.mem.resident_of(0) < 128);
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -264,7 +267,7 @@ fn memory_full_of_unswappable_pages_is_an_error_not_a_panic() {
         "{e}"
     );
     assert_eq!(m.mem.swap_used(), 8);
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -286,20 +289,20 @@ fn memcg_low_protects_the_foreground_app_below_low() {
 fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
     let config = small_config("mglru", 64, [0, 0, 0]);
     let mut mem = Memory::new(64, &[], 8, 1, 64);
-    let mut policy = MgLru::new();
+    let mut policy = MgLru::new(64);
     for page in 0..4u32 {
         let pfn = mem.find_free_block(0).unwrap();
         mem.fault_in(pfn, page, 0, false);
         policy.add_page(&mut mem, pfn);
         assert_eq!(
-            mem.frame(pfn).gen,
+            policy.gen_of(pfn),
             policy.min_seq()[1],
             "file pages start oldest"
         );
     }
     for page in [1, 3] {
         let pfn = mem.frame_of(page).unwrap();
-        mem.frame_mut(pfn).accessed = true;
+        mem.set_frame_flags(pfn, PageFlags::YOUNG, true);
     }
     let req = ShrinkRequest {
         goal: Goal::Reclaim(2),
@@ -310,19 +313,19 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
     assert_eq!(policy.shrink(&mut mem, &req), 2);
     assert!(mem.frame_of(0).is_none() && mem.frame_of(2).is_none());
     for page in [1, 3] {
-        let f = mem.frame(mem.frame_of(page).unwrap());
+        let pfn = mem.frame_of(page).unwrap();
         assert_eq!(
-            f.gen,
+            policy.gen_of(pfn),
             policy.max_seq(),
             "accessed pages promoted to the youngest"
         );
-        assert!(!f.accessed);
+        assert!(!mem.frame(pfn).is_young());
     }
     // Anonymous pages start in the second oldest generation.
     let pfn = mem.find_free_block(0).unwrap();
     mem.fault_in(pfn, 5, 0, true);
     policy.add_page(&mut mem, pfn);
-    assert_eq!(mem.frame(pfn).gen, policy.min_seq()[0] + 1);
+    assert_eq!(policy.gen_of(pfn), policy.min_seq()[0] + 1);
     mem.check().unwrap();
     let _ = config;
 }
@@ -330,7 +333,7 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
 #[test]
 fn mglru_keeps_two_to_four_generations() {
     let mut mem = Memory::new(256, &[], 5000, 1, 5000);
-    let mut policy = MgLru::new();
+    let mut policy = MgLru::new(256);
     let req = ShrinkRequest {
         goal: Goal::Reclaim(SWAP_CLUSTER_MAX),
         order: 0,
@@ -350,7 +353,7 @@ fn mglru_keeps_two_to_four_generations() {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         if let Some(pfn) = mem.frame_of((x >> 33) as u32 % (page + 1)) {
-            mem.frame_mut(pfn).accessed = true;
+            mem.set_frame_flags(pfn, PageFlags::YOUNG, true);
         }
         for min in policy.min_seq() {
             let gens = policy.max_seq() - min + 1;
@@ -489,7 +492,7 @@ proptest! {
                         }
                     }
                 }
-                if let Err(e) = m.mem.check() {
+                if let Err(e) = m.check() {
                     prop_assert!(false, "{}: {}", info.name, e);
                 }
                 let mem = &m.mem;
@@ -502,7 +505,8 @@ proptest! {
                 );
                 for f in 0..mem.total() as u32 {
                     let fr = mem.frame(f);
-                    prop_assert_eq!(fr.state == FrameState::Page, fr.list != NO_LIST);
+                    let listed = m.lists().list_of(f) != NO_LIST;
+                    prop_assert_eq!(fr.state == FrameState::Page, listed);
                 }
             }
         }
@@ -561,11 +565,11 @@ fn small_order_reclaim_is_single_page_at_low_pressure_with_kernel_gating() {
                 // activated, the next one reclaimed alone, no neighbours taken.
                 assert_eq!(reclaimed, 1);
                 assert_eq!(c.lumpy_taken, 0);
-                assert_eq!(m.mem.frame(m.mem.frame_of(0).unwrap()).list, ACTIVE_FILE);
+                assert_eq!(m.list_of(0), ACTIVE_FILE);
                 assert!(m.mem.frame_of(1).is_none() && m.mem.frame_of(2).is_some());
             }
         }
-        m.mem.check().unwrap();
+        m.check().unwrap();
     }
     // A costly order (4) is lumpy at every priority under either gating.
     let mut m = big_file_machine(LumpyGating::CostlyOrPressure);
@@ -581,10 +585,10 @@ fn fragmented(kswapd_high_order: bool) -> Machine {
     let mut m = Machine::new(&config, 512, 1).unwrap();
     for pfn in 0..512u32 {
         m.mem.fault_in(pfn, pfn, 0, false);
-        m.mem.push_head(INACTIVE_FILE, pfn);
+        m.policy.lists_mut().push_head(INACTIVE_FILE, pfn);
     }
     for pfn in (3..512).step_by(8) {
-        m.mem.discard(pfn);
+        m.discard(pfn);
     }
     assert_eq!((m.mem.free(), m.mem.free_in_blocks(3)), (64, 0));
     m
@@ -610,7 +614,7 @@ fn kswapd_balances_for_the_order_it_was_woken_with() {
         "balanced for order 3 before the allocation"
     );
     m.mem.allocate_unmovable(pfn, 3);
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -619,13 +623,13 @@ fn kswapd_gives_up_an_order_it_cannot_balance() {
     // made. kswapd tries, gives the order up, the request fails cleanly.
     let mut m = fragmented(true);
     for pfn in (0..512).step_by(8) {
-        m.mem.discard(pfn);
+        m.discard(pfn);
         m.mem.allocate_unmovable(pfn, 0);
     }
     assert_eq!(m.allocate(3).unwrap(), None);
     assert!(m.kswapd_runs >= 1);
     assert!(m.mem.free() >= 12);
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -656,7 +660,7 @@ fn dirty_file_pages_are_kept_for_the_flusher_in_kernel_mode() {
     // (Met more than once: the small list is rescanned at lower priorities.)
     assert!(m.mem.counters.dirty_kept >= 4);
     assert_eq!(m.mem.counters.writebacks, 0);
-    assert!((0..4).all(|p| m.mem.frame(m.mem.frame_of(p).unwrap()).reclaim));
+    assert!((0..4).all(|p| m.mem.frame(m.mem.frame_of(p).unwrap()).is_reclaim()));
     // By the next call their writeback has ended: clean, rotated to the inactive tail
     // (the last written, page 3, at the very tail), reclaimed first.
     m.access(5, 0, false, false).unwrap();
@@ -665,10 +669,10 @@ fn dirty_file_pages_are_kept_for_the_flusher_in_kernel_mode() {
     assert_eq!(m.mem.counters.writebacks, 4);
     assert_eq!(m.mem.dirty(), 0);
     assert_eq!(
-        m.mem.list_frames(INACTIVE_FILE).last(),
+        m.lists().frames(INACTIVE_FILE).last(),
         m.mem.frame_of(2).as_ref()
     );
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -705,8 +709,8 @@ fn mglru_keeps_dirty_file_pages_for_the_flusher_too() {
     assert_eq!(mem.counters.dirty_kept, 4);
     for &pfn in &pfn_of[..4] {
         let f = mem.frame(pfn);
-        assert!(f.dirty && f.reclaim);
-        assert_eq!(f.gen, oldest + 1);
+        assert!(f.is_dirty() && f.is_reclaim());
+        assert_eq!(policy.gen_of(pfn), oldest + 1);
     }
     // Their writeback ends: clean, at the tail of the oldest file generation in the
     // order they were kept (page 3 last, at the very tail).
@@ -715,10 +719,10 @@ fn mglru_keeps_dirty_file_pages_for_the_flusher_too() {
     }
     assert_eq!(mem.counters.writebacks, 4);
     assert_eq!(mem.dirty(), 0);
-    let oldest_list = mem.frame(pfn_of[3]).list;
-    let tail_first: Vec<u32> = mem.list_frames(oldest_list).into_iter().rev().collect();
+    let oldest_list = policy.lists().list_of(pfn_of[3]);
+    let tail_first: Vec<u32> = policy.lists().frames(oldest_list).into_iter().rev().collect();
     assert_eq!(tail_first, [pfn_of[3], pfn_of[2], pfn_of[1], pfn_of[0]]);
-    assert!(pfn_of[..4].iter().all(|&p| mem.frame(p).gen == oldest));
+    assert!(pfn_of[..4].iter().all(|&p| policy.gen_of(p) == oldest));
     mem.check().unwrap();
 }
 
@@ -741,7 +745,7 @@ fn flusher_mode_frees_no_dirty_page_under_any_policy() {
             );
         }
         assert!(m.mem.counters.dirty_kept > 0, "{}", info.name);
-        m.mem.check().unwrap();
+        m.check().unwrap();
     }
 }
 
@@ -785,11 +789,11 @@ fn flusher_writes_in_dirtying_order_after_a_kept_page_was_written() {
     // fourth writes the oldest, page 2, and nothing else.
     m.flusher = Some(5);
     m.access(7, 0, false, true).unwrap();
-    let dirty = |m: &Machine, page| m.mem.frame(frame(m, page)).dirty;
+    let dirty = |m: &Machine, page| m.mem.frame(frame(m, page)).is_dirty();
     assert!(!dirty(&m, 2));
     assert!(dirty(&m, 6) && dirty(&m, 0) && dirty(&m, 7));
     assert_eq!(m.mem.dirty_frames().len(), 3);
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -805,7 +809,7 @@ fn the_flusher_holds_each_dirty_page_once() {
         assert!(frames.len() <= 2, "round {round}: {} dirty", frames.len());
     }
     assert!(m.mem.counters.writebacks > 1900);
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -824,11 +828,11 @@ fn flusher_keeps_dirty_pages_under_the_background_ratio() {
     let resident: Vec<u32> = (0..2000).filter(|&p| m.mem.frame_of(p).is_some()).collect();
     let dirty: Vec<bool> = resident
         .iter()
-        .map(|&p| m.mem.frame(m.mem.frame_of(p).unwrap()).dirty)
+        .map(|&p| m.mem.frame(m.mem.frame_of(p).unwrap()).is_dirty())
         .collect();
     assert!(dirty.windows(2).all(|w| w[0] <= w[1]), "clean then dirty");
     assert!(m.mem.counters.writebacks > 1500);
-    m.mem.check().unwrap();
+    m.check().unwrap();
 }
 
 #[test]
@@ -837,13 +841,14 @@ fn lumpy_stops_at_reserved_frames_and_unswappable_neighbours() {
     // page in frame 5; `swap` slots.
     let block = |swap: usize, mode: LumpyUnmovable| {
         let mut mem = Memory::new(8, &[2], 8, 1, swap);
+        let mut lists = LruLists::new(8);
         for pfn in (0..8u32).filter(|&p| p != 2) {
             mem.fault_in(pfn, pfn, 0, pfn == 5);
-            mem.push_head(INACTIVE_FILE, pfn);
+            lists.push_head(INACTIVE_FILE, pfn);
         }
-        mem.unlink(0);
+        lists.unlink(0);
         let mut out = Vec::new();
-        isolate_lumpy_block(&mut mem, 0, 3, mode, &mut |_, _| true, &mut out);
+        isolate_lumpy_block(&mut mem, &mut lists, 0, 3, mode, &mut |_, _| true, &mut out);
         (out, mem.counters.lumpy_failed)
     };
     // Skip (the paper) goes past the reserved frame, Abort (3.4) ends the block there.
@@ -946,14 +951,14 @@ fn fmp_spares_interactive_pages_while_other_pages_are_reclaimable_in_mixed_memor
                 let f = m.mem.frame(pfn);
                 f.state == FrameState::Page
                     && m.mem.owner_of_frame(pfn) == 1
-                    && (!f.anon || m.mem.swap_free() > 0)
+                    && (!f.is_anon() || m.mem.swap_free() > 0)
             });
             if evicted > evicted_before && others_reclaimable {
                 early_evictions += 1;
             }
             evicted_total = evicted;
         }
-        m.mem.check().unwrap();
+        m.check().unwrap();
         (early_evictions, evicted_total, m.mem.resident_of(1))
     };
     let (early, evicted, others) = run("fmp");

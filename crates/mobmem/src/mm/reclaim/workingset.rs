@@ -57,9 +57,11 @@
 use super::lru::{
     active_of, inactive_of, ACTIVE_ANON, ACTIVE_FILE, ANON, FILE, INACTIVE_ANON, INACTIVE_FILE,
 };
-use super::memory::{Memory, NO_LIST};
+use super::lists::{LruLists, NO_LIST};
 use super::policy::{ReclaimPolicy, ShrinkRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::ReclaimConfig;
+use crate::core::memory::Memory;
+use crate::core::pages::PageFlags;
 use crate::trace::PageId;
 
 /// `MAX_SWAPPINESS`.
@@ -100,6 +102,13 @@ pub struct WorkingsetLru {
     stats: WorkingsetStats,
     /// The cgroup statistics as the heuristics read them; see [`Flushed`].
     flushed: Flushed,
+    lists: LruLists,
+    /// `PG_workingset` of each frame's page: it was on the active list before it was
+    /// deactivated.
+    workingset: Vec<bool>,
+    /// `PG_referenced` of each frame's mapped (anonymous) page, which only reclaim
+    /// sets.
+    mapped_referenced: Vec<bool>,
 }
 
 /// A memory cgroup's statistics as of their last flush. Reclaim's heuristics read them
@@ -147,6 +156,9 @@ impl WorkingsetLru {
                 },
                 ..Flushed::default()
             },
+            lists: LruLists::new(config.memory_pages),
+            workingset: vec![false; config.memory_pages],
+            mapped_referenced: vec![false; config.memory_pages],
         }
     }
 
@@ -156,9 +168,9 @@ impl WorkingsetLru {
     }
 
     /// The list sizes the heuristics see.
-    fn lists_seen(&self, mem: &Memory) -> [usize; 4] {
+    fn lists_seen(&self) -> [usize; 4] {
         if !self.stale() {
-            [0u8, 1, 2, 3].map(|l| mem.list_len(l))
+            [0u8, 1, 2, 3].map(|l| self.lists.len(l))
         } else {
             self.flushed.lists
         }
@@ -218,13 +230,13 @@ impl WorkingsetLru {
     /// `lru_note_cost`: `io` pages written (or read back), `rotated` put back.
     /// The decay compares with the LRU size as the statistics say (flushed, like the
     /// heuristics' reads).
-    fn note_cost(&mut self, mem: &Memory, file: usize, io: u64, rotated: u64) {
+    fn note_cost(&mut self, file: usize, io: u64, rotated: u64) {
         let cost = io * SWAP_CLUSTER_MAX as u64 + rotated;
         if cost == 0 {
             return;
         }
         self.cost[file] += cost;
-        let lru_pages: usize = self.lists_seen(mem).iter().sum();
+        let lru_pages: usize = self.lists_seen().iter().sum();
         if self.cost[ANON] + self.cost[FILE] > (lru_pages / 4) as u64 {
             self.cost[ANON] /= 2;
             self.cost[FILE] /= 2;
@@ -237,13 +249,13 @@ impl WorkingsetLru {
         mem.counters.activations += 1;
         self.stats.activations += 1;
         self.nonresident_age += 1;
-        mem.push_head(active_of(file), pfn);
+        self.lists.push_head(active_of(file), pfn);
     }
 
     /// `prepare_scan_control` at `priority`: whether each active list may be
     /// deactivated, and cache-trim mode.
-    fn prepare(&self, mem: &Memory, sc: &mut ScanControl, priority: u32) -> bool {
-        let lists = self.lists_seen(mem);
+    fn prepare(&self, sc: &mut ScanControl, priority: u32) -> bool {
+        let lists = self.lists_seen();
         if sc.force_deactivate {
             sc.may_deactivate = [true; 2];
         } else {
@@ -281,7 +293,7 @@ impl WorkingsetLru {
         let mut nr = [0; 4];
         for list in 0..4u8 {
             let file = (list / 2) as usize;
-            let scan = (mem.list_len(list) >> priority) as u64;
+            let scan = (self.lists.len(list) >> priority) as u64;
             nr[list as usize] = match balance {
                 Balance::Equal => scan,
                 Balance::Fract(ap, fp) => {
@@ -304,24 +316,22 @@ impl WorkingsetLru {
     fn shrink_active(&mut self, mem: &mut Memory, nr: usize, file: usize) {
         let mut taken = Vec::with_capacity(nr);
         while taken.len() < nr {
-            let Some(pfn) = mem.list_tail(active_of(file)) else {
+            let Some(pfn) = self.lists.tail(active_of(file)) else {
                 break;
             };
-            mem.unlink(pfn);
+            self.lists.unlink(pfn);
             taken.push(pfn);
         }
         mem.counters.scanned += taken.len() as u64;
         for pfn in taken {
-            let f = mem.frame_mut(pfn);
-            if f.anon {
+            if mem.frame(pfn).is_anon() {
                 // folio_referenced clears the young bits; anonymous pages are
                 // deactivated whether or not they were young.
-                f.accessed = false;
-                f.referenced = false;
+                mem.set_frame_flags(pfn, PageFlags::YOUNG | PageFlags::REFERENCED, false);
             }
-            f.workingset = true;
+            self.workingset[pfn as usize] = true;
             mem.counters.deactivations += 1;
-            mem.push_head(inactive_of(file), pfn);
+            self.lists.push_head(inactive_of(file), pfn);
         }
     }
 
@@ -330,30 +340,29 @@ impl WorkingsetLru {
     fn shrink_inactive(&mut self, mem: &mut Memory, nr: usize, file: usize) -> usize {
         let mut isolated = Vec::with_capacity(nr);
         while isolated.len() < nr {
-            let Some(pfn) = mem.list_tail(inactive_of(file)) else {
+            let Some(pfn) = self.lists.tail(inactive_of(file)) else {
                 break;
             };
-            mem.unlink(pfn);
+            self.lists.unlink(pfn);
             isolated.push(pfn);
         }
         let scanned = isolated.len() as u64;
         mem.counters.scanned += scanned;
         let (mut reclaimed, mut written) = (0u64, 0u64);
         for pfn in isolated {
-            let f = *mem.frame(pfn);
-            if f.anon {
+            let f = mem.frame(pfn);
+            if f.is_anon() {
                 // A young mapping: a first time, PG_referenced and another round on the
                 // inactive list; young again with it set, activation.
-                let fm = mem.frame_mut(pfn);
-                let young = std::mem::take(&mut fm.accessed);
-                fm.referenced = false;
-                let referenced = std::mem::take(&mut fm.mapped_referenced);
+                let young = mem.take_frame_flag(pfn, PageFlags::YOUNG);
+                mem.set_frame_flags(pfn, PageFlags::REFERENCED, false);
+                let referenced =
+                    std::mem::replace(&mut self.mapped_referenced[pfn as usize], young);
                 if young {
-                    fm.mapped_referenced = true;
                     if referenced {
                         self.activate(mem, pfn, file);
                     } else {
-                        mem.push_head(inactive_of(file), pfn);
+                        self.lists.push_head(inactive_of(file), pfn);
                     }
                     continue;
                 }
@@ -364,13 +373,13 @@ impl WorkingsetLru {
             }
             let shadow = Shadow {
                 age: self.nonresident_age,
-                workingset: f.workingset,
+                workingset: self.workingset[pfn as usize],
             };
             if mem.evict_or_keep(pfn) {
                 self.store_shadow(f.page, shadow);
                 self.nonresident_age += 1;
                 reclaimed += 1;
-                if f.anon {
+                if f.is_anon() {
                     written += 1;
                 }
             } else {
@@ -379,7 +388,7 @@ impl WorkingsetLru {
                 self.activate(mem, pfn, file);
             }
         }
-        self.note_cost(mem, file, written, scanned - reclaimed);
+        self.note_cost(file, written, scanned - reclaimed);
         reclaimed as usize
     }
 
@@ -392,7 +401,7 @@ impl WorkingsetLru {
         req: &ShrinkRequest,
         reclaimed_before: usize,
     ) -> usize {
-        let cache_trim = self.prepare(mem, sc, priority);
+        let cache_trim = self.prepare(sc, priority);
         let targets = self.scan_count(mem, priority, cache_trim);
         let mut nr = targets;
         let mut reclaimed = 0;
@@ -444,7 +453,7 @@ impl WorkingsetLru {
                 nr[l] -= nr[l].min(scanned);
             }
         }
-        if mem.swap_free() > 0 && Self::inactive_is_low(&self.lists_seen(mem), ANON) {
+        if mem.swap_free() > 0 && Self::inactive_is_low(&self.lists_seen(), ANON) {
             self.shrink_active(mem, SWAP_CLUSTER_MAX, ANON);
         }
         reclaimed
@@ -452,49 +461,55 @@ impl WorkingsetLru {
 }
 
 impl ReclaimPolicy for WorkingsetLru {
+    fn lists(&self) -> &LruLists {
+        &self.lists
+    }
+
+    fn lists_mut(&mut self) -> &mut LruLists {
+        &mut self.lists
+    }
+
     /// A page faulted in: a refault if it left a shadow entry (`workingset_refault`).
     fn add_page(&mut self, mem: &mut Memory, pfn: u32) {
-        debug_assert_eq!(mem.frame(pfn).list, NO_LIST);
-        let f = mem.frame_mut(pfn);
+        debug_assert_eq!(self.lists.list_of(pfn), NO_LIST);
         // The fault is an access: a young mapping, or PG_referenced from the read.
-        f.accessed = true;
-        f.workingset = false;
-        f.mapped_referenced = false;
-        let (page, anon) = (f.page, f.anon);
+        mem.set_frame_flags(pfn, PageFlags::YOUNG, true);
+        self.workingset[pfn as usize] = false;
+        self.mapped_referenced[pfn as usize] = false;
+        let f = mem.frame(pfn);
+        let (page, anon) = (f.page, f.is_anon());
         let file = if anon { ANON } else { FILE };
         let Some(shadow) = self.take_shadow(page) else {
-            mem.push_head(inactive_of(file), pfn);
+            self.lists.push_head(inactive_of(file), pfn);
             return;
         };
         self.stats.refault[file] += 1;
         let distance = self.nonresident_age - shadow.age;
-        let lists = self.lists_seen(mem);
+        let lists = self.lists_seen();
         if distance > Self::workingset_size(&lists, mem.swap_free() > 0, file) {
-            mem.push_head(inactive_of(file), pfn);
+            self.lists.push_head(inactive_of(file), pfn);
             return;
         }
         self.stats.activate[file] += 1;
         self.nonresident_age += 1;
         if shadow.workingset {
-            mem.frame_mut(pfn).workingset = true;
+            self.workingset[pfn as usize] = true;
             self.stats.restore[file] += 1;
-            self.note_cost(mem, file, 1, 0);
+            self.note_cost(file, 1, 0);
         }
-        mem.push_head(active_of(file), pfn);
+        self.lists.push_head(active_of(file), pfn);
     }
 
     /// `folio_mark_accessed` on a file page: the second access on the inactive list
     /// activates it. (A first access set `accessed`, standing for `PG_referenced`; the
     /// second set `referenced`.)
     fn accessed(&mut self, mem: &mut Memory, pfn: u32) {
-        let f = *mem.frame(pfn);
-        if f.anon || f.list != INACTIVE_FILE || !f.referenced {
+        let f = mem.frame(pfn);
+        if f.is_anon() || self.lists.list_of(pfn) != INACTIVE_FILE || !f.is_referenced() {
             return;
         }
-        mem.unlink(pfn);
-        let fm = mem.frame_mut(pfn);
-        fm.accessed = false;
-        fm.referenced = false;
+        self.lists.unlink(pfn);
+        mem.set_frame_flags(pfn, PageFlags::YOUNG | PageFlags::REFERENCED, false);
         self.activate(mem, pfn, FILE);
     }
 
@@ -522,7 +537,7 @@ impl ReclaimPolicy for WorkingsetLru {
     }
 
     /// The flushes of the cgroup's statistics: at the times given, else periodic.
-    fn clock(&mut self, mem: &Memory, now_ns: u64) {
+    fn clock(&mut self, _mem: &Memory, now_ns: u64) {
         let f = &mut self.flushed;
         if !f.at_ns.is_empty() {
             let mut due = false;
@@ -531,7 +546,7 @@ impl ReclaimPolicy for WorkingsetLru {
                 due = true;
             }
             if due {
-                f.lists = [0u8, 1, 2, 3].map(|l| mem.list_len(l));
+                f.lists = [0u8, 1, 2, 3].map(|l| self.lists.len(l));
                 f.activate = self.stats.activate;
             }
             return;
@@ -541,7 +556,7 @@ impl ReclaimPolicy for WorkingsetLru {
         }
         let next = *f.next_ns.get_or_insert(now_ns.saturating_add(f.period_ns));
         if now_ns >= next {
-            f.lists = [0u8, 1, 2, 3].map(|l| mem.list_len(l));
+            f.lists = [0u8, 1, 2, 3].map(|l| self.lists.len(l));
             f.activate = self.stats.activate;
             let periods = (now_ns - next) / f.period_ns + 1;
             f.next_ns = Some(next.saturating_add(periods.saturating_mul(f.period_ns)));
@@ -549,9 +564,9 @@ impl ReclaimPolicy for WorkingsetLru {
     }
 
     /// `folio_rotate_reclaimable`: to the inactive tail, unless activated since.
-    fn rotate_reclaimable(&mut self, mem: &mut Memory, pfn: u32) {
-        if mem.frame(pfn).list == INACTIVE_FILE {
-            mem.move_to_tail(pfn, INACTIVE_FILE);
+    fn rotate_reclaimable(&mut self, _mem: &mut Memory, pfn: u32) {
+        if self.lists.list_of(pfn) == INACTIVE_FILE {
+            self.lists.move_to_tail(pfn, INACTIVE_FILE);
         }
     }
 
@@ -562,7 +577,7 @@ impl ReclaimPolicy for WorkingsetLru {
 
 #[cfg(test)]
 mod tests {
-    use super::super::memory::Memory;
+    use crate::core::memory::Memory;
     use super::super::policy::{Goal, ShrinkRequest, TaskView};
     use super::*;
 
@@ -598,11 +613,10 @@ mod tests {
         let mut mem = file_pages(&mut lru, 2, 8);
         // The fault's read set PG_referenced (accessed); an access as Machine::access
         // makes it: accessed already set, so referenced.
-        let f = mem.frame_mut(0);
-        f.referenced = true;
+        mem.set_frame_flags(0, PageFlags::REFERENCED, true);
         lru.accessed(&mut mem, 0);
-        assert_eq!(mem.frame(0).list, ACTIVE_FILE);
-        assert_eq!(mem.list_frames(INACTIVE_FILE), vec![1]);
+        assert_eq!(lru.lists.list_of(0), ACTIVE_FILE);
+        assert_eq!(lru.lists.frames(INACTIVE_FILE), vec![1]);
         assert_eq!(lru.nonresident_age, 1, "an activation ages the clock");
     }
 
@@ -612,7 +626,7 @@ mod tests {
         let mut mem = file_pages(&mut lru, 6, 8);
         // Pages 4 and 5 active (2 pages of workingset).
         for pfn in [4, 5] {
-            mem.frame_mut(pfn).referenced = true;
+            mem.set_frame_flags(pfn, PageFlags::REFERENCED, true);
             lru.accessed(&mut mem, pfn);
         }
         assert_eq!(lru.nonresident_age, 2);
@@ -623,7 +637,7 @@ mod tests {
         // Page 2 comes back: distance 5 - 4 = 1 <= 2 active file pages: active.
         mem.fault_in(0, 2, 0, false);
         lru.add_page(&mut mem, 0);
-        assert_eq!(mem.frame(0).list, ACTIVE_FILE);
+        assert_eq!(lru.lists.list_of(0), ACTIVE_FILE);
         assert_eq!(lru.stats.refault[FILE], 1);
         assert_eq!(lru.stats.activate[FILE], 1);
         assert_eq!(lru.stats.restore[FILE], 0, "it was never active");
@@ -631,7 +645,7 @@ mod tests {
         // Page 0: distance 6 - 2 = 4 > 3 active file pages: inactive, refault only.
         mem.fault_in(1, 0, 0, false);
         lru.add_page(&mut mem, 1);
-        assert_eq!(mem.frame(1).list, INACTIVE_FILE);
+        assert_eq!(lru.lists.list_of(1), INACTIVE_FILE);
         assert_eq!(lru.stats.refault[FILE], 2);
         assert_eq!(lru.stats.activate[FILE], 1);
     }
@@ -641,16 +655,16 @@ mod tests {
         let mut lru = WorkingsetLru::new(&config(60));
         let mut mem = file_pages(&mut lru, 3, 8);
         for pfn in 0..3 {
-            mem.frame_mut(pfn).referenced = true;
+            mem.set_frame_flags(pfn, PageFlags::REFERENCED, true);
             lru.accessed(&mut mem, pfn);
         }
-        mem.frame_mut(1).accessed = true;
+        mem.set_frame_flags(1, PageFlags::YOUNG, true);
         lru.shrink_active(&mut mem, 2, FILE);
-        assert_eq!(mem.list_frames(INACTIVE_FILE), vec![1, 0]);
-        assert_eq!(mem.list_frames(ACTIVE_FILE), vec![2]);
-        assert!(mem.frame(0).workingset && mem.frame(1).workingset);
-        assert!(!mem.frame(2).workingset);
-        assert!(mem.frame(1).accessed, "PG_referenced survives deactivation");
+        assert_eq!(lru.lists.frames(INACTIVE_FILE), vec![1, 0]);
+        assert_eq!(lru.lists.frames(ACTIVE_FILE), vec![2]);
+        assert!(lru.workingset[0] && lru.workingset[1]);
+        assert!(!lru.workingset[2]);
+        assert!(mem.frame(1).is_young(), "PG_referenced survives deactivation");
         // Evicted and refaulted soon, a workingset page is restored.
         let got = lru.shrink_inactive(&mut mem, 1, FILE);
         assert_eq!(got, 1);
@@ -671,13 +685,13 @@ mod tests {
         }
         // Young from their faults: kept, with PG_referenced.
         assert_eq!(lru.shrink_inactive(&mut mem, 2, ANON), 0);
-        assert_eq!(mem.list_len(INACTIVE_ANON), 2);
-        assert!(mem.frame(0).mapped_referenced && !mem.frame(0).accessed);
+        assert_eq!(lru.lists.len(INACTIVE_ANON), 2);
+        assert!(lru.mapped_referenced[0] && !mem.frame(0).is_young());
         // Page 1 touched again: activated; page 0 not: swapped out.
-        mem.frame_mut(1).accessed = true;
+        mem.set_frame_flags(1, PageFlags::YOUNG, true);
         assert_eq!(lru.shrink_inactive(&mut mem, 2, ANON), 1);
         assert!(mem.is_swapped(0));
-        assert_eq!(mem.list_frames(ACTIVE_ANON), vec![1]);
+        assert_eq!(lru.lists.frames(ACTIVE_ANON), vec![1]);
         assert_eq!(mem.counters.swap_outs, 1);
     }
 
@@ -690,37 +704,37 @@ mod tests {
         let mut mem = file_pages(&mut lru, 4, 8);
         lru.clock(&mem, 5);
         for pfn in [2, 3] {
-            mem.frame_mut(pfn).referenced = true;
+            mem.set_frame_flags(pfn, PageFlags::REFERENCED, true);
             lru.accessed(&mut mem, pfn);
         }
         // Two active, two inactive, but the statistics still say empty lists.
         let mut sc = ScanControl::default();
-        lru.prepare(&mem, &mut sc, 0);
+        lru.prepare(&mut sc, 0);
         assert_eq!(sc.may_deactivate, [false, false]);
-        assert_eq!(lru.lists_seen(&mem), [0; 4]);
+        assert_eq!(lru.lists_seen(), [0; 4]);
         // A flush 2 s after the first event; one active page more since the flush.
         lru.clock(&mem, 2_000_000_005);
-        mem.frame_mut(1).referenced = true;
+        mem.set_frame_flags(1, PageFlags::REFERENCED, true);
         lru.accessed(&mut mem, 1);
-        assert_eq!(lru.lists_seen(&mem), [0, 0, 2, 2]);
-        lru.prepare(&mem, &mut sc, 0);
+        assert_eq!(lru.lists_seen(), [0, 0, 2, 2]);
+        lru.prepare(&mut sc, 0);
         assert_eq!(
             sc.may_deactivate,
             [false, false],
             "2 inactive, 2 active as flushed"
         );
         lru.clock(&mem, 4_000_000_005);
-        lru.prepare(&mem, &mut sc, 0);
+        lru.prepare(&mut sc, 0);
         assert_eq!(sc.may_deactivate, [false, true]);
     }
 
     #[test]
     fn without_swap_only_file_pages_are_scanned() {
-        let lru = WorkingsetLru::new(&config(100));
+        let mut lru = WorkingsetLru::new(&config(100));
         let mut mem = Memory::new(64, &[], 64, 1, 0);
         for pfn in 0..32 {
             mem.fault_in(pfn, pfn, 0, pfn % 2 == 0);
-            mem.push_head(
+            lru.lists.push_head(
                 if pfn % 2 == 0 {
                     INACTIVE_ANON
                 } else {

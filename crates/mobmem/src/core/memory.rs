@@ -1,35 +1,33 @@
-//! Physical memory as numbered page frames: free frames, reserved and unmovable frames,
-//! and frames holding a file or anonymous page on one of the reclaim lists.
+//! The machine's memory: the one page table, the numbered DRAM frames, the swap area's
+//! slots, the resident pages of every process, the page cache's dirty pages in the
+//! order they were dirtied, and the counters of what was done to them (the kernel's
+//! vmstat).
 //!
-//! Frame allocation is *address-ordered first fit*, the core's
-//! [`AllocOrder::Lowest`] frame pool: an order-0 request takes the lowest free frame, an
-//! order-k request the lowest naturally aligned block of 2^k free frames, so that which
-//! frames are physically adjacent depends on the order pages came and went, which is
-//! what lumpy reclaim works with.
+//! Mechanisms plug into it: a reclaim policy keeps its own lists and per-page state
+//! beside it and asks it to evict the pages it chose; the phone's other slots (swap
+//! architectures, ksmd, the file system) read and change the same page table. What
+//! every mechanism must agree on is here, once:
+//! - where each page is (a DRAM frame, a swap slot, only its file) and who owns it:
+//!   the page table ([`PageTable`]), including the bits the kernel keeps in a frame's
+//!   `struct page` for reclaim ([`PageFlags::FRAME_BITS`], `DIRTY`, `ANON`);
+//! - which page each frame holds, and which frames are free, reserved at boot or
+//!   allocated by the kernel for itself (unmovable).
 //!
-//! Where each page is (a frame, a swap slot, only its file) and which process owns it
-//! are the core's page table; a [`Frame`] holds what the kernel keeps in a frame's
-//! `struct page` for reclaim: its list, its reference bits, its generation.
-//!
-//! The reclaim lists are the core's index-linked lists ([`crate::core::list`]) over
-//! frame numbers: head = most recently added, tail = the end reclaim scans from, as the
-//! kernel's `lru` lists.
+//! Frame allocation is *address-ordered first fit*, the core's [`AllocOrder::Lowest`]
+//! frame pool: an order-0 request takes the lowest free frame, an order-k request the
+//! lowest naturally aligned block of 2^k free frames, so that which frames are
+//! physically adjacent depends on the order pages came and went, which is what lumpy
+//! reclaim works with.
 
-use crate::core::frames::{AllocOrder, FramePool};
-use crate::core::list::{Links, List};
-use crate::core::pages::{Location, PageTable, NO_FRAME};
+use super::frames::{AllocOrder, FramePool};
+use super::list::{Links, List};
+use super::pages::{Location, PageFlags, PageTable, NO_FRAME};
 use crate::trace::{PageId, ProcId};
 
-// Where reclaim's pages are: a DRAM frame, a slot of the swap area (on flash storage),
-// or, for a file page reclaim dropped, only its file.
+// Where pages go when they leave memory: a slot of the swap area (on flash storage),
+// or, for a file page, only its file.
 const SWAPPED: Location = Location::SwapFlash;
 const DROPPED: Location = Location::Storage;
-/// Frame is on no list.
-pub const NO_LIST: u8 = u8::MAX;
-
-/// Number of lists a [`Memory`] has: 4 for the two-list LRU (inactive/active x
-/// anon/file) and 8 for the multi-generational LRU (4 generations x anon/file).
-pub const LIST_COUNT: usize = 12;
 
 /// What a frame holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,55 +35,60 @@ pub enum FrameState {
     Free,
     /// Reserved at boot (kernel image, firmware carve-outs): never allocated or moved.
     Reserved,
-    /// Allocated by the kernel (slab, page tables, driver buffers): not on any LRU, so
-    /// reclaim cannot free it.
+    /// Allocated by the kernel (slab, page tables, driver buffers, the zram pool, KSM
+    /// pages): on no LRU, so reclaim cannot free it.
     Unmovable,
-    /// A page of a process or a file, on one of the reclaim lists.
+    /// A page of a process or a file, which reclaim may take.
     Page,
 }
 
-/// One page frame.
-#[derive(Debug, Clone, Copy)]
+/// What one frame holds, as read from the memory: its state, its page and the page's
+/// flags (meaningful for [`FrameState::Page`] only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame {
     pub state: FrameState,
     pub page: PageId,
-    pub anon: bool,
-    /// The hardware accessed ("young") bit of the page's mappings.
-    pub accessed: bool,
-    /// `PG_referenced`.
-    pub referenced: bool,
-    /// A file page written since it was read (written back before it is dropped).
-    pub dirty: bool,
-    /// `PG_reclaim`: reclaim met the page dirty and kept it; when its writeback ends
-    /// it goes to the inactive tail (`rotate_reclaimable_page`).
-    pub reclaim: bool,
-    /// The list the frame is on (its links are in [`Memory`]'s arena), or `NO_LIST`.
-    pub list: u8,
-    /// Generation (sequence number) on the multi-generational LRU.
-    pub gen: u64,
-    /// `PG_workingset`: the page was on the active list before it was deactivated
-    /// (the `workingset` policy only).
-    pub workingset: bool,
-    /// `PG_referenced` of a mapped (anonymous) page, which only reclaim sets
-    /// (the `workingset` policy only).
-    pub mapped_referenced: bool,
+    pub flags: PageFlags,
 }
 
 impl Frame {
-    const EMPTY: Frame = Frame {
-        state: FrameState::Free,
-        page: 0,
-        anon: false,
-        accessed: false,
-        referenced: false,
-        dirty: false,
-        reclaim: false,
-        list: NO_LIST,
-        gen: 0,
-        workingset: false,
-        mapped_referenced: false,
-    };
+    #[inline]
+    pub fn is_anon(&self) -> bool {
+        self.flags.contains(PageFlags::ANON)
+    }
+    /// The accessed ("young") bit of the page's mappings.
+    #[inline]
+    pub fn is_young(&self) -> bool {
+        self.flags.contains(PageFlags::YOUNG)
+    }
+    /// `PG_referenced`.
+    #[inline]
+    pub fn is_referenced(&self) -> bool {
+        self.flags.contains(PageFlags::REFERENCED)
+    }
+    /// A file page written since it was read (written back before it is dropped).
+    #[inline]
+    pub fn is_dirty(&self) -> bool {
+        self.flags.contains(PageFlags::DIRTY)
+    }
+    /// `PG_reclaim`.
+    #[inline]
+    pub fn is_reclaim(&self) -> bool {
+        self.flags.contains(PageFlags::RECLAIM)
+    }
 }
+
+/// A frame's state and page, 8 bytes.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    state: FrameState,
+    page: PageId,
+}
+
+const FREE_SLOT: Slot = Slot {
+    state: FrameState::Free,
+    page: 0,
+};
 
 /// How a page came into memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +112,7 @@ impl FaultKind {
     }
 }
 
-/// Counters of reclaim work.
+/// Counters of reclaim work (the kernel's vmstat events).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReclaimCounters {
     /// Pages looked at by reclaim: inactive and active list scans, lumpy neighbours,
@@ -134,25 +137,22 @@ pub struct ReclaimCounters {
     pub protected_skips: u64,
 }
 
-/// Physical memory, the swap space, where every page of the trace is, and the lists.
+/// Physical memory, the swap area, where every page of the trace is, and what was done.
 #[derive(Debug, Clone)]
 pub struct Memory {
-    frames: Vec<Frame>,
+    slots: Vec<Slot>,
     pool: FramePool,
-    /// The LRU lists, linked by frame number; head = youngest.
-    lists: [List; LIST_COUNT],
-    links: Links,
-    /// Where each page is and its owner: the task that brought it into memory (FMP's
-    /// page identifier), kept while the page is swapped out.
+    /// Where each page is, its owner (the task that brought it into memory: FMP's page
+    /// identifier, kept while the page is swapped out) and its flags.
     pages: PageTable,
     swap_total: usize,
     swap_used: usize,
-    /// Resident pages (on lists) per owner.
+    /// Resident pages per owner.
     resident_by_owner: Vec<u32>,
     lru_pages: usize,
     unmovable: usize,
     /// Resident dirty file pages in the order they were dirtied (front = oldest),
-    /// linked by frame number in an arena of their own.
+    /// linked by frame number.
     dirty: List,
     dirty_links: Links,
     /// Pages reclaim kept dirty since the last [`Memory::end_kept_writeback`].
@@ -170,10 +170,8 @@ impl Memory {
     /// `pages` distinct pages, `procs` processes and `swap` swap slots.
     pub fn new(total: usize, reserved: &[u32], pages: usize, procs: usize, swap: usize) -> Self {
         let mut m = Memory {
-            frames: vec![Frame::EMPTY; total],
+            slots: vec![FREE_SLOT; total],
             pool: FramePool::new(total, AllocOrder::Lowest, false),
-            lists: [List::new(); LIST_COUNT],
-            links: Links::with_pages(total),
             pages: PageTable::with_pages(pages),
             swap_total: swap,
             swap_used: 0,
@@ -188,16 +186,21 @@ impl Memory {
             swap_log: None,
         };
         for &pfn in reserved {
-            if (pfn as usize) < total && m.frames[pfn as usize].state == FrameState::Free {
+            if (pfn as usize) < total && m.slots[pfn as usize].state == FrameState::Free {
                 m.pool.take(pfn, 0);
-                m.frames[pfn as usize].state = FrameState::Reserved;
+                m.slots[pfn as usize].state = FrameState::Reserved;
             }
         }
         m
     }
 
     pub fn total(&self) -> usize {
-        self.frames.len()
+        self.slots.len()
+    }
+
+    /// The page table, for reading (mechanisms change it through the memory's verbs).
+    pub fn pages(&self) -> &PageTable {
+        &self.pages
     }
 
     /// Record every anonymous page reclaim swaps out, for a swap device model outside
@@ -221,6 +224,7 @@ impl Memory {
     pub fn free(&self) -> usize {
         self.pool.free()
     }
+    /// Frames holding pages reclaim may take.
     pub fn lru_pages(&self) -> usize {
         self.lru_pages
     }
@@ -242,29 +246,54 @@ impl Memory {
     pub fn reserved(&self) -> usize {
         self.total() - self.free() - self.lru_pages - self.unmovable
     }
-    pub fn frame(&self, pfn: u32) -> &Frame {
-        &self.frames[pfn as usize]
+
+    /// What frame `pfn` holds.
+    #[inline]
+    pub fn frame(&self, pfn: u32) -> Frame {
+        let slot = self.slots[pfn as usize];
+        let flags = match slot.state {
+            FrameState::Page => self.pages.flags(slot.page),
+            _ => PageFlags::empty(),
+        };
+        Frame {
+            state: slot.state,
+            page: slot.page,
+            flags,
+        }
     }
-    pub fn frame_mut(&mut self, pfn: u32) -> &mut Frame {
-        &mut self.frames[pfn as usize]
+
+    /// The page in frame `pfn` (which MUST hold one).
+    #[inline]
+    pub fn page_in(&self, pfn: u32) -> PageId {
+        debug_assert_eq!(self.slots[pfn as usize].state, FrameState::Page);
+        self.slots[pfn as usize].page
     }
+
+    /// Set or clear `flags` of the page in frame `pfn` (which MUST hold one).
+    #[inline]
+    pub fn set_frame_flags(&mut self, pfn: u32, flags: PageFlags, on: bool) {
+        let page = self.page_in(pfn);
+        self.pages.set_flags(page, flags, on);
+    }
+
+    /// Clear `flag` of the page in frame `pfn`; whether it was set.
+    #[inline]
+    pub fn take_frame_flag(&mut self, pfn: u32, flag: PageFlags) -> bool {
+        let page = self.page_in(pfn);
+        let was = self.pages.has_flags(page, flag);
+        if was {
+            self.pages.set_flags(page, flag, false);
+        }
+        was
+    }
+
     /// The task that brought the page in `pfn` into memory.
     pub fn owner_of_frame(&self, pfn: u32) -> ProcId {
-        self.pages.owner(self.frames[pfn as usize].page)
+        self.pages.owner(self.slots[pfn as usize].page)
     }
     /// The task that brought `page` into memory (also while it is swapped out).
     pub fn owner_of(&self, page: PageId) -> ProcId {
         self.pages.owner(page)
-    }
-    pub fn list_len(&self, list: u8) -> usize {
-        self.lists[list as usize].len()
-    }
-    pub fn list_tail(&self, list: u8) -> Option<u32> {
-        self.lists[list as usize].back()
-    }
-    /// Frames of a list from head (youngest) to tail.
-    pub fn list_frames(&self, list: u8) -> Vec<u32> {
-        self.links.iter(&self.lists[list as usize]).collect()
     }
     pub fn swap_free(&self) -> usize {
         self.swap_total - self.swap_used
@@ -324,13 +353,18 @@ impl Memory {
     /// Take the frames `pfn..pfn+2^order` (all free) out of the free pool.
     fn take_block(&mut self, pfn: u32, order: u32) {
         for f in pfn..pfn + (1 << order) {
-            debug_assert_eq!(self.frames[f as usize].state, FrameState::Free);
+            debug_assert_eq!(self.slots[f as usize].state, FrameState::Free);
         }
         self.pool.take(pfn, order);
     }
 
+    /// Give frame `pfn` back; the page it held loses the bits of its frame.
     fn release_frame(&mut self, pfn: u32) {
-        self.frames[pfn as usize] = Frame::EMPTY;
+        let slot = std::mem::replace(&mut self.slots[pfn as usize], FREE_SLOT);
+        if slot.state == FrameState::Page {
+            self.pages
+                .set_flags(slot.page, PageFlags::FRAME_BITS | PageFlags::DIRTY, false);
+        }
         self.pool.release(pfn);
     }
 
@@ -338,7 +372,7 @@ impl Memory {
     pub fn allocate_unmovable(&mut self, pfn: u32, order: u32) {
         self.take_block(pfn, order);
         for f in pfn..pfn + (1 << order) {
-            self.frames[f as usize].state = FrameState::Unmovable;
+            self.slots[f as usize].state = FrameState::Unmovable;
         }
         self.unmovable += 1 << order;
     }
@@ -346,14 +380,14 @@ impl Memory {
     /// Free an unmovable block allocated by [`Memory::allocate_unmovable`].
     pub fn free_unmovable(&mut self, pfn: u32, order: u32) {
         for f in pfn..pfn + (1 << order) {
-            debug_assert_eq!(self.frames[f as usize].state, FrameState::Unmovable);
+            debug_assert_eq!(self.slots[f as usize].state, FrameState::Unmovable);
             self.release_frame(f);
         }
         self.unmovable -= 1 << order;
     }
 
-    /// Put `page` of `owner` into the free frame `pfn` (the caller adds it to a list).
-    /// A swapped-in page gives its swap slot back.
+    /// Put `page` of `owner` into the free frame `pfn` (the caller's reclaim policy
+    /// adds it to its lists). A swapped-in page gives its swap slot back.
     pub fn fault_in(&mut self, pfn: u32, page: PageId, owner: ProcId, anon: bool) {
         self.take_block(pfn, 0);
         self.pages.ensure(page);
@@ -362,23 +396,27 @@ impl Memory {
         }
         self.pages.place(page, Location::Dram, pfn);
         self.pages.set_owner(page, owner);
-        self.frames[pfn as usize] = Frame {
+        self.pages
+            .set_flags(page, PageFlags::FRAME_BITS | PageFlags::DIRTY, false);
+        self.pages.set_flags(page, PageFlags::ANON, anon);
+        self.slots[pfn as usize] = Slot {
             state: FrameState::Page,
             page,
-            anon,
-            ..Frame::EMPTY
         };
+        if owner as usize >= self.resident_by_owner.len() {
+            self.resident_by_owner.resize(owner as usize + 1, 0);
+        }
         self.resident_by_owner[owner as usize] += 1;
         self.lru_pages += 1;
     }
 
-    /// Reclaim the (unlinked) page in `pfn`: anonymous pages go to swap, file pages are
-    /// dropped (written back first when dirty). The caller checked swap space.
+    /// Reclaim the page in `pfn`, which its policy has taken off its lists: anonymous
+    /// pages go to swap, file pages are dropped (written back first when dirty). The
+    /// caller checked swap space.
     pub fn evict(&mut self, pfn: u32) {
-        let f = self.frames[pfn as usize];
+        let f = self.frame(pfn);
         debug_assert_eq!(f.state, FrameState::Page);
-        debug_assert_eq!(f.list, NO_LIST);
-        if f.anon {
+        if f.is_anon() {
             debug_assert!(self.swap_used < self.swap_total);
             self.swap_used += 1;
             if let Some(log) = &mut self.swap_log {
@@ -387,7 +425,7 @@ impl Memory {
             self.pages.place(f.page, SWAPPED, NO_FRAME);
             self.counters.swap_outs += 1;
         } else {
-            if f.dirty {
+            if f.is_dirty() {
                 self.counters.writebacks += 1;
                 self.set_clean(pfn);
             }
@@ -401,14 +439,14 @@ impl Memory {
         self.release_frame(pfn);
     }
 
-    /// Forget `page` (its process exited): free its frame or swap slot.
+    /// Forget `page` (its process exited): free its frame or swap slot. A resident
+    /// page MUST be off its policy's lists already.
     pub fn discard(&mut self, page: PageId) {
         match self.pages.location(page) {
             SWAPPED => self.swap_used -= 1,
             Location::Dram => {
                 let pfn = self.pages.frame(page);
-                self.unlink(pfn);
-                if self.frames[pfn as usize].dirty {
+                if self.frame(pfn).is_dirty() {
                     self.set_clean(pfn);
                 }
                 let owner = self.pages.owner(page);
@@ -437,8 +475,8 @@ impl Memory {
     /// `sort_folio`). Returns whether it was evicted; a kept page is for the caller
     /// to put back on a list.
     pub fn evict_or_keep(&mut self, pfn: u32) -> bool {
-        let f = &self.frames[pfn as usize];
-        if self.flusher && f.dirty && !f.anon {
+        let f = self.frame(pfn);
+        if self.flusher && f.is_dirty() && !f.is_anon() {
             self.keep_dirty(pfn);
             return false;
         }
@@ -448,34 +486,33 @@ impl Memory {
 
     /// A write to the resident file page in `pfn`; true when it was clean before.
     pub fn mark_dirty(&mut self, pfn: u32) -> bool {
-        let f = &mut self.frames[pfn as usize];
-        debug_assert!(f.state == FrameState::Page && !f.anon);
-        if f.dirty {
+        let f = self.frame(pfn);
+        debug_assert!(f.state == FrameState::Page && !f.is_anon());
+        if f.is_dirty() {
             return false;
         }
-        f.dirty = true;
+        self.pages.set_flags(f.page, PageFlags::DIRTY, true);
         self.dirty_links.push_back(&mut self.dirty, pfn);
         true
     }
 
     /// The dirty page in `pfn` is clean: off the dirty list.
     fn set_clean(&mut self, pfn: u32) {
-        let f = &mut self.frames[pfn as usize];
-        debug_assert!(f.dirty);
-        f.dirty = false;
+        debug_assert!(self.frame(pfn).is_dirty());
+        self.set_frame_flags(pfn, PageFlags::DIRTY, false);
         self.dirty_links.remove(&mut self.dirty, pfn);
     }
 
     /// Write back the page in `pfn` if it is still `page` and dirty (the flusher): it
     /// is clean afterwards and its `PG_reclaim` cleared. Returns whether reclaim had
     /// kept it (`PG_reclaim` was set): then its policy moves it to where reclaim meets
-    /// it next ([`super::policy::ReclaimPolicy::rotate_reclaimable`]).
+    /// it next (`ReclaimPolicy::rotate_reclaimable` in `mm::reclaim`).
     pub fn write_back(&mut self, pfn: u32, page: PageId) -> bool {
-        let f = &mut self.frames[pfn as usize];
-        if f.state != FrameState::Page || f.page != page || !f.dirty {
+        let f = self.frame(pfn);
+        if f.state != FrameState::Page || f.page != page || !f.is_dirty() {
             return false;
         }
-        let kept = std::mem::take(&mut f.reclaim);
+        let kept = self.take_frame_flag(pfn, PageFlags::RECLAIM);
         self.set_clean(pfn);
         self.counters.writebacks += 1;
         kept
@@ -485,13 +522,12 @@ impl Memory {
     /// is set and the page is remembered for [`Memory::end_kept_writeback`]. The
     /// caller puts it back on a list.
     fn keep_dirty(&mut self, pfn: u32) {
-        let f = &mut self.frames[pfn as usize];
-        debug_assert!(f.dirty && !f.anon);
+        let f = self.frame(pfn);
+        debug_assert!(f.is_dirty() && !f.is_anon());
         self.counters.dirty_kept += 1;
-        if !f.reclaim {
-            f.reclaim = true;
-            let page = f.page;
-            self.kept_dirty.push((pfn, page));
+        if !f.is_reclaim() {
+            self.set_frame_flags(pfn, PageFlags::RECLAIM, true);
+            self.kept_dirty.push((pfn, f.page));
         }
     }
 
@@ -506,38 +542,6 @@ impl Memory {
             .collect()
     }
 
-    /// Move the page in `pfn` to the tail of `list` (the end reclaim scans next).
-    pub fn move_to_tail(&mut self, pfn: u32, list: u8) {
-        self.unlink(pfn);
-        self.push_tail(list, pfn);
-    }
-
-    // ---- lists ----
-
-    /// Add the frame at the head of `list`.
-    pub fn push_head(&mut self, list: u8, pfn: u32) {
-        let f = &mut self.frames[pfn as usize];
-        debug_assert_eq!(f.list, NO_LIST);
-        f.list = list;
-        self.links.push_front(&mut self.lists[list as usize], pfn);
-    }
-
-    /// Add the frame at the tail of `list` (the end reclaim scans next).
-    fn push_tail(&mut self, list: u8, pfn: u32) {
-        let f = &mut self.frames[pfn as usize];
-        debug_assert_eq!(f.list, NO_LIST);
-        f.list = list;
-        self.links.push_back(&mut self.lists[list as usize], pfn);
-    }
-
-    /// Take the frame off its list (no-op when on none).
-    pub fn unlink(&mut self, pfn: u32) {
-        let list = std::mem::replace(&mut self.frames[pfn as usize].list, NO_LIST);
-        if list != NO_LIST {
-            self.links.remove(&mut self.lists[list as usize], pfn);
-        }
-    }
-
     /// Check every accounting invariant; the message says which one broke.
     pub fn check(&self) -> Result<(), String> {
         let mut free = 0;
@@ -545,8 +549,9 @@ impl Memory {
         let mut unmovable = 0;
         let mut by_owner = vec![0u32; self.resident_by_owner.len()];
         let mut dirty = 0;
-        for (pfn, f) in self.frames.iter().enumerate() {
-            let bit = self.pool.is_free(pfn as u32);
+        for pfn in 0..self.total() as u32 {
+            let f = self.frame(pfn);
+            let bit = self.pool.is_free(pfn);
             if bit != (f.state == FrameState::Free) {
                 return Err(format!(
                     "frame {pfn}: free bit {bit} but state {:?}",
@@ -559,16 +564,17 @@ impl Memory {
                 FrameState::Reserved => {}
                 FrameState::Page => {
                     pages += 1;
-                    dirty += usize::from(f.dirty);
-                    if f.anon && (f.dirty || f.reclaim) {
+                    dirty += usize::from(f.is_dirty());
+                    if f.is_anon() && (f.is_dirty() || f.is_reclaim()) {
                         return Err(format!("frame {pfn}: anonymous page marked dirty"));
                     }
-                    by_owner[self.pages.owner(f.page) as usize] += 1;
-                    if f.list == NO_LIST {
-                        return Err(format!("frame {pfn}: page on no list"));
+                    let owner = self.pages.owner(f.page) as usize;
+                    match by_owner.get_mut(owner) {
+                        Some(n) => *n += 1,
+                        None => return Err(format!("frame {pfn}: owner {owner} unknown")),
                     }
                     let at = self.pages.location(f.page);
-                    if at != Location::Dram || self.pages.frame(f.page) != pfn as u32 {
+                    if at != Location::Dram || self.pages.frame(f.page) != pfn {
                         return Err(format!("frame {pfn}: page {} located elsewhere", f.page));
                     }
                 }
@@ -587,8 +593,8 @@ impl Memory {
             .checked_members(&self.dirty)
             .map_err(|e| format!("dirty list: {e}"))?;
         if let Some(at) = on_dirty_list.iter().find(|&&at| {
-            let f = &self.frames[at as usize];
-            !f.dirty || f.state != FrameState::Page
+            let f = self.frame(at);
+            !f.is_dirty() || f.state != FrameState::Page
         }) {
             return Err(format!("dirty list: frame {at} is not a dirty page"));
         }
@@ -600,26 +606,6 @@ impl Memory {
         }
         if by_owner != self.resident_by_owner {
             return Err("resident pages per owner disagree".into());
-        }
-        let mut on_lists = 0;
-        for (i, l) in self.lists.iter().enumerate() {
-            let members = self
-                .links
-                .checked_members(l)
-                .map_err(|e| format!("list {i}: {e}"))?;
-            if let Some(at) = members.iter().find(|&&at| {
-                let f = &self.frames[at as usize];
-                f.list as usize != i || f.state != FrameState::Page
-            }) {
-                return Err(format!("list {i}: frame {at} badly linked"));
-            }
-            on_lists += members.len();
-        }
-        if on_lists != self.lru_pages {
-            return Err(format!(
-                "{on_lists} pages on lists, {} resident",
-                self.lru_pages
-            ));
         }
         let swapped = self.pages.count_at(SWAPPED);
         if swapped != self.swap_used || self.swap_used > self.swap_total {

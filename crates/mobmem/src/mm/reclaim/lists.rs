@@ -1,0 +1,120 @@
+//! A reclaim policy's LRU lists: which list each frame is on, and the lists themselves,
+//! linked by frame number (the kernel's `lruvec`). Head = most recently added, tail =
+//! the end reclaim scans from, as the kernel's `lru` lists.
+//!
+//! The lists belong to the policy, not to the memory: the memory knows which page each
+//! frame holds; the policy knows in which order it will look at them.
+
+use crate::core::list::{Links, List};
+use crate::core::memory::{FrameState, Memory};
+
+/// Frame is on no list.
+pub const NO_LIST: u8 = u8::MAX;
+
+/// Number of lists: 4 for the two-list LRU (inactive/active x anon/file) and 8 for the
+/// multi-generational LRU (4 generations x anon/file), numbered apart.
+pub const LIST_COUNT: usize = 12;
+
+/// The lists of one policy over the frames of one memory.
+#[derive(Debug, Clone)]
+pub struct LruLists {
+    lists: [List; LIST_COUNT],
+    links: Links,
+    /// The list each frame is on, or [`NO_LIST`].
+    list_of: Vec<u8>,
+}
+
+impl LruLists {
+    /// Lists over `frames` frames, all empty.
+    pub fn new(frames: usize) -> Self {
+        LruLists {
+            lists: [List::new(); LIST_COUNT],
+            links: Links::with_pages(frames),
+            list_of: vec![NO_LIST; frames],
+        }
+    }
+
+    /// The list frame `pfn` is on ([`NO_LIST`] when isolated or not a page).
+    #[inline]
+    pub fn list_of(&self, pfn: u32) -> u8 {
+        self.list_of.get(pfn as usize).copied().unwrap_or(NO_LIST)
+    }
+
+    pub fn len(&self, list: u8) -> usize {
+        self.lists[list as usize].len()
+    }
+
+    /// Pages on every list.
+    pub fn total(&self) -> usize {
+        self.lists.iter().map(List::len).sum()
+    }
+
+    pub fn tail(&self, list: u8) -> Option<u32> {
+        self.lists[list as usize].back()
+    }
+
+    /// Frames of a list from head (youngest) to tail.
+    pub fn frames(&self, list: u8) -> Vec<u32> {
+        self.links.iter(&self.lists[list as usize]).collect()
+    }
+
+    /// Add the frame, on no list, at the head of `list`.
+    pub fn push_head(&mut self, list: u8, pfn: u32) {
+        let on = &mut self.list_of[pfn as usize];
+        debug_assert_eq!(*on, NO_LIST);
+        *on = list;
+        self.links.push_front(&mut self.lists[list as usize], pfn);
+    }
+
+    /// Add the frame, on no list, at the tail of `list` (the end reclaim scans next).
+    pub fn push_tail(&mut self, list: u8, pfn: u32) {
+        let on = &mut self.list_of[pfn as usize];
+        debug_assert_eq!(*on, NO_LIST);
+        *on = list;
+        self.links.push_back(&mut self.lists[list as usize], pfn);
+    }
+
+    /// Take the frame off its list (no-op when on none).
+    pub fn unlink(&mut self, pfn: u32) {
+        let list = std::mem::replace(&mut self.list_of[pfn as usize], NO_LIST);
+        if list != NO_LIST {
+            self.links.remove(&mut self.lists[list as usize], pfn);
+        }
+    }
+
+    /// Move the frame to the tail of `list` (the end reclaim scans next).
+    pub fn move_to_tail(&mut self, pfn: u32, list: u8) {
+        self.unlink(pfn);
+        self.push_tail(list, pfn);
+    }
+
+    /// Check the lists against `mem`: each list is well linked, holds only pages that
+    /// say they are on it, and every page in memory is on exactly one list.
+    pub fn check(&self, mem: &Memory) -> Result<(), String> {
+        let mut on_lists = 0;
+        for (i, l) in self.lists.iter().enumerate() {
+            let members = self
+                .links
+                .checked_members(l)
+                .map_err(|e| format!("list {i}: {e}"))?;
+            if let Some(at) = members.iter().find(|&&at| {
+                self.list_of(at) as usize != i || mem.frame(at).state != FrameState::Page
+            }) {
+                return Err(format!("list {i}: frame {at} badly linked"));
+            }
+            on_lists += members.len();
+        }
+        if let Some(pfn) = (0..mem.total() as u32)
+            .find(|&pfn| mem.frame(pfn).state == FrameState::Page && self.list_of(pfn) == NO_LIST)
+        {
+            return Err(format!("frame {pfn}: page on no list"));
+        }
+        if on_lists != mem.lru_pages() {
+            return Err(format!(
+                "{on_lists} pages on lists, {} resident",
+                mem.lru_pages()
+            ));
+        }
+        Ok(())
+    }
+}
