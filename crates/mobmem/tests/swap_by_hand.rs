@@ -4,14 +4,18 @@
 //! order (LRU from the most recent, CLOCK from the hand, with access bits).
 
 use mobmem::mm::swap::{
-    IoRecord, Machine, Place, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice, SwapMetrics,
+    IoRecord, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice, SwapMetrics, SwapRun,
 };
+use mobmem::core::pages::Location;
 use mobmem::trace::{Event, PageId, ProcId, Tables};
 
-use Place::{Dram, Flash, Nowhere, Nvm, Zram};
+use Location::{Dram, Zram};
+const NOWHERE: Location = Location::Absent;
+const NVM: Location = Location::SwapNvm;
+const FLASH: Location = Location::SwapFlash;
 
 struct Sim {
-    machine: Machine,
+    machine: SwapRun,
     index: usize,
     now: u64,
 }
@@ -39,7 +43,7 @@ fn line(r: &IoRecord) -> String {
 
 impl Sim {
     fn new(config: SwapConfig) -> Self {
-        let mut machine = Machine::new(&config, 0, 0).unwrap();
+        let mut machine = SwapRun::new(&config, 0, 0).unwrap();
         machine.enable_io_log();
         Sim {
             machine,
@@ -81,17 +85,17 @@ impl Sim {
         self.now = time_ns;
     }
 
-    fn places(&self, pages: &[PageId]) -> Vec<Place> {
-        pages.iter().map(|&p| self.machine.place_of(p)).collect()
+    fn places(&self, pages: &[PageId]) -> Vec<Location> {
+        pages.iter().map(|&p| self.machine.location_of(p)).collect()
     }
 
     fn slot(&self, page: PageId) -> Option<SwapDevice> {
-        self.machine.space().slot_of(page)
+        self.machine.slot_of(page)
     }
 
     /// NVM slots in replacement order, each with its access bit.
     fn nvm(&self) -> Vec<(PageId, bool)> {
-        let space = self.machine.space();
+        let space = self.machine.swap();
         space
             .nvm_order()
             .into_iter()
@@ -112,12 +116,12 @@ fn flash_only() {
     assert_eq!(s.read(2), "");
     // DRAM [2 1] is full: 3 evicts the coldest, 1, to flash.
     assert_eq!(s.read(3), "flash write 1 swap-out");
-    assert_eq!(s.places(&[1, 2, 3]), vec![Flash, Dram, Dram]);
+    assert_eq!(s.places(&[1, 2, 3]), vec![FLASH, Dram, Dram]);
     // 1 faults: 2 goes out first, then 1 is read back and its slot freed.
     assert_eq!(s.read(1), "flash write 2 swap-out; flash read 1 swap-in");
-    assert_eq!(s.places(&[1, 2, 3]), vec![Dram, Flash, Dram]);
+    assert_eq!(s.places(&[1, 2, 3]), vec![Dram, FLASH, Dram]);
     assert_eq!(s.slot(1), None);
-    assert_eq!(s.machine.space().flash_used(), 1);
+    assert_eq!(s.machine.swap().flash_used(), 1);
     // Hits cost nothing, reads or writes.
     assert_eq!(s.write(1), "");
     let m = s.finish();
@@ -151,7 +155,7 @@ fn hierarchical_lru_with_slots_freed() {
     assert_eq!(s.nvm(), vec![(4, false)]);
     // 1 faults from flash: 3 enters NVM (room), 1 is read from flash straight to DRAM.
     assert_eq!(s.read(1), "nvm write 3 swap-out; flash read 1 swap-in");
-    assert_eq!(s.places(&[1, 2, 3, 4]), vec![Dram, Flash, Nvm, Nvm]);
+    assert_eq!(s.places(&[1, 2, 3, 4]), vec![Dram, FLASH, NVM, NVM]);
     assert_eq!(s.nvm().iter().map(|e| e.0).collect::<Vec<_>>(), vec![3, 4]);
 }
 
@@ -177,13 +181,13 @@ fn hierarchical_clock_refills_nvm_when_slots_are_kept() {
     );
     // Ring 4(0) 1(0); 1 is in DRAM and keeps its NVM slot.
     assert_eq!(s.nvm(), vec![(4, false), (1, false)]);
-    assert_eq!(s.places(&[1, 2, 3, 4]), vec![Dram, Flash, Flash, Nvm]);
+    assert_eq!(s.places(&[1, 2, 3, 4]), vec![Dram, FLASH, FLASH, NVM]);
     assert_eq!(s.slot(1), Some(SwapDevice::Nvm));
     // 4 faults: 1 is clean (its slot holds its data), so it leaves DRAM with no write.
     assert_eq!(s.read(4), "nvm read 4 swap-in");
     // Ring 4(1) 1(0).
     assert_eq!(s.nvm(), vec![(4, true), (1, false)]);
-    assert_eq!(s.places(&[1, 4]), vec![Nvm, Dram]);
+    assert_eq!(s.places(&[1, 4]), vec![NVM, Dram]);
     // 4 is written, then 2 faults: 4 is dirty and rewritten in its slot; 2 comes from
     // flash into NVM: the hand spares 4 (clearing its bit) and demotes 1.
     assert_eq!(s.write(4), "");
@@ -217,15 +221,15 @@ fn parallel_clock_leaves_flash_pages_in_flash() {
     assert_eq!(s.slot(1), Some(SwapDevice::Flash));
     // 2 faults: clean 1 leaves DRAM with no write, back to its flash copy.
     assert_eq!(s.read(2), "flash read 2 swap-in");
-    assert_eq!(s.places(&[1, 2, 3]), vec![Flash, Dram, Nvm]);
+    assert_eq!(s.places(&[1, 2, 3]), vec![FLASH, Dram, NVM]);
     // 2 is written; 1 faults: dirty 2 goes to NVM (its stale flash slot freed, 3 demoted).
     s.write(2);
     assert_eq!(
         s.read(1),
         "nvm read 3 demote; flash write 3 demote; nvm write 2 swap-out; flash read 1 swap-in"
     );
-    assert_eq!(s.places(&[1, 2, 3]), vec![Dram, Nvm, Flash]);
-    assert_eq!(s.machine.space().flash_used(), 2);
+    assert_eq!(s.places(&[1, 2, 3]), vec![Dram, NVM, FLASH]);
+    assert_eq!(s.machine.swap().flash_used(), 2);
 }
 
 #[test]
@@ -252,7 +256,7 @@ fn parallel_filtered_with_slots_freed() {
     // 3 was never swapped in: flash. 1 lost its bit to the hand: single-access again.
     assert_eq!(s.read(1), "flash write 3 swap-out; flash read 1 swap-in");
     assert_eq!(s.read(3), "flash write 1 swap-out; flash read 3 swap-in");
-    assert_eq!(s.places(&[1, 2, 3]), vec![Flash, Nvm, Dram]);
+    assert_eq!(s.places(&[1, 2, 3]), vec![FLASH, NVM, Dram]);
     let m = s.finish();
     assert_eq!((m.io.nvm_writes, m.io.demotions), (2, 1));
     // Pages 1, 2, 3 swapped in 3, 2 and 1 times: 1 of 6 swap-ins is single-access.
@@ -268,7 +272,7 @@ fn parallel_filtered_with_slots_kept() {
     // 1 swapped in, its flash slot kept with the bit set.
     assert_eq!(s.read(1), "flash write 2 swap-out; flash read 1 swap-in");
     assert_eq!(
-        (s.slot(1), s.machine.space().is_accessed(1)),
+        (s.slot(1), s.machine.swap().is_accessed(1)),
         (Some(SwapDevice::Flash), true)
     );
     // Clean 1 leaves DRAM with no write; 2 read, bit set.
@@ -281,7 +285,7 @@ fn parallel_filtered_with_slots_kept() {
         s.read(2),
         "flash read 2 swap-in; nvm read 1 demote; flash write 1 demote; nvm write 2 promote"
     );
-    assert_eq!(s.places(&[1, 2]), vec![Flash, Dram]);
+    assert_eq!(s.places(&[1, 2]), vec![FLASH, Dram]);
     let m = s.finish();
     assert_eq!((m.swap_outs, m.clean_swap_outs), (5, 3));
     assert_eq!(m.io.promotions, 2);
@@ -304,7 +308,7 @@ fn nvm_of_zero_pages_is_flash_only_swap() {
                 "flash write 2 swap-out; flash read 1 swap-in",
                 "{architecture} {slot:?}"
             );
-            assert_eq!(s.machine.space().nvm_used(), 0);
+            assert_eq!(s.machine.swap().nvm_used(), 0);
         }
     }
 }
@@ -322,13 +326,13 @@ fn no_swap_kills_the_least_important_app_and_never_the_foreground() {
     s.access(2, 30, false);
     // DRAM full: the killer takes app 0, the least important.
     assert_eq!(s.access(2, 31, false), "");
-    assert_eq!(s.places(&[10, 20, 30, 31]), vec![Nowhere, Dram, Dram, Dram]);
+    assert_eq!(s.places(&[10, 20, 30, 31]), vec![NOWHERE, Dram, Dram, Dram]);
     // Then app 1.
     s.access(2, 32, false);
-    assert_eq!(s.places(&[20]), vec![Nowhere]);
+    assert_eq!(s.places(&[20]), vec![NOWHERE]);
     // Only the foreground app is left: its coldest page, 30, is dropped.
     s.access(2, 33, false);
-    assert_eq!(s.places(&[30, 31, 32, 33]), vec![Nowhere, Dram, Dram, Dram]);
+    assert_eq!(s.places(&[30, 31, 32, 33]), vec![NOWHERE, Dram, Dram, Dram]);
     // Touching 30 again allocates it afresh (and drops 31).
     s.access(2, 30, false);
     // App 0 comes back to the foreground: a cold start, since it was killed.
@@ -355,8 +359,8 @@ fn exit_frees_memory_and_swap() {
     s.access(1, 1, true);
     assert_eq!(s.access(1, 2, true), "flash write 1 swap-out");
     assert_eq!(s.event(Event::exit(s.now, 1)), "");
-    assert_eq!(s.places(&[1, 2]), vec![Nowhere, Nowhere]);
-    assert_eq!(s.machine.space().flash_used(), 0);
+    assert_eq!(s.places(&[1, 2]), vec![NOWHERE, NOWHERE]);
+    assert_eq!(s.machine.swap().flash_used(), 0);
     assert_eq!(s.machine.resident_pages(), 0);
     // It is launched again: cold; its pages are fresh allocations.
     s.adj(1, 900);
@@ -392,13 +396,13 @@ fn zram_pool_shrinks_dram_and_fills_up_to_the_killer() {
         s.access(1, 4, false),
         "zram write 1 swap-out; zram write 2 swap-out"
     );
-    assert_eq!(s.machine.space().pool_bytes(), 4 * 1639);
+    assert_eq!(s.machine.swap().pool_bytes(), 4 * 1639);
     // 3 does not fit (8195 > 8192 bytes): the killer takes app 0, freeing 10 and 11 from
     // the pool, which leaves room.
     assert_eq!(s.access(1, 5, false), "");
     assert_eq!(
         s.places(&[10, 11, 1, 2, 3]),
-        vec![Nowhere, Nowhere, Zram, Zram, Dram]
+        vec![NOWHERE, NOWHERE, Zram, Zram, Dram]
     );
     // 1 faults: DRAM holds 3 and 5 plus 1 pool frame, full: 3 and then 4 are compressed
     // (the pool grows to 2 frames), then 1 is decompressed and its pool bytes freed.
@@ -438,10 +442,10 @@ fn zram_writeback_spends_a_daily_budget() {
         s.read(7),
         "zram read 1 writeback; flash write 1 writeback; zram write 5 swap-out"
     );
-    assert_eq!(s.places(&[1, 5]), vec![Flash, Zram]);
+    assert_eq!(s.places(&[1, 5]), vec![FLASH, Zram]);
     // The budget is spent: 6 cannot go anywhere, and app 0 is the foreground: dropped.
     assert_eq!(s.read(8), "");
-    assert_eq!(s.places(&[6]), vec![Nowhere]);
+    assert_eq!(s.places(&[6]), vec![NOWHERE]);
     // A day later the budget is back: 2 goes to flash so 7 fits; 1 is read from flash.
     s.at(86_400_000_000_000);
     assert_eq!(
@@ -449,7 +453,7 @@ fn zram_writeback_spends_a_daily_budget() {
         "zram read 2 writeback; flash write 2 writeback; zram write 7 swap-out; \
          flash read 1 swap-in"
     );
-    assert_eq!(s.places(&[1, 2, 7]), vec![Dram, Flash, Zram]);
+    assert_eq!(s.places(&[1, 2, 7]), vec![Dram, FLASH, Zram]);
     let m = s.finish();
     assert_eq!((m.io.writebacks, m.dropped_pages), (2, 1));
 }

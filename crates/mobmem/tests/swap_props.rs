@@ -2,7 +2,7 @@
 //! reclaim orders, checked after every event:
 //! - DRAM never holds more than its size, counting the zram pool's frames;
 //! - a swapped-out page lives in exactly one place, and every device's occupancy is the
-//!   pages it holds (`Machine::validate`);
+//!   pages it holds (`SwapRun::validate`);
 //! - every swap-in reads the device that holds the page at that moment, following the
 //!   page through the demotions and writebacks logged before it;
 //! - no page changes device without a logged write;
@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use mobmem::mm::swap::{
-    IoCause, IoOp, IoRecord, Machine, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice,
+    IoCause, IoOp, IoRecord, SwapRun, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice,
     ARCHITECTURES,
 };
 use mobmem::trace::{Event, Tables};
@@ -120,7 +120,7 @@ fn events(ops: &[(Op, u64)]) -> Vec<Event> {
 /// Follow the logged operations of one step from where the pages were before it; fail
 /// on a read from a device that does not hold the page.
 fn check_step(
-    machine: &Machine,
+    machine: &SwapRun,
     before: &[Option<SwapDevice>],
     log: &[IoRecord],
 ) -> Result<(), TestCaseError> {
@@ -159,7 +159,7 @@ fn check_step(
     }
     // Slots may be freed without I/O (swap-in, death), but never appear or move silently.
     for page in 0..PAGES {
-        let now = machine.space().slot_of(page);
+        let now = machine.slot_of(page);
         prop_assert!(
             now.is_none() || now == shadow[page as usize],
             "page {page} is on {now:?} but its operations put it on {:?}",
@@ -171,14 +171,14 @@ fn check_step(
 
 fn run_checked(config: &SwapConfig, events: &[Event]) -> Result<(), TestCaseError> {
     let name = &config.architecture;
-    let mut machine = Machine::new(config, 0, 0).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let mut machine = SwapRun::new(config, 0, 0).map_err(|e| TestCaseError::fail(e.to_string()))?;
     machine.enable_io_log();
     let mut all: Vec<IoRecord> = Vec::new();
     let mut launches = 0u64;
     let mut adj: HashMap<u32, i16> = HashMap::new();
     for (index, event) in events.iter().enumerate() {
         let before: Vec<Option<SwapDevice>> =
-            (0..PAGES).map(|p| machine.space().slot_of(p)).collect();
+            (0..PAGES).map(|p| machine.slot_of(p)).collect();
         machine
             .step(index, event)
             .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
@@ -281,7 +281,7 @@ fn configs_that_cannot_run_are_refused() {
         ),
     ];
     for (config, word) in cases {
-        let err = Machine::new(&config, 0, 0)
+        let err = SwapRun::new(&config, 0, 0)
             .err()
             .expect("refused")
             .to_string();
@@ -289,7 +289,7 @@ fn configs_that_cannot_run_are_refused() {
     }
     let mut config = SwapConfig::default();
     config.devices.flash.read_ns = -1.0;
-    assert!(Machine::new(&config, 0, 0)
+    assert!(SwapRun::new(&config, 0, 0)
         .err()
         .unwrap()
         .to_string()

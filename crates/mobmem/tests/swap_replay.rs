@@ -4,7 +4,7 @@
 //! architecture, give exactly the same device operations.
 
 use mobmem::mm::swap::{
-    replay, IoCause, IoOp, Machine, SlotOnSwapIn, SwapConfig, SwapDevice, ARCHITECTURES,
+    replay, IoCause, IoOp, SwapRun, SlotOnSwapIn, SwapConfig, SwapDevice, ARCHITECTURES,
 };
 use mobmem::trace::{Event, EventKind, Tables, Trace};
 use proptest::prelude::*;
@@ -50,7 +50,7 @@ fn the_filter_replayed_by_hand() {
         Event::access(0, 0, 9, false, true),
     ];
     let config = config("parallel-filtered", 1, SlotOnSwapIn::Free);
-    let mut machine = Machine::for_replay(&config, 0, 0).unwrap();
+    let mut machine = SwapRun::for_replay(&config, 0, 0).unwrap();
     machine.enable_io_log();
     let mut log = Vec::new();
     for (i, e) in events.iter().enumerate() {
@@ -194,7 +194,7 @@ proptest! {
                 dram_pages: dram,
                 ..config(info.name, nvm, SlotOnSwapIn::Free)
             };
-            let mut machine = Machine::new(&sim_config, 0, 0).unwrap();
+            let mut machine = SwapRun::new(&sim_config, 0, 0).unwrap();
             machine.enable_io_log();
             let mut swap_events = Vec::new();
             for (i, event) in events.iter().enumerate() {
@@ -249,7 +249,7 @@ proptest! {
             for slot in [SlotOnSwapIn::Free, SlotOnSwapIn::Keep] {
                 let mut config = config(info.name, nvm, slot);
                 config.zram.pool_pages = 2;
-                let mut machine = Machine::for_replay(&config, 0, 0).unwrap();
+                let mut machine = SwapRun::for_replay(&config, 0, 0).unwrap();
                 for (i, event) in events.iter().enumerate() {
                     machine
                         .step(i, event)

@@ -113,16 +113,25 @@ fn every_architecture_runs_with_sizes_far_beyond_the_trace() {
                 "{}",
                 a.name
             );
-            let roomy = SwapConfig {
+            // DRAM beyond the machine's largest memory is refused, naming the key.
+            let too_large = SwapConfig {
                 dram_pages: huge,
-                zram: mobmem::mm::swap::ZramConfig {
-                    pool_pages: huge - 1,
-                    ..Default::default()
-                },
-                ..far
+                ..far.clone()
             };
-            let m = run(&trace, &roomy).unwrap_or_else(|e| panic!("{} at {huge}: {e}", a.name));
-            assert_eq!(m.swap_outs, 0, "{}: everything fits in DRAM", a.name);
+            let e = run(&trace, &too_large).unwrap_err().to_string();
+            assert!(e.contains("dram_pages must be"), "{}: {e}", a.name);
         }
+        // The largest DRAM holds everything.
+        let most = mobmem::mm::reclaim::MAX_MEMORY_PAGES;
+        let roomy = SwapConfig {
+            dram_pages: most,
+            zram: mobmem::mm::swap::ZramConfig {
+                pool_pages: most - 1,
+                ..Default::default()
+            },
+            ..tight.clone()
+        };
+        let m = run(&trace, &roomy).unwrap_or_else(|e| panic!("{} at {most}: {e}", a.name));
+        assert_eq!(m.swap_outs, 0, "{}: everything fits in DRAM", a.name);
     }
 }

@@ -21,12 +21,13 @@
 
 use super::frames::{AllocOrder, FramePool};
 use super::list::{Links, List};
-use super::pages::{Location, PageFlags, PageTable, NO_FRAME};
-use crate::trace::{PageId, ProcId};
+use super::pages::{Location, PageFlags, PageTable, SwapDevice, NO_FRAME};
+use super::process::Processes;
+use super::swap::{Architecture, FlashOnly, SwapSlots, SwapSpace};
+use crate::trace::{PageId, ProcId, ADJ_FOREGROUND};
+use crate::Error;
 
-// Where pages go when they leave memory: a slot of the swap area (on flash storage),
-// or, for a file page, only its file.
-const SWAPPED: Location = Location::SwapFlash;
+// Where a file page goes when it leaves memory: only its file.
 const DROPPED: Location = Location::Storage;
 
 /// What a frame holds.
@@ -135,18 +136,46 @@ pub struct ReclaimCounters {
     pub lumpy_failed: u64,
     /// Candidates a protecting policy skipped.
     pub protected_skips: u64,
+    /// Swap-outs of pages whose slot already held their data (nothing written).
+    pub clean_swap_outs: u64,
+    /// Pages written to swap for the first time (the swap footprint).
+    pub swapped_pages: u64,
+    /// Swap-outs the swap architecture had no room for (the page stayed).
+    pub swap_refused: u64,
 }
 
-/// Physical memory, the swap area, where every page of the trace is, and what was done.
-#[derive(Debug, Clone)]
+/// Physical memory, the swap area, where every page of the trace is, the processes, and
+/// what was done.
 pub struct Memory {
     slots: Vec<Slot>,
     pool: FramePool,
     /// Where each page is, its owner (the task that brought it into memory: FMP's page
     /// identifier, kept while the page is swapped out) and its flags.
     pages: PageTable,
+    /// Swap slots in all (what the kernel's `nr_swap_pages` starts from; for zram the
+    /// nominal disk size), and pages swapped out now.
     swap_total: usize,
     swap_used: usize,
+    /// The swap devices and what they did; which page holds which slot is the page
+    /// table's.
+    swap: SwapSlots,
+    /// The swap architecture: where swapped pages go.
+    arch: Box<dyn Architecture>,
+    /// Frames held for the zram pool's compressed data (unmovable), in the order taken.
+    pool_held: Vec<u32>,
+    /// The swap architecture refused a page since a slot was last freed: swap counts as
+    /// full (no free slots) until something leaves it, so that reclaim does not scan
+    /// anonymous pages it cannot swap out (as with a full swap device).
+    swap_full: bool,
+    /// Every process: importance, last use, the pages it owns, its life cycle.
+    pub procs: Processes,
+    now_ns: u64,
+    /// Pages were swapped in without frames (a replay): such a page is outside the
+    /// model, and may keep its slot as a page in memory does.
+    frameless_swap_ins: bool,
+    /// The first broken rule an operation met (an internal error), for the machine to
+    /// report.
+    error: Option<Error>,
     /// Resident pages per owner.
     resident_by_owner: Vec<u32>,
     lru_pages: usize,
@@ -167,7 +196,8 @@ pub struct Memory {
 
 impl Memory {
     /// `total` frames with `reserved` of them (sorted frame numbers) reserved at boot,
-    /// `pages` distinct pages, `procs` processes and `swap` swap slots.
+    /// `pages` distinct pages, `procs` processes and a swap area of `swap` slots on flash
+    /// ([`Memory::set_swap`] plugs in another architecture).
     pub fn new(total: usize, reserved: &[u32], pages: usize, procs: usize, swap: usize) -> Self {
         let mut m = Memory {
             slots: vec![FREE_SLOT; total],
@@ -175,6 +205,14 @@ impl Memory {
             pages: PageTable::with_pages(pages),
             swap_total: swap,
             swap_used: 0,
+            swap: SwapSlots::flash_only(pages),
+            arch: Box::new(FlashOnly),
+            pool_held: Vec::new(),
+            swap_full: false,
+            procs: Processes::default(),
+            now_ns: 0,
+            frameless_swap_ins: false,
+            error: None,
             resident_by_owner: vec![0; procs],
             lru_pages: 0,
             unmovable: 0,
@@ -196,6 +234,119 @@ impl Memory {
 
     pub fn total(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Swap with `arch` on the devices `swap`, `slots` swap slots in all; before any
+    /// page is swapped out.
+    pub fn set_swap(&mut self, swap: SwapSlots, arch: Box<dyn Architecture>, slots: usize) {
+        debug_assert_eq!(self.swap_used, 0);
+        self.swap = swap;
+        self.arch = arch;
+        self.swap_total = slots;
+    }
+
+    /// The swap devices: occupancy, the zram pool, every operation.
+    pub fn swap(&self) -> &SwapSlots {
+        &self.swap
+    }
+
+    pub fn swap_mut(&mut self) -> &mut SwapSlots {
+        &mut self.swap
+    }
+
+    /// The swap architecture's name.
+    pub fn swap_architecture(&self) -> &'static str {
+        self.arch.name()
+    }
+
+    /// Whether there is swap at all (an architecture other than `none`).
+    pub fn swaps(&self) -> bool {
+        self.arch.swaps()
+    }
+
+    /// The devices with the page table's slots, for driving the architecture from
+    /// outside (a replay of a trace's own swap events), and the architecture.
+    pub fn swap_parts(&mut self) -> (SwapSpace<'_>, &mut dyn Architecture) {
+        (self.swap.space(&mut self.pages), self.arch.as_mut())
+    }
+
+    /// The page table, to change directly (a replay that models no frames).
+    pub fn pages_mut(&mut self) -> &mut PageTable {
+        &mut self.pages
+    }
+
+    /// The time now, ns (the architectures' zram writeback ages pages by it).
+    pub fn set_time(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
+    }
+
+    /// The first broken rule met since the last call (an internal error).
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+
+    fn note(&mut self, result: crate::Result<bool>) -> bool {
+        match result {
+            Ok(done) => done,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                false
+            }
+        }
+    }
+
+    /// Frames held for the zram pool.
+    pub fn pool_frames_held(&self) -> usize {
+        self.pool_held.len()
+    }
+
+    /// Hold as many unmovable frames as the zram pool's data takes (the pool grows by
+    /// a frame at most per page stored, after that page's frame was freed).
+    fn sync_pool(&mut self) {
+        let want = self.swap.pool_frames();
+        while self.pool_held.len() > want {
+            let pfn = self.pool_held.pop().expect("non-empty");
+            self.free_unmovable(pfn, 0);
+        }
+        while self.pool_held.len() < want {
+            let Some(pfn) = self.find_free_block(0) else {
+                self.error.get_or_insert(Error::config(
+                    "memory",
+                    "the zram pool grew with no frame free (internal error)",
+                ));
+                return;
+            };
+            self.allocate_unmovable(pfn, 0);
+            self.pool_held.push(pfn);
+        }
+    }
+
+    /// `page` is `proc`'s from now on, unless a living process owns it already: it is
+    /// charged to `proc` and freed when `proc` dies.
+    pub fn own(&mut self, page: PageId, proc: ProcId) {
+        self.pages.ensure(page);
+        if !self.pages.has_flags(page, PageFlags::OWNED) {
+            self.pages.set_flags(page, PageFlags::OWNED, true);
+            self.pages.set_owner(page, proc);
+            self.procs.own(proc, page);
+        }
+    }
+
+    /// The process the low-memory killer takes: the least important one holding memory
+    /// (resident pages or zram pool pages) other than `accessor`, never at
+    /// `oom_score_adj` <= 0 (the foreground and the system), the one used least
+    /// recently among equals.
+    pub fn kill_candidate(&self, accessor: ProcId) -> Option<ProcId> {
+        let procs = &self.procs;
+        procs.importance().least_important(
+            (0..procs.len() as ProcId)
+                .filter(|&p| {
+                    p != accessor
+                        && procs.adj(p) > ADJ_FOREGROUND
+                        && (self.resident_of(p) > 0 || self.swap.pool_pages_of(p) > 0)
+                })
+                .map(|p| (p, procs.last_use(p))),
+        )
     }
 
     /// The page table, for reading (mechanisms change it through the memory's verbs).
@@ -295,8 +446,13 @@ impl Memory {
     pub fn owner_of(&self, page: PageId) -> ProcId {
         self.pages.owner(page)
     }
+    /// Swap slots free (none when there is no swap).
     pub fn swap_free(&self) -> usize {
-        self.swap_total - self.swap_used
+        if self.arch.swaps() && !self.swap_full {
+            self.swap_total.saturating_sub(self.swap_used)
+        } else {
+            0
+        }
     }
     pub fn swap_used(&self) -> usize {
         self.swap_used
@@ -311,14 +467,15 @@ impl Memory {
     pub fn frame_of(&self, page: PageId) -> Option<u32> {
         (self.pages.location(page) == Location::Dram).then(|| self.pages.frame(page))
     }
+    /// Whether `page` is swapped out (its data is on a swap device).
     pub fn is_swapped(&self, page: PageId) -> bool {
-        self.pages.location(page) == SWAPPED
+        self.pages.location(page).is_swapped()
     }
 
     /// How a fault on `page` (a `write` or a read) would be served.
     pub fn fault_kind(&self, page: PageId, anon: bool, write: bool) -> FaultKind {
         match (self.pages.location(page), anon) {
-            (SWAPPED, _) => FaultKind::SwapIn,
+            (at, _) if at.is_swapped() => FaultKind::SwapIn,
             (DROPPED, false) => FaultKind::FileRefault,
             (_, true) => FaultKind::AnonFirst,
             (_, false) if write => FaultKind::FileNew,
@@ -387,43 +544,101 @@ impl Memory {
     }
 
     /// Put `page` of `owner` into the free frame `pfn` (the caller's reclaim policy
-    /// adds it to its lists). A swapped-in page gives its swap slot back.
-    pub fn fault_in(&mut self, pfn: u32, page: PageId, owner: ProcId, anon: bool) {
+    /// adds it to its lists). A swapped-out page is read back by the swap architecture
+    /// (which may keep its slot); returns the device it was read from.
+    ///
+    /// An anonymous page is dirty (its data differs from any copy in swap) unless it
+    /// was read from a slot that keeps its data; a file page is clean.
+    pub fn fault_in(
+        &mut self,
+        pfn: u32,
+        page: PageId,
+        owner: ProcId,
+        anon: bool,
+    ) -> Option<SwapDevice> {
         self.take_block(pfn, 0);
         self.pages.ensure(page);
-        if self.pages.location(page) == SWAPPED {
+        let mut read = None;
+        if self.pages.location(page).is_swapped() {
             self.swap_used -= 1;
+            self.swap_full = false;
+            let mut space = self.swap.space(&mut self.pages);
+            match self.arch.swap_in(&mut space, page) {
+                Ok(device) => read = Some(device),
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                }
+            }
         }
         self.pages.place(page, Location::Dram, pfn);
-        self.pages.set_owner(page, owner);
+        // An owned page stays charged to its owner; any other to the task that faulted
+        // it in (FMP's page identifier).
+        if !self.pages.has_flags(page, PageFlags::OWNED) {
+            self.pages.set_owner(page, owner);
+        }
         self.pages
-            .set_flags(page, PageFlags::FRAME_BITS | PageFlags::DIRTY, false);
+            .set_flags(page, PageFlags::FRAME_BITS | PageFlags::LOST, false);
+        let dirty = anon && self.pages.slot(page).is_none();
+        self.pages.set_flags(page, PageFlags::DIRTY, dirty);
         self.pages.set_flags(page, PageFlags::ANON, anon);
         self.slots[pfn as usize] = Slot {
             state: FrameState::Page,
             page,
         };
+        let owner = self.pages.owner(page);
         if owner as usize >= self.resident_by_owner.len() {
             self.resident_by_owner.resize(owner as usize + 1, 0);
         }
         self.resident_by_owner[owner as usize] += 1;
         self.lru_pages += 1;
+        self.sync_pool();
+        read
+    }
+
+    /// A write to the resident anonymous page `page`: its data now differs from any
+    /// copy in swap.
+    pub fn mark_anon_dirty(&mut self, page: PageId) {
+        self.pages.set_flags(page, PageFlags::DIRTY, true);
     }
 
     /// Reclaim the page in `pfn`, which its policy has taken off its lists: anonymous
-    /// pages go to swap, file pages are dropped (written back first when dirty). The
-    /// caller checked swap space.
-    pub fn evict(&mut self, pfn: u32) {
+    /// pages go to swap (a page whose slot still holds its data costs no write), file
+    /// pages are dropped (written back first when dirty). Returns false, and changes
+    /// nothing, when the swap architecture has no room for an anonymous page: the
+    /// policy keeps it.
+    pub fn evict(&mut self, pfn: u32) -> bool {
         let f = self.frame(pfn);
         debug_assert_eq!(f.state, FrameState::Page);
         if f.is_anon() {
-            debug_assert!(self.swap_used < self.swap_total);
+            let page = f.page;
+            let clean = !f.is_dirty() && self.pages.slot(page).is_some();
+            if !clean {
+                let mut space = self.swap.space(&mut self.pages);
+                let stored = self.arch.swap_out(&mut space, page, self.now_ns);
+                if !self.note(stored) {
+                    self.counters.swap_refused += 1;
+                    self.swap_full = true;
+                    return false;
+                }
+            }
+            let Some(device) = self.pages.slot(page) else {
+                self.error.get_or_insert(Error::config(
+                    "memory",
+                    format!("page {page} swapped out without a slot (internal error)"),
+                ));
+                return false;
+            };
             self.swap_used += 1;
             if let Some(log) = &mut self.swap_log {
-                log.push(f.page);
+                log.push(page);
             }
-            self.pages.place(f.page, SWAPPED, NO_FRAME);
+            self.pages.place(page, device.location(), NO_FRAME);
             self.counters.swap_outs += 1;
+            self.counters.clean_swap_outs += clean as u64;
+            if !self.pages.has_flags(page, PageFlags::EVER_SWAPPED) {
+                self.pages.set_flags(page, PageFlags::EVER_SWAPPED, true);
+                self.counters.swapped_pages += 1;
+            }
         } else {
             if f.is_dirty() {
                 self.counters.writebacks += 1;
@@ -437,16 +652,61 @@ impl Memory {
         self.lru_pages -= 1;
         self.counters.reclaimed += 1;
         self.release_frame(pfn);
+        self.sync_pool();
+        true
     }
 
-    /// Forget `page` (its process exited): free its frame or swap slot. A resident
-    /// page MUST be off its policy's lists already.
+    /// Swap out `page`, which holds no frame (a replay of a trace's own swap events,
+    /// which models no frames): the architecture writes it. False when it has no room.
+    pub fn swap_out_unmapped(&mut self, page: PageId) -> crate::Result<bool> {
+        self.pages.ensure(page);
+        let mut space = self.swap.space(&mut self.pages);
+        if !self.arch.swap_out(&mut space, page, self.now_ns)? {
+            return Ok(false);
+        }
+        let Some(device) = self.pages.slot(page) else {
+            return Err(Error::config(
+                "memory",
+                format!("page {page} swapped out without a slot (internal error)"),
+            ));
+        };
+        self.pages.place(page, device.location(), NO_FRAME);
+        self.swap_used += 1;
+        self.counters.swap_outs += 1;
+        if !self.pages.has_flags(page, PageFlags::EVER_SWAPPED) {
+            self.pages.set_flags(page, PageFlags::EVER_SWAPPED, true);
+            self.counters.swapped_pages += 1;
+        }
+        self.sync_pool();
+        self.take_error().map_or(Ok(true), Err)
+    }
+
+    /// Swap in the swapped-out `page` without giving it a frame (a replay): the
+    /// architecture reads it back; it is then outside the model. Returns the device.
+    pub fn swap_in_unmapped(&mut self, page: PageId) -> crate::Result<SwapDevice> {
+        let mut space = self.swap.space(&mut self.pages);
+        let device = self.arch.swap_in(&mut space, page)?;
+        self.frameless_swap_ins = true;
+        self.swap_used -= 1;
+        self.swap_full = false;
+        self.pages.place(page, Location::Absent, NO_FRAME);
+        self.sync_pool();
+        self.take_error().map_or(Ok(device), Err)
+    }
+
+    /// Forget `page` (its process exited or was killed, or reclaim dropped its data):
+    /// free its frame and its swap slot. A resident page MUST be off its policy's lists
+    /// already.
     pub fn discard(&mut self, page: PageId) {
         match self.pages.location(page) {
-            SWAPPED => self.swap_used -= 1,
+            at if at.is_swapped() => {
+                self.swap_used -= 1;
+                self.swap_full = false;
+            }
             Location::Dram => {
                 let pfn = self.pages.frame(page);
-                if self.frame(pfn).is_dirty() {
+                let f = self.frame(pfn);
+                if f.is_dirty() && !f.is_anon() {
                     self.set_clean(pfn);
                 }
                 let owner = self.pages.owner(page);
@@ -457,8 +717,11 @@ impl Memory {
             _ => {}
         }
         if (page as usize) < self.pages.len() {
+            self.swap.space(&mut self.pages).discard(page);
             self.pages.place(page, Location::Absent, NO_FRAME);
+            self.pages.set_flags(page, PageFlags::DIRTY, false);
         }
+        self.sync_pool();
     }
 
     // ---- dirty file pages ----
@@ -480,8 +743,7 @@ impl Memory {
             self.keep_dirty(pfn);
             return false;
         }
-        self.evict(pfn);
-        true
+        self.evict(pfn)
     }
 
     /// A write to the resident file page in `pfn`; true when it was clean before.
@@ -564,9 +826,9 @@ impl Memory {
                 FrameState::Reserved => {}
                 FrameState::Page => {
                     pages += 1;
-                    dirty += usize::from(f.is_dirty());
-                    if f.is_anon() && (f.is_dirty() || f.is_reclaim()) {
-                        return Err(format!("frame {pfn}: anonymous page marked dirty"));
+                    dirty += usize::from(f.is_dirty() && !f.is_anon());
+                    if f.is_anon() && f.is_reclaim() {
+                        return Err(format!("frame {pfn}: anonymous page kept for writeback"));
                     }
                     let owner = self.pages.owner(f.page) as usize;
                     match by_owner.get_mut(owner) {
@@ -607,13 +869,59 @@ impl Memory {
         if by_owner != self.resident_by_owner {
             return Err("resident pages per owner disagree".into());
         }
-        let swapped = self.pages.count_at(SWAPPED);
-        if swapped != self.swap_used || self.swap_used > self.swap_total {
+        let mut swapped = 0;
+        for (page, entry) in self.pages.iter() {
+            let slot = self.pages.slot(page);
+            if entry.location.is_swapped() {
+                swapped += 1;
+                if slot.map(SwapDevice::location) != Some(entry.location) {
+                    return Err(format!(
+                        "page {page} is in {:?}, but its slot is on {slot:?}",
+                        entry.location
+                    ));
+                }
+            } else if slot.is_some()
+                && !(self.swap.keeps_slots()
+                    && (entry.location == Location::Dram
+                        || (self.frameless_swap_ins && entry.location == Location::Absent))
+                    && slot != Some(SwapDevice::Zram))
+            {
+                return Err(format!(
+                    "page {page} is at {:?} but keeps a slot on {slot:?}",
+                    entry.location
+                ));
+            }
+        }
+        let mut owners = vec![0u32; self.pages.len()];
+        for proc in 0..self.procs.len() as ProcId {
+            for &page in self.procs.owned(proc) {
+                match owners.get_mut(page as usize) {
+                    Some(n) => *n += 1,
+                    None => return Err(format!("process {proc} owns page {page}, unknown")),
+                }
+            }
+        }
+        if let Some(page) = (0..self.pages.len() as PageId).find(|&p| {
+            owners[p as usize] != self.pages.has_flags(p, PageFlags::OWNED) as u32
+        }) {
             return Err(format!(
-                "swap: {swapped} swapped pages, {} slots used of {}",
-                self.swap_used, self.swap_total
+                "page {page} is owned by {} processes",
+                owners[page as usize]
             ));
         }
-        Ok(())
+        if swapped != self.swap_used {
+            return Err(format!(
+                "swap: {swapped} swapped pages, {} counted",
+                self.swap_used
+            ));
+        }
+        if self.pool_held.len() != self.swap.pool_frames() {
+            return Err(format!(
+                "{} frames held for a zram pool of {} frames",
+                self.pool_held.len(),
+                self.swap.pool_frames()
+            ));
+        }
+        self.swap.validate(&self.pages).map_err(|e| e.to_string())
     }
 }

@@ -9,7 +9,8 @@
 //! - [`prefetch`]: loading a page's entries into the cache ahead of use;
 //! - [`process`]: the importance of processes (`oom_score_adj`);
 //! - [`registry`]: the lists of named entries (policies, architectures, presets);
-//! - [`stats`]: named figures of a run, listed once per result type.
+//! - [`stats`]: named figures of a run, listed once per result type;
+//! - [`swap`]: the swap area's devices, slots and I/O, and the swap architecture trait.
 
 pub mod clock;
 pub mod events;
@@ -21,6 +22,7 @@ pub mod prefetch;
 pub mod process;
 pub mod registry;
 pub mod stats;
+pub mod swap;
 
 use crate::trace::PageId;
 

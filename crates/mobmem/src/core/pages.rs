@@ -187,6 +187,41 @@ pub struct PageTable {
     frames: Vec<FrameId>,
     /// Content fingerprints, empty until the first is set.
     fingerprints: Vec<Option<u64>>,
+    /// The swap device holding a copy of each page (the location of a swapped-out
+    /// page; a page back in memory may keep its slot, as in the kernel's swap cache),
+    /// empty until the first slot is taken: 0 for none, else a [`SwapDevice`].
+    slots: Vec<u8>,
+}
+
+/// A device that holds swapped pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[repr(u8)]
+pub enum SwapDevice {
+    Nvm = 1,
+    Flash = 2,
+    /// The compressed pool in DRAM.
+    Zram = 3,
+}
+
+impl SwapDevice {
+    /// The page-table location of a page swapped out to this device.
+    pub fn location(self) -> Location {
+        match self {
+            SwapDevice::Nvm => Location::SwapNvm,
+            SwapDevice::Flash => Location::SwapFlash,
+            SwapDevice::Zram => Location::Zram,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<SwapDevice> {
+        match code {
+            1 => Some(SwapDevice::Nvm),
+            2 => Some(SwapDevice::Flash),
+            3 => Some(SwapDevice::Zram),
+            _ => None,
+        }
+    }
 }
 
 impl PageTable {
@@ -197,6 +232,7 @@ impl PageTable {
             cold_flags: Vec::new(),
             frames: Vec::new(),
             fingerprints: Vec::new(),
+            slots: Vec::new(),
         }
     }
 
@@ -345,6 +381,29 @@ impl PageTable {
     pub fn set_fingerprint(&mut self, page: PageId, fingerprint: u64) {
         super::ensure_index(&mut self.fingerprints, page, None);
         self.fingerprints[page as usize] = Some(fingerprint);
+    }
+
+    /// The device holding `page`'s swap slot, if it has one.
+    #[inline]
+    pub fn slot(&self, page: PageId) -> Option<SwapDevice> {
+        SwapDevice::from_code(self.slots.get(page as usize).copied().unwrap_or(0))
+    }
+
+    /// Give `page`, which MUST be within the table, a swap slot on `device` (or none).
+    #[inline]
+    pub fn set_slot(&mut self, page: PageId, device: Option<SwapDevice>) {
+        let code = device.map_or(0, |d| d as u8);
+        if code != 0 {
+            super::ensure_index(&mut self.slots, page, 0);
+        }
+        if let Some(s) = self.slots.get_mut(page as usize) {
+            *s = code;
+        }
+    }
+
+    /// Pages holding a swap slot on `device` (O(pages): for checks).
+    pub fn count_slots(&self, device: SwapDevice) -> usize {
+        self.slots.iter().filter(|&&c| c == device as u8).count()
     }
 
     /// Every page with its entry, in page order.

@@ -1,10 +1,11 @@
-//! Processes as memory management sees them: how important each one is.
+//! Processes as memory management sees them: how important each one is, when it last
+//! ran, the pages it owns, and whether it was launched and died since.
 //!
 //! Importance is Android's `oom_score_adj` (-1000..1000, lower is more important; 0 the
 //! foreground app), set by the trace's importance events. A process never given one is
 //! [`ADJ_UNKNOWN`]: as unimportant as a process can be.
 
-use crate::trace::{ProcId, ADJ_FOREGROUND, ADJ_UNKNOWN};
+use crate::trace::{PageId, ProcId, ADJ_FOREGROUND, ADJ_UNKNOWN};
 
 /// The current `oom_score_adj` of every process, by process id.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +45,133 @@ impl Importance {
         candidates
             .max_by(|&(a, a_use), &(b, b_use)| self.of(a).cmp(&self.of(b)).then(b_use.cmp(&a_use)))
             .map(|(proc, _)| proc)
+    }
+}
+
+/// What state an app is launched from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LaunchKind {
+    /// The app had never been launched: a cold start anywhere.
+    First,
+    /// Relaunch of an app killed (or exited) since its last launch.
+    Cold,
+    /// Relaunch of an app whose process survived; its swapped-out pages fault back in.
+    Warm,
+}
+
+impl LaunchKind {
+    /// The launch of an app that was `launched` before, and `died` (killed or exited)
+    /// since its last launch.
+    pub fn of(launched: bool, died: bool) -> Self {
+        match (launched, died) {
+            (false, _) => LaunchKind::First,
+            (true, true) => LaunchKind::Cold,
+            (true, false) => LaunchKind::Warm,
+        }
+    }
+}
+
+/// Every process of a run: its importance, when it last touched memory, the pages it
+/// owns (the first to touch a page owns it, until it dies), and its life cycle.
+#[derive(Debug, Clone, Default)]
+pub struct Processes {
+    importance: Importance,
+    /// Importance changes so far: a policy that caches an order of processes by
+    /// importance knows when to redo it.
+    importance_changes: u64,
+    /// The time of each process's latest access, in accesses.
+    last_use: Vec<u64>,
+    uses: u64,
+    owned: Vec<Vec<PageId>>,
+    launched: Vec<bool>,
+    died: Vec<bool>,
+}
+
+impl Processes {
+    fn ensure(&mut self, proc: ProcId) {
+        let n = proc as usize + 1;
+        if self.last_use.len() < n {
+            self.last_use.resize(n, 0);
+            self.owned.resize(n, Vec::new());
+            self.launched.resize(n, false);
+            self.died.resize(n, false);
+        }
+    }
+
+    /// Processes known (the largest id seen, plus one).
+    pub fn len(&self) -> usize {
+        self.last_use.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.last_use.is_empty()
+    }
+
+    pub fn importance(&self) -> &Importance {
+        &self.importance
+    }
+
+    /// Importance changes so far.
+    pub fn importance_changes(&self) -> u64 {
+        self.importance_changes
+    }
+
+    /// Record `proc`'s new `oom_score_adj`; returns the one it had.
+    pub fn set_importance(&mut self, proc: ProcId, oom_score_adj: i16) -> i16 {
+        self.ensure(proc);
+        self.importance_changes += 1;
+        self.importance.set(proc, oom_score_adj)
+    }
+
+    /// `proc`'s `oom_score_adj`.
+    #[inline]
+    pub fn adj(&self, proc: ProcId) -> i16 {
+        self.importance.of(proc)
+    }
+
+    /// `proc` touched memory now.
+    #[inline]
+    pub fn touch(&mut self, proc: ProcId) {
+        self.ensure(proc);
+        self.uses += 1;
+        self.last_use[proc as usize] = self.uses;
+    }
+
+    /// When `proc` last touched memory (0: never).
+    #[inline]
+    pub fn last_use(&self, proc: ProcId) -> u64 {
+        self.last_use.get(proc as usize).copied().unwrap_or(0)
+    }
+
+    /// `proc` owns `page` from now on (the caller checks that nobody owns it).
+    pub fn own(&mut self, proc: ProcId, page: PageId) {
+        self.ensure(proc);
+        self.owned[proc as usize].push(page);
+    }
+
+    /// The pages `proc` owns.
+    pub fn owned(&self, proc: ProcId) -> &[PageId] {
+        self.owned.get(proc as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// `proc` died (killed, or exited): it owns nothing any more, and its next launch
+    /// is cold. Returns the pages it owned.
+    pub fn die(&mut self, proc: ProcId) -> Vec<PageId> {
+        self.ensure(proc);
+        self.died[proc as usize] = true;
+        std::mem::take(&mut self.owned[proc as usize])
+    }
+
+    /// `proc` comes to the foreground: what kind of launch that is. It counts as
+    /// launched and alive from now on.
+    pub fn launch(&mut self, proc: ProcId) -> LaunchKind {
+        self.ensure(proc);
+        let i = proc as usize;
+        let kind = LaunchKind::of(self.launched[i], self.died[i]);
+        self.launched[i] = true;
+        self.died[i] = false;
+        kind
     }
 }
 

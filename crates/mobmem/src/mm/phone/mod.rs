@@ -37,8 +37,8 @@ pub mod config;
 use serde::Serialize;
 
 use crate::core::events::{self, EventHandler};
-use crate::core::process::Importance;
 use crate::core::stats::{percentile, Stats, Visitor};
+use crate::core::swap::{SwapDevice, SwapSlots};
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
 use crate::mm::dedup::{pages::NEVER, Ksmd, PageContent, Population, ScanCosts};
@@ -48,9 +48,8 @@ use crate::mm::placement::sim::{RunSetup, Simulator};
 use crate::mm::placement::{find_policy as find_placement, Capacity, Family};
 use crate::core::memory::FaultKind;
 use crate::mm::reclaim::{self, ReclaimConfig};
-use crate::mm::swap::architectures::{find_architecture, Architecture};
+use crate::mm::swap::architectures::find_architecture;
 use crate::mm::swap::launch::{LaunchKind, LaunchTracker};
-use crate::mm::swap::space::{SwapDevice, SwapSpace};
 use crate::trace::{Event, PageId, PageKind, ProcId, ADJ_FOREGROUND};
 use crate::workload::phone::{content_base, AnonContent, FileClass, PhoneTrace};
 use crate::{counts, reals, Error, Result};
@@ -229,14 +228,6 @@ impl FsPrices {
     }
 }
 
-#[derive(Debug, Clone, Default)]
-struct App {
-    launched: bool,
-    died: bool,
-    /// Anonymous pages it touched (to free them when it dies).
-    anon: Vec<PageId>,
-}
-
 /// KSM beside reclaim.
 struct Dedup<'a> {
     ksmd: Ksmd<'a>,
@@ -258,20 +249,14 @@ pub struct Phone<'a> {
     trace: &'a PhoneTrace,
     m: reclaim::Machine,
     min_free: usize,
-    arch: Box<dyn Architecture>,
-    swaps: bool,
-    space: SwapSpace,
-    /// Frames held for the zram pool.
-    pool_held: Vec<u32>,
+    /// Processes in the trace.
+    procs: usize,
     dedup: Option<Dedup<'a>>,
     /// Per page: mapped to a KSM page (it holds no frame of its own).
     merged: Vec<bool>,
     merged_count: usize,
     cache: Option<Simulator>,
     fs: FsPrices,
-    importance: Importance,
-    apps: Vec<App>,
-    tracked: Vec<bool>,
     launches: LaunchTracker,
     now_ns: u64,
     start_ns: Option<u64>,
@@ -412,8 +397,7 @@ impl<'a> Phone<'a> {
         };
         let mut m = reclaim::Machine::new(&rc, pages, procs)
             .map_err(|e| Error::config(format!("phone {}", config.name), e.to_string()))?;
-        m.mem.log_swap_outs();
-        let space = SwapSpace::new(
+        let slots = SwapSlots::new(
             nvm_pages,
             arch_info.nvm_order,
             pool_pages,
@@ -421,6 +405,8 @@ impl<'a> Phone<'a> {
             false,
             pages,
         );
+        m.mem.set_swap(slots, arch, swap_pages);
+        m.enable_killer();
         let dedup = match (choice.dedup.as_str(), population) {
             ("ksm", Some(pop)) => {
                 let mut params = config.dedup.ksm.clone();
@@ -477,19 +463,13 @@ impl<'a> Phone<'a> {
             config,
             trace,
             min_free: rc.watermarks().min_pages(),
-            swaps: arch.swaps(),
-            arch,
             m,
-            space,
-            pool_held: Vec::new(),
+            procs,
             dedup,
             merged: vec![false; pages],
             merged_count: 0,
             cache,
             fs: FsPrices::new(&choice.fs, &platform, config.fs.codec, config.fs.code_ratio),
-            importance: Importance::default(),
-            apps: vec![App::default(); procs],
-            tracked: vec![false; pages],
             launches: LaunchTracker::new(config.launch.clone()),
             now_ns: 0,
             start_ns: None,
@@ -523,7 +503,7 @@ impl<'a> Phone<'a> {
     /// the energy counts.
     fn charge(&mut self, proc: ProcId, ns: f64, nj: f64, major: bool) {
         self.energy_nj += nj;
-        if self.importance.is_foreground(proc) {
+        if self.m.mem.procs.importance().is_foreground(proc) {
             self.fg_energy_nj += nj;
         }
         if let Some((p, t)) = &mut self.interaction {
@@ -546,108 +526,34 @@ impl<'a> Phone<'a> {
         }
     }
 
-    /// Hand the pages reclaim swapped out to the swap architecture; a page it has no room
-    /// for costs a kill (the low-memory killer frees the least important app).
-    fn store_swapped(&mut self, accessor: ProcId) -> Result<()> {
-        loop {
-            let log = self.m.mem.take_swap_log();
-            if log.is_empty() {
-                return Ok(());
-            }
-            for page in log {
-                self.space.set_owner(page, self.m.mem.owner_of(page));
-                // Until the page is stored or gone: each refusal kills an app (maybe
-                // the page's own, which frees it), and the page tries again.
-                while self.m.mem.is_swapped(page) && self.space.slot_of(page).is_none() {
-                    if self.swaps && self.arch.swap_out(&mut self.space, page, self.now_ns)? {
-                        self.metrics.swap_outs += 1;
-                        break;
-                    }
-                    self.metrics.swap_refused += 1;
-                    if !self.kill(accessor) {
-                        // Nobody left to kill: the page's data is dropped.
-                        self.m.discard(page);
-                    }
-                }
-            }
-            self.sync_pool(accessor);
-        }
-    }
-
-    /// Hold as many frames as the zram pool's compressed pages take.
-    fn sync_pool(&mut self, accessor: ProcId) {
-        // Taking a frame may kill an app, which shrinks the pool: compare with the pool
-        // as it is after each frame.
-        while self.pool_held.len() < self.space.pool_frames() {
-            let Some(pfn) = self.take_frame(accessor) else {
-                break;
-            };
-            self.pool_held.push(pfn);
-        }
-        while self.pool_held.len() > self.space.pool_frames() {
-            let pfn = self.pool_held.pop().expect("non-empty");
-            self.m.mem.free_unmovable(pfn, 0);
-        }
-        self.pool_peak = self.pool_peak.max(self.space.pool_frames());
-    }
-
-    /// A frame for the kernel's own use (zram pool, KSM pages), reclaiming if needed.
-    fn take_frame(&mut self, accessor: ProcId) -> Option<u32> {
-        loop {
-            let pfn = match self.m.mem.find_free_block(0) {
-                Some(pfn) => Some(pfn),
-                None => self.m.allocate(0).ok().flatten(),
-            };
-            if let Some(pfn) = pfn {
-                self.m.mem.allocate_unmovable(pfn, 0);
-                return Some(pfn);
-            }
-            if !self.kill(accessor) {
-                return None;
-            }
-        }
-    }
-
-    /// The low-memory killer: kill the least important app with memory, other than
-    /// `accessor` and never at `oom_score_adj` <= 0. Returns whether it killed.
-    fn kill(&mut self, accessor: ProcId) -> bool {
-        let killable = |phone: &Phone, p: ProcId| {
-            p != accessor
-                && phone.importance.of(p) > ADJ_FOREGROUND
-                && !phone.apps[p as usize].anon.is_empty()
+    /// A frame for the kernel's own use (KSM pages), reclaiming (and killing) if
+    /// needed.
+    fn take_frame(&mut self, accessor: ProcId) -> Result<Option<u32>> {
+        let pfn = match self.m.mem.find_free_block(0) {
+            Some(pfn) => Some(pfn),
+            None => self.m.allocate_for(0, Some(accessor))?,
         };
-        let victim = self.importance.least_important(
-            (0..self.apps.len() as ProcId)
-                .filter(|&p| killable(self, p))
-                .map(|p| (p, 0)),
-        );
-        let Some(victim) = victim else {
-            return false;
-        };
-        self.metrics.kills += 1;
-        self.free_process(victim);
-        true
+        if let Some(pfn) = pfn {
+            self.m.mem.allocate_unmovable(pfn, 0);
+        }
+        Ok(pfn)
     }
 
-    /// Free every anonymous page of `proc` (killed or exited).
-    fn free_process(&mut self, proc: ProcId) {
-        let app = &mut self.apps[proc as usize];
-        app.died = true;
-        let pages = std::mem::take(&mut app.anon);
+    /// Processes the machine's killer took: their launches end, their merged pages
+    /// leave their KSM pages.
+    fn settle_kills(&mut self) {
+        for (proc, pages) in self.m.take_kills() {
+            self.process_ended(proc, &pages);
+        }
+    }
+
+    /// `proc` ended (killed or exited) with `pages`: its launch ends, its merged pages
+    /// are unmapped from their KSM pages.
+    fn process_ended(&mut self, proc: ProcId, pages: &[PageId]) {
         self.launches.end_of(proc);
-        for page in pages {
-            self.tracked[page as usize] = false;
+        for &page in pages {
             if self.merged[page as usize] {
                 self.unmerge(page);
-            }
-            if self.space.slot_of(page).is_some() {
-                self.space.free(page);
-            }
-            let mem = &self.m.mem;
-            if mem.frame_of(page).map(|f| mem.owner_of_frame(f)) == Some(proc)
-                || mem.is_swapped(page)
-            {
-                self.m.discard(page);
             }
         }
     }
@@ -688,12 +594,12 @@ impl<'a> Phone<'a> {
             self.m.mem.free_unmovable(pfn, 0);
         }
         while self.dedup.as_ref().expect("dedup on").held.len() < shared {
-            let Some(pfn) = self.take_frame(accessor) else {
+            let Some(pfn) = self.take_frame(accessor)? else {
                 break;
             };
             self.dedup.as_mut().expect("dedup on").held.push(pfn);
         }
-        self.store_swapped(accessor)?;
+        self.settle_kills();
         let merged = self.merged_count as u64;
         let d = self.dedup.as_mut().expect("dedup on");
         let saved = merged.saturating_sub(d.held.len() as u64);
@@ -722,33 +628,15 @@ impl<'a> Phone<'a> {
             }
             return Ok(());
         }
-        let kind = self.access_memory(page, proc, false, event.is_write())?;
-        if matches!(kind, Some(FaultKind::FileCold | FaultKind::FileRefault)) {
+        let fault = self.m.access(page, proc, false, event.is_write())?;
+        if matches!(
+            fault.map(|f| f.kind),
+            Some(FaultKind::FileCold | FaultKind::FileRefault)
+        ) {
             self.metrics.file_reads += 1;
             self.charge(proc, price.ns, price.nj, true);
         }
         Ok(())
-    }
-
-    /// An access through reclaim; an allocation that finds nothing to reclaim kills
-    /// (the low-memory killer) and tries again.
-    fn access_memory(
-        &mut self,
-        page: PageId,
-        proc: ProcId,
-        anon: bool,
-        write: bool,
-    ) -> Result<Option<FaultKind>> {
-        loop {
-            match self.m.access(page, proc, anon, write) {
-                Ok(kind) => return Ok(kind),
-                Err(e) => {
-                    if !self.kill(proc) {
-                        return Err(e);
-                    }
-                }
-            }
-        }
     }
 
     fn anon_access(&mut self, event: &Event) -> Result<()> {
@@ -761,47 +649,38 @@ impl<'a> Phone<'a> {
             self.unmerge(page);
             self.metrics.cow_faults += 1;
         }
-        let swapped_slot = self.m.mem.is_swapped(page);
-        let kind = self.access_memory(page, proc, true, event.is_write())?;
-        match kind {
-            Some(FaultKind::SwapIn) if swapped_slot => {
-                self.metrics.swap_ins += 1;
-                let (ns, nj) = if self.space.slot_of(page).is_some() {
-                    let device = self.arch.swap_in(&mut self.space, page)?;
-                    self.swap_read(device)
-                } else {
-                    (self.config.response.minor_fault_ns, 0.0)
-                };
-                self.charge(proc, ns, nj, true);
-            }
-            Some(_) => {
-                self.metrics.minor_faults += 1;
-                let ns = self.config.response.minor_fault_ns;
-                self.charge(proc, ns, 0.0, false);
-            }
+        match self.m.access(page, proc, true, event.is_write())? {
+            Some(f) => match f.read_from {
+                Some(device) => {
+                    self.metrics.swap_ins += 1;
+                    let (ns, nj) = self.swap_read(device);
+                    self.charge(proc, ns, nj, true);
+                }
+                None => {
+                    self.metrics.minor_faults += 1;
+                    let ns = self.config.response.minor_fault_ns;
+                    self.charge(proc, ns, 0.0, false);
+                }
+            },
             None => {}
-        }
-        if !self.tracked[page as usize] {
-            self.tracked[page as usize] = true;
-            self.apps[proc as usize].anon.push(page);
         }
         Ok(())
     }
 
-    /// After an access: swap-outs to their devices, the pool's frames, and the killer
-    /// when free memory stayed below min.
+    /// After an access: the processes the killer took, and the killer again when free
+    /// memory stayed below min after kswapd.
     fn settle(&mut self, accessor: ProcId) -> Result<()> {
-        self.store_swapped(accessor)?;
-        self.sync_pool(accessor);
+        self.settle_kills();
         let mut guard = 0;
         while self.m.mem.free() < self.min_free && guard < 4 {
             self.m.balance();
-            self.store_swapped(accessor)?;
-            if self.m.mem.free() >= self.min_free || !self.kill(accessor) {
+            if self.m.mem.free() >= self.min_free || !self.m.kill_one(accessor) {
                 break;
             }
+            self.settle_kills();
             guard += 1;
         }
+        self.pool_peak = self.pool_peak.max(self.m.mem.pool_frames_held());
         Ok(())
     }
 
@@ -823,26 +702,12 @@ impl<'a> Phone<'a> {
             return Err(format!("{} merged pages counted", self.merged_count));
         }
         for page in 0..pages as PageId {
-            let (resident, swapped) = (
-                self.m.mem.frame_of(page).is_some(),
-                self.m.mem.is_swapped(page),
-            );
-            let slot = self.space.slot_of(page).is_some();
+            let mem = &self.m.mem;
+            let (resident, swapped) = (mem.frame_of(page).is_some(), mem.is_swapped(page));
+            let slot = mem.pages().slot(page).is_some();
             if self.merged[page as usize] && (resident || swapped || slot) {
                 return Err(format!("merged page {page} also holds a frame or a slot"));
             }
-            if swapped != slot {
-                return Err(format!(
-                    "page {page}: reclaim says swapped {swapped}, the swap space has a slot {slot}"
-                ));
-            }
-        }
-        if self.pool_held.len() != self.space.pool_frames() {
-            return Err(format!(
-                "{} frames held for a zram pool of {} frames",
-                self.pool_held.len(),
-                self.space.pool_frames()
-            ));
         }
         if let Some(d) = &self.dedup {
             let shared = d.ksmd.counters().pages_shared as usize;
@@ -852,15 +717,6 @@ impl<'a> Phone<'a> {
                     d.held.len()
                 ));
             }
-        }
-        let mut owners = vec![0u32; pages];
-        for app in &self.apps {
-            for &p in &app.anon {
-                owners[p as usize] += 1;
-            }
-        }
-        if let Some(p) = (0..pages).find(|&p| owners[p] != self.tracked[p] as u32) {
-            return Err(format!("page {p} is on {} app lists", owners[p]));
         }
         Ok(())
     }
@@ -918,7 +774,7 @@ impl<'a> Phone<'a> {
         m.rt_p99_ms = percentile(&rts, 99.0);
         m.rt_max_ms = percentile(&rts, 100.0);
         // Device writes and their energy (reads were charged as they happened).
-        let io = *self.space.counts();
+        let io = *self.m.mem.swap().counts();
         let d = &c.swap.devices;
         let write_nj = io.flash_writes as f64 * d.flash.write_nj
             + io.nvm_writes as f64 * d.nvm.write_nj
@@ -926,6 +782,9 @@ impl<'a> Phone<'a> {
         let cpu_ns = io.zram_compressions as f64 * d.zram.compress_ns
             + io.zram_decompressions as f64 * d.zram.decompress_ns;
         let mut energy = self.energy_nj + write_nj + cpu_ns * c.response.cpu_w;
+        m.swap_outs = self.m.mem.counters.swap_outs;
+        m.swap_refused = self.m.mem.counters.swap_refused;
+        m.kills = self.m.killed;
         m.flash_writes = io.flash_writes;
         m.nvm_writes = io.nvm_writes;
         let duration_s = m.duration_s;
@@ -985,12 +844,12 @@ impl EventHandler for Phone<'_> {
 
     fn access(&mut self, event: &Event) -> Result<()> {
         let proc = event.proc();
-        if proc as usize >= self.apps.len() {
+        if proc as usize >= self.procs {
             return Err(Error::config(
                 "phone",
                 format!(
                     "process id {proc} but the trace has {} processes",
-                    self.apps.len()
+                    self.procs
                 ),
             ));
         }
@@ -1007,19 +866,16 @@ impl EventHandler for Phone<'_> {
     }
 
     fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
-        if proc as usize >= self.apps.len() {
+        if proc as usize >= self.procs {
             return Ok(());
         }
-        let was = self.importance.set(proc, oom_score_adj);
+        let was = self.m.mem.procs.set_importance(proc, oom_score_adj);
         if let Some(cache) = &mut self.cache {
             cache.step(&Event::importance(self.now_ns, proc, oom_score_adj))?;
         }
         if oom_score_adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
             self.m.set_foreground(proc);
-            let app = &mut self.apps[proc as usize];
-            let kind = LaunchKind::of(app.launched, app.died);
-            app.launched = true;
-            app.died = false;
+            let kind = self.m.mem.procs.launch(proc);
             self.launches.begin(proc, self.now_ns, kind);
         } else if oom_score_adj != ADJ_FOREGROUND {
             self.launches.end_of(proc);
@@ -1035,8 +891,9 @@ impl EventHandler for Phone<'_> {
     }
 
     fn exit(&mut self, proc: ProcId) -> Result<()> {
-        if (proc as usize) < self.apps.len() {
-            self.free_process(proc);
+        if (proc as usize) < self.procs {
+            let pages = self.m.end_process(proc, false);
+            self.process_ended(proc, &pages);
         }
         Ok(())
     }

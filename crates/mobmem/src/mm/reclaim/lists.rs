@@ -8,27 +8,29 @@
 use crate::core::list::{Links, List};
 use crate::core::memory::{FrameState, Memory};
 
-/// Frame is on no list.
-pub const NO_LIST: u8 = u8::MAX;
+/// A list's number within a policy's lists: the two-list LRU numbers its four lists
+/// (inactive/active x anon/file) 0..4, MGLRU its eight (4 generations x anon/file)
+/// 4..12, per-process LRUs one list per process id.
+pub type ListId = u32;
 
-/// Number of lists: 4 for the two-list LRU (inactive/active x anon/file) and 8 for the
-/// multi-generational LRU (4 generations x anon/file), numbered apart.
-pub const LIST_COUNT: usize = 12;
+/// Frame is on no list.
+pub const NO_LIST: ListId = ListId::MAX;
 
 /// The lists of one policy over the frames of one memory.
 #[derive(Debug, Clone)]
 pub struct LruLists {
-    lists: [List; LIST_COUNT],
+    /// The lists, by number; more are added as a list is first used.
+    lists: Vec<List>,
     links: Links,
     /// The list each frame is on, or [`NO_LIST`].
-    list_of: Vec<u8>,
+    list_of: Vec<ListId>,
 }
 
 impl LruLists {
     /// Lists over `frames` frames, all empty.
     pub fn new(frames: usize) -> Self {
         LruLists {
-            lists: [List::new(); LIST_COUNT],
+            lists: Vec::new(),
             links: Links::with_pages(frames),
             list_of: vec![NO_LIST; frames],
         }
@@ -36,12 +38,26 @@ impl LruLists {
 
     /// The list frame `pfn` is on ([`NO_LIST`] when isolated or not a page).
     #[inline]
-    pub fn list_of(&self, pfn: u32) -> u8 {
+    pub fn list_of(&self, pfn: u32) -> ListId {
         self.list_of.get(pfn as usize).copied().unwrap_or(NO_LIST)
     }
 
-    pub fn len(&self, list: u8) -> usize {
-        self.lists[list as usize].len()
+    pub fn len(&self, list: ListId) -> usize {
+        self.lists.get(list as usize).map_or(0, List::len)
+    }
+
+    /// The lists, by number, for adding to one (created empty if new).
+    fn list_mut(&mut self, list: ListId) -> &mut List {
+        let i = list as usize;
+        if i >= self.lists.len() {
+            self.lists.resize(i + 1, List::new());
+        }
+        &mut self.lists[i]
+    }
+
+    /// Lists numbered so far (the highest used, plus one).
+    pub fn count(&self) -> usize {
+        self.lists.len()
     }
 
     /// Pages on every list.
@@ -49,28 +65,33 @@ impl LruLists {
         self.lists.iter().map(List::len).sum()
     }
 
-    pub fn tail(&self, list: u8) -> Option<u32> {
-        self.lists[list as usize].back()
+    pub fn tail(&self, list: ListId) -> Option<u32> {
+        self.lists.get(list as usize).and_then(List::back)
     }
 
     /// Frames of a list from head (youngest) to tail.
-    pub fn frames(&self, list: u8) -> Vec<u32> {
-        self.links.iter(&self.lists[list as usize]).collect()
+    pub fn frames(&self, list: ListId) -> Vec<u32> {
+        match self.lists.get(list as usize) {
+            Some(l) => self.links.iter(l).collect(),
+            None => Vec::new(),
+        }
     }
 
     /// Add the frame, on no list, at the head of `list`.
-    pub fn push_head(&mut self, list: u8, pfn: u32) {
+    pub fn push_head(&mut self, list: ListId, pfn: u32) {
         let on = &mut self.list_of[pfn as usize];
         debug_assert_eq!(*on, NO_LIST);
         *on = list;
+        self.list_mut(list);
         self.links.push_front(&mut self.lists[list as usize], pfn);
     }
 
     /// Add the frame, on no list, at the tail of `list` (the end reclaim scans next).
-    pub fn push_tail(&mut self, list: u8, pfn: u32) {
+    pub fn push_tail(&mut self, list: ListId, pfn: u32) {
         let on = &mut self.list_of[pfn as usize];
         debug_assert_eq!(*on, NO_LIST);
         *on = list;
+        self.list_mut(list);
         self.links.push_back(&mut self.lists[list as usize], pfn);
     }
 
@@ -83,7 +104,7 @@ impl LruLists {
     }
 
     /// Move the frame to the tail of `list` (the end reclaim scans next).
-    pub fn move_to_tail(&mut self, pfn: u32, list: u8) {
+    pub fn move_to_tail(&mut self, pfn: u32, list: ListId) {
         self.unlink(pfn);
         self.push_tail(list, pfn);
     }

@@ -37,7 +37,7 @@
 //!   has one global LRU rather than per-cgroup lists, so passed-over pages are counted
 //!   as scanned: an upper bound on the cost.
 
-use super::lists::{LruLists, NO_LIST};
+use super::lists::{ListId, LruLists, NO_LIST};
 use super::policy::{
     isolate_lumpy_block, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
     DEF_PRIORITY, SWAP_CLUSTER_MAX,
@@ -46,22 +46,22 @@ use super::ReclaimConfig;
 use crate::core::memory::Memory;
 use crate::core::pages::PageFlags;
 
-pub const INACTIVE_ANON: u8 = 0;
-pub const ACTIVE_ANON: u8 = 1;
-pub const INACTIVE_FILE: u8 = 2;
-pub const ACTIVE_FILE: u8 = 3;
+pub const INACTIVE_ANON: ListId = 0;
+pub const ACTIVE_ANON: ListId = 1;
+pub const INACTIVE_FILE: ListId = 2;
+pub const ACTIVE_FILE: ListId = 3;
 
 /// Indices of the anonymous and file halves of per-type arrays (`[anon, file]`).
 pub(super) const ANON: usize = 0;
 pub(super) const FILE: usize = 1;
 
 /// The inactive list of a type ([`ANON`] or [`FILE`]).
-pub(super) fn inactive_of(file: usize) -> u8 {
-    (file * 2) as u8
+pub(super) fn inactive_of(file: usize) -> ListId {
+    (file * 2) as ListId
 }
 /// The active list of a type.
-pub(super) fn active_of(file: usize) -> u8 {
-    (file * 2 + 1) as u8
+pub(super) fn active_of(file: usize) -> ListId {
+    (file * 2 + 1) as ListId
 }
 
 /// Which pages a two-list policy protects.
@@ -198,7 +198,7 @@ impl TwoListLru {
         };
         let denominator = (fa + ff).max(1);
         let mut nr = [0; 4];
-        for list in 0..4u8 {
+        for list in 0..4 as ListId {
             let fraction = if list < INACTIVE_FILE { fa } else { ff };
             // At priority 0 every list is scanned whole, unless swap is out (3.4).
             nr[list as usize] = if priority == 0 && mem.swap_free() > 0 {
@@ -343,7 +343,7 @@ impl TwoListLru {
         let mut reclaimed = 0;
         while nr[INACTIVE_ANON as usize] + nr[ACTIVE_FILE as usize] + nr[INACTIVE_FILE as usize] > 0
         {
-            for list in 0..4u8 {
+            for list in 0..4 as ListId {
                 let n = nr[list as usize].min(SWAP_CLUSTER_MAX);
                 if n == 0 {
                     continue;

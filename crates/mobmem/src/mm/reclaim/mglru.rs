@@ -27,7 +27,7 @@
 //! generation up with `PG_reclaim` (`sort_folio`); when its writeback ends it goes to
 //! the tail of the oldest file generation (`folio_rotate_reclaimable`).
 
-use super::lists::{LruLists, NO_LIST};
+use super::lists::{ListId, LruLists, NO_LIST};
 use super::policy::{
     isolate_lumpy_block, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, SWAP_CLUSTER_MAX,
 };
@@ -38,12 +38,12 @@ use crate::core::pages::PageFlags;
 pub const MIN_NR_GENS: u64 = 2;
 pub const MAX_NR_GENS: u64 = 4;
 /// First list id of the generation lists in [`LruLists`].
-const FIRST_LIST: u8 = 4;
+const FIRST_LIST: ListId = 4;
 const ANON: usize = 0;
 const FILE: usize = 1;
 
-fn list_of(file: usize, seq: u64) -> u8 {
-    FIRST_LIST + (file as u8) * MAX_NR_GENS as u8 + (seq % MAX_NR_GENS) as u8
+fn list_of(file: usize, seq: u64) -> ListId {
+    FIRST_LIST + (file as ListId) * MAX_NR_GENS as ListId + (seq % MAX_NR_GENS) as ListId
 }
 
 pub struct MgLru {
@@ -248,9 +248,10 @@ impl ReclaimPolicy for MgLru {
                     reclaimed += 1;
                 } else {
                     // A dirty file page kept for the flusher waits one generation up,
-                    // `PG_reclaim` set (6.x `sort_folio`, `folio_inc_gen`).
-                    let seq = (self.min_seq[FILE] + 1).min(self.max_seq);
-                    self.place(pfn, FILE, seq);
+                    // `PG_reclaim` set (6.x `sort_folio`, `folio_inc_gen`); so does an
+                    // anonymous page swap had no room for.
+                    let seq = (self.min_seq[t] + 1).min(self.max_seq);
+                    self.place(pfn, t, seq);
                 }
             }
         }

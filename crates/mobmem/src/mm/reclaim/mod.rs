@@ -30,6 +30,7 @@
 //! faults of the named process allocate one unmovable order-`order` block, and the
 //! oldest block is freed once more than `held_blocks` are held.
 
+pub mod app_lru;
 pub mod lists;
 pub mod lru;
 pub mod mglru;
@@ -46,7 +47,7 @@ use crate::trace::{Event, PageId, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROU
 use crate::{counts, reals};
 use crate::{Error, Result};
 use crate::core::memory::{FaultKind, Memory, ReclaimCounters};
-use crate::core::pages::PageFlags;
+use crate::core::pages::{PageFlags, SwapDevice};
 use policy::{
     find_policy, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
 };
@@ -189,10 +190,18 @@ pub struct ReclaimConfig {
     /// capture observed them); empty: periodic.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stats_flush_at_ns: Vec<u64>,
+    /// Pages a direct reclaim call tries to free (`SWAP_CLUSTER_MAX`, 32, in the
+    /// kernel; 1 reclaims exactly as a page is needed, as the multi-swap paper's model).
+    #[serde(skip_serializing_if = "is_cluster")]
+    pub reclaim_batch: usize,
 }
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+fn is_cluster(v: &usize) -> bool {
+    *v == policy::SWAP_CLUSTER_MAX
 }
 
 impl Default for ReclaimConfig {
@@ -220,6 +229,7 @@ impl Default for ReclaimConfig {
             high_order: HighOrderConfig::default(),
             stats_flush_ms: 0,
             stats_flush_at_ns: Vec::new(),
+            reclaim_batch: policy::SWAP_CLUSTER_MAX,
         }
     }
 }
@@ -241,13 +251,19 @@ impl ReclaimConfig {
     pub fn validate(&self) -> Result<()> {
         let fail = |m: String| Err(Error::config("reclaim config", m));
         let policy = find_policy(&self.policy)?;
-        if !(64..=MAX_MEMORY_PAGES).contains(&self.memory_pages) {
+        if !(1..=MAX_MEMORY_PAGES).contains(&self.memory_pages) {
             return fail(format!(
-                "memory_pages must be 64..={MAX_MEMORY_PAGES}, got {}",
+                "memory_pages must be 1..={MAX_MEMORY_PAGES}, got {}",
                 self.memory_pages
             ));
         }
-        if self.reserved_pages >= self.memory_pages / 2 {
+        if !(1..=1024).contains(&self.reclaim_batch) {
+            return fail(format!(
+                "reclaim_batch must be 1..=1024, got {}",
+                self.reclaim_batch
+            ));
+        }
+        if self.reserved_pages > 0 && self.reserved_pages >= self.memory_pages / 2 {
             return fail(format!(
                 "reserved_pages ({}) must be below half of memory_pages ({})",
                 self.reserved_pages, self.memory_pages
@@ -286,7 +302,7 @@ does not have: use lumpy_gating = \"any-order\" with it",
                 self.watermarks_kb
             ));
         }
-        if wm.high_pages() >= self.usable_pages() / 2 {
+        if wm.high_pages() > 0 && wm.high_pages() >= self.usable_pages() / 2 {
             return fail(format!(
                 "high watermark ({} pages) must be below half of the usable memory ({} pages)",
                 wm.high_pages(),
@@ -473,6 +489,24 @@ pub struct Machine {
     pub direct_reclaimed: u64,
     pub fallbacks: u64,
     pub reserve_dips: u64,
+    /// Pages a direct reclaim call tries to free.
+    reclaim_batch: usize,
+    /// Whether the low-memory killer frees memory when reclaim cannot.
+    killer: bool,
+    /// Processes killed, each with the pages it owned, since the last
+    /// [`Machine::take_kills`].
+    kills: Vec<(ProcId, Vec<PageId>)>,
+    /// Processes killed, and pages dropped with their data because nothing could be
+    /// swapped out and nobody killed.
+    pub killed: u64,
+    pub dropped_pages: u64,
+}
+
+/// A page fault: how it was served and, for a swap-in, the device read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub read_from: Option<SwapDevice>,
 }
 
 impl Machine {
@@ -507,12 +541,91 @@ impl Machine {
             direct_reclaimed: 0,
             fallbacks: 0,
             reserve_dips: 0,
+            reclaim_batch: config.reclaim_batch,
+            killer: false,
+            kills: Vec::new(),
+            killed: 0,
+            dropped_pages: 0,
         })
+    }
+
+    /// Let the low-memory killer free memory when reclaim cannot: the least important
+    /// process holding memory ([`Memory::kill_candidate`]) is killed, or, with nobody to
+    /// kill, the policy's next victim is dropped with its data.
+    pub fn enable_killer(&mut self) {
+        self.killer = true;
+    }
+
+    /// The processes killed since the last call, each with the pages it owned.
+    pub fn take_kills(&mut self) -> Vec<(ProcId, Vec<PageId>)> {
+        std::mem::take(&mut self.kills)
     }
 
     /// The replay reached `now_ns` (for policies that act on time).
     pub fn set_time(&mut self, now_ns: u64) {
+        self.mem.set_time(now_ns);
         self.policy.clock(&self.mem, now_ns);
+    }
+
+    /// `proc` ends (`killed`, or exits): every page it owns is freed, in memory and in
+    /// swap. A killed process's pages in swap are marked lost (their next touch finds
+    /// nothing to read back). Returns the pages it owned.
+    pub fn end_process(&mut self, proc: ProcId, killed: bool) -> Vec<PageId> {
+        let owned = self.mem.procs.die(proc);
+        for &page in &owned {
+            let lost = killed && self.mem.is_swapped(page);
+            self.discard(page);
+            let pages = self.mem.pages_mut();
+            pages.set_flags(page, PageFlags::OWNED, false);
+            if lost {
+                pages.set_flags(page, PageFlags::LOST, true);
+            }
+        }
+        owned
+    }
+
+    /// Kill the process [`Memory::kill_candidate`] names, sparing `accessor`; false when
+    /// there is none.
+    pub fn kill_one(&mut self, accessor: ProcId) -> bool {
+        match self.mem.kill_candidate(accessor) {
+            Some(victim) => {
+                self.kill(victim);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Kill `proc` (the low-memory killer).
+    fn kill(&mut self, proc: ProcId) {
+        let owned = self.end_process(proc, true);
+        self.killed += 1;
+        self.kills.push((proc, owned));
+    }
+
+    /// The killer's answer to a memory that reclaim cannot free: kill, or drop the
+    /// policy's next page. False when there is nothing left to do either.
+    fn free_by_force(&mut self, accessor: Option<ProcId>) -> bool {
+        let candidate = self.mem.kill_candidate(accessor.unwrap_or(ProcId::MAX));
+        if let Some(victim) = candidate {
+            self.kill(victim);
+            return true;
+        }
+        let Some(pfn) = self.policy.next_victim(&self.mem) else {
+            return false;
+        };
+        let page = self.mem.page_in(pfn);
+        self.discard(page);
+        self.dropped_pages += 1;
+        true
+    }
+
+    /// An internal error an operation of the memory met, as an error.
+    fn check_errors(&mut self) -> Result<()> {
+        match self.mem.take_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// A process received input: it is the interactive task from now on.
@@ -564,7 +677,7 @@ impl Machine {
 
     /// The list of the policy the resident `page` is on ([`lists::NO_LIST`] when it is
     /// not resident).
-    pub fn list_of(&self, page: PageId) -> u8 {
+    pub fn list_of(&self, page: PageId) -> lists::ListId {
         self.mem
             .frame_of(page)
             .map_or(lists::NO_LIST, |pfn| self.policy.lists().list_of(pfn))
@@ -623,6 +736,11 @@ impl Machine {
     /// not make one (high orders only; order 0 dips below min as a last resort and
     /// fails only when no frame is free at all).
     pub fn allocate(&mut self, order: u32) -> Result<Option<u32>> {
+        self.allocate_for(order, None)
+    }
+
+    /// [`Machine::allocate`] on behalf of `accessor` (whom the killer spares).
+    pub fn allocate_for(&mut self, order: u32, accessor: Option<ProcId>) -> Result<Option<u32>> {
         let mut tries = 0;
         loop {
             if self.watermark_ok(order) {
@@ -637,13 +755,17 @@ impl Machine {
                 continue;
             }
             self.direct_reclaims += 1;
-            let r = self.reclaim(Goal::Reclaim(policy::SWAP_CLUSTER_MAX), order);
+            let r = self.reclaim(Goal::Reclaim(self.reclaim_batch), order);
+            self.check_errors()?;
             self.direct_reclaimed += r as u64;
             tries += 1;
             if order == 0 && r == 0 {
                 if let Some(pfn) = self.mem.find_free_block(0) {
                     self.reserve_dips += 1;
                     return Ok(Some(pfn));
+                }
+                if self.killer && self.free_by_force(accessor) {
+                    continue;
                 }
                 return Err(Error::config(
                     "reclaim",
@@ -663,16 +785,25 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
         }
     }
 
-    /// Fault `page` of `proc` in; returns how it was served.
-    pub fn fault(&mut self, page: u32, proc: ProcId, anon: bool, write: bool) -> Result<FaultKind> {
+    /// Fault `page` of `proc` in; returns how it was served. An anonymous page is
+    /// owned by the first process to touch it.
+    pub fn fault(&mut self, page: u32, proc: ProcId, anon: bool, write: bool) -> Result<Fault> {
         let kind = self.mem.fault_kind(page, anon, write);
-        let pfn = self
-            .allocate(0)?
-            .expect("order-0 allocation returns a frame or fails");
-        self.mem.fault_in(pfn, page, proc, anon);
+        let Some(pfn) = self.allocate_for(0, Some(proc))? else {
+            return Err(Error::config(
+                "reclaim",
+                "an order-0 allocation found no frame (internal error)",
+            ));
+        };
+        if anon {
+            self.mem.own(page, proc);
+        }
+        let read_from = self.mem.fault_in(pfn, page, proc, anon);
+        self.check_errors()?;
         self.policy.add_page(&mut self.mem, pfn);
         self.balance();
-        Ok(kind)
+        self.check_errors()?;
+        Ok(Fault { kind, read_from })
     }
 
     /// An access to `page`: sets the referenced bits if resident, else faults it in.
@@ -682,8 +813,12 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
         proc: ProcId,
         anon: bool,
         write: bool,
-    ) -> Result<Option<FaultKind>> {
+    ) -> Result<Option<Fault>> {
+        self.mem.procs.touch(proc);
         if let Some(pfn) = self.mem.frame_of(page) {
+            if write && anon {
+                self.mem.mark_anon_dirty(page);
+            }
             if self.mem.frame(pfn).is_young() {
                 self.mem.set_frame_flags(pfn, PageFlags::REFERENCED, true);
             }
@@ -694,13 +829,15 @@ this model has no low-memory killer: give more memory or swap_pages; mobmem recl
             self.policy.accessed(&mut self.mem, pfn);
             return Ok(None);
         }
-        let kind = self.fault(page, proc, anon, write)?;
-        if write && !anon {
-            if let Some(pfn) = self.mem.frame_of(page) {
-                self.dirtied(pfn);
+        let fault = self.fault(page, proc, anon, write)?;
+        if write {
+            match (anon, self.mem.frame_of(page)) {
+                (true, _) => self.mem.mark_anon_dirty(page),
+                (false, Some(pfn)) => self.dirtied(pfn),
+                (false, None) => {}
             }
         }
-        Ok(Some(kind))
+        Ok(Some(fault))
     }
 
     /// A write to the file page `page` in `pfn`; the flusher writes the oldest dirty
@@ -768,7 +905,7 @@ pub fn run_detailed(config: &ReclaimConfig, trace: &Trace) -> Result<DetailedRun
     let swapped = (0..trace.tables.pages.len() as PageId)
         .filter(|&p| replay.m.mem.is_swapped(p))
         .collect();
-    let lists = [0u8, 1, 2, 3].map(|l| replay.m.policy.lists().len(l));
+    let lists = [0, 1, 2, 3 as lists::ListId].map(|l| replay.m.policy.lists().len(l));
     Ok(DetailedRun {
         result: replay.finish(),
         workingset,
@@ -794,8 +931,6 @@ struct Replay<'a> {
     held: VecDeque<u32>,
     high_order_allocs: u64,
     high_order_failures: u64,
-    /// Anonymous pages of each process, to free them when it exits.
-    anon_pages_of: Vec<Vec<u32>>,
 }
 
 impl<'a> Replay<'a> {
@@ -828,7 +963,6 @@ impl<'a> Replay<'a> {
             held: VecDeque::new(),
             high_order_allocs: 0,
             high_order_failures: 0,
-            anon_pages_of: vec![Vec::new(); procs],
         })
     }
 
@@ -917,12 +1051,10 @@ impl EventHandler for Replay<'_> {
         self.accesses += 1;
         self.m.set_time(e.time_ns());
         let anon = key.kind == PageKind::Anon;
-        let Some(kind) = self.m.access(page, proc, anon, e.is_write())? else {
+        let Some(fault) = self.m.access(page, proc, anon, e.is_write())? else {
             return Ok(());
         };
-        if anon && kind == FaultKind::AnonFirst {
-            self.anon_pages_of[proc as usize].push(page);
-        }
+        let kind = fault.kind;
         self.per_process[proc as usize].count(kind);
         if self.m.tasks.interactive == Some(proc) {
             if let Some(n) = self.interaction_faults.last_mut() {
@@ -952,14 +1084,7 @@ impl EventHandler for Replay<'_> {
     }
 
     fn exit(&mut self, proc: ProcId) -> Result<()> {
-        for page in std::mem::take(&mut self.anon_pages_of[proc as usize]) {
-            let mem = &self.m.mem;
-            if mem.frame_of(page).map(|f| mem.owner_of_frame(f)) == Some(proc)
-                || mem.is_swapped(page)
-            {
-                self.m.discard(page);
-            }
-        }
+        self.m.end_process(proc, false);
         Ok(())
     }
 }

@@ -1,7 +1,8 @@
 //! The reclaim-policy trait, what a reclaim request says, the registry, and lumpy
 //! reclaim's isolation of an aligned block around a tag page (shared by the policies).
 
-use super::lists::{LruLists, NO_LIST};
+use super::app_lru::AppLru;
+use super::lists::{ListId, LruLists, NO_LIST};
 use super::lru::{Protection, TwoListLru};
 use super::mglru::MgLru;
 use super::workingset::{WorkingsetLru, WorkingsetStats};
@@ -83,6 +84,13 @@ pub trait ReclaimPolicy: Send {
     /// by default.
     fn remove(&mut self, _mem: &Memory, pfn: u32) {
         self.lists_mut().unlink(pfn);
+    }
+    /// The page this policy would reclaim next, for the machine to drop when nothing
+    /// can be swapped out and nobody can be killed. By default the tail of its lowest
+    /// numbered non-empty list (inactive anonymous first, for the two-list LRU).
+    fn next_victim(&mut self, _mem: &Memory) -> Option<u32> {
+        let lists = self.lists();
+        (0..lists.count() as ListId).find_map(|l| lists.tail(l))
     }
     /// The policy's lists.
     fn lists(&self) -> &LruLists;
@@ -167,6 +175,18 @@ pub static POLICIES: Registry<PolicyInfo> = Registry::new(
         has_priorities: true,
         summary: "Linux 6.x two-list LRU with shadow entries and refault-distance activation (memcg reclaim, no MGLRU)",
         build: |c| Box::new(WorkingsetLru::new(c)),
+    },
+    PolicyInfo {
+        name: "app-lru",
+        has_priorities: false,
+        summary: "exact LRU per process, reclaiming the least important process's pages first (the multi-swap paper's model)",
+        build: |c| Box::new(AppLru::new(c.memory_pages, false)),
+    },
+    PolicyInfo {
+        name: "global-lru",
+        has_priorities: false,
+        summary: "one exact LRU list of every page",
+        build: |c| Box::new(AppLru::new(c.memory_pages, true)),
     },
     ],
 );

@@ -66,7 +66,7 @@ fn page_referenced_twice_is_activated_at_the_next_scan() {
     // Pages 0, 1, 2: file pages faulted in that order (0 is at the inactive tail).
     for page in 0..3 {
         assert_eq!(
-            m.access(page, 0, false, false).unwrap(),
+            m.access(page, 0, false, false).unwrap().map(|f| f.kind),
             Some(FaultKind::FileCold)
         );
     }
@@ -104,7 +104,7 @@ fn anonymous_page_referenced_once_is_activated() {
     assert!(m.mem.is_swapped(1));
     assert_eq!(m.mem.counters.swap_outs, 1);
     assert_eq!(
-        m.access(1, 0, true, false).unwrap(),
+        m.access(1, 0, true, false).unwrap().map(|f| f.kind),
         Some(FaultKind::SwapIn)
     );
     assert_eq!(m.mem.swap_used(), 0);

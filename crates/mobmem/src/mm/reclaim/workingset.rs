@@ -57,7 +57,7 @@
 use super::lru::{
     active_of, inactive_of, ACTIVE_ANON, ACTIVE_FILE, ANON, FILE, INACTIVE_ANON, INACTIVE_FILE,
 };
-use super::lists::{LruLists, NO_LIST};
+use super::lists::{ListId, LruLists, NO_LIST};
 use super::policy::{ReclaimPolicy, ShrinkRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::ReclaimConfig;
 use crate::core::memory::Memory;
@@ -170,7 +170,7 @@ impl WorkingsetLru {
     /// The list sizes the heuristics see.
     fn lists_seen(&self) -> [usize; 4] {
         if !self.stale() {
-            [0u8, 1, 2, 3].map(|l| self.lists.len(l))
+            [0, 1, 2, 3 as ListId].map(|l| self.lists.len(l))
         } else {
             self.flushed.lists
         }
@@ -213,7 +213,7 @@ impl WorkingsetLru {
     /// The workingset size a refault of type `file` is measured against, from the
     /// list sizes `lists`.
     fn workingset_size(lists: &[usize; 4], swap_free: bool, file: usize) -> u64 {
-        let list = |l: u8| lists[l as usize];
+        let list = |l: ListId| lists[l as usize];
         let mut size = list(ACTIVE_FILE);
         if file == ANON {
             size += list(INACTIVE_FILE);
@@ -291,7 +291,7 @@ impl WorkingsetLru {
             Balance::Fract(ap, fp)
         };
         let mut nr = [0; 4];
-        for list in 0..4u8 {
+        for list in 0..4 as ListId {
             let file = (list / 2) as usize;
             let scan = (self.lists.len(list) >> priority) as u64;
             nr[list as usize] = match balance {
@@ -412,7 +412,7 @@ impl WorkingsetLru {
             ACTIVE_FILE as usize,
         );
         while nr[ia] + nr[af] + nr[inf] > 0 {
-            for list in 0..4u8 {
+            for list in 0..4 as ListId {
                 let n = nr[list as usize].min(SWAP_CLUSTER_MAX);
                 if n == 0 {
                     continue;
@@ -546,7 +546,7 @@ impl ReclaimPolicy for WorkingsetLru {
                 due = true;
             }
             if due {
-                f.lists = [0u8, 1, 2, 3].map(|l| self.lists.len(l));
+                f.lists = [0, 1, 2, 3 as ListId].map(|l| self.lists.len(l));
                 f.activate = self.stats.activate;
             }
             return;
@@ -556,7 +556,7 @@ impl ReclaimPolicy for WorkingsetLru {
         }
         let next = *f.next_ns.get_or_insert(now_ns.saturating_add(f.period_ns));
         if now_ns >= next {
-            f.lists = [0u8, 1, 2, 3].map(|l| self.lists.len(l));
+            f.lists = [0, 1, 2, 3 as ListId].map(|l| self.lists.len(l));
             f.activate = self.stats.activate;
             let periods = (now_ns - next) / f.period_ns + 1;
             f.next_ns = Some(next.saturating_add(periods.saturating_mul(f.period_ns)));

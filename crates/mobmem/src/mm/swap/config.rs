@@ -157,10 +157,15 @@ impl SwapConfig {
                 "window_accesses must be at least 1 when set",
             ));
         }
-        if self.dram_pages == 0 {
+        let most = crate::mm::reclaim::MAX_MEMORY_PAGES;
+        if !(1..=most).contains(&self.dram_pages) {
             return Err(Error::config(
                 "swap config",
-                "dram_pages must be at least 1",
+                format!(
+                    "dram_pages must be 1..={most} (16 GiB of frames, the machine's largest \
+memory), got {}",
+                    self.dram_pages
+                ),
             ));
         }
         if info.uses_zram && self.zram.pool_pages >= self.dram_pages {

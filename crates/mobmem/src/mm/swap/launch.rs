@@ -18,30 +18,7 @@ use serde::Serialize;
 use super::config::LaunchModel;
 use crate::trace::ProcId;
 
-/// What state the app was launched from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LaunchKind {
-    /// The app had never been launched: a cold start in every architecture, so left out
-    /// of the launch-time statistics.
-    First,
-    /// Relaunch of an app killed (or exited) since its last launch.
-    Cold,
-    /// Relaunch of an app whose process survived; its swapped-out pages fault back in.
-    Warm,
-}
-
-impl LaunchKind {
-    /// The launch of an app that was `launched` before, and `died` (killed or exited)
-    /// since its last launch.
-    pub fn of(launched: bool, died: bool) -> Self {
-        match (launched, died) {
-            (false, _) => LaunchKind::First,
-            (true, true) => LaunchKind::Cold,
-            (true, false) => LaunchKind::Warm,
-        }
-    }
-}
+pub use crate::core::process::LaunchKind;
 
 /// One launch.
 #[derive(Debug, Clone, PartialEq, Serialize)]

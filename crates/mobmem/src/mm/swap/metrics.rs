@@ -8,7 +8,7 @@ use crate::core::stats::{percentile, Stats, Visitor};
 use crate::{counts, reals};
 
 use super::launch::{LaunchKind, LaunchRecord};
-use super::space::IoCounts;
+use crate::core::swap::IoCounts;
 use crate::devices::swap::SwapDevices;
 use crate::devices::PAGE_BYTES;
 use crate::trace::ProcId;

@@ -26,21 +26,22 @@
 pub mod architectures;
 mod config;
 pub mod launch;
-pub mod memory;
+pub mod run;
 mod metrics;
-pub mod space;
 pub mod zram_pool;
 
 /// The multi-swap paper's workload, kept under this name beside the swap code it drives.
 pub use crate::workload::app_cycling as workload;
-pub use architectures::{find_architecture, Architecture, ArchitectureInfo, ARCHITECTURES};
+pub use architectures::{find_architecture, ArchitectureInfo, ARCHITECTURES};
 pub use config::{
     LaunchModel, ReclaimOrder, SlotOnSwapIn, SwapConfig, ZramConfig, DEFAULT_DRAM_PAGES,
     DEFAULT_NVM_PAGES,
 };
-pub use memory::{Machine, Place};
+pub use run::SwapRun;
 pub use metrics::{AppLaunches, SwapMetrics};
-pub use space::{IoCause, IoCounts, IoOp, IoRecord, SwapDevice};
+pub use crate::core::swap::{
+    Architecture, IoCause, IoCounts, IoOp, IoRecord, NvmOrder, SwapDevice, SwapSlots, SwapSpace,
+};
 
 use crate::core::events;
 use crate::trace::{EventKind, Trace};
@@ -77,7 +78,7 @@ fn check_ids(trace: &Trace) -> Result<()> {
 
 /// Run `config` over a trace's accesses.
 pub fn run(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
-    drive(trace, config, Machine::new)
+    drive(trace, config, SwapRun::new)
 }
 
 /// Run `config` over a trace's accesses with zram storing each page at the size its
@@ -99,13 +100,13 @@ pub fn run_with_contents(
         sizes.push(if contents(key, &mut page) {
             zram_pool::stored_size(codec, &page)? as u32
         } else {
-            space::UNKNOWN_SIZE
+            crate::core::swap::UNKNOWN_SIZE
         });
     }
-    let mut machine = Machine::new(config, trace.footprint(), trace.tables.processes.len())?;
-    machine.set_zram_sizes(sizes);
-    events::replay(&mut machine, &trace.events).map_err(|e| e.in_run("swap run"))?;
-    Ok(machine.finish(&trace.tables))
+    let mut run = SwapRun::new(config, trace.footprint(), trace.tables.processes.len())?;
+    run.set_zram_sizes(sizes);
+    events::replay(&mut run, &trace.events).map_err(|e| e.in_run("swap run"))?;
+    Ok(run.finish(&trace.tables))
 }
 
 /// Run one point of a sweep: `config` with its architecture and NVM size replaced.
@@ -129,20 +130,20 @@ pub fn run_point(
 /// and accesses are ignored. A swap-in of a page that is not swapped out is an error
 /// naming the event's index.
 pub fn replay(trace: &Trace, config: &SwapConfig) -> Result<SwapMetrics> {
-    drive(trace, config, Machine::for_replay)
+    drive(trace, config, SwapRun::for_replay)
 }
 
-/// Check a trace's ids, build a machine for it with `build` and step it through every
+/// Check a trace's ids, build a run for it with `build` and step it through every
 /// event.
 fn drive(
     trace: &Trace,
     config: &SwapConfig,
-    build: fn(&SwapConfig, usize, usize) -> Result<Machine>,
+    build: fn(&SwapConfig, usize, usize) -> Result<SwapRun>,
 ) -> Result<SwapMetrics> {
     check_ids(trace)?;
-    let mut machine = build(config, trace.footprint(), trace.tables.processes.len())?;
-    events::replay(&mut machine, &trace.events).map_err(|e| e.in_run("swap run"))?;
-    Ok(machine.finish(&trace.tables))
+    let mut run = build(config, trace.footprint(), trace.tables.processes.len())?;
+    events::replay(&mut run, &trace.events).map_err(|e| e.in_run("swap run"))?;
+    Ok(run.finish(&trace.tables))
 }
 
 /// The swap footprint of a trace: the distinct pages ever swapped out under flash-only

@@ -28,7 +28,7 @@
 //! critical path (the page is already in DRAM), so a launch is not charged for it.
 
 use super::Architecture;
-use crate::mm::swap::space::{IoCause, SwapDevice, SwapSpace};
+use crate::core::swap::{IoCause, SwapDevice, SwapSpace};
 use crate::trace::PageId;
 use crate::Result;
 
@@ -43,7 +43,7 @@ impl Hierarchical {
 }
 
 /// Write `page` (no slot) to NVM, or to flash when the NVM has no slots at all.
-pub(super) fn write_to_nvm_or_flash(space: &mut SwapSpace, page: PageId) -> Result<()> {
+pub(super) fn write_to_nvm_or_flash(space: &mut SwapSpace<'_>, page: PageId) -> Result<()> {
     if !space.admit_nvm(page, IoCause::SwapOut)? {
         space.write_flash(page, IoCause::SwapOut)?;
     }
@@ -52,7 +52,7 @@ pub(super) fn write_to_nvm_or_flash(space: &mut SwapSpace, page: PageId) -> Resu
 
 /// Swap `page` out with NVM first: rewrite its NVM slot in place (or its flash slot when
 /// the NVM has no slots); otherwise free any stale flash slot and write it to NVM.
-pub(super) fn swap_out_to_nvm(space: &mut SwapSpace, page: PageId) -> Result<()> {
+pub(super) fn swap_out_to_nvm(space: &mut SwapSpace<'_>, page: PageId) -> Result<()> {
     match space.slot_of(page) {
         Some(SwapDevice::Nvm) => space.rewrite(page),
         Some(SwapDevice::Flash) if space.nvm_capacity() == 0 => space.rewrite(page),
@@ -68,12 +68,12 @@ impl Architecture for Hierarchical {
         self.name
     }
 
-    fn swap_out(&mut self, space: &mut SwapSpace, page: PageId, _: u64) -> Result<bool> {
+    fn swap_out(&mut self, space: &mut SwapSpace<'_>, page: PageId, _: u64) -> Result<bool> {
         swap_out_to_nvm(space, page)?;
         Ok(true)
     }
 
-    fn swap_in(&mut self, space: &mut SwapSpace, page: PageId) -> Result<SwapDevice> {
+    fn swap_in(&mut self, space: &mut SwapSpace<'_>, page: PageId) -> Result<SwapDevice> {
         let device = space.read(page)?;
         if device == SwapDevice::Flash && space.keeps_slots() {
             space.promote(page)?;

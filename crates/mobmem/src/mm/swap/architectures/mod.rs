@@ -1,7 +1,9 @@
-//! Swap architectures: where swapped pages live. One small trait, one list.
+//! Swap architectures: where swapped pages live. Each implements the memory core's
+//! [`Architecture`] trait (its contracts are there); this is their one list.
 //!
-//! An architecture only decides; the [`SwapSpace`] moves pages and counts every device
-//! operation, so all architectures are measured by the same rules. Adding one: write its
+//! An architecture only decides; the swap space ([`crate::core::swap::SwapSpace`])
+//! moves pages and counts every device operation, so all architectures are measured by
+//! the same rules. Adding one: write its
 //! file here with the pseudocode it follows beside the code, and add one entry to
 //! [`ARCHITECTURES`]. The property tests in `tests/swap_props.rs` and
 //! `tests/swap_replay.rs` run every entry.
@@ -12,38 +14,9 @@ mod parallel;
 mod zram;
 
 use super::config::SwapConfig;
-use super::space::{NvmOrder, SwapDevice, SwapSpace};
+use crate::core::swap::{Architecture, NvmOrder};
 use crate::core::registry::Registry;
-use crate::trace::PageId;
 use crate::Result;
-
-/// Where swapped pages go and how they move between devices.
-///
-/// Contracts:
-/// - [`Architecture::swap_out`] is called for a page leaving DRAM whose data is not in
-///   swap: it has no slot, or (with slots kept on swap-in) a stale slot on NVM or flash.
-///   It MUST either leave the page with exactly one slot holding its data and return
-///   `true`, or change nothing about the page and return `false` (no room: the caller
-///   falls back to the low-memory killer). It may move other pages (demotions,
-///   writebacks).
-/// - [`Architecture::swap_in`] is called for a page that has a slot. It MUST read the
-///   page from the device holding it (once, with [`SwapSpace::read`]) and return that
-///   device; it may then move or free the page's slot.
-/// - Neither may panic, whatever the sequence of calls.
-pub trait Architecture: Send {
-    /// Registry name.
-    fn name(&self) -> &'static str;
-
-    /// `false` when there is no swap at all: memory pressure goes to the low-memory
-    /// killer.
-    fn swaps(&self) -> bool {
-        true
-    }
-
-    fn swap_out(&mut self, space: &mut SwapSpace, page: PageId, now_ns: u64) -> Result<bool>;
-
-    fn swap_in(&mut self, space: &mut SwapSpace, page: PageId) -> Result<SwapDevice>;
-}
 
 /// A registered architecture.
 pub struct ArchitectureInfo {
@@ -79,7 +52,7 @@ pub static ARCHITECTURES: Registry<ArchitectureInfo> = Registry::new(
         uses_nvm: false,
         uses_zram: false,
         nvm_order: NvmOrder::Clock,
-        build: |_| Box::new(basic::FlashOnly),
+        build: |_| Box::new(crate::core::swap::FlashOnly),
     },
     ArchitectureInfo {
         name: "hierarchical-lru",

@@ -3,10 +3,9 @@
 //! policies: plain CLOCK admission, the paper's baseline, and the paper's
 //! single-access filter.
 
-use super::basic::read_and_release;
 use super::hierarchical::{swap_out_to_nvm, write_to_nvm_or_flash};
 use super::Architecture;
-use crate::mm::swap::space::{IoCause, SwapDevice, SwapSpace};
+use crate::core::swap::{read_and_release, IoCause, SwapDevice, SwapSpace};
 use crate::trace::PageId;
 use crate::Result;
 
@@ -35,12 +34,12 @@ impl Architecture for ParallelClock {
         "parallel-clock"
     }
 
-    fn swap_out(&mut self, space: &mut SwapSpace, page: PageId, _: u64) -> Result<bool> {
+    fn swap_out(&mut self, space: &mut SwapSpace<'_>, page: PageId, _: u64) -> Result<bool> {
         swap_out_to_nvm(space, page)?;
         Ok(true)
     }
 
-    fn swap_in(&mut self, space: &mut SwapSpace, page: PageId) -> Result<SwapDevice> {
+    fn swap_in(&mut self, space: &mut SwapSpace<'_>, page: PageId) -> Result<SwapDevice> {
         read_and_release(space, page)
     }
 }
@@ -84,7 +83,7 @@ impl Architecture for ParallelFiltered {
         "parallel-filtered"
     }
 
-    fn swap_out(&mut self, space: &mut SwapSpace, page: PageId, _: u64) -> Result<bool> {
+    fn swap_out(&mut self, space: &mut SwapSpace<'_>, page: PageId, _: u64) -> Result<bool> {
         if space.slot_of(page).is_some() {
             space.rewrite(page)?;
         } else if self
@@ -100,7 +99,7 @@ impl Architecture for ParallelFiltered {
         Ok(true)
     }
 
-    fn swap_in(&mut self, space: &mut SwapSpace, page: PageId) -> Result<SwapDevice> {
+    fn swap_in(&mut self, space: &mut SwapSpace<'_>, page: PageId) -> Result<SwapDevice> {
         let seen_before = space.is_accessed(page);
         let device = space.read(page)?;
         let multi_access = device == SwapDevice::Nvm || seen_before;

@@ -28,7 +28,7 @@
 
 use super::Architecture;
 use crate::mm::swap::config::ZramConfig;
-use crate::mm::swap::space::{SwapDevice, SwapSpace};
+use crate::core::swap::{SwapDevice, SwapSpace};
 use crate::trace::PageId;
 use crate::Result;
 
@@ -70,7 +70,7 @@ impl Architecture for Zram {
         }
     }
 
-    fn swap_out(&mut self, space: &mut SwapSpace, page: PageId, now_ns: u64) -> Result<bool> {
+    fn swap_out(&mut self, space: &mut SwapSpace<'_>, page: PageId, now_ns: u64) -> Result<bool> {
         loop {
             if space.zram_store(page, now_ns)? {
                 return Ok(true);
@@ -94,7 +94,7 @@ impl Architecture for Zram {
         }
     }
 
-    fn swap_in(&mut self, space: &mut SwapSpace, page: PageId) -> Result<SwapDevice> {
+    fn swap_in(&mut self, space: &mut SwapSpace<'_>, page: PageId) -> Result<SwapDevice> {
         let device = space.read(page)?;
         space.free(page);
         Ok(device)

@@ -1,4 +1,6 @@
-//! The swap space: which device holds each swapped page, and every device operation.
+//! The swap area: which device holds each swapped page's slot, every device's slots
+//! and occupancy, the zram pool, and every device operation (the ledger of swap I/O);
+//! and the one interface a swap architecture plugs into ([`Architecture`]).
 //!
 //! Architectures decide; the space does. Each operation here moves a page between
 //! places and records the reads and writes it costs, so the counters always equal the
@@ -7,36 +9,28 @@
 //! device's occupancy is the number of pages whose slot is on it. An operation that would
 //! break it returns an error instead.
 //!
-//! The space also holds the machine's page table ([`crate::core::pages`]): the
-//! architectures, which see only the space, move swapped pages between devices, and the
+//! The slots live in the memory's page table ([`PageTable::slot`]); the state of the
+//! devices (occupancy, replacement order, the pool) in [`SwapSlots`]. An architecture
+//! sees both through a [`SwapSpace`], borrowed from the memory for one operation. The
 //! table's location of a swapped-out page follows its slot. A slot freed leaves the
-//! location to the machine, which frees slots when it swaps a page in or its app dies.
-//! Each page's owner (the app charged for it) is the table's.
+//! location to the memory, which frees slots when it swaps a page in or its process
+//! dies. Each page's owner (the process charged for it) is the table's.
 //!
 //! NVM slots are kept in the replacement order of the architecture: an LRU list (most
 //! recent read or write first) or a CLOCK ring. Each slot has an access bit, set when the
-//! slot is read; with [`SlotOnSwapIn::Keep`](super::SlotOnSwapIn) a new slot starts with
-//! its bit clear, with `Free` the bit is the page's history and survives its slots.
+//! slot is read; with slots kept on swap-in a new slot starts with its bit clear; with
+//! slots freed on swap-in the bit is the page's history and survives its slots.
 
 use serde::Serialize;
 
-use crate::core::clock::ClockRing;
-use crate::core::list::{Links, List};
-use crate::core::pages::{Location, PageTable};
+use super::clock::ClockRing;
+use super::list::{Links, List};
+pub use super::pages::SwapDevice;
+use super::pages::{PageTable, NO_FRAME};
 use crate::devices::swap::ZramSwap;
 use crate::devices::PAGE_BYTES;
 use crate::trace::{PageId, ProcId};
 use crate::{Error, Result};
-
-/// A device that holds swapped pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SwapDevice {
-    Nvm,
-    Flash,
-    /// The compressed pool in DRAM.
-    Zram,
-}
 
 /// A read or a write of one page (for zram: a decompression or a compression).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -108,31 +102,8 @@ pub enum NvmOrder {
     Clock,
 }
 
-const NO_SLOT: u8 = 0;
-const IN_NVM: u8 = 1;
-const IN_FLASH: u8 = 2;
-const IN_ZRAM: u8 = 3;
 /// Owner of a page not yet touched.
-pub use crate::core::pages::NO_OWNER;
-
-fn code(device: SwapDevice) -> u8 {
-    match device {
-        SwapDevice::Nvm => IN_NVM,
-        SwapDevice::Flash => IN_FLASH,
-        SwapDevice::Zram => IN_ZRAM,
-    }
-}
-
-impl SwapDevice {
-    /// The page-table location of a page swapped out to this device.
-    pub fn location(self) -> Location {
-        match self {
-            SwapDevice::Nvm => Location::SwapNvm,
-            SwapDevice::Flash => Location::SwapFlash,
-            SwapDevice::Zram => Location::Zram,
-        }
-    }
-}
+pub use super::pages::NO_OWNER;
 
 /// The NVM's slots in replacement order.
 #[derive(Debug, Clone)]
@@ -296,13 +267,13 @@ impl ZramPool {
     }
 }
 
-/// Every swapped page's place, the devices' slots and the operation counts.
+/// The swap devices' state: NVM slots in replacement order, flash occupancy, the zram
+/// pool, the slots' access bits, and the count of every device operation. Which page
+/// holds which slot is the page table's.
 #[derive(Debug, Clone)]
-pub struct SwapSpace {
+pub struct SwapSlots {
     keep_slots: bool,
-    slot: Vec<u8>,
     accessed: Vec<bool>,
-    pages: PageTable,
     nvm: NvmSlots,
     flash_used: usize,
     pool: ZramPool,
@@ -310,8 +281,10 @@ pub struct SwapSpace {
     log: Option<Vec<IoRecord>>,
 }
 
-impl SwapSpace {
-    /// An empty swap space. `pages` sizes the per-page state (it grows on demand).
+impl SwapSlots {
+    /// Empty devices: NVM of `nvm_pages` slots in `nvm_order`, flash unbounded, a zram
+    /// pool of `pool_pages` pages of compressed data priced by `zram`. `pages` sizes the
+    /// per-page state (it grows on demand).
     pub fn new(
         nvm_pages: usize,
         nvm_order: NvmOrder,
@@ -320,11 +293,9 @@ impl SwapSpace {
         keep_slots: bool,
         pages: usize,
     ) -> Self {
-        SwapSpace {
+        SwapSlots {
             keep_slots,
-            slot: vec![NO_SLOT; pages],
             accessed: vec![false; pages],
-            pages: PageTable::with_pages(pages),
             nvm: NvmSlots::new(nvm_pages, nvm_order, pages),
             flash_used: 0,
             pool: ZramPool::new(pool_pages, zram),
@@ -333,7 +304,17 @@ impl SwapSpace {
         }
     }
 
-    /// Record every device operation from now on (see [`SwapSpace::take_log`]).
+    /// Flash only: no NVM, no pool.
+    pub fn flash_only(pages: usize) -> Self {
+        Self::new(0, NvmOrder::Clock, 0, &ZramSwap::default(), false, pages)
+    }
+
+    /// The devices with the page table's slots, for one operation.
+    pub fn space<'a>(&'a mut self, pages: &'a mut PageTable) -> SwapSpace<'a> {
+        SwapSpace { slots: self, pages }
+    }
+
+    /// Record every device operation from now on (see [`SwapSlots::take_log`]).
     pub fn enable_log(&mut self) {
         self.log.get_or_insert_with(Vec::new);
     }
@@ -341,18 +322,6 @@ impl SwapSpace {
     /// The operations recorded since the last call.
     pub fn take_log(&mut self) -> Vec<IoRecord> {
         self.log.as_mut().map(std::mem::take).unwrap_or_default()
-    }
-
-    fn ensure(&mut self, page: PageId) {
-        if page as usize >= self.slot.len() {
-            crate::core::ensure_index(&mut self.slot, page, NO_SLOT);
-            crate::core::ensure_index(&mut self.accessed, page, false);
-            self.pages.ensure(page);
-        }
-    }
-
-    fn violation(&self, page: PageId, message: &str) -> Error {
-        Error::config("swap space", format!("page {page}: {message}"))
     }
 
     fn record(&mut self, page: PageId, device: SwapDevice, op: IoOp, cause: IoCause) {
@@ -376,39 +345,9 @@ impl SwapSpace {
         &self.counts
     }
 
-    /// The device holding `page`'s slot, if it has one.
-    pub fn slot_of(&self, page: PageId) -> Option<SwapDevice> {
-        match self.slot.get(page as usize).copied().unwrap_or(NO_SLOT) {
-            IN_NVM => Some(SwapDevice::Nvm),
-            IN_FLASH => Some(SwapDevice::Flash),
-            IN_ZRAM => Some(SwapDevice::Zram),
-            _ => None,
-        }
-    }
-
     /// The access bit of `page`'s slot (or, with slots freed on swap-in, of the page).
     pub fn is_accessed(&self, page: PageId) -> bool {
         self.accessed.get(page as usize).copied().unwrap_or(false)
-    }
-
-    pub fn owner(&self, page: PageId) -> ProcId {
-        self.pages.owner(page)
-    }
-
-    pub fn set_owner(&mut self, page: PageId, owner: ProcId) {
-        self.ensure(page);
-        self.pages.set_owner(page, owner);
-    }
-
-    /// The machine's page table.
-    pub fn pages(&self) -> &PageTable {
-        &self.pages
-    }
-
-    /// The machine's page table, `page` made a valid index.
-    pub fn pages_mut(&mut self, page: PageId) -> &mut PageTable {
-        self.ensure(page);
-        &mut self.pages
     }
 
     pub fn nvm_capacity(&self) -> usize {
@@ -428,7 +367,6 @@ impl SwapSpace {
         self.nvm.order_view()
     }
 
-    /// Compressed bytes in the zram pool.
     /// Give the pool each page's stored size from its real contents (see
     /// [`crate::mm::swap::zram_pool`]), by page id; [`UNKNOWN_SIZE`] keeps the fixed
     /// compressed size for a page. Call before anything is stored.
@@ -437,6 +375,7 @@ impl SwapSpace {
         self.pool.real_sizes = sizes;
     }
 
+    /// Compressed bytes in the zram pool.
     pub fn pool_bytes(&self) -> u64 {
         self.pool.used_bytes
     }
@@ -465,195 +404,6 @@ impl SwapSpace {
         self.pool.is_huge(page)
     }
 
-    fn set_new_slot(&mut self, page: PageId, device: SwapDevice) {
-        self.slot[page as usize] = code(device);
-        // A swapped-out page moved by the architecture (demoted, written back) is where
-        // its new slot is; a page in DRAM or outside the model stays where it is.
-        if self.pages.location(page).is_swapped() {
-            self.pages
-                .place(page, device.location(), crate::core::pages::NO_FRAME);
-        }
-        // A new slot has not been read yet; with slots freed on swap-in, the bit is the
-        // page's history instead and stays.
-        if self.keep_slots {
-            self.accessed[page as usize] = false;
-        }
-    }
-
-    fn check_no_slot(&mut self, page: PageId) -> Result<()> {
-        self.ensure(page);
-        match self.slot_of(page) {
-            None => Ok(()),
-            Some(device) => Err(self.violation(
-                page,
-                &format!("would live in two places: it already has a slot on {device:?}"),
-            )),
-        }
-    }
-
-    /// Write `page`, which has no slot, to a new flash slot.
-    pub fn write_flash(&mut self, page: PageId, cause: IoCause) -> Result<()> {
-        self.check_no_slot(page)?;
-        self.flash_used += 1;
-        self.set_new_slot(page, SwapDevice::Flash);
-        self.record(page, SwapDevice::Flash, IoOp::Write, cause);
-        Ok(())
-    }
-
-    /// Write `page`, which has no slot, to a new NVM slot, first moving the replacement
-    /// victim down to flash if NVM is full. `false` (and nothing done) when the NVM has no
-    /// slots at all.
-    pub fn admit_nvm(&mut self, page: PageId, cause: IoCause) -> Result<bool> {
-        self.check_no_slot(page)?;
-        if self.nvm.capacity == 0 {
-            return Ok(false);
-        }
-        if self.nvm.is_full() {
-            let Some(victim) = self.nvm.victim(&mut self.accessed) else {
-                return Err(self.violation(page, "NVM is full but has no victim"));
-            };
-            self.demote(victim)?;
-        }
-        self.nvm.insert(page);
-        self.set_new_slot(page, SwapDevice::Nvm);
-        self.record(page, SwapDevice::Nvm, IoOp::Write, cause);
-        Ok(true)
-    }
-
-    /// Move `page` from its NVM slot down to a new flash slot: an NVM read and a flash
-    /// write.
-    pub fn demote(&mut self, page: PageId) -> Result<()> {
-        if self.slot_of(page) != Some(SwapDevice::Nvm) {
-            return Err(self.violation(page, "demoted from NVM but not in NVM"));
-        }
-        self.record(page, SwapDevice::Nvm, IoOp::Read, IoCause::Demote);
-        self.nvm.remove(page);
-        self.slot[page as usize] = NO_SLOT;
-        self.write_flash(page, IoCause::Demote)?;
-        self.counts.demotions += 1;
-        Ok(())
-    }
-
-    /// Move `page`, which is in DRAM and has a flash slot, into NVM: the flash slot is
-    /// freed and the DRAM copy written to NVM (making room by demotion). `false` (and
-    /// nothing done) when the NVM has no slots.
-    pub fn promote(&mut self, page: PageId) -> Result<bool> {
-        if self.slot_of(page) != Some(SwapDevice::Flash) {
-            return Err(self.violation(page, "promoted to NVM but not in flash"));
-        }
-        if self.nvm.capacity == 0 {
-            return Ok(false);
-        }
-        self.free(page);
-        self.admit_nvm(page, IoCause::Promote)?;
-        self.counts.promotions += 1;
-        Ok(true)
-    }
-
-    /// Write `page` again to the slot it holds on NVM or flash (its data changed).
-    pub fn rewrite(&mut self, page: PageId) -> Result<()> {
-        match self.slot_of(page) {
-            Some(SwapDevice::Nvm) => {
-                self.nvm.touch(page);
-                self.record(page, SwapDevice::Nvm, IoOp::Write, IoCause::SwapOut);
-            }
-            Some(SwapDevice::Flash) => {
-                self.record(page, SwapDevice::Flash, IoOp::Write, IoCause::SwapOut)
-            }
-            _ => {
-                return Err(self.violation(page, "rewritten in place but has no NVM or flash slot"))
-            }
-        }
-        Ok(())
-    }
-
-    /// Read `page` from the device holding it for a swap-in (zram: decompress). Sets the
-    /// slot's access bit. The slot stays; see [`SwapSpace::release_after_swap_in`].
-    pub fn read(&mut self, page: PageId) -> Result<SwapDevice> {
-        let Some(device) = self.slot_of(page) else {
-            return Err(self.violation(page, "swapped in but held by no device"));
-        };
-        if device == SwapDevice::Nvm {
-            self.nvm.touch(page);
-        }
-        self.accessed[page as usize] = true;
-        self.record(page, device, IoOp::Read, IoCause::SwapIn);
-        Ok(device)
-    }
-
-    /// After a swap-in from NVM or flash: free the slot unless slots are kept.
-    pub fn release_after_swap_in(&mut self, page: PageId) {
-        if !self.keep_slots {
-            self.free(page);
-        }
-    }
-
-    /// Release `page`'s slot, if any, without I/O (the page was swapped in and its copy
-    /// is dropped, or its app died).
-    pub fn free(&mut self, page: PageId) {
-        match self.slot_of(page) {
-            None => return,
-            Some(SwapDevice::Nvm) => self.nvm.remove(page),
-            Some(SwapDevice::Flash) => self.flash_used -= 1,
-            Some(SwapDevice::Zram) => self.pool_remove(page),
-        }
-        self.slot[page as usize] = NO_SLOT;
-    }
-
-    /// Forget everything about `page` (its app died): slot freed, access history cleared.
-    pub fn discard(&mut self, page: PageId) {
-        self.free(page);
-        if let Some(bit) = self.accessed.get_mut(page as usize) {
-            *bit = false;
-        }
-    }
-
-    /// Compress `page`, which has no slot, into the zram pool. `false` (and nothing done)
-    /// when it does not fit.
-    pub fn zram_store(&mut self, page: PageId, now_ns: u64) -> Result<bool> {
-        self.check_no_slot(page)?;
-        let size = self.pool.size_of(page);
-        if self.pool.used_bytes + size > self.pool.capacity_bytes {
-            return Ok(false);
-        }
-        self.pool.used_bytes += size;
-        let huge = self.pool.is_huge(page);
-        let pool = &mut self.pool;
-        let list = if huge {
-            &mut pool.huge
-        } else {
-            &mut pool.normal
-        };
-        pool.links.push_front(list, page);
-        crate::core::ensure_index(&mut pool.stored_at, page, 0);
-        pool.stored_at[page as usize] = now_ns;
-        let owner = self.pages.owner(page);
-        if owner != NO_OWNER {
-            crate::core::ensure_index(&mut pool.owner_pages, owner, 0);
-            pool.owner_pages[owner as usize] += 1;
-        }
-        self.set_new_slot(page, SwapDevice::Zram);
-        self.record(page, SwapDevice::Zram, IoOp::Write, IoCause::SwapOut);
-        Ok(true)
-    }
-
-    fn pool_remove(&mut self, page: PageId) {
-        let size = self.pool.size_of(page);
-        let huge = self.pool.is_huge(page);
-        let pool = &mut self.pool;
-        pool.used_bytes -= size;
-        let list = if huge {
-            &mut pool.huge
-        } else {
-            &mut pool.normal
-        };
-        pool.links.remove(list, page);
-        let owner = self.pages.owner(page);
-        if let Some(count) = pool.owner_pages.get_mut(owner as usize) {
-            *count = count.saturating_sub(1);
-        }
-    }
-
     /// The next zram page to write back: the oldest incompressible page, else the oldest
     /// page if it has been in the pool at least `idle_age_ns`.
     pub fn writeback_candidate(&self, now_ns: u64, idle_age_ns: u64) -> Option<PageId> {
@@ -665,32 +415,20 @@ impl SwapSpace {
         (now_ns.saturating_sub(stored) >= idle_age_ns).then_some(page)
     }
 
-    /// Write a zram pool page back to a new flash slot: decompress it, write the page.
-    pub fn writeback(&mut self, page: PageId) -> Result<()> {
-        if self.slot_of(page) != Some(SwapDevice::Zram) {
-            return Err(self.violation(page, "written back but not in the zram pool"));
-        }
-        self.record(page, SwapDevice::Zram, IoOp::Read, IoCause::Writeback);
-        self.free(page);
-        self.write_flash(page, IoCause::Writeback)?;
-        self.counts.writebacks += 1;
-        Ok(())
-    }
-
-    /// Check that the devices' occupancies equal the pages whose slots are on them and
-    /// that none is over capacity (tests: O(pages)).
-    pub fn validate(&self) -> Result<()> {
-        let mut per_device = [0usize; 4];
+    /// Check that the devices' occupancies equal the pages whose slots are on them (in
+    /// `pages`) and that none is over capacity (tests: O(pages)).
+    pub fn validate(&self, pages: &PageTable) -> Result<()> {
         let mut pool_bytes = 0;
-        for (page, &code) in self.slot.iter().enumerate() {
-            per_device[code as usize] += 1;
-            if code == IN_ZRAM {
-                pool_bytes += self.pool.size_of(page as PageId);
+        let mut in_zram = 0;
+        for page in 0..pages.len() as PageId {
+            if pages.slot(page) == Some(SwapDevice::Zram) {
+                pool_bytes += self.pool.size_of(page);
+                in_zram += 1;
             }
         }
         let problems = [
             (
-                per_device[IN_NVM as usize] != self.nvm.used,
+                pages.count_slots(SwapDevice::Nvm) != self.nvm.used,
                 "NVM occupancy differs from its pages",
             ),
             (
@@ -698,11 +436,11 @@ impl SwapSpace {
                 "NVM holds more than its capacity",
             ),
             (
-                per_device[IN_FLASH as usize] != self.flash_used,
+                pages.count_slots(SwapDevice::Flash) != self.flash_used,
                 "flash occupancy differs from its pages",
             ),
             (
-                per_device[IN_ZRAM as usize] != self.pool_pages(),
+                in_zram != self.pool_pages(),
                 "zram pool differs from its pages",
             ),
             (
@@ -725,21 +463,341 @@ impl SwapSpace {
     }
 }
 
+/// One operation's view of the swap area: the devices' state and the page table that
+/// holds each page's slot. What architectures work on.
+pub struct SwapSpace<'a> {
+    slots: &'a mut SwapSlots,
+    pages: &'a mut PageTable,
+}
+
+impl std::ops::Deref for SwapSpace<'_> {
+    type Target = SwapSlots;
+    fn deref(&self) -> &SwapSlots {
+        self.slots
+    }
+}
+
+impl std::ops::DerefMut for SwapSpace<'_> {
+    fn deref_mut(&mut self) -> &mut SwapSlots {
+        self.slots
+    }
+}
+
+impl SwapSpace<'_> {
+    /// Check the devices against the page table's slots ([`SwapSlots::validate`]).
+    pub fn validate(&self) -> Result<()> {
+        self.slots.validate(self.pages)
+    }
+
+    fn ensure(&mut self, page: PageId) {
+        if page as usize >= self.slots.accessed.len() {
+            crate::core::ensure_index(&mut self.slots.accessed, page, false);
+        }
+        self.pages.ensure(page);
+    }
+
+    fn violation(&self, page: PageId, message: &str) -> Error {
+        Error::config("swap space", format!("page {page}: {message}"))
+    }
+
+    /// The device holding `page`'s slot, if it has one.
+    pub fn slot_of(&self, page: PageId) -> Option<SwapDevice> {
+        self.pages.slot(page)
+    }
+
+    pub fn owner(&self, page: PageId) -> ProcId {
+        self.pages.owner(page)
+    }
+
+    fn set_new_slot(&mut self, page: PageId, device: SwapDevice) {
+        self.pages.set_slot(page, Some(device));
+        // A swapped-out page moved by the architecture (demoted, written back) is where
+        // its new slot is; a page in memory or outside the model stays where it is.
+        if self.pages.location(page).is_swapped() {
+            self.pages.place(page, device.location(), NO_FRAME);
+        }
+        // A new slot has not been read yet; with slots freed on swap-in, the bit is the
+        // page's history instead and stays.
+        if self.slots.keep_slots {
+            self.slots.accessed[page as usize] = false;
+        }
+    }
+
+    fn check_no_slot(&mut self, page: PageId) -> Result<()> {
+        self.ensure(page);
+        match self.slot_of(page) {
+            None => Ok(()),
+            Some(device) => Err(self.violation(
+                page,
+                &format!("would live in two places: it already has a slot on {device:?}"),
+            )),
+        }
+    }
+
+    /// Write `page`, which has no slot, to a new flash slot.
+    pub fn write_flash(&mut self, page: PageId, cause: IoCause) -> Result<()> {
+        self.check_no_slot(page)?;
+        self.slots.flash_used += 1;
+        self.set_new_slot(page, SwapDevice::Flash);
+        self.slots.record(page, SwapDevice::Flash, IoOp::Write, cause);
+        Ok(())
+    }
+
+    /// Write `page`, which has no slot, to a new NVM slot, first moving the replacement
+    /// victim down to flash if NVM is full. `false` (and nothing done) when the NVM has no
+    /// slots at all.
+    pub fn admit_nvm(&mut self, page: PageId, cause: IoCause) -> Result<bool> {
+        self.check_no_slot(page)?;
+        if self.slots.nvm.capacity == 0 {
+            return Ok(false);
+        }
+        if self.slots.nvm.is_full() {
+            let slots = &mut *self.slots;
+            let Some(victim) = slots.nvm.victim(&mut slots.accessed) else {
+                return Err(self.violation(page, "NVM is full but has no victim"));
+            };
+            self.demote(victim)?;
+        }
+        self.slots.nvm.insert(page);
+        self.set_new_slot(page, SwapDevice::Nvm);
+        self.slots.record(page, SwapDevice::Nvm, IoOp::Write, cause);
+        Ok(true)
+    }
+
+    /// Move `page` from its NVM slot down to a new flash slot: an NVM read and a flash
+    /// write.
+    pub fn demote(&mut self, page: PageId) -> Result<()> {
+        if self.slot_of(page) != Some(SwapDevice::Nvm) {
+            return Err(self.violation(page, "demoted from NVM but not in NVM"));
+        }
+        self.slots
+            .record(page, SwapDevice::Nvm, IoOp::Read, IoCause::Demote);
+        self.slots.nvm.remove(page);
+        self.pages.set_slot(page, None);
+        self.write_flash(page, IoCause::Demote)?;
+        self.slots.counts.demotions += 1;
+        Ok(())
+    }
+
+    /// Move `page`, which is in DRAM and has a flash slot, into NVM: the flash slot is
+    /// freed and the DRAM copy written to NVM (making room by demotion). `false` (and
+    /// nothing done) when the NVM has no slots.
+    pub fn promote(&mut self, page: PageId) -> Result<bool> {
+        if self.slot_of(page) != Some(SwapDevice::Flash) {
+            return Err(self.violation(page, "promoted to NVM but not in flash"));
+        }
+        if self.slots.nvm.capacity == 0 {
+            return Ok(false);
+        }
+        self.free(page);
+        self.admit_nvm(page, IoCause::Promote)?;
+        self.slots.counts.promotions += 1;
+        Ok(true)
+    }
+
+    /// Write `page` again to the slot it holds on NVM or flash (its data changed).
+    pub fn rewrite(&mut self, page: PageId) -> Result<()> {
+        match self.slot_of(page) {
+            Some(SwapDevice::Nvm) => {
+                self.slots.nvm.touch(page);
+                self.slots
+                    .record(page, SwapDevice::Nvm, IoOp::Write, IoCause::SwapOut);
+            }
+            Some(SwapDevice::Flash) => {
+                self.slots
+                    .record(page, SwapDevice::Flash, IoOp::Write, IoCause::SwapOut)
+            }
+            _ => {
+                return Err(self.violation(page, "rewritten in place but has no NVM or flash slot"))
+            }
+        }
+        Ok(())
+    }
+
+    /// Read `page` from the device holding it for a swap-in (zram: decompress). Sets the
+    /// slot's access bit. The slot stays; see [`SwapSpace::release_after_swap_in`].
+    pub fn read(&mut self, page: PageId) -> Result<SwapDevice> {
+        let Some(device) = self.slot_of(page) else {
+            return Err(self.violation(page, "swapped in but held by no device"));
+        };
+        if device == SwapDevice::Nvm {
+            self.slots.nvm.touch(page);
+        }
+        self.ensure(page);
+        self.slots.accessed[page as usize] = true;
+        self.slots.record(page, device, IoOp::Read, IoCause::SwapIn);
+        Ok(device)
+    }
+
+    /// After a swap-in from NVM or flash: free the slot unless slots are kept.
+    pub fn release_after_swap_in(&mut self, page: PageId) {
+        if !self.slots.keep_slots {
+            self.free(page);
+        }
+    }
+
+    /// Release `page`'s slot, if any, without I/O (the page was swapped in and its copy
+    /// is dropped, or its process died).
+    pub fn free(&mut self, page: PageId) {
+        match self.slot_of(page) {
+            None => return,
+            Some(SwapDevice::Nvm) => self.slots.nvm.remove(page),
+            Some(SwapDevice::Flash) => self.slots.flash_used -= 1,
+            Some(SwapDevice::Zram) => self.pool_remove(page),
+        }
+        self.pages.set_slot(page, None);
+    }
+
+    /// Forget everything about `page` (its process died): slot freed, access history
+    /// cleared.
+    pub fn discard(&mut self, page: PageId) {
+        self.free(page);
+        if let Some(bit) = self.slots.accessed.get_mut(page as usize) {
+            *bit = false;
+        }
+    }
+
+    /// Compress `page`, which has no slot, into the zram pool. `false` (and nothing done)
+    /// when it does not fit.
+    pub fn zram_store(&mut self, page: PageId, now_ns: u64) -> Result<bool> {
+        self.check_no_slot(page)?;
+        let owner = self.pages.owner(page);
+        let pool = &mut self.slots.pool;
+        let size = pool.size_of(page);
+        if pool.used_bytes + size > pool.capacity_bytes {
+            return Ok(false);
+        }
+        pool.used_bytes += size;
+        let list = if pool.is_huge(page) {
+            &mut pool.huge
+        } else {
+            &mut pool.normal
+        };
+        pool.links.push_front(list, page);
+        crate::core::ensure_index(&mut pool.stored_at, page, 0);
+        pool.stored_at[page as usize] = now_ns;
+        if owner != NO_OWNER {
+            crate::core::ensure_index(&mut pool.owner_pages, owner, 0);
+            pool.owner_pages[owner as usize] += 1;
+        }
+        self.set_new_slot(page, SwapDevice::Zram);
+        self.slots
+            .record(page, SwapDevice::Zram, IoOp::Write, IoCause::SwapOut);
+        Ok(true)
+    }
+
+    fn pool_remove(&mut self, page: PageId) {
+        let owner = self.pages.owner(page);
+        let pool = &mut self.slots.pool;
+        pool.used_bytes -= pool.size_of(page);
+        let list = if pool.is_huge(page) {
+            &mut pool.huge
+        } else {
+            &mut pool.normal
+        };
+        pool.links.remove(list, page);
+        if let Some(count) = pool.owner_pages.get_mut(owner as usize) {
+            *count = count.saturating_sub(1);
+        }
+    }
+
+    /// Write a zram pool page back to a new flash slot: decompress it, write the page.
+    pub fn writeback(&mut self, page: PageId) -> Result<()> {
+        if self.slot_of(page) != Some(SwapDevice::Zram) {
+            return Err(self.violation(page, "written back but not in the zram pool"));
+        }
+        self.slots
+            .record(page, SwapDevice::Zram, IoOp::Read, IoCause::Writeback);
+        self.free(page);
+        self.write_flash(page, IoCause::Writeback)?;
+        self.slots.counts.writebacks += 1;
+        Ok(())
+    }
+}
+
+/// Where swapped pages go and how they move between devices: the swap mechanism, one
+/// implementation per architecture (`mm::swap::ARCHITECTURES`).
+///
+/// Contracts:
+/// - [`Architecture::swap_out`] is called for a page leaving DRAM whose data is not in
+///   swap: it has no slot, or (with slots kept on swap-in) a stale slot on NVM or flash.
+///   It MUST either leave the page with exactly one slot holding its data and return
+///   `true`, or change nothing about the page and return `false` (no room: the memory
+///   keeps the page and the machine falls back to the low-memory killer). It may move
+///   other pages (demotions, writebacks).
+/// - [`Architecture::swap_in`] is called for a page that has a slot. It MUST read the
+///   page from the device holding it (once, with [`SwapSpace::read`]) and return that
+///   device; it may then move or free the page's slot.
+/// - Neither may panic, whatever the sequence of calls.
+pub trait Architecture: Send {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+
+    /// `false` when there is no swap at all: memory pressure goes to the low-memory
+    /// killer.
+    fn swaps(&self) -> bool {
+        true
+    }
+
+    fn swap_out(&mut self, space: &mut SwapSpace<'_>, page: PageId, now_ns: u64)
+        -> Result<bool>;
+
+    fn swap_in(&mut self, space: &mut SwapSpace<'_>, page: PageId) -> Result<SwapDevice>;
+}
+
+/// Flash-only swap: a swap area on the phone's storage, what a kernel with one swap
+/// partition or file has.
+///
+/// ```text
+/// swap_out(p):  if p has a (stale) flash slot: write p to it   (slots kept on swap-in)
+///               else: write p to a new flash slot
+/// swap_in(p):   read p from flash; free the slot unless slots are kept
+/// ```
+pub struct FlashOnly;
+
+impl Architecture for FlashOnly {
+    fn name(&self) -> &'static str {
+        "flash"
+    }
+
+    fn swap_out(&mut self, space: &mut SwapSpace<'_>, page: PageId, _: u64) -> Result<bool> {
+        match space.slot_of(page) {
+            Some(_) => space.rewrite(page)?,
+            None => space.write_flash(page, IoCause::SwapOut)?,
+        }
+        Ok(true)
+    }
+
+    fn swap_in(&mut self, space: &mut SwapSpace<'_>, page: PageId) -> Result<SwapDevice> {
+        read_and_release(space, page)
+    }
+}
+
+/// Read `page` back from the device holding it, then free its slot unless slots are kept.
+pub fn read_and_release(space: &mut SwapSpace<'_>, page: PageId) -> Result<SwapDevice> {
+    let device = space.read(page)?;
+    space.release_after_swap_in(page);
+    Ok(device)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn space(nvm: usize, order: NvmOrder) -> SwapSpace {
-        let mut s = SwapSpace::new(nvm, order, 4, &ZramSwap::default(), true, 0);
+    /// Devices with NVM of `nvm` slots and a pool of 4 pages, slots kept on swap-in,
+    /// with their page table.
+    fn devices(nvm: usize, order: NvmOrder) -> (SwapSlots, PageTable) {
+        let mut s = SwapSlots::new(nvm, order, 4, &ZramSwap::default(), true, 0);
         s.enable_log();
-        s
+        (s, PageTable::default())
     }
 
     #[test]
     fn real_sizes_replace_the_fixed_ratio_for_the_pages_they_know() {
         // Pool of 4 pages (16 KiB). Page 0: same-filled (0 bytes), page 1: 1000 bytes,
         // page 2: huge (a whole page), page 3 unknown (the fixed compressed size).
-        let mut s = space(0, NvmOrder::Lru);
+        let (mut d, mut pages) = devices(0, NvmOrder::Lru);
+        let mut s = d.space(&mut pages);
         s.set_zram_sizes(vec![0, 1000, PAGE_BYTES as u32, UNKNOWN_SIZE]);
         for page in 0..4 {
             assert!(s.zram_store(page, 0).unwrap());
@@ -757,7 +815,8 @@ mod tests {
     fn clock_demotes_the_first_clear_bit_from_the_hand() {
         // NVM of 2 slots. 1 and 2 enter with clear bits; 1 is read (bit set); 3 needs room:
         // the hand clears 1's bit and demotes 2; 3 takes 2's frame, the hand moves past it.
-        let mut s = space(2, NvmOrder::Clock);
+        let (mut d, mut pages) = devices(2, NvmOrder::Clock);
+        let mut s = d.space(&mut pages);
         for page in [1, 2] {
             assert!(s.admit_nvm(page, IoCause::SwapOut).unwrap());
         }
@@ -798,7 +857,8 @@ mod tests {
     #[test]
     fn lru_demotes_the_least_recently_used_slot() {
         // 1 then 2 enter; reading 1 makes 2 the least recent: 3 pushes 2 down.
-        let mut s = space(2, NvmOrder::Lru);
+        let (mut d, mut pages) = devices(2, NvmOrder::Lru);
+        let mut s = d.space(&mut pages);
         s.admit_nvm(1, IoCause::SwapOut).unwrap();
         s.admit_nvm(2, IoCause::SwapOut).unwrap();
         s.read(1).unwrap();
@@ -811,7 +871,8 @@ mod tests {
 
     #[test]
     fn a_page_never_takes_a_second_slot() {
-        let mut s = space(2, NvmOrder::Clock);
+        let (mut d, mut pages) = devices(2, NvmOrder::Clock);
+        let mut s = d.space(&mut pages);
         s.write_flash(5, IoCause::SwapOut).unwrap();
         let err = s.admit_nvm(5, IoCause::SwapOut).unwrap_err();
         assert!(err.to_string().contains("two places"), "{err}");
@@ -822,7 +883,8 @@ mod tests {
 
     #[test]
     fn zero_nvm_admits_nothing() {
-        let mut s = space(0, NvmOrder::Clock);
+        let (mut d, mut pages) = devices(0, NvmOrder::Clock);
+        let mut s = d.space(&mut pages);
         assert!(!s.admit_nvm(1, IoCause::SwapOut).unwrap());
         assert_eq!(s.slot_of(1), None);
         assert!(s.take_log().is_empty());
@@ -832,7 +894,8 @@ mod tests {
     fn zram_pool_counts_compressed_bytes() {
         // Pool of 4 pages = 16384 bytes; compressible pages take 1639 bytes, incompressible
         // ones 4096.
-        let mut s = space(0, NvmOrder::Clock);
+        let (mut d, mut pages) = devices(0, NvmOrder::Clock);
+        let mut s = d.space(&mut pages);
         let mut stored = 0;
         let mut page = 0;
         while s.zram_store(page, 0).unwrap() {
