@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::kinds::{Kind, KINDS};
+use super::sweep::Grid;
 use crate::report::ExperimentReport;
 use crate::{Error, Result};
 
@@ -72,14 +73,18 @@ pub struct Header {
 pub trait KindParams:
     DeserializeOwned + Serialize + std::fmt::Debug + Send + Sync + 'static
 {
+    /// One run of a file of the kind, as the grid the sweep runner runs.
+    type Grid<'a>: Grid
+    where
+        Self: 'a;
     /// Check the values; the message names the key.
     fn validate(&self, origin: &str) -> Result<()>;
     /// Make relative paths relative to `base` (the file's folder).
     fn resolve_paths(&mut self, _base: &Path) {}
-    /// One run with `context.seed`, named and titled by `header`; the paper analysis of
-    /// `header.reproduces` is applied when it is set. The report's `seeds` are the seeds
-    /// its synthetic workloads ran with (none: it read only real files).
-    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport>;
+    /// The run with `context.seed` (its workloads made, its files found), named and
+    /// titled by `header`; [`super::sweep::run`] runs it and applies the paper analysis
+    /// when `header.reproduces` is set.
+    fn grid<'a>(&'a self, header: &Header, context: &Context) -> Result<Self::Grid<'a>>;
     /// The seed of a run when the file sets no `seeds`.
     fn default_seed(&self) -> u64 {
         1
@@ -102,7 +107,7 @@ pub trait Experiment: std::fmt::Debug + Send + Sync {
 
 impl<P: KindParams> Experiment for P {
     fn run_once(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
-        self.run(header, context)
+        super::sweep::run(&self.grid(header, context)?, header, context)
     }
     fn default_seed(&self) -> u64 {
         KindParams::default_seed(self)

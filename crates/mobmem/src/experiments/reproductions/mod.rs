@@ -121,6 +121,17 @@ pub fn reduction_claim(
     Claim::value(id, claim, paper_percent, measured_percent, "%")
 }
 
+/// The report of one run, with seed 1, of `params` under the header of the shipped
+/// reproduction `name`. For the kinds' tests.
+#[cfg(test)]
+pub(crate) fn run_shipped(
+    name: &str,
+    params: &impl crate::experiments::file::Experiment,
+) -> crate::report::ExperimentReport {
+    let header = find(name).unwrap().experiment().unwrap().header;
+    crate::experiments::kinds::with_seed(1, |context| params.run_once(&header, context).unwrap())
+}
+
 /// Checks every reproduction's report should pass: each claim's explanation template
 /// and each finding names only evidence it has (no `{name}` is left once filled in), and
 /// every report figure the paper-figure list names exists.
