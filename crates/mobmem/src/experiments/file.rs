@@ -117,6 +117,33 @@ impl<P: KindParams> Experiment for P {
     }
 }
 
+/// The error of a bad value of key `key` in the file `origin` ("key `KEY`: MESSAGE"), for
+/// [`KindParams::validate`].
+pub fn bad_key<T>(origin: &str, key: &str, message: impl std::fmt::Display) -> Result<T> {
+    Err(at_key(origin, key)(message))
+}
+
+/// For `map_err`: an error of key `key` in the file `origin`, saying what went wrong.
+pub fn at_key<'a, E: std::fmt::Display>(origin: &'a str, key: &'a str) -> impl Fn(E) -> Error + 'a {
+    move |e| Error::config(origin, format!("key `{key}`: {e}"))
+}
+
+/// For `map_err`: an error in the table `[table]` of the file `origin`.
+pub fn in_table<'a, E: std::fmt::Display>(
+    origin: &'a str,
+    table: &'a str,
+) -> impl Fn(E) -> Error + 'a {
+    move |e| Error::config(origin, format!("[{table}]: {e}"))
+}
+
+/// Check that no name of the list under `key` is given twice.
+pub fn distinct(origin: &str, key: &str, names: &[String]) -> Result<()> {
+    match (names.iter().enumerate()).find(|(i, name)| names[..*i].contains(name)) {
+        Some((_, name)) => bad_key(origin, key, format!("'{name}' is listed twice")),
+        None => Ok(()),
+    }
+}
+
 /// Read a kind's keys (`table`: the file less its header) as `P`: unknown keys are errors
 /// naming them, then the values are validated. For [`Kind::parse`].
 pub fn parse_params<P: KindParams>(
@@ -144,10 +171,11 @@ fn take_string(table: &mut toml::Table, key: &str, origin: &str) -> Result<Optio
     match table.remove(key) {
         None => Ok(None),
         Some(toml::Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(Error::config(
+        Some(other) => bad_key(
             origin,
-            format!("key `{key}`: expected a string, got {}", other.type_str()),
-        )),
+            key,
+            format!("expected a string, got {}", other.type_str()),
+        ),
     }
 }
 
@@ -166,9 +194,7 @@ impl ExperimentFile {
         let kind_name = take_string(&mut table, "kind", origin)?;
         let kind: &'static Kind = match &kind_name {
             None => &KINDS[0],
-            Some(name) => KINDS
-                .find(name)
-                .map_err(|e| Error::config(origin, format!("key `kind`: {e}")))?,
+            Some(name) => KINDS.find(name).map_err(at_key(origin, "kind"))?,
         };
         let name = take_string(&mut table, "name", origin)?
             .ok_or_else(|| Error::config(origin, "missing key `name`"))?;

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::file::{Context, Header};
-use crate::report::{Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table};
+use crate::report::{Analysis, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table};
 use crate::Result;
 
 /// One run of an experiment file as a grid of independent points.
@@ -85,6 +85,26 @@ pub struct Analyzed {
 }
 
 impl Analyzed {
+    /// A kind's analysis: its figures, claims and notes, and with `paper` the findings
+    /// and the paper's figure list `paper_part` gives (computed only then).
+    pub fn of(
+        (figures, claims, notes): Analysis,
+        paper: bool,
+        paper_part: impl FnOnce() -> (Vec<Finding>, Vec<PaperFigure>),
+    ) -> Self {
+        if !paper {
+            return Analyzed::shown(figures, notes);
+        }
+        let (findings, paper_figures) = paper_part();
+        Analyzed {
+            figures,
+            notes,
+            claims,
+            findings,
+            paper_figures,
+        }
+    }
+
     /// Figures and notes alone.
     pub fn shown(figures: Vec<Figure>, notes: Vec<String>) -> Self {
         Analyzed {

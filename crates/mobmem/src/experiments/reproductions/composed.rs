@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use std::path::{Path, PathBuf};
 
-use crate::experiments::file::{Context, Experiment, Header, KindParams};
+use crate::experiments::file::{at_key, bad_key, Context, Experiment, Header, KindParams};
 use crate::experiments::sweep::{self, Analyzed, Grid};
 use crate::mm::phone::{self, Choice, PhoneConfig, PhoneMetrics, SLOTS};
 use crate::report::table::filter;
@@ -62,13 +62,14 @@ pub struct Params {
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
         if self.phones.is_empty() && self.phone_files.is_empty() {
-            return Err(Error::config(
+            return bad_key(
                 origin,
-                "key `phones`: give at least one phone (`phones` or `phone_files`)",
-            ));
+                "phones",
+                "give at least one phone (`phones` or `phone_files`)",
+            );
         }
         for name in &self.phones {
-            shipped_phone(name).map_err(|e| Error::config(origin, format!("key `phones`: {e}")))?;
+            shipped_phone(name).map_err(at_key(origin, "phones"))?;
         }
         Ok(())
     }

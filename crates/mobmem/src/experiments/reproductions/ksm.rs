@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
-use crate::experiments::file::{Header, KindParams};
+use crate::experiments::file::{bad_key, Header, KindParams};
 use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::dedup::impact::{self, AppImpact, ImpactConfig};
 use crate::mm::dedup::presets::AndroidConfig;
@@ -27,7 +27,7 @@ use crate::mm::dedup::{
 use crate::report::claims::people;
 use crate::report::table::filter;
 use crate::report::{format_number, Analysis, Claim, Figure, Finding, PaperFigure, Row, Table};
-use crate::{Error, Result};
+use crate::Result;
 
 /// "Saturated": within this share of the largest saving of the sweep.
 const SATURATION: f64 = 0.95;
@@ -88,41 +88,46 @@ impl Default for Params {
 
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |key: &str, message: String| {
-            Err(Error::config(origin, format!("key `{key}`: {message}")))
-        };
         let increasing = |v: &[u32]| v.windows(2).all(|w| w[0] < w[1]) && v.first() != Some(&0);
         if self.pages_to_scan.len() < 2 || !increasing(&self.pages_to_scan) {
-            return bad(
+            return bad_key(
+                origin,
                 "pages_to_scan",
-                "needs at least two values > 0, in increasing order".into(),
+                "needs at least two values > 0, in increasing order",
             );
         }
         if self.sleep_ms.is_empty() || !increasing(&self.sleep_ms) {
-            return bad(
+            return bad_key(
+                origin,
                 "sleep_ms",
-                "needs at least one value > 0, in increasing order".into(),
+                "needs at least one value > 0, in increasing order",
             );
         }
         if self.chosen.contains(&0) {
-            return bad(
+            return bad_key(
+                origin,
                 "chosen",
-                "pages_to_scan and sleep_millisecs must be > 0".into(),
+                "pages_to_scan and sleep_millisecs must be > 0",
             );
         }
         if !(1..=10_000).contains(&self.hz) {
-            return bad("hz", format!("{} must be from 1 to 10000", self.hz));
+            return bad_key(origin, "hz", format!("{} must be from 1 to 10000", self.hz));
         }
         for (key, ms) in [
             ("duration_ms", self.duration_ms),
             ("sleep_duration_ms", self.sleep_duration_ms),
         ] {
             if ms == 0 || ms > 86_400_000 {
-                return bad(key, format!("{ms} must be from 1 to 86400000 (a day)"));
+                return bad_key(
+                    origin,
+                    key,
+                    format!("{ms} must be from 1 to 86400000 (a day)"),
+                );
             }
         }
         if self.sample_ms == 0 || self.sample_ms > self.duration_ms {
-            return bad(
+            return bad_key(
+                origin,
                 "sample_ms",
                 format!("{} must be from 1 to duration_ms", self.sample_ms),
             );
@@ -130,7 +135,8 @@ impl KindParams for Params {
         let [low, high] = self.apps_memory_mb;
         let device_mb = self.impact.memory_pages / 256;
         if low > high || high > device_mb {
-            return bad(
+            return bad_key(
+                origin,
                 "apps_memory_mb",
                 format!(
                     "[{low}, {high}]: lowest first, at most the device's {device_mb} MB \
@@ -139,7 +145,7 @@ impl KindParams for Params {
             );
         }
         if self.apps_memory_step_mb == 0 {
-            return bad("apps_memory_step_mb", "must be at least 1".into());
+            return bad_key(origin, "apps_memory_step_mb", "must be at least 1");
         }
         Ok(())
     }
@@ -184,76 +190,79 @@ fn base_params(grid: &Params) -> KsmParams {
 }
 
 fn points(grid: &Params) -> Vec<Point> {
-    let mut v = vec![Point {
-        sweep: "baseline",
-        series: "KSM off".into(),
-        params: base_params(grid),
-        on: false,
-        duration_ms: grid.duration_ms,
-    }];
+    let point = |sweep, series: String, params, on| Point {
+        sweep,
+        series,
+        params,
+        on,
+        duration_ms: if sweep == "sleep_millisecs" {
+            grid.sleep_duration_ms
+        } else {
+            grid.duration_ms
+        },
+    };
+    let base = base_params(grid);
+    let mut v = vec![point("baseline", "KSM off".into(), base.clone(), false)];
     for &p in &grid.pages_to_scan {
-        v.push(Point {
-            sweep: "pages_to_scan",
-            series: format!("pages_to_scan {p}"),
-            params: KsmParams {
-                pages_to_scan: p,
-                sleep_millisecs: 20,
-                ..base_params(grid)
-            },
-            on: true,
-            duration_ms: grid.duration_ms,
-        });
+        let params = KsmParams {
+            pages_to_scan: p,
+            sleep_millisecs: 20,
+            ..base.clone()
+        };
+        v.push(point(
+            "pages_to_scan",
+            format!("pages_to_scan {p}"),
+            params,
+            true,
+        ));
     }
     for &s in &grid.sleep_ms {
-        v.push(Point {
-            sweep: "sleep_millisecs",
-            series: format!("sleep {s} ms"),
-            params: KsmParams {
-                pages_to_scan: 100,
-                sleep_millisecs: s,
-                ..base_params(grid)
-            },
-            on: true,
-            duration_ms: grid.sleep_duration_ms,
-        });
+        let params = KsmParams {
+            pages_to_scan: 100,
+            sleep_millisecs: s,
+            ..base.clone()
+        };
+        v.push(point(
+            "sleep_millisecs",
+            format!("sleep {s} ms"),
+            params,
+            true,
+        ));
     }
-    v.push(Point {
-        sweep: "modern",
-        series: "advisor scan-time".into(),
-        params: KsmParams {
-            advisor_mode: AdvisorMode::ScanTime,
-            ..base_params(grid)
-        },
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
-    v.push(Point {
-        sweep: "modern",
-        series: "smart_scan".into(),
-        params: KsmParams {
-            smart_scan: true,
-            ..base_params(grid)
-        },
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
-    v.push(Point {
-        sweep: "modern",
-        series: "checksum-first order".into(),
-        params: KsmParams {
-            merge_order: MergeOrder::ChecksumFirst,
-            ..base_params(grid)
-        },
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
-    v.push(Point {
-        sweep: "modern",
-        series: "default 100/20".into(),
-        params: base_params(grid),
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
+    let modern = [
+        (
+            "advisor scan-time",
+            KsmParams {
+                advisor_mode: AdvisorMode::ScanTime,
+                ..base.clone()
+            },
+        ),
+        (
+            "smart_scan",
+            KsmParams {
+                smart_scan: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "checksum-first order",
+            KsmParams {
+                merge_order: MergeOrder::ChecksumFirst,
+                ..base.clone()
+            },
+        ),
+        ("default 100/20", base.clone()),
+    ];
+    for (series, params) in modern {
+        v.push(point("modern", series.into(), params, true));
+    }
+    let chosen = KsmParams {
+        pages_to_scan: grid.chosen[0],
+        sleep_millisecs: grid.chosen[1],
+        ..base
+    };
+    let series = format!("KSM {}/{}", grid.chosen[0], grid.chosen[1]);
+    v.push(point("chosen", series, chosen, true));
     v
 }
 
@@ -418,20 +427,7 @@ impl Grid for KsmGrid<'_> {
     ];
 
     fn points(&self) -> Result<Vec<Point>> {
-        let grid = self.grid;
-        let mut all = points(grid);
-        all.push(Point {
-            sweep: "chosen",
-            series: format!("KSM {}/{}", grid.chosen[0], grid.chosen[1]),
-            params: KsmParams {
-                pages_to_scan: grid.chosen[0],
-                sleep_millisecs: grid.chosen[1],
-                ..base_params(grid)
-            },
-            on: true,
-            duration_ms: grid.duration_ms,
-        });
-        Ok(all)
+        Ok(points(self.grid))
     }
 
     fn run_point(&self, p: &Point) -> Result<KsmOutput> {
@@ -538,17 +534,11 @@ impl Grid for KsmGrid<'_> {
     }
 
     fn analyze(&self, table: &Table, _: &[(Point, KsmOutput)], paper: bool) -> Result<Analyzed> {
-        let (figures, claims, notes) = analyze(table, &self.pop, &self.grid.impact, self.grid);
-        if !paper {
-            return Ok(Analyzed::shown(figures, notes));
-        }
-        Ok(Analyzed {
-            figures,
-            notes,
-            claims,
-            findings: findings(table, self.grid),
-            paper_figures: paper_figures(),
-        })
+        Ok(Analyzed::of(
+            analyze(table, &self.pop, &self.grid.impact, self.grid),
+            paper,
+            || (findings(table, self.grid), paper_figures()),
+        ))
     }
 
     fn seeds(&self, _: &[(Point, KsmOutput)]) -> Vec<u64> {

@@ -29,40 +29,45 @@ pub struct Reproduction {
 
 crate::named_entry!(Reproduction);
 
+/// A reproduction shipped as `experiments/NAME.toml`, embedded.
+macro_rules! shipped {
+    ($name:literal, $summary:literal) => {
+        Reproduction {
+            name: $name,
+            summary: $summary,
+            file: include_str!(concat!("../../../../../experiments/", $name, ".toml")),
+        }
+    };
+}
+
 /// Every reproduction, in the order `reproduce all` runs them.
 pub static REPRODUCTIONS: Registry<Reproduction> = Registry::new(
     "reproduction",
     &[
-    Reproduction {
-        name: "hybrid-cache",
-        summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
-        file: include_str!("../../../../../experiments/hybrid-cache.toml"),
-    },
-    Reproduction {
-        name: "multi-swap",
-        summary: "multi-swap architectures with NVM + flash swap devices (Bahn, Kim, JIIBC 2023)",
-        file: include_str!("../../../../../experiments/multi-swap.toml"),
-    },
-    Reproduction {
-        name: "page-protection",
-        summary: "framework-assisted selective protection of interactive pages from reclaim (FMP; Kim, SNU 2016)",
-        file: include_str!("../../../../../experiments/page-protection.toml"),
-    },
-    Reproduction {
-        name: "selective-page-cache",
-        summary: "selective page cache and selective compression on a compressed flash file system (Song, Cha, KIISE)",
-        file: include_str!("../../../../../experiments/selective-page-cache.toml"),
-    },
-    Reproduction {
-        name: "ksm",
-        summary: "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)",
-        file: include_str!("../../../../../experiments/ksm.toml"),
-    },
-    Reproduction {
-        name: "composed",
-        summary: "all five techniques on one simulated phone: each technique alone, all on, and all on but one",
-        file: include_str!("../../../../../experiments/composed.toml"),
-    },
+        shipped!(
+            "hybrid-cache",
+            "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)"
+        ),
+        shipped!(
+            "multi-swap",
+            "multi-swap architectures with NVM + flash swap devices (Bahn, Kim, JIIBC 2023)"
+        ),
+        shipped!(
+            "page-protection",
+            "framework-assisted selective protection of interactive pages from reclaim (FMP; Kim, SNU 2016)"
+        ),
+        shipped!(
+            "selective-page-cache",
+            "selective page cache and selective compression on a compressed flash file system (Song, Cha, KIISE)"
+        ),
+        shipped!(
+            "ksm",
+            "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)"
+        ),
+        shipped!(
+            "composed",
+            "all five techniques on one simulated phone: each technique alone, all on, and all on but one"
+        ),
     ],
 );
 

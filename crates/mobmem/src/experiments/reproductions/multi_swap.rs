@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
-use crate::experiments::file::{Header, KindParams};
+use crate::experiments::file::{at_key, bad_key, distinct, in_table, Header, KindParams};
 use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::swap::find_architecture;
 use crate::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};
@@ -72,18 +72,15 @@ impl Default for Params {
 
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |key: &str, message: String| {
-            Err(Error::config(origin, format!("key `{key}`: {message}")))
-        };
         for (key, names, nvm) in [
             ("nvm_architectures", &self.nvm_architectures, true),
             ("architectures", &self.architectures, false),
         ] {
-            for (i, name) in names.iter().enumerate() {
-                let info = find_architecture(name)
-                    .map_err(|e| Error::config(origin, format!("key `{key}`: {e}")))?;
+            for name in names {
+                let info = find_architecture(name).map_err(at_key(origin, key))?;
                 if info.uses_nvm != nvm {
-                    return bad(
+                    return bad_key(
+                        origin,
                         key,
                         format!(
                             "'{name}' {} an NVM device; list it under `{}`",
@@ -96,39 +93,39 @@ impl KindParams for Params {
                         ),
                     );
                 }
-                if names[..i].contains(name) {
-                    return bad(key, format!("'{name}' is listed twice"));
-                }
             }
+            distinct(origin, key, names)?;
         }
         if self.architectures.is_empty() && self.nvm_architectures.is_empty() {
-            return bad(
+            return bad_key(
+                origin,
                 "architectures",
-                "no architecture to run (both lists are empty)".into(),
+                "no architecture to run (both lists are empty)",
             );
         }
         if !self.nvm_architectures.is_empty() && self.nvm_percent.is_empty() {
-            return bad(
+            return bad_key(
+                origin,
                 "nvm_percent",
-                "empty, but `nvm_architectures` need NVM sizes".into(),
+                "empty, but `nvm_architectures` need NVM sizes",
             );
         }
         for (i, &x) in self.nvm_percent.iter().enumerate() {
             if !(x.is_finite() && x > 0.0) {
-                return bad("nvm_percent", format!("{x} must be > 0"));
+                return bad_key(origin, "nvm_percent", format!("{x} must be > 0"));
             }
             if i > 0 && x <= self.nvm_percent[i - 1] {
-                return bad("nvm_percent", "sizes must be in increasing order".into());
+                return bad_key(origin, "nvm_percent", "sizes must be in increasing order");
             }
         }
         if !(self.launch_nvm_percent.is_finite() && self.launch_nvm_percent > 0.0) {
-            return bad(
+            return bad_key(
+                origin,
                 "launch_nvm_percent",
                 format!("{} must be > 0", self.launch_nvm_percent),
             );
         }
-        crate::workload::Params::validate(&self.workload)
-            .map_err(|e| Error::config(origin, format!("[workload]: {e}")))?;
+        crate::workload::Params::validate(&self.workload).map_err(in_table(origin, "workload"))?;
         // The swap configuration as each listed architecture runs it (zram's pool must fit
         // in DRAM, for one).
         for name in self.architectures.iter().chain(&self.nvm_architectures) {
@@ -277,17 +274,9 @@ impl<'a> Grid for SwapGrid<'a> {
         _: &[(SwapPoint, (usize, SwapMetrics))],
         paper: bool,
     ) -> Result<Analyzed> {
-        let (figures, claims, notes) = analyze(table, self.params);
-        if !paper {
-            return Ok(Analyzed::shown(figures, notes));
-        }
-        Ok(Analyzed {
-            figures,
-            notes,
-            claims,
-            findings: findings(table, self.params),
-            paper_figures: paper_figures(),
-        })
+        Ok(Analyzed::of(analyze(table, self.params), paper, || {
+            (findings(table, self.params), paper_figures())
+        }))
     }
 
     fn seeds(&self, _: &[(SwapPoint, (usize, SwapMetrics))]) -> Vec<u64> {

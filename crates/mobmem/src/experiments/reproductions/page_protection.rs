@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
-use crate::experiments::file::{Header, KindParams};
+use crate::experiments::file::{at_key, bad_key, distinct, in_table, Header, KindParams};
 use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::reclaim::policy::{LumpyGating, LumpyUnmovable};
 use crate::mm::reclaim::{
@@ -70,33 +70,29 @@ impl Default for Params {
 
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |key: &str, message: String| {
-            Err(Error::config(origin, format!("key `{key}`: {message}")))
-        };
         for (key, names) in [
             ("policies", &self.policies),
             ("kernel_34_policies", &self.kernel_34_policies),
         ] {
-            for (i, name) in names.iter().enumerate() {
-                reclaim::POLICIES
-                    .find(name)
-                    .map_err(|e| Error::config(origin, format!("key `{key}`: {e}")))?;
-                if names[..i].contains(name) {
-                    return bad(key, format!("'{name}' is listed twice"));
-                }
+            for name in names {
+                reclaim::POLICIES.find(name).map_err(at_key(origin, key))?;
             }
+            distinct(origin, key, names)?;
         }
         if self.policies.is_empty() {
-            return bad("policies", "needs at least one policy".into());
+            return bad_key(origin, "policies", "needs at least one policy");
         }
         if let Some(&mib) = self.memory_mib.iter().find(|&&m| m == 0 || m > (1 << 20)) {
-            return bad("memory_mib", format!("{mib} must be from 1 to 1048576"));
+            return bad_key(
+                origin,
+                "memory_mib",
+                format!("{mib} must be from 1 to 1048576"),
+            );
         }
-        crate::workload::Params::validate(&self.workload)
-            .map_err(|e| Error::config(origin, format!("[workload]: {e}")))?;
+        crate::workload::Params::validate(&self.workload).map_err(in_table(origin, "workload"))?;
         self.reclaim
             .validate()
-            .map_err(|e| Error::config(origin, format!("[reclaim]: {e}")))?;
+            .map_err(in_table(origin, "reclaim"))?;
         Ok(())
     }
 
@@ -283,17 +279,9 @@ impl<'a> Grid for ReclaimGrid<'a> {
         _: &[(ReclaimPoint, ReclaimResult)],
         paper: bool,
     ) -> Result<Analyzed> {
-        let (figures, claims, notes) = analyze(table, self.params);
-        if !paper {
-            return Ok(Analyzed::shown(figures, notes));
-        }
-        Ok(Analyzed {
-            figures,
-            notes,
-            claims,
-            findings: findings(table, self.params),
-            paper_figures: paper_figures(),
-        })
+        Ok(Analyzed::of(analyze(table, self.params), paper, || {
+            (findings(table, self.params), paper_figures())
+        }))
     }
 
     fn seeds(&self, _: &[(ReclaimPoint, ReclaimResult)]) -> Vec<u64> {

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::{reduction_claim, Context};
 use crate::core::stats::Stats;
 use crate::devices::platform::Platform;
-use crate::experiments::file::{Header, KindParams};
+use crate::experiments::file::{at_key, bad_key, distinct, Header, KindParams};
 use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::fs::{
     read_file_by_page, read_twice, store_file_policies, Codec, PageCacheState, ReadCost, ReadPath,
@@ -90,28 +90,21 @@ impl Default for Params {
 
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |key: &str, message: String| {
-            Err(Error::config(origin, format!("key `{key}`: {message}")))
-        };
         for (key, names) in [("platforms", &self.platforms), ("schemes", &self.schemes)] {
             if names.is_empty() {
-                return bad(key, "needs at least one name".into());
+                return bad_key(origin, key, "needs at least one name");
             }
-            for (i, name) in names.iter().enumerate() {
-                if names[..i].contains(name) {
-                    return bad(key, format!("'{name}' is listed twice"));
-                }
-            }
+            distinct(origin, key, names)?;
         }
         for name in &self.platforms {
-            Platform::named(name)
-                .map_err(|e| Error::config(origin, format!("key `platforms`: {e}")))?;
+            Platform::named(name).map_err(at_key(origin, "platforms"))?;
         }
         let known = schemes();
         for name in &self.schemes {
             if !known.iter().any(|(n, _, _)| n == name) {
                 let names: Vec<&str> = known.iter().map(|(n, _, _)| *n).collect();
-                return bad(
+                return bad_key(
+                    origin,
                     "schemes",
                     format!("unknown scheme '{name}' (known: {})", names.join(", ")),
                 );
@@ -446,10 +439,10 @@ impl Grid for FsGrid<'_> {
         runs: &[(FsPoint, (Vec<Row>, Option<f64>))],
         paper: bool,
     ) -> Result<Analyzed> {
-        let (figures, claims, mut notes) = analyze(table);
+        let mut analysis = analyze(table);
         let window_ms = runs.iter().find_map(|(_, (_, w))| *w);
         if let (Some(window), Ok(board)) = (window_ms, Platform::named(PAPER_PLATFORM)) {
-            notes.push(format!(
+            analysis.2.push(format!(
                 "Power over time (the paper's Fig. 5): each page of the read is priced alone by the read-path \
 model, its energy over its time being the power drawn meanwhile, and averaged over windows of {} ms. \
 After a read ends the system draws the board's base power ({} W, the profile's assumption), as the \
@@ -458,16 +451,9 @@ paper's meter went on measuring.",
                 format_number(board.base_w)
             ));
         }
-        if !paper {
-            return Ok(Analyzed::shown(figures, notes));
-        }
-        Ok(Analyzed {
-            figures,
-            notes,
-            claims,
-            findings: findings(table),
-            paper_figures: paper_figures(),
-        })
+        Ok(Analyzed::of(analysis, paper, || {
+            (findings(table), paper_figures())
+        }))
     }
 
     fn seeds(&self, _: &[(FsPoint, (Vec<Row>, Option<f64>))]) -> Vec<u64> {
