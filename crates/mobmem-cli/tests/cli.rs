@@ -58,7 +58,7 @@ fn gen_is_deterministic_and_trace_info_reads_it() {
     let a = dir.path().join("a.mmt");
     let b = dir.path().join("b.mmt");
     for p in [&a, &b] {
-        gen("chrome-push", &p, &["--seed", "7", "--scale", "0.05"]);
+        gen("chrome-push", p, &["--seed", "7", "--scale", "0.05"]);
     }
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     let info: serde_json::Value =

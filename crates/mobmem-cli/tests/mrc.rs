@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{fails, gen, json, mrc, ok, sim};
+use common::{fails, gen, json, mrc, sim};
 
 fn small_trace(dir: &std::path::Path) -> String {
     let path = dir.join("t.mmt");

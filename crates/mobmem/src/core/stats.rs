@@ -222,6 +222,7 @@ mod tests {
         time: f64,
         #[allow(dead_code)]
         name: String,
+        #[allow(dead_code)]
         #[stats(skip)]
         scratch: u64,
         lifetime: Option<f64>,
