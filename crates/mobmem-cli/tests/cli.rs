@@ -5,7 +5,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fails, findings_and_paper_figures, measured, ok, reproduce, verdict};
+use common::{fails, findings_and_paper_figures, gen, measured, ok, reproduce, sim, verdict};
 
 #[test]
 fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
@@ -13,16 +13,7 @@ fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
     let Some(trace) = common::public_trace(test, "arc/OLTP.lis.zst") else {
         return;
     };
-    let out = ok(&[
-        "sim",
-        "--trace",
-        trace.to_str().unwrap(),
-        "--policy",
-        "lru",
-        "--capacity",
-        "1000",
-        "--json",
-    ]);
+    let out = ok(&sim(trace.to_str().unwrap(), "lru", "1000", &["--json"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let (accesses, hits, misses) = (
         v["accesses"].as_u64().unwrap(),
@@ -40,26 +31,10 @@ fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
 
 #[test]
 fn bad_inputs_are_clear_errors() {
-    let err = fails(&[
-        "sim",
-        "--trace",
-        "/nonexistent/t.mmt",
-        "--policy",
-        "lru",
-        "--capacity",
-        "10",
-    ]);
+    let err = fails(&sim("/nonexistent/t.mmt", "lru", "10", &[]));
     assert!(err.contains("/nonexistent/t.mmt"), "{err}");
 
-    let err = fails(&[
-        "sim",
-        "--trace",
-        "x.mmt",
-        "--policy",
-        "nope",
-        "--capacity",
-        "10",
-    ]);
+    let err = fails(&sim("x.mmt", "nope", "10", &[]));
     assert!(err.contains("unknown policy 'nope'"), "{err}");
 
     let err = fails(&["reproduce", "nope"]);
@@ -83,16 +58,7 @@ fn gen_is_deterministic_and_trace_info_reads_it() {
     let a = dir.path().join("a.mmt");
     let b = dir.path().join("b.mmt");
     for p in [&a, &b] {
-        ok(&[
-            "gen",
-            "chrome-push",
-            "--seed",
-            "7",
-            "--scale",
-            "0.05",
-            "--out",
-            p.to_str().unwrap(),
-        ]);
+        gen("chrome-push", p, &["--seed", "7", "--scale", "0.05"]);
     }
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     let info: serde_json::Value =
@@ -260,16 +226,7 @@ fn a_preset_saved_as_toml_generates_the_same_trace() {
     let toml = dir.path().join("switching.toml");
     std::fs::write(&toml, ok(&["gen", "--show", "app-switching"])).unwrap();
     let (a, b) = (dir.path().join("a.mmt"), dir.path().join("b.mmt"));
-    ok(&[
-        "gen",
-        "app-switching",
-        "--scale",
-        "0.02",
-        "--seed",
-        "4",
-        "--out",
-        a.to_str().unwrap(),
-    ]);
+    gen("app-switching", &a, &["--scale", "0.02", "--seed", "4"]);
     ok(&[
         "gen",
         "--config",
@@ -477,16 +434,7 @@ fn reproduce_multi_swap_writes_its_claims_and_figures() {
 fn swap_simulates_a_trace_and_replays_swap_events() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("cycling.mmt");
-    ok(&[
-        "gen",
-        "app-cycling",
-        "--seed",
-        "2",
-        "--scale",
-        "0.2",
-        "--out",
-        trace.to_str().unwrap(),
-    ]);
+    gen("app-cycling", &trace, &["--seed", "2", "--scale", "0.2"]);
     let run = |arch: &str| -> serde_json::Value {
         serde_json::from_str(&ok(&[
             "swap",

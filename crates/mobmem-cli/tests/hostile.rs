@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{fails, json, mobmem, ok};
+use common::{fails, json, mobmem, ok, sim};
 
 /// A CSV trace of 48 distinct pages (anonymous and file), three processes, one of them
 /// in the foreground, 240 accesses.
@@ -63,28 +63,10 @@ fn every_policy_runs_at_capacities_far_beyond_the_trace() {
     let dir = tempfile::tempdir().unwrap();
     let trace = tiny_trace(dir.path());
     for policy in POLICIES {
-        let fitting = json(&[
-            "sim",
-            "--trace",
-            s(&trace),
-            "--policy",
-            policy,
-            "--capacity",
-            "96",
-            "--json",
-        ]);
+        let fitting = json(&sim(s(&trace), policy, "96", &["--json"]));
         for capacity in ["4294967296", "18446744073709551615"] {
             let started = Instant::now();
-            let m = json(&[
-                "sim",
-                "--trace",
-                s(&trace),
-                "--policy",
-                policy,
-                "--capacity",
-                capacity,
-                "--json",
-            ]);
+            let m = json(&sim(s(&trace), policy, capacity, &["--json"]));
             assert!(started.elapsed() < Duration::from_secs(20), "{policy}");
             assert_eq!(m["accesses"], 240, "{policy} at {capacity}");
             let pages = m["dram_pages"].as_u64().unwrap() + m["pcm_pages"].as_u64().unwrap();
@@ -194,31 +176,18 @@ fn negative_numbers_are_refused_as_negative() {
         );
         assert!(!e.contains("unexpected argument"), "{args:?}: {e}");
     }
-    let e = fails(&[
-        "sim",
-        "--trace",
-        s(&trace),
-        "--policy",
-        "lru",
-        "--capacity",
-        "lots",
-    ]);
+    let e = fails(&sim(s(&trace), "lru", "lots", &[]));
     assert!(
         e.contains("must be a non-negative integer, got 'lots'"),
         "{e}"
     );
     // Negative shares reach their own checks, which say what is expected.
-    let e = fails(&[
-        "sim",
-        "--trace",
+    let e = fails(&sim(
         s(&trace),
-        "--policy",
         "app-aware",
-        "--capacity",
         "10",
-        "--dram-fraction",
-        "-0.5",
-    ]);
+        &["--dram-fraction", "-0.5"],
+    ));
     assert!(e.contains("between 0 and 1"), "{e}");
     let e = fails(&["gen", "chrome-push", "--scale", "-2", "--out", "x.mmt"]);
     assert!(e.contains("scale -2 must be > 0"), "{e}");

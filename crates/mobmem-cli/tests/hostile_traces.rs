@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{fails, mobmem, ok};
+use common::{fails, gen, mobmem, ok};
 
 /// A 64-byte `.mmt` header claiming `pages` pages and no records or processes.
 fn claim_mmt(pages: u64) -> Vec<u8> {
@@ -67,14 +67,7 @@ fn header_claims_and_cut_tables_fail_before_any_result() {
     }
     // A whole trace, then the same cut in its process table.
     let whole = dir.path().join("whole.mmt");
-    ok(&[
-        "gen",
-        "app-switching",
-        "--scale",
-        "0.001",
-        "--out",
-        whole.to_str().unwrap(),
-    ]);
+    gen("app-switching", &whole, &["--scale", "0.001"]);
     let bytes = std::fs::read(&whole).unwrap();
     let cut = put(dir.path(), "cut.mmt", &bytes[..bytes.len() - 3]);
     for policy in ["lru", "clock", "arc"] {
@@ -160,14 +153,7 @@ fn ftrace_page_ranges_are_bounded() {
 fn convert_blames_the_input_and_keeps_csv_output_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("t.mmt");
-    ok(&[
-        "gen",
-        "app-switching",
-        "--scale",
-        "0.001",
-        "--out",
-        whole.to_str().unwrap(),
-    ]);
+    gen("app-switching", &whole, &["--scale", "0.001"]);
     let csv = dir.path().join("t.csv");
     ok(&[
         "trace",

@@ -2,18 +2,11 @@
 
 mod common;
 
-use common::{fails, json, ok};
+use common::{fails, gen, json, mrc, sim};
 
 fn small_trace(dir: &std::path::Path) -> String {
     let path = dir.join("t.mmt");
-    ok(&[
-        "gen",
-        "app-switching",
-        "--scale",
-        "0.02",
-        "--out",
-        path.to_str().unwrap(),
-    ]);
+    gen("app-switching", &path, &["--scale", "0.02"]);
     path.to_str().unwrap().to_string()
 }
 
@@ -22,16 +15,16 @@ fn mrc_prints_the_curve_as_json_and_writes_csv_and_svg() {
     let dir = tempfile::tempdir().unwrap();
     let trace = small_trace(dir.path());
     let out = dir.path().join("curve");
-    let curve = json(&[
-        "mrc",
-        "--trace",
+    let curve = json(&mrc(
         &trace,
-        "--capacities",
-        "10%..100%/10",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &[
+            "--capacities",
+            "10%..100%/10",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
     let points = curve.as_array().unwrap();
     assert_eq!(points.len(), 10);
     for p in points {
@@ -45,16 +38,7 @@ fn mrc_prints_the_curve_as_json_and_writes_csv_and_svg() {
     }
     // The same sizes simulated one by one with `sim` give the same hits.
     let capacities: Vec<String> = points.iter().map(|p| p["capacity"].to_string()).collect();
-    let sims = json(&[
-        "sim",
-        "--trace",
-        &trace,
-        "--policy",
-        "lru",
-        "--capacity",
-        &capacities.join(","),
-        "--json",
-    ]);
+    let sims = json(&sim(&trace, "lru", &capacities.join(","), &["--json"]));
     let sims = sims.as_array().unwrap();
     assert_eq!(sims.len(), points.len());
     for (p, s) in points.iter().zip(sims) {
@@ -71,53 +55,26 @@ fn mrc_prints_the_curve_as_json_and_writes_csv_and_svg() {
 fn mrc_of_another_policy_and_sampled_lru() {
     let dir = tempfile::tempdir().unwrap();
     let trace = small_trace(dir.path());
-    let arc = json(&[
-        "mrc",
-        "--trace",
+    let arc = json(&mrc(
         &trace,
-        "--policy",
-        "arc",
-        "--capacities",
-        "50,500",
-        "--json",
-    ]);
+        &["--policy", "arc", "--capacities", "50,500", "--json"],
+    ));
     assert_eq!(arc.as_array().unwrap().len(), 2);
-    let sampled = json(&[
-        "mrc",
-        "--trace",
+    let sampled = json(&mrc(
         &trace,
-        "--capacities",
-        "5%,50%",
-        "--sample",
-        "0.5",
-        "--json",
-    ]);
+        &["--capacities", "5%,50%", "--sample", "0.5", "--json"],
+    ));
     assert_eq!(sampled.as_array().unwrap().len(), 2);
-    let e = fails(&[
-        "mrc",
-        "--trace",
+    let e = fails(&mrc(
         &trace,
-        "--policy",
-        "arc",
-        "--capacities",
-        "50",
-        "--sample",
-        "0.1",
-    ]);
+        &["--policy", "arc", "--capacities", "50", "--sample", "0.1"],
+    ));
     assert!(e.contains("lru only"), "{e}");
     for bad in ["0", "x", "150%x", "10..5/2", "1..2/0"] {
         let e = fails(&["mrc", "--trace", &trace, "--capacities", bad]);
         assert!(e.contains("capacity"), "{bad}: {e}");
     }
-    let e = fails(&[
-        "mrc",
-        "--trace",
-        &trace,
-        "--capacities",
-        "5",
-        "--sample",
-        "1.5",
-    ]);
+    let e = fails(&mrc(&trace, &["--capacities", "5", "--sample", "1.5"]));
     assert!(e.contains("--sample"), "{e}");
 }
 
@@ -153,71 +110,29 @@ fn sim_takes_capacities_in_bytes_on_traces_with_object_sizes() {
             (3, 200),
         ],
     );
-    let one = json(&[
-        "sim",
-        "--trace",
-        &trace,
-        "--policy",
-        "lru",
-        "--capacity",
-        "1000B",
-        "--json",
-    ]);
+    let one = json(&sim(&trace, "lru", "1000B", &["--json"]));
     assert_eq!(one["capacity_bytes"], 1000);
     assert_eq!(one["misses"], 6);
     assert_eq!(one["evictions"], 3);
     assert_eq!(one["too_large"], 1);
     assert_eq!(one["bytes_missed"], 3900);
     // Several sizes: one row each, in order; the same run as alone.
-    let all = json(&[
-        "sim",
-        "--trace",
-        &trace,
-        "--policy",
-        "lru",
-        "--capacity",
-        "1000B,1KiB,1MB",
-        "--json",
-    ]);
+    let all = json(&sim(&trace, "lru", "1000B,1KiB,1MB", &["--json"]));
     let all = all.as_array().unwrap();
     assert_eq!(all.len(), 3);
     assert_eq!(all[0], one);
     assert_eq!(all[1]["capacity_bytes"], 1024);
     assert_eq!(all[2]["misses"], 4, "1 MB holds everything: 4 cold misses");
     // What cannot run by bytes says so.
-    let err = fails(&[
-        "sim",
-        "--trace",
-        &trace,
-        "--policy",
-        "s3fifo",
-        "--capacity",
-        "1MiB",
-    ]);
+    let err = fails(&sim(&trace, "s3fifo", "1MiB", &[]));
     assert!(
         err.contains("cannot run with a capacity in bytes") && err.contains("lru"),
         "{err}"
     );
-    let err = fails(&[
-        "sim",
-        "--trace",
-        &trace,
-        "--policy",
-        "lru",
-        "--capacity",
-        "10,1MiB",
-    ]);
+    let err = fails(&sim(&trace, "lru", "10,1MiB", &[]));
     assert!(err.contains("not both"), "{err}");
     let mmt = small_trace(dir.path());
-    let err = fails(&[
-        "sim",
-        "--trace",
-        &mmt,
-        "--policy",
-        "lru",
-        "--capacity",
-        "1MiB",
-    ]);
+    let err = fails(&sim(&mmt, "lru", "1MiB", &[]));
     assert!(err.contains("object sizes"), "{err}");
 }
 

@@ -6,15 +6,13 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{fails, findings_and_paper_figures, measured, ok, reproduce, run_full, verdict};
+use common::{fails, findings_and_paper_figures, gen, measured, ok, reproduce, run_full, verdict};
 
-fn gen(dir: &Path, name: &str, extra: &[&str]) -> String {
+/// A gallery-usb trace at scale 0.2 in `dir`: its path.
+fn gallery_trace(dir: &Path, name: &str, extra: &[&str]) -> String {
     let path = dir.join(name);
-    let path = path.to_str().unwrap().to_string();
-    let mut args = vec!["gen", "gallery-usb", "--scale", "0.2", "--out", &path];
-    args.extend_from_slice(extra);
-    ok(&args);
-    path
+    gen("gallery-usb", &path, &[&["--scale", "0.2"], extra].concat());
+    path.to_str().unwrap().to_string()
 }
 
 /// CSV output as metric -> policy -> value.
@@ -38,8 +36,8 @@ fn csv(out: &str) -> HashMap<String, HashMap<String, f64>> {
 #[test]
 fn gallery_usb_with_and_without_background_on_every_policy() {
     let dir = tempfile::tempdir().unwrap();
-    let with_io = gen(dir.path(), "io.mmt", &[]);
-    let without_io = gen(dir.path(), "quiet.mmt", &["--no-background"]);
+    let with_io = gallery_trace(dir.path(), "io.mmt", &[]);
+    let without_io = gallery_trace(dir.path(), "quiet.mmt", &["--no-background"]);
 
     // The default table: every policy side by side.
     let table = ok(&["reclaim", "--trace", &with_io]);
@@ -101,7 +99,7 @@ fn gallery_usb_with_and_without_background_on_every_policy() {
 #[test]
 fn reclaim_errors_are_clear() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "t.mmt", &["--no-background"]);
+    let trace = gallery_trace(dir.path(), "t.mmt", &["--no-background"]);
     let e = fails(&["reclaim", "--trace", &trace, "--policy", "stock,lru-9"]);
     assert!(e.contains("unknown reclaim policy 'lru-9'"), "{e}");
     assert!(e.contains("fmp"), "{e}");
@@ -263,7 +261,7 @@ fn gallery_usb_parameters_can_be_shown_edited_and_passed_back() {
 #[test]
 fn policy_in_the_reclaim_config_is_used_unless_policy_is_given() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = gen(dir.path(), "t.mmt", &["--no-background"]);
+    let trace = gallery_trace(dir.path(), "t.mmt", &["--no-background"]);
     let config = dir.path().join("c.toml");
     std::fs::write(&config, "policy = \"memcg-low\"\n").unwrap();
     let config = config.to_str().unwrap();
@@ -307,7 +305,7 @@ fn trace_without_input_events_runs_with_a_note() {
     assert!(table["rt_mean_ms"]["stock"].is_nan());
     assert!(table["major_faults"]["stock"] > 0.0);
     // A trace with inputs gets no note.
-    let gallery = gen(dir.path(), "g.mmt", &["--no-background"]);
+    let gallery = gallery_trace(dir.path(), "g.mmt", &["--no-background"]);
     let (_, err) = run_full(&["reclaim", "--trace", &gallery, "--policy", "stock"]);
     assert!(!err.contains("no input events"), "{err}");
 }
@@ -419,7 +417,7 @@ fn capture_script_reclaim_step_runs_on_generated_traces() {
     let captured = dir.path().join("chromium.mmt");
     let captured = captured.to_str().unwrap();
     ok(&["gen", "chrome-push", "--scale", "0.05", "--out", captured]);
-    let gallery = gen(dir.path(), "gallery-usb.mmt", &[]);
+    let gallery = gallery_trace(dir.path(), "gallery-usb.mmt", &[]);
     let args = [
         "reclaim",
         "--trace",

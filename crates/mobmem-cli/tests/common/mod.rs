@@ -37,6 +37,45 @@ pub fn ok(args: &[&str]) -> String {
     run_full(args).0
 }
 
+/// `head` followed by `extra`: a command line.
+fn args<'a>(head: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    head.iter().chain(extra).copied().collect()
+}
+
+/// `sim --trace TRACE --policy POLICY --capacity CAPACITY`, then `extra`.
+pub fn sim<'a>(
+    trace: &'a str,
+    policy: &'a str,
+    capacity: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    args(
+        &[
+            "sim",
+            "--trace",
+            trace,
+            "--policy",
+            policy,
+            "--capacity",
+            capacity,
+        ],
+        extra,
+    )
+}
+
+/// `mrc --trace TRACE`, then `extra`.
+pub fn mrc<'a>(trace: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    args(&["mrc", "--trace", trace], extra)
+}
+
+/// `mobmem gen PRESET --out OUT` with the options `extra`, which must succeed.
+pub fn gen(preset: &str, out: &Path, extra: &[&str]) {
+    ok(&args(
+        &["gen", preset, "--out", out.to_str().unwrap()],
+        extra,
+    ));
+}
+
 /// Stdout of a run that must succeed, as JSON.
 pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&ok(args)).expect("valid JSON")

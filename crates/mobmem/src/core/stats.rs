@@ -2,7 +2,10 @@
 //! value and every lookup is derived.
 //!
 //! A result type implements [`Stats::visit`], the one place that says which figures it
-//! has, in which order and under which names. Tables, CSV and JSON columns, `--json`
+//! has, in which order and under which names. Most derive it, `#[derive(Stats)]` (crate
+//! `mobmem-derive`): the listing is then the struct's number fields in declaration order,
+//! with attributes for the fields left out, renamed, nested or followed by computed
+//! figures. Tables, CSV and JSON columns, `--json`
 //! output and lookups by name ([`Stats::value`], [`Stats::names`]) all come from it.
 //! Result types nest: a part of a result that is a stats type of its own (the swap
 //! devices' I/O counts, for example) is visited in place with `visitor.nest(part)`, so the
@@ -11,6 +14,8 @@
 //! names too.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+
+pub use mobmem_derive::Stats;
 
 /// Nearest-rank percentile `p` (0 to 100) of sorted values; NaN when there are none.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -43,6 +48,43 @@ impl<F: FnMut(&'static str, f64)> Visitor for F {
     #[inline]
     fn figure(&mut self, name: &'static str, value: f64) {
         self(name, value)
+    }
+}
+
+/// A value a listing reports as one figure: an integer as a counter, an `f64` as a real
+/// figure, an `Option<f64>` as a figure that may be missing. What `#[derive(Stats)]`
+/// lists a field of a number type with.
+pub trait Number {
+    fn list(&self, name: &'static str, visitor: &mut dyn Visitor);
+}
+
+impl Number for u64 {
+    fn list(&self, name: &'static str, visitor: &mut dyn Visitor) {
+        visitor.count(name, *self);
+    }
+}
+
+impl Number for usize {
+    fn list(&self, name: &'static str, visitor: &mut dyn Visitor) {
+        visitor.count(name, *self as u64);
+    }
+}
+
+impl Number for u32 {
+    fn list(&self, name: &'static str, visitor: &mut dyn Visitor) {
+        visitor.count(name, u64::from(*self));
+    }
+}
+
+impl Number for f64 {
+    fn list(&self, name: &'static str, visitor: &mut dyn Visitor) {
+        visitor.figure(name, *self);
+    }
+}
+
+impl Number for Option<f64> {
+    fn list(&self, name: &'static str, visitor: &mut dyn Visitor) {
+        visitor.optional(name, *self);
     }
 }
 
@@ -164,37 +206,61 @@ pub fn check_listing<S: Stats + Default>() -> Result<(), String> {
 mod tests {
     use super::*;
 
-    #[derive(Default)]
+    #[derive(Default, Stats)]
     struct Io {
         reads: u64,
         writes: u64,
     }
 
-    impl Stats for Io {
-        fn visit(&self, v: &mut dyn Visitor) {
-            counts!(v, self; reads, writes);
-        }
-    }
-
-    #[derive(Default)]
+    /// Listed from its fields: a counter, a part in place followed by a figure computed
+    /// from it, a real, one that may be missing; a name and a skipped number left out.
+    #[derive(Default, Stats)]
     struct Run {
         hits: u64,
+        #[stats(nest, then(io_per_hit = (self.io.reads + self.io.writes) as f64 / self.hits as f64))]
         io: Io,
         time: f64,
+        #[allow(dead_code)]
+        name: String,
+        #[allow(dead_code)]
+        #[stats(skip)]
+        scratch: u64,
         lifetime: Option<f64>,
     }
 
-    impl Stats for Run {
-        fn visit(&self, v: &mut dyn Visitor) {
-            counts!(v, self; hits);
-            v.nest(&self.io);
-            v.figure(
-                "io_per_hit",
-                (self.io.reads + self.io.writes) as f64 / self.hits as f64,
-            );
-            reals!(v, self; time);
-            v.optional("lifetime", self.lifetime);
-        }
+    /// Renamed fields, small integers, and figures in place of a skipped field.
+    #[derive(Default, Stats)]
+    struct Renamed {
+        #[stats(rename = "pages")]
+        page_count: usize,
+        #[stats(skip, then(time_ms = self.time_ns / 1e6, half = self.small / 2))]
+        time_ns: f64,
+        small: u32,
+    }
+
+    #[test]
+    fn derived_listings_rename_skip_and_compute() {
+        let r = Renamed {
+            page_count: 3,
+            time_ns: 2.5e6,
+            small: 9,
+        };
+        assert_eq!(
+            r.values(),
+            vec![
+                ("pages", 3.0),
+                ("time_ms", 2.5),
+                ("half", 4.0),
+                ("small", 9.0)
+            ]
+        );
+        check_listing::<Renamed>().unwrap();
+        let run = Run {
+            scratch: 5,
+            ..sample_run()
+        };
+        assert_eq!(run.value("scratch"), None);
+        assert_eq!(run.value("name"), None);
     }
 
     fn sample_run() -> Run {
@@ -206,6 +272,7 @@ mod tests {
             },
             time: 1.5,
             lifetime: None,
+            ..Run::default()
         }
     }
 

@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::kinds::{Kind, KINDS};
+use super::sweep::Grid;
 use crate::report::ExperimentReport;
 use crate::{Error, Result};
 
@@ -72,14 +73,18 @@ pub struct Header {
 pub trait KindParams:
     DeserializeOwned + Serialize + std::fmt::Debug + Send + Sync + 'static
 {
+    /// One run of a file of the kind, as the grid the sweep runner runs.
+    type Grid<'a>: Grid
+    where
+        Self: 'a;
     /// Check the values; the message names the key.
     fn validate(&self, origin: &str) -> Result<()>;
     /// Make relative paths relative to `base` (the file's folder).
     fn resolve_paths(&mut self, _base: &Path) {}
-    /// One run with `context.seed`, named and titled by `header`; the paper analysis of
-    /// `header.reproduces` is applied when it is set. The report's `seeds` are the seeds
-    /// its synthetic workloads ran with (none: it read only real files).
-    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport>;
+    /// The run with `context.seed` (its workloads made, its files found), named and
+    /// titled by `header`; [`super::sweep::run`] runs it and applies the paper analysis
+    /// when `header.reproduces` is set.
+    fn grid<'a>(&'a self, header: &Header, context: &Context) -> Result<Self::Grid<'a>>;
     /// The seed of a run when the file sets no `seeds`.
     fn default_seed(&self) -> u64 {
         1
@@ -102,13 +107,40 @@ pub trait Experiment: std::fmt::Debug + Send + Sync {
 
 impl<P: KindParams> Experiment for P {
     fn run_once(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
-        self.run(header, context)
+        super::sweep::run(&self.grid(header, context)?, header, context)
     }
     fn default_seed(&self) -> u64 {
         KindParams::default_seed(self)
     }
     fn to_toml(&self) -> Result<toml::Table> {
         toml::Table::try_from(self).map_err(|e| Error::config("experiment", e.to_string()))
+    }
+}
+
+/// The error of a bad value of key `key` in the file `origin` ("key `KEY`: MESSAGE"), for
+/// [`KindParams::validate`].
+pub fn bad_key<T>(origin: &str, key: &str, message: impl std::fmt::Display) -> Result<T> {
+    Err(at_key(origin, key)(message))
+}
+
+/// For `map_err`: an error of key `key` in the file `origin`, saying what went wrong.
+pub fn at_key<'a, E: std::fmt::Display>(origin: &'a str, key: &'a str) -> impl Fn(E) -> Error + 'a {
+    move |e| Error::config(origin, format!("key `{key}`: {e}"))
+}
+
+/// For `map_err`: an error in the table `[table]` of the file `origin`.
+pub fn in_table<'a, E: std::fmt::Display>(
+    origin: &'a str,
+    table: &'a str,
+) -> impl Fn(E) -> Error + 'a {
+    move |e| Error::config(origin, format!("[{table}]: {e}"))
+}
+
+/// Check that no name of the list under `key` is given twice.
+pub fn distinct(origin: &str, key: &str, names: &[String]) -> Result<()> {
+    match (names.iter().enumerate()).find(|(i, name)| names[..*i].contains(name)) {
+        Some((_, name)) => bad_key(origin, key, format!("'{name}' is listed twice")),
+        None => Ok(()),
     }
 }
 
@@ -139,10 +171,11 @@ fn take_string(table: &mut toml::Table, key: &str, origin: &str) -> Result<Optio
     match table.remove(key) {
         None => Ok(None),
         Some(toml::Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(Error::config(
+        Some(other) => bad_key(
             origin,
-            format!("key `{key}`: expected a string, got {}", other.type_str()),
-        )),
+            key,
+            format!("expected a string, got {}", other.type_str()),
+        ),
     }
 }
 
@@ -161,9 +194,7 @@ impl ExperimentFile {
         let kind_name = take_string(&mut table, "kind", origin)?;
         let kind: &'static Kind = match &kind_name {
             None => &KINDS[0],
-            Some(name) => KINDS
-                .find(name)
-                .map_err(|e| Error::config(origin, format!("key `kind`: {e}")))?,
+            Some(name) => KINDS.find(name).map_err(at_key(origin, "kind"))?,
         };
         let name = take_string(&mut table, "name", origin)?
             .ok_or_else(|| Error::config(origin, "missing key `name`"))?;

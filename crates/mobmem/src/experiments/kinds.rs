@@ -4,14 +4,13 @@
 
 use std::path::Path;
 
-use super::file::{parse_params, Context, Experiment, Header};
-use super::reproductions::{
-    composed, hybrid_cache, ksm, multi_swap, page_protection, selective_page_cache,
-};
-use super::ExperimentConfig;
+use super::file::{parse_params, Experiment, Header};
+use super::reproductions::{composed, ksm, multi_swap, page_protection, selective_page_cache};
 use crate::core::registry::Registry;
-use crate::report::ExperimentReport;
-use crate::{Error, Result};
+use crate::Result;
+
+#[cfg(test)]
+use super::file::Context;
 
 /// How a kind reads its keys: the file less its [`Header`], the folder relative paths
 /// are relative to, and the file's name for errors.
@@ -43,7 +42,7 @@ pub static KINDS: Registry<Kind> = Registry::new(
             summary: "buffer-cache policies x workloads x memory sizes x DRAM shares (experiments/reference.toml)",
             seeded: true,
             analyses: &["hybrid-cache"],
-            parse: parse_cache,
+            parse: super::cache::parse,
         },
         Kind {
             name: "swap",
@@ -89,73 +88,6 @@ pub static KINDS: Registry<Kind> = Registry::new(
         },
     ],
 );
-
-/// The cache kind's parameters: [`ExperimentConfig`], whose `name` and `title` are the
-/// header's.
-#[derive(Debug)]
-struct Cache(ExperimentConfig);
-
-fn parse_cache(
-    header: &Header,
-    mut table: toml::Table,
-    base: &Path,
-    origin: &str,
-) -> Result<Box<dyn Experiment>> {
-    if header.seeds.is_some() && table.contains_key("seed") {
-        return Err(Error::config(
-            origin,
-            "give `seed` (one run) or `seeds` (seeds 1 to N), not both",
-        ));
-    }
-    table.insert("name".into(), header.name.clone().into());
-    table.insert("title".into(), header.title.clone().into());
-    let mut config: ExperimentConfig = toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| Error::config(origin, e.to_string().trim_end()))?;
-    config.validate(origin)?;
-    config.resolve_paths(base);
-    Ok(Box::new(Cache(config)))
-}
-
-impl Experiment for Cache {
-    fn run_once(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
-        let mut config = self.0.clone();
-        config.seed = context.seed;
-        let results = super::run(&config, context.progress)?;
-        if header.reproduces.is_some() {
-            return hybrid_cache::report(&config, &results);
-        }
-        let mut report = results.report(results.default_figures(), Vec::new(), Vec::new());
-        let mut seeds: Vec<u64> = (config.workloads.iter())
-            .filter(|w| w.trace.is_none())
-            .map(|w| w.seed.unwrap_or(config.seed))
-            .collect();
-        seeds.sort_unstable();
-        seeds.dedup();
-        report.seeds = seeds;
-        Ok(report)
-    }
-
-    fn default_seed(&self) -> u64 {
-        self.0.seed
-    }
-
-    fn cache_grid(&self) -> Option<&ExperimentConfig> {
-        Some(&self.0)
-    }
-
-    fn to_toml(&self) -> Result<toml::Table> {
-        let mut table = toml::Table::try_from(&self.0)
-            .map_err(|e| Error::config(&self.0.name, e.to_string()))?;
-        table.remove("name");
-        table.remove("title");
-        // The default seed is left out: a file with `seeds` has none.
-        if self.0.seed == 1 {
-            table.remove("seed");
-        }
-        Ok(table)
-    }
-}
 
 /// For kinds' tests: a context of `seed`, no progress shown, no media folder.
 #[cfg(test)]

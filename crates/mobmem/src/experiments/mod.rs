@@ -1,17 +1,18 @@
 //! Experiments: a grid of workloads x policies x memory sizes x DRAM shares, run in
 //! parallel, gathered in a fixed order so results do not depend on the thread count.
 
+pub mod cache;
 pub mod config;
 pub mod file;
 pub mod kinds;
 pub mod reproductions;
+pub mod sweep;
 
 pub use crate::mm::placement::split_memory;
 pub use config::{ExperimentConfig, Sweep, WorkloadSpec};
 pub use file::{ExperimentFile, RunOptions, Runs};
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -22,9 +23,10 @@ use crate::devices::{CostModel, Devices};
 use crate::mm::placement::metrics::Metrics;
 use crate::mm::placement::sim::{run_trace, RunSetup};
 use crate::mm::placement::{find_policy, Capacity, Family};
-use crate::report::{ExperimentReport, Figure, Row, Table};
+use crate::report::{Figure, Row, Table};
 use crate::trace::{self, Trace};
 use crate::{workload, Error, Result};
+use sweep::Grid as _;
 
 /// A workload ready to run.
 #[derive(Debug, Clone)]
@@ -260,38 +262,11 @@ pub fn run_loaded(
     workloads: &[LoadedWorkload],
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Results> {
-    let cost = config.cost.resolve()?;
-    let grid = points(config, workloads)?;
-    let total = grid.len();
-    let done = AtomicUsize::new(0);
-    progress(0, total);
-    // Collecting an indexed parallel iterator keeps grid order whatever the threads do.
-    let rows: Vec<ResultRow> = grid
-        .into_par_iter()
-        .map(|point| {
-            let w = workloads
-                .iter()
-                .find(|w| w.name == point.workload)
-                .expect("point of a loaded workload");
-            let metrics = run_point(&point, &w.trace, &cost, &config.devices)?;
-            progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-            Ok(ResultRow { point, metrics })
-        })
-        .collect::<Result<_>>()?;
-    Ok(Results {
-        experiment: config.name.clone(),
-        title: config.title.clone(),
-        rows,
-        workloads: workloads
-            .iter()
-            .map(|w| WorkloadFacts {
-                name: w.name.clone(),
-                footprint: w.trace.footprint() as u64,
-                events: w.trace.events.len() as u64,
-                accesses: w.trace.accesses().count() as u64,
-            })
-            .collect(),
-    })
+    let sweep = cache::CacheGrid::new(config, workloads)?;
+    let grid = sweep.points()?;
+    let metrics = sweep::run_points(&grid, progress, |p| sweep.run_point(p))?;
+    let runs: Vec<(Point, Metrics)> = grid.into_iter().zip(metrics).collect();
+    Ok(sweep.results(&runs))
 }
 
 impl Results {
@@ -351,38 +326,30 @@ impl Results {
         "pcm_pages",
     ];
 
+    /// The row of one point's metrics.
+    pub fn row(p: &Point, metrics: &Metrics) -> Row {
+        let keys = vec![
+            p.workload.clone(),
+            p.policy.clone(),
+            p.family.to_string(),
+            p.memory_pages.to_string(),
+            crate::report::format_number(p.memory_fraction),
+            crate::report::format_number(p.dram_fraction),
+            p.dram_pages.to_string(),
+            p.pcm_pages.to_string(),
+        ];
+        Row::of_stats(keys, metrics)
+    }
+
     /// The results in long format for reports.
     pub fn to_table(&self) -> Table {
-        let rows = self
-            .rows
-            .iter()
-            .map(|r| {
-                let p = &r.point;
-                Row {
-                    keys: vec![
-                        p.workload.clone(),
-                        p.policy.clone(),
-                        p.family.to_string(),
-                        p.memory_pages.to_string(),
-                        crate::report::format_number(p.memory_fraction),
-                        crate::report::format_number(p.dram_fraction),
-                        p.dram_pages.to_string(),
-                        p.pcm_pages.to_string(),
-                    ],
-                    values: r
-                        .metrics
-                        .values()
-                        .into_iter()
-                        .map(|(m, v)| (m.to_string(), v))
-                        .collect(),
-                }
-            })
-            .collect();
         Table {
             experiment: self.experiment.clone(),
             title: self.title.clone(),
             keys: Self::KEYS.iter().map(|k| k.to_string()).collect(),
-            rows,
+            rows: (self.rows.iter())
+                .map(|r| Self::row(&r.point, &r.metrics))
+                .collect(),
         }
     }
 
@@ -500,28 +467,6 @@ impl Results {
             }
         }
         out
-    }
-
-    /// A report of these results.
-    pub fn report(
-        &self,
-        figures: Vec<Figure>,
-        claims: Vec<crate::report::Claim>,
-        notes: Vec<String>,
-    ) -> ExperimentReport {
-        ExperimentReport {
-            table: self.to_table(),
-            json: serde_json::to_value(self).unwrap_or(serde_json::Value::Null),
-            facts: self.facts(),
-            figures,
-            claims: crate::report::claims::summarize(std::slice::from_ref(&claims)),
-            seed_claims: vec![claims],
-            seeds: Vec::new(),
-            findings: Vec::new(),
-            seed_findings: vec![Vec::new()],
-            paper_figures: Vec::new(),
-            notes,
-        }
     }
 }
 

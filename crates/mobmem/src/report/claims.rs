@@ -74,11 +74,7 @@ impl Claim {
         measured: f64,
         unit: impl Into<String>,
     ) -> Self {
-        Claim {
-            expect: Expect::AtLeast { bound },
-            paper: None,
-            ..Claim::value(id, claim, bound, measured, unit)
-        }
+        Claim::value(id, claim, bound, measured, unit).bounded(Expect::AtLeast { bound })
     }
 
     /// A claim that the measured value is at most `bound`.
@@ -89,10 +85,15 @@ impl Claim {
         measured: f64,
         unit: impl Into<String>,
     ) -> Self {
+        Claim::value(id, claim, bound, measured, unit).bounded(Expect::AtMost { bound })
+    }
+
+    /// This claim as one of a bound, `expect`, with no number of the paper's.
+    fn bounded(self, expect: Expect) -> Self {
         Claim {
-            expect: Expect::AtMost { bound },
+            expect,
             paper: None,
-            ..Claim::value(id, claim, bound, measured, unit)
+            ..self
         }
     }
 

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::core::stats::Stats;
+
 /// A row filter from string pairs: `filter(&[("workload", "w")])`.
 pub fn filter(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
@@ -29,6 +31,16 @@ pub struct Row {
 }
 
 impl Row {
+    /// A row of a result's figures, by their [`Stats`] names, in the listing's order.
+    pub fn of_stats(keys: Vec<String>, stats: &(impl Stats + ?Sized)) -> Row {
+        Row {
+            keys,
+            values: (stats.values().into_iter())
+                .map(|(name, value)| (name.to_string(), value))
+                .collect(),
+        }
+    }
+
     pub fn value(&self, metric: &str) -> Option<f64> {
         self.values
             .iter()

@@ -10,18 +10,17 @@
 //! helps alone works against another or against all the others; each carries an
 //! explanation computed from the run's counters.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use std::path::{Path, PathBuf};
 
-use crate::core::stats::Stats;
-use crate::experiments::file::{Context, Experiment, Header, KindParams};
+use crate::experiments::file::{at_key, bad_key, Context, Experiment, Header, KindParams};
+use crate::experiments::sweep::{self, Analyzed, Grid};
 use crate::mm::phone::{self, Choice, PhoneConfig, PhoneMetrics, SLOTS};
 use crate::report::table::filter;
 use crate::report::{Claim, ExperimentReport, Figure, Finding, Row, Table};
+use crate::workload::phone::PhoneTrace;
 use crate::{Error, Result};
 
 /// The shipped phones, by name: `experiments/NAME.toml`.
@@ -50,17 +49,6 @@ pub fn shipped_phone(name: &str) -> Result<PhoneConfig> {
     PhoneConfig::parse(text, &format!("experiments/{name}.toml"))
 }
 
-const KEYS: [&str; 8] = [
-    "phone",
-    "config",
-    "config_index",
-    "placement",
-    "reclaim",
-    "swap",
-    "dedup",
-    "fs",
-];
-
 /// The `composed` kind's keys: the phones the ablation runs on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -74,13 +62,14 @@ pub struct Params {
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
         if self.phones.is_empty() && self.phone_files.is_empty() {
-            return Err(Error::config(
+            return bad_key(
                 origin,
-                "key `phones`: give at least one phone (`phones` or `phone_files`)",
-            ));
+                "phones",
+                "give at least one phone (`phones` or `phone_files`)",
+            );
         }
         for name in &self.phones {
-            shipped_phone(name).map_err(|e| Error::config(origin, format!("key `phones`: {e}")))?;
+            shipped_phone(name).map_err(at_key(origin, "phones"))?;
         }
         Ok(())
     }
@@ -91,7 +80,9 @@ impl KindParams for Params {
         }
     }
 
-    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
+    type Grid<'a> = PhoneGrid;
+
+    fn grid(&self, header: &Header, context: &Context) -> Result<PhoneGrid> {
         let mut phones = (self.phones.iter())
             .map(|n| shipped_phone(n))
             .collect::<Result<Vec<_>>>()?;
@@ -113,13 +104,7 @@ impl KindParams for Params {
                 format!("two phones are named '{}': their rows would mix", w[0]),
             ));
         }
-        run_config(
-            header,
-            &phones,
-            context,
-            ablation,
-            header.reproduces.is_some(),
-        )
+        PhoneGrid::new(phones, ablation, context.seed)
     }
 }
 
@@ -151,13 +136,8 @@ pub fn parse_phone(
 
 impl Experiment for PhoneKind {
     fn run_once(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
-        let ends = |p: &PhoneConfig| {
-            vec![
-                ("all-off".to_string(), p.baselines()),
-                ("all-on".to_string(), p.mechanisms()),
-            ]
-        };
-        run_config(header, std::slice::from_ref(&self.0), context, ends, false)
+        let sweep = PhoneGrid::new(vec![self.0.clone()], ends, context.seed)?;
+        sweep::run(&sweep, header, context)
     }
 
     fn default_seed(&self) -> u64 {
@@ -172,6 +152,14 @@ impl Experiment for PhoneKind {
         }
         Ok(table)
     }
+}
+
+/// A phone with every slot at its baseline, then at its mechanism.
+fn ends(p: &PhoneConfig) -> Vec<(String, Choice)> {
+    vec![
+        ("all-off".to_string(), p.baselines()),
+        ("all-on".to_string(), p.mechanisms()),
+    ]
 }
 
 /// The ablation's configurations of one phone, in order: (name, choice).
@@ -207,157 +195,194 @@ fn pair_name(a: &str, b: &str) -> String {
     format!("pair-{first}+{second}")
 }
 
-fn row(phone: &str, index: usize, name: &str, choice: &Choice, m: &PhoneMetrics) -> Row {
-    let mut keys = vec![phone.to_string(), name.to_string(), index.to_string()];
-    keys.extend(SLOTS.iter().map(|s| choice.get(s).to_string()));
-    Row {
-        keys,
-        values: m
-            .values()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+/// The configurations a phone runs in: (name, choice), in order.
+pub type Configs = fn(&PhoneConfig) -> Vec<(String, Choice)>;
+
+/// One run of phone files: the phones, the workload of one seed on each, and the
+/// configurations each runs in.
+pub struct PhoneGrid {
+    phones: Vec<PhoneConfig>,
+    traces: Vec<PhoneTrace>,
+    configs: Configs,
+    seed: u64,
+}
+
+/// A point: (phone index, configuration index, configuration name, choice).
+pub type PhonePoint = (usize, usize, String, Choice);
+
+impl PhoneGrid {
+    /// The phones with their workloads of `seed`, each run in the configurations
+    /// `configs` gives.
+    pub fn new(phones: Vec<PhoneConfig>, configs: Configs, seed: u64) -> Result<Self> {
+        let traces = (phones.par_iter())
+            .map(|p| phone::workload(p, seed))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(PhoneGrid {
+            phones,
+            traces,
+            configs,
+            seed,
+        })
     }
 }
 
-/// Run the configurations `configs` gives for each of `phones`, with the ablation's
-/// claims when `claims` is set.
-pub fn run_config(
-    header: &Header,
-    phones: &[PhoneConfig],
-    context: &Context,
-    configs: impl Fn(&PhoneConfig) -> Vec<(String, Choice)>,
-    claims: bool,
-) -> Result<ExperimentReport> {
-    let traces = phones
-        .par_iter()
-        .map(|p| phone::workload(p, context.seed))
-        .collect::<Result<Vec<_>>>()?;
-    let mut points = Vec::new();
-    for (i, p) in phones.iter().enumerate() {
-        for (k, (name, choice)) in configs(p).into_iter().enumerate() {
-            points.push((i, k, name, choice));
+impl Grid for PhoneGrid {
+    type Point = PhonePoint;
+    type Output = PhoneMetrics;
+
+    const KEYS: &'static [&'static str] = &[
+        "phone",
+        "config",
+        "config_index",
+        "placement",
+        "reclaim",
+        "swap",
+        "dedup",
+        "fs",
+    ];
+    /// A claim may be NaN on a phone whose baseline does nothing to measure.
+    const GRID_CLAIMS: bool = false;
+
+    fn points(&self) -> Result<Vec<PhonePoint>> {
+        let mut points = Vec::new();
+        for (i, p) in self.phones.iter().enumerate() {
+            for (k, (name, choice)) in (self.configs)(p).into_iter().enumerate() {
+                points.push((i, k, name, choice));
+            }
         }
+        Ok(points)
     }
-    let done = AtomicUsize::new(0);
-    (context.progress)(0, points.len());
-    let results: Vec<PhoneMetrics> = points
-        .par_iter()
-        .map(|(i, _, _, choice)| {
-            let m = phone::run(&phones[*i], choice, &traces[*i], context.seed)?;
-            (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
-            Ok(m)
+
+    fn run_point(&self, (i, _, _, choice): &PhonePoint) -> Result<PhoneMetrics> {
+        phone::run(&self.phones[*i], choice, &self.traces[*i], self.seed)
+    }
+
+    fn point_rows(&self, (i, k, name, choice): &PhonePoint, m: &PhoneMetrics) -> Vec<Row> {
+        let mut keys = vec![
+            self.phones[*i].name.clone(),
+            name.to_string(),
+            k.to_string(),
+        ];
+        keys.extend(SLOTS.iter().map(|s| choice.get(s).to_string()));
+        vec![Row::of_stats(keys, m)]
+    }
+
+    fn facts(&self, _: &Table, _: &[(PhonePoint, PhoneMetrics)]) -> Vec<Vec<String>> {
+        let mut facts = vec![vec![
+            "phone".to_string(),
+            "scale".into(),
+            "memory".into(),
+            "slots (mechanism / baseline)".into(),
+            "workload".into(),
+            "configurations (index: name)".into(),
+        ]];
+        for (p, t) in self.phones.iter().zip(&self.traces) {
+            let (on, off) = (p.mechanisms(), p.baselines());
+            facts.push(vec![
+                p.name.clone(),
+                format!("1/{}", (1.0 / p.scale).round()),
+                format!(
+                    "{} MiB DRAM ({} MiB system){}",
+                    p.memory.dram_mib,
+                    p.memory.system_mib,
+                    if on.placement != "off" {
+                        format!(
+                            ", buffer cache {} MiB DRAM + {} MiB PCM",
+                            p.placement.dram_mib, p.placement.pcm_mib
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+                SLOTS
+                    .iter()
+                    .map(|s| format!("{s}: {} / {}", on.get(s), off.get(s)))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                format!(
+                    "phone, seed {}: {} events, {} pages",
+                    self.seed,
+                    t.trace.events.len(),
+                    t.trace.tables.pages.len()
+                ),
+                (self.configs)(p)
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (n, _))| format!("{k}: {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ]);
+        }
+        facts
+    }
+
+    fn analyze(
+        &self,
+        table: &Table,
+        _: &[(PhonePoint, PhoneMetrics)],
+        paper: bool,
+    ) -> Result<Analyzed> {
+        let names: Vec<String> = self.phones.iter().map(|p| p.name.clone()).collect();
+        let figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
+            id: id.into(),
+            title: title.into(),
+            x: "config_index".into(),
+            x_label: "configuration (index: see the facts table)".into(),
+            x_scale: 1.0,
+            series: "phone".into(),
+            lines: names.clone(),
+            filter: filter(&[]),
+            metric: metric.into(),
+            y_label: y.into(),
+            normalize_to: None,
+        };
+        let figures = vec![
+            figure(
+                "launch",
+                "mean relaunch time by configuration",
+                "launch_mean_ms",
+                "ms",
+            ),
+            figure(
+                "response-p95",
+                "95th percentile response time by configuration",
+                "rt_p95_ms",
+                "ms",
+            ),
+            figure("energy", "energy by configuration", "energy_mj", "mJ"),
+            figure(
+                "swap-outs",
+                "swap-outs by configuration",
+                "swap_outs",
+                "pages",
+            ),
+            figure(
+                "kills",
+                "processes killed by configuration",
+                "kills",
+                "kills",
+            ),
+        ];
+        let notes = vec![
+            "Each phone is simulated at the scale its file gives: memory, devices and the workload's pages shrink together, so ratios hold but absolute frames do not.".into(),
+        ];
+        let (claims, findings) = if paper {
+            analyze(table, &self.phones)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        Ok(Analyzed {
+            figures,
+            notes,
+            claims,
+            findings,
+            paper_figures: Vec::new(),
         })
-        .collect::<Result<_>>()?;
-    let rows = points
-        .iter()
-        .zip(&results)
-        .map(|((i, k, name, choice), m)| row(&phones[*i].name, *k, name, choice, m))
-        .collect();
-    let table = Table {
-        experiment: header.name.clone(),
-        title: header.title.clone(),
-        keys: KEYS.iter().map(|k| k.to_string()).collect(),
-        rows,
-    };
-    let mut facts = vec![vec![
-        "phone".to_string(),
-        "scale".into(),
-        "memory".into(),
-        "slots (mechanism / baseline)".into(),
-        "workload".into(),
-        "configurations (index: name)".into(),
-    ]];
-    for (p, t) in phones.iter().zip(&traces) {
-        let (on, off) = (p.mechanisms(), p.baselines());
-        facts.push(vec![
-            p.name.clone(),
-            format!("1/{}", (1.0 / p.scale).round()),
-            format!(
-                "{} MiB DRAM ({} MiB system){}",
-                p.memory.dram_mib,
-                p.memory.system_mib,
-                if on.placement != "off" {
-                    format!(
-                        ", buffer cache {} MiB DRAM + {} MiB PCM",
-                        p.placement.dram_mib, p.placement.pcm_mib
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-            SLOTS
-                .iter()
-                .map(|s| format!("{s}: {} / {}", on.get(s), off.get(s)))
-                .collect::<Vec<_>>()
-                .join("; "),
-            format!(
-                "phone, seed {}: {} events, {} pages",
-                context.seed,
-                t.trace.events.len(),
-                t.trace.tables.pages.len()
-            ),
-            configs(p)
-                .iter()
-                .enumerate()
-                .map(|(k, (n, _))| format!("{k}: {n}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ]);
     }
-    let names: Vec<String> = phones.iter().map(|p| p.name.clone()).collect();
-    let (claims, findings) = if claims {
-        analyze(&table, phones)
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
-        id: id.into(),
-        title: title.into(),
-        x: "config_index".into(),
-        x_label: "configuration (index: see the facts table)".into(),
-        x_scale: 1.0,
-        series: "phone".into(),
-        lines: names.clone(),
-        filter: filter(&[]),
-        metric: metric.into(),
-        y_label: y.into(),
-        normalize_to: None,
-    };
-    let figures = vec![
-        figure(
-            "launch",
-            "mean relaunch time by configuration",
-            "launch_mean_ms",
-            "ms",
-        ),
-        figure(
-            "response-p95",
-            "95th percentile response time by configuration",
-            "rt_p95_ms",
-            "ms",
-        ),
-        figure("energy", "energy by configuration", "energy_mj", "mJ"),
-        figure(
-            "swap-outs",
-            "swap-outs by configuration",
-            "swap_outs",
-            "pages",
-        ),
-        figure(
-            "kills",
-            "processes killed by configuration",
-            "kills",
-            "kills",
-        ),
-    ];
-    let notes = vec![
-        "Each phone is simulated at the scale its file gives: memory, devices and the workload's pages shrink together, so ratios hold but absolute frames do not.".into(),
-    ];
-    let mut report =
-        ExperimentReport::of_table(table, facts, (figures, claims, notes)).with_findings(findings);
-    report.seeds = vec![context.seed];
-    Ok(report)
+
+    fn seeds(&self, _: &[(PhonePoint, PhoneMetrics)]) -> Vec<u64> {
+        vec![self.seed]
+    }
 }
 
 /// A figure of one configuration of one phone.
@@ -651,7 +676,7 @@ mod tests {
     fn the_report_has_the_claims_of_every_phone_and_names_only_its_evidence() {
         let (header, phones) = small();
         let report = crate::experiments::kinds::with_seed(1, |c| {
-            run_config(&header, &phones, c, ablation, true)
+            sweep::run(&PhoneGrid::new(phones.clone(), ablation, 1)?, &header, c)
         })
         .unwrap();
         super::super::check_report(&report);

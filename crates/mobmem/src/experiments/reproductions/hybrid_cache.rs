@@ -16,25 +16,9 @@
 
 use super::reduction_claim;
 use crate::devices::{CostModel, Devices, EvictionCharge};
-use crate::experiments::{ExperimentConfig, ResultRow, Results};
+use crate::experiments::{ResultRow, Results};
 use crate::mm::placement::metrics::Metrics;
-use crate::report::{Claim, ExperimentReport, Figure, Finding, PaperFigure};
-use crate::Result;
-
-/// The report of a cache experiment's results with the paper's analysis: its figures,
-/// claims, findings and figure list (a file's `reproduces = "hybrid-cache"`).
-pub fn report(config: &ExperimentConfig, results: &Results) -> Result<ExperimentReport> {
-    let model = Model {
-        cost: config.cost.resolve()?,
-        devices: config.devices.clone(),
-    };
-    let analysis = analyze(results, &model);
-    let claims = super::grid_lacks(analysis.claims);
-    Ok(results
-        .report(analysis.figures, claims, analysis.notes)
-        .with_findings(analysis.findings)
-        .with_paper_figures(paper_figures()))
-}
+use crate::report::{Claim, Figure, Finding, PaperFigure};
 
 const PROPOSED: &str = "app-aware";
 const LRU: &str = "hybrid-lru";

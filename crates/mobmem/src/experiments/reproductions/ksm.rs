@@ -14,13 +14,11 @@
 //! launch time. Each claim that may miss carries an explanation computed from the run;
 //! findings compare the paper's 80/20 with the kernel's default and its modern settings.
 
-use rayon::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
-use crate::experiments::file::{Header, KindParams};
+use crate::experiments::file::{bad_key, Header, KindParams};
+use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::dedup::impact::{self, AppImpact, ImpactConfig};
 use crate::mm::dedup::presets::AndroidConfig;
 use crate::mm::dedup::{
@@ -28,10 +26,8 @@ use crate::mm::dedup::{
 };
 use crate::report::claims::people;
 use crate::report::table::filter;
-use crate::report::{
-    format_number, Analysis, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table,
-};
-use crate::{Error, Result};
+use crate::report::{format_number, Analysis, Claim, Figure, Finding, PaperFigure, Row, Table};
+use crate::Result;
 
 /// "Saturated": within this share of the largest saving of the sweep.
 const SATURATION: f64 = 0.95;
@@ -92,41 +88,46 @@ impl Default for Params {
 
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |key: &str, message: String| {
-            Err(Error::config(origin, format!("key `{key}`: {message}")))
-        };
         let increasing = |v: &[u32]| v.windows(2).all(|w| w[0] < w[1]) && v.first() != Some(&0);
         if self.pages_to_scan.len() < 2 || !increasing(&self.pages_to_scan) {
-            return bad(
+            return bad_key(
+                origin,
                 "pages_to_scan",
-                "needs at least two values > 0, in increasing order".into(),
+                "needs at least two values > 0, in increasing order",
             );
         }
         if self.sleep_ms.is_empty() || !increasing(&self.sleep_ms) {
-            return bad(
+            return bad_key(
+                origin,
                 "sleep_ms",
-                "needs at least one value > 0, in increasing order".into(),
+                "needs at least one value > 0, in increasing order",
             );
         }
         if self.chosen.contains(&0) {
-            return bad(
+            return bad_key(
+                origin,
                 "chosen",
-                "pages_to_scan and sleep_millisecs must be > 0".into(),
+                "pages_to_scan and sleep_millisecs must be > 0",
             );
         }
         if !(1..=10_000).contains(&self.hz) {
-            return bad("hz", format!("{} must be from 1 to 10000", self.hz));
+            return bad_key(origin, "hz", format!("{} must be from 1 to 10000", self.hz));
         }
         for (key, ms) in [
             ("duration_ms", self.duration_ms),
             ("sleep_duration_ms", self.sleep_duration_ms),
         ] {
             if ms == 0 || ms > 86_400_000 {
-                return bad(key, format!("{ms} must be from 1 to 86400000 (a day)"));
+                return bad_key(
+                    origin,
+                    key,
+                    format!("{ms} must be from 1 to 86400000 (a day)"),
+                );
             }
         }
         if self.sample_ms == 0 || self.sample_ms > self.duration_ms {
-            return bad(
+            return bad_key(
+                origin,
                 "sample_ms",
                 format!("{} must be from 1 to duration_ms", self.sample_ms),
             );
@@ -134,7 +135,8 @@ impl KindParams for Params {
         let [low, high] = self.apps_memory_mb;
         let device_mb = self.impact.memory_pages / 256;
         if low > high || high > device_mb {
-            return bad(
+            return bad_key(
+                origin,
                 "apps_memory_mb",
                 format!(
                     "[{low}, {high}]: lowest first, at most the device's {device_mb} MB \
@@ -143,35 +145,40 @@ impl KindParams for Params {
             );
         }
         if self.apps_memory_step_mb == 0 {
-            return bad("apps_memory_step_mb", "must be at least 1".into());
+            return bad_key(origin, "apps_memory_step_mb", "must be at least 1");
         }
         Ok(())
     }
 
-    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
-        run(self, header, context)
+    type Grid<'a> = KsmGrid<'a>;
+
+    fn grid<'a>(&'a self, _: &Header, context: &Context) -> Result<KsmGrid<'a>> {
+        Ok(KsmGrid {
+            grid: self,
+            pop: self.workload.generate(context.seed)?,
+            seed: context.seed,
+            budgets: (self.apps_memory_mb[0]..=self.apps_memory_mb[1])
+                .step_by(self.apps_memory_step_mb)
+                .collect(),
+        })
     }
 }
 
-const KEYS: [&str; 9] = [
-    "scope",
-    "sweep",
-    "series",
-    "pages_to_scan",
-    "sleep_ms",
-    "time_s",
-    "app",
-    "app_name",
-    "apps_memory_mb",
-];
-
+/// A point: one ksmd run.
 #[derive(Clone)]
-struct Point {
+pub struct Point {
     sweep: &'static str,
     series: String,
     params: KsmParams,
     on: bool,
     duration_ms: u64,
+}
+
+impl Point {
+    /// Whether the apps' launches and touches are compared on this run.
+    fn per_app(&self) -> bool {
+        self.sweep == "baseline" || self.sweep == "chosen"
+    }
 }
 
 fn base_params(grid: &Params) -> KsmParams {
@@ -183,76 +190,79 @@ fn base_params(grid: &Params) -> KsmParams {
 }
 
 fn points(grid: &Params) -> Vec<Point> {
-    let mut v = vec![Point {
-        sweep: "baseline",
-        series: "KSM off".into(),
-        params: base_params(grid),
-        on: false,
-        duration_ms: grid.duration_ms,
-    }];
+    let point = |sweep, series: String, params, on| Point {
+        sweep,
+        series,
+        params,
+        on,
+        duration_ms: if sweep == "sleep_millisecs" {
+            grid.sleep_duration_ms
+        } else {
+            grid.duration_ms
+        },
+    };
+    let base = base_params(grid);
+    let mut v = vec![point("baseline", "KSM off".into(), base.clone(), false)];
     for &p in &grid.pages_to_scan {
-        v.push(Point {
-            sweep: "pages_to_scan",
-            series: format!("pages_to_scan {p}"),
-            params: KsmParams {
-                pages_to_scan: p,
-                sleep_millisecs: 20,
-                ..base_params(grid)
-            },
-            on: true,
-            duration_ms: grid.duration_ms,
-        });
+        let params = KsmParams {
+            pages_to_scan: p,
+            sleep_millisecs: 20,
+            ..base.clone()
+        };
+        v.push(point(
+            "pages_to_scan",
+            format!("pages_to_scan {p}"),
+            params,
+            true,
+        ));
     }
     for &s in &grid.sleep_ms {
-        v.push(Point {
-            sweep: "sleep_millisecs",
-            series: format!("sleep {s} ms"),
-            params: KsmParams {
-                pages_to_scan: 100,
-                sleep_millisecs: s,
-                ..base_params(grid)
-            },
-            on: true,
-            duration_ms: grid.sleep_duration_ms,
-        });
+        let params = KsmParams {
+            pages_to_scan: 100,
+            sleep_millisecs: s,
+            ..base.clone()
+        };
+        v.push(point(
+            "sleep_millisecs",
+            format!("sleep {s} ms"),
+            params,
+            true,
+        ));
     }
-    v.push(Point {
-        sweep: "modern",
-        series: "advisor scan-time".into(),
-        params: KsmParams {
-            advisor_mode: AdvisorMode::ScanTime,
-            ..base_params(grid)
-        },
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
-    v.push(Point {
-        sweep: "modern",
-        series: "smart_scan".into(),
-        params: KsmParams {
-            smart_scan: true,
-            ..base_params(grid)
-        },
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
-    v.push(Point {
-        sweep: "modern",
-        series: "checksum-first order".into(),
-        params: KsmParams {
-            merge_order: MergeOrder::ChecksumFirst,
-            ..base_params(grid)
-        },
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
-    v.push(Point {
-        sweep: "modern",
-        series: "default 100/20".into(),
-        params: base_params(grid),
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
+    let modern = [
+        (
+            "advisor scan-time",
+            KsmParams {
+                advisor_mode: AdvisorMode::ScanTime,
+                ..base.clone()
+            },
+        ),
+        (
+            "smart_scan",
+            KsmParams {
+                smart_scan: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "checksum-first order",
+            KsmParams {
+                merge_order: MergeOrder::ChecksumFirst,
+                ..base.clone()
+            },
+        ),
+        ("default 100/20", base.clone()),
+    ];
+    for (series, params) in modern {
+        v.push(point("modern", series.into(), params, true));
+    }
+    let chosen = KsmParams {
+        pages_to_scan: grid.chosen[0],
+        sleep_millisecs: grid.chosen[1],
+        ..base
+    };
+    let series = format!("KSM {}/{}", grid.chosen[0], grid.chosen[1]);
+    v.push(point("chosen", series, chosen, true));
     v
 }
 
@@ -387,92 +397,84 @@ fn app_rows(p: &Point, apps: &[AppImpact], touch_cpu_ms: &[f64]) -> Vec<Row> {
         .collect()
 }
 
-/// One run of a `ksm` file with `context.seed`.
-pub fn run(grid: &Params, header: &Header, context: &Context) -> Result<ExperimentReport> {
-    let pop = grid.workload.generate(context.seed)?;
-    let impact_config = grid.impact.clone();
-    let costs = ScanCosts::default();
-    let spec = RunSpec {
-        duration_ms: grid.duration_ms,
-        sample_ms: grid.sample_ms,
-        ksm_on: true,
-    };
-    let mut all = points(grid);
-    all.push(Point {
-        sweep: "chosen",
-        series: format!("KSM {}/{}", grid.chosen[0], grid.chosen[1]),
-        params: KsmParams {
-            pages_to_scan: grid.chosen[0],
-            sleep_millisecs: grid.chosen[1],
-            ..base_params(grid)
-        },
-        on: true,
-        duration_ms: grid.duration_ms,
-    });
-    let done = AtomicUsize::new(0);
-    (context.progress)(0, all.len());
-    let budgets: Vec<u64> = (grid.apps_memory_mb[0]..=grid.apps_memory_mb[1])
-        .step_by(grid.apps_memory_step_mb)
-        .collect();
-    let runs: Vec<(Point, KsmRun, Vec<Vec<AppImpact>>, Vec<f64>)> = all
-        .par_iter()
-        .map(|p| {
-            let run = dedup::simulate(
-                &pop,
-                &p.params,
-                &costs,
-                RunSpec {
-                    ksm_on: p.on,
-                    duration_ms: p.duration_ms,
-                    ..spec
-                },
-            )?;
-            let apps = if p.sweep == "baseline" || p.sweep == "chosen" {
-                budgets
-                    .iter()
-                    .map(|&mb| {
-                        let config = ImpactConfig {
-                            system_pages: impact_config.memory_pages - mb * 256,
-                            ..impact_config.clone()
-                        };
-                        impact::evaluate(&run, &pop, &config)
-                    })
-                    .collect::<Result<Vec<_>>>()?
-            } else {
-                Vec::new()
-            };
-            // Touch times with copy-on-write faults priced at nothing: what ksmd's CPU share
-            // alone does to a touch.
-            let touch_cpu_ms = if apps.is_empty() {
-                Vec::new()
-            } else {
-                let no_cow = ImpactConfig {
-                    cow_fault_us: 0.0,
+/// One run of a `ksm` file: the population of one seed.
+pub struct KsmGrid<'a> {
+    grid: &'a Params,
+    pop: Population,
+    seed: u64,
+    /// The memory left to the apps, MB, over which the launch model is averaged.
+    budgets: Vec<u64>,
+}
+
+/// What one point measured: the run, the app impact at each memory budget and the
+/// touch times without copy-on-write faults (both only for the runs compared per app).
+pub type KsmOutput = (KsmRun, Vec<Vec<AppImpact>>, Vec<f64>);
+
+impl Grid for KsmGrid<'_> {
+    type Point = Point;
+    type Output = KsmOutput;
+
+    const KEYS: &'static [&'static str] = &[
+        "scope",
+        "sweep",
+        "series",
+        "pages_to_scan",
+        "sleep_ms",
+        "time_s",
+        "app",
+        "app_name",
+        "apps_memory_mb",
+    ];
+
+    fn points(&self) -> Result<Vec<Point>> {
+        Ok(points(self.grid))
+    }
+
+    fn run_point(&self, p: &Point) -> Result<KsmOutput> {
+        let (pop, impact_config) = (&self.pop, &self.grid.impact);
+        let spec = RunSpec {
+            duration_ms: p.duration_ms,
+            sample_ms: self.grid.sample_ms,
+            ksm_on: p.on,
+        };
+        let run = dedup::simulate(pop, &p.params, &ScanCosts::default(), spec)?;
+        if !p.per_app() {
+            return Ok((run, Vec::new(), Vec::new()));
+        }
+        let apps = (self.budgets.iter())
+            .map(|&mb| {
+                let config = ImpactConfig {
+                    system_pages: impact_config.memory_pages - mb * 256,
                     ..impact_config.clone()
                 };
-                impact::evaluate(&run, &pop, &no_cow)?
-                    .iter()
-                    .map(|a| a.touch_ms)
-                    .collect()
-            };
-            (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, all.len());
-            Ok((p.clone(), run, apps, touch_cpu_ms))
-        })
-        .collect::<Result<_>>()?;
-    let mut rows = Vec::new();
-    for (p, run, apps, touch_cpu_ms) in &runs {
-        if p.sweep != "chosen" {
-            rows.extend(run_rows(p, run, &pop, &impact_config));
+                impact::evaluate(&run, pop, &config)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Touch times with copy-on-write faults priced at nothing: what ksmd's CPU share
+        // alone does to a touch.
+        let touch_cpu_ms = if apps.is_empty() {
+            Vec::new()
         } else {
-            rows.extend(
-                run_rows(p, run, &pop, &impact_config)
-                    .into_iter()
-                    .filter(|r| r.keys[0] == "run"),
-            );
+            let no_cow = ImpactConfig {
+                cow_fault_us: 0.0,
+                ..impact_config.clone()
+            };
+            (impact::evaluate(&run, pop, &no_cow)?.iter())
+                .map(|a| a.touch_ms)
+                .collect()
+        };
+        Ok((run, apps, touch_cpu_ms))
+    }
+
+    fn point_rows(&self, p: &Point, (run, apps, touch_cpu_ms): &KsmOutput) -> Vec<Row> {
+        let impact_config = &self.grid.impact;
+        let mut rows = run_rows(p, run, &self.pop, impact_config);
+        if p.sweep == "chosen" {
+            rows.retain(|r| r.keys[0] == "run");
         }
-        if p.sweep == "baseline" || p.sweep == "chosen" {
+        if p.per_app() {
             rows.extend(app_rows(p, &average(apps), touch_cpu_ms));
-            for (mb, per_app) in budgets.iter().zip(apps) {
+            for (mb, per_app) in self.budgets.iter().zip(apps) {
                 let mut k = keys(p, "budget", None, ("", ""));
                 k[8] = mb.to_string();
                 let n = per_app.len() as f64;
@@ -491,59 +493,57 @@ pub fn run(grid: &Params, header: &Header, context: &Context) -> Result<Experime
                 });
             }
         }
+        rows
     }
-    let table = Table {
-        experiment: header.name.clone(),
-        title: header.title.clone(),
-        keys: KEYS.iter().map(|k| k.to_string()).collect(),
-        rows,
-    };
-    let potential = pop.potential(grid.duration_ms * 1_000_000);
-    let at_start = pop.potential(45_000 * 1_000_000);
-    let facts = vec![
+
+    fn facts(&self, _: &Table, _: &[(Point, KsmOutput)]) -> Vec<Vec<String>> {
+        let (grid, pop, impact_config) = (self.grid, &self.pop, &self.grid.impact);
+        let potential = pop.potential(grid.duration_ms * 1_000_000);
+        let at_start = pop.potential(45_000 * 1_000_000);
         vec![
-            "workload".into(),
-            "apps".into(),
-            "mergeable pages".into(),
-            "zero / duplicate / unique at 45 s".into(),
-            "saveable at 45 s / at 180 s (pages)".into(),
-            "device".into(),
-        ],
-        vec![
-            format!("android preset, seed {}", context.seed),
-            pop.processes
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            pop.pages.len().to_string(),
-            format!(
-                "{} / {} / {}",
-                at_start.zero, at_start.duplicate, at_start.unique
-            ),
-            format!("{} / {}", at_start.saveable(), potential.saveable()),
-            format!(
-                "{} cores, {} MB, {}..{} MB left to apps",
-                impact_config.cores,
-                impact_config.memory_pages * 4096 / (1 << 20),
-                grid.apps_memory_mb[0],
-                grid.apps_memory_mb[1]
-            ),
-        ],
-    ];
-    let (figures, claims, notes) = analyze(&table, &pop, &impact_config, grid);
-    if header.reproduces.is_none() {
-        let mut report = ExperimentReport::of_table(table, facts, (figures, Vec::new(), notes));
-        report.seeds = vec![context.seed];
-        return Ok(report);
+            vec![
+                "workload".into(),
+                "apps".into(),
+                "mergeable pages".into(),
+                "zero / duplicate / unique at 45 s".into(),
+                "saveable at 45 s / at 180 s (pages)".into(),
+                "device".into(),
+            ],
+            vec![
+                format!("android preset, seed {}", self.seed),
+                pop.processes
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                pop.pages.len().to_string(),
+                format!(
+                    "{} / {} / {}",
+                    at_start.zero, at_start.duplicate, at_start.unique
+                ),
+                format!("{} / {}", at_start.saveable(), potential.saveable()),
+                format!(
+                    "{} cores, {} MB, {}..{} MB left to apps",
+                    impact_config.cores,
+                    impact_config.memory_pages * 4096 / (1 << 20),
+                    grid.apps_memory_mb[0],
+                    grid.apps_memory_mb[1]
+                ),
+            ],
+        ]
     }
-    let findings = findings(&table, grid);
-    let claims = super::grid_lacks(claims);
-    let mut report = ExperimentReport::of_table(table, facts, (figures, claims, notes))
-        .with_findings(findings)
-        .with_paper_figures(paper_figures());
-    report.seeds = vec![context.seed];
-    Ok(report)
+
+    fn analyze(&self, table: &Table, _: &[(Point, KsmOutput)], paper: bool) -> Result<Analyzed> {
+        Ok(Analyzed::of(
+            analyze(table, &self.pop, &self.grid.impact, self.grid),
+            paper,
+            || (findings(table, self.grid), paper_figures()),
+        ))
+    }
+
+    fn seeds(&self, _: &[(Point, KsmOutput)]) -> Vec<u64> {
+        vec![self.seed]
+    }
 }
 
 fn final_by(table: &Table, sweep: &str, x: &str, metric: &str) -> Vec<(f64, f64)> {
@@ -1215,14 +1215,7 @@ mod tests {
 
     #[test]
     fn one_seed_has_every_claim_finding_and_paper_figure() {
-        let header = crate::experiments::reproductions::find("ksm")
-            .unwrap()
-            .experiment()
-            .unwrap()
-            .header;
-        let report = crate::experiments::kinds::with_seed(1, |context| {
-            run(&Params::default(), &header, context).unwrap()
-        });
+        let report = super::super::run_shipped("ksm", &Params::default());
         assert_eq!(report.claims.len(), 12);
         assert_eq!(report.findings.len(), 5);
         assert_eq!(report.paper_figures.len(), 5);

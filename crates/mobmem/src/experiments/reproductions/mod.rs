@@ -29,40 +29,45 @@ pub struct Reproduction {
 
 crate::named_entry!(Reproduction);
 
+/// A reproduction shipped as `experiments/NAME.toml`, embedded.
+macro_rules! shipped {
+    ($name:literal, $summary:literal) => {
+        Reproduction {
+            name: $name,
+            summary: $summary,
+            file: include_str!(concat!("../../../../../experiments/", $name, ".toml")),
+        }
+    };
+}
+
 /// Every reproduction, in the order `reproduce all` runs them.
 pub static REPRODUCTIONS: Registry<Reproduction> = Registry::new(
     "reproduction",
     &[
-    Reproduction {
-        name: "hybrid-cache",
-        summary: "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)",
-        file: include_str!("../../../../../experiments/hybrid-cache.toml"),
-    },
-    Reproduction {
-        name: "multi-swap",
-        summary: "multi-swap architectures with NVM + flash swap devices (Bahn, Kim, JIIBC 2023)",
-        file: include_str!("../../../../../experiments/multi-swap.toml"),
-    },
-    Reproduction {
-        name: "page-protection",
-        summary: "framework-assisted selective protection of interactive pages from reclaim (FMP; Kim, SNU 2016)",
-        file: include_str!("../../../../../experiments/page-protection.toml"),
-    },
-    Reproduction {
-        name: "selective-page-cache",
-        summary: "selective page cache and selective compression on a compressed flash file system (Song, Cha, KIISE)",
-        file: include_str!("../../../../../experiments/selective-page-cache.toml"),
-    },
-    Reproduction {
-        name: "ksm",
-        summary: "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)",
-        file: include_str!("../../../../../experiments/ksm.toml"),
-    },
-    Reproduction {
-        name: "composed",
-        summary: "all five techniques on one simulated phone: each technique alone, all on, and all on but one",
-        file: include_str!("../../../../../experiments/composed.toml"),
-    },
+        shipped!(
+            "hybrid-cache",
+            "app-state-aware buffer cache on hybrid DRAM + PCM (Oh, Kang, Lee, Eom, KIISE 2015)"
+        ),
+        shipped!(
+            "multi-swap",
+            "multi-swap architectures with NVM + flash swap devices (Bahn, Kim, JIIBC 2023)"
+        ),
+        shipped!(
+            "page-protection",
+            "framework-assisted selective protection of interactive pages from reclaim (FMP; Kim, SNU 2016)"
+        ),
+        shipped!(
+            "selective-page-cache",
+            "selective page cache and selective compression on a compressed flash file system (Song, Cha, KIISE)"
+        ),
+        shipped!(
+            "ksm",
+            "KSM memory deduplication tuned for Android: pages_to_scan, sleep_millisecs, app impact (Kim, Hong, Shin, SKKU)"
+        ),
+        shipped!(
+            "composed",
+            "all five techniques on one simulated phone: each technique alone, all on, and all on but one"
+        ),
     ],
 );
 
@@ -119,6 +124,17 @@ pub fn reduction_claim(
     measured_percent: f64,
 ) -> Claim {
     Claim::value(id, claim, paper_percent, measured_percent, "%")
+}
+
+/// The report of one run, with seed 1, of `params` under the header of the shipped
+/// reproduction `name`. For the kinds' tests.
+#[cfg(test)]
+pub(crate) fn run_shipped(
+    name: &str,
+    params: &impl crate::experiments::file::Experiment,
+) -> crate::report::ExperimentReport {
+    let header = find(name).unwrap().experiment().unwrap().header;
+    crate::experiments::kinds::with_seed(1, |context| params.run_once(&header, context).unwrap())
 }
 
 /// Checks every reproduction's report should pass: each claim's explanation template

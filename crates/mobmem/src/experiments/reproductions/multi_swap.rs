@@ -14,21 +14,16 @@
 //! may miss carries an explanation computed from the run's counters; findings compare
 //! the filter with hierarchical swap, plain CLOCK and zram.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use rayon::prelude::*;
-
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
-use crate::core::stats::Stats;
-use crate::experiments::file::{Header, KindParams};
+use crate::experiments::file::{at_key, bad_key, distinct, in_table, Header, KindParams};
+use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::swap::find_architecture;
 use crate::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, SwapMetrics};
 use crate::report::table::filter;
-use crate::report::{
-    format_number, Analysis, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table,
-};
+use crate::report::{format_number, Analysis, Claim, Figure, Finding, PaperFigure, Row, Table};
+use crate::trace::Trace;
 use crate::{Error, Result};
 
 /// The `swap` kind's keys: the grid of architectures and NVM sizes, the workload and the
@@ -77,18 +72,15 @@ impl Default for Params {
 
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |key: &str, message: String| {
-            Err(Error::config(origin, format!("key `{key}`: {message}")))
-        };
         for (key, names, nvm) in [
             ("nvm_architectures", &self.nvm_architectures, true),
             ("architectures", &self.architectures, false),
         ] {
-            for (i, name) in names.iter().enumerate() {
-                let info = find_architecture(name)
-                    .map_err(|e| Error::config(origin, format!("key `{key}`: {e}")))?;
+            for name in names {
+                let info = find_architecture(name).map_err(at_key(origin, key))?;
                 if info.uses_nvm != nvm {
-                    return bad(
+                    return bad_key(
+                        origin,
                         key,
                         format!(
                             "'{name}' {} an NVM device; list it under `{}`",
@@ -101,39 +93,39 @@ impl KindParams for Params {
                         ),
                     );
                 }
-                if names[..i].contains(name) {
-                    return bad(key, format!("'{name}' is listed twice"));
-                }
             }
+            distinct(origin, key, names)?;
         }
         if self.architectures.is_empty() && self.nvm_architectures.is_empty() {
-            return bad(
+            return bad_key(
+                origin,
                 "architectures",
-                "no architecture to run (both lists are empty)".into(),
+                "no architecture to run (both lists are empty)",
             );
         }
         if !self.nvm_architectures.is_empty() && self.nvm_percent.is_empty() {
-            return bad(
+            return bad_key(
+                origin,
                 "nvm_percent",
-                "empty, but `nvm_architectures` need NVM sizes".into(),
+                "empty, but `nvm_architectures` need NVM sizes",
             );
         }
         for (i, &x) in self.nvm_percent.iter().enumerate() {
             if !(x.is_finite() && x > 0.0) {
-                return bad("nvm_percent", format!("{x} must be > 0"));
+                return bad_key(origin, "nvm_percent", format!("{x} must be > 0"));
             }
             if i > 0 && x <= self.nvm_percent[i - 1] {
-                return bad("nvm_percent", "sizes must be in increasing order".into());
+                return bad_key(origin, "nvm_percent", "sizes must be in increasing order");
             }
         }
         if !(self.launch_nvm_percent.is_finite() && self.launch_nvm_percent > 0.0) {
-            return bad(
+            return bad_key(
+                origin,
                 "launch_nvm_percent",
                 format!("{} must be > 0", self.launch_nvm_percent),
             );
         }
-        crate::workload::Params::validate(&self.workload)
-            .map_err(|e| Error::config(origin, format!("[workload]: {e}")))?;
+        crate::workload::Params::validate(&self.workload).map_err(in_table(origin, "workload"))?;
         // The swap configuration as each listed architecture runs it (zram's pool must fit
         // in DRAM, for one).
         for name in self.architectures.iter().chain(&self.nvm_architectures) {
@@ -148,44 +140,168 @@ impl KindParams for Params {
         Ok(())
     }
 
-    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
-        run(self, header, context)
+    type Grid<'a> = SwapGrid<'a>;
+
+    fn grid<'a>(&'a self, _: &Header, context: &Context) -> Result<SwapGrid<'a>> {
+        let trace = swap::workload::generate(&self.workload, context.seed)?;
+        let footprint = swap::swap_footprint(&trace, &self.swap)?;
+        Ok(SwapGrid {
+            params: self,
+            trace,
+            footprint,
+            seed: context.seed,
+        })
     }
 }
 
-const KEYS: [&str; 7] = [
-    "scope",
-    "series",
-    "architecture",
-    "nvm_percent",
-    "nvm_pages",
-    "app",
-    "app_name",
-];
+/// One run of a `swap` file: the workload of one seed and its swap footprint.
+pub struct SwapGrid<'a> {
+    params: &'a Params,
+    trace: Trace,
+    footprint: u64,
+    seed: u64,
+}
 
-fn run_row(
+/// A point: an architecture and, for one with NVM, its size (% of the footprint).
+pub type SwapPoint<'a> = (&'a str, Option<f64>);
+
+impl<'a> Grid for SwapGrid<'a> {
+    type Point = SwapPoint<'a>;
+    /// NVM pages and what the run measured.
+    type Output = (usize, SwapMetrics);
+
+    const KEYS: &'static [&'static str] = &[
+        "scope",
+        "series",
+        "architecture",
+        "nvm_percent",
+        "nvm_pages",
+        "app",
+        "app_name",
+    ];
+
+    fn points(&self) -> Result<Vec<SwapPoint<'a>>> {
+        let params = self.params;
+        let mut points: Vec<SwapPoint> = (params.architectures.iter())
+            .map(|a| (a.as_str(), None))
+            .collect();
+        for &p in &params.nvm_percent {
+            points.extend(
+                params
+                    .nvm_architectures
+                    .iter()
+                    .map(|a| (a.as_str(), Some(p))),
+            );
+        }
+        Ok(points)
+    }
+
+    fn run_point(&self, &(architecture, percent): &SwapPoint) -> Result<(usize, SwapMetrics)> {
+        let nvm_pages = percent.map_or(0, |p| {
+            ((self.footprint as f64) * p / 100.0).round() as usize
+        });
+        let m = swap::run_point(&self.trace, &self.params.swap, architecture, nvm_pages)?;
+        Ok((nvm_pages, m))
+    }
+
+    fn point_rows(
+        &self,
+        &(architecture, percent): &SwapPoint,
+        (nvm_pages, m): &(usize, SwapMetrics),
+    ) -> Vec<Row> {
+        let keys = point_keys(
+            "run",
+            architecture,
+            architecture,
+            percent,
+            *nvm_pages,
+            ("", ""),
+        );
+        vec![Row::of_stats(keys, m)]
+    }
+
+    /// Every run's row, then the per-app launch times of the configurations the paper
+    /// compares.
+    fn rows(&self, runs: &[(SwapPoint, (usize, SwapMetrics))]) -> Vec<Row> {
+        let mut rows: Vec<Row> = runs
+            .iter()
+            .flat_map(|(p, o)| self.point_rows(p, o))
+            .collect();
+        for &((architecture, percent), (nvm_pages, ref m)) in runs {
+            let series = match percent {
+                None => architecture.to_string(),
+                Some(p)
+                    if architecture == "parallel-filtered"
+                        && p == self.params.launch_nvm_percent =>
+                {
+                    format!("parallel-filtered {}% NVM", format_number(p))
+                }
+                Some(_) => continue,
+            };
+            rows.extend(app_rows(&series, architecture, percent, nvm_pages, m));
+        }
+        rows
+    }
+
+    fn facts(&self, _: &Table, runs: &[(SwapPoint, (usize, SwapMetrics))]) -> Vec<Vec<String>> {
+        let flash_single_access = match runs.iter().find(|r| r.0 .0 == "flash") {
+            Some((_, (_, flash))) => format!("{:.1}%", 100.0 * flash.single_access_share),
+            None => "- (flash-only swap did not run)".into(),
+        };
+        vec![
+            vec![
+                "workload".into(),
+                "events".into(),
+                "apps".into(),
+                "DRAM (pages)".into(),
+                "swap footprint (pages)".into(),
+                "single-access share of swapped-in pages (flash)".into(),
+            ],
+            vec![
+                format!("app-cycling, seed {}", self.seed),
+                self.trace.events.len().to_string(),
+                self.trace.tables.processes.len().to_string(),
+                self.params.swap.dram_pages.to_string(),
+                self.footprint.to_string(),
+                flash_single_access,
+            ],
+        ]
+    }
+
+    fn analyze(
+        &self,
+        table: &Table,
+        _: &[(SwapPoint, (usize, SwapMetrics))],
+        paper: bool,
+    ) -> Result<Analyzed> {
+        Ok(Analyzed::of(analyze(table, self.params), paper, || {
+            (findings(table, self.params), paper_figures())
+        }))
+    }
+
+    fn seeds(&self, _: &[(SwapPoint, (usize, SwapMetrics))]) -> Vec<u64> {
+        vec![self.seed]
+    }
+}
+
+/// The key columns of a row: its scope, series, architecture, NVM size and app.
+fn point_keys(
+    scope: &str,
     series: &str,
     architecture: &str,
     percent: Option<f64>,
     nvm_pages: usize,
-    m: &SwapMetrics,
-) -> Row {
-    Row {
-        keys: vec![
-            "run".into(),
-            series.into(),
-            architecture.into(),
-            percent.map(format_number).unwrap_or_default(),
-            nvm_pages.to_string(),
-            String::new(),
-            String::new(),
-        ],
-        values: m
-            .values()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    }
+    (app, app_name): (&str, &str),
+) -> Vec<String> {
+    vec![
+        scope.into(),
+        series.into(),
+        architecture.into(),
+        percent.map(format_number).unwrap_or_default(),
+        nvm_pages.to_string(),
+        app.into(),
+        app_name.into(),
+    ]
 }
 
 /// One row per app: its mean launch time and launch counts.
@@ -200,15 +316,14 @@ fn app_rows(
         .iter()
         .enumerate()
         .map(|(i, app)| Row {
-            keys: vec![
-                "app".into(),
-                series.into(),
-                architecture.into(),
-                percent.map(format_number).unwrap_or_default(),
-                nvm_pages.to_string(),
-                (i + 1).to_string(),
-                app.name.clone(),
-            ],
+            keys: point_keys(
+                "app",
+                series,
+                architecture,
+                percent,
+                nvm_pages,
+                (&(i + 1).to_string(), &app.name),
+            ),
             values: vec![
                 ("launch_mean_ms".into(), app.mean_ms),
                 ("cold_starts".into(), app.cold_starts as f64),
@@ -216,92 +331,6 @@ fn app_rows(
             ],
         })
         .collect()
-}
-
-/// One run of a `swap` file with `context.seed`.
-pub fn run(params: &Params, header: &Header, context: &Context) -> Result<ExperimentReport> {
-    let trace = swap::workload::generate(&params.workload, context.seed)?;
-    let config = &params.swap;
-    let footprint = swap::swap_footprint(&trace, config)?;
-    let mut points: Vec<(&str, Option<f64>)> = (params.architectures.iter())
-        .map(|a| (a.as_str(), None))
-        .collect();
-    for &p in &params.nvm_percent {
-        points.extend(
-            params
-                .nvm_architectures
-                .iter()
-                .map(|a| (a.as_str(), Some(p))),
-        );
-    }
-    let done = AtomicUsize::new(0);
-    (context.progress)(0, points.len());
-    let results: Vec<(&str, Option<f64>, usize, SwapMetrics)> = points
-        .par_iter()
-        .map(|&(architecture, percent)| {
-            let nvm_pages =
-                percent.map_or(0, |p| ((footprint as f64) * p / 100.0).round() as usize);
-            let m = swap::run_point(&trace, config, architecture, nvm_pages)?;
-            (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
-            Ok((architecture, percent, nvm_pages, m))
-        })
-        .collect::<Result<_>>()?;
-    let mut rows = Vec::new();
-    for (architecture, percent, nvm_pages, m) in &results {
-        rows.push(run_row(architecture, architecture, *percent, *nvm_pages, m));
-    }
-    // Per-app launch times of the configurations the paper compares.
-    for (architecture, percent, nvm_pages, m) in &results {
-        let series = match percent {
-            None => architecture.to_string(),
-            Some(p) if *architecture == "parallel-filtered" && *p == params.launch_nvm_percent => {
-                format!("parallel-filtered {}% NVM", format_number(*p))
-            }
-            Some(_) => continue,
-        };
-        rows.extend(app_rows(&series, architecture, *percent, *nvm_pages, m));
-    }
-    let table = Table {
-        experiment: header.name.clone(),
-        title: header.title.clone(),
-        keys: KEYS.iter().map(|k| k.to_string()).collect(),
-        rows,
-    };
-    let flash_single_access = match results.iter().find(|r| r.0 == "flash") {
-        Some(flash) => format!("{:.1}%", 100.0 * flash.3.single_access_share),
-        None => "- (flash-only swap did not run)".into(),
-    };
-    let facts = vec![
-        vec![
-            "workload".into(),
-            "events".into(),
-            "apps".into(),
-            "DRAM (pages)".into(),
-            "swap footprint (pages)".into(),
-            "single-access share of swapped-in pages (flash)".into(),
-        ],
-        vec![
-            format!("app-cycling, seed {}", context.seed),
-            trace.events.len().to_string(),
-            trace.tables.processes.len().to_string(),
-            config.dram_pages.to_string(),
-            footprint.to_string(),
-            flash_single_access,
-        ],
-    ];
-    let (figures, claims, notes) = analyze(&table, params);
-    if header.reproduces.is_none() {
-        let mut report = ExperimentReport::of_table(table, facts, (figures, Vec::new(), notes));
-        report.seeds = vec![context.seed];
-        return Ok(report);
-    }
-    let findings = findings(&table, params);
-    let claims = super::grid_lacks(claims);
-    let mut report = ExperimentReport::of_table(table, facts, (figures, claims, notes))
-        .with_findings(findings)
-        .with_paper_figures(paper_figures());
-    report.seeds = vec![context.seed];
-    Ok(report)
 }
 
 /// `metric` of an architecture at each NVM size, in size order.
@@ -1011,7 +1040,7 @@ mod tests {
         Table {
             experiment: "multi-swap".into(),
             title: String::new(),
-            keys: KEYS.iter().map(|k| k.to_string()).collect(),
+            keys: SwapGrid::KEYS.iter().map(|k| k.to_string()).collect(),
             rows,
         }
     }
@@ -1070,14 +1099,7 @@ mod tests {
 
     #[test]
     fn one_seed_has_every_claim_finding_and_paper_figure() {
-        let header = crate::experiments::reproductions::find("multi-swap")
-            .unwrap()
-            .experiment()
-            .unwrap()
-            .header;
-        let report = crate::experiments::kinds::with_seed(1, |context| {
-            run(&Params::default(), &header, context).unwrap()
-        });
+        let report = super::super::run_shipped("multi-swap", &Params::default());
         assert_eq!(report.claims.len(), 10);
         assert_eq!(report.findings.len(), 4);
         assert_eq!(report.paper_figures.len(), 5);

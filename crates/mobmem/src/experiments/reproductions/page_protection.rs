@@ -15,23 +15,17 @@
 //! which the model cannot run: it reports the extra pages scanned and marks them not
 //! testable. Findings compare FMP with memcg-low and MGLRU.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use rayon::prelude::*;
-
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
-use crate::core::stats::Stats;
-use crate::experiments::file::{Header, KindParams};
+use crate::experiments::file::{at_key, bad_key, distinct, in_table, Header, KindParams};
+use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::reclaim::policy::{LumpyGating, LumpyUnmovable};
 use crate::mm::reclaim::{
     self, workload::GalleryUsbConfig, DirtyWriteback, ReclaimConfig, ReclaimResult,
 };
 use crate::report::table::filter;
-use crate::report::{
-    format_number, Analysis, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table,
-};
+use crate::report::{format_number, Analysis, Claim, Figure, Finding, PaperFigure, Row, Table};
 use crate::trace::Trace;
 use crate::{Error, Result};
 
@@ -76,45 +70,63 @@ impl Default for Params {
 
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |key: &str, message: String| {
-            Err(Error::config(origin, format!("key `{key}`: {message}")))
-        };
         for (key, names) in [
             ("policies", &self.policies),
             ("kernel_34_policies", &self.kernel_34_policies),
         ] {
-            for (i, name) in names.iter().enumerate() {
-                reclaim::POLICIES
-                    .find(name)
-                    .map_err(|e| Error::config(origin, format!("key `{key}`: {e}")))?;
-                if names[..i].contains(name) {
-                    return bad(key, format!("'{name}' is listed twice"));
-                }
+            for name in names {
+                reclaim::POLICIES.find(name).map_err(at_key(origin, key))?;
             }
+            distinct(origin, key, names)?;
         }
         if self.policies.is_empty() {
-            return bad("policies", "needs at least one policy".into());
+            return bad_key(origin, "policies", "needs at least one policy");
         }
         if let Some(&mib) = self.memory_mib.iter().find(|&&m| m == 0 || m > (1 << 20)) {
-            return bad("memory_mib", format!("{mib} must be from 1 to 1048576"));
+            return bad_key(
+                origin,
+                "memory_mib",
+                format!("{mib} must be from 1 to 1048576"),
+            );
         }
-        crate::workload::Params::validate(&self.workload)
-            .map_err(|e| Error::config(origin, format!("[workload]: {e}")))?;
+        crate::workload::Params::validate(&self.workload).map_err(in_table(origin, "workload"))?;
         self.reclaim
             .validate()
-            .map_err(|e| Error::config(origin, format!("[reclaim]: {e}")))?;
+            .map_err(in_table(origin, "reclaim"))?;
         Ok(())
     }
 
-    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
-        run(self, header, context)
+    type Grid<'a> = ReclaimGrid<'a>;
+
+    fn grid<'a>(&'a self, _: &Header, context: &Context) -> Result<ReclaimGrid<'a>> {
+        // One trace per transfer rate; 0 is the run without the transfer.
+        let mut rates: Vec<u32> = self.stream_pages.clone();
+        for pages in [self.workload.stream_pages_per_interaction, 0] {
+            if !rates.contains(&pages) {
+                rates.push(pages);
+            }
+        }
+        let traces = (rates.iter())
+            .map(|&pages| {
+                let config = GalleryUsbConfig {
+                    background: pages > 0,
+                    stream_pages_per_interaction: pages,
+                    ..self.workload.clone()
+                };
+                Ok((pages, reclaim::workload::generate(&config, context.seed)?))
+            })
+            .collect::<Result<_>>()?;
+        Ok(ReclaimGrid {
+            params: self,
+            traces,
+            seed: context.seed,
+        })
     }
 }
 
 /// Scope of the runs with the 3.4 kernel's literal choices where the reading used here
 /// (the paper's description of the kernel) differs.
 const KERNEL_34: &str = "kernel-3.4";
-const KEYS: [&str; 6] = ["scope", "series", "policy", "io", "io_mb_s", "memory_mib"];
 
 fn series(policy: &str, io: bool) -> String {
     format!("{policy}{}", if io { " + I/O" } else { ", no I/O" })
@@ -126,165 +138,155 @@ fn rate_mb_s(pages: u32, think_ms: u64) -> f64 {
     (mb_s * 10.0).round() / 10.0
 }
 
-fn row(scope: &str, policy: &str, io_mb_s: f64, memory_mib: usize, r: &ReclaimResult) -> Row {
-    let io = io_mb_s > 0.0;
-    Row {
-        keys: vec![
+/// One run of a `reclaim` file: a trace of one seed per transfer rate.
+pub struct ReclaimGrid<'a> {
+    params: &'a Params,
+    /// (pages streamed per interaction, trace); 0 is the run without the transfer.
+    traces: Vec<(u32, Trace)>,
+    seed: u64,
+}
+
+/// A point: (scope, policy, pages streamed per interaction, memory MiB).
+pub type ReclaimPoint<'a> = (&'a str, &'a str, u32, usize);
+
+impl ReclaimGrid<'_> {
+    fn trace_of(&self, pages: u32) -> Result<&Trace> {
+        (self.traces.iter())
+            .find(|t| t.0 == pages)
+            .map(|t| &t.1)
+            .ok_or_else(|| Error::config("reclaim", format!("no trace of {pages} pages")))
+    }
+
+    fn default_mib(&self) -> usize {
+        (self.params.reclaim.memory_pages * 4096) >> 20
+    }
+}
+
+impl<'a> Grid for ReclaimGrid<'a> {
+    type Point = ReclaimPoint<'a>;
+    type Output = ReclaimResult;
+
+    const KEYS: &'static [&'static str] =
+        &["scope", "series", "policy", "io", "io_mb_s", "memory_mib"];
+
+    fn points(&self) -> Result<Vec<ReclaimPoint<'a>>> {
+        let params = self.params;
+        let default_pages = params.workload.stream_pages_per_interaction;
+        let default_mib = self.default_mib();
+        let mut points = Vec::new();
+        for pages in [0, default_pages] {
+            for p in &params.policies {
+                points.push(("run", p.as_str(), pages, default_mib));
+            }
+        }
+        for &mib in &params.memory_mib {
+            for p in &params.policies {
+                points.push(("sweep", p.as_str(), default_pages, mib));
+            }
+        }
+        for &pages in &params.stream_pages {
+            for p in &params.policies {
+                points.push(("rate", p.as_str(), pages, default_mib));
+            }
+        }
+        // The readings used here against the 3.4 kernel's literal behaviour (referenced
+        // active pages deactivated, new anonymous pages active, lumpy blocks given up at
+        // an unmovable frame, lumpy only for costly orders or under pressure, kswapd
+        // balancing for the order it was woken with, dirty file pages left to the
+        // flusher).
+        for p in &params.kernel_34_policies {
+            points.push((KERNEL_34, p.as_str(), default_pages, default_mib));
+        }
+        Ok(points)
+    }
+
+    fn run_point(&self, &(scope, policy, pages, mib): &ReclaimPoint) -> Result<ReclaimResult> {
+        let mut config = ReclaimConfig {
+            policy: policy.into(),
+            memory_pages: mib << 8,
+            ..self.params.reclaim.clone()
+        };
+        if scope == KERNEL_34 {
+            config.rotate_referenced_active = false;
+            config.new_anon_active = true;
+            config.lumpy_unmovable = LumpyUnmovable::Abort;
+            config.lumpy_gating = LumpyGating::CostlyOrPressure;
+            config.kswapd_high_order = true;
+            config.dirty_writeback = DirtyWriteback::Flusher;
+        }
+        reclaim::run(&config, self.trace_of(pages)?)
+    }
+
+    fn point_rows(
+        &self,
+        &(scope, policy, pages, mib): &ReclaimPoint,
+        r: &ReclaimResult,
+    ) -> Vec<Row> {
+        let io_mb_s = rate_mb_s(pages, self.params.workload.think_ms);
+        let io = io_mb_s > 0.0;
+        let keys = vec![
             scope.into(),
             series(policy, io),
             policy.into(),
             u8::from(io).to_string(),
             crate::report::format_number(io_mb_s),
-            memory_mib.to_string(),
-        ],
-        values: r
-            .values()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+            mib.to_string(),
+        ];
+        vec![Row::of_stats(keys, r)]
     }
-}
 
-/// One run of a `reclaim` file with `context.seed`.
-pub fn run(params: &Params, header: &Header, context: &Context) -> Result<ExperimentReport> {
-    let interactions = params.workload.interactions;
-    let workload = |background| GalleryUsbConfig {
-        background,
-        ..params.workload.clone()
-    };
-    let default_pages = params.workload.stream_pages_per_interaction;
-    // One trace per transfer rate; 0 is the run without the transfer.
-    let mut rates: Vec<u32> = params.stream_pages.clone();
-    for pages in [default_pages, 0] {
-        if !rates.contains(&pages) {
-            rates.push(pages);
-        }
-    }
-    let traces: Vec<(u32, Trace)> = rates
-        .iter()
-        .map(|&pages| {
-            let config = GalleryUsbConfig {
-                background: pages > 0,
-                stream_pages_per_interaction: pages,
-                ..workload(true)
-            };
-            Ok((pages, reclaim::workload::generate(&config, context.seed)?))
-        })
-        .collect::<Result<_>>()?;
-    let trace_of = |pages: u32| {
-        traces
-            .iter()
-            .find(|t| t.0 == pages)
-            .map(|t| &t.1)
-            .ok_or_else(|| Error::config("reclaim", format!("no trace of {pages} pages")))
-    };
-    let with_io = trace_of(default_pages)?;
-    let base = params.reclaim.clone();
-    let default_mib = (base.memory_pages * 4096) >> 20;
-    // (scope, policy, pages streamed per interaction, memory MiB)
-    let mut points: Vec<(&str, &str, u32, usize)> = Vec::new();
-    for pages in [0, default_pages] {
-        for p in &params.policies {
-            points.push(("run", p, pages, default_mib));
-        }
-    }
-    for &mib in &params.memory_mib {
-        for p in &params.policies {
-            points.push(("sweep", p, default_pages, mib));
-        }
-    }
-    for &pages in &params.stream_pages {
-        for p in &params.policies {
-            points.push(("rate", p, pages, default_mib));
-        }
-    }
-    // The readings used here against the 3.4 kernel's literal behaviour (referenced active
-    // pages deactivated, new anonymous pages active, lumpy blocks given up at an
-    // unmovable frame, lumpy only for costly orders or under pressure, kswapd
-    // balancing for the order it was woken with, dirty file pages left to the flusher).
-    for p in &params.kernel_34_policies {
-        points.push((KERNEL_34, p, default_pages, default_mib));
-    }
-    let done = AtomicUsize::new(0);
-    (context.progress)(0, points.len());
-    let results: Vec<ReclaimResult> = points
-        .par_iter()
-        .map(|&(scope, policy, pages, mib)| {
-            let mut config = ReclaimConfig {
-                policy: policy.into(),
-                memory_pages: mib << 8,
-                ..base.clone()
-            };
-            if scope == KERNEL_34 {
-                config.rotate_referenced_active = false;
-                config.new_anon_active = true;
-                config.lumpy_unmovable = LumpyUnmovable::Abort;
-                config.lumpy_gating = LumpyGating::CostlyOrPressure;
-                config.kswapd_high_order = true;
-                config.dirty_writeback = DirtyWriteback::Flusher;
-            }
-            let r = reclaim::run(&config, trace_of(pages)?)?;
-            (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, points.len());
-            Ok(r)
-        })
-        .collect::<Result<_>>()?;
-    let think_ms = workload(true).think_ms;
-    let rows = points
-        .iter()
-        .zip(&results)
-        .map(|(&(scope, policy, pages, mib), r)| {
-            row(scope, policy, rate_mb_s(pages, think_ms), mib, r)
-        })
-        .collect();
-    let table = Table {
-        experiment: header.name.clone(),
-        title: header.title.clone(),
-        keys: KEYS.iter().map(|k| k.to_string()).collect(),
-        rows,
-    };
-    let wm = base.watermarks();
-    let facts = vec![
+    fn facts(&self, _: &Table, _: &[(ReclaimPoint, ReclaimResult)]) -> Vec<Vec<String>> {
+        let base = &self.params.reclaim;
+        let with_io = self.trace_of(self.params.workload.stream_pages_per_interaction);
+        let wm = base.watermarks();
         vec![
-            "workload".into(),
-            "events (with I/O)".into(),
-            "interactions".into(),
-            "memory".into(),
-            "watermarks min/low/high".into(),
-            "T_E, T_pf".into(),
-            "driver buffers".into(),
-        ],
-        vec![
-            format!("gallery-usb, seed {}", context.seed),
-            with_io.events.len().to_string(),
-            interactions.to_string(),
-            format!(
-                "{default_mib} MiB ({} frames, {} reserved, {}‰ unmovable)",
-                base.memory_pages, base.reserved_pages, base.unmovable_per_mille
-            ),
-            format!("{} / {} / {} KiB", wm.min_kb, wm.low_kb, wm.high_kb),
-            format!("{} ms, {} ms", base.execution_ms, base.fault_ms),
-            format!(
-                "order {} every {} faults of {}, {} held",
-                base.high_order.order,
-                base.high_order.every_faults,
-                base.high_order.process,
-                base.high_order.held_blocks
-            ),
-        ],
-    ];
-    let (figures, claims, notes) = analyze(&table, params);
-    if header.reproduces.is_none() {
-        let mut report = ExperimentReport::of_table(table, facts, (figures, Vec::new(), notes));
-        report.seeds = vec![context.seed];
-        return Ok(report);
+            vec![
+                "workload".into(),
+                "events (with I/O)".into(),
+                "interactions".into(),
+                "memory".into(),
+                "watermarks min/low/high".into(),
+                "T_E, T_pf".into(),
+                "driver buffers".into(),
+            ],
+            vec![
+                format!("gallery-usb, seed {}", self.seed),
+                with_io.map_or(0, |t| t.events.len()).to_string(),
+                self.params.workload.interactions.to_string(),
+                format!(
+                    "{} MiB ({} frames, {} reserved, {}‰ unmovable)",
+                    self.default_mib(),
+                    base.memory_pages,
+                    base.reserved_pages,
+                    base.unmovable_per_mille
+                ),
+                format!("{} / {} / {} KiB", wm.min_kb, wm.low_kb, wm.high_kb),
+                format!("{} ms, {} ms", base.execution_ms, base.fault_ms),
+                format!(
+                    "order {} every {} faults of {}, {} held",
+                    base.high_order.order,
+                    base.high_order.every_faults,
+                    base.high_order.process,
+                    base.high_order.held_blocks
+                ),
+            ],
+        ]
     }
-    let findings = findings(&table, params);
-    let claims = super::grid_lacks(claims);
-    let mut report = ExperimentReport::of_table(table, facts, (figures, claims, notes))
-        .with_findings(findings)
-        .with_paper_figures(paper_figures());
-    report.seeds = vec![context.seed];
-    Ok(report)
+
+    fn analyze(
+        &self,
+        table: &Table,
+        _: &[(ReclaimPoint, ReclaimResult)],
+        paper: bool,
+    ) -> Result<Analyzed> {
+        Ok(Analyzed::of(analyze(table, self.params), paper, || {
+            (findings(table, self.params), paper_figures())
+        }))
+    }
+
+    fn seeds(&self, _: &[(ReclaimPoint, ReclaimResult)]) -> Vec<u64> {
+        vec![self.seed]
+    }
 }
 
 fn value(table: &Table, policy: &str, io: bool, metric: &str) -> f64 {
@@ -736,16 +738,12 @@ fn notes(table: &Table, base: &ReclaimConfig) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::ExperimentReport;
 
     fn context_run(interactions: u32) -> ExperimentReport {
-        let header = crate::experiments::reproductions::find("page-protection")
-            .unwrap()
-            .experiment()
-            .unwrap()
-            .header;
         let mut params = Params::default();
         params.workload.interactions = interactions;
-        crate::experiments::kinds::with_seed(1, |context| run(&params, &header, context).unwrap())
+        super::super::run_shipped("page-protection", &params)
     }
 
     #[test]

@@ -19,24 +19,20 @@
 //! The inputs are real files, not synthetic workloads, so the reproduction is not seeded.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use rayon::prelude::*;
 
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
 use crate::core::stats::Stats;
 use crate::devices::platform::Platform;
-use crate::experiments::file::{Header, KindParams};
+use crate::experiments::file::{at_key, bad_key, distinct, Header, KindParams};
+use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::fs::{
     read_file_by_page, read_twice, store_file_policies, Codec, PageCacheState, ReadCost, ReadPath,
     StoredFile, WritePolicy,
 };
 use crate::report::table::filter;
-use crate::report::{
-    format_number, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table,
-};
+use crate::report::{format_number, Claim, Figure, Finding, PaperFigure, Row, Table};
 use crate::{Error, Result};
 
 /// The codec of JFFS2's default configuration.
@@ -94,28 +90,21 @@ impl Default for Params {
 
 impl KindParams for Params {
     fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |key: &str, message: String| {
-            Err(Error::config(origin, format!("key `{key}`: {message}")))
-        };
         for (key, names) in [("platforms", &self.platforms), ("schemes", &self.schemes)] {
             if names.is_empty() {
-                return bad(key, "needs at least one name".into());
+                return bad_key(origin, key, "needs at least one name");
             }
-            for (i, name) in names.iter().enumerate() {
-                if names[..i].contains(name) {
-                    return bad(key, format!("'{name}' is listed twice"));
-                }
-            }
+            distinct(origin, key, names)?;
         }
         for name in &self.platforms {
-            Platform::named(name)
-                .map_err(|e| Error::config(origin, format!("key `platforms`: {e}")))?;
+            Platform::named(name).map_err(at_key(origin, "platforms"))?;
         }
         let known = schemes();
         for name in &self.schemes {
             if !known.iter().any(|(n, _, _)| n == name) {
                 let names: Vec<&str> = known.iter().map(|(n, _, _)| *n).collect();
-                return bad(
+                return bad_key(
+                    origin,
                     "schemes",
                     format!("unknown scheme '{name}' (known: {})", names.join(", ")),
                 );
@@ -132,8 +121,19 @@ impl KindParams for Params {
         }
     }
 
-    fn run(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
-        run(self, header, context)
+    type Grid<'a> = FsGrid<'a>;
+
+    fn grid<'a>(&'a self, _: &Header, context: &Context) -> Result<FsGrid<'a>> {
+        let media_dir = (context.media_dir.clone())
+            .or_else(|| self.media.clone())
+            .unwrap_or_else(|| PathBuf::from("target/media"));
+        Ok(FsGrid {
+            params: self,
+            files: media_files(&media_dir)?,
+            platforms: (self.platforms.iter())
+                .map(|n| Platform::named(n))
+                .collect::<Result<_>>()?,
+        })
     }
 }
 
@@ -261,18 +261,6 @@ fn cost_values(cost: &ReadCost, stored: &StoredFile, platform: &Platform) -> Vec
         .collect()
 }
 
-const KEYS: [&str; 9] = [
-    "file",
-    "kind",
-    "size_mib",
-    "platform",
-    "scheme",
-    "write_policy",
-    "read_path",
-    "read",
-    "at_ms",
-];
-
 /// The rows of one file: every platform x scheme, first read and read again; and, for
 /// the file whose power over time is drawn, that power on the paper's board.
 fn file_rows(
@@ -398,60 +386,79 @@ pub fn power_over_time(reads: &[Vec<ReadCost>], idle_w: f64) -> (f64, Vec<Vec<f6
     (window, series)
 }
 
-/// One run of an `fs` file (on real files: `context.seed` is not used).
-pub fn run(params: &Params, header: &Header, context: &Context) -> Result<ExperimentReport> {
-    let media_dir = (context.media_dir.clone())
-        .or_else(|| params.media.clone())
-        .unwrap_or_else(|| PathBuf::from("target/media"));
-    let files = media_files(&media_dir)?;
-    let platforms: Vec<Platform> = (params.platforms.iter())
-        .map(|n| Platform::named(n))
-        .collect::<Result<_>>()?;
-    let done = AtomicUsize::new(0);
-    (context.progress)(0, files.len());
-    // The power over time is drawn for the smallest video (the paper's 1 MB read).
-    let per_file: Vec<(Vec<Row>, Option<f64>)> = files
-        .par_iter()
-        .enumerate()
-        .map(|(i, (path, kind))| {
-            let rows = file_rows(path, kind, &platforms, i == 0, params)?;
-            (context.progress)(done.fetch_add(1, Ordering::Relaxed) + 1, files.len());
-            Ok(rows)
-        })
-        .collect::<Result<_>>()?;
-    let window_ms = per_file.iter().find_map(|(_, w)| *w);
-    let table = Table {
-        experiment: header.name.clone(),
-        title: header.title.clone(),
-        keys: KEYS.iter().map(|k| k.to_string()).collect(),
-        rows: per_file.into_iter().flat_map(|(rows, _)| rows).collect(),
-    };
-    let (figures, claims, mut notes) = analyze(&table);
-    if let (Some(window), Ok(board)) = (window_ms, Platform::named(PAPER_PLATFORM)) {
-        notes.push(format!(
-            "Power over time (the paper's Fig. 5): each page of the read is priced alone by the read-path \
+/// One run of an `fs` file: the media files found and the platforms to price reads on.
+/// The files are real, so no seed is used.
+pub struct FsGrid<'a> {
+    params: &'a Params,
+    /// The files: videos by size, then text.
+    files: Vec<(PathBuf, &'static str)>,
+    platforms: Vec<Platform>,
+}
+
+/// A point: one file, by its place in the list.
+pub type FsPoint = usize;
+
+impl Grid for FsGrid<'_> {
+    type Point = FsPoint;
+    /// The file's rows and, for the file whose power over time is drawn, its window (ms).
+    type Output = (Vec<Row>, Option<f64>);
+
+    const KEYS: &'static [&'static str] = &[
+        "file",
+        "kind",
+        "size_mib",
+        "platform",
+        "scheme",
+        "write_policy",
+        "read_path",
+        "read",
+        "at_ms",
+    ];
+
+    fn points(&self) -> Result<Vec<FsPoint>> {
+        Ok((0..self.files.len()).collect())
+    }
+
+    /// The power over time is drawn for the smallest video (the paper's 1 MB read).
+    fn run_point(&self, &i: &FsPoint) -> Result<(Vec<Row>, Option<f64>)> {
+        let (path, kind) = &self.files[i];
+        file_rows(path, kind, &self.platforms, i == 0, self.params)
+    }
+
+    fn point_rows(&self, _: &FsPoint, (rows, _): &(Vec<Row>, Option<f64>)) -> Vec<Row> {
+        rows.clone()
+    }
+
+    fn facts(&self, table: &Table, _: &[(FsPoint, (Vec<Row>, Option<f64>))]) -> Vec<Vec<String>> {
+        facts(table)
+    }
+
+    fn analyze(
+        &self,
+        table: &Table,
+        runs: &[(FsPoint, (Vec<Row>, Option<f64>))],
+        paper: bool,
+    ) -> Result<Analyzed> {
+        let mut analysis = analyze(table);
+        let window_ms = runs.iter().find_map(|(_, (_, w))| *w);
+        if let (Some(window), Ok(board)) = (window_ms, Platform::named(PAPER_PLATFORM)) {
+            analysis.2.push(format!(
+                "Power over time (the paper's Fig. 5): each page of the read is priced alone by the read-path \
 model, its energy over its time being the power drawn meanwhile, and averaged over windows of {} ms. \
 After a read ends the system draws the board's base power ({} W, the profile's assumption), as the \
 paper's meter went on measuring.",
-            format_number(window),
-            format_number(board.base_w)
-        ));
+                format_number(window),
+                format_number(board.base_w)
+            ));
+        }
+        Ok(Analyzed::of(analysis, paper, || {
+            (findings(table), paper_figures())
+        }))
     }
-    let facts = facts(&table);
-    if header.reproduces.is_none() {
-        return Ok(ExperimentReport::of_table(
-            table,
-            facts,
-            (figures, Vec::new(), notes),
-        ));
+
+    fn seeds(&self, _: &[(FsPoint, (Vec<Row>, Option<f64>))]) -> Vec<u64> {
+        Vec::new()
     }
-    let findings = findings(&table);
-    let claims = super::grid_lacks(claims);
-    Ok(
-        ExperimentReport::of_table(table, facts, (figures, claims, notes))
-            .with_findings(findings)
-            .with_paper_figures(paper_figures()),
-    )
 }
 
 /// Rows of whole reads of videos of one platform, scheme and read.
@@ -1446,7 +1453,7 @@ mod tests {
         let table = Table {
             experiment: "selective-page-cache".into(),
             title: String::new(),
-            keys: KEYS.iter().map(|k| k.to_string()).collect(),
+            keys: FsGrid::KEYS.iter().map(|k| k.to_string()).collect(),
             rows,
         };
         let (figures, claims, _) = analyze(&table);

@@ -37,7 +37,7 @@ pub mod config;
 use serde::Serialize;
 
 use crate::core::events::{self, EventHandler};
-use crate::core::stats::{percentile, Stats, Visitor};
+use crate::core::stats::{percentile, Stats};
 use crate::core::swap::{SwapDevice, SwapSlots};
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
@@ -52,7 +52,7 @@ use crate::mm::swap::architectures::find_architecture;
 use crate::mm::swap::launch::{LaunchKind, LaunchTracker};
 use crate::trace::{Event, PageId, PageKind, ProcId, ADJ_FOREGROUND};
 use crate::workload::phone::{content_base, AnonContent, FileClass, PhoneTrace};
-use crate::{counts, reals, Error, Result};
+use crate::{Error, Result};
 pub use config::{Choice, PhoneConfig, SLOTS};
 
 const NO_INDEX: u32 = u32::MAX;
@@ -103,8 +103,9 @@ pub(crate) fn check_choice(config: &PhoneConfig, choice: &Choice) -> Result<()> 
 }
 
 /// What one phone run measured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Stats)]
 pub struct PhoneMetrics {
+    #[stats(skip)]
     pub accesses: u64,
     /// Warm and cold relaunches (first launches are left out: a cold start anywhere).
     pub launches: u64,
@@ -151,27 +152,9 @@ pub struct PhoneMetrics {
     pub protected_skips: u64,
     pub protection_fallbacks: u64,
     /// Major faults (swap-ins, file reads) of the interactive task during interactions.
+    #[stats(then(accesses = self.accesses))]
     pub interactive_major_faults: u64,
     pub duration_s: f64,
-}
-
-impl Stats for PhoneMetrics {
-    fn visit(&self, v: &mut dyn Visitor) {
-        counts!(v, self; launches, cold_launches);
-        reals!(v, self; launch_mean_ms, warm_launch_mean_ms);
-        counts!(v, self; interactions);
-        reals!(v, self; rt_mean_ms, rt_p10_ms, rt_p25_ms, rt_p50_ms, rt_p75_ms, rt_p90_ms);
-        reals!(v, self; rt_p95_ms, rt_p99_ms, rt_max_ms, energy_mj, fg_energy_mj);
-        counts!(v, self; file_reads, file_bypass_reads, swap_outs, swap_ins, minor_faults, cow_faults);
-        counts!(v, self; flash_writes, nvm_writes, pcm_writes);
-        v.optional("flash_lifetime_years", self.flash_lifetime_years);
-        v.optional("nvm_lifetime_years", self.nvm_lifetime_years);
-        v.optional("pcm_lifetime_years", self.pcm_lifetime_years);
-        reals!(v, self; ksm_saved_mib, ksm_saved_peak_mib, ksm_cpu_ms, zram_pool_peak_mib);
-        counts!(v, self; kills, swap_refused, pages_scanned, protected_skips, protection_fallbacks);
-        counts!(v, self; interactive_major_faults, accesses);
-        reals!(v, self; duration_s);
-    }
 }
 
 /// Time and energy of reading one page, by path.

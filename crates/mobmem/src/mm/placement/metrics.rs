@@ -5,21 +5,22 @@
 use serde::Serialize;
 
 use crate::core::frames::Wear;
-use crate::core::stats::{Stats, Visitor};
-use crate::{counts, reals};
+use crate::core::stats::Stats;
 
 const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
 
 /// Counters and sums of one simulation run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Stats)]
 pub struct Metrics {
     pub accesses: u64,
     pub reads: u64,
     pub writes: u64,
     pub hits: u64,
+    #[stats(then(hit_ratio = self.hit_ratio()))]
     pub misses: u64,
     pub fg_accesses: u64,
     pub fg_hits: u64,
+    #[stats(then(fg_hit_ratio = self.fg_hit_ratio()))]
     pub fg_misses: u64,
     /// Hits found in DRAM / in PCM.
     pub dram_hits: u64,
@@ -100,29 +101,6 @@ impl Metrics {
         };
         self.pcm_lifetime_years = lifetime(self.pcm_max_frame_writes as f64);
         self.pcm_lifetime_years_leveled = lifetime(self.pcm_mean_frame_writes);
-    }
-}
-
-impl Stats for Metrics {
-    /// Missing optional figures are NaN.
-    fn visit(&self, v: &mut dyn Visitor) {
-        counts!(v, self; accesses, reads, writes, hits, misses);
-        v.figure("hit_ratio", self.hit_ratio());
-        counts!(v, self; fg_accesses, fg_hits, fg_misses);
-        v.figure("fg_hit_ratio", self.fg_hit_ratio());
-        counts!(v, self;
-            dram_hits, pcm_hits, dram_reads, dram_writes, pcm_reads, pcm_writes,
-            migrations_to_dram, migrations_to_pcm, storage_reads, storage_writes,
-            evictions, fg_evictions);
-        reals!(v, self; fg_time, total_time, energy_nj, static_energy_nj);
-        counts!(v, self; pcm_frames, pcm_max_frame_writes);
-        reals!(v, self; pcm_mean_frame_writes);
-        counts!(v, self; duration_ns);
-        v.optional("pcm_lifetime_years", self.pcm_lifetime_years);
-        v.optional(
-            "pcm_lifetime_years_leveled",
-            self.pcm_lifetime_years_leveled,
-        );
     }
 }
 

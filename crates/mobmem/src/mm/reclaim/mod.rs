@@ -42,9 +42,8 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::core::events::{self, EventHandler};
-use crate::core::stats::{percentile, Stats, Visitor};
+use crate::core::stats::{percentile, Stats};
 use crate::trace::{Event, PageId, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
-use crate::{counts, reals};
 use crate::{Error, Result};
 use crate::core::memory::{FaultKind, Memory, ReclaimCounters};
 use crate::core::pages::{PageFlags, SwapDevice};
@@ -422,51 +421,56 @@ impl ProcessFaults {
     }
 }
 
-/// What a run measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a run measured. Its figures, in a fixed order (tables, CSV), are the numbers
+/// listed from its fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Stats)]
 pub struct ReclaimResult {
     pub policy: String,
+    #[stats(skip)]
     pub memory_pages: usize,
     pub watermarks: Watermarks,
+    #[stats(skip)]
     pub accesses: u64,
     pub interactions: usize,
     /// Faults of the interactive task during interactions.
+    #[stats(then(
+        interactive_major_faults = self.interactive.major(),
+        interactive_refaults = self.interactive.file_refaults + self.interactive.swap_ins,
+        interactive_cold_faults = self.interactive.cold,
+    ))]
     pub interactive: ProcessFaults,
     pub rt_mean_ms: f64,
     pub rt_p50_ms: f64,
     pub rt_p95_ms: f64,
+    #[stats(then(
+        pages_scanned = self.counters.scanned,
+        pages_reclaimed = self.counters.reclaimed,
+        swap_outs = self.counters.swap_outs,
+        file_drops = self.counters.file_drops,
+        writebacks = self.counters.writebacks,
+        dirty_kept = self.counters.dirty_kept,
+    ))]
     pub major_faults: u64,
     pub kswapd_runs: u64,
+    #[stats(skip)]
     pub kswapd_reclaimed: u64,
     pub direct_reclaims: u64,
+    #[stats(skip)]
     pub direct_reclaimed: u64,
     /// Reclaim calls repeated with protection off.
+    #[stats(then(
+        protected_skips = self.counters.protected_skips,
+        lumpy_taken = self.counters.lumpy_taken,
+        lumpy_failed = self.counters.lumpy_failed,
+    ))]
     pub fallbacks: u64,
     pub high_order_allocs: u64,
     pub high_order_failures: u64,
     /// Order-0 allocations that had to dip below the min watermark.
+    #[stats(skip)]
     pub reserve_dips: u64,
     pub counters: ReclaimCounters,
     pub per_process: Vec<ProcessFaults>,
-}
-
-/// The headline numbers, in a fixed order (tables, CSV).
-impl Stats for ReclaimResult {
-    fn visit(&self, v: &mut dyn Visitor) {
-        let (c, fg) = (&self.counters, &self.interactive);
-        v.count("interactions", self.interactions as u64);
-        v.count("interactive_major_faults", fg.major());
-        v.count("interactive_refaults", fg.file_refaults + fg.swap_ins);
-        v.count("interactive_cold_faults", fg.cold);
-        reals!(v, self; rt_mean_ms, rt_p50_ms, rt_p95_ms);
-        counts!(v, self; major_faults);
-        v.count("pages_scanned", c.scanned);
-        v.count("pages_reclaimed", c.reclaimed);
-        counts!(v, c; swap_outs, file_drops, writebacks, dirty_kept);
-        counts!(v, self; kswapd_runs, direct_reclaims, fallbacks);
-        counts!(v, c; protected_skips, lumpy_taken, lumpy_failed);
-        counts!(v, self; high_order_allocs, high_order_failures);
-    }
 }
 
 /// Direct-reclaim calls a high-order request makes before it fails.

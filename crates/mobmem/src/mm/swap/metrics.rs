@@ -4,8 +4,7 @@
 
 use serde::Serialize;
 
-use crate::core::stats::{percentile, Stats, Visitor};
-use crate::{counts, reals};
+use crate::core::stats::{percentile, Stats};
 
 use super::launch::{LaunchKind, LaunchRecord};
 use crate::core::swap::IoCounts;
@@ -26,7 +25,7 @@ pub struct AppLaunches {
 }
 
 /// Counters and sums of one swap run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Stats)]
 pub struct SwapMetrics {
     pub architecture: String,
     pub events: u64,
@@ -47,12 +46,27 @@ pub struct SwapMetrics {
     pub swap_ins: u64,
     /// Distinct pages ever swapped out: the swap footprint.
     pub swapped_pages: u64,
+    #[stats(then(
+        flash_reads = self.io.flash_reads,
+        flash_writes = self.io.flash_writes,
+        flash_accesses = self.flash_accesses(),
+        nvm_reads = self.io.nvm_reads,
+        nvm_writes = self.io.nvm_writes,
+        zram_compressions = self.io.zram_compressions,
+        zram_decompressions = self.io.zram_decompressions,
+        promotions = self.io.promotions,
+        demotions = self.io.demotions,
+        writebacks = self.io.writebacks,
+    ))]
     pub io: IoCounts,
     /// Sum of the NVM and flash latencies of every device operation, ns.
+    #[stats(skip, then(io_time_ms = self.io_time_ns / 1e6))]
     pub io_time_ns: f64,
     /// CPU time of zram compressions and decompressions, ns.
+    #[stats(skip, then(zram_cpu_ms = self.zram_cpu_ns / 1e6))]
     pub zram_cpu_ns: f64,
     /// Energy of every device operation and zram compression, nJ.
+    #[stats(skip, then(energy_mj = self.energy_nj / 1e6))]
     pub energy_nj: f64,
     /// Apps killed by the low-memory killer.
     pub kills: u64,
@@ -188,31 +202,6 @@ impl SwapMetrics {
     /// Flash reads plus writes (the paper's Fig. 3 counts storage accesses).
     pub fn flash_accesses(&self) -> u64 {
         self.io.flash_reads + self.io.flash_writes
-    }
-}
-
-impl Stats for SwapMetrics {
-    fn visit(&self, v: &mut dyn Visitor) {
-        let io = &self.io;
-        counts!(v, self;
-            events, accesses, ignored_accesses, dram_hits, fresh_allocations, swap_outs,
-            clean_swap_outs, swap_ins, swapped_pages);
-        counts!(v, io; flash_reads, flash_writes);
-        v.count("flash_accesses", self.flash_accesses());
-        counts!(v, io;
-            nvm_reads, nvm_writes, zram_compressions, zram_decompressions, promotions,
-            demotions, writebacks);
-        v.figure("io_time_ms", self.io_time_ns / 1e6);
-        v.figure("zram_cpu_ms", self.zram_cpu_ns / 1e6);
-        v.figure("energy_mj", self.energy_nj / 1e6);
-        counts!(v, self;
-            kills, exits, dropped_pages, first_launches, cold_starts, warm_launches,
-            launch_faults);
-        reals!(v, self; launch_mean_ms, launch_p50_ms, launch_p95_ms);
-        counts!(v, self; pages_swapped_in, single_access_pages);
-        reals!(v, self; single_access_share);
-        counts!(v, self; flash_write_bytes);
-        reals!(v, self; flash_endurance_used);
     }
 }
 
