@@ -198,13 +198,11 @@ impl CachePolicy for Arc {
     }
 
     fn remove(&mut self, page: PageId, mem: &Memory) {
-        if matches!(self.lists.queue_of(page), Some(T1 | T2)) {
-            self.lists.remove(page, mem);
-        }
+        self.lists.remove_from(page, &[T1, T2], mem);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        matches!(self.lists.queue_of(page), Some(T1 | T2)).then_some(Tier::Dram)
+        self.lists.holds_in(page, &[T1, T2])
     }
 
     #[inline]

@@ -36,24 +36,22 @@
 //! page where it started has a clear bit. Per page: two `u32` links and one bit.
 
 use crate::core::ensure_index;
-use crate::core::list::{Links, List};
+use super::queues::Queue;
 use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Clock {
-    links: Links,
     /// Front = head (just behind the hand), back = tail (at the hand).
-    queue: List,
+    queue: Queue,
     referenced: Vec<bool>,
 }
 
 impl Clock {
     pub fn new(page_count_hint: usize) -> Self {
         Clock {
-            links: Links::with_pages(page_count_hint),
-            queue: List::new(),
+            queue: Queue::new(page_count_hint),
             referenced: vec![false; page_count_hint],
         }
     }
@@ -61,8 +59,8 @@ impl Clock {
     /// The pages in the order the hand examines them, each with its reference bit.
     pub fn from_hand(&self) -> Vec<(PageId, bool)> {
         let mut pages: Vec<(PageId, bool)> = self
-            .links
-            .iter(&self.queue)
+            .queue
+            .iter()
             .map(|p| (p, self.referenced[p as usize]))
             .collect();
         pages.reverse();
@@ -80,9 +78,9 @@ impl CachePolicy for Clock {
     fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
         while let Some(tail) = self.queue.back() {
             if std::mem::replace(&mut self.referenced[tail as usize], false) {
-                self.links.move_to_front(&mut self.queue, tail);
+                self.queue.move_to_front(tail);
             } else {
-                self.links.remove(&mut self.queue, tail);
+                self.queue.remove(tail);
                 out.evict(tail);
                 return;
             }
@@ -92,22 +90,22 @@ impl CachePolicy for Clock {
     #[inline]
     fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
         ensure_index(&mut self.referenced, req.page, false);
-        self.links.push_front(&mut self.queue, req.page);
+        self.queue.push_front(req.page);
         self.referenced[req.page as usize] = false;
         Tier::Dram
     }
 
     fn remove(&mut self, page: PageId, _mem: &Memory) {
-        self.links.remove(&mut self.queue, page);
+        self.queue.remove(page);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        self.links.is_on(&self.queue, page).then_some(Tier::Dram)
+        self.queue.holds(page)
     }
 
     #[inline]
     fn prefetch(&self, page: PageId) {
-        self.links.prefetch(page);
+        self.queue.prefetch(page);
     }
 }
 

@@ -11,29 +11,27 @@
 //! ```
 //! Per page: two `u32` links. With sizes in bytes, as libCacheSim's `FIFO`.
 
-use crate::core::list::{Links, List};
+use super::queues::Queue;
 use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Fifo {
-    links: Links,
     /// Front = newest arrival, back = next victim.
-    queue: List,
+    queue: Queue,
 }
 
 impl Fifo {
     pub fn new(page_count_hint: usize) -> Self {
         Fifo {
-            links: Links::with_pages(page_count_hint),
-            queue: List::new(),
+            queue: Queue::new(page_count_hint),
         }
     }
 
     /// Resident pages from newest to oldest arrival.
     pub fn order(&self) -> Vec<PageId> {
-        self.links.iter(&self.queue).collect()
+        self.queue.iter().collect()
     }
 }
 
@@ -43,28 +41,28 @@ impl CachePolicy for Fifo {
 
     #[inline]
     fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
-        if let Some(victim) = self.links.pop_back(&mut self.queue) {
+        if let Some(victim) = self.queue.pop_back() {
             out.evict(victim);
         }
     }
 
     #[inline]
     fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
-        self.links.push_front(&mut self.queue, req.page);
+        self.queue.push_front(req.page);
         Tier::Dram
     }
 
     fn remove(&mut self, page: PageId, _mem: &Memory) {
-        self.links.remove(&mut self.queue, page);
+        self.queue.remove(page);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        self.links.is_on(&self.queue, page).then_some(Tier::Dram)
+        self.queue.holds(page)
     }
 
     #[inline]
     fn prefetch(&self, page: PageId) {
-        self.links.prefetch(page);
+        self.queue.prefetch(page);
     }
 }
 

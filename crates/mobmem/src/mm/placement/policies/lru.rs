@@ -8,61 +8,59 @@
 //! Per page: two `u32` links. With sizes in bytes, as libCacheSim's `LRU`: the back is
 //! evicted until the new page fits.
 
-use crate::core::list::{Links, List};
+use super::queues::Queue;
 use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Lru {
-    links: Links,
-    list: List,
+    queue: Queue,
 }
 
 impl Lru {
     pub fn new(page_count_hint: usize) -> Self {
         Lru {
-            links: Links::with_pages(page_count_hint),
-            list: List::new(),
+            queue: Queue::new(page_count_hint),
         }
     }
 
     /// Pages from most to least recently used.
     pub fn order(&self) -> Vec<PageId> {
-        self.links.iter(&self.list).collect()
+        self.queue.iter().collect()
     }
 }
 
 impl CachePolicy for Lru {
     #[inline]
     fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
-        self.links.move_to_front(&mut self.list, req.page);
+        self.queue.move_to_front(req.page);
     }
 
     #[inline]
     fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
-        if let Some(victim) = self.links.pop_back(&mut self.list) {
+        if let Some(victim) = self.queue.pop_back() {
             out.evict(victim);
         }
     }
 
     #[inline]
     fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
-        self.links.push_front(&mut self.list, req.page);
+        self.queue.push_front(req.page);
         Tier::Dram
     }
 
     fn remove(&mut self, page: PageId, _mem: &Memory) {
-        self.links.remove(&mut self.list, page);
+        self.queue.remove(page);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        self.links.is_on(&self.list, page).then_some(Tier::Dram)
+        self.queue.holds(page)
     }
 
     #[inline]
     fn prefetch(&self, page: PageId) {
-        self.links.prefetch(page);
+        self.queue.prefetch(page);
     }
 }
 

@@ -11,9 +11,75 @@
 //! only when it inserts it, so a policy takes the page off its ghost queues in
 //! [`CachePolicy::admit`](crate::mm::placement::CachePolicy::admit).
 
-use crate::core::list::TaggedLists;
+use crate::core::list::{Links, List, TaggedLists};
 use crate::mm::placement::engine::Memory;
+use crate::mm::placement::Tier;
 use crate::trace::PageId;
+
+/// The one queue of a policy that keeps its pages in a single order (LRU, FIFO, CLOCK,
+/// SIEVE): a list in a [`Links`] arena, front = newest (or most recent).
+#[derive(Debug, Clone, Default)]
+pub struct Queue {
+    links: Links,
+    list: List,
+}
+
+impl Queue {
+    pub fn new(pages: usize) -> Self {
+        Queue {
+            links: Links::with_pages(pages),
+            list: List::new(),
+        }
+    }
+
+    #[inline]
+    pub fn push_front(&mut self, page: PageId) {
+        self.links.push_front(&mut self.list, page);
+    }
+
+    #[inline]
+    pub fn move_to_front(&mut self, page: PageId) {
+        self.links.move_to_front(&mut self.list, page);
+    }
+
+    #[inline]
+    pub fn pop_back(&mut self) -> Option<PageId> {
+        self.links.pop_back(&mut self.list)
+    }
+
+    #[inline]
+    pub fn back(&self) -> Option<PageId> {
+        self.list.back()
+    }
+
+    /// Take `page`, which MUST be on the queue, off it.
+    #[inline]
+    pub fn remove(&mut self, page: PageId) {
+        self.links.remove(&mut self.list, page);
+    }
+
+    /// The page before `page` (towards the front), if any.
+    #[inline]
+    pub fn prev_of(&self, page: PageId) -> Option<PageId> {
+        self.links.prev_of(page)
+    }
+
+    /// [`CachePolicy::holds`](crate::mm::placement::CachePolicy::holds) of a single-tier
+    /// policy whose resident pages are those on the queue.
+    pub fn holds(&self, page: PageId) -> Option<Tier> {
+        self.links.is_on(&self.list, page).then_some(Tier::Dram)
+    }
+
+    #[inline]
+    pub fn prefetch(&self, page: PageId) {
+        self.links.prefetch(page);
+    }
+
+    /// The pages, front to back.
+    pub fn iter(&self) -> impl Iterator<Item = PageId> + '_ {
+        self.links.iter(&self.list)
+    }
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Queues {
@@ -75,6 +141,22 @@ impl Queues {
     pub fn push_back(&mut self, queue: usize, page: PageId, mem: &Memory) {
         self.lists.push_back(queue, page);
         self.units[queue] += mem.size_of(page);
+    }
+
+    /// Take `page` off its queue if that is one of `queues` (a policy's resident queues,
+    /// for [`CachePolicy::remove`](crate::mm::placement::CachePolicy::remove)).
+    pub fn remove_from(&mut self, page: PageId, queues: &[usize], mem: &Memory) {
+        if self.queue_of(page).is_some_and(|q| queues.contains(&q)) {
+            self.remove(page, mem);
+        }
+    }
+
+    /// [`CachePolicy::holds`](crate::mm::placement::CachePolicy::holds) of a single-tier
+    /// policy whose resident pages are those on `queues`.
+    pub fn holds_in(&self, page: PageId, queues: &[usize]) -> Option<Tier> {
+        self.queue_of(page)
+            .is_some_and(|q| queues.contains(&q))
+            .then_some(Tier::Dram)
     }
 
     /// Take `page` off its queue; returns that queue.

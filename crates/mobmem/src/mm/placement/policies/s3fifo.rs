@@ -224,13 +224,11 @@ impl CachePolicy for S3Fifo {
     }
 
     fn remove(&mut self, page: PageId, mem: &Memory) {
-        if matches!(self.queues.queue_of(page), Some(SMALL | MAIN)) {
-            self.queues.remove(page, mem);
-        }
+        self.queues.remove_from(page, &[SMALL, MAIN], mem);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        matches!(self.queues.queue_of(page), Some(SMALL | MAIN)).then_some(Tier::Dram)
+        self.queues.holds_in(page, &[SMALL, MAIN])
     }
 
     #[inline]

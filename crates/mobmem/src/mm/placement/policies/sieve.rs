@@ -31,16 +31,15 @@
 //! the sweep runs until the new page fits.
 
 use crate::core::ensure_index;
-use crate::core::list::{Links, List};
+use super::queues::Queue;
 use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Sieve {
-    links: Links,
     /// Front = head (newest arrival), back = tail (oldest).
-    queue: List,
+    queue: Queue,
     visited: Vec<bool>,
     /// Where the next eviction starts its sweep; `None` = at the tail.
     hand: Option<PageId>,
@@ -49,8 +48,7 @@ pub struct Sieve {
 impl Sieve {
     pub fn new(page_count_hint: usize) -> Self {
         Sieve {
-            links: Links::with_pages(page_count_hint),
-            queue: List::new(),
+            queue: Queue::new(page_count_hint),
             visited: vec![false; page_count_hint],
             hand: None,
         }
@@ -58,8 +56,8 @@ impl Sieve {
 
     /// Resident pages from head (newest) to tail (oldest), each with its visited bit.
     pub fn order(&self) -> Vec<(PageId, bool)> {
-        self.links
-            .iter(&self.queue)
+        self.queue
+            .iter()
             .map(|p| (p, self.visited[p as usize]))
             .collect()
     }
@@ -86,17 +84,17 @@ impl CachePolicy for Sieve {
         let mut at = self.hand.unwrap_or(tail);
         while self.visited[at as usize] {
             self.visited[at as usize] = false;
-            at = self.links.prev_of(at).unwrap_or(tail);
+            at = self.queue.prev_of(at).unwrap_or(tail);
         }
-        self.hand = self.links.prev_of(at);
-        self.links.remove(&mut self.queue, at);
+        self.hand = self.queue.prev_of(at);
+        self.queue.remove(at);
         out.evict(at);
     }
 
     #[inline]
     fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
         ensure_index(&mut self.visited, req.page, false);
-        self.links.push_front(&mut self.queue, req.page);
+        self.queue.push_front(req.page);
         self.visited[req.page as usize] = false;
         Tier::Dram
     }
@@ -104,18 +102,18 @@ impl CachePolicy for Sieve {
     /// As libCacheSim's: a hand on the page taken moves to the page before it.
     fn remove(&mut self, page: PageId, _mem: &Memory) {
         if self.hand == Some(page) {
-            self.hand = self.links.prev_of(page);
+            self.hand = self.queue.prev_of(page);
         }
-        self.links.remove(&mut self.queue, page);
+        self.queue.remove(page);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        self.links.is_on(&self.queue, page).then_some(Tier::Dram)
+        self.queue.holds(page)
     }
 
     #[inline]
     fn prefetch(&self, page: PageId) {
-        self.links.prefetch(page);
+        self.queue.prefetch(page);
     }
 }
 

@@ -223,13 +223,11 @@ impl CachePolicy for TwoQ {
     }
 
     fn remove(&mut self, page: PageId, mem: &Memory) {
-        if matches!(self.queues.queue_of(page), Some(A1IN | AM)) {
-            self.queues.remove(page, mem);
-        }
+        self.queues.remove_from(page, &[A1IN, AM], mem);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        matches!(self.queues.queue_of(page), Some(A1IN | AM)).then_some(Tier::Dram)
+        self.queues.holds_in(page, &[A1IN, AM])
     }
 
     #[inline]
