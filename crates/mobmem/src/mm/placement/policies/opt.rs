@@ -30,7 +30,10 @@
 //!
 //! With sizes in bytes this is libCacheSim's `Belady` (commit aa0fc409,
 //! `cache/eviction/Belady.c`): the page of the farthest next use goes, then the next,
-//! until the new page fits.
+//! until the new page fits. Ties, among pages never used again, can matter there (which
+//! of them stay changes the room left); libCacheSim's heap breaks them by position, this
+//! one by page id. On its CloudPhysics trace the two give the same miss ratios and byte
+//! miss ratios to the four decimals printed (`tests/policies_libcachesim.rs`).
 //!
 //! Memory: one `usize` per access of the future, plus a key (`usize`) and a heap
 //! position (`u32`) per page.
