@@ -11,60 +11,8 @@
 //! ```
 //! Per page: two `u32` links. With sizes in bytes, as libCacheSim's `FIFO`.
 
-use super::queues::Queue;
-use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
-use crate::trace::PageId;
-
-#[derive(Debug, Clone)]
-pub struct Fifo {
-    /// Front = newest arrival, back = next victim.
-    queue: Queue,
-}
-
-impl Fifo {
-    pub fn new(page_count_hint: usize) -> Self {
-        Fifo {
-            queue: Queue::new(page_count_hint),
-        }
-    }
-
-    /// Resident pages from newest to oldest arrival.
-    pub fn order(&self) -> Vec<PageId> {
-        self.queue.iter().collect()
-    }
-}
-
-impl CachePolicy for Fifo {
-    #[inline]
-    fn hit(&mut self, _req: &Request, _mem: &Memory, _out: &mut Effects) {}
-
-    #[inline]
-    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
-        if let Some(victim) = self.queue.pop_back() {
-            out.evict(victim);
-        }
-    }
-
-    #[inline]
-    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
-        self.queue.push_front(req.page);
-        Tier::Dram
-    }
-
-    fn remove(&mut self, page: PageId, _mem: &Memory) {
-        self.queue.remove(page);
-    }
-
-    fn holds(&self, page: PageId) -> Option<Tier> {
-        self.queue.holds(page)
-    }
-
-    #[inline]
-    fn prefetch(&self, page: PageId) {
-        self.queue.prefetch(page);
-    }
-}
+/// FIFO: LRU's queue, not reordered by hits (front = newest arrival, back = next victim).
+pub type Fifo = super::lru::OneQueue<false>;
 
 #[cfg(test)]
 mod tests {

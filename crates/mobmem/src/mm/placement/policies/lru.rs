@@ -13,28 +13,35 @@ use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
+/// One queue of pages, newest first, evicted from the back: LRU when a hit moves the
+/// page to the front (`MOVES_ON_HIT`), FIFO ([`super::fifo::Fifo`]) when it does not.
 #[derive(Debug, Clone)]
-pub struct Lru {
+pub struct OneQueue<const MOVES_ON_HIT: bool> {
     queue: Queue,
 }
 
-impl Lru {
+/// LRU: the queue in recency order.
+pub type Lru = OneQueue<true>;
+
+impl<const MOVES_ON_HIT: bool> OneQueue<MOVES_ON_HIT> {
     pub fn new(page_count_hint: usize) -> Self {
-        Lru {
+        OneQueue {
             queue: Queue::new(page_count_hint),
         }
     }
 
-    /// Pages from most to least recently used.
+    /// Resident pages from the front (most recently used, or newest arrival) to the back.
     pub fn order(&self) -> Vec<PageId> {
         self.queue.iter().collect()
     }
 }
 
-impl CachePolicy for Lru {
+impl<const MOVES_ON_HIT: bool> CachePolicy for OneQueue<MOVES_ON_HIT> {
     #[inline]
     fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
-        self.queue.move_to_front(req.page);
+        if MOVES_ON_HIT {
+            self.queue.move_to_front(req.page);
+        }
     }
 
     #[inline]
