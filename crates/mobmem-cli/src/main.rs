@@ -434,9 +434,10 @@ fn sim_sizes(
     Ok(())
 }
 
-/// `sim` with capacities in bytes ([`mobmem::mm::placement::bytes`]): one streamed run,
-/// or the trace decoded once and the sizes run in parallel; a row (or a JSON object) per
-/// capacity, in the order given.
+/// `sim` with capacities in bytes ([`mobmem::mm::placement::bytes`]), for any single-tier
+/// policy: one streamed run, or the trace decoded once and the sizes run in parallel (and
+/// always for an offline policy, which needs the whole trace); a row (or a JSON object)
+/// per capacity, in the order given.
 fn sim_bytes(
     args: &SimArgs,
     info: &'static mobmem::mm::placement::PolicyInfo,
@@ -444,22 +445,26 @@ fn sim_bytes(
 ) -> Result<()> {
     use mobmem::mm::placement::bytes;
     let started = Instant::now();
-    let all = if let [capacity] = capacities {
-        // Checks the policy before reading the trace.
-        bytes::ByteCache::new(info, *capacity, 0)?;
-        let mut source = trace::open(&args.trace, args.format)?;
-        let pb = ProgressBar::new_spinner();
-        pb.set_message("simulating");
-        let m = bytes::run_source_bytes(source.as_mut(), info, *capacity, &mut |done| {
-            pb.set_position(done)
-        })?;
-        pb.finish_and_clear();
-        vec![m]
-    } else {
-        bytes::ByteCache::new(info, capacities[0], 0)?;
-        let mut source = trace::open(&args.trace, args.format)?;
-        let requests = bytes::read_sized(source.as_mut())?;
-        bytes::simulate_each_bytes(&requests, info, capacities)?
+    // Checks the policy before reading the trace.
+    let no_future: Option<std::sync::Arc<[u32]>> = info.offline.then(|| Vec::new().into());
+    bytes::ByteCache::with_future(info, capacities[0], 0, no_future)?;
+    let all = match capacities {
+        [capacity] if !info.offline => {
+            let mut source = trace::open(&args.trace, args.format)?;
+            let pb = ProgressBar::new_spinner();
+            pb.set_message("simulating");
+            let m = bytes::run_source_bytes(source.as_mut(), info, *capacity, &mut |done| {
+                pb.set_position(done)
+            })?;
+            pb.finish_and_clear();
+            vec![m]
+        }
+        _ => {
+            // Several sizes, or an offline policy: the trace decoded once, in memory.
+            let mut source = trace::open(&args.trace, args.format)?;
+            let requests = bytes::read_sized(source.as_mut())?;
+            bytes::simulate_each_bytes(&requests, info, capacities)?
+        }
     };
     let seconds = started.elapsed().as_secs_f64();
     if args.json {

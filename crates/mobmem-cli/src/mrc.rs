@@ -27,7 +27,9 @@ pub struct MrcArgs {
     policy: String,
     /// Cache sizes: pages (`100,500,2000`) or shares of the trace's footprint
     /// (`1%,2%,5%`), comma-separated, or `N..M/K` for K sizes evenly spaced from N to M
-    /// pages (`1%..100%/100` in shares).
+    /// pages (`1%..100%/100` in shares); or sizes in bytes with a unit (`1MiB,64MiB`) on a
+    /// trace with object sizes (oracleGeneral), where each object takes its size, for any
+    /// single-tier policy.
     #[arg(long, required = true, value_delimiter = ',')]
     capacities: Vec<String>,
     /// SHARDS sampling at a fixed rate (0 < RATE <= 1; lru only): track only pages whose
@@ -98,8 +100,89 @@ pub fn parse_capacities(items: &[String], footprint: u64) -> Result<Vec<u64>> {
     Ok(out)
 }
 
+/// The sizes of `--capacities` if every one is in bytes (`None` if none is).
+fn byte_capacities(items: &[String]) -> Result<Option<Vec<u64>>> {
+    let bytes: Vec<Option<u64>> = items
+        .iter()
+        .map(|item| match crate::numbers::memory_size(item) {
+            Ok(crate::numbers::MemorySize::Bytes(b)) => Some(b),
+            _ => None,
+        })
+        .collect();
+    match bytes.iter().filter(|b| b.is_some()).count() {
+        0 => Ok(None),
+        n if n == bytes.len() => Ok(Some(bytes.into_iter().flatten().collect())),
+        _ => bail!("--capacities: give every size in pages (or shares) or every size in bytes, not both"),
+    }
+}
+
+/// `mrc` with capacities in bytes: the trace decoded once, each size simulated, one row
+/// per size with its miss ratio and byte miss ratio.
+fn run_bytes(args: &MrcArgs, info: &'static mobmem::mm::placement::PolicyInfo, capacities: &[u64]) -> Result<()> {
+    use mobmem::mm::placement::bytes;
+    if args.sample.is_some() || args.sample_size.is_some() {
+        bail!("--sample and --sample-size apply to capacities in pages (SHARDS samples LRU stack distances)");
+    }
+    let started = Instant::now();
+    let no_future: Option<std::sync::Arc<[u32]>> = info.offline.then(|| Vec::new().into());
+    bytes::ByteCache::with_future(info, capacities[0], 0, no_future)?;
+    let context = || format!("{}", args.trace.display());
+    let mut source = trace::open(&args.trace, args.format).with_context(context)?;
+    let requests = bytes::read_sized(source.as_mut()).with_context(context)?;
+    let all = bytes::simulate_each_bytes(&requests, info, capacities)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let method = format!("{} (simulated at each size, in bytes)", info.name);
+    if let Some(dir) = &args.out {
+        let rows = all
+            .iter()
+            .map(|m| Row {
+                keys: vec![method.clone(), m.capacity_bytes.to_string()],
+                values: m.values().into_iter().map(|(n, v)| (n.into(), v)).collect(),
+            })
+            .collect();
+        write_table(dir, rows, &method, &args.trace, "cache size (bytes)")?;
+    }
+    if args.json {
+        let rows: Vec<serde_json::Value> = all
+            .iter()
+            .map(|m| {
+                let map: serde_json::Map<String, serde_json::Value> = m
+                    .values()
+                    .into_iter()
+                    .map(|(n, v)| (n.to_string(), crate::json_number(v)))
+                    .collect();
+                serde_json::Value::Object(map)
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("trace      {}", args.trace.display());
+        println!("method     {method}");
+        println!(
+            "{:>14} {:>12} {:>12} {:>12} {:>10} {:>15}",
+            "capacity_bytes", "hits", "misses", "accesses", "miss_ratio", "byte_miss_ratio"
+        );
+        for m in &all {
+            println!(
+                "{:>14} {:>12} {:>12} {:>12} {:>10.4} {:>15.4}",
+                m.capacity_bytes,
+                m.hits,
+                m.misses,
+                m.accesses,
+                m.miss_ratio(),
+                m.byte_miss_ratio()
+            );
+        }
+    }
+    eprintln!("{} sizes in {seconds:.2} s", all.len());
+    Ok(())
+}
+
 pub fn run(args: MrcArgs) -> Result<()> {
     let info = find_policy(&args.policy)?;
+    if let Some(capacities) = byte_capacities(&args.capacities)? {
+        return run_bytes(&args, info, &capacities);
+    }
     let sampling = match (args.sample, args.sample_size) {
         (Some(rate), _) if !(rate > 0.0 && rate <= 1.0) => {
             bail!("--sample {rate}: expected a rate above 0 and at most 1")
@@ -190,23 +273,36 @@ fn write_out(
     method: &str,
     trace: &std::path::Path,
 ) -> Result<()> {
+    let rows = points
+        .iter()
+        .map(|p| Row {
+            keys: vec![method.to_string(), p.capacity.to_string()],
+            values: vec![
+                ("hits".into(), p.hits as f64),
+                ("misses".into(), p.misses as f64),
+                ("accesses".into(), p.accesses as f64),
+                ("miss_ratio".into(), p.miss_ratio()),
+            ],
+        })
+        .collect();
+    write_table(dir, rows, method, trace, "cache size (pages)")
+}
+
+/// DIR/mrc.csv of `rows` (keyed by method and capacity) and DIR/mrc.svg, the miss ratio
+/// over the capacity.
+fn write_table(
+    dir: &std::path::Path,
+    rows: Vec<Row>,
+    method: &str,
+    trace: &std::path::Path,
+    x_label: &str,
+) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
     let table = Table {
         experiment: "mrc".into(),
         title: format!("miss-ratio curve of {}", trace.display()),
         keys: vec!["method".into(), "capacity".into()],
-        rows: points
-            .iter()
-            .map(|p| Row {
-                keys: vec![method.to_string(), p.capacity.to_string()],
-                values: vec![
-                    ("hits".into(), p.hits as f64),
-                    ("misses".into(), p.misses as f64),
-                    ("accesses".into(), p.accesses as f64),
-                    ("miss_ratio".into(), p.miss_ratio()),
-                ],
-            })
-            .collect(),
+        rows,
     };
     let csv_path = dir.join("mrc.csv");
     let file =
@@ -216,7 +312,7 @@ fn write_out(
         id: "mrc".into(),
         title: "miss-ratio curve".into(),
         x: "capacity".into(),
-        x_label: "cache size (pages)".into(),
+        x_label: x_label.into(),
         x_scale: 1.0,
         series: "method".into(),
         lines: vec![method.to_string()],

@@ -123,10 +123,20 @@ fn sim_takes_capacities_in_bytes_on_traces_with_object_sizes() {
     assert_eq!(all[0], one);
     assert_eq!(all[1]["capacity_bytes"], 1024);
     assert_eq!(all[2]["misses"], 4, "1 MB holds everything: 4 cold misses");
-    // What cannot run by bytes says so.
-    let err = fails(&sim(&trace, "s3fifo", "1MiB", &[]));
+    // Every single-tier policy runs by bytes, OPT too (it reads the trace whole); the
+    // 1 MB capacity holds every object, so each has only the 4 cold misses.
+    for policy in ["s3fifo", "arc", "2q", "lirs", "slru-4", "w-tinylfu", "clock", "opt"] {
+        let run = json(&sim(&trace, policy, "1000B,1MB", &["--json"]));
+        let run = run.as_array().unwrap();
+        assert_eq!(run[1]["misses"], 4, "{policy}");
+        let m = &run[0];
+        assert_eq!(m["accesses"], 8, "{policy}");
+        assert!(m["misses"].as_u64().unwrap() >= 4, "{policy}");
+    }
+    // Hybrid policies place pages in DRAM and PCM frames: pages only, and they say so.
+    let err = fails(&sim(&trace, "app-aware", "1MiB", &[]));
     assert!(
-        err.contains("cannot run with a capacity in bytes") && err.contains("lru"),
+        err.contains("capacities in pages only") && err.contains("s3fifo"),
         "{err}"
     );
     let err = fails(&sim(&trace, "lru", "10,1MiB", &[]));
@@ -134,6 +144,79 @@ fn sim_takes_capacities_in_bytes_on_traces_with_object_sizes() {
     let mmt = small_trace(dir.path());
     let err = fails(&sim(&mmt, "lru", "1MiB", &[]));
     assert!(err.contains("object sizes"), "{err}");
+}
+
+/// `mrc` with capacities in bytes: one row a size, each the same run as `sim`'s.
+#[test]
+fn mrc_takes_capacities_in_bytes_for_every_single_tier_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = sized_trace(
+        dir.path(),
+        &[
+            (1, 600),
+            (2, 300),
+            (3, 200),
+            (2, 300),
+            (1, 600),
+            (4, 2000),
+            (2, 300),
+            (3, 200),
+        ],
+    );
+    for policy in ["lru", "lirs", "opt"] {
+        let curve = json(&[
+            "mrc",
+            "--trace",
+            &trace,
+            "--policy",
+            policy,
+            "--capacities",
+            "1000B,1MB",
+            "--json",
+        ]);
+        let sim = json(&[
+            "sim",
+            "--trace",
+            &trace,
+            "--policy",
+            policy,
+            "--capacity",
+            "1000B,1MB",
+            "--json",
+        ]);
+        let (curve, sim) = (curve.as_array().unwrap(), sim.as_array().unwrap());
+        assert_eq!(curve.len(), 2, "{policy}");
+        for (c, s) in curve.iter().zip(sim) {
+            for figure in ["capacity_bytes", "misses", "bytes_missed", "byte_miss_ratio"] {
+                assert_eq!(c[figure], s[figure], "{policy} {figure}");
+            }
+        }
+        assert_eq!(curve[1]["misses"], 4, "{policy}: 1 MB holds everything");
+    }
+    let lru = json(&[
+        "mrc", "--trace", &trace, "--policy", "lru", "--capacities", "1000B", "--json",
+    ]);
+    assert_eq!(lru[0]["misses"], 6, "worked by hand in the test of sim");
+    let err = fails(&[
+        "mrc",
+        "--trace",
+        &trace,
+        "--policy",
+        "lru",
+        "--capacities",
+        "10,1MiB",
+    ]);
+    assert!(err.contains("not both"), "{err}");
+    let err = fails(&[
+        "mrc",
+        "--trace",
+        &trace,
+        "--policy",
+        "hybrid-lru",
+        "--capacities",
+        "1MiB",
+    ]);
+    assert!(err.contains("capacities in pages only"), "{err}");
 }
 
 /// `bench` on small traces: every figure it reports is there and adds up.

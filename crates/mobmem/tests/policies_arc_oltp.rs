@@ -12,7 +12,8 @@ use std::io::{BufRead, BufReader};
 
 use mobmem::mm::placement::policies::arc::Arc;
 use mobmem::mm::placement::policies::lru::Lru;
-use mobmem::mm::placement::{CachePolicy, Effect, Effects, Request};
+use mobmem::mm::placement::engine::{Engine, Memory};
+use mobmem::mm::placement::{CachePolicy, Capacity, Effect, Request, Unit};
 use mobmem::trace::PageId;
 
 /// Table III, OLTP rows: cache size in pages, LRU hit ratio (%), ARC hit ratio (%).
@@ -56,15 +57,15 @@ fn read_lis(path: &std::path::Path) -> Vec<PageId> {
     pages
 }
 
-/// Hit ratio in percent of `policy` over `pages`.
-fn hit_ratio(policy: &mut dyn CachePolicy, pages: &[PageId]) -> f64 {
-    let mut out = Effects::new();
+/// Hit ratio in percent of `policy` on a memory of `capacity` pages over `pages`.
+fn hit_ratio<P: CachePolicy>(policy: P, capacity: usize, pages: &[PageId]) -> f64 {
+    let distinct = pages.iter().max().map_or(0, |&p| p as usize + 1);
+    let memory = Memory::new(Unit::Pages, Capacity::single(capacity), distinct);
+    let mut engine = Engine::new(Box::new(policy), memory);
     let mut hits = 0u64;
     for &page in pages {
-        out.clear();
-        let req = Request::read(page);
-        policy.access(&req, &mut out);
-        if matches!(out.as_slice()[0], Effect::Hit { .. }) {
+        engine.access(&Request::read(page)).expect("the contract holds");
+        if matches!(engine.effects()[0], Effect::Hit { .. }) {
             hits += 1;
         }
     }
@@ -91,8 +92,8 @@ fn lru_and_arc_match_the_arc_paper_on_oltp() {
     );
 
     for &(capacity, lru_paper, arc_paper) in &PUBLISHED {
-        let lru = hit_ratio(&mut Lru::new(capacity, distinct), &pages);
-        let arc = hit_ratio(&mut Arc::new(capacity, distinct), &pages);
+        let lru = hit_ratio(Lru::new(distinct), capacity, &pages);
+        let arc = hit_ratio(Arc::new(capacity, distinct), capacity, &pages);
         eprintln!("c={capacity}: LRU {lru:.4} (paper {lru_paper:.2}), ARC {arc:.4} (paper {arc_paper:.2})");
         // LRU has nothing to interpret: it must match exactly, which also checks that
         // the trace is expanded and counted as the paper did.

@@ -1,30 +1,29 @@
 //! Caches that hold bytes, not pages: a capacity in bytes, on traces whose requests carry
-//! object sizes (libCacheSim's oracleGeneral), with the rules libCacheSim applies by
-//! default (`cache_get_base` in libCacheSim/cache/cache.c):
+//! object sizes (libCacheSim's oracleGeneral), run by the placement engine in
+//! [`Unit::Bytes`] with the rules libCacheSim applies by default (`cache_get_base` in
+//! libCacheSim/cache/cache.c):
 //!
 //! ```text
 //! request(obj, size):
 //!   obj resident: hit (its stored size is the one it was inserted with)
-//!   size > capacity: miss, obj not inserted ("too large")
-//!   else: miss; while used + size > capacity: evict the policy's next victim
+//!   obj not admitted (larger than the cache, or than the queue the policy admits into):
+//!     miss, obj not inserted ("too large")
+//!   else: miss; while used + size > capacity: evict the policy's victims
 //!         insert obj with size; used += size
 //! ```
 //!
-//! The policy is built with an unbounded page capacity, so it never evicts on its own,
-//! and the loop here asks it for victims ([`CachePolicy::evict_next`]). That drives the
-//! policies whose order of eviction does not depend on their capacity (LRU, FIFO,
-//! SIEVE, LFU); a policy whose queues are sized from its capacity (S3-FIFO, ARC, 2Q,
-//! LIRS, W-TinyLFU) or whose frames are (CLOCK) would need those sizes in bytes and says
-//! it cannot ([`CachePolicy::evicts_on_demand`]).
+//! Every single-tier policy runs so: its queues are sized in bytes from the capacity, as
+//! libCacheSim sizes them. Hybrid policies place pages in DRAM and PCM frames and run
+//! with capacities in pages only.
 //!
-//! Byte runs are single-tier and carry no device costs: they count hits, misses and
-//! bytes, as a cache simulator does.
+//! Byte runs carry no device costs: they count hits, misses and bytes, as a cache
+//! simulator does.
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request};
-use crate::core::ensure_index;
+use super::engine::Engine;
+use super::{BuildContext, Capacity, Effect, PolicyInfo, Request, Unit};
 use crate::trace::{Event, EventSource, PageId};
 use crate::{Error, Result};
 
@@ -35,7 +34,8 @@ pub struct ByteMetrics {
     pub accesses: u64,
     pub hits: u64,
     pub misses: u64,
-    /// Misses of objects larger than the whole cache, which are never inserted.
+    /// Misses of objects the policy does not admit, which are not inserted: larger than
+    /// the whole cache, or than the queue that admits new objects.
     pub too_large: u64,
     pub evictions: u64,
     pub bytes_requested: u64,
@@ -76,26 +76,30 @@ fn ratio(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// Marks a page that is not resident in [`ByteCache::stored`].
-const ABSENT: u64 = u64::MAX;
-
 /// One cache of a byte capacity, fed one request at a time.
 pub struct ByteCache {
-    policy: Box<dyn CachePolicy>,
+    engine: Engine,
     policy_name: &'static str,
-    capacity: u64,
-    used: u64,
-    /// Per page: the size it was inserted with while resident, else [`ABSENT`].
-    stored: Vec<u64>,
-    effects: Effects,
     metrics: ByteMetrics,
 }
 
 impl ByteCache {
+    /// `info` (an online single-tier policy) at `capacity_bytes`.
     pub fn new(
         info: &'static PolicyInfo,
         capacity_bytes: u64,
         page_count_hint: usize,
+    ) -> Result<Self> {
+        Self::with_future(info, capacity_bytes, page_count_hint, None)
+    }
+
+    /// `info` at `capacity_bytes`, with the pages requested in order for an offline
+    /// policy (Belady's OPT).
+    pub fn with_future(
+        info: &'static PolicyInfo,
+        capacity_bytes: u64,
+        page_count_hint: usize,
+        future: Option<std::sync::Arc<[PageId]>>,
     ) -> Result<Self> {
         if capacity_bytes == 0 {
             return Err(Error::config(
@@ -103,24 +107,30 @@ impl ByteCache {
                 "the capacity must be at least 1 byte",
             ));
         }
-        if info.offline || info.family != super::Family::SingleTier {
+        if info.family != super::Family::SingleTier {
             return Err(unsupported(info));
         }
-        let policy = (info.build)(&BuildContext {
-            capacity: Capacity::single(usize::MAX),
-            page_count_hint,
-            future: None,
+        if info.offline && future.is_none() {
+            return Err(Error::config(
+                format!("policy {}", info.name),
+                "is offline: it needs the whole trace in memory",
+            ));
+        }
+        let capacity = usize::try_from(capacity_bytes).map_err(|_| {
+            Error::config("memory", format!("{capacity_bytes} bytes is too large"))
         })?;
-        if !policy.evicts_on_demand() {
-            return Err(unsupported(info));
-        }
+        let engine = Engine::build(
+            info,
+            &BuildContext {
+                capacity: Capacity::single(capacity),
+                page_count_hint,
+                future,
+            },
+            Unit::Bytes,
+        )?;
         Ok(ByteCache {
-            policy,
+            engine,
             policy_name: info.name,
-            capacity: capacity_bytes,
-            used: 0,
-            stored: vec![ABSENT; page_count_hint],
-            effects: Effects::new(),
             metrics: ByteMetrics {
                 capacity_bytes,
                 ..ByteMetrics::default()
@@ -128,71 +138,48 @@ impl ByteCache {
         })
     }
 
-    fn violation(&self, message: &str) -> Error {
-        Error::config(
-            format!("policy {}", self.policy_name),
-            format!(
-                "broke its contract at request {} of a byte-capacity run: {message}",
-                self.metrics.accesses
-            ),
-        )
-    }
-
     /// One request of `size` bytes for `page`.
+    #[inline]
     pub fn request(&mut self, page: PageId, size: u64) -> Result<()> {
-        ensure_index(&mut self.stored, page, ABSENT);
         let m = &mut self.metrics;
         m.accesses += 1;
         m.bytes_requested += size;
-        let req = Request::read(page);
-        if self.stored[page as usize] != ABSENT {
-            m.hits += 1;
-            self.effects.clear();
-            self.policy.access(&req, &mut self.effects);
-            if !matches!(self.effects.as_slice(), [Effect::Hit { .. }]) {
-                return Err(self
-                    .violation("answered a request for a resident page with other than one hit"));
+        if let Err(violation) = self.engine.access(&Request::sized(page, size)) {
+            return Err(Error::config(
+                format!("policy {}", self.policy_name),
+                format!(
+                    "broke its contract at request {} of a byte-capacity run: {violation}",
+                    self.metrics.accesses
+                ),
+            ));
+        }
+        let effects = self.engine.effects();
+        let m = &mut self.metrics;
+        match effects[0] {
+            Effect::Hit { .. } => m.hits += 1,
+            first => {
+                m.misses += 1;
+                m.bytes_missed += size;
+                if first == Effect::Bypass {
+                    m.too_large += 1;
+                }
             }
-            return Ok(());
         }
-        m.misses += 1;
-        m.bytes_missed += size;
-        if size > self.capacity {
-            m.too_large += 1;
-            return Ok(());
-        }
-        while self.used + size > self.capacity {
-            self.effects.clear();
-            if !self.policy.evict_next(&mut self.effects) {
-                return Err(self.violation("had no page to evict while bytes were in use"));
-            }
-            let victim = match self.effects.as_slice() {
-                [Effect::Evict { page, .. }] => *page,
-                _ => return Err(self.violation("evicted other than one page when asked for one")),
-            };
-            let freed = self.stored.get(victim as usize).copied().unwrap_or(ABSENT);
-            if freed == ABSENT {
-                return Err(self.violation("evicted a page that was not resident"));
-            }
-            self.stored[victim as usize] = ABSENT;
-            self.used -= freed;
-            self.metrics.evictions += 1;
-        }
-        self.effects.clear();
-        self.policy.access(&req, &mut self.effects);
-        if !matches!(self.effects.as_slice(), [Effect::Fill { .. }]) {
-            return Err(
-                self.violation("answered a request for a missing page with other than one fill")
-            );
-        }
-        self.stored[page as usize] = size;
-        self.used += size;
+        m.evictions += effects[1..]
+            .iter()
+            .filter(|e| matches!(e, Effect::Evict { .. }))
+            .count() as u64;
         Ok(())
     }
 
     /// Bytes held now.
     pub fn used(&self) -> u64 {
-        self.used
+        self.engine.memory().used_total()
+    }
+
+    /// The policy on its memory.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     pub fn metrics(&self) -> ByteMetrics {
@@ -204,24 +191,18 @@ fn unsupported(info: &PolicyInfo) -> Error {
     Error::config(
         format!("policy {}", info.name),
         format!(
-            "cannot run with a capacity in bytes; policies that can: {}",
+            "is a hybrid policy: it places pages in DRAM and PCM frames and runs with \
+             capacities in pages only; policies that run with a capacity in bytes: {}",
             byte_policies().join(", ")
         ),
     )
 }
 
-/// The policies that run with a capacity in bytes.
+/// The policies that run with a capacity in bytes: every single-tier one.
 pub fn byte_policies() -> Vec<&'static str> {
     super::REGISTRY
         .iter()
-        .filter(|info| info.family == super::Family::SingleTier && !info.offline)
-        .filter(|info| {
-            (info.build)(&BuildContext {
-                capacity: Capacity::single(1),
-                ..BuildContext::default()
-            })
-            .is_ok_and(|p| p.evicts_on_demand())
-        })
+        .filter(|info| info.family == super::Family::SingleTier)
         .map(|info| info.name)
         .collect()
 }
@@ -267,6 +248,12 @@ pub fn run_source_bytes(
     capacity_bytes: u64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ByteMetrics> {
+    if info.offline {
+        return Err(Error::config(
+            format!("policy {}", info.name),
+            "is offline: read the trace into memory (read_sized) and use simulate_each_bytes",
+        ));
+    }
     let hint = source.page_count_hint().unwrap_or(0) as usize;
     let mut cache = ByteCache::new(info, capacity_bytes, hint)?;
     let mut batch: Vec<Event> = Vec::with_capacity(1 << 16);
@@ -295,10 +282,12 @@ pub fn simulate_each_bytes(
     capacities: &[u64],
 ) -> Result<Vec<ByteMetrics>> {
     let footprint = requests.pages.iter().max().map_or(0, |&p| p as usize + 1);
+    let future: Option<std::sync::Arc<[PageId]>> =
+        info.offline.then(|| requests.pages.as_slice().into());
     capacities
         .par_iter()
         .map(|&capacity| {
-            let mut cache = ByteCache::new(info, capacity, footprint)?;
+            let mut cache = ByteCache::with_future(info, capacity, footprint, future.clone())?;
             for (&page, &size) in requests.pages.iter().zip(&requests.sizes) {
                 cache.request(page, u64::from(size))?;
             }
@@ -311,14 +300,19 @@ pub fn simulate_each_bytes(
 mod tests {
     use super::*;
     use crate::mm::placement::find_policy;
+    use crate::mm::placement::sim::{run_trace, RunSetup};
+    use crate::trace::{Tables, Trace};
     use proptest::prelude::*;
 
     fn run(policy: &str, capacity: u64, requests: &[(PageId, u64)]) -> (ByteMetrics, Vec<bool>) {
-        let mut cache = ByteCache::new(find_policy(policy).unwrap(), capacity, 0).unwrap();
+        let future: std::sync::Arc<[PageId]> = requests.iter().map(|&(p, _)| p).collect();
+        let info = find_policy(policy).unwrap();
+        let mut cache = ByteCache::with_future(info, capacity, 0, Some(future)).unwrap();
         let mut hits = Vec::new();
         for &(page, size) in requests {
             let before = cache.metrics().hits;
             cache.request(page, size).unwrap();
+            cache.engine().check_agreement().unwrap();
             hits.push(cache.metrics().hits > before);
         }
         (cache.metrics(), hits)
@@ -352,54 +346,102 @@ mod tests {
         assert_eq!(m.bytes_missed, 390);
     }
 
+    /// Worked by hand: 40 bytes of S3-FIFO (small queue 4 bytes, main 36, ghosts 36).
     #[test]
-    fn policies_that_cannot_say_so() {
-        for name in ["s3fifo", "arc", "clock", "opt", "hybrid-lru"] {
+    fn s3fifo_admits_by_its_small_queue_in_bytes() {
+        // a(4): S [a]; a hit twice (freq 2).
+        // x(5): larger than S: a miss, not admitted.
+        // b..j (4 each): S [j .. b a], 40 bytes: full.
+        // k(4): 44 > 40: |M| 0 and S not empty: evict_S: tail a has freq 2: to M;
+        //   tail b (freq 0) evicted, to G.     S [k j .. c]  M [a]  G [b]
+        // b(4): a ghost: out of G, admitted, into M; 44 > 40: |M| 4 is within 36 and S
+        //   is not empty: evict_S: c evicted, to G.   S [k .. d]  M [b a]  G [c]
+        // a: a hit.
+        let mut requests = vec![(0, 4), (0, 4), (0, 4), (99, 5)];
+        requests.extend((1..=9).map(|p| (p, 4)));
+        requests.extend([(10, 4), (1, 4), (0, 4)]);
+        let (m, hits) = run("s3fifo", 40, &requests);
+        let mut expected = vec![false, true, true, false];
+        expected.extend([false; 11]);
+        expected.push(true);
+        assert_eq!(hits, expected);
+        assert_eq!((m.too_large, m.evictions, m.hits), (1, 2, 3));
+    }
+
+    #[test]
+    fn hybrid_policies_say_they_run_in_pages() {
+        for name in ["hybrid-lru", "hybrid-2q", "clock-dwf", "app-aware"] {
             let err = ByteCache::new(find_policy(name).unwrap(), 1000, 0)
                 .err()
-                .unwrap();
-            assert!(
-                err.to_string()
-                    .contains("cannot run with a capacity in bytes"),
-                "{name}: {err}"
-            );
+                .unwrap()
+                .to_string();
+            assert!(err.contains("capacities in pages only"), "{name}: {err}");
+            assert!(err.contains("s3fifo") && err.contains("opt"), "{name}: {err}");
         }
-        assert_eq!(byte_policies(), ["lru", "fifo", "sieve", "lfu"]);
+        let err = ByteCache::new(find_policy("opt").unwrap(), 1000, 0)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("offline"), "{err}");
+        assert_eq!(
+            byte_policies(),
+            [
+                "lru",
+                "fifo",
+                "clock",
+                "sieve",
+                "s3fifo",
+                "lfu",
+                "slru-4",
+                "2q",
+                "arc",
+                "lirs",
+                "w-tinylfu",
+                "opt"
+            ]
+        );
+    }
+
+    /// A trace of reads of `pages`, one a nanosecond.
+    fn page_trace(pages: &[PageId]) -> Trace {
+        Trace {
+            events: pages
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| Event::access(i as u64, 0, p, false, false))
+                .collect(),
+            tables: Tables::default(),
+        }
     }
 
     proptest! {
-        /// Every request is a hit or a miss, bytes in use never pass the capacity, and
-        /// with every size 1 a byte run is the page run of the same capacity.
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Every single-tier policy: every request is a hit or a miss, bytes in use never
+        /// pass the capacity, the policy and the engine agree on every page, and with
+        /// every size 1 a byte run is the page run of the same capacity.
         #[test]
         fn invariants_and_unit_sizes(
-            policy in prop::sample::select(vec!["lru", "fifo", "sieve", "lfu"]),
-            capacity in 1u64..40,
-            requests in prop::collection::vec((0u32..60, 1u64..30), 1..400),
+            capacity in 1u64..60,
+            requests in prop::collection::vec((0u32..60, 1u64..30), 1..300),
         ) {
-            let info = find_policy(policy).unwrap();
-            let mut cache = ByteCache::new(info, capacity, 0).unwrap();
-            for &(page, size) in &requests {
-                cache.request(page, size).unwrap();
-                prop_assert!(cache.used() <= capacity);
-            }
-            let m = cache.metrics();
-            prop_assert_eq!(m.hits + m.misses, m.accesses);
-            prop_assert!(m.bytes_missed <= m.bytes_requested);
+            for policy in byte_policies() {
+                let (m, _) = run(policy, capacity, &requests);
+                prop_assert_eq!(m.hits + m.misses, m.accesses);
+                prop_assert!(m.bytes_missed <= m.bytes_requested);
 
-            let unit: Vec<(PageId, u64)> = requests.iter().map(|&(p, _)| (p, 1)).collect();
-            let (bytes, _) = run(policy, capacity, &unit);
-            let mut pages = (info.build)(&BuildContext {
-                capacity: Capacity::single(capacity as usize),
-                ..BuildContext::default()
-            }).unwrap();
-            let mut effects = Effects::new();
-            let mut hits = 0;
-            for &(page, _) in &unit {
-                effects.clear();
-                pages.access(&Request::read(page), &mut effects);
-                hits += matches!(effects.as_slice().first(), Some(Effect::Hit { .. })) as u64;
+                let unit: Vec<(PageId, u64)> = requests.iter().map(|&(p, _)| (p, 1)).collect();
+                let (bytes, hits) = run(policy, capacity, &unit);
+                let pages: Vec<PageId> = unit.iter().map(|&(p, _)| p).collect();
+                let info = find_policy(policy).unwrap();
+                let paged = run_trace(
+                    &page_trace(&pages),
+                    &RunSetup::new(info, Capacity::single(capacity as usize)),
+                )
+                .unwrap();
+                prop_assert_eq!(bytes.hits, paged.hits, "{}", policy);
+                prop_assert_eq!(bytes.evictions, paged.evictions, "{}", policy);
+                prop_assert_eq!(hits.len(), pages.len());
             }
-            prop_assert_eq!(bytes.hits, hits);
         }
     }
 }

@@ -1,15 +1,22 @@
 //! The simulated memory system.
 //!
-//! A policy ([`CachePolicy`]) decides where pages live: it sees one [`Request`] at a time
-//! and answers with the [`Effect`]s of that request (hit or fill, migrations between
-//! tiers, evictions to storage). The simulator ([`sim::Simulator`]) applies those effects
-//! to the devices and the metrics; policies never count costs themselves, so every policy
-//! is measured by the same rules.
+//! The placement engine ([`engine::Engine`]) owns memory: its index of where every page
+//! is (the core page table: DRAM, PCM or absent, with each page's size where capacities
+//! count bytes) and the capacity of each tier, in pages or in bytes. A policy
+//! ([`CachePolicy`]) keeps only its own order of pages and answers the engine's small
+//! verbs: what a hit changes, whether a missing page may enter, which page to evict,
+//! where a new page goes, and that a page left for another reason. The engine runs the
+//! request (a hit, or: admit, evict while the page does not fit, insert), checks every
+//! answer against its index and reports the request's [`Effect`]s: a hit or a fill, then
+//! migrations between tiers and evictions to storage. The simulator ([`sim::Simulator`])
+//! charges those effects to the devices and the metrics; policies never count costs
+//! themselves, so every policy is measured by the same rules.
 //!
 //! Memory has up to two tiers: DRAM and PCM. A single-tier policy keeps every page in
 //! [`Tier::Dram`] and is built with no PCM.
 
 pub mod bytes;
+pub mod engine;
 pub mod metrics;
 pub mod mrc;
 pub mod policies;
@@ -18,7 +25,6 @@ pub mod sim;
 
 pub use registry::{find_policy, BuildContext, Family, PolicyInfo, REGISTRY};
 
-use crate::core::ensure_index;
 use crate::trace::{PageId, ProcId};
 
 /// A tier of main memory.
@@ -43,7 +49,7 @@ impl Tier {
     }
 }
 
-/// Pages each tier can hold.
+/// What each tier can hold, in the unit of the run: pages, or bytes ([`Unit`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Capacity {
     pub dram: usize,
@@ -109,6 +115,15 @@ pub fn split_memory(memory: u64, dram_fraction: f64) -> (u64, u64) {
     (dram, memory.saturating_sub(dram))
 }
 
+/// What capacities count: pages (every page of size 1) or bytes (each page of the size
+/// its request gives, as libCacheSim's caches count them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unit {
+    #[default]
+    Pages,
+    Bytes,
+}
+
 /// One page access as a policy sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
@@ -120,11 +135,14 @@ pub struct Request {
     pub foreground: bool,
     /// The page is resident and was written since it was brought in (before this access).
     pub dirty: bool,
+    /// The page's size in the run's unit: 1 with capacities in pages, its bytes with
+    /// capacities in bytes. A resident page keeps the size it was inserted with.
+    pub size: u64,
 }
 
 impl Request {
-    /// A read of `page` by process 0, in the background, of a clean page: a request of a
-    /// trace that knows only pages (a cache trace).
+    /// A read of `page` by process 0, in the background, of a clean page of one unit: a
+    /// request of a trace that knows only pages (a cache trace).
     pub fn read(page: PageId) -> Self {
         Request {
             page,
@@ -132,6 +150,15 @@ impl Request {
             write: false,
             foreground: false,
             dirty: false,
+            size: 1,
+        }
+    }
+
+    /// A read of `page` of `size` bytes (a request of a trace with object sizes).
+    pub fn sized(page: PageId, size: u64) -> Self {
+        Request {
+            size,
+            ..Request::read(page)
         }
     }
 }
@@ -144,6 +171,9 @@ pub enum Effect {
     Hit { tier: Tier },
     /// The requested page was missing and was brought from storage into `tier`.
     Fill { tier: Tier },
+    /// The requested page was missing and was not brought in: the policy did not admit it
+    /// (larger than memory, or than the queue that admits new pages).
+    Bypass,
     /// `page` moved from the other tier into `to`.
     Migrate { page: PageId, to: Tier },
     /// `page` left memory from `from` (written back to storage if dirty).
@@ -195,91 +225,97 @@ impl Effects {
     }
 
     #[inline]
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Replace the effect at `index` (the engine settles the first once it knows it).
+    #[inline]
+    pub(crate) fn set(&mut self, index: usize, effect: Effect) {
+        self.items[index] = effect;
+    }
+
+    #[inline]
     pub fn as_slice(&self) -> &[Effect] {
         &self.items
     }
 }
 
-/// A page placement and replacement policy.
+/// A page placement and replacement policy: the order in which pages leave memory and,
+/// for hybrid policies, which tier each page is in. The [`engine::Engine`] owns the index
+/// of resident pages and the capacities; it asks the policy, for each request:
 ///
-/// Contracts, for every call of [`CachePolicy::access`]:
-/// - it MUST push exactly one [`Effect::Hit`] (the page was resident, in that tier) or one
-///   [`Effect::Fill`] (it was not, and now is, in that tier) for `req.page`, first;
-/// - it MUST push a [`Effect::Migrate`] for every page that changes tier and an
-///   [`Effect::Evict`] for every page that leaves memory, and nothing for pages it does
-///   not move;
-/// - after the call, no tier holds more pages than its capacity, and `req.page` is
-///   resident (a policy never bypasses memory);
-/// - it MUST NOT panic on any sequence of requests, whatever the page ids (policies grow
-///   their per-page state on demand).
+/// ```text
+/// req.page resident:  hit(req)                               a hit in its tier
+/// req.page missing:   admit(req)?                            else: a miss, not inserted
+///                     while used + req.size > capacity: evict(req)
+///                     tier = insert(req)                     a fill in that tier
+/// ```
+/// (libCacheSim's request flow, `cache_get_base` in its `cache/cache.c`, with capacity and
+/// occupancy counted by the engine.) Verbs report what they move into `out`: an
+/// [`Effect::Evict`] for each page they take out of memory, an [`Effect::Migrate`] for
+/// each page they move between tiers. The engine applies them to its index, so a later
+/// verb of the same request reads the index as they left it.
 ///
-/// Policies are deterministic: the same requests give the same effects.
+/// Contracts:
+/// - a policy MUST NOT keep an index of residency of its own: [`engine::Memory`] answers
+///   where a page is and how large it is; the policy's lists and per-page state say only
+///   its order (an LRU list, queues, ghosts of pages gone, counters);
+/// - every page a verb reports as evicted or migrated MUST be resident in the tier it
+///   leaves, and MUST NOT be `req.page` (except [`CachePolicy::hit`]'s migrations of the
+///   page hit, which hybrid policies use to promote it);
+/// - [`CachePolicy::evict`] MUST report at least one eviction while any page is resident,
+///   and [`CachePolicy::insert`] MUST leave the tier it returns with room for `req.size`;
+/// - verbs MUST NOT panic on any sequence of requests, whatever the page ids and sizes
+///   (per-page state grows on demand);
+/// - policies are deterministic: the same requests give the same answers.
+///
 /// A policy's name is its registry entry's ([`PolicyInfo::name`]).
 pub trait CachePolicy: Send {
-    /// Handle one request, reporting its effects into `out` (cleared by the caller).
-    fn access(&mut self, req: &Request, out: &mut Effects);
+    /// `req.page` is resident (in `mem.tier_of(req.page)`): update the policy's order.
+    /// MAY report migrations (a hybrid policy promoting the page) and evictions of other
+    /// pages (a policy whose hits rebalance queues of bounded size: LIRS, W-TinyLFU,
+    /// segmented LRU with sizes in bytes).
+    fn hit(&mut self, req: &Request, mem: &engine::Memory, out: &mut Effects);
 
-    /// Where `page` lives now, if it is resident. Used by tests and the simulator's
-    /// checks, not in the hot loop.
-    fn tier_of(&self, page: PageId) -> Option<Tier>;
-
-    /// Resident pages per tier, `[dram, pcm]`.
-    fn occupancy(&self) -> [usize; 2];
-
-    /// Evict the page this policy would evict next, pushing its [`Effect::Evict`];
-    /// `false` when it holds no page. Byte capacities ([`bytes`]) build the policy with an
-    /// unbounded capacity and call this until the new object fits. Only policies whose
-    /// order of eviction does not depend on their capacity implement it, and say so in
-    /// [`CachePolicy::evicts_on_demand`].
-    fn evict_next(&mut self, _out: &mut Effects) -> bool {
-        false
+    /// `req.page` is missing: whether it may enter memory. Called once per miss, before
+    /// any eviction; a policy that remembers pages gone (ghosts) looks `req.page` up here
+    /// and forgets its ghost, with the size it had ([`engine::Memory::size_of`]). MAY
+    /// report evictions that prepare its queues (LIRS). The default admits a page no
+    /// larger than all memory, as libCacheSim's caches do by default.
+    fn admit(&mut self, req: &Request, mem: &engine::Memory, _out: &mut Effects) -> bool {
+        req.size <= mem.capacity_total()
     }
 
-    /// Whether [`CachePolicy::evict_next`] is implemented.
-    fn evicts_on_demand(&self) -> bool {
-        false
-    }
+    /// Memory holds too much for `req.page`: take one page or more out of it, reporting an
+    /// [`Effect::Evict`] for each (at least one). The request is there for policies whose
+    /// choice depends on it (ARC's REPLACE looks at where the page was a ghost).
+    fn evict(&mut self, req: &Request, mem: &engine::Memory, out: &mut Effects);
+
+    /// Link the admitted `req.page` (its size is `mem.size_of(req.page)`, which is
+    /// `req.size`) and return the tier it goes into. MAY report migrations and evictions
+    /// that make room in that tier (hybrid policies), or keep a queue of its own within
+    /// its size (2Q's `Am`).
+    fn insert(&mut self, req: &Request, mem: &engine::Memory, out: &mut Effects) -> Tier;
+
+    /// `page` left memory for another reason (the engine or another mechanism took it):
+    /// forget it as a resident page, keeping no ghost of it.
+    fn remove(&mut self, page: PageId, mem: &engine::Memory);
+
+    /// Where the policy's own order holds `page` (`None`: not as a resident page). For
+    /// the engine's agreement checks in tests ([`engine::Engine::check_agreement`]), never
+    /// on the hot path.
+    fn holds(&self, page: PageId) -> Option<Tier>;
 
     /// `page` will be requested a few requests from now: bring its per-page state into
     /// the cache ([`crate::core::prefetch`]). A hint only; it must not change state.
     #[inline]
     fn prefetch(&self, _page: PageId) {}
-}
-
-/// Which tier each page is in, one byte a page: the bookkeeping every hybrid policy needs.
-#[derive(Debug, Clone, Default)]
-pub struct Locations {
-    codes: Vec<u8>,
-}
-
-impl Locations {
-    const ABSENT: u8 = 0;
-
-    pub fn with_pages(pages: usize) -> Self {
-        Locations {
-            codes: vec![Self::ABSENT; pages],
-        }
-    }
-
-    #[inline]
-    pub fn get(&self, page: PageId) -> Option<Tier> {
-        match self
-            .codes
-            .get(page as usize)
-            .copied()
-            .unwrap_or(Self::ABSENT)
-        {
-            1 => Some(Tier::Dram),
-            2 => Some(Tier::Pcm),
-            _ => None,
-        }
-    }
-
-    #[inline]
-    pub fn set(&mut self, page: PageId, tier: Option<Tier>) {
-        ensure_index(&mut self.codes, page, Self::ABSENT);
-        self.codes[page as usize] = tier.map_or(Self::ABSENT, |t| t as u8 + 1);
-    }
 }
 
 #[cfg(test)]

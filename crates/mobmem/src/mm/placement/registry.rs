@@ -30,6 +30,8 @@ impl Family {
 /// What a policy is built from.
 #[derive(Debug, Clone, Default)]
 pub struct BuildContext {
+    /// The memory's capacity, in the unit of the run (pages, or bytes): policies size
+    /// their queues from it.
     pub capacity: Capacity,
     /// Distinct pages of the trace, when known: lets policies size their state once.
     pub page_count_hint: usize,
@@ -60,10 +62,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary: "least recently used",
         offline: false,
         build: |ctx| {
-            Ok(Box::new(policies::lru::Lru::new(
-                ctx.capacity.dram,
-                ctx.page_count_hint,
-            )))
+            Ok(Box::new(policies::lru::Lru::new(ctx.page_count_hint)))
         },
     },
     PolicyInfo {
@@ -72,10 +71,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary: "first in, first out",
         offline: false,
         build: |ctx| {
-            Ok(Box::new(policies::fifo::Fifo::new(
-                ctx.capacity.dram,
-                ctx.page_count_hint,
-            )))
+            Ok(Box::new(policies::fifo::Fifo::new(ctx.page_count_hint)))
         },
     },
     PolicyInfo {
@@ -84,10 +80,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary: "CLOCK (second chance; Corbato 1968)",
         offline: false,
         build: |ctx| {
-            Ok(Box::new(policies::clock::Clock::new(
-                ctx.capacity.dram,
-                ctx.page_count_hint,
-            )))
+            Ok(Box::new(policies::clock::Clock::new(ctx.page_count_hint)))
         },
     },
     PolicyInfo {
@@ -96,10 +89,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary: "SIEVE: FIFO with a visited bit and a sweeping hand (Zhang et al., NSDI 2024)",
         offline: false,
         build: |ctx| {
-            Ok(Box::new(policies::sieve::Sieve::new(
-                ctx.capacity.dram,
-                ctx.page_count_hint,
-            )))
+            Ok(Box::new(policies::sieve::Sieve::new(ctx.page_count_hint)))
         },
     },
     PolicyInfo {
@@ -120,10 +110,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary: "least frequently used while resident, ties to the least recently used",
         offline: false,
         build: |ctx| {
-            Ok(Box::new(policies::lfu::Lfu::new(
-                ctx.capacity.dram,
-                ctx.page_count_hint,
-            )))
+            Ok(Box::new(policies::lfu::Lfu::new(ctx.page_count_hint)))
         },
     },
     PolicyInfo {
@@ -196,7 +183,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
                 .future
                 .clone()
                 .ok_or_else(|| Error::config("policy opt", "needs the whole trace in memory"))?;
-            Ok(Box::new(policies::opt::Opt::new(ctx.capacity.dram, future)))
+            Ok(Box::new(policies::opt::Opt::new(future)))
         },
     },
     PolicyInfo {
@@ -204,7 +191,12 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::Hybrid,
         summary: "app-blind LRU over DRAM+PCM: one recency order, DRAM holds the most recent pages",
         offline: false,
-        build: |ctx| tiered(policies::lru::Lru::new, ctx),
+        build: |ctx| {
+            Ok(Box::new(policies::tiered::Tiered::new(
+                policies::lru::Lru::new(ctx.page_count_hint),
+                ctx.page_count_hint,
+            )))
+        },
     },
     PolicyInfo {
         name: "hybrid-2q",
@@ -212,7 +204,12 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary:
             "app-blind 2Q over DRAM+PCM: 2Q decides residency, DRAM holds the most recent pages",
         offline: false,
-        build: |ctx| tiered(policies::two_q::TwoQ::new, ctx),
+        build: |ctx| {
+            Ok(Box::new(policies::tiered::Tiered::new(
+                policies::two_q::TwoQ::new(ctx.capacity.total(), ctx.page_count_hint),
+                ctx.page_count_hint,
+            )))
+        },
     },
     PolicyInfo {
         name: "clock-dwf",
@@ -234,27 +231,12 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         offline: false,
         build: |ctx| {
             Ok(Box::new(policies::app_aware::AppAware::new(
-                ctx.capacity,
                 ctx.page_count_hint,
             )))
         },
     },
     ],
 );
-
-/// A single-tier policy of `new(pages, page_count_hint)` over DRAM+PCM, DRAM holding the
-/// most recent pages ([`policies::tiered::Tiered`]).
-fn tiered<P: CachePolicy + 'static>(
-    new: fn(usize, usize) -> P,
-    ctx: &BuildContext,
-) -> Result<Box<dyn CachePolicy>> {
-    let inner = new(ctx.capacity.total(), ctx.page_count_hint);
-    Ok(Box::new(policies::tiered::Tiered::new(
-        inner,
-        ctx.capacity,
-        ctx.page_count_hint,
-    )))
-}
 
 /// Look a policy up by name.
 pub fn find_policy(name: &str) -> Result<&'static PolicyInfo> {

@@ -1,36 +1,29 @@
-//! The simulation loop: feeds a trace's events to a policy and applies the policy's
-//! effects to the devices, the PCM frames and the metrics.
+//! The simulation loop: feeds a trace's events to the placement engine and charges the
+//! effects of each request to the devices, the PCM frames and the metrics.
 //!
 //! Accounting rules (the same for every policy):
-//! - a hit is served by the tier the page is in after the policy's effects (a page
+//! - a hit is served by the tier the page is in after the request's moves (a page
 //!   promoted on this access is served from DRAM): one read or write there;
 //! - a miss reads the page from storage and writes it into its tier (the request itself
-//!   is served by that fill);
+//!   is served by that fill); a miss the policy does not admit is served from storage;
 //! - a migration reads the source tier and writes the destination tier;
 //! - an eviction costs the model's `eviction`; a dirty page is also read from its tier
 //!   and written back (`writeback`);
 //! - every cost caused by a foreground access counts towards the foreground elapsed
 //!   time; evictions count when [`EvictionCharge`] says so.
 //!
-//! The loop also checks the policy's contracts on every access (capacity per tier,
-//! effects consistent with where pages are) and stops with an error if one is broken.
+//! The engine checks the policy's contracts on every access (capacity per tier, moves
+//! consistent with where pages are) and the run stops with an error if one is broken.
 
-use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier};
+use super::engine::{Engine, Violation};
+use super::{BuildContext, Capacity, Effect, PolicyInfo, Request, Tier, Unit};
 use crate::core::events::{self, EventError, EventHandler};
-use crate::core::frames::{AllocOrder, FrameId, FramePool};
-use crate::core::pages::{Location, PageFlags, PageTable, NO_FRAME};
+use crate::core::pages::PageFlags;
 use crate::core::process::Importance;
 use crate::devices::{CostModel, Devices, EvictionCharge};
 use crate::mm::placement::metrics::Metrics;
 use crate::trace::{Event, EventSource, PageId, ProcId, Trace};
 use crate::{Error, Result};
-
-fn location_of(tier: Tier) -> Location {
-    match tier {
-        Tier::Dram => Location::Dram,
-        Tier::Pcm => Location::Pcm,
-    }
-}
 
 /// Everything a run needs besides its events.
 #[derive(Debug, Clone)]
@@ -54,21 +47,15 @@ impl RunSetup {
 
 /// The state of one run.
 pub struct Simulator {
-    policy: Box<dyn CachePolicy>,
+    /// The policy on memory: per page, its tier, its PCM frame while in PCM, the dirty
+    /// flag and the owner (the process of the latest access, whose importance decides who
+    /// an eviction is charged to).
+    engine: Engine,
     policy_name: &'static str,
     capacity: Capacity,
     cost: CostModel,
     devices: Devices,
-    /// Per page: its tier, its PCM frame while in PCM, the dirty flag and the owner (the
-    /// process of the latest access, whose importance decides who an eviction is
-    /// charged to).
-    pages: PageTable,
-    /// PCM's frames, most recently freed first, with their writes (wear). DRAM frames
-    /// are not numbered: nothing here depends on which DRAM frame a page is in.
-    pcm_frames: FramePool,
     importance: Importance,
-    occupancy: [usize; 2],
-    effects: Effects,
     metrics: Metrics,
     first_time: Option<u64>,
     last_time: u64,
@@ -94,27 +81,22 @@ impl Simulator {
     ) -> Result<Self> {
         setup.cost.validate()?;
         setup.devices.validate()?;
-        let policy = setup.policy.build(&BuildContext {
-            capacity: setup.capacity,
-            page_count_hint,
-            future,
-        })?;
-        // Frames are numbered with 32 bits, as pages are: a PCM larger than that can never
-        // hold more pages than a pool of every frame number (the pool's memory grows with
-        // the frames it hands out, not with its size), and the wear figures count the
-        // whole capacity.
-        let pcm_pool = setup.capacity.pcm.min(FrameId::MAX as usize);
+        let engine = Engine::build(
+            setup.policy,
+            &BuildContext {
+                capacity: setup.capacity,
+                page_count_hint,
+                future,
+            },
+            Unit::Pages,
+        )?;
         let devices = setup.devices.clone();
         Ok(Simulator {
-            policy,
+            engine,
             policy_name: setup.policy.name,
             capacity: setup.capacity,
             cost: setup.cost.clone(),
-            pages: PageTable::with_pages(page_count_hint),
-            pcm_frames: FramePool::new(pcm_pool, AllocOrder::LastFreed, true),
             importance: Importance::default(),
-            occupancy: [0, 0],
-            effects: Effects::new(),
             metrics: Metrics::default(),
             first_time: None,
             last_time: 0,
@@ -126,17 +108,14 @@ impl Simulator {
         })
     }
 
-    /// Where the simulator believes `page` is (for tests).
+    /// Where the engine has `page` (for tests).
     pub fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.pages.location(page) {
-            Location::Dram => Some(Tier::Dram),
-            Location::Pcm => Some(Tier::Pcm),
-            _ => None,
-        }
+        self.engine.memory().tier_of(page)
     }
 
-    pub fn policy(&self) -> &dyn CachePolicy {
-        self.policy.as_ref()
+    /// The policy on its memory.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     pub fn metrics(&self) -> &Metrics {
@@ -155,38 +134,42 @@ impl Simulator {
 
     fn serve(&mut self, event: &Event) -> Result<()> {
         let page = event.page();
-        self.pages.ensure(page);
         let write = event.is_write();
         let foreground = self.foreground(event.proc());
+        let pages = self.engine.memory_mut().pages_mut();
+        pages.ensure(page);
         let req = Request {
             page,
             proc: event.proc(),
             write,
             foreground,
-            dirty: self.pages.is_dirty(page),
+            dirty: pages.is_dirty(page),
+            size: 1,
         };
-        self.effects.clear();
-        self.policy.access(&req, &mut self.effects);
-        let effects = std::mem::take(&mut self.effects);
-        let result = self.apply(&req, effects.as_slice());
-        self.effects = effects;
-        result?;
-        self.pages.touch(page, req.proc, write);
+        if let Err(violation) = self.engine.access(&req) {
+            return Err(self.violation(&req, violation));
+        }
+        self.account(&req);
+        self.engine
+            .memory_mut()
+            .pages_mut()
+            .touch(page, req.proc, write);
         Ok(())
     }
 
-    fn violation(&self, req: &Request, message: String) -> Error {
+    fn violation(&self, req: &Request, violation: Violation) -> Error {
         Error::config(
             format!("policy {}", self.policy_name),
             format!(
-                "broke its contract at event {} (page {}): {message}",
+                "broke its contract at event {} (page {}): {violation}",
                 self.events - 1,
                 req.page
             ),
         )
     }
 
-    fn apply(&mut self, req: &Request, effects: &[Effect]) -> Result<()> {
+    /// Count the request's effects ([`Engine::effects`]), which the engine has applied.
+    fn account(&mut self, req: &Request) {
         let fg = req.foreground as usize;
         let m = &mut self.metrics;
         m.accesses += 1;
@@ -198,9 +181,10 @@ impl Simulator {
         if req.foreground {
             m.fg_accesses += 1;
         }
-        let located = self.pages.location(req.page);
-        let fill = match effects.first() {
-            Some(Effect::Hit { tier }) => {
+        let effects = self.engine.effects();
+        let first = effects[0];
+        match first {
+            Effect::Hit { tier } => {
                 m.hits += 1;
                 match tier {
                     Tier::Dram => m.dram_hits += 1,
@@ -209,203 +193,73 @@ impl Simulator {
                 if req.foreground {
                     m.fg_hits += 1;
                 }
-                if located != location_of(*tier) {
-                    return Err(self.violation(
-                        req,
-                        format!("reported a hit in {tier:?} for a page not there"),
-                    ));
-                }
-                None
             }
-            Some(Effect::Fill { tier }) => {
+            _ => {
                 m.misses += 1;
                 if req.foreground {
                     m.fg_misses += 1;
                 }
-                if located != Location::Absent {
-                    return Err(self.violation(req, "reported a miss for a resident page".into()));
-                }
-                Some(*tier)
             }
-            _ => return Err(self.violation(req, "did not report a hit or a fill first".into())),
+        }
+        let moves = effects.len() - 1;
+        for i in 0..moves {
+            match self.engine.effects()[1 + i] {
+                Effect::Evict { page, from } => self.evicted(req, page, from),
+                Effect::Migrate { to, .. } => {
+                    let from = to.other();
+                    self.ops[fg][op_index(from, false)] += 1;
+                    self.ops[fg][op_index(to, true)] += 1;
+                    match to {
+                        Tier::Dram => self.metrics.migrations_to_dram += 1,
+                        Tier::Pcm => self.metrics.migrations_to_pcm += 1,
+                    }
+                }
+                Effect::Hit { .. } | Effect::Fill { .. } | Effect::Bypass => {}
+            }
+        }
+        match first {
+            // The fill writes the page into its tier (the engine counts the PCM frame's
+            // write).
+            Effect::Fill { tier } => self.ops[fg][op_index(tier, true)] += 1,
+            Effect::Hit { .. } => {
+                // The access itself, served where the page is now.
+                let served = self.engine.memory().tier_of(req.page).unwrap_or(Tier::Dram);
+                self.ops[fg][op_index(served, req.write)] += 1;
+                if req.write && served == Tier::Pcm {
+                    self.engine.memory_mut().record_pcm_write(req.page);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `page` left `from`: charge its eviction and, if dirty, its write back.
+    fn evicted(&mut self, req: &Request, page: PageId, from: Tier) {
+        let pages = self.engine.memory_mut().pages_mut();
+        let dirty = pages.is_dirty(page);
+        let owner = pages.owner(page);
+        if dirty {
+            pages.set_flags(page, PageFlags::DIRTY, false);
+            self.writeback_reads[from.index()] += 1;
+            self.metrics.storage_writes += 1;
+        }
+        self.metrics.evictions += 1;
+        let owner_foreground = self.foreground(owner);
+        let charged = match self.cost.eviction_charge {
+            EvictionCharge::ForegroundPages => owner_foreground,
+            EvictionCharge::ForegroundCausedOrOwned => owner_foreground || req.foreground,
         };
-
-        if effects.len() > 1 {
-            self.apply_moves(req, &effects[1..])?;
-        }
-        if let Some(tier) = fill {
-            self.enter(req, req.page, tier)?;
-        } else {
-            // The access itself, served where the page is now.
-            let served = match self.pages.location(req.page) {
-                Location::Dram => Tier::Dram,
-                Location::Pcm => Tier::Pcm,
-                _ => return Err(self.violation(req, "evicted the page it just hit".into())),
-            };
-            self.ops[fg][op_index(served, req.write)] += 1;
-            if req.write && served == Tier::Pcm {
-                self.wear(req.page);
-            }
-        }
-        if self.occupancy[0] > self.capacity.dram || self.occupancy[1] > self.capacity.pcm {
-            return Err(self.violation(
-                req,
-                format!(
-                    "holds {:?} pages, over capacity {:?}",
-                    self.occupancy, self.capacity
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Migrations and evictions: pages leaving a tier first, so that pages entering PCM
-    /// find free frames.
-    fn apply_moves(&mut self, req: &Request, moves: &[Effect]) -> Result<()> {
-        for effect in moves {
-            match *effect {
-                Effect::Evict { page, from } => {
-                    let entry = self.pages.entry(page);
-                    if entry.location != location_of(from) {
-                        return Err(self.violation(
-                            req,
-                            format!("evicted page {page} from {from:?} where it was not"),
-                        ));
-                    }
-                    let dirty = entry.is_dirty();
-                    if dirty {
-                        self.writeback_reads[from.index()] += 1;
-                        self.metrics.storage_writes += 1;
-                    }
-                    self.leave(page, from);
-                    self.pages.set_flags(page, PageFlags::DIRTY, false);
-                    self.metrics.evictions += 1;
-                    let owner_foreground = self.foreground(entry.owner);
-                    let charged = match self.cost.eviction_charge {
-                        EvictionCharge::ForegroundPages => owner_foreground,
-                        EvictionCharge::ForegroundCausedOrOwned => {
-                            owner_foreground || req.foreground
-                        }
-                    };
-                    if charged {
-                        self.metrics.fg_evictions += 1;
-                        self.fg_writebacks += dirty as u64;
-                    }
-                }
-                Effect::Migrate {
-                    page,
-                    to: Tier::Dram,
-                } => {
-                    self.migrate_out(req, page, Tier::Pcm)?;
-                    self.metrics.migrations_to_dram += 1;
-                }
-                Effect::Migrate { .. } => {}
-                Effect::Hit { .. } | Effect::Fill { .. } => {
-                    return Err(self.violation(req, "reported more than one hit or fill".into()))
-                }
-            }
-        }
-        for effect in moves {
-            match *effect {
-                Effect::Migrate {
-                    page,
-                    to: Tier::Dram,
-                } => self.enter(req, page, Tier::Dram)?,
-                Effect::Migrate {
-                    page,
-                    to: Tier::Pcm,
-                } => {
-                    self.migrate_out(req, page, Tier::Dram)?;
-                    self.enter(req, page, Tier::Pcm)?;
-                    self.metrics.migrations_to_pcm += 1;
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// A migrating `page` leaves `from`, where it MUST be: read once there.
-    fn migrate_out(&mut self, req: &Request, page: PageId, from: Tier) -> Result<()> {
-        if self.pages.location(page) != location_of(from) {
-            let name = |tier| match tier {
-                Tier::Dram => "DRAM",
-                Tier::Pcm => "PCM",
-            };
-            return Err(self.violation(
-                req,
-                format!(
-                    "migrated page {page} to {} from outside {}",
-                    name(from.other()),
-                    name(from)
-                ),
-            ));
-        }
-        self.ops[req.foreground as usize][op_index(from, false)] += 1;
-        self.leave(page, from);
-        Ok(())
-    }
-
-    /// One more write on the PCM frame holding `page`.
-    #[inline]
-    fn wear(&mut self, page: PageId) {
-        let frame = self.pages.frame(page);
-        if frame != NO_FRAME {
-            self.pcm_frames.record_write(frame);
+        if charged {
+            self.metrics.fg_evictions += 1;
+            self.fg_writebacks += dirty as u64;
         }
     }
 
-    fn leave(&mut self, page: PageId, tier: Tier) {
-        self.occupancy[tier.index()] -= 1;
-        if tier == Tier::Pcm {
-            self.pcm_frames.release(self.pages.frame(page));
-        }
-        self.pages.place(page, Location::Absent, NO_FRAME);
-    }
-
-    fn enter(&mut self, req: &Request, page: PageId, tier: Tier) -> Result<()> {
-        let frame = if tier == Tier::Pcm {
-            let Some(frame) = self.pcm_frames.alloc() else {
-                return Err(self.violation(req, "put more pages in PCM than it has frames".into()));
-            };
-            frame
-        } else {
-            NO_FRAME
-        };
-        self.occupancy[tier.index()] += 1;
-        self.pages.place(page, location_of(tier), frame);
-        self.ops[req.foreground as usize][op_index(tier, true)] += 1;
-        if tier == Tier::Pcm {
-            self.wear(page);
-        }
-        Ok(())
-    }
-
-    /// Check that the policy and the simulator agree on every page (tests only: O(pages)).
+    /// Check that the policy and the engine agree on every page (tests only: O(pages)).
     pub fn check_agreement(&self) -> Result<()> {
-        for page in 0..self.pages.len() as PageId {
-            if self.policy.tier_of(page) != self.tier_of(page) {
-                return Err(Error::config(
-                    format!("policy {}", self.policy_name),
-                    format!(
-                        "says page {page} is in {:?}, the simulator has it in {:?}",
-                        self.policy.tier_of(page),
-                        self.tier_of(page)
-                    ),
-                ));
-            }
-        }
-        if self.policy.occupancy() != self.occupancy {
-            return Err(Error::config(
-                format!("policy {}", self.policy_name),
-                format!(
-                    "occupancy {:?} but simulator counts {:?}",
-                    self.policy.occupancy(),
-                    self.occupancy
-                ),
-            ));
-        }
-        Ok(())
+        self.engine.check_agreement().map_err(|violation| {
+            Error::config(format!("policy {}", self.policy_name), violation.to_string())
+        })
     }
 
     /// Device operation counts, time and energy from the integer counters.
@@ -463,8 +317,8 @@ impl Simulator {
         // W x ns = nJ.
         self.metrics.static_energy_nj = watts * self.metrics.duration_ns as f64;
         let endurance = self.devices.pcm.endurance_writes;
-        self.metrics
-            .set_wear(self.pcm_frames.wear(), self.capacity.pcm, endurance);
+        let wear = self.engine.memory().pcm_frames().wear();
+        self.metrics.set_wear(wear, self.capacity.pcm, endurance);
         self.metrics
     }
 }
@@ -489,8 +343,7 @@ impl EventHandler for Simulator {
 
     #[inline]
     fn prefetch(&self, event: &Event) {
-        self.pages.prefetch(event.page());
-        self.policy.prefetch(event.page());
+        self.engine.prefetch(event.page());
     }
 
     fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
@@ -728,7 +581,7 @@ mod tests {
                         sim.step(event).map_err(|e| TestCaseError::fail(e.to_string()))?;
                         sim.check_agreement().map_err(|e| TestCaseError::fail(e.to_string()))?;
                     }
-                    let resident: usize = sim.policy().occupancy().iter().sum();
+                    let resident = sim.engine().memory().used_total() as usize;
                     let m = sim.finish();
                     prop_assert_eq!(m.hits + m.misses, m.accesses, "{}", info.name);
                     prop_assert_eq!(m.fg_hits + m.fg_misses, m.fg_accesses, "{}", info.name);

@@ -38,180 +38,183 @@
 //! 55.12, 61.92, 65.58 against 38.93, 46.08, 55.25, 61.87, 65.40); rounding up or to the
 //! nearest page does not match either. See `tests/policies_arc_oltp.rs`.
 //!
-//! Per page: two `u32` links and one byte saying which list holds it. A capacity of zero
-//! is treated as one page.
+//! The engine asks for evictions only while memory is full, and ghosts exist only once
+//! it has been, so the flows above run as printed: the ghost-hit cases REPLACE while the
+//! new page does not fit, and case IV's A and B are tested when the first eviction is
+//! asked for (`|T1| + |B1| + size(x) > c` is case A, and there `|B1| > 0` is `|T1| < c`).
+//!
+//! With sizes in bytes this is libCacheSim's `ARC` (commit aa0fc409,
+//! `cache/eviction/ARC.c`): the lists count bytes, `p` is a target in bytes moved by the
+//! same ratios (of the ghost lists' bytes, at least 1), and a ghost keeps its size.
+//!
+//! Per page: two `u32` links and one byte saying which list holds it.
 
-use crate::core::ensure_index;
-use crate::core::list::{Links, List};
+use super::queues::Queues;
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
-/// Where a page is: on one of the four lists, or on none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
-    T1 = 0,
-    T2 = 1,
-    B1 = 2,
-    B2 = 3,
-    None = 4,
-}
+const T1: usize = 0;
+const T2: usize = 1;
+const B1: usize = 2;
+const B2: usize = 3;
 
 #[derive(Debug, Clone)]
 pub struct Arc {
-    capacity: usize,
+    capacity: u64,
     /// Target size of T1, in `[0, capacity]`; real, see the module documentation.
     p: f64,
-    links: Links,
-    /// T1, T2, B1, B2, indexed by [`Place`].
-    lists: [List; 4],
-    place: Vec<Place>,
+    /// T1, T2, B1, B2, each from MRU to LRU.
+    lists: Queues,
+    /// The ghost list the page of the latest request was found in.
+    ghost_hit: Option<usize>,
 }
 
 impl Arc {
+    /// ARC for a memory of `capacity` units (pages, or bytes).
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
         Arc {
-            capacity: capacity.max(1),
+            capacity: capacity.max(1) as u64,
             p: 0.0,
-            links: Links::with_pages(page_count_hint),
-            lists: [List::new(); 4],
-            place: vec![Place::None; page_count_hint],
+            lists: Queues::new(4, page_count_hint),
+            ghost_hit: None,
         }
     }
 
-    /// The current target size of T1, in pages.
+    /// The current target size of T1, in units.
     pub fn target_t1(&self) -> f64 {
         self.p
     }
 
     /// The lists `[T1, T2, B1, B2]`, each from MRU to LRU.
     pub fn lists(&self) -> [Vec<PageId>; 4] {
-        self.lists.map(|list| self.links.iter(&list).collect())
+        [T1, T2, B1, B2].map(|list| self.lists.iter(list).collect())
     }
 
-    fn len(&self, list: Place) -> usize {
-        self.lists.get(list as usize).map_or(0, List::len)
-    }
-
-    fn back(&self, list: Place) -> Option<PageId> {
-        self.lists.get(list as usize).and_then(List::back)
-    }
-
-    /// Move `page` from wherever it is to the front of `to` (or off every list).
-    fn move_to(&mut self, page: PageId, to: Place) {
-        let from = self.place[page as usize];
-        if let Some(list) = self.lists.get_mut(from as usize) {
-            self.links.remove(list, page);
-        }
-        if let Some(list) = self.lists.get_mut(to as usize) {
-            self.links.push_front(list, page);
-        }
-        self.place[page as usize] = to;
+    fn units(&self, list: usize) -> u64 {
+        self.lists.units(list)
     }
 
     /// Take the back of the resident list `from` out of memory into the ghost list `to`
-    /// (or forget it, with `to` = `Place::None`).
-    fn evict_back(&mut self, from: Place, to: Place, out: &mut Effects) {
-        if let Some(victim) = self.back(from) {
-            self.move_to(victim, to);
+    /// (or forget it, with `to` = `None`).
+    fn evict_back(&mut self, from: usize, to: Option<usize>, mem: &Memory, out: &mut Effects) {
+        if let Some(victim) = self.lists.pop_back(from, mem) {
+            if let Some(ghosts) = to {
+                self.lists.push_front(ghosts, victim, mem);
+            }
             out.evict(victim);
         }
     }
 
     /// Forget the back of a ghost list.
-    fn forget_back(&mut self, ghosts: Place) {
-        if let Some(page) = self.back(ghosts) {
-            self.move_to(page, Place::None);
-        }
+    fn forget_back(&mut self, ghosts: usize, mem: &Memory) {
+        self.lists.pop_back(ghosts, mem);
     }
 
     /// REPLACE(x, p) of the paper; `x_in_b2` is "x in B2".
-    fn replace(&mut self, x_in_b2: bool, out: &mut Effects) {
-        let t1 = self.len(Place::T1);
-        let t1_pages = t1 as f64;
+    fn replace(&mut self, x_in_b2: bool, mem: &Memory, out: &mut Effects) {
+        let t1 = self.units(T1);
+        let t1_units = t1 as f64;
         // The paper's flows call this with memory full and |T1| < c, so T2 is never
         // empty here; taking T1 when it is keeps this total on any state.
         let from_t1 = t1 > 0
-            && (t1_pages > self.p || (x_in_b2 && t1_pages == self.p) || self.len(Place::T2) == 0);
+            && (t1_units > self.p
+                || (x_in_b2 && t1_units == self.p)
+                || self.lists.is_empty(T2));
         if from_t1 {
-            self.evict_back(Place::T1, Place::B1, out);
+            self.evict_back(T1, Some(B1), mem, out);
         } else {
-            self.evict_back(Place::T2, Place::B2, out);
+            self.evict_back(T2, Some(B2), mem, out);
         }
     }
 }
 
 impl CachePolicy for Arc {
+    // Case I.
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let x = req.page;
-        ensure_index(&mut self.place, x, Place::None);
-        let c = self.capacity;
-        match self.place[x as usize] {
-            // Case I.
-            Place::T1 | Place::T2 => {
-                out.hit();
-                self.move_to(x, Place::T2);
+    fn hit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) {
+        self.lists.move_to_front(T2, req.page, mem);
+    }
+
+    /// Cases II and III adapt the target and take x out of its ghost list.
+    fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
+        let c = self.capacity as f64;
+        let (b1, b2) = (self.units(B1) as f64, self.units(B2) as f64);
+        self.ghost_hit = match self.lists.queue_of(req.page) {
+            Some(B1) => {
+                // b1 >= 1 here (x is in B1), unless x's size is 0: then infinity,
+                // capped at c.
+                let delta = if b1 >= b2 { 1.0 } else { b2 / b1 };
+                self.p = (self.p + delta).min(c);
+                Some(B1)
             }
-            // Case II.
-            Place::B1 => {
-                out.fill();
-                let (b1, b2) = (self.len(Place::B1), self.len(Place::B2));
-                // b1 >= 1 here (x is in B1); a zero would give infinity, capped at c.
-                let delta = if b1 >= b2 { 1.0 } else { b2 as f64 / b1 as f64 };
-                self.p = (self.p + delta).min(c as f64);
-                self.replace(false, out);
-                self.move_to(x, Place::T2);
-            }
-            // Case III.
-            Place::B2 => {
-                out.fill();
-                let (b1, b2) = (self.len(Place::B1), self.len(Place::B2));
-                let delta = if b2 >= b1 { 1.0 } else { b1 as f64 / b2 as f64 };
+            Some(B2) => {
+                let delta = if b2 >= b1 { 1.0 } else { b1 / b2 };
                 self.p = (self.p - delta).max(0.0);
-                self.replace(true, out);
-                self.move_to(x, Place::T2);
+                Some(B2)
             }
-            // Case IV.
-            Place::None => {
-                out.fill();
-                let l1 = self.len(Place::T1) + self.len(Place::B1);
-                let total = l1 + self.len(Place::T2) + self.len(Place::B2);
-                if l1 >= c {
-                    // Case A.
-                    if self.len(Place::T1) < c {
-                        self.forget_back(Place::B1);
-                        self.replace(false, out);
-                    } else {
-                        self.evict_back(Place::T1, Place::None, out);
-                    }
-                } else if total >= c {
-                    // Case B.
-                    if total >= 2 * c {
-                        self.forget_back(Place::B2);
-                    }
-                    self.replace(false, out);
-                }
-                self.move_to(x, Place::T1);
-            }
-        }
-    }
-
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.place.get(page as usize) {
-            Some(Place::T1 | Place::T2) => Some(Tier::Dram),
             _ => None,
+        };
+        if self.ghost_hit.is_some() {
+            self.lists.remove(req.page, mem);
+        }
+        req.size <= mem.capacity_total()
+    }
+
+    fn evict(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
+        if let Some(ghosts) = self.ghost_hit {
+            // Cases II and III.
+            self.replace(ghosts == B2, mem, out);
+            return;
+        }
+        // Case IV.
+        let c = self.capacity;
+        if self.units(T1) + self.units(B1) + req.size > c {
+            // Case A.
+            if self.units(B1) > 0 {
+                self.forget_back(B1, mem);
+                self.replace(false, mem, out);
+            } else {
+                self.evict_back(T1, None, mem, out);
+            }
+        } else {
+            // Case B.
+            let total = self.units(T1) + self.units(T2) + self.units(B1) + self.units(B2);
+            if total >= c.saturating_mul(2) {
+                self.forget_back(B2, mem);
+            }
+            self.replace(false, mem, out);
         }
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.len(Place::T1) + self.len(Place::T2), 0]
+    fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
+        let list = if self.ghost_hit.take().is_some() {
+            T2
+        } else {
+            T1
+        };
+        self.lists.push_front(list, req.page, mem);
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, mem: &Memory) {
+        self.lists.remove_from(page, &[T1, T2], mem);
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        self.lists.holds_in(page, &[T1, T2])
+    }
+
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.lists.prefetch(page);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
 
     #[test]
     fn ghost_hits_move_the_target() {
@@ -226,15 +229,15 @@ mod tests {
         //         3 -> T2                               [4] [3] [] [2]
         //   2     case III: |B2| 1 >= |B1| 0, p = 0; REPLACE: |T1| 1 > 0, 4 -> B1;
         //         2 -> T2                               [] [2 3] [4] []
-        let mut arc = Arc::new(2, 0);
+        let mut arc = engine(Arc::new(2, 0), 2);
         let outcome = run_pages(&mut arc, &[1, 2, 3, 2, 4, 3, 2]);
         assert_eq!(hit_pattern(&outcome), "mmmhmmm");
         assert_eq!(
             evictions(&outcome),
             vec![vec![], vec![], vec![1], vec![], vec![3], vec![2], vec![4]]
         );
-        assert_eq!(arc.lists(), [vec![], vec![2, 3], vec![4], vec![]]);
-        assert_eq!(arc.target_t1(), 0.0);
+        assert_eq!(arc.policy().lists(), [vec![], vec![2, 3], vec![4], vec![]]);
+        assert_eq!(arc.policy().target_t1(), 0.0);
     }
 
     #[test]
@@ -253,43 +256,43 @@ mod tests {
         //             T2's 3 -> B2                [5 4] [] [] [3 1]
         //   1         case III: |B2| 2 >= |B1| 0: p = 0. REPLACE: |T1| 2 > 0: 4 -> B1
         //                                         [5] [1] [4] [3]
-        let mut arc = Arc::new(2, 0);
+        let mut arc = engine(Arc::new(2, 0), 2);
         let outcome = run_pages(&mut arc, &[1, 2, 1, 2, 3, 1, 3, 4, 5, 1]);
         assert_eq!(hit_pattern(&outcome), "mmhhmmmmmm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 3, 2, 1, 3, 4]);
-        assert_eq!(arc.lists(), [vec![5], vec![1], vec![4], vec![3]]);
-        assert_eq!(arc.target_t1(), 0.0);
+        assert_eq!(arc.policy().lists(), [vec![5], vec![1], vec![4], vec![3]]);
+        assert_eq!(arc.policy().target_t1(), 0.0);
     }
 
     #[test]
     fn adaptation_steps_by_ghost_ratio() {
         // capacity 4. Fill T2 with 1..4 (each seen twice), then a scan of 5..12 pushes
         // T2's pages into B2 one by one while T1 churns into B1.
-        let mut arc = Arc::new(4, 0);
+        let mut arc = engine(Arc::new(4, 0), 4);
         run_pages(&mut arc, &[1, 2, 3, 4, 1, 2, 3, 4]);
-        assert_eq!(arc.lists()[1], vec![4, 3, 2, 1]);
+        assert_eq!(arc.policy().lists()[1], vec![4, 3, 2, 1]);
         //   5   IV-B, total 4: REPLACE: T1 empty: T2's 1 -> B2      T1 [5]
         //   6   IV-B, total 5: |T1| 1 > p 0: 5 -> B1               T1 [6]      B1 [5]
         //   7   IV-B, total 6: 6 -> B1                             B1 [6 5]
         //   8   IV-B, total 7: 7 -> B1                             B1 [7 6 5]  B2 [1]
         run_pages(&mut arc, &[5, 6, 7, 8]);
         assert_eq!(
-            arc.lists(),
+            arc.policy().lists(),
             [vec![8], vec![4, 3, 2], vec![7, 6, 5], vec![1]]
         );
         // 5: case II, |B1| 3 >= |B2| 1: p = 1. REPLACE: |T1| 1 = p: T2's 2 -> B2.
         //    T1 [8] T2 [5 4 3] B1 [7 6] B2 [2 1]
         run_pages(&mut arc, &[5]);
-        assert_eq!(arc.target_t1(), 1.0);
+        assert_eq!(arc.policy().target_t1(), 1.0);
         // 1: case III, |B2| 2 >= |B1| 2: p = 0. REPLACE: |T1| 1 > 0: 8 -> B1.
         //    T1 [] T2 [1 5 4 3] B1 [8 7 6] B2 [2]
         run_pages(&mut arc, &[1]);
-        assert_eq!(arc.target_t1(), 0.0);
+        assert_eq!(arc.policy().target_t1(), 0.0);
         // 2: case III, |B2| 1 < |B1| 3: d2 = 3 / 1 = 3, p stays 0. REPLACE: T1 empty:
         //    T2's 3 -> B2.  T2 [2 1 5 4] B1 [8 7 6] B2 [3]
         run_pages(&mut arc, &[2]);
         assert_eq!(
-            arc.lists(),
+            arc.policy().lists(),
             [vec![], vec![2, 1, 5, 4], vec![8, 7, 6], vec![3]]
         );
         // 6: case II, |B1| 3 >= |B2| 1: p = 1. REPLACE: T1 empty: 4 -> B2.
@@ -298,9 +301,9 @@ mod tests {
         // 8: case II, |B1| 1 < |B2| 3: d1 = 3, p = min(5, 4) = 4. 1 -> B2.
         //    T2 [8 7 6 2] B1 [] B2 [1 5 4 3]
         run_pages(&mut arc, &[6, 7, 8]);
-        assert_eq!(arc.target_t1(), 4.0);
+        assert_eq!(arc.policy().target_t1(), 4.0);
         assert_eq!(
-            arc.lists(),
+            arc.policy().lists(),
             [vec![], vec![8, 7, 6, 2], vec![], vec![1, 5, 4, 3]]
         );
         // The directory is full (2c), so each new page forgets B2's back first.
@@ -314,9 +317,9 @@ mod tests {
             evictions(&outcome),
             vec![vec![2], vec![6], vec![7], vec![9]]
         );
-        assert_eq!(arc.target_t1(), 3.0);
+        assert_eq!(arc.policy().target_t1(), 3.0);
         assert_eq!(
-            arc.lists(),
+            arc.policy().lists(),
             [vec![11, 10], vec![1, 8], vec![9], vec![7, 6, 2]]
         );
     }
@@ -325,13 +328,13 @@ mod tests {
     fn target_moves_by_real_ghost_ratios() {
         // capacity 5. 1..5 twice fills T2; 6..11 churn through T1 into B1 (6 forgotten).
         //   T1 [11]  T2 [5 4 3 2]  B1 [10 9 8 7]  B2 [1]  p 0
-        let mut arc = Arc::new(5, 0);
+        let mut arc = engine(Arc::new(5, 0), 5);
         run_pages(
             &mut arc,
             &[1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
         );
         assert_eq!(
-            arc.lists(),
+            arc.policy().lists(),
             [vec![11], vec![5, 4, 3, 2], vec![10, 9, 8, 7], vec![1]]
         );
         //   7    case II, |B1| 4 >= |B2| 1: p = 1; |T1| 1 = p: T2's 2 -> B2
@@ -346,9 +349,9 @@ mod tests {
             evictions(&outcome),
             vec![vec![2], vec![3], vec![4], vec![5], vec![7]]
         );
-        assert_eq!(arc.target_t1(), 2.5);
+        assert_eq!(arc.policy().target_t1(), 2.5);
         assert_eq!(
-            arc.lists(),
+            arc.policy().lists(),
             [vec![12, 11], vec![2, 9, 8], vec![10], vec![7, 5, 4, 3]]
         );
     }

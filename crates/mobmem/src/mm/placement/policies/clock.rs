@@ -20,71 +20,99 @@
 //! revolution of the hand to be referenced again before it can be evicted. Setting the
 //! bit instead would give every page, even one used once, a second revolution.
 //!
+//! The frames form a circle in the order pages entered them, so the circle is a queue:
+//! the hand's frame is its tail, the frame just behind the hand its head. Sparing a page
+//! moves it from the tail to the head; a new page, put in the victim's frame with the
+//! hand moved past it, enters at the head. That queue, with one reference bit a page, is
+//! libCacheSim's `Clock` (commit aa0fc409, `cache/eviction/Clock.c`, one bit): it counts
+//! no frames, so it runs with sizes in bytes too, evicting until the new page fits.
+//!
+//! ```text
+//! evict():
+//!   while ref[tail] == 1: ref[tail] = 0; move the tail to the head
+//!   evict the tail
+//! ```
 //! The search ends within one revolution: after the hand clears every bit it meets, the
-//! frame where it started has a clear bit. The frames, hand and bits are a
-//! [`ClockRing`]. A capacity of zero is treated as one frame.
+//! page where it started has a clear bit. Per page: two `u32` links and one bit.
 
-use crate::core::clock::ClockRing;
-use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use crate::core::ensure_index;
+use super::queues::Queue;
+use crate::mm::placement::engine::Memory;
+use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Clock {
-    ring: ClockRing,
+    /// Front = head (just behind the hand), back = tail (at the hand).
+    queue: Queue,
+    referenced: Vec<bool>,
 }
 
 impl Clock {
-    pub fn new(capacity: usize, page_count_hint: usize) -> Self {
+    pub fn new(page_count_hint: usize) -> Self {
         Clock {
-            ring: ClockRing::new(capacity.max(1), page_count_hint),
+            queue: Queue::new(page_count_hint),
+            referenced: vec![false; page_count_hint],
         }
     }
 
-    /// The pages in frame order starting at the hand (the order the hand examines them),
-    /// each with its reference bit.
+    /// The pages in the order the hand examines them, each with its reference bit.
     pub fn from_hand(&self) -> Vec<(PageId, bool)> {
-        self.ring.from_hand().collect()
+        let mut pages: Vec<(PageId, bool)> = self
+            .queue
+            .iter()
+            .map(|p| (p, self.referenced[p as usize]))
+            .collect();
+        pages.reverse();
+        pages
     }
 }
 
 impl CachePolicy for Clock {
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let page = req.page;
-        if let Some(frame) = self.ring.frame_of(page) {
-            self.ring.reference(frame);
-            out.push(Effect::Hit { tier: Tier::Dram });
-            return;
-        }
-        out.push(Effect::Fill { tier: Tier::Dram });
-        if self.ring.insert(page).is_some() {
-            return;
-        }
-        // Full, and the capacity is at least one: the ring has a victim.
-        let frame = self
-            .ring
-            .victim()
-            .expect("a full ring of at least one frame");
-        let victim = self.ring.replace(frame, page);
-        out.push(Effect::Evict {
-            page: victim,
-            from: Tier::Dram,
-        });
+    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
+        self.referenced[req.page as usize] = true;
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.ring.contains(page).then_some(Tier::Dram)
+    #[inline]
+    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+        while let Some(tail) = self.queue.back() {
+            if std::mem::replace(&mut self.referenced[tail as usize], false) {
+                self.queue.move_to_front(tail);
+            } else {
+                self.queue.remove(tail);
+                out.evict(tail);
+                return;
+            }
+        }
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.ring.len(), 0]
+    #[inline]
+    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
+        ensure_index(&mut self.referenced, req.page, false);
+        self.queue.push_front(req.page);
+        self.referenced[req.page as usize] = false;
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, _mem: &Memory) {
+        self.queue.remove(page);
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        self.queue.holds(page)
+    }
+
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.queue.prefetch(page);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{engine, evictions, hits, run_pages};
 
     #[test]
     fn spares_referenced_pages_once() {
@@ -97,7 +125,7 @@ mod tests {
         //   5      miss: evicts 3 (bit clear at the hand)      1(1) 4(0) 5(0)
         //   2      miss: clears 1, evicts 4                    5(0) 1(0) 2(0)
         //   1      hit                                         5(0) 1(1) 2(0)
-        let mut clock = Clock::new(3, 0);
+        let mut clock = engine(Clock::new(0), 3);
         let outcome = run_pages(&mut clock, &[1, 2, 3, 1, 4, 1, 5, 2, 1]);
         assert_eq!(
             hits(&outcome),
@@ -117,17 +145,17 @@ mod tests {
                 vec![]
             ]
         );
-        assert_eq!(clock.from_hand(), vec![(5, false), (1, true), (2, false)]);
+        assert_eq!(clock.policy().from_hand(), vec![(5, false), (1, true), (2, false)]);
     }
 
     #[test]
     fn all_bits_set_degrades_to_fifo() {
         // capacity 2: 1 2 1 2 sets both bits; 3 clears 1 and 2, wraps and evicts 1.
         //   frames from the hand after 3: 2(0) 3(0)
-        let mut clock = Clock::new(2, 0);
+        let mut clock = engine(Clock::new(0), 2);
         let outcome = run_pages(&mut clock, &[1, 2, 1, 2, 3]);
         assert_eq!(hits(&outcome), vec![false, false, true, true, false]);
         assert_eq!(evictions(&outcome)[4], vec![1]);
-        assert_eq!(clock.from_hand(), vec![(2, false), (3, false)]);
+        assert_eq!(clock.policy().from_hand(), vec![(2, false), (3, false)]);
     }
 }

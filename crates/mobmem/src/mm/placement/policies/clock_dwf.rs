@@ -20,11 +20,15 @@
 //! PCM victim: plain CLOCK on reference bits; the victim goes to storage
 //! ```
 //! A new DRAM page starts with its dirty bit set and frequency 0 (it was just written).
+//!
+//! The engine asks for an eviction only when both memories are full; the victim is then
+//! PCM's (a write miss evicts it to make room for the DRAM page it demotes, a read miss
+//! to make room for itself). The rest of a miss is the insertion's.
 
 use crate::core::clock::ClockRing;
-use crate::mm::placement::{
-    ensure_index, CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier,
-};
+use crate::core::ensure_index;
+use crate::mm::placement::engine::Memory;
+use crate::mm::placement::{CachePolicy, Capacity, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 /// Each memory's frames are a [`ClockRing`]; frames emptied by migration are reused
@@ -33,7 +37,6 @@ use crate::trace::PageId;
 pub struct ClockDwf {
     dram: ClockRing,
     pcm: ClockRing,
-    location: Locations,
     /// DRAM write history: dirty bit and write frequency.
     dirty_bit: Vec<bool>,
     write_frequency: Vec<u32>,
@@ -44,7 +47,6 @@ impl ClockDwf {
         ClockDwf {
             dram: ClockRing::new(capacity.dram, page_count_hint),
             pcm: ClockRing::new(capacity.pcm, page_count_hint),
-            location: Locations::with_pages(page_count_hint),
             dirty_bit: vec![false; page_count_hint],
             write_frequency: vec![0; page_count_hint],
         }
@@ -57,40 +59,39 @@ impl ClockDwf {
 
     /// Sweep the PCM clock (plain second chance) and evict its victim to storage.
     fn evict_from_pcm(&mut self, out: &mut Effects) {
-        let frame = self.pcm.victim().expect("PCM is full");
-        let page = self.pcm.remove(frame);
-        self.location.set(page, None);
-        out.push(Effect::Evict {
-            page,
-            from: Tier::Pcm,
-        });
+        if let Some(frame) = self.pcm.victim() {
+            let page = self.pcm.remove(frame);
+            out.push(Effect::Evict {
+                page,
+                from: Tier::Pcm,
+            });
+        }
     }
 
     /// Sweep the DRAM clock on write history and migrate its victim to PCM (making room
     /// there first).
     fn demote_from_dram(&mut self, out: &mut Effects) {
         let (dirty_bit, write_frequency) = (&mut self.dirty_bit, &mut self.write_frequency);
-        let frame = self
-            .dram
-            .sweep(|page, _| {
-                let p = page as usize;
-                if dirty_bit[p] {
-                    dirty_bit[p] = false;
-                    true
-                } else if write_frequency[p] > 0 {
-                    write_frequency[p] -= 1;
-                    true
-                } else {
-                    false
-                }
-            })
-            .expect("DRAM is full");
-        let page = self.dram.remove(frame);
-        self.place(page, Tier::Pcm, out);
-        out.push(Effect::Migrate {
-            page,
-            to: Tier::Pcm,
+        let victim = self.dram.sweep(|page, _| {
+            let p = page as usize;
+            if dirty_bit[p] {
+                dirty_bit[p] = false;
+                true
+            } else if write_frequency[p] > 0 {
+                write_frequency[p] -= 1;
+                true
+            } else {
+                false
+            }
         });
+        if let Some(frame) = victim {
+            let page = self.dram.remove(frame);
+            self.place(page, Tier::Pcm, out);
+            out.push(Effect::Migrate {
+                page,
+                to: Tier::Pcm,
+            });
+        }
     }
 
     /// Put `page`, which is in neither memory, in `tier`, making room there first.
@@ -101,7 +102,7 @@ impl ClockDwf {
                 if self.dram.is_full() {
                     self.demote_from_dram(out);
                 }
-                self.dram.insert(page).expect("room was made");
+                self.dram.insert(page);
                 self.dirty_bit[p] = true;
                 self.write_frequency[p] = 0;
             }
@@ -109,30 +110,19 @@ impl ClockDwf {
                 if self.pcm.is_full() {
                     self.evict_from_pcm(out);
                 }
-                self.pcm.insert(page).expect("room was made");
+                self.pcm.insert(page);
             }
         }
-        self.location.set(page, Some(tier));
     }
 }
 
 impl CachePolicy for ClockDwf {
-    fn access(&mut self, req: &Request, out: &mut Effects) {
+    fn hit(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
         let page = req.page;
-        self.grow(page);
         let p = page as usize;
-        match self.location.get(page) {
-            Some(Tier::Dram) => {
-                out.push(Effect::Hit { tier: Tier::Dram });
-                if req.write {
-                    self.dirty_bit[p] = true;
-                    self.write_frequency[p] = self.write_frequency[p].saturating_add(1);
-                }
-            }
+        match mem.tier_of(page) {
             Some(Tier::Pcm) if req.write => {
-                out.push(Effect::Hit { tier: Tier::Pcm });
                 self.pcm.remove_page(page);
-                self.location.set(page, None);
                 self.place(page, Tier::Dram, out);
                 out.push(Effect::Migrate {
                     page,
@@ -140,28 +130,55 @@ impl CachePolicy for ClockDwf {
                 });
             }
             Some(Tier::Pcm) => {
-                out.push(Effect::Hit { tier: Tier::Pcm });
                 if let Some(frame) = self.pcm.frame_of(page) {
                     self.pcm.reference(frame);
                 }
             }
-            None if req.write => {
-                out.push(Effect::Fill { tier: Tier::Dram });
-                self.place(page, Tier::Dram, out);
-            }
-            None => {
-                out.push(Effect::Fill { tier: Tier::Pcm });
-                self.place(page, Tier::Pcm, out);
+            _ => {
+                if req.write {
+                    self.dirty_bit[p] = true;
+                    self.write_frequency[p] = self.write_frequency[p].saturating_add(1);
+                }
             }
         }
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.location.get(page)
+    /// Both memories are full: PCM's victim goes.
+    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+        if self.pcm.is_empty() {
+            if let Some(frame) = self.dram.victim() {
+                let page = self.dram.remove(frame);
+                out.push(Effect::Evict {
+                    page,
+                    from: Tier::Dram,
+                });
+            }
+        } else {
+            self.evict_from_pcm(out);
+        }
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.dram.len(), self.pcm.len()]
+    fn insert(&mut self, req: &Request, _mem: &Memory, out: &mut Effects) -> Tier {
+        self.grow(req.page);
+        let tier = if req.write { Tier::Dram } else { Tier::Pcm };
+        self.place(req.page, tier, out);
+        tier
+    }
+
+    fn remove(&mut self, page: PageId, _mem: &Memory) {
+        if self.dram.remove_page(page).is_none() {
+            self.pcm.remove_page(page);
+        }
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        if self.dram.contains(page) {
+            Some(Tier::Dram)
+        } else if self.pcm.contains(page) {
+            Some(Tier::Pcm)
+        } else {
+            None
+        }
     }
 }
 
@@ -169,10 +186,15 @@ impl CachePolicy for ClockDwf {
 mod tests {
     use super::*;
 
-    use crate::mm::placement::policies::testing::{request, step};
+    use crate::mm::placement::engine::Engine;
+    use crate::mm::placement::policies::testing::{hybrid, request, step};
 
     fn req(page: PageId, write: bool) -> Request {
         request(page, true, write)
+    }
+
+    fn clock_dwf(capacity: Capacity) -> Engine<ClockDwf> {
+        hybrid(ClockDwf::new(capacity, 0), capacity)
     }
 
     fn migrate(page: PageId, to: Tier) -> Effect {
@@ -181,7 +203,7 @@ mod tests {
 
     #[test]
     fn writes_go_to_dram_reads_to_pcm() {
-        let mut p = ClockDwf::new(Capacity { dram: 2, pcm: 2 }, 0);
+        let mut p = clock_dwf(Capacity { dram: 2, pcm: 2 });
         assert_eq!(
             step(&mut p, req(1, true)),
             vec![Effect::Fill { tier: Tier::Dram }]
@@ -195,12 +217,12 @@ mod tests {
             step(&mut p, req(2, true)),
             vec![Effect::Hit { tier: Tier::Pcm }, migrate(2, Tier::Dram)]
         );
-        assert_eq!(p.occupancy(), [2, 0]);
+        assert_eq!([p.memory().used(Tier::Dram), p.memory().used(Tier::Pcm)], [2, 0]);
     }
 
     #[test]
     fn dram_victim_is_the_least_write_hot_page() {
-        let mut p = ClockDwf::new(Capacity { dram: 2, pcm: 2 }, 0);
+        let mut p = clock_dwf(Capacity { dram: 2, pcm: 2 });
         step(&mut p, req(1, true)); // DRAM frame 0: page 1, dirty, freq 0
         step(&mut p, req(2, true)); // DRAM frame 1: page 2, dirty, freq 0
         step(&mut p, req(1, true)); // page 1: freq 1
@@ -213,13 +235,13 @@ mod tests {
             effects,
             vec![Effect::Fill { tier: Tier::Dram }, migrate(2, Tier::Pcm)]
         );
-        assert_eq!(p.tier_of(1), Some(Tier::Dram));
-        assert_eq!(p.tier_of(2), Some(Tier::Pcm));
+        assert_eq!(p.memory().tier_of(1), Some(Tier::Dram));
+        assert_eq!(p.memory().tier_of(2), Some(Tier::Pcm));
     }
 
     #[test]
     fn pcm_uses_plain_clock() {
-        let mut p = ClockDwf::new(Capacity { dram: 1, pcm: 2 }, 0);
+        let mut p = clock_dwf(Capacity { dram: 1, pcm: 2 });
         step(&mut p, req(1, false)); // PCM frame 0
         step(&mut p, req(2, false)); // PCM frame 1
         step(&mut p, req(1, false)); // reference bit of 1

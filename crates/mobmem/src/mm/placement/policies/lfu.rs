@@ -11,7 +11,7 @@
 //! on access(p):
 //!   if p resident: count[p] += 1; hit
 //!   else:
-//!     if full: evict the page of least count, the least recently used among them
+//!     while full: evict the page of least count, the least recently used among them
 //!     count[p] = 1; miss
 //! ```
 //! The variant is libCacheSim's `LFU` (commit aa0fc409, `cache/eviction/LFU.c`):
@@ -28,10 +28,12 @@
 //! left empty is unlinked and its slot reused. Every step is O(1).
 //!
 //! Per page: two `u32` links and the `u32` slot of its bucket; per bucket: its count, its
-//! page list and two `u32` links. A capacity of zero is treated as one page.
+//! page list and two `u32` links. With sizes in bytes, as libCacheSim's: the least
+//! frequent pages go until the new page fits.
 
 use crate::core::ensure_index;
 use crate::core::list::{Links, List};
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
@@ -51,8 +53,6 @@ struct Bucket {
 
 #[derive(Debug, Clone)]
 pub struct Lfu {
-    capacity: usize,
-    resident: usize,
     links: Links,
     buckets: Vec<Bucket>,
     /// Slots of `buckets` not in use.
@@ -63,10 +63,8 @@ pub struct Lfu {
 }
 
 impl Lfu {
-    pub fn new(capacity: usize, page_count_hint: usize) -> Self {
+    pub fn new(page_count_hint: usize) -> Self {
         Lfu {
-            capacity: capacity.max(1),
-            resident: 0,
             links: Links::with_pages(page_count_hint),
             buckets: Vec::new(),
             free: Vec::new(),
@@ -144,63 +142,63 @@ impl Lfu {
 
 impl CachePolicy for Lfu {
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
+    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
         let page = req.page;
-        ensure_index(&mut self.bucket_of, page, NONE);
         let slot = self.bucket_of[page as usize];
-        if slot != NONE {
-            out.hit();
-            let Bucket { count, higher, .. } = self.buckets[slot as usize];
-            let next = if higher != NONE && self.buckets[higher as usize].count == count + 1 {
-                higher
-            } else {
-                self.new_bucket(count + 1, slot, higher)
-            };
-            self.unlink_page(page, slot);
-            self.link_page(page, next);
+        let Bucket { count, higher, .. } = self.buckets[slot as usize];
+        let next = if higher != NONE && self.buckets[higher as usize].count == count + 1 {
+            higher
+        } else {
+            self.new_bucket(count + 1, slot, higher)
+        };
+        self.unlink_page(page, slot);
+        self.link_page(page, next);
+    }
+
+    #[inline]
+    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+        let lowest = self.lowest;
+        if lowest == NONE {
             return;
         }
-        out.fill();
-        if self.resident >= self.capacity {
-            self.evict_next(out);
-        }
+        let Some(victim) = self.buckets[lowest as usize].pages.back() else {
+            return;
+        };
+        self.unlink_page(victim, lowest);
+        self.bucket_of[victim as usize] = NONE;
+        out.evict(victim);
+    }
+
+    #[inline]
+    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
+        ensure_index(&mut self.bucket_of, req.page, NONE);
         let first = match self.lowest {
             NONE => self.new_bucket(1, NONE, NONE),
             lowest if self.buckets[lowest as usize].count == 1 => lowest,
             lowest => self.new_bucket(1, NONE, lowest),
         };
-        self.link_page(page, first);
-        self.resident += 1;
+        self.link_page(req.page, first);
+        Tier::Dram
     }
 
-    fn evict_next(&mut self, out: &mut Effects) -> bool {
-        if self.lowest == NONE {
-            return false;
+    fn remove(&mut self, page: PageId, _mem: &Memory) {
+        let slot = self.bucket_of[page as usize];
+        if slot != NONE {
+            self.unlink_page(page, slot);
+            self.bucket_of[page as usize] = NONE;
         }
-        let lowest = self.lowest;
-        let Some(victim) = self.buckets[lowest as usize].pages.back() else {
-            return false;
-        };
-        self.unlink_page(victim, lowest);
-        self.bucket_of[victim as usize] = NONE;
-        self.resident -= 1;
-        out.evict(victim);
-        true
     }
 
-    fn evicts_on_demand(&self) -> bool {
-        true
-    }
-
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
+    fn holds(&self, page: PageId) -> Option<Tier> {
         match self.bucket_of.get(page as usize) {
             Some(&slot) if slot != NONE => Some(Tier::Dram),
             _ => None,
         }
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.resident, 0]
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.links.prefetch(page);
     }
 }
 
@@ -208,7 +206,7 @@ impl CachePolicy for Lfu {
 mod tests {
     use super::*;
     use crate::core::mix64;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, hits, run_pages};
+    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, hits, run_pages};
 
     #[test]
     fn evicts_least_frequent_then_least_recent() {
@@ -221,7 +219,7 @@ mod tests {
         //                                            1: [5]  2: [4]  3: [1]
         //   3       miss: 3's count was forgotten; evict 5 (count 1)
         //                                            1: [3]  2: [4]  3: [1]
-        let mut lfu = Lfu::new(3, 0);
+        let mut lfu = engine(Lfu::new(0), 3);
         let outcome = run_pages(&mut lfu, &[1, 2, 3, 1, 1, 2, 4, 4, 5, 3]);
         assert_eq!(hit_pattern(&outcome), "mmmhhhmhmm");
         assert_eq!(
@@ -240,21 +238,21 @@ mod tests {
             ]
         );
         assert_eq!(
-            lfu.by_count(),
+            lfu.policy().by_count(),
             vec![(1, vec![3]), (2, vec![4]), (3, vec![1])]
         );
-        assert_eq!(lfu.occupancy(), [3, 0]);
+        assert_eq!(lfu.memory().used_total(), 3);
     }
 
     #[test]
     fn a_page_never_reused_goes_before_any_reused_one() {
         // capacity 2: 1 1 1 gives 1 a count of 3; then 2 3 4 5 each evict the previous
         // newcomer (count 1), never 1.
-        let mut lfu = Lfu::new(2, 0);
+        let mut lfu = engine(Lfu::new(0), 2);
         let outcome = run_pages(&mut lfu, &[1, 1, 1, 2, 3, 4, 5, 1]);
         assert_eq!(hit_pattern(&outcome), "mhhmmmmh");
         assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4]);
-        assert_eq!(lfu.by_count(), vec![(1, vec![5]), (4, vec![1])]);
+        assert_eq!(lfu.policy().by_count(), vec![(1, vec![5]), (4, vec![1])]);
     }
 
     /// LFU as a scan over the resident pages with their counts and last-use times.
@@ -297,7 +295,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let outcome = run_pages(&mut Lfu::new(capacity, 0), &trace);
+            let outcome = run_pages(&mut engine(Lfu::new(0), capacity), &trace);
             let ours: Vec<(bool, Option<PageId>)> = hits(&outcome)
                 .into_iter()
                 .zip(evictions(&outcome))

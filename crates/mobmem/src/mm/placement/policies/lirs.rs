@@ -58,11 +58,25 @@
 //! - with one page of memory (`Llirs = 0`) libCacheSim admits nothing. Here the page
 //!   holds the latest page, as it does under any policy.
 //!
+//! The engine runs a miss as libCacheSim does: `admit` is its `can_insert` (a ghost
+//! coming back first demotes while the LIR set cannot take it and leaves `NH`; a new page
+//! evicts from `Q` if neither the LIR set nor `Q` can take it), `evict` its `evict` (for
+//! a ghost: evict from `Q` while `Q` is full, then demote; for a new page: evict from
+//! `Q`), asked while the page does not fit, and `insert` its `insert`.
+//!
+//! With sizes in bytes, as libCacheSim's: `Llirs`, `Lhirs`, the LIR set, `Q` and `S` count
+//! bytes (the `2c` bound on `S` too); a demoted LIR page larger than `Lhirs` leaves
+//! memory instead of joining `Q`; a new page larger than `Llirs` or `Lhirs` is not
+//! admitted. In the hit on a resident HIR page with no entry in `S`, the demotion is
+//! skipped when it would push the page hit out of `Q` (the case libCacheSim does not
+//! handle, above).
+//!
 //! Per page: two `u32` links in each of three arenas (`S`, `Q`, `NH`) and one byte for
-//! its entry in `S`. A capacity of zero is treated as one page.
+//! its entry in `S`.
 
 use crate::core::ensure_index;
 use crate::core::list::{Links, List};
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
@@ -81,10 +95,15 @@ pub const HIR_FRACTION: f64 = 0.01;
 
 #[derive(Debug, Clone)]
 pub struct Lirs {
-    capacity: usize,
-    lir_limit: usize,
-    hir_limit: usize,
-    lir_count: usize,
+    capacity: u64,
+    lir_limit: u64,
+    hir_limit: u64,
+    /// Units of the LIR pages.
+    lir_units: u64,
+    /// Units of the pages in `Q`.
+    q_units: u64,
+    /// Units of the entries of `S` (ghosts at the size they had).
+    s_units: u64,
     entry: Vec<Entry>,
     s_links: Links,
     s: List,
@@ -95,15 +114,18 @@ pub struct Lirs {
 }
 
 impl Lirs {
+    /// LIRS for a memory of `capacity` units (pages, or bytes).
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
-        let capacity = capacity.max(1);
+        let capacity = capacity.max(1) as u64;
         // As libCacheSim computes it: the fraction times the size, truncated.
-        let hir_limit = ((HIR_FRACTION * capacity as f64) as usize).clamp(1, capacity);
+        let hir_limit = ((HIR_FRACTION * capacity as f64) as u64).clamp(1, capacity);
         Lirs {
             capacity,
             lir_limit: capacity - hir_limit,
             hir_limit,
-            lir_count: 0,
+            lir_units: 0,
+            q_units: 0,
+            s_units: 0,
             entry: vec![Entry::None; page_count_hint],
             s_links: Links::with_pages(page_count_hint),
             s: List::new(),
@@ -114,8 +136,8 @@ impl Lirs {
         }
     }
 
-    /// `(Llirs, Lhirs)`: pages for the LIR set and for resident HIR pages.
-    pub fn limits(&self) -> (usize, usize) {
+    /// `(Llirs, Lhirs)`: units for the LIR set and for resident HIR pages.
+    pub fn limits(&self) -> (u64, u64) {
         (self.lir_limit, self.hir_limit)
     }
 
@@ -146,20 +168,28 @@ impl Lirs {
         self.nh_links.iter(&self.nh).collect()
     }
 
-    fn resident_len(&self) -> usize {
-        self.lir_count + self.q.len()
+    fn in_q(&self, page: PageId) -> bool {
+        self.q_links.is_on(&self.q, page)
     }
 
-    fn lir_full(&self) -> bool {
-        self.lir_count >= self.lir_limit
+    fn push_q(&mut self, page: PageId, mem: &Memory) {
+        self.q_links.push_front(&mut self.q, page);
+        self.q_units += mem.size_of(page);
     }
 
-    fn hir_full(&self) -> bool {
-        self.q.len() >= self.hir_limit
+    fn remove_q(&mut self, page: PageId, mem: &Memory) {
+        self.q_links.remove(&mut self.q, page);
+        self.q_units -= mem.size_of(page);
+    }
+
+    fn push_s(&mut self, page: PageId, mem: &Memory) {
+        self.s_links.push_front(&mut self.s, page);
+        self.s_units += mem.size_of(page);
     }
 
     /// Drop `page`'s entry from `S` (and from `NH` if it is a ghost).
-    fn drop_entry(&mut self, page: PageId) {
+    fn drop_entry(&mut self, page: PageId, mem: &Memory) {
+        let size = mem.size_of(page);
         match self.entry[page as usize] {
             Entry::None => return,
             Entry::NonResidentHir => {
@@ -167,28 +197,31 @@ impl Lirs {
                     self.nh_links.remove(&mut self.nh, page);
                 }
             }
-            Entry::Lir => self.lir_count -= 1,
+            Entry::Lir => self.lir_units -= size,
             Entry::ResidentHir => {}
         }
         self.s_links.remove(&mut self.s, page);
+        self.s_units -= size;
         self.entry[page as usize] = Entry::None;
     }
 
     /// Drop HIR entries from the bottom of `S` up to the lowest LIR page, never the top.
-    fn prune(&mut self) {
+    fn prune(&mut self, mem: &Memory) {
         while let Some(bottom) = self.s.back() {
             if self.s.front() == Some(bottom) || self.entry[bottom as usize] == Entry::Lir {
                 break;
             }
-            self.drop_entry(bottom);
+            self.drop_entry(bottom, mem);
         }
     }
 
-    /// The back of `Q` leaves memory; its entry in `S`, if any, becomes a ghost.
-    fn evict_hir(&mut self, out: &mut Effects) {
-        let Some(victim) = self.q_links.pop_back(&mut self.q) else {
-            return;
+    /// The back of `Q` leaves memory; its entry in `S`, if any, becomes a ghost. False if
+    /// `Q` is empty.
+    fn evict_hir(&mut self, mem: &Memory, out: &mut Effects) -> bool {
+        let Some(victim) = self.q.back() else {
+            return false;
         };
+        self.remove_q(victim, mem);
         out.evict(victim);
         if self.entry[victim as usize] != Entry::None {
             self.entry[victim as usize] = Entry::NonResidentHir;
@@ -196,156 +229,223 @@ impl Lirs {
                 self.nh_links.push_front(&mut self.nh, victim);
             }
         }
-    }
-
-    /// The LIR page at the bottom of `S` becomes a resident HIR page at the front of `Q`.
-    /// False if there is no LIR page (never, while the LIR set is full and not empty).
-    fn demote(&mut self, out: &mut Effects) -> bool {
-        self.prune();
-        let Some(bottom) = self.s.back() else {
-            return false;
-        };
-        if self.entry[bottom as usize] != Entry::Lir {
-            return false;
-        }
-        self.drop_entry(bottom);
-        while self.hir_full() {
-            self.evict_hir(out);
-        }
-        self.q_links.push_front(&mut self.q, bottom);
-        self.prune();
         true
     }
 
-    /// Demote while the LIR set is full, so that one more page can become LIR.
-    fn make_room_for_lir(&mut self, out: &mut Effects) {
-        while self.lir_full() && self.demote(out) {}
+    /// The LIR page at the bottom of `S` (after pruning) and its size.
+    fn bottom_lir(&mut self, mem: &Memory) -> Option<(PageId, u64)> {
+        self.prune(mem);
+        let bottom = self.s.back()?;
+        (self.entry[bottom as usize] == Entry::Lir).then(|| (bottom, mem.size_of(bottom)))
     }
 
-    /// A ghost in `S` (already at the top) comes back as an LIR page.
-    fn reload_ghost(&mut self, x: PageId, out: &mut Effects) {
-        self.make_room_for_lir(out);
-        if self.nh_links.is_on(&self.nh, x) {
-            self.nh_links.remove(&mut self.nh, x);
-        }
-        while self.resident_len() >= self.capacity {
-            while self.hir_full() {
-                self.evict_hir(out);
-            }
-            if !self.demote(out) {
-                break;
-            }
-        }
-        self.entry[x as usize] = Entry::Lir;
-        self.lir_count += 1;
-    }
-
-    /// A page in no list enters memory.
-    fn admit_new(&mut self, x: PageId, out: &mut Effects) {
-        if self.lir_full() && self.hir_full() {
-            self.evict_hir(out);
-        }
-        if self.lir_full() {
-            self.entry[x as usize] = Entry::ResidentHir;
-            self.q_links.push_front(&mut self.q, x);
+    /// The LIR page at the bottom of `S` becomes a resident HIR page at the front of `Q`
+    /// (making room there), or leaves memory if it is larger than all of `Q`. False if
+    /// there is no LIR page (never, while the LIR set is full and not empty).
+    fn demote(&mut self, mem: &Memory, out: &mut Effects) -> bool {
+        let Some((bottom, size)) = self.bottom_lir(mem) else {
+            return false;
+        };
+        self.drop_entry(bottom, mem);
+        if size <= self.hir_limit {
+            while self.q_units + size > self.hir_limit && self.evict_hir(mem, out) {}
+            self.push_q(bottom, mem);
         } else {
-            self.entry[x as usize] = Entry::Lir;
-            self.lir_count += 1;
+            out.evict(bottom);
         }
-        self.s_links.push_front(&mut self.s, x);
+        self.prune(mem);
+        true
     }
 
-    /// Forget the oldest ghosts while `S` holds more than `2c` entries.
-    fn limit_stack(&mut self) {
-        while self.s.len() > self.capacity.saturating_mul(2) {
+    /// Demote while the LIR set cannot take `size` more units; with `keep`, stop before a
+    /// demotion that would push that page out of `Q`.
+    fn make_room_for_lir(
+        &mut self,
+        size: u64,
+        keep: Option<PageId>,
+        mem: &Memory,
+        out: &mut Effects,
+    ) {
+        while self.lir_units + size > self.lir_limit {
+            if let Some(kept) = keep {
+                // The demotion evicts from Q's back while the demoted page does not fit:
+                // `kept` goes last, and only if it and the demoted page overflow Q.
+                let Some((_, demoted)) = self.bottom_lir(mem) else {
+                    return;
+                };
+                if self.in_q(kept) && mem.size_of(kept) + demoted > self.hir_limit {
+                    return;
+                }
+            }
+            if !self.demote(mem, out) {
+                return;
+            }
+        }
+    }
+
+    /// Forget the oldest ghosts while `S` holds more than `2c` units.
+    fn limit_stack(&mut self, mem: &Memory) {
+        while self.s_units > self.capacity.saturating_mul(2) {
             let Some(oldest) = self.nh.back() else {
                 break;
             };
-            self.drop_entry(oldest);
+            self.drop_entry(oldest, mem);
         }
-    }
-
-    /// One page of memory: no LIR set, `Q` holds the latest page.
-    fn access_one_frame(&mut self, x: PageId, out: &mut Effects) {
-        if self.q_links.is_on(&self.q, x) {
-            out.hit();
-            return;
-        }
-        out.fill();
-        self.evict_hir(out);
-        self.q_links.push_front(&mut self.q, x);
     }
 }
 
 impl CachePolicy for Lirs {
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
+    fn hit(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
         let x = req.page;
-        ensure_index(&mut self.entry, x, Entry::None);
         if self.lir_limit == 0 {
-            self.access_one_frame(x, out);
+            // One unit of memory: `Q` holds the latest page.
             return;
         }
         let entry = self.entry[x as usize];
-        let in_q = self.q_links.is_on(&self.q, x);
+        let in_q = self.in_q(x);
         if entry != Entry::None {
             self.s_links.move_to_front(&mut self.s, x);
         }
         if in_q {
             self.q_links.move_to_front(&mut self.q, x);
         }
+        let size = mem.size_of(x);
         match entry {
-            Entry::Lir => {
-                out.hit();
-                self.prune();
-            }
+            Entry::Lir => self.prune(mem),
             Entry::ResidentHir => {
-                out.hit();
                 if in_q {
-                    self.q_links.remove(&mut self.q, x);
+                    self.remove_q(x, mem);
                 }
-                self.make_room_for_lir(out);
+                self.make_room_for_lir(size, None, mem, out);
                 self.entry[x as usize] = Entry::Lir;
-                self.lir_count += 1;
-            }
-            Entry::NonResidentHir => {
-                out.fill();
-                self.reload_ghost(x, out);
-            }
-            Entry::None if in_q => {
-                out.hit();
-                // x is at the front of Q: the demotion would push it out only if it is
-                // also the back, Q's one page, and Q is full.
-                let pushes_x_out = self.hir_full() && self.q.back() == Some(x);
-                if !pushes_x_out {
-                    self.make_room_for_lir(out);
-                }
-                self.entry[x as usize] = Entry::ResidentHir;
-                self.s_links.push_front(&mut self.s, x);
+                self.lir_units += size;
             }
             Entry::None => {
-                out.fill();
-                self.admit_new(x, out);
+                self.make_room_for_lir(size, Some(x), mem, out);
+                self.entry[x as usize] = Entry::ResidentHir;
+                self.push_s(x, mem);
             }
+            Entry::NonResidentHir => {}
         }
-        self.limit_stack();
+        self.limit_stack(mem);
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        let resident = matches!(self.entry.get(page as usize), Some(Entry::Lir))
-            || self.q_links.is_on(&self.q, page);
+    fn admit(&mut self, req: &Request, mem: &Memory, out: &mut Effects) -> bool {
+        let x = req.page;
+        ensure_index(&mut self.entry, x, Entry::None);
+        if self.lir_limit == 0 {
+            return req.size <= self.capacity;
+        }
+        let entry = self.entry[x as usize];
+        if entry != Entry::None {
+            self.s_links.move_to_front(&mut self.s, x);
+        }
+        if req.size > self.capacity {
+            self.limit_stack(mem);
+            return false;
+        }
+        if entry == Entry::NonResidentHir {
+            // A ghost comes back as an LIR page, at the size it had.
+            let size = mem.size_of(x);
+            self.make_room_for_lir(size, None, mem, out);
+            if self.nh_links.is_on(&self.nh, x) {
+                self.nh_links.remove(&mut self.nh, x);
+            }
+            // Inserted, it counts in `S` at its new size.
+            self.s_units -= size;
+            return true;
+        }
+        if req.size > self.lir_limit || req.size > self.hir_limit {
+            self.limit_stack(mem);
+            return false;
+        }
+        if self.lir_units + req.size > self.lir_limit && self.q_units + req.size > self.hir_limit
+        {
+            while self.q_units + req.size > self.hir_limit && self.evict_hir(mem, out) {}
+        }
+        true
+    }
+
+    fn evict(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
+        let x = req.page;
+        let before = out.len();
+        loop {
+            let progressed = if self.lir_limit == 0 {
+                self.evict_hir(mem, out)
+            } else if self.entry[x as usize] == Entry::NonResidentHir {
+                while self.q_units >= self.hir_limit && self.evict_hir(mem, out) {}
+                self.demote(mem, out) || out.len() > before || self.evict_hir(mem, out)
+            } else {
+                self.evict_hir(mem, out) || self.demote(mem, out)
+            };
+            if out.len() > before || !progressed {
+                return;
+            }
+        }
+    }
+
+    fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
+        let x = req.page;
+        let size = mem.size_of(x);
+        if self.lir_limit == 0 {
+            self.push_q(x, mem);
+            return Tier::Dram;
+        }
+        match self.entry[x as usize] {
+            Entry::NonResidentHir => {
+                self.entry[x as usize] = Entry::Lir;
+                self.lir_units += size;
+                self.s_units += size;
+            }
+            _ => {
+                if self.lir_units + size <= self.lir_limit {
+                    self.entry[x as usize] = Entry::Lir;
+                    self.lir_units += size;
+                } else {
+                    self.entry[x as usize] = Entry::ResidentHir;
+                    self.push_q(x, mem);
+                }
+                self.push_s(x, mem);
+            }
+        }
+        self.limit_stack(mem);
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, mem: &Memory) {
+        let Some(&entry) = self.entry.get(page as usize) else {
+            return;
+        };
+        if self.in_q(page) {
+            self.remove_q(page, mem);
+        }
+        match entry {
+            Entry::Lir => {
+                self.drop_entry(page, mem);
+                self.prune(mem);
+            }
+            Entry::ResidentHir => self.drop_entry(page, mem),
+            Entry::None | Entry::NonResidentHir => {}
+        }
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        let resident =
+            matches!(self.entry.get(page as usize), Some(Entry::Lir)) || self.in_q(page);
         resident.then_some(Tier::Dram)
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.resident_len(), 0]
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        crate::core::prefetch::prefetch(&self.entry, page as usize);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
 
     #[test]
     fn limits_follow_libcachesim() {
@@ -374,15 +474,15 @@ mod tests {
         //                                              S [5H 2L 1N 3L]   Q [5]   NH [1]
         //   3       hit, LIR: to the top; prune drops 1N
         //                                              S [3L 5H 2L]      Q [5]   NH []
-        let mut lirs = Lirs::new(3, 0);
+        let mut lirs = engine(Lirs::new(3, 0), 3);
         let outcome = run_pages(&mut lirs, &[1, 2, 3, 4, 3, 1, 2, 5, 3]);
         assert_eq!(hit_pattern(&outcome), "mmmmmhhmh");
         assert_eq!(evictions(&outcome).concat(), vec![3, 4, 1]);
-        assert_eq!(lirs.stack(), vec![(3, 'L'), (5, 'H'), (2, 'L')]);
-        assert_eq!(lirs.hir_queue(), vec![5]);
-        assert!(lirs.ghosts().is_empty());
-        assert_eq!(lirs.occupancy(), [3, 0]);
-        assert_eq!(lirs.tier_of(1), None);
+        assert_eq!(lirs.policy().stack(), vec![(3, 'L'), (5, 'H'), (2, 'L')]);
+        assert_eq!(lirs.policy().hir_queue(), vec![5]);
+        assert!(lirs.policy().ghosts().is_empty());
+        assert_eq!([lirs.memory().used_total(), 0], [3, 0]);
+        assert_eq!(lirs.memory().tier_of(1), None);
     }
 
     #[test]
@@ -395,12 +495,12 @@ mod tests {
         //                                              S [1H 3L 2L]  Q [1]
         //   4       miss: LIR set and Q full: 1 leaves memory (ghost); 4 resident HIR
         //                                              S [4H 1N 3L 2L]  Q [4]  NH [1]
-        let mut lirs = Lirs::new(3, 0);
+        let mut lirs = engine(Lirs::new(3, 0), 3);
         let outcome = run_pages(&mut lirs, &[1, 2, 3, 3, 1, 4]);
         assert_eq!(hit_pattern(&outcome), "mmmhhm");
         assert_eq!(evictions(&outcome).concat(), vec![1]);
-        assert_eq!(lirs.stack(), vec![(4, 'H'), (1, 'N'), (3, 'L'), (2, 'L')]);
-        assert_eq!(lirs.hir_queue(), vec![4]);
+        assert_eq!(lirs.policy().stack(), vec![(4, 'H'), (1, 'N'), (3, 'L'), (2, 'L')]);
+        assert_eq!(lirs.policy().hir_queue(), vec![4]);
     }
 
     #[test]
@@ -413,17 +513,17 @@ mod tests {
         // demoted to Q, which has room.   Q [1 200]
         // 1 is hit: resident HIR with no entry in S, LIR set full: demote the bottom LIR
         // (2), which pushes Q's back (200) out of memory. A hit that evicts.
-        let mut lirs = Lirs::new(200, 0);
+        let mut lirs = engine(Lirs::new(200, 0), 200);
         let mut pages: Vec<PageId> = (0..=200).collect();
         pages.extend([0, 199]);
         run_pages(&mut lirs, &pages);
-        assert_eq!(lirs.hir_queue(), vec![1, 200]);
+        assert_eq!(lirs.policy().hir_queue(), vec![1, 200]);
         let outcome = run_pages(&mut lirs, &[1]);
         assert_eq!(hit_pattern(&outcome), "h");
         assert_eq!(evictions(&outcome), vec![vec![200]]);
-        assert_eq!(lirs.hir_queue(), vec![2, 1]);
-        assert_eq!(lirs.stack()[0], (1, 'H'));
-        assert_eq!(lirs.occupancy(), [199, 0]);
+        assert_eq!(lirs.policy().hir_queue(), vec![2, 1]);
+        assert_eq!(lirs.policy().stack()[0], (1, 'H'));
+        assert_eq!([lirs.memory().used_total(), 0], [199, 0]);
     }
 
     #[test]
@@ -433,28 +533,28 @@ mod tests {
         //   1 2 3 4   S [4H 3N 2N 1L]         Q [4]  NH [3 2]
         //   5         4 leaves: S [5H 4N 3N 2N 1L] is 5 entries: forget 2, the oldest
         //   6         5 leaves; forget 3       S [6H 5N 4N 1L]  NH [5 4]
-        let mut lirs = Lirs::new(2, 0);
+        let mut lirs = engine(Lirs::new(2, 0), 2);
         let outcome = run_pages(&mut lirs, &[1, 2, 3, 4, 5, 6]);
         assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4, 5]);
-        assert_eq!(lirs.stack(), vec![(6, 'H'), (5, 'N'), (4, 'N'), (1, 'L')]);
-        assert_eq!(lirs.ghosts(), vec![5, 4]);
+        assert_eq!(lirs.policy().stack(), vec![(6, 'H'), (5, 'N'), (4, 'N'), (1, 'L')]);
+        assert_eq!(lirs.policy().ghosts(), vec![5, 4]);
         // 4, a ghost, comes back (to the top of S): the LIR set is full, so 1 is demoted
         // to Q, pushing 6 out (a ghost); with no LIR page left, prune drops every entry
         // below the top (5N, 6N). 4 becomes LIR.
         let outcome = run_pages(&mut lirs, &[4]);
         assert_eq!(hit_pattern(&outcome), "m");
         assert_eq!(evictions(&outcome), vec![vec![6]]);
-        assert_eq!(lirs.stack(), vec![(4, 'L')]);
-        assert_eq!(lirs.hir_queue(), vec![1]);
-        assert!(lirs.ghosts().is_empty());
+        assert_eq!(lirs.policy().stack(), vec![(4, 'L')]);
+        assert_eq!(lirs.policy().hir_queue(), vec![1]);
+        assert!(lirs.policy().ghosts().is_empty());
     }
 
     #[test]
     fn one_page_keeps_the_latest() {
-        let mut lirs = Lirs::new(1, 0);
+        let mut lirs = engine(Lirs::new(1, 0), 1);
         let outcome = run_pages(&mut lirs, &[1, 1, 2, 1]);
         assert_eq!(hit_pattern(&outcome), "mhmm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 2]);
-        assert_eq!(lirs.occupancy(), [1, 0]);
+        assert_eq!([lirs.memory().used_total(), 0], [1, 0]);
     }
 }

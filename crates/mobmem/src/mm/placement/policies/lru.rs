@@ -3,86 +3,85 @@
 //! ```text
 //! on access(p):
 //!   if p resident: move p to the front; hit
-//!   else: if full, evict the back; insert p at the front; miss
+//!   else: while full, evict the back; insert p at the front; miss
 //! ```
-//! Per page: two `u32` links; a page is resident exactly when it is on the list.
+//! Per page: two `u32` links. With sizes in bytes, as libCacheSim's `LRU`: the back is
+//! evicted until the new page fits.
 
-use crate::core::list::{Links, List};
+use super::queues::Queue;
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
+/// One queue of pages, newest first, evicted from the back: LRU when a hit moves the
+/// page to the front (`MOVES_ON_HIT`), FIFO ([`super::fifo::Fifo`]) when it does not.
 #[derive(Debug, Clone)]
-pub struct Lru {
-    capacity: usize,
-    links: Links,
-    list: List,
+pub struct OneQueue<const MOVES_ON_HIT: bool> {
+    queue: Queue,
 }
 
-impl Lru {
-    pub fn new(capacity: usize, page_count_hint: usize) -> Self {
-        Lru {
-            capacity,
-            links: Links::with_pages(page_count_hint),
-            list: List::new(),
+/// LRU: the queue in recency order.
+pub type Lru = OneQueue<true>;
+
+impl<const MOVES_ON_HIT: bool> OneQueue<MOVES_ON_HIT> {
+    pub fn new(page_count_hint: usize) -> Self {
+        OneQueue {
+            queue: Queue::new(page_count_hint),
         }
     }
 
-    /// Pages from most to least recently used.
+    /// Resident pages from the front (most recently used, or newest arrival) to the back.
     pub fn order(&self) -> Vec<PageId> {
-        self.links.iter(&self.list).collect()
+        self.queue.iter().collect()
     }
 }
 
-impl CachePolicy for Lru {
+impl<const MOVES_ON_HIT: bool> CachePolicy for OneQueue<MOVES_ON_HIT> {
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let page = req.page;
-        if self.links.is_on(&self.list, page) {
-            self.links.move_to_front(&mut self.list, page);
-            out.hit();
-            return;
+    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
+        if MOVES_ON_HIT {
+            self.queue.move_to_front(req.page);
         }
-        out.fill();
-        if self.list.len() >= self.capacity {
-            self.evict_next(out);
+    }
+
+    #[inline]
+    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+        if let Some(victim) = self.queue.pop_back() {
+            out.evict(victim);
         }
-        self.links.push_front(&mut self.list, page);
     }
 
-    fn evict_next(&mut self, out: &mut Effects) -> bool {
-        let victim = self.links.pop_back(&mut self.list);
-        victim.inspect(|&v| out.evict(v)).is_some()
+    #[inline]
+    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
+        self.queue.push_front(req.page);
+        Tier::Dram
     }
 
-    fn evicts_on_demand(&self) -> bool {
-        true
+    fn remove(&mut self, page: PageId, _mem: &Memory) {
+        self.queue.remove(page);
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.links.is_on(&self.list, page).then_some(Tier::Dram)
-    }
-
-    fn occupancy(&self) -> [usize; 2] {
-        [self.list.len(), 0]
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        self.queue.holds(page)
     }
 
     #[inline]
     fn prefetch(&self, page: PageId) {
-        self.links.prefetch(page);
+        self.queue.prefetch(page);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{engine, hit_pattern, run_pages};
 
     #[test]
     fn evicts_least_recently_used() {
         // capacity 3: 1 2 3 1 4 (evicts 2) 2 (miss, evicts 3) 1 (hit)
-        let mut lru = Lru::new(3, 0);
+        let mut lru = engine(Lru::new(0), 3);
         let outcome = run_pages(&mut lru, &[1, 2, 3, 1, 4, 2, 1]);
         assert_eq!(hit_pattern(&outcome), "mmmhmmh");
-        assert_eq!(lru.order(), vec![1, 2, 4]);
+        assert_eq!(lru.policy().order(), vec![1, 2, 4]);
     }
 }

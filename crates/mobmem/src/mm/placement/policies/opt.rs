@@ -13,7 +13,7 @@
 //! on the i-th access, to page p:
 //!   key = next[i] if f[i] = p else NEVER
 //!   if p resident: key[p] = key; hit
-//!   else: if full, evict the resident page with the largest key;
+//!   else: while full, evict the resident page with the largest key;
 //!         key[p] = key; make p resident; miss
 //! ```
 //! Resident pages sit in a binary max-heap ordered by `(next use, page id)` with each
@@ -22,18 +22,26 @@
 //! O(log capacity). Pages never used again (NEVER) are evicted first, the one with the
 //! largest id among them; which one does not change the miss count.
 //!
-//! The policy counts its calls: the i-th call to `access` is the access `future[i]`. A
-//! call whose page differs from `future[i]`, or that comes after the end of the future,
-//! breaks that contract; the page is then treated as never used again, and the count
+//! The policy counts requests (a hit, or an admission): the i-th is the access
+//! `future[i]`. A request whose page differs from `future[i]`, or that comes after the
+//! end of the future, breaks that contract; the page is then treated as never used again, and the count
 //! still advances (it does not try to find its place in the future again). The policy
 //! stays correct (capacity, residency, effects) but its choices are no longer optimal.
 //!
+//! With sizes in bytes this is libCacheSim's `Belady` (commit aa0fc409,
+//! `cache/eviction/Belady.c`): the page of the farthest next use goes, then the next,
+//! until the new page fits. Ties, among pages never used again, can matter there (which
+//! of them stay changes the room left); libCacheSim's heap breaks them by position, this
+//! one by page id. On its CloudPhysics trace the two give the same miss ratios and byte
+//! miss ratios to the four decimals printed (`tests/policies_libcachesim.rs`).
+//!
 //! Memory: one `usize` per access of the future, plus a key (`usize`) and a heap
-//! position (`u32`) per page. A capacity of zero is treated as one page.
+//! position (`u32`) per page.
 
 use std::sync::Arc;
 
 use crate::core::ensure_index;
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
@@ -44,12 +52,13 @@ const NOT_RESIDENT: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
 pub struct Opt {
-    capacity: usize,
     future: Arc<[PageId]>,
     /// For each access of the future, the index of the next access to the same page.
     next_use: Vec<usize>,
-    /// Accesses seen so far: the index in `future` of the next call.
+    /// Requests seen so far: the index in `future` of the next.
     clock: usize,
+    /// The next use of the page of the latest request, for its insertion.
+    pending: usize,
     /// Resident pages, a max-heap on `(next_use_of[page], page)`.
     heap: Vec<PageId>,
     next_use_of: Vec<usize>,
@@ -57,16 +66,15 @@ pub struct Opt {
 }
 
 impl Opt {
-    pub fn new(capacity: usize, future: Arc<[PageId]>) -> Self {
+    pub fn new(future: Arc<[PageId]>) -> Self {
         let next_use = next_uses(&future);
         let pages = future.iter().max().map_or(0, |&p| p as usize + 1);
-        let capacity = capacity.max(1);
         Opt {
-            capacity,
             future,
             next_use,
             clock: 0,
-            heap: Vec::with_capacity(capacity.min(pages.max(1))),
+            pending: NEVER,
+            heap: Vec::new(),
             next_use_of: vec![NEVER; pages],
             heap_pos: vec![NOT_RESIDENT; pages],
         }
@@ -155,40 +163,70 @@ fn next_uses(future: &[PageId]) -> Vec<usize> {
     next
 }
 
-impl CachePolicy for Opt {
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let page = req.page;
+impl Opt {
+    /// The next use of the page of the request just made, advancing the count.
+    fn next_request(&mut self, page: PageId) -> usize {
         let i = self.clock;
         self.clock = self.clock.saturating_add(1);
-        let next = match self.future.get(i) {
+        match self.future.get(i) {
             Some(&expected) if expected == page => self.next_use.get(i).copied().unwrap_or(NEVER),
             _ => NEVER,
-        };
-        ensure_index(&mut self.next_use_of, page, NEVER);
-        ensure_index(&mut self.heap_pos, page, NOT_RESIDENT);
+        }
+    }
+}
 
-        let pos = self.heap_pos[page as usize];
-        if pos != NOT_RESIDENT {
-            out.hit();
-            self.next_use_of[page as usize] = next;
-            // Following the future the key only grows; after a contract violation it may
-            // also shrink, so restore the heap both ways (one of them does nothing).
-            self.sift_up(pos as usize);
-            self.sift_down(self.heap_pos[page as usize] as usize);
-            return;
-        }
-        out.fill();
-        if self.heap.len() >= self.capacity {
-            if let Some(victim) = self.pop_farthest() {
-                out.evict(victim);
-            }
-        }
+impl CachePolicy for Opt {
+    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
+        let page = req.page;
+        let next = self.next_request(page);
         self.next_use_of[page as usize] = next;
-        self.heap.push(page);
-        self.sift_up(self.heap.len() - 1);
+        // Following the future the key only grows; after a contract violation it may
+        // also shrink, so restore the heap both ways (one of them does nothing).
+        let pos = self.heap_pos[page as usize] as usize;
+        self.sift_up(pos);
+        self.sift_down(self.heap_pos[page as usize] as usize);
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
+    fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
+        self.pending = self.next_request(req.page);
+        req.size <= mem.capacity_total()
+    }
+
+    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+        if let Some(victim) = self.pop_farthest() {
+            out.evict(victim);
+        }
+    }
+
+    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
+        let page = req.page;
+        ensure_index(&mut self.next_use_of, page, NEVER);
+        ensure_index(&mut self.heap_pos, page, NOT_RESIDENT);
+        self.next_use_of[page as usize] = self.pending;
+        self.heap.push(page);
+        self.sift_up(self.heap.len() - 1);
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, _mem: &Memory) {
+        let Some(&pos) = self.heap_pos.get(page as usize) else {
+            return;
+        };
+        if pos == NOT_RESIDENT {
+            return;
+        }
+        let Some(last) = self.heap.pop() else {
+            return;
+        };
+        self.heap_pos[page as usize] = NOT_RESIDENT;
+        if last != page {
+            self.place(pos as usize, last);
+            self.sift_up(pos as usize);
+            self.sift_down(self.heap_pos[last as usize] as usize);
+        }
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
         let pos = self
             .heap_pos
             .get(page as usize)
@@ -196,19 +234,16 @@ impl CachePolicy for Opt {
             .unwrap_or(NOT_RESIDENT);
         (pos != NOT_RESIDENT).then_some(Tier::Dram)
     }
-
-    fn occupancy(&self) -> [usize; 2] {
-        [self.heap.len(), 0]
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
+    use crate::mm::placement::engine::Engine;
+    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
 
-    fn opt(capacity: usize, future: &[PageId]) -> Opt {
-        Opt::new(capacity, Arc::from(future))
+    fn opt(capacity: usize, future: &[PageId]) -> Engine<Opt> {
+        engine(Opt::new(Arc::from(future)), capacity)
     }
 
     #[test]
@@ -236,7 +271,7 @@ mod tests {
         let outcome = run_pages(&mut policy, &trace);
         assert_eq!(hit_pattern(&outcome), "mmmmhmhhmhhhhm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 2, 7, 3]);
-        assert_eq!(policy.resident(), vec![0, 1, 2]);
+        assert_eq!(policy.policy().resident(), vec![0, 1, 2]);
     }
 
     #[test]
@@ -250,6 +285,6 @@ mod tests {
         let outcome = run_pages(&mut policy, &[1, 3, 1, 2]);
         assert_eq!(hit_pattern(&outcome), "mmhm");
         assert_eq!(evictions(&outcome).concat(), vec![3]);
-        assert_eq!(policy.resident(), vec![1, 2]);
+        assert_eq!(policy.policy().resident(), vec![1, 2]);
     }
 }

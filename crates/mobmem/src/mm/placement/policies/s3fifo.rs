@@ -16,7 +16,7 @@
 //!   if x in S or M: freq[x] += 1; hit                      (no queue is reordered)
 //!   else:
 //!     if x in G: remove x from G
-//!     while |S| + |M| >= c: evict()
+//!     while |S| + |M| + size(x) > c: evict()
 //!     if x was in G: insert x at the head of M, else at the head of S; freq[x] = 0; miss
 //!
 //! evict():
@@ -26,8 +26,8 @@
 //!   while S is not empty:
 //!     t = tail of S; remove t from S
 //!     if freq[t] >= 2: insert t at the head of M, freq[t] = 0     (not an eviction)
-//!     else: evict t; insert t at the head of G, first forgetting G's tail if
-//!           |G| = ghost_size; stop
+//!     else: evict t; insert t at the head of G, first forgetting G's tail while
+//!           |G| + size(t) > ghost_size; stop
 //!
 //! evict_M():
 //!   loop:
@@ -50,18 +50,25 @@
 //! returning from `G`. In `M`, `freq` is a two-bit counter in effect: a reinsertion keeps
 //! at most 2 further passes.
 //!
-//! One deliberate difference: libCacheSim admits an object only if it is smaller than
-//! its `S` (`small_size`), so with objects of size 1 its S3-FIFO caches nothing below 20
-//! objects; here `small_size` is at least one page and every missing page is admitted,
-//! as the policy contract requires. At 20 pages and above the two agree. On
-//! libCacheSim's CloudPhysics trace this gives its miss ratios to the four decimals
-//! printed (`tests/policies_libcachesim.rs`).
+//! Sizes in bytes follow libCacheSim's sub-caches: `|S|`, `|M|` and `|G|` count bytes,
+//! `small_size`, `main_size` and `ghost_size` are those shares of the capacity in bytes,
+//! a ghost is remembered with the size it had (one larger than all of `G` is not), and
+//! a new page larger than `small_size` is not admitted (a miss that leaves it out), even
+//! when it returns from `G`.
 //!
-//! Per page: two `u32` links, one byte for its queue and one for `freq`. A capacity of
-//! zero is treated as one page.
+//! Two deliberate differences: libCacheSim admits a page only if it is smaller than
+//! `small_size` (one of exactly `small_size` makes room and is then dropped), so with
+//! pages of size 1 its S3-FIFO caches nothing below 20 pages; here `small_size` is at
+//! least one unit and a page of at most `small_size` is admitted. At 20 pages and above,
+//! and in bytes whenever no page is exactly `small_size` bytes, the two agree. On
+//! libCacheSim's CloudPhysics trace this gives its miss ratios to the four decimals
+//! printed, in pages and in bytes (`tests/policies_libcachesim.rs`).
+//!
+//! Per page: two `u32` links, one byte for its queue and one for `freq`.
 
+use super::queues::Queues;
 use crate::core::ensure_index;
-use crate::core::list::{Links, List};
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
@@ -70,191 +77,170 @@ pub const MOVE_TO_MAIN_THRESHOLD: u8 = 2;
 /// The largest `freq` a page keeps when `M` reinserts it, plus one.
 const MAIN_FREQ_CAP: u8 = 3;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Queue {
-    None,
-    Small,
-    Main,
-    Ghost,
-}
+const SMALL: usize = 0;
+const MAIN: usize = 1;
+const GHOST: usize = 2;
 
 #[derive(Debug, Clone)]
 pub struct S3Fifo {
-    capacity: usize,
-    main_size: usize,
-    ghost_size: usize,
-    links: Links,
-    /// Front = head (newest), back = tail (next examined); likewise `main` and `ghost`.
-    small: List,
-    main: List,
-    ghost: List,
-    queue_of: Vec<Queue>,
+    small_size: u64,
+    main_size: u64,
+    ghost_size: u64,
+    /// `S`, `M` and `G`; front = head (newest), back = tail (next examined).
+    queues: Queues,
     freq: Vec<u8>,
+    /// The page of the latest request was found in `G`.
+    from_ghost: bool,
 }
 
 impl S3Fifo {
+    /// S3-FIFO for a memory of `capacity` units (pages, or bytes).
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
-        let capacity = capacity.max(1);
+        let capacity = capacity.max(1) as u64;
         let small_size = (capacity / 10).max(1);
         S3Fifo {
-            capacity,
+            small_size,
             main_size: capacity - small_size,
             // floor(0.9 c) without overflowing at the largest capacities.
             ghost_size: capacity / 10 * 9 + capacity % 10 * 9 / 10,
-            links: Links::with_pages(page_count_hint),
-            small: List::new(),
-            main: List::new(),
-            ghost: List::new(),
-            queue_of: vec![Queue::None; page_count_hint],
+            queues: Queues::new(3, page_count_hint),
             freq: vec![0; page_count_hint],
+            from_ghost: false,
         }
     }
 
-    /// `(main_size, ghost_size)` in pages; the small queue's nominal size is the rest of
+    /// `(main_size, ghost_size)` in units; the small queue's nominal size is the rest of
     /// the capacity.
-    pub fn sizes(&self) -> (usize, usize) {
+    pub fn sizes(&self) -> (u64, u64) {
         (self.main_size, self.ghost_size)
     }
 
     /// `S` from head to tail, each page with its `freq`.
     pub fn small(&self) -> Vec<(PageId, u8)> {
-        self.with_freq(&self.small)
+        self.with_freq(SMALL)
     }
 
     /// `M` from head to tail, each page with its `freq`.
     pub fn main(&self) -> Vec<(PageId, u8)> {
-        self.with_freq(&self.main)
+        self.with_freq(MAIN)
     }
 
     /// `G` (ghost ids) from newest to oldest.
     pub fn ghost(&self) -> Vec<PageId> {
-        self.links.iter(&self.ghost).collect()
+        self.queues.iter(GHOST).collect()
     }
 
-    fn with_freq(&self, list: &List) -> Vec<(PageId, u8)> {
-        self.links
-            .iter(list)
+    fn with_freq(&self, queue: usize) -> Vec<(PageId, u8)> {
+        self.queues
+            .iter(queue)
             .map(|p| (p, self.freq[p as usize]))
             .collect()
     }
 
-    fn resident_len(&self) -> usize {
-        self.small.len() + self.main.len()
-    }
-
-    fn put(&mut self, page: PageId, queue: Queue) {
-        let list = match queue {
-            Queue::Small => &mut self.small,
-            Queue::Main => &mut self.main,
-            Queue::Ghost => &mut self.ghost,
-            Queue::None => {
-                self.queue_of[page as usize] = Queue::None;
-                return;
-            }
-        };
-        self.links.push_front(list, page);
-        self.queue_of[page as usize] = queue;
-    }
-
-    /// Evict pages until a new one fits.
-    fn make_room(&mut self, out: &mut Effects) {
-        while self.resident_len() >= self.capacity {
-            if self.main.len() > self.main_size || self.small.is_empty() {
-                self.evict_main(out);
-            } else {
-                self.evict_small(out);
-            }
-        }
-    }
-
     /// Evict `S`'s first page not reused enough, moving the reused ones to `M`; may end
     /// with `S` empty and nothing evicted.
-    fn evict_small(&mut self, out: &mut Effects) {
-        while let Some(tail) = self.links.pop_back(&mut self.small) {
+    fn evict_small(&mut self, mem: &Memory, out: &mut Effects) -> bool {
+        while let Some(tail) = self.queues.pop_back(SMALL, mem) {
             if self.freq[tail as usize] >= MOVE_TO_MAIN_THRESHOLD {
                 self.freq[tail as usize] = 0;
-                self.put(tail, Queue::Main);
+                self.queues.push_front(MAIN, tail, mem);
             } else {
                 out.evict(tail);
-                self.remember(tail);
-                return;
+                self.remember(tail, mem);
+                return true;
             }
         }
+        false
     }
 
     /// Evict `M`'s first page not reused since it last passed the tail.
-    fn evict_main(&mut self, out: &mut Effects) {
-        while let Some(tail) = self.links.pop_back(&mut self.main) {
+    fn evict_main(&mut self, mem: &Memory, out: &mut Effects) {
+        while let Some(tail) = self.queues.pop_back(MAIN, mem) {
             let freq = self.freq[tail as usize];
             if freq >= 1 {
                 self.freq[tail as usize] = freq.min(MAIN_FREQ_CAP) - 1;
-                self.put(tail, Queue::Main);
+                self.queues.push_front(MAIN, tail, mem);
             } else {
                 out.evict(tail);
-                self.put(tail, Queue::None);
                 return;
             }
         }
     }
 
-    /// Put an evicted page's id in `G`, forgetting the oldest if `G` is full.
-    fn remember(&mut self, page: PageId) {
-        if self.ghost_size == 0 {
-            self.put(page, Queue::None);
+    /// Put an evicted page's id in `G`, forgetting the oldest until it fits.
+    fn remember(&mut self, page: PageId, mem: &Memory) {
+        let size = mem.size_of(page);
+        if size > self.ghost_size {
             return;
         }
-        if self.ghost.len() >= self.ghost_size {
-            if let Some(forgotten) = self.links.pop_back(&mut self.ghost) {
-                self.put(forgotten, Queue::None);
+        while self.queues.units(GHOST) + size > self.ghost_size {
+            if self.queues.pop_back(GHOST, mem).is_none() {
+                break;
             }
         }
-        self.put(page, Queue::Ghost);
+        self.queues.push_front(GHOST, page, mem);
     }
 }
 
 impl CachePolicy for S3Fifo {
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let page = req.page;
-        ensure_index(&mut self.queue_of, page, Queue::None);
-        ensure_index(&mut self.freq, page, 0);
-        let to = match self.queue_of[page as usize] {
-            Queue::Small | Queue::Main => {
-                let freq = &mut self.freq[page as usize];
-                *freq = freq.saturating_add(1);
-                out.hit();
-                return;
-            }
-            Queue::Ghost => {
-                // Out of G first, so that the evictions below cannot forget it.
-                self.links.remove(&mut self.ghost, page);
-                self.queue_of[page as usize] = Queue::None;
-                Queue::Main
-            }
-            Queue::None => Queue::Small,
-        };
-        out.fill();
-        self.make_room(out);
-        self.freq[page as usize] = 0;
-        self.put(page, to);
+    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
+        let freq = &mut self.freq[req.page as usize];
+        *freq = freq.saturating_add(1);
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.queue_of.get(page as usize) {
-            Some(Queue::Small | Queue::Main) => Some(Tier::Dram),
-            _ => None,
+    #[inline]
+    fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
+        self.from_ghost = self.queues.queue_of(req.page) == Some(GHOST);
+        if self.from_ghost {
+            self.queues.remove(req.page, mem);
+        }
+        req.size <= self.small_size
+    }
+
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
+        loop {
+            if self.queues.units(MAIN) > self.main_size || self.queues.is_empty(SMALL) {
+                self.evict_main(mem, out);
+                return;
+            }
+            if self.evict_small(mem, out) {
+                return;
+            }
         }
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.resident_len(), 0]
+    #[inline]
+    fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
+        ensure_index(&mut self.freq, req.page, 0);
+        self.freq[req.page as usize] = 0;
+        let queue = if std::mem::take(&mut self.from_ghost) {
+            MAIN
+        } else {
+            SMALL
+        };
+        self.queues.push_front(queue, req.page, mem);
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, mem: &Memory) {
+        self.queues.remove_from(page, &[SMALL, MAIN], mem);
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        self.queues.holds_in(page, &[SMALL, MAIN])
+    }
+
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.queues.prefetch(page);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
 
     #[test]
     fn sizes_follow_libcachesim() {
@@ -266,9 +252,9 @@ mod tests {
         assert_eq!(S3Fifo::new(5, 0).sizes(), (4, 4));
         assert_eq!(S3Fifo::new(1, 0).sizes(), (0, 0));
         assert_eq!(S3Fifo::new(0, 0).sizes(), (0, 0));
-        let huge = usize::MAX;
+        let huge = u64::MAX;
         assert_eq!(
-            S3Fifo::new(huge, 0).sizes(),
+            S3Fifo::new(huge as usize, 0).sizes(),
             (huge - huge / 10, huge / 10 * 9 + 4)
         );
     }
@@ -284,20 +270,20 @@ mod tests {
         //   2       miss (a ghost): out of G; evict_S: 3 (freq 0) evicted, to G;
         //           2 to M                    S [11 .. 4]  M [2(0) 1(0)]  G [3]
         //   1       hit in M: freq 1
-        let mut s3 = S3Fifo::new(10, 0);
+        let mut s3 = engine(S3Fifo::new(10, 0), 10);
         let pages: Vec<PageId> = (1..=10).chain([1, 1, 2, 11, 2, 1]).collect();
         let outcome = run_pages(&mut s3, &pages);
         assert_eq!(hit_pattern(&outcome), "mmmmmmmmmmhhhmmh");
         assert_eq!(evictions(&outcome).concat(), vec![2, 3]);
-        assert_eq!(s3.main(), vec![(2, 0), (1, 1)]);
-        assert_eq!(s3.ghost(), vec![3]);
+        assert_eq!(s3.policy().main(), vec![(2, 0), (1, 1)]);
+        assert_eq!(s3.policy().ghost(), vec![3]);
         assert_eq!(
-            s3.small().iter().map(|&(p, _)| p).collect::<Vec<_>>(),
+            s3.policy().small().iter().map(|&(p, _)| p).collect::<Vec<_>>(),
             vec![11, 10, 9, 8, 7, 6, 5, 4]
         );
-        assert_eq!(s3.tier_of(2), Some(Tier::Dram));
-        assert_eq!(s3.tier_of(3), None);
-        assert_eq!(s3.occupancy(), [10, 0]);
+        assert_eq!(s3.memory().tier_of(2), Some(Tier::Dram));
+        assert_eq!(s3.memory().tier_of(3), None);
+        assert_eq!(s3.memory().used_total(), 10);
     }
 
     #[test]
@@ -316,7 +302,7 @@ mod tests {
         //                                                      S [5]  M [1(2)]  G [4]
         //   3       a forgotten ghost: a plain miss, into S; evict_S: 5 evicted, to G
         //           (4 forgotten)                              S [3]  M [1(2)]  G [5]
-        let mut s3 = S3Fifo::new(2, 0);
+        let mut s3 = engine(S3Fifo::new(2, 0), 2);
         let outcome = run_pages(&mut s3, &[1, 2, 3, 1, 1, 1, 1, 1, 2, 4, 5, 3]);
         assert_eq!(hit_pattern(&outcome), "mmmmhhhhmmmm");
         assert_eq!(
@@ -336,8 +322,8 @@ mod tests {
                 vec![5]
             ]
         );
-        assert_eq!(s3.main(), vec![(1, 2)]);
-        assert_eq!(s3.small(), vec![(3, 0)]);
-        assert_eq!(s3.ghost(), vec![5]);
+        assert_eq!(s3.policy().main(), vec![(1, 2)]);
+        assert_eq!(s3.policy().small(), vec![(3, 0)]);
+        assert_eq!(s3.policy().ghost(), vec![5]);
     }
 }

@@ -7,7 +7,7 @@
 //! ```text
 //! on access(x):
 //!   if x resident: visited[x] = 1; hit                   (the queue is not reordered)
-//!   else: if full, evict(); insert x at the head, visited[x] = 0; miss
+//!   else: while full, evict(); insert x at the head, visited[x] = 0; miss
 //!
 //! evict():
 //!   o = hand, or the tail if the hand is unset
@@ -27,31 +27,28 @@
 //! gives libCacheSim's miss ratios to the four decimals printed
 //! (`tests/policies_libcachesim.rs`).
 //!
-//! Per page: two `u32` links and one visited byte; a page is resident exactly when it is
-//! on the queue. A capacity of zero is treated as one page.
+//! Per page: two `u32` links and one visited byte. With sizes in bytes, as libCacheSim's:
+//! the sweep runs until the new page fits.
 
 use crate::core::ensure_index;
-use crate::core::list::{Links, List};
+use super::queues::Queue;
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Sieve {
-    capacity: usize,
-    links: Links,
     /// Front = head (newest arrival), back = tail (oldest).
-    queue: List,
+    queue: Queue,
     visited: Vec<bool>,
     /// Where the next eviction starts its sweep; `None` = at the tail.
     hand: Option<PageId>,
 }
 
 impl Sieve {
-    pub fn new(capacity: usize, page_count_hint: usize) -> Self {
+    pub fn new(page_count_hint: usize) -> Self {
         Sieve {
-            capacity: capacity.max(1),
-            links: Links::with_pages(page_count_hint),
-            queue: List::new(),
+            queue: Queue::new(page_count_hint),
             visited: vec![false; page_count_hint],
             hand: None,
         }
@@ -59,8 +56,8 @@ impl Sieve {
 
     /// Resident pages from head (newest) to tail (oldest), each with its visited bit.
     pub fn order(&self) -> Vec<(PageId, bool)> {
-        self.links
-            .iter(&self.queue)
+        self.queue
+            .iter()
             .map(|p| (p, self.visited[p as usize]))
             .collect()
     }
@@ -69,61 +66,61 @@ impl Sieve {
     pub fn hand(&self) -> Option<PageId> {
         self.hand
     }
-
-    /// Sweep from the hand to the first unvisited page, clearing bits on the way, and
-    /// evict it. The queue MUST NOT be empty.
-    fn evict(&mut self) -> Option<PageId> {
-        let tail = self.queue.back()?;
-        let mut at = self.hand.unwrap_or(tail);
-        while self.visited[at as usize] {
-            self.visited[at as usize] = false;
-            at = self.links.prev_of(at).unwrap_or(tail);
-        }
-        self.hand = self.links.prev_of(at);
-        self.links.remove(&mut self.queue, at);
-        Some(at)
-    }
 }
 
 impl CachePolicy for Sieve {
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let page = req.page;
-        ensure_index(&mut self.visited, page, false);
-        if self.links.is_on(&self.queue, page) {
-            self.visited[page as usize] = true;
-            out.hit();
+    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
+        self.visited[req.page as usize] = true;
+    }
+
+    /// Sweep from the hand to the first unvisited page, clearing bits on the way, and
+    /// evict it.
+    #[inline]
+    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+        let Some(tail) = self.queue.back() else {
             return;
+        };
+        let mut at = self.hand.unwrap_or(tail);
+        while self.visited[at as usize] {
+            self.visited[at as usize] = false;
+            at = self.queue.prev_of(at).unwrap_or(tail);
         }
-        out.fill();
-        if self.queue.len() >= self.capacity {
-            self.evict_next(out);
+        self.hand = self.queue.prev_of(at);
+        self.queue.remove(at);
+        out.evict(at);
+    }
+
+    #[inline]
+    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
+        ensure_index(&mut self.visited, req.page, false);
+        self.queue.push_front(req.page);
+        self.visited[req.page as usize] = false;
+        Tier::Dram
+    }
+
+    /// As libCacheSim's: a hand on the page taken moves to the page before it.
+    fn remove(&mut self, page: PageId, _mem: &Memory) {
+        if self.hand == Some(page) {
+            self.hand = self.queue.prev_of(page);
         }
-        self.links.push_front(&mut self.queue, page);
-        self.visited[page as usize] = false;
+        self.queue.remove(page);
     }
 
-    fn evict_next(&mut self, out: &mut Effects) -> bool {
-        self.evict().inspect(|&v| out.evict(v)).is_some()
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        self.queue.holds(page)
     }
 
-    fn evicts_on_demand(&self) -> bool {
-        true
-    }
-
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.links.is_on(&self.queue, page).then_some(Tier::Dram)
-    }
-
-    fn occupancy(&self) -> [usize; 2] {
-        [self.queue.len(), 0]
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.queue.prefetch(page);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
 
     #[test]
     fn hand_keeps_its_place_and_new_pages_wait_behind_it() {
@@ -143,13 +140,13 @@ mod tests {
         //                                                       7(0) 5(0) 1(1)
         //   8      miss: the sweep starts at the tail: clear 1, step to
         //          5 (unvisited): evict 5; the hand is at 7     8(0) 7(0)^ 1(0)
-        let mut sieve = Sieve::new(3, 0);
+        let mut sieve = engine(Sieve::new(0), 3);
         let outcome = run_pages(&mut sieve, &[1, 2, 3, 1, 4, 1, 5, 6, 5, 7, 8]);
         assert_eq!(hit_pattern(&outcome), "mmmhmhmmhmm");
         assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4, 6, 5]);
-        assert_eq!(sieve.order(), vec![(8, false), (7, false), (1, false)]);
-        assert_eq!(sieve.hand(), Some(7));
-        assert_eq!(sieve.occupancy(), [3, 0]);
+        assert_eq!(sieve.policy().order(), vec![(8, false), (7, false), (1, false)]);
+        assert_eq!(sieve.policy().hand(), Some(7));
+        assert_eq!(sieve.memory().used_total(), 3);
     }
 
     #[test]
@@ -157,11 +154,11 @@ mod tests {
         // capacity 2: 1 2 1 2 sets both bits; 3 clears 1 (tail), then 2 (head), wraps to
         // the tail and evicts 1. The hand is at 2, the page before 1.
         //   after 3: 3(0) 2(0)^
-        let mut sieve = Sieve::new(2, 0);
+        let mut sieve = engine(Sieve::new(0), 2);
         let outcome = run_pages(&mut sieve, &[1, 2, 1, 2, 3]);
         assert_eq!(hit_pattern(&outcome), "mmhhm");
         assert_eq!(evictions(&outcome)[4], vec![1]);
-        assert_eq!(sieve.order(), vec![(3, false), (2, false)]);
-        assert_eq!(sieve.hand(), Some(2));
+        assert_eq!(sieve.policy().order(), vec![(3, false), (2, false)]);
+        assert_eq!(sieve.policy().hand(), Some(2));
     }
 }

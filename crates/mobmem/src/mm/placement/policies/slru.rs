@@ -12,17 +12,21 @@
 //! ```text
 //! on access(p):
 //!   if p in Lk, k = n-1: move p to the front of Lk; hit
-//!   if p in Lk, k < n-1: move p to the front of Lk+1; demote(k+1); hit
+//!   if p in Lk, k < n-1: move p to the front of Lk+1
+//!                        while p's segment is over its limit: cool(p's segment); hit
 //!   else:
-//!     if full: evict the back of the lowest non-empty segment
-//!     put p at the front of the lowest segment below its limit; miss
+//!     while full: evict the back of the lowest non-empty segment
+//!     put p at the front of the lowest segment with room for it (else L0); miss
 //!
-//! demote(j):
-//!   while j > 0 and |Lj| > limit(j):
-//!     move the back of Lj to the front of Lj-1; j = j - 1
+//! cool(j):
+//!   if j = 0: evict the back of the lowest non-empty segment
+//!   else: move the back of Lj to the front of Lj-1
+//!         while Lj-1 is over its limit: cool(j-1)
 //! ```
-//! The cascade stops at the segment the page came from, which has just lost a page, so
-//! a hit never evicts.
+//! With pages, the cascade stops at the segment the page came from, which has just lost
+//! a page, so a hit never evicts. With sizes in bytes it may not: a large page moving
+//! down can push a segment over its limit, and `L0` over its limit evicts (a hit that
+//! evicts), as in libCacheSim.
 //!
 //! The variant is libCacheSim's `SLRU` (commit aa0fc409, `cache/eviction/SLRU.c`),
 //! whose default is four segments of `c / 4` pages each, `S4LRU(25:25:25:25)`. Where it
@@ -47,29 +51,132 @@
 //! Per page: two `u32` links and one byte for its segment. A capacity of zero is treated
 //! as one page.
 
-use crate::core::ensure_index;
-use crate::core::list::{Links, List};
+use super::queues::Queues;
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 use crate::{Error, Result};
 
 /// Segments of the registered `slru-4`.
 pub const DEFAULT_SEGMENTS: usize = 4;
-/// The most segments [`Slru::with_segments`] takes (a segment number is a byte).
+/// The most segments [`Slru::with_segments`] takes.
 pub const MAX_SEGMENTS: usize = 64;
 
-/// `segment_of` value of a page not resident.
-const NONE: u8 = u8::MAX;
+/// LRU segments of rising rank, each with a limit in units (module documentation).
+#[derive(Debug, Clone)]
+pub struct Segments {
+    limits: Vec<u64>,
+    /// `L0` first; each from most to least recently used.
+    queues: Queues,
+}
+
+impl Segments {
+    /// Segments of the given limits, `L0` first (at most [`MAX_SEGMENTS`]).
+    pub fn new(limits: Vec<u64>, page_count_hint: usize) -> Self {
+        let queues = Queues::new(limits.len(), page_count_hint);
+        Segments { limits, queues }
+    }
+
+    pub fn limits(&self) -> &[u64] {
+        &self.limits
+    }
+
+    #[inline]
+    pub fn segment_of(&self, page: PageId) -> Option<usize> {
+        self.queues.queue_of(page)
+    }
+
+    /// What all segments hold, in units.
+    pub fn units(&self) -> u64 {
+        (0..self.limits.len()).map(|k| self.queues.units(k)).sum()
+    }
+
+    /// The pages of each segment, `L0` first, each from most to least recently used.
+    pub fn pages(&self) -> Vec<Vec<PageId>> {
+        (0..self.limits.len())
+            .map(|k| self.queues.iter(k).collect())
+            .collect()
+    }
+
+    /// The next victim: the back of the lowest segment holding pages.
+    pub fn victim(&self) -> Option<PageId> {
+        (0..self.limits.len()).find_map(|k| self.queues.back(k))
+    }
+
+    /// Evict [`Segments::victim`]; false if there is none.
+    pub fn evict(&mut self, mem: &Memory, out: &mut Effects) -> bool {
+        let Some(victim) = self.victim() else {
+            return false;
+        };
+        self.queues.remove(victim, mem);
+        out.evict(victim);
+        true
+    }
+
+    /// A hit on `page`, which is in a segment: up one segment, cooling what overflows.
+    pub fn hit(&mut self, page: PageId, mem: &Memory, out: &mut Effects) {
+        let top = self.limits.len() - 1;
+        let Some(k) = self.segment_of(page) else {
+            return;
+        };
+        if k == top {
+            self.queues.move_to_front(top, page, mem);
+            return;
+        }
+        self.queues.move_to_front(k + 1, page, mem);
+        while let Some(j) = self.segment_of(page) {
+            if self.queues.units(j) <= self.limits[j] {
+                break;
+            }
+            self.cool(j, mem, out);
+        }
+    }
+
+    /// cool(j) of the module documentation.
+    fn cool(&mut self, j: usize, mem: &Memory, out: &mut Effects) {
+        if j == 0 {
+            self.evict(mem, out);
+            return;
+        }
+        if let Some(back) = self.queues.pop_back(j, mem) {
+            self.queues.push_front(j - 1, back, mem);
+        }
+        while self.queues.units(j - 1) > self.limits[j - 1] {
+            self.cool(j - 1, mem, out);
+        }
+    }
+
+    /// Put `page` (`mem.size_of(page)` units, in no segment) at the front of the lowest
+    /// segment with room for it; if none has, evict while the segments together would
+    /// hold more than `total`, and put it in `L0`.
+    pub fn insert(&mut self, page: PageId, total: u64, mem: &Memory, out: &mut Effects) {
+        let size = mem.size_of(page);
+        let room = (0..self.limits.len())
+            .find(|&k| self.queues.units(k) + size <= self.limits[k]);
+        let segment = match room {
+            Some(k) => k,
+            None => {
+                while self.units() + size > total && self.evict(mem, out) {}
+                0
+            }
+        };
+        self.queues.push_front(segment, page, mem);
+    }
+
+    pub fn remove(&mut self, page: PageId, mem: &Memory) {
+        self.queues.remove(page, mem);
+    }
+
+    #[inline]
+    pub fn prefetch(&self, page: PageId) {
+        self.queues.prefetch(page);
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Slru {
-    capacity: usize,
-    resident: usize,
-    limits: Vec<usize>,
-    links: Links,
-    /// `L0` first; each from most to least recently used.
-    segments: Vec<List>,
-    segment_of: Vec<u8>,
+    capacity: u64,
+    segments: Segments,
 }
 
 impl Slru {
@@ -93,104 +200,68 @@ impl Slru {
     }
 
     fn build(capacity: usize, page_count_hint: usize, segments: usize) -> Self {
-        let capacity = capacity.max(1);
-        let mut limits = vec![capacity / segments; segments];
-        limits[0] += capacity % segments;
+        let capacity = capacity.max(1) as u64;
+        let n = segments as u64;
+        let mut limits = vec![capacity / n; segments];
+        limits[0] += capacity % n;
         Slru {
             capacity,
-            resident: 0,
-            limits,
-            links: Links::with_pages(page_count_hint),
-            segments: vec![List::new(); segments],
-            segment_of: vec![NONE; page_count_hint],
+            segments: Segments::new(limits, page_count_hint),
         }
     }
 
     /// The size of each segment, `L0` first.
-    pub fn limits(&self) -> &[usize] {
-        &self.limits
+    pub fn limits(&self) -> &[u64] {
+        self.segments.limits()
     }
 
     /// The pages of each segment, `L0` first, each from most to least recently used.
     pub fn segments(&self) -> Vec<Vec<PageId>> {
-        (self.segments.iter())
-            .map(|list| self.links.iter(list).collect())
-            .collect()
-    }
-
-    fn push_front(&mut self, segment: usize, page: PageId) {
-        self.links.push_front(&mut self.segments[segment], page);
-        self.segment_of[page as usize] = segment as u8;
-    }
-
-    /// Push the back of each overfull segment down one, from `top` towards `L0`.
-    fn demote(&mut self, top: usize) {
-        let mut j = top;
-        while j > 0 && self.segments[j].len() > self.limits[j] {
-            let Some(back) = self.links.pop_back(&mut self.segments[j]) else {
-                break;
-            };
-            self.push_front(j - 1, back);
-            j -= 1;
-        }
+        self.segments.pages()
     }
 }
 
 impl CachePolicy for Slru {
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let page = req.page;
-        ensure_index(&mut self.segment_of, page, NONE);
-        let top = self.segments.len() - 1;
-        match self.segment_of[page as usize] {
-            NONE => {}
-            k if k as usize == top => {
-                self.links.move_to_front(&mut self.segments[top], page);
-                out.hit();
-                return;
-            }
-            k => {
-                let k = k as usize;
-                self.links.remove(&mut self.segments[k], page);
-                self.push_front(k + 1, page);
-                self.demote(k + 1);
-                out.hit();
-                return;
-            }
-        }
-        out.fill();
-        if self.resident >= self.capacity {
-            let lowest = self.segments.iter().position(|list| !list.is_empty());
-            if let Some(victim) = lowest.and_then(|k| self.links.pop_back(&mut self.segments[k])) {
-                self.segment_of[victim as usize] = NONE;
-                self.resident -= 1;
-                out.evict(victim);
-            }
-        }
-        // The limits add up to the capacity, so some segment has room.
-        let room = (0..self.segments.len())
-            .find(|&k| self.segments[k].len() < self.limits[k])
-            .unwrap_or(0);
-        self.push_front(room, page);
-        self.resident += 1;
+    fn hit(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
+        self.segments.hit(req.page, mem, out);
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.segment_of.get(page as usize) {
-            Some(&k) if k != NONE => Some(Tier::Dram),
-            _ => None,
-        }
+    fn admit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> bool {
+        req.size <= self.capacity && req.size <= self.segments.limits()[0]
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.resident, 0]
+    #[inline]
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
+        self.segments.evict(mem, out);
+    }
+
+    #[inline]
+    fn insert(&mut self, req: &Request, mem: &Memory, out: &mut Effects) -> Tier {
+        self.segments.insert(req.page, self.capacity, mem, out);
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, mem: &Memory) {
+        self.segments.remove(page, mem);
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        self.segments.segment_of(page).map(|_| Tier::Dram)
+    }
+
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.segments.prefetch(page);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{
+        bytes, engine, evictions, hit_pattern, run_pages, run_sized,
+    };
 
     #[test]
     fn limits_add_up_to_the_capacity() {
@@ -217,11 +288,11 @@ mod tests {
         //   4       hit: to L3; 1 down to L2               [5] [3] [1] [4]
         //   6       evict 5                                [6] [3] [1] [4]
         //   4       hit in L3: stays                       [6] [3] [1] [4]
-        let mut slru = Slru::new(4, 0);
+        let mut slru = engine(Slru::new(4, 0), 4);
         let outcome = run_pages(&mut slru, &[1, 2, 1, 3, 1, 1, 4, 5, 4, 6, 4]);
         assert_eq!(hit_pattern(&outcome), "mmhmhhmmhmh");
         assert_eq!(evictions(&outcome).concat(), vec![2, 5]);
-        assert_eq!(slru.segments(), vec![vec![6], vec![3], vec![1], vec![4]]);
+        assert_eq!(slru.policy().segments(), vec![vec![6], vec![3], vec![1], vec![4]]);
     }
 
     #[test]
@@ -235,14 +306,42 @@ mod tests {
         //   9       miss: evict L0's back 2 [9 3] [1 4] [7 5] [6 8]
         //   4       hit in L1: to L2, 5 down to L1
         //                                   [9 3] [5 1] [4 7] [6 8]
-        let mut slru = Slru::new(8, 0);
+        let mut slru = engine(Slru::new(8, 0), 8);
         let outcome = run_pages(&mut slru, &[1, 2, 3, 4, 5, 6, 7, 8, 1, 6, 9, 4]);
         assert_eq!(hit_pattern(&outcome), "mmmmmmmmhhmh");
         assert_eq!(evictions(&outcome).concat(), vec![2]);
         assert_eq!(
-            slru.segments(),
+            slru.policy().segments(),
             vec![vec![9, 3], vec![5, 1], vec![4, 7], vec![6, 8]]
         );
-        assert_eq!(slru.occupancy(), [8, 0]);
+        assert_eq!(slru.memory().used_total(), 8);
+    }
+
+    #[test]
+    fn in_bytes_a_hit_may_evict() {
+        // 40 bytes, four segments of 10. Pages a..f are 0..5.
+        //   a b c d (10 each)   each in the lowest segment with room   [a] [b] [c] [d]
+        //   e(4)   44 > 40: evict L0's a; e into L0                    [e] [b] [c] [d]
+        //   f(6)   fits (40); L0 has room (4 + 6 = 10)                 [f e] [b] [c] [d]
+        //   e      hit: up to L1, which holds 14 > 10: its back b down to L0, which
+        //          holds 16 > 10: L0's back f leaves memory             [b] [e] [c] [d]
+        let mut slru = bytes(Slru::new(40, 0), 40);
+        let outcome = run_sized(
+            &mut slru,
+            &[(0, 10), (1, 10), (2, 10), (3, 10), (4, 4), (5, 6), (4, 4)],
+        );
+        assert_eq!(hit_pattern(&outcome), "mmmmmmh");
+        assert_eq!(
+            evictions(&outcome),
+            vec![vec![], vec![], vec![], vec![], vec![0], vec![], vec![5]]
+        );
+        assert_eq!(
+            slru.policy().segments(),
+            vec![vec![1], vec![4], vec![2], vec![3]]
+        );
+        assert_eq!(slru.memory().used_total(), 34);
+        // Larger than L0 (10 bytes): not admitted.
+        let outcome = run_sized(&mut slru, &[(6, 11)]);
+        assert_eq!(outcome[0], vec![crate::mm::placement::Effect::Bypass]);
     }
 }

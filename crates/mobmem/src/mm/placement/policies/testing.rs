@@ -1,29 +1,53 @@
-//! Helpers for policy unit tests.
+//! Helpers for policy unit tests: a policy on an engine of its own, requests one by one.
 
-use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
+use crate::mm::placement::engine::{Engine, Memory};
+use crate::mm::placement::{CachePolicy, Capacity, Effect, Request, Tier, Unit};
 use crate::trace::PageId;
+
+/// `policy` on an empty single-tier memory of `pages` pages.
+pub fn engine<P: CachePolicy>(policy: P, pages: usize) -> Engine<P> {
+    Engine::new(
+        Box::new(policy),
+        Memory::new(Unit::Pages, Capacity::single(pages), 0),
+    )
+}
+
+/// `policy` on an empty DRAM + PCM memory of `capacity` pages.
+pub fn hybrid<P: CachePolicy>(policy: P, capacity: Capacity) -> Engine<P> {
+    Engine::new(Box::new(policy), Memory::new(Unit::Pages, capacity, 0))
+}
+
+/// `policy` on an empty single-tier memory of `bytes` bytes.
+pub fn bytes<P: CachePolicy>(policy: P, bytes: usize) -> Engine<P> {
+    Engine::new(
+        Box::new(policy),
+        Memory::new(Unit::Bytes, Capacity::single(bytes), 0),
+    )
+}
 
 /// A request for a clean page by process 0.
 pub fn request(page: PageId, foreground: bool, write: bool) -> Request {
     Request {
-        page,
-        proc: 0,
-        write,
         foreground,
-        dirty: false,
+        write,
+        ..Request::read(page)
     }
 }
 
 /// A read request by a background process.
 pub fn read(page: PageId) -> Request {
-    request(page, false, false)
+    Request::read(page)
 }
 
-/// The effects of one request.
-pub fn step(policy: &mut dyn CachePolicy, req: Request) -> Vec<Effect> {
-    let mut out = Effects::new();
-    policy.access(&req, &mut out);
-    out.as_slice().to_vec()
+/// The effects of one request, after checking that the policy and the engine agree.
+pub fn step<P: CachePolicy>(engine: &mut Engine<P>, req: Request) -> Vec<Effect> {
+    engine
+        .access(&req)
+        .unwrap_or_else(|v| panic!("request for page {}: {v}", req.page));
+    engine
+        .check_agreement()
+        .unwrap_or_else(|v| panic!("after page {}: {v}", req.page));
+    engine.effects().to_vec()
 }
 
 /// Effects written short, for tests to compare with the expected text: "fill dram,
@@ -38,6 +62,7 @@ pub fn describe(effects: &[Effect]) -> String {
         .map(|e| match *e {
             Effect::Hit { tier: t } => format!("hit {}", tier(t)),
             Effect::Fill { tier: t } => format!("fill {}", tier(t)),
+            Effect::Bypass => "bypass".to_string(),
             Effect::Migrate { page, to } => format!("{page} to {}", tier(to)),
             Effect::Evict { page, from } => format!("evict {page} from {}", tier(from)),
         })
@@ -45,16 +70,19 @@ pub fn describe(effects: &[Effect]) -> String {
         .join(", ")
 }
 
-/// Run page reads through `policy`; the effects of each request.
-pub fn run_pages(policy: &mut dyn CachePolicy, pages: &[PageId]) -> Vec<Vec<Effect>> {
-    let mut out = Effects::new();
-    pages
+/// Page reads, one after another; the effects of each.
+pub fn run_pages<P: CachePolicy>(engine: &mut Engine<P>, pages: &[PageId]) -> Vec<Vec<Effect>> {
+    pages.iter().map(|&p| step(engine, read(p))).collect()
+}
+
+/// Reads of `(page, size)`, one after another; the effects of each.
+pub fn run_sized<P: CachePolicy>(
+    engine: &mut Engine<P>,
+    requests: &[(PageId, u64)],
+) -> Vec<Vec<Effect>> {
+    requests
         .iter()
-        .map(|&p| {
-            out.clear();
-            policy.access(&read(p), &mut out);
-            out.as_slice().to_vec()
-        })
+        .map(|&(p, size)| step(engine, Request::sized(p, size)))
         .collect()
 }
 

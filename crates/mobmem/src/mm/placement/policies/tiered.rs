@@ -8,64 +8,60 @@
 //!
 //! ```text
 //! on access(p):
-//!   inner.access(p)               -> hit, or fill and maybe evict victim v (from its tier)
+//!   inner decides: hit, or admit and evict victims v (from their tiers) and insert
 //!   if p in PCM: promote p         (a PCM hit migrates to DRAM)
 //!   if p new: place p in DRAM
 //!   if DRAM over capacity: demote the DRAM LRU page to PCM
 //!   move p to the DRAM MRU end
 //! ```
-//! With inner LRU this is exactly one LRU stack whose top `dram` pages are in DRAM.
+//! With inner LRU this is exactly one LRU stack whose top `dram` pages are in DRAM. The
+//! inner policy answers the engine's verbs with the memory's whole capacity; this keeps
+//! only the recency order of the pages in DRAM and reads the rest from the engine.
 
 use crate::core::list::{Links, List};
-use crate::mm::placement::{CachePolicy, Capacity, Effect, Effects, Locations, Request, Tier};
+use crate::mm::placement::engine::Memory;
+use crate::mm::placement::{CachePolicy, Effect, Effects, Request, Tier};
 use crate::trace::PageId;
 
 #[derive(Debug, Clone)]
 pub struct Tiered<P> {
     inner: P,
-    capacity: Capacity,
     /// Recency order of the pages in DRAM.
     links: Links,
     dram: List,
-    pcm_len: usize,
-    location: Locations,
     scratch: Effects,
 }
 
 impl<P: CachePolicy> Tiered<P> {
-    pub fn new(inner: P, capacity: Capacity, page_count_hint: usize) -> Self {
+    pub fn new(inner: P, page_count_hint: usize) -> Self {
         Tiered {
             inner,
-            capacity,
             links: Links::with_pages(page_count_hint),
             dram: List::new(),
-            pcm_len: 0,
-            location: Locations::with_pages(page_count_hint),
             scratch: Effects::new(),
         }
     }
 
-    fn remove_from_memory(&mut self, page: PageId, out: &mut Effects) {
-        let from = match self.location.get(page) {
-            Some(Tier::Dram) => {
-                self.links.remove(&mut self.dram, page);
-                Tier::Dram
+    /// Report the inner policy's evictions (in `scratch`) from the tiers the pages are in.
+    fn evictions(&mut self, mem: &Memory, out: &mut Effects) {
+        let scratch = std::mem::take(&mut self.scratch);
+        for effect in scratch.as_slice() {
+            if let Effect::Evict { page, .. } = *effect {
+                let from = mem.tier_of(page).unwrap_or(Tier::Dram);
+                if from == Tier::Dram {
+                    self.links.remove(&mut self.dram, page);
+                }
+                out.push(Effect::Evict { page, from });
             }
-            _ => {
-                self.pcm_len -= 1;
-                Tier::Pcm
-            }
-        };
-        self.location.set(page, None);
-        out.push(Effect::Evict { page, from });
+        }
+        self.scratch = scratch;
+        self.scratch.clear();
     }
 
     /// Make room for one more page in DRAM by demoting its LRU page to PCM.
-    fn make_dram_room(&mut self, out: &mut Effects) {
-        if self.dram.len() >= self.capacity.dram {
+    fn make_dram_room(&mut self, mem: &Memory, out: &mut Effects) {
+        if self.dram.len() as u64 >= mem.capacity(Tier::Dram) {
             if let Some(victim) = self.links.pop_back(&mut self.dram) {
-                self.location.set(victim, Some(Tier::Pcm));
-                self.pcm_len += 1;
                 out.push(Effect::Migrate {
                     page: victim,
                     to: Tier::Pcm,
@@ -76,53 +72,58 @@ impl<P: CachePolicy> Tiered<P> {
 }
 
 impl<P: CachePolicy> CachePolicy for Tiered<P> {
-    fn access(&mut self, req: &Request, out: &mut Effects) {
+    fn hit(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
         let page = req.page;
-        self.scratch.clear();
-        self.inner.access(req, &mut self.scratch);
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let first = scratch.as_slice()[0];
-        match first {
-            Effect::Hit { .. } => match self.location.get(page) {
-                Some(Tier::Dram) => {
-                    out.push(Effect::Hit { tier: Tier::Dram });
-                    self.links.move_to_front(&mut self.dram, page);
-                }
-                _ => {
-                    out.push(Effect::Hit { tier: Tier::Pcm });
-                    // Take the page out of PCM first so the demoted DRAM page has a slot.
-                    self.pcm_len -= 1;
-                    self.make_dram_room(out);
-                    self.location.set(page, Some(Tier::Dram));
-                    self.links.push_front(&mut self.dram, page);
-                    out.push(Effect::Migrate {
-                        page,
-                        to: Tier::Dram,
-                    });
-                }
-            },
+        self.inner.hit(req, mem, &mut self.scratch);
+        self.evictions(mem, out);
+        match mem.tier_of(page) {
+            Some(Tier::Dram) => self.links.move_to_front(&mut self.dram, page),
             _ => {
-                out.push(Effect::Fill { tier: Tier::Dram });
-                for effect in &scratch.as_slice()[1..] {
-                    if let Effect::Evict { page: victim, .. } = *effect {
-                        self.remove_from_memory(victim, out);
-                    }
-                }
-                self.make_dram_room(out);
-                self.location.set(page, Some(Tier::Dram));
+                // The page leaves PCM before the demoted DRAM page enters it.
+                self.make_dram_room(mem, out);
                 self.links.push_front(&mut self.dram, page);
+                out.push(Effect::Migrate {
+                    page,
+                    to: Tier::Dram,
+                });
             }
         }
-        scratch.clear();
-        self.scratch = scratch;
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.location.get(page)
+    fn admit(&mut self, req: &Request, mem: &Memory, out: &mut Effects) -> bool {
+        let admitted = self.inner.admit(req, mem, &mut self.scratch);
+        self.evictions(mem, out);
+        admitted
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.dram.len(), self.pcm_len]
+    fn evict(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
+        self.inner.evict(req, mem, &mut self.scratch);
+        self.evictions(mem, out);
+    }
+
+    fn insert(&mut self, req: &Request, mem: &Memory, out: &mut Effects) -> Tier {
+        self.inner.insert(req, mem, &mut self.scratch);
+        self.evictions(mem, out);
+        self.make_dram_room(mem, out);
+        self.links.push_front(&mut self.dram, req.page);
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, mem: &Memory) {
+        if mem.tier_of(page) == Some(Tier::Dram) {
+            self.links.remove(&mut self.dram, page);
+        }
+        self.inner.remove(page, mem);
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        self.inner.holds(page).map(|_| {
+            if self.links.is_on(&self.dram, page) {
+                Tier::Dram
+            } else {
+                Tier::Pcm
+            }
+        })
     }
 }
 
@@ -130,17 +131,18 @@ impl<P: CachePolicy> CachePolicy for Tiered<P> {
 mod tests {
     use super::*;
     use crate::mm::placement::policies::lru::Lru;
-    use crate::mm::placement::policies::testing::{describe, run_pages};
+    use crate::mm::placement::policies::testing::{describe, hybrid, run_pages};
+    use crate::mm::placement::Capacity;
 
     #[test]
     fn hybrid_lru_is_one_stack_split_at_dram_size() {
         // DRAM 1, PCM 2: the most recent page is in DRAM, the next two in PCM.
         let cap = Capacity { dram: 1, pcm: 2 };
-        let mut policy = Tiered::new(Lru::new(3, 0), cap, 0);
+        let mut policy = hybrid(Tiered::new(Lru::new(0), 0), cap);
         let outcome = run_pages(&mut policy, &[1, 2, 3]);
         assert_eq!(describe(&outcome[2]), "fill dram, 2 to pcm");
-        assert_eq!(policy.tier_of(3), Some(Tier::Dram));
-        assert_eq!(policy.tier_of(1), Some(Tier::Pcm));
+        assert_eq!(policy.memory().tier_of(3), Some(Tier::Dram));
+        assert_eq!(policy.memory().tier_of(1), Some(Tier::Pcm));
         // A PCM hit on 1 promotes it and demotes 3.
         let outcome = run_pages(&mut policy, &[1]);
         assert_eq!(describe(&outcome[0]), "hit pcm, 3 to pcm, 1 to dram");
@@ -150,6 +152,9 @@ mod tests {
             describe(&outcome[0]),
             "fill dram, evict 2 from pcm, 1 to pcm"
         );
-        assert_eq!(policy.occupancy(), [1, 2]);
+        assert_eq!(
+            [policy.memory().used(Tier::Dram), policy.memory().used(Tier::Pcm)],
+            [1, 2]
+        );
     }
 }

@@ -11,20 +11,31 @@
 //! on access(p):
 //!   if p in Am:    move p to the front of Am; hit
 //!   if p in A1in:  hit                                    (A1in is FIFO: no reordering)
-//!   if p in A1out: remove p from A1out; reclaim(); put p at the front of Am; miss
-//!   else:          reclaim(); put p at the front of A1in; miss
+//!   if p in A1out: remove p from A1out; while full: reclaim(); put p at the front of Am
+//!                  (first evicting the back of Am while Am would exceed c - Kin); miss
+//!   else:          while full: reclaim(); put p at the front of A1in; miss
 //!
-//! reclaim():       (only when |A1in| + |Am| = capacity)
+//! reclaim():
 //!   if |A1in| > Kin: evict the back of A1in, put its id at the front of A1out,
-//!                    and if |A1out| > Kout, forget the back of A1out
+//!                    first forgetting the back of A1out while it would exceed Kout
 //!   else:            evict the back of Am                 (not remembered)
 //! ```
 //! `p` leaves `A1out` before the reclaim, so the reclaim's own ghost cannot push `p` out
-//! of the queue it was just found in.
+//! of the queue it was just found in. With pages, `A1in` never holds less than `Kin`
+//! once memory is full (it only loses pages while above `Kin`), so `Am` never exceeds
+//! `c - Kin` and its bound never evicts.
+//!
+//! With sizes in bytes this is libCacheSim's `TwoQ` (commit aa0fc409,
+//! `cache/eviction/TwoQ.c`, `Ain-size-ratio=0.25,Aout-size-ratio=0.5`): the queues count
+//! bytes, a ghost keeps its size (one larger than `Kout` is not remembered), a page
+//! larger than `Kin` is not admitted, and `Am` is an LRU of `c - Kin` bytes, which a
+//! returning ghost may overfill (`A1in` can fall below `Kin` in bytes), evicting its
+//! back.
 //!
 //! Sizes: the paper recommends `Kin` = 25% and `Kout` = 50% of the buffer, which is
-//! [`TwoQ::new`]; [`TwoQ::with_fractions`] takes others. A fraction of `c` pages is
-//! rounded to the nearest page, then `Kin` is kept in `1..=c-1` and `Kout` at least 1:
+//! [`TwoQ::new`]; [`TwoQ::with_fractions`] takes others. A fraction of `c` units is
+//! rounded to the nearest unit (libCacheSim rounds down: the same when `c` is a multiple
+//! of 4), then `Kin` is kept in `1..=c-1` and `Kout` at least 1:
 //! - `Kin >= 1` so a new page survives at least one more miss in `A1in`;
 //! - `Kin <= c - 1` so that, when memory is full and `|A1in| <= Kin`, `Am` is not empty
 //!   and the reclaim has a victim (for `c = 1` this makes `Kin = 0`: the one frame goes to
@@ -34,33 +45,30 @@
 //! Note that `A1in` holds up to `Kin + 1` pages: the reclaim runs before the new page
 //! enters, and only trims `A1in` when it is strictly above `Kin`, as in the paper.
 //!
-//! Per page: two `u32` links and one byte saying which queue holds it. A capacity of zero
-//! is treated as one page.
+//! Per page: two `u32` links and one byte saying which queue holds it. A page is admitted
+//! if it is no larger than `Kin` (at least one unit, so that one page of memory holds the
+//! latest page).
 
-use crate::core::ensure_index;
-use crate::core::list::{Links, List};
+use super::queues::Queues;
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 use crate::{Error, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Queue {
-    None,
-    A1in,
-    A1out,
-    Am,
-}
+const A1IN: usize = 0;
+const A1OUT: usize = 1;
+const AM: usize = 2;
 
 #[derive(Debug, Clone)]
 pub struct TwoQ {
-    capacity: usize,
-    kin: usize,
-    kout: usize,
-    links: Links,
-    a1in: List,
-    a1out: List,
-    am: List,
-    queue_of: Vec<Queue>,
+    kin: u64,
+    kout: u64,
+    /// `Am`'s size: the capacity less `Kin`.
+    am_size: u64,
+    /// `A1in`, `A1out` and `Am`, newest (most recently used) first.
+    queues: Queues,
+    /// The page of the latest request was found in `A1out`.
+    from_ghost: bool,
 }
 
 /// The paper's recommended share of the buffer for `A1in`.
@@ -69,7 +77,7 @@ pub const DEFAULT_KIN_FRACTION: f64 = 0.25;
 pub const DEFAULT_KOUT_FRACTION: f64 = 0.5;
 
 impl TwoQ {
-    /// 2Q with the paper's recommended sizes: `Kin` 25%, `Kout` 50% of `capacity`.
+    /// 2Q with the paper's recommended sizes: `Kin` 25%, `Kout` 50% of `capacity` units.
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
         let capacity = capacity.max(1);
         let (kin, kout) = queue_sizes(capacity, DEFAULT_KIN_FRACTION, DEFAULT_KOUT_FRACTION);
@@ -111,65 +119,47 @@ impl TwoQ {
 
     fn with_sizes(capacity: usize, kin: usize, kout: usize, page_count_hint: usize) -> Self {
         TwoQ {
-            capacity,
-            kin,
-            kout,
-            links: Links::with_pages(page_count_hint),
-            a1in: List::new(),
-            a1out: List::new(),
-            am: List::new(),
-            queue_of: vec![Queue::None; page_count_hint],
+            kin: kin as u64,
+            kout: kout as u64,
+            am_size: (capacity - kin) as u64,
+            queues: Queues::new(3, page_count_hint),
+            from_ghost: false,
         }
     }
 
-    /// `(Kin, Kout)` in pages.
-    pub fn queue_limits(&self) -> (usize, usize) {
+    /// `(Kin, Kout)` in units.
+    pub fn queue_limits(&self) -> (u64, u64) {
         (self.kin, self.kout)
     }
 
     /// `A1in` from newest to oldest.
     pub fn a1in(&self) -> Vec<PageId> {
-        self.links.iter(&self.a1in).collect()
+        self.queues.iter(A1IN).collect()
     }
 
     /// `A1out` (ghost ids) from newest to oldest.
     pub fn a1out(&self) -> Vec<PageId> {
-        self.links.iter(&self.a1out).collect()
+        self.queues.iter(A1OUT).collect()
     }
 
     /// `Am` from most to least recently used.
     pub fn am(&self) -> Vec<PageId> {
-        self.links.iter(&self.am).collect()
+        self.queues.iter(AM).collect()
     }
 
-    fn resident_len(&self) -> usize {
-        self.a1in.len() + self.am.len()
-    }
-
-    /// Free one frame if memory is full.
-    fn reclaim(&mut self, out: &mut Effects) {
-        if self.resident_len() < self.capacity {
+    /// Put an evicted page's id at the front of `A1out`, forgetting the oldest until it
+    /// fits.
+    fn remember(&mut self, page: PageId, mem: &Memory) {
+        let size = mem.size_of(page);
+        if size > self.kout {
             return;
         }
-        // The fallbacks to the other queue only matter if the size bounds were violated;
-        // they keep the capacity promise whatever happens.
-        let from_a1in = self.a1in.len() > self.kin || self.am.is_empty();
-        if from_a1in {
-            if let Some(victim) = self.links.pop_back(&mut self.a1in) {
-                out.evict(victim);
-                self.links.push_front(&mut self.a1out, victim);
-                self.queue_of[victim as usize] = Queue::A1out;
-                while self.a1out.len() > self.kout {
-                    let Some(forgotten) = self.links.pop_back(&mut self.a1out) else {
-                        break;
-                    };
-                    self.queue_of[forgotten as usize] = Queue::None;
-                }
+        while self.queues.units(A1OUT) + size > self.kout {
+            if self.queues.pop_back(A1OUT, mem).is_none() {
+                break;
             }
-        } else if let Some(victim) = self.links.pop_back(&mut self.am) {
-            out.evict(victim);
-            self.queue_of[victim as usize] = Queue::None;
         }
+        self.queues.push_front(A1OUT, page, mem);
     }
 }
 
@@ -184,48 +174,72 @@ fn queue_sizes(capacity: usize, kin_fraction: f64, kout_fraction: f64) -> (usize
 
 impl CachePolicy for TwoQ {
     #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let page = req.page;
-        ensure_index(&mut self.queue_of, page, Queue::None);
-        match self.queue_of[page as usize] {
-            Queue::Am => {
-                self.links.move_to_front(&mut self.am, page);
-                out.hit();
-            }
-            Queue::A1in => out.hit(),
-            Queue::A1out => {
-                out.fill();
-                self.links.remove(&mut self.a1out, page);
-                self.queue_of[page as usize] = Queue::None;
-                self.reclaim(out);
-                self.links.push_front(&mut self.am, page);
-                self.queue_of[page as usize] = Queue::Am;
-            }
-            Queue::None => {
-                out.fill();
-                self.reclaim(out);
-                self.links.push_front(&mut self.a1in, page);
-                self.queue_of[page as usize] = Queue::A1in;
-            }
+    fn hit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) {
+        // A1in is a FIFO: a hit there changes nothing.
+        if self.queues.queue_of(req.page) == Some(AM) {
+            self.queues.move_to_front(AM, req.page, mem);
         }
     }
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.queue_of.get(page as usize) {
-            Some(Queue::A1in | Queue::Am) => Some(Tier::Dram),
-            _ => None,
+    #[inline]
+    fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
+        self.from_ghost = self.queues.queue_of(req.page) == Some(A1OUT);
+        if self.from_ghost {
+            self.queues.remove(req.page, mem);
+        }
+        req.size <= self.kin.max(1) && req.size <= mem.capacity_total()
+    }
+
+    /// reclaim() of the module documentation. The fallbacks to the other queue only
+    /// matter if the size bounds were violated; they keep the capacity promise whatever
+    /// happens.
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
+        if self.queues.units(A1IN) > self.kin || self.queues.is_empty(AM) {
+            if let Some(victim) = self.queues.pop_back(A1IN, mem) {
+                out.evict(victim);
+                self.remember(victim, mem);
+                return;
+            }
+        }
+        if let Some(victim) = self.queues.pop_back(AM, mem) {
+            out.evict(victim);
         }
     }
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.resident_len(), 0]
+    #[inline]
+    fn insert(&mut self, req: &Request, mem: &Memory, out: &mut Effects) -> Tier {
+        if std::mem::take(&mut self.from_ghost) {
+            while self.queues.units(AM) + req.size > self.am_size {
+                let Some(victim) = self.queues.pop_back(AM, mem) else {
+                    break;
+                };
+                out.evict(victim);
+            }
+            self.queues.push_front(AM, req.page, mem);
+        } else {
+            self.queues.push_front(A1IN, req.page, mem);
+        }
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, mem: &Memory) {
+        self.queues.remove_from(page, &[A1IN, AM], mem);
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        self.queues.holds_in(page, &[A1IN, AM])
+    }
+
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.queues.prefetch(page);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
 
     #[test]
     fn queue_limits_round_and_stay_usable() {
@@ -261,16 +275,16 @@ mod tests {
         //   1        hit in Am
         //   2        miss (forgotten): evict 5 -> A1out, forget 3
         //                                                   A1in [2 7 6]  A1out [5 4]  Am [1]
-        let mut two_q = TwoQ::new(4, 0);
+        let mut two_q = engine(TwoQ::new(4, 0), 4);
         let outcome = run_pages(&mut two_q, &[1, 2, 3, 4, 2, 5, 1, 6, 7, 1, 2]);
         assert_eq!(hit_pattern(&outcome), "mmmmhmmmmhm");
         let evicted: Vec<PageId> = evictions(&outcome).concat();
         assert_eq!(evicted, vec![1, 2, 3, 4, 5]);
-        assert_eq!(two_q.a1in(), vec![2, 7, 6]);
-        assert_eq!(two_q.a1out(), vec![5, 4]);
-        assert_eq!(two_q.am(), vec![1]);
-        assert_eq!(two_q.tier_of(5), None);
-        assert_eq!(two_q.occupancy(), [4, 0]);
+        assert_eq!(two_q.policy().a1in(), vec![2, 7, 6]);
+        assert_eq!(two_q.policy().a1out(), vec![5, 4]);
+        assert_eq!(two_q.policy().am(), vec![1]);
+        assert_eq!(two_q.memory().tier_of(5), None);
+        assert_eq!(two_q.memory().used_total(), 4);
     }
 
     #[test]
@@ -283,13 +297,13 @@ mod tests {
         //   1                  hit, Am [1 3 2]
         //   6                  |A1in| 1 = Kin: evict Am's LRU 2 (not remembered)
         //                      A1in [6 5]  Am [1 3]  A1out [4]
-        let mut two_q = TwoQ::new(4, 0);
+        let mut two_q = engine(TwoQ::new(4, 0), 4);
         let outcome = run_pages(&mut two_q, &[1, 2, 3, 4, 5, 1, 2, 3, 1, 6]);
         assert_eq!(hit_pattern(&outcome), "mmmmmmmmhm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 2, 3, 4, 2]);
-        assert_eq!(two_q.a1in(), vec![6, 5]);
-        assert_eq!(two_q.am(), vec![1, 3]);
-        assert_eq!(two_q.a1out(), vec![4]);
+        assert_eq!(two_q.policy().a1in(), vec![6, 5]);
+        assert_eq!(two_q.policy().am(), vec![1, 3]);
+        assert_eq!(two_q.policy().a1out(), vec![4]);
     }
 
     #[test]
@@ -300,12 +314,12 @@ mod tests {
         //   1     ghost hit: evict 2 -> A1out [2]; Am [1]
         //   1     hit
         //   3     |A1in| 0, evict Am's 1; A1in [3]
-        let mut two_q = TwoQ::new(1, 0);
+        let mut two_q = engine(TwoQ::new(1, 0), 1);
         let outcome = run_pages(&mut two_q, &[1, 2, 1, 1, 3]);
         assert_eq!(hit_pattern(&outcome), "mmmhm");
         assert_eq!(evictions(&outcome).concat(), vec![1, 2, 1]);
-        assert_eq!(two_q.a1in(), vec![3]);
-        assert_eq!(two_q.a1out(), vec![2]);
-        assert!(two_q.am().is_empty());
+        assert_eq!(two_q.policy().a1in(), vec![3]);
+        assert_eq!(two_q.policy().a1out(), vec![2]);
+        assert!(two_q.policy().am().is_empty());
     }
 }

@@ -68,7 +68,8 @@
 //!   with [`WTinyLfu::with_sketch_keys`]. The registered policy hashes page ids, which
 //!   are numbered in the order pages first appear, while libCacheSim hashes the trace's
 //!   object ids: the sketch's collisions differ, and so do the miss ratios, by up to
-//!   0.003 on the CloudPhysics trace. Built with the trace's object ids as keys, it gives
+//!   0.003 on the CloudPhysics trace with capacities in objects (with capacities in
+//!   bytes, 1 MiB to 1 GiB, they agree to the four decimals printed). Built with the trace's object ids as keys, it gives
 //!   libCacheSim's miss ratios exactly (`tests/policies_libcachesim.rs` checks both);
 //! - libCacheSim admits nothing below 100 pages (a window of 0 pages) or with a
 //!   probation segment of 0 pages; here the window and each segment get at least one
@@ -80,24 +81,26 @@
 //!   key's counters whatever their values. So a capacity far beyond the trace allocates
 //!   for the pages seen, not for the capacity.
 //!
+//! With sizes in bytes, as libCacheSim's: the window, the main cache and its segments
+//! count bytes and their sizes are those shares of the capacity in bytes; a page larger
+//! than the window's nominal size or than probation is not admitted; a window page moves
+//! into the main cache if it fits there, else is compared with the main cache's victim;
+//! one admitted by the sketch takes the victim's place and, if it still does not fit,
+//! the main cache evicts further victims. The sketch is sized for the main cache's bytes
+//! (as many entries as bytes, up to `2^31 - 1` counters); with that many counters and so
+//! few keys, its counters are kept in a map, not an array (the estimates are the same).
+//!
 //! Per page: two `u32` links, one byte for its list and, until the sketch is allocated,
 //! a `u32` count.
 
 use std::sync::Arc;
 
+use super::queues::Queues;
+use super::slru::Segments;
 use crate::core::ensure_index;
-use crate::core::list::{Links, List};
+use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
-
-/// Where a page is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
-    Window = 0,
-    Probation = 1,
-    Protected = 2,
-    None = 3,
-}
 
 /// The window's nominal share of memory.
 pub const WINDOW_FRACTION: f64 = 0.01;
@@ -106,50 +109,50 @@ pub const WINDOW_FRACTION: f64 = 0.01;
 pub const PROBATION_FRACTION: f64 = 1.0 / 5.0;
 /// The sketch's target error rate for `M` entries.
 pub const SKETCH_ERROR: f64 = 0.001;
-/// Hits in the main cache between agings, per page of the main cache.
-pub const SAMPLE_PER_PAGE: usize = 32;
+/// Hits in the main cache between agings, per unit of the main cache.
+pub const SAMPLE_PER_PAGE: u64 = 32;
 
 /// libCacheSim's seeds for the sketch's two hashes.
 const SEEDS: [u64; 2] = [0x1234_5678, 0x1234_4321];
 
+/// The window's one queue.
+const WINDOW: usize = 0;
+
 #[derive(Debug, Clone)]
 pub struct WTinyLfu {
-    capacity: usize,
-    window_size: usize,
-    main_size: usize,
-    /// Sizes of probation and protected.
-    segment_sizes: [usize; 2],
-    links: Links,
-    /// The window, probation and protected, indexed by [`Place`].
-    lists: [List; 3],
-    place: Vec<Place>,
+    capacity: u64,
+    window_size: u64,
+    main_size: u64,
+    /// The window, an LRU list.
+    window: Queues,
+    /// The main cache: probation (segment 0) and protected (segment 1).
+    main: Segments,
     sketch: Sketch,
     /// Hits in the main cache since the last aging.
-    main_hits: usize,
-    sample_size: usize,
+    main_hits: u64,
+    sample_size: u64,
     /// The key the sketch hashes for each page; a page past the end hashes its id.
     keys: Option<Arc<[u64]>>,
 }
 
 impl WTinyLfu {
+    /// W-TinyLFU for a memory of `capacity` units (pages, or bytes).
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
         let capacity = capacity.max(1);
         // As libCacheSim computes them: each share times the size, truncated.
         let window_size = ((capacity as f64 * WINDOW_FRACTION) as usize).clamp(1, capacity);
         let main_size = capacity - window_size;
-        let probation = ((PROBATION_FRACTION * main_size as f64) as usize).max(1);
-        let protected = (((1.0 - PROBATION_FRACTION) * main_size as f64) as usize).max(1);
+        let probation = ((PROBATION_FRACTION * main_size as f64) as u64).max(1);
+        let protected = (((1.0 - PROBATION_FRACTION) * main_size as f64) as u64).max(1);
         WTinyLfu {
-            capacity,
-            window_size,
-            main_size,
-            segment_sizes: [probation, protected],
-            links: Links::with_pages(page_count_hint),
-            lists: [List::new(); 3],
-            place: vec![Place::None; page_count_hint],
+            capacity: capacity as u64,
+            window_size: window_size as u64,
+            main_size: main_size as u64,
+            window: Queues::new(1, page_count_hint),
+            main: Segments::new(vec![probation, protected], page_count_hint),
             sketch: Sketch::new(main_size),
             main_hits: 0,
-            sample_size: SAMPLE_PER_PAGE.saturating_mul(main_size),
+            sample_size: SAMPLE_PER_PAGE.saturating_mul(main_size as u64),
             keys: None,
         }
     }
@@ -163,18 +166,20 @@ impl WTinyLfu {
         }
     }
 
-    /// `(window, probation, protected)` sizes in pages; the window's is nominal.
-    pub fn sizes(&self) -> (usize, usize, usize) {
-        (
-            self.window_size,
-            self.segment_sizes[0],
-            self.segment_sizes[1],
-        )
+    /// `(window, probation, protected)` sizes in units; the window's is nominal.
+    pub fn sizes(&self) -> (u64, u64, u64) {
+        let limits = self.main.limits();
+        (self.window_size, limits[0], limits[1])
     }
 
     /// The lists `[window, probation, protected]`, each from front to back.
     pub fn lists(&self) -> [Vec<PageId>; 3] {
-        self.lists.map(|list| self.links.iter(&list).collect())
+        let main = self.main.pages();
+        [
+            self.window.iter(WINDOW).collect(),
+            main[0].clone(),
+            main[1].clone(),
+        ]
     }
 
     /// The sketch's estimate of how often `page` was counted.
@@ -188,26 +193,6 @@ impl WTinyLfu {
             .as_ref()
             .and_then(|keys| keys.get(page as usize).copied())
             .unwrap_or(u64::from(page))
-    }
-
-    fn len(&self, place: Place) -> usize {
-        self.lists.get(place as usize).map_or(0, List::len)
-    }
-
-    fn main_len(&self) -> usize {
-        self.len(Place::Probation) + self.len(Place::Protected)
-    }
-
-    /// Move `page` from wherever it is to the front of `to` (or off every list).
-    fn move_to(&mut self, page: PageId, to: Place) {
-        let from = self.place[page as usize];
-        if let Some(list) = self.lists.get_mut(from as usize) {
-            self.links.remove(list, page);
-        }
-        if let Some(list) = self.lists.get_mut(to as usize) {
-            self.links.push_front(list, page);
-        }
-        self.place[page as usize] = to;
     }
 
     fn count(&mut self, page: PageId) {
@@ -232,75 +217,60 @@ impl WTinyLfu {
         }
     }
 
-    /// The main cache's next victim: the back of probation, else of protected.
-    fn main_victim(&self) -> Option<PageId> {
-        self.lists[Place::Probation as usize]
-            .back()
-            .or(self.lists[Place::Protected as usize].back())
+    /// Whether `candidate`, leaving the window, is more frequent than `victim`.
+    fn wins(&mut self, candidate: PageId, victim: PageId) -> bool {
+        self.materialize();
+        self.sketch.estimate(self.key(candidate)) > self.sketch.estimate(self.key(victim))
     }
+}
 
-    fn evict_from_main(&mut self, out: &mut Effects) {
-        if let Some(victim) = self.main_victim() {
-            self.move_to(victim, Place::None);
-            out.evict(victim);
+impl CachePolicy for WTinyLfu {
+    #[inline]
+    fn hit(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
+        let page = req.page;
+        if self.window.queue_of(page) == Some(WINDOW) {
+            self.window.move_to_front(WINDOW, page, mem);
+            return;
+        }
+        self.main.hit(page, mem, out);
+        self.count(page);
+        self.main_hits += 1;
+        if self.main_hits >= self.sample_size {
+            self.main_hits = 0;
+            self.materialize();
+            self.sketch.halve();
         }
     }
 
-    /// Put `page` (on no list) into the main cache, which has room for it.
-    fn enter_main(&mut self, page: PageId, out: &mut Effects) {
-        let segment = [Place::Probation, Place::Protected]
-            .into_iter()
-            .find(|&s| self.len(s) < self.segment_sizes[s as usize - 1]);
-        let segment = segment.unwrap_or_else(|| {
-            // Both segments are at their sizes but the main cache is not full (their
-            // sizes are rounded down): probation goes past its size.
-            while self.main_len() >= self.main_size && self.main_len() > 0 {
-                self.evict_from_main(out);
-            }
-            Place::Probation
-        });
-        self.move_to(page, segment);
+    fn admit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> bool {
+        req.size <= self.capacity
+            && req.size <= self.window_size
+            && req.size <= self.main.limits()[0]
     }
 
-    /// A hit in probation: promote to protected, demoting and evicting to keep sizes.
-    fn promote(&mut self, page: PageId, out: &mut Effects) {
-        self.move_to(page, Place::Protected);
-        while self.len(Place::Protected) > self.segment_sizes[1] {
-            let Some(demoted) = self.lists[Place::Protected as usize].back() else {
-                break;
-            };
-            self.move_to(demoted, Place::Probation);
-            while self.len(Place::Probation) > self.segment_sizes[0] {
-                self.evict_from_main(out);
-            }
-        }
-    }
-
-    /// Free at least one page of memory: `evict()` of the module documentation.
-    fn evict(&mut self, out: &mut Effects) {
+    /// Free memory: `evict()` of the module documentation.
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
         loop {
-            let Some(candidate) = self.lists[Place::Window as usize].back() else {
-                self.evict_from_main(out);
+            let Some(candidate) = self.window.back(WINDOW) else {
+                self.main.evict(mem, out);
                 return;
             };
-            let admit = if self.main_len() < self.main_size {
+            let size = mem.size_of(candidate);
+            let admit = if self.main.units() + size <= self.main_size {
                 true
-            } else if let Some(victim) = self.main_victim() {
-                self.materialize();
-                let admit = self.sketch.estimate(self.key(candidate))
-                    > self.sketch.estimate(self.key(victim));
+            } else if let Some(victim) = self.main.victim() {
+                let admit = self.wins(candidate, victim);
                 if admit {
-                    self.evict_from_main(out);
+                    self.main.evict(mem, out);
                 }
                 admit
             } else {
                 false
             };
+            self.window.remove(candidate, mem);
             if admit {
-                self.move_to(candidate, Place::None);
-                self.enter_main(candidate, out);
+                self.main.insert(candidate, self.main_size, mem, out);
             } else {
-                self.move_to(candidate, Place::None);
                 out.evict(candidate);
             }
             self.count(candidate);
@@ -309,56 +279,46 @@ impl WTinyLfu {
             }
         }
     }
+
+    #[inline]
+    fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
+        self.window.push_front(WINDOW, req.page, mem);
+        self.count(req.page);
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, mem: &Memory) {
+        if self.window.remove(page, mem).is_none() {
+            self.main.remove(page, mem);
+        }
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        (self.window.queue_of(page).is_some() || self.main.segment_of(page).is_some())
+            .then_some(Tier::Dram)
+    }
+
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        self.window.prefetch(page);
+        self.main.prefetch(page);
+    }
 }
 
-impl CachePolicy for WTinyLfu {
-    #[inline]
-    fn access(&mut self, req: &Request, out: &mut Effects) {
-        let page = req.page;
-        ensure_index(&mut self.place, page, Place::None);
-        match self.place[page as usize] {
-            Place::Window => {
-                out.hit();
-                self.links
-                    .move_to_front(&mut self.lists[Place::Window as usize], page);
-            }
-            place @ (Place::Probation | Place::Protected) => {
-                out.hit();
-                if place == Place::Probation {
-                    self.promote(page, out);
-                } else {
-                    self.links
-                        .move_to_front(&mut self.lists[Place::Protected as usize], page);
-                }
-                self.count(page);
-                self.main_hits += 1;
-                if self.main_hits >= self.sample_size {
-                    self.main_hits = 0;
-                    self.materialize();
-                    self.sketch.halve();
-                }
-            }
-            Place::None => {
-                out.fill();
-                while self.len(Place::Window) + self.main_len() >= self.capacity {
-                    self.evict(out);
-                }
-                self.move_to(page, Place::Window);
-                self.count(page);
-            }
-        }
-    }
+/// Above this many counters the sketch keeps them in a map (those of the keys counted),
+/// not an array: a sketch sized for a main cache of bytes has up to `2^31 - 1` counters,
+/// which a trace touches a few of.
+const DENSE_COUNTERS: u32 = 1 << 24;
 
-    fn tier_of(&self, page: PageId) -> Option<Tier> {
-        match self.place.get(page as usize) {
-            Some(Place::Window | Place::Probation | Place::Protected) => Some(Tier::Dram),
-            _ => None,
-        }
-    }
+/// A key's counters (10 of them at libCacheSim's error rate).
+type SlotList = Vec<u32>;
 
-    fn occupancy(&self) -> [usize; 2] {
-        [self.len(Place::Window) + self.main_len(), 0]
-    }
+/// The counters of a [`Sketch`]: every one in an array, or the non-zero ones in a map.
+#[derive(Debug, Clone)]
+enum Counters {
+    Unallocated,
+    Dense(Vec<u32>),
+    Sparse(hashbrown::HashMap<u32, u32, foldhash::fast::FixedState>),
 }
 
 /// libCacheSim's counting Bloom filter, a count-min sketch in one array of counters.
@@ -366,8 +326,7 @@ impl CachePolicy for WTinyLfu {
 struct Sketch {
     hashes: u32,
     width: u32,
-    /// Empty until allocated.
-    counters: Vec<u32>,
+    counters: Counters,
     /// Per page, counts made before the counters were allocated.
     deferred: Vec<u32>,
 }
@@ -387,13 +346,13 @@ impl Sketch {
         Sketch {
             hashes,
             width,
-            counters: Vec::new(),
+            counters: Counters::Unallocated,
             deferred: Vec::new(),
         }
     }
 
     fn is_allocated(&self) -> bool {
-        !self.counters.is_empty()
+        !matches!(self.counters, Counters::Unallocated)
     }
 
     fn defer(&mut self, page: PageId) {
@@ -404,22 +363,37 @@ impl Sketch {
 
     /// Allocate the counters; returns the deferred counts, per page.
     fn allocate(&mut self) -> Vec<u32> {
-        self.counters = vec![0; self.width as usize];
+        self.counters = if self.width <= DENSE_COUNTERS {
+            Counters::Dense(vec![0; self.width as usize])
+        } else {
+            Counters::Sparse(hashbrown::HashMap::with_hasher(
+                foldhash::fast::FixedState::with_seed(0),
+            ))
+        };
         std::mem::take(&mut self.deferred)
     }
 
     /// The counters of `key`.
     #[inline]
-    fn slots(&self, key: u64) -> impl Iterator<Item = usize> {
+    fn slots(&self, key: u64) -> impl Iterator<Item = u32> {
         let a = xxh64_u64(key, SEEDS[0]) as u32;
         let b = xxh64_u64(key, SEEDS[1]) as u32;
         let width = self.width;
-        (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % width) as usize)
+        (0..self.hashes).map(move |i| a.wrapping_add(i.wrapping_mul(b)) % width)
+    }
+
+    #[inline]
+    fn counter(&self, slot: u32) -> u32 {
+        match &self.counters {
+            Counters::Dense(counters) => counters[slot as usize],
+            Counters::Sparse(counters) => counters.get(&slot).copied().unwrap_or(0),
+            Counters::Unallocated => 0,
+        }
     }
 
     fn estimate(&self, key: u64) -> u32 {
         self.slots(key)
-            .map(|slot| self.counters[slot])
+            .map(|slot| self.counter(slot))
             .min()
             .unwrap_or(u32::MAX)
     }
@@ -428,14 +402,39 @@ impl Sketch {
         if self.estimate(key) == u32::MAX {
             return;
         }
-        for slot in self.slots(key) {
-            self.counters[slot] = self.counters[slot].wrapping_add(1);
+        for slot in self.slots(key).collect::<SlotList>() {
+            self.bump(slot);
+        }
+    }
+
+    #[inline]
+    fn bump(&mut self, slot: u32) {
+        match &mut self.counters {
+            Counters::Dense(counters) => {
+                counters[slot as usize] = counters[slot as usize].wrapping_add(1)
+            }
+            Counters::Sparse(counters) => {
+                let counter = counters.entry(slot).or_insert(0);
+                *counter = counter.wrapping_add(1);
+            }
+            Counters::Unallocated => {}
         }
     }
 
     fn halve(&mut self) {
-        for counter in &mut self.counters {
-            *counter >>= 1;
+        match &mut self.counters {
+            Counters::Dense(counters) => {
+                for counter in counters {
+                    *counter >>= 1;
+                }
+            }
+            Counters::Sparse(counters) => {
+                counters.retain(|_, counter| {
+                    *counter >>= 1;
+                    *counter != 0
+                });
+            }
+            Counters::Unallocated => {}
         }
     }
 }
@@ -461,7 +460,7 @@ fn xxh64_u64(value: u64, seed: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
 
     #[test]
     fn xxh64_matches_the_reference() {
@@ -507,12 +506,12 @@ mod tests {
         //           more frequent than the victim (1, probation's back, counted twice:
         //           entering the window and being offered), so 10 leaves memory.
         //                                       [11] [9 1] [8 7 6 5 4 3 2]
-        let mut tiny = WTinyLfu::new(10, 0);
+        let mut tiny = engine(WTinyLfu::new(10, 0), 10);
         let outcome = run_pages(&mut tiny, &(1..=11).collect::<Vec<_>>());
         assert_eq!(hit_pattern(&outcome), "mmmmmmmmmmm");
         assert_eq!(evictions(&outcome)[10], vec![10]);
         assert_eq!(
-            tiny.lists(),
+            tiny.policy().lists(),
             [vec![11], vec![9, 1], vec![8, 7, 6, 5, 4, 3, 2]]
         );
         // 1 is hit in probation: promoted to protected, which is over its size, so its
@@ -522,8 +521,8 @@ mod tests {
         let outcome = run_pages(&mut tiny, &[1]);
         assert_eq!(hit_pattern(&outcome), "h");
         assert_eq!(evictions(&outcome), vec![vec![9]]);
-        assert_eq!(tiny.lists(), [vec![11], vec![2], vec![1, 8, 7, 6, 5, 4, 3]]);
-        assert_eq!(tiny.occupancy(), [9, 0]);
+        assert_eq!(tiny.policy().lists(), [vec![11], vec![2], vec![1, 8, 7, 6, 5, 4, 3]]);
+        assert_eq!(tiny.memory().used_total(), 9);
     }
 
     #[test]
@@ -539,11 +538,11 @@ mod tests {
         //   5       4 offered: 1 against 2, leaves        [5] [1] [2]
         //   5 5     window hits
         //   6       5 offered: 1 against 2, leaves        [6] [1] [2]
-        let mut tiny = WTinyLfu::new(3, 0);
+        let mut tiny = engine(WTinyLfu::new(3, 0), 3);
         let outcome = run_pages(&mut tiny, &[1, 2, 3, 4, 4, 5, 5, 5, 6]);
         assert_eq!(hit_pattern(&outcome), "mmmmhmhhm");
         assert_eq!(evictions(&outcome).concat(), vec![3, 4, 5]);
-        assert_eq!(tiny.lists(), [vec![6], vec![1], vec![2]]);
+        assert_eq!(tiny.policy().lists(), [vec![6], vec![1], vec![2]]);
         //   3       miss: 6 offered, 1 against 2, leaves; 3 enters (counted a third time)
         //                                                 [3] [1] [2]
         //   7       3 offered: its estimate is 5, above 1's 2 (the sketch has 29
@@ -555,14 +554,14 @@ mod tests {
         //                                                 [7] [] [2]
         let outcome = run_pages(&mut tiny, &[3, 7]);
         assert_eq!(evictions(&outcome), vec![vec![6], vec![1, 3]]);
-        assert_eq!(tiny.lists(), [vec![7], vec![], vec![2]]);
-        assert_eq!(tiny.occupancy(), [2, 0]);
-        assert_eq!(tiny.frequency(3), 6);
-        assert_eq!(tiny.frequency(1), 2);
+        assert_eq!(tiny.policy().lists(), [vec![7], vec![], vec![2]]);
+        assert_eq!(tiny.memory().used_total(), 2);
+        assert_eq!(tiny.policy_mut().frequency(3), 6);
+        assert_eq!(tiny.policy_mut().frequency(1), 2);
         //   8       memory not full: 8 enters the window, nothing leaves
         let outcome = run_pages(&mut tiny, &[8]);
         assert!(evictions(&outcome)[0].is_empty());
-        assert_eq!(tiny.lists(), [vec![8, 7], vec![], vec![2]]);
+        assert_eq!(tiny.policy().lists(), [vec![8, 7], vec![], vec![2]]);
     }
 
     #[test]
@@ -571,16 +570,16 @@ mod tests {
         //   1 2   [2 1]; 3: 1 moves into the main cache (room; 1 counted twice now), 2
         //   is offered to a full main cache: freq(2) 1 against freq(1) 2, refused.
         //                                                         [3] [1] []
-        let mut tiny = WTinyLfu::new(2, 0);
+        let mut tiny = engine(WTinyLfu::new(2, 0), 2);
         run_pages(&mut tiny, &[1, 2, 3]);
-        assert_eq!(tiny.lists(), [vec![3], vec![1], vec![]]);
-        assert_eq!(tiny.frequency(1), 2);
+        assert_eq!(tiny.policy().lists(), [vec![3], vec![1], vec![]]);
+        assert_eq!(tiny.policy_mut().frequency(1), 2);
         // 31 hits on 1 (the first promotes it): 33 counts, no aging yet.
         run_pages(&mut tiny, &[1; 31]);
-        assert_eq!(tiny.frequency(1), 33);
+        assert_eq!(tiny.policy_mut().frequency(1), 33);
         // The 32nd main hit counts 1 (34) and ages: 17.
         run_pages(&mut tiny, &[1]);
-        assert_eq!(tiny.frequency(1), 17);
+        assert_eq!(tiny.policy_mut().frequency(1), 17);
     }
 
     #[test]
@@ -588,11 +587,11 @@ mod tests {
         // The same pages under keys that collide in every counter (all the same key)
         // make every window page as frequent as the victim or more.
         let keys: Arc<[u64]> = vec![7; 8].into();
-        let mut keyed = WTinyLfu::with_sketch_keys(3, 0, keys);
+        let mut keyed = engine(WTinyLfu::with_sketch_keys(3, 0, keys), 3);
         run_pages(&mut keyed, &[1, 2, 3, 4]);
         // 1 and 2 entered the main cache; 3 is offered against 1, both key 7 (counted
         // five times by then): equal, refused.
-        assert_eq!(keyed.frequency(1), keyed.frequency(3));
-        assert_eq!(keyed.lists(), [vec![4], vec![1], vec![2]]);
+        assert_eq!(keyed.policy_mut().frequency(1), keyed.policy_mut().frequency(3));
+        assert_eq!(keyed.policy().lists(), [vec![4], vec![1], vec![2]]);
     }
 }
