@@ -10,7 +10,8 @@
 //! - [`nvm`] (`[devices.nvm]` of swap): `read_nj` and `write_nj` only.
 //!
 //! Any other key is an error. A page is 2^15 bits, so per-bit figures convert exactly
-//! both ways.
+//! both ways. Instead of a table, a device may be named: a built-in device
+//! ([`super::registry::DEVICES`]) of the face's role, e.g. `flash = "emmc"`.
 
 use std::borrow::Cow;
 
@@ -140,21 +141,67 @@ impl Keys {
     }
 }
 
+impl Face {
+    /// The role a built-in device must have to be given by name in this face.
+    fn role(self) -> super::registry::DeviceRole {
+        use super::registry::DeviceRole;
+        match self {
+            Face::Memory => DeviceRole::Memory,
+            Face::Flash => DeviceRole::Flash,
+            Face::Nvm => DeviceRole::Nvm,
+        }
+    }
+
+    /// The built-in device called `name`, if it may fill this face.
+    fn named(self, name: &str) -> Result<Device, String> {
+        let profile = super::registry::find_device(name).map_err(|e| e.to_string())?;
+        if profile.role != self.role() {
+            return Err(format!(
+                "device {name} is a {} device, not a {} one",
+                profile.role.name(),
+                self.role().name()
+            ));
+        }
+        Ok((profile.device)())
+    }
+}
+
+/// Reads a device in one face: a built-in device's name, or a table of its keys.
+struct FaceVisitor(Face);
+
+impl<'de> serde::de::Visitor<'de> for FaceVisitor {
+    type Value = Device;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a built-in device's name or a table of a device's figures")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Device, E> {
+        self.0.named(name).map_err(E::custom)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Device, A::Error> {
+        use serde::de::Error;
+        let keys = Keys::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        keys.device(self.0).map_err(A::Error::custom)
+    }
+}
+
 /// A module for `#[serde(with = ...)]` reading and writing a device in one face.
 macro_rules! face {
     ($(#[$doc:meta])* $module:ident, $face:expr) => {
         $(#[$doc])*
         pub mod $module {
-            use serde::{de::Error, Deserialize, Deserializer, Serialize, Serializer};
+            use serde::{Deserializer, Serialize, Serializer};
 
-            use super::{Device, Face, Keys};
+            use super::{Device, Face, FaceVisitor, Keys};
 
             pub fn serialize<S: Serializer>(device: &Device, s: S) -> Result<S::Ok, S::Error> {
                 Keys::of(device, $face).serialize(s)
             }
 
             pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Device, D::Error> {
-                Keys::deserialize(d)?.device($face).map_err(D::Error::custom)
+                d.deserialize_any(FaceVisitor($face))
             }
         }
     };
@@ -222,5 +269,24 @@ read_nj = 1.0\nwrite_nj = 1.0\nendurance_pe_cycles = 5.0\n";
             2.0 * (1u64 << 30) as f64 * 5.0
         );
         assert_eq!(parsed.nvm, defaults.nvm);
+    }
+
+    #[test]
+    fn a_device_may_be_named_by_its_profile() {
+        let named: SwapDevices = toml::from_str("flash = \"emmc\"\nnvm = \"emram\"\n").unwrap();
+        assert_eq!(named.flash, crate::devices::EMMC);
+        assert_eq!(named.nvm, crate::devices::EMRAM);
+        let e = toml::from_str::<SwapDevices>("flash = \"optane\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown device") || e.contains("ufs2.1"), "{e}");
+        let e = toml::from_str::<SwapDevices>("nvm = \"emmc\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("flash device, not a nvm one"), "{e}");
+        let e = toml::from_str::<Devices>("dram = \"ufs2.1\"\npcm = \"PCM\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a memory one"), "{e}");
     }
 }

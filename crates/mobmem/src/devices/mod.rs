@@ -7,6 +7,8 @@
 //! - [`swap`]: the swap devices of a run, with zram's compression CPU.
 //! - [`platform`]: what a compressed flash file system's read path costs on one machine:
 //!   its flash and RAM as [`Device`]s, and the work of the CPU and the kernel.
+//! - [`registry`]: every built-in profile by name (devices, zram, cost models,
+//!   platforms), the lists an experiment file names them from.
 //!
 //! DRAM and PCM defaults come from Table 1 of the app-state-aware buffer cache paper (Oh,
 //! Kang, Lee, Eom, KIISE 2015).
@@ -14,6 +16,7 @@
 mod device;
 pub mod keys;
 pub mod platform;
+pub mod registry;
 pub mod swap;
 
 pub use device::{Device, DRAM, EMMC, EMRAM, PCM, UFS21};
@@ -60,19 +63,6 @@ pub fn check_figures<T: Serialize>(context: &str, value: &T) -> Result<()> {
     collect("", &value, &mut figures);
     let fields: Vec<(&str, f64)> = figures.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     check_non_negative(context, &fields)
-}
-
-/// The built-in profile called `name`: `names[i]` is built by `makers[i]`; the error
-/// lists the known names.
-pub fn named<T>(what: &'static str, name: &str, names: &[&str], makers: &[fn() -> T]) -> Result<T> {
-    match names.iter().position(|n| *n == name) {
-        Some(i) => Ok(makers[i]()),
-        None => Err(Error::Unknown {
-            what,
-            name: name.to_string(),
-            known: names.iter().map(|s| s.to_string()).collect(),
-        }),
-    }
 }
 
 /// Bytes in a page.
@@ -153,17 +143,14 @@ impl CostModel {
         }
     }
 
-    pub fn names() -> &'static [&'static str] {
-        &["paper-relative", "table1-ns"]
+    /// The built-in cost models' names ([`registry::COST_MODELS`]).
+    pub fn names() -> Vec<&'static str> {
+        registry::COST_MODELS.names().collect()
     }
 
+    /// The built-in cost model called `name`; an unknown name lists the known ones.
     pub fn named(name: &str) -> Result<Self> {
-        named(
-            "cost model",
-            name,
-            Self::names(),
-            &[Self::paper_relative, Self::table1_ns],
-        )
+        Ok((registry::COST_MODELS.find(name)?.model)())
     }
 
     #[inline]

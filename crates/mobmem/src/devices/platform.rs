@@ -322,17 +322,14 @@ impl Platform {
         }
     }
 
-    pub fn names() -> &'static [&'static str] {
-        &["pxa250", "modern-phone"]
+    /// The built-in platforms' names ([`super::registry::PLATFORMS`]).
+    pub fn names() -> Vec<&'static str> {
+        super::registry::PLATFORMS.names().collect()
     }
 
+    /// The built-in platform called `name`; an unknown name lists the known ones.
     pub fn named(name: &str) -> Result<Self> {
-        super::named(
-            "platform",
-            name,
-            Self::names(),
-            &[Self::pxa250, Self::modern_phone],
-        )
+        Ok((super::registry::PLATFORMS.find(name)?.platform)())
     }
 
     /// Time to move one byte from flash into RAM, ns: the flash's page read over 4096.
