@@ -74,6 +74,9 @@ enum Command {
     },
     /// List the policies of the registry.
     Policies,
+    /// List the built-in device profiles (memory, NVM, flash), zram profiles, cost models
+    /// and file-system platforms an experiment file may name.
+    Devices,
     /// Measure simulator throughput and memory per distinct page.
     Bench(bench::BenchArgs),
     /// Swap apps' memory to NVM, flash or zram: simulate an architecture on a trace (or
@@ -259,6 +262,22 @@ fn main() -> ExitCode {
         Command::Policies => {
             for p in REGISTRY {
                 println!("{:<12} {:<12} {}", p.name, p.family.name(), p.summary);
+            }
+            Ok(())
+        }
+        Command::Devices => {
+            use mobmem::devices::registry::{COST_MODELS, DEVICES, PLATFORMS, ZRAM_PROFILES};
+            for d in DEVICES {
+                println!("{:<15} {:<9} {}", d.name, d.role.name(), d.summary);
+            }
+            for z in ZRAM_PROFILES {
+                println!("{:<15} {:<9} {}", z.name, "zram", z.summary);
+            }
+            for m in COST_MODELS {
+                println!("{:<15} {:<9} {}", m.name, "cost", m.summary);
+            }
+            for p in PLATFORMS {
+                println!("{:<15} {:<9} {}", p.name, "platform", p.summary);
             }
             Ok(())
         }

@@ -642,3 +642,42 @@ fn the_composed_phone_runs_from_its_files() {
     ]);
     assert!(e.contains("phones") && e.contains("phone-1999"), "{e}");
 }
+
+#[test]
+fn devices_lists_every_built_in_profile_and_files_may_name_them() {
+    use mobmem::devices::registry::{COST_MODELS, DEVICES, PLATFORMS, ZRAM_PROFILES};
+    let out = ok(&["devices"]);
+    let names: Vec<&str> = DEVICES
+        .names()
+        .chain(ZRAM_PROFILES.names())
+        .chain(COST_MODELS.names())
+        .chain(PLATFORMS.names())
+        .collect();
+    let listed: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, names);
+    // A swap experiment's devices by name: the same run as with their figures.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.mmt");
+    gen("app-cycling", &trace, &["--scale", "0.2"]);
+    let trace = trace.to_str().unwrap().to_string();
+    let config = dir.path().join("swap.toml");
+    std::fs::write(&config, "[devices]\nflash = \"emmc\"\n").unwrap();
+    let named = ok(&["swap", "--trace", &trace, "--config", config.to_str().unwrap(), "--json"]);
+    let figures = toml::to_string(&mobmem::mm::swap::SwapConfig {
+        devices: mobmem::devices::swap::SwapDevices {
+            flash: mobmem::devices::EMMC,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    std::fs::write(&config, figures).unwrap();
+    let written = ok(&["swap", "--trace", &trace, "--config", config.to_str().unwrap(), "--json"]);
+    assert_eq!(named, written);
+    std::fs::write(&config, "[devices]\nflash = \"PCM\"\n").unwrap();
+    let e = fails(&["swap", "--trace", &trace, "--config", config.to_str().unwrap()]);
+    assert!(e.contains("not a flash one"), "{e}");
+}

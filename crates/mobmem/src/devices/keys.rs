@@ -5,8 +5,9 @@
 //! Every face has `name`, `read_ns` and `write_ns`, and then:
 //! - [`memory`] (`[devices.dram]`, `[devices.pcm]`): `read_nj_per_bit`,
 //!   `write_nj_per_bit`, `static_w_per_gib`, and optionally `endurance_writes`;
-//! - [`flash`] (`[devices.flash]` of swap): `read_nj`, `write_nj` (per page),
-//!   `endurance_pe_cycles` and `capacity_gib`;
+//! - [`flash`] (`[devices.flash]` of swap): `read_nj`, `write_nj` (per page), and
+//!   optionally `endurance_pe_cycles` and `capacity_gib` (without them, its wear and
+//!   lifetime are not modelled);
 //! - [`nvm`] (`[devices.nvm]` of swap): `read_nj` and `write_nj` only.
 //!
 //! Any other key is an error. A page is 2^15 bits, so per-bit figures convert exactly
@@ -57,13 +58,15 @@ impl Face {
     fn required(self) -> &'static [&'static str] {
         match self {
             Face::Memory => &["read_nj_per_bit", "write_nj_per_bit", "static_w_per_gib"],
-            Face::Flash => &["read_nj", "write_nj", "endurance_pe_cycles", "capacity_gib"],
+            Face::Flash => &["read_nj", "write_nj"],
             Face::Nvm => &["read_nj", "write_nj"],
         }
     }
 
     fn accepts(self, key: &str) -> bool {
-        self.required().contains(&key) || (self == Face::Memory && key == "endurance_writes")
+        self.required().contains(&key)
+            || (self == Face::Memory && key == "endurance_writes")
+            || (self == Face::Flash && matches!(key, "endurance_pe_cycles" | "capacity_gib"))
     }
 }
 
@@ -102,8 +105,8 @@ impl Keys {
                 Keys {
                     read_nj: Some(device.read_nj),
                     write_nj: Some(device.write_nj),
-                    endurance_pe_cycles: wear.then(|| device.endurance_writes.unwrap_or(0.0)),
-                    capacity_gib: wear.then(|| device.capacity_gib.unwrap_or(0.0)),
+                    endurance_pe_cycles: device.endurance_writes.filter(|_| wear),
+                    capacity_gib: device.capacity_gib.filter(|_| wear),
                     ..keys
                 }
             }
@@ -249,7 +252,7 @@ write_nj_per_bit = 1.0\nstatic_w_per_gib = 0.01\nendurance_writes = 1e8\n";
         let text = toml::to_string(&defaults).unwrap();
         assert!(text.contains("endurance_pe_cycles = 3000.0"), "{text}");
         assert_eq!(toml::from_str::<SwapDevices>(&text).unwrap(), defaults);
-        // The NVM takes no endurance; flash needs its capacity.
+        // The NVM takes no endurance; flash may leave its wear out (eMMC as swap).
         let nvm_endurance = "[nvm]\nname = \"n\"\nread_ns = 1.0\nwrite_ns = 1.0\nread_nj = 1.0\n\
 write_nj = 1.0\nendurance_pe_cycles = 5.0\n";
         let message = toml::from_str::<SwapDevices>(nvm_endurance)
@@ -258,10 +261,14 @@ write_nj = 1.0\nendurance_pe_cycles = 5.0\n";
         assert!(message.contains("endurance_pe_cycles"), "{message}");
         let flash_no_capacity = "[flash]\nname = \"f\"\nread_ns = 1.0\nwrite_ns = 1.0\n\
 read_nj = 1.0\nwrite_nj = 1.0\nendurance_pe_cycles = 5.0\n";
-        let message = toml::from_str::<SwapDevices>(flash_no_capacity)
-            .unwrap_err()
-            .to_string();
-        assert!(message.contains("capacity_gib"), "{message}");
+        let no_capacity = toml::from_str::<SwapDevices>(flash_no_capacity).unwrap();
+        assert_eq!(no_capacity.flash.endurance_bytes(), 0.0, "no capacity, no wear");
+        let emmc = SwapDevices {
+            flash: crate::devices::EMMC,
+            ..SwapDevices::default()
+        };
+        let text = toml::to_string(&emmc).unwrap();
+        assert_eq!(toml::from_str::<SwapDevices>(&text).unwrap(), emmc, "{text}");
         let flash = format!("{flash_no_capacity}capacity_gib = 2.0\n");
         let parsed: SwapDevices = toml::from_str(&flash).unwrap();
         assert_eq!(
