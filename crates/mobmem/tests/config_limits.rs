@@ -1,0 +1,185 @@
+//! No public entry point panics on a configuration, whatever its numbers: a config its
+//! own validation refuses is an error from the run too (never a panic, an overflow or an
+//! allocation of a count it states), and a config it accepts runs.
+//!
+//! Configurations are made by taking each config's defaults as TOML and replacing one or
+//! two of its numbers with values at the edges (0, 1, -1, huge, not a number, the
+//! largest of each integer width); what still reads as the config type is validated and
+//! run on a small trace, the run caught if it panics.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use mobmem::mm::reclaim::{self, ReclaimConfig};
+use mobmem::mm::swap::{self, SwapConfig};
+use mobmem::trace::Trace;
+use mobmem::workload::app_cycling::{self, AppCyclingConfig};
+use mobmem::workload::gallery_usb::{self, GalleryUsbConfig};
+use proptest::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Values at the edges, for integer and real fields alike (a value a field's type cannot
+/// hold makes the TOML unreadable as the config, and the case is passed over).
+const EDGES: [f64; 10] = [
+    0.0,
+    1.0,
+    -1.0,
+    0.5,
+    1e9,
+    1e300,
+    f64::NAN,
+    f64::INFINITY,
+    4294967296.0,
+    9.2e18,
+];
+
+/// The paths of every number in `value`, depth first.
+fn numbers(value: &toml::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match value {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                path.push(k.clone());
+                numbers(v, path, out);
+                path.pop();
+            }
+        }
+        toml::Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                path.push(i.to_string());
+                numbers(v, path, out);
+                path.pop();
+            }
+        }
+        toml::Value::Integer(_) | toml::Value::Float(_) => out.push(path.clone()),
+        _ => {}
+    }
+}
+
+fn set(value: &mut toml::Value, path: &[String], edge: f64) {
+    let mut at = value;
+    for key in path {
+        at = match at {
+            toml::Value::Table(t) => t.get_mut(key).expect("path of the value"),
+            toml::Value::Array(a) => &mut a[key.parse::<usize>().expect("an index")],
+            _ => unreachable!("paths lead through tables and arrays"),
+        };
+    }
+    *at = match at {
+        toml::Value::Integer(_) if edge.is_finite() && edge.fract() == 0.0 && edge.abs() < 9.3e18 => {
+            toml::Value::Integer(edge as i64)
+        }
+        _ => toml::Value::Float(edge),
+    };
+}
+
+/// `default` with the numbers at `picks` (indexes into its number paths, modulo their
+/// count) set to the edges named, if that still reads as `C`.
+fn mutated<C: Serialize + DeserializeOwned>(default: &C, picks: &[(usize, usize)]) -> Option<C> {
+    let mut value = toml::Value::try_from(default).expect("a config is TOML");
+    let mut paths = Vec::new();
+    numbers(&value, &mut Vec::new(), &mut paths);
+    if paths.is_empty() {
+        return None;
+    }
+    for &(field, edge) in picks {
+        set(&mut value, &paths[field % paths.len()], EDGES[edge % EDGES.len()]);
+    }
+    value.try_into().ok()
+}
+
+/// Run `f`; a panic is a failure naming `what`.
+fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, TestCaseError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        let message = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        TestCaseError::fail(format!("{what} panicked: {message}"))
+    })
+}
+
+/// A small trace of the reclaim workload (gallery and a USB transfer), with its tables.
+fn reclaim_trace() -> Trace {
+    let config = GalleryUsbConfig {
+        interactions: 6,
+        images: 8,
+        cached_apps: 2,
+        ..GalleryUsbConfig::default()
+    };
+    gallery_usb::generate(&config, 1).expect("a small gallery-usb trace")
+}
+
+/// A small trace of the swap workload (apps launched in rounds), with its tables.
+fn swap_trace() -> Trace {
+    let config = AppCyclingConfig {
+        apps: 3,
+        rounds: 2,
+        launch_pages: [20, 40],
+        heap_pages: [30, 60],
+        session_accesses: [40, 80],
+        content_pages: [20, 40],
+        ..AppCyclingConfig::default()
+    };
+    app_cycling::generate(&config, 1).expect("a small app-cycling trace")
+}
+
+/// Stop the slowest accepted configs early: they are valid, only large.
+fn small_enough(pages: u64) -> bool {
+    pages <= 1 << 20
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn reclaim_configs_are_refused_or_run(picks in proptest::collection::vec((0usize..64, 0usize..10), 1..3)) {
+        let Some(config) = mutated(&ReclaimConfig::default(), &picks) else { return Ok(()) };
+        let valid = no_panic("ReclaimConfig::validate", || config.validate())?;
+        if valid.is_ok() && !small_enough(config.memory_pages as u64) {
+            return Ok(());
+        }
+        let trace = reclaim_trace();
+        let run = no_panic("reclaim::run", || reclaim::run(&config, &trace))?;
+        if valid.is_err() {
+            prop_assert!(run.is_err(), "a refused config ran: {:?}", valid);
+        }
+    }
+
+    #[test]
+    fn swap_configs_are_refused_or_run(picks in proptest::collection::vec((0usize..64, 0usize..10), 1..3)) {
+        let Some(config) = mutated(&SwapConfig::default(), &picks) else { return Ok(()) };
+        let valid = no_panic("SwapConfig::validate", || config.validate())?;
+        if valid.is_ok() && !small_enough(config.dram_pages as u64) {
+            return Ok(());
+        }
+        let trace = swap_trace();
+        let run = no_panic("swap::run", || swap::run(&trace, &config))?;
+        if valid.is_err() {
+            prop_assert!(run.is_err(), "a refused config ran: {:?}", valid);
+        }
+    }
+
+    #[test]
+    fn workload_configs_are_refused_or_generate(picks in proptest::collection::vec((0usize..64, 0usize..10), 1..3), which in 0usize..2) {
+        use mobmem::workload::Params;
+        match which {
+            0 => {
+                let Some(mut config) = mutated(&AppCyclingConfig::default(), &picks) else { return Ok(()) };
+                if no_panic("AppCyclingConfig::validate", || Params::validate(&config))?.is_ok() {
+                    return Ok(()); // valid ones may be large; generating them is another test's
+                }
+                config.rounds = config.rounds.min(2);
+                no_panic("app_cycling::generate", || app_cycling::generate(&config, 1))?;
+            }
+            _ => {
+                let Some(config) = mutated(&GalleryUsbConfig::default(), &picks) else { return Ok(()) };
+                if no_panic("GalleryUsbConfig::validate", || Params::validate(&config))?.is_ok() {
+                    return Ok(());
+                }
+                let out = no_panic("gallery_usb::generate", || gallery_usb::generate(&config, 1))?;
+                prop_assert!(out.is_err(), "a refused config generated");
+            }
+        }
+    }
+}
