@@ -401,14 +401,22 @@ mod tests {
         assert_eq!(error.index, 1);
         let message = error.error.to_string();
         assert!(message.contains("not later"), "{message}");
-        assert_eq!(h.log, ["t5", "a1", "w10"], "it fired once, then stopped the loop");
+        assert_eq!(
+            h.log,
+            ["t5", "a1", "w10"],
+            "it fired once, then stopped the loop"
+        );
 
         let mut h = Periodic::new(10);
         h.fail_at = 20;
         let error = replay(&mut h, &[Event::access(35, 0, 1, false, true)]).unwrap_err();
         assert_eq!(error.index, 0);
         assert!(error.error.to_string().contains("wake-up failed"));
-        assert_eq!(h.log, ["w10"], "the event after a failed wake-up is not served");
+        assert_eq!(
+            h.log,
+            ["w10"],
+            "the event after a failed wake-up is not served"
+        );
     }
 
     /// Batches of 3 accesses to pages 0, 1, 2, ... up to `pages`, then a read error

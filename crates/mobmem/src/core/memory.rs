@@ -826,14 +826,20 @@ impl Memory {
             }
             Shared::Ksm(pfn) => {
                 if self.ksm_page(pfn).is_none() {
-                    return broken(format!("page {page} is merged into frame {pfn}, no KSM page"));
+                    return broken(format!(
+                        "page {page} is merged into frame {pfn}, no KSM page"
+                    ));
                 }
                 self.ksm_mappers[pfn as usize] += 1;
                 pfn
             }
             Shared::NewKsm { pfn, tag } => {
                 let free = (pfn as usize) < self.total() && self.pool.is_free(pfn);
-                let Some(pfn) = (if free { Some(pfn) } else { self.find_free_block(0) }) else {
+                let Some(pfn) = (if free {
+                    Some(pfn)
+                } else {
+                    self.find_free_block(0)
+                }) else {
                     return broken(format!("no frame free for a KSM page of page {page}"));
                 };
                 self.allocate_unmovable(pfn, 0);
@@ -1051,7 +1057,9 @@ impl Memory {
                 } else if let Some(n) = mappers.get_mut(frame as usize) {
                     *n += 1;
                 } else {
-                    return Err(format!("merged page {page} maps frame {frame}, no KSM page"));
+                    return Err(format!(
+                        "merged page {page} maps frame {frame}, no KSM page"
+                    ));
                 }
                 continue;
             }
@@ -1061,7 +1069,9 @@ impl Memory {
                     && self.slots[pfn as usize].state == FrameState::Page
                     && self.slots[pfn as usize].page == page;
                 if !holds {
-                    return Err(format!("page {page} is in frame {pfn}, which holds another"));
+                    return Err(format!(
+                        "page {page} is in frame {pfn}, which holds another"
+                    ));
                 }
             }
             if entry.location.is_swapped() {
@@ -1171,7 +1181,9 @@ mod tests {
         // Page 1 becomes a KSM page in its own frame; pages 2 and 3 map it too.
         let own = m.frame_of(1).unwrap();
         m.discard(1);
-        let ksm = m.map_shared(1, Shared::NewKsm { pfn: own, tag: 7 }, 0xab).unwrap();
+        let ksm = m
+            .map_shared(1, Shared::NewKsm { pfn: own, tag: 7 }, 0xab)
+            .unwrap();
         assert_eq!(ksm, own, "the first page's frame is the KSM page");
         for page in [2, 3] {
             m.discard(page);
@@ -1182,7 +1194,11 @@ mod tests {
         assert_eq!((m.ksm_pages(), m.merged_pages(), m.lru_pages()), (1, 3, 1));
         assert_eq!(m.free(), 8 - 2, "page 0 and the KSM page take a frame each");
         for page in 1..4 {
-            assert_eq!(m.frame_of(page), None, "a merged page holds no frame of its own");
+            assert_eq!(
+                m.frame_of(page),
+                None,
+                "a merged page holds no frame of its own"
+            );
             assert_eq!(m.shared_frame(page), Some(ksm));
             assert_eq!(m.pages().location(page), Location::Dram);
             assert_eq!(m.pages().fingerprint(page), Some(0xab));
@@ -1214,7 +1230,10 @@ mod tests {
         let mut m = with_pages(2);
         m.discard(0);
         assert_eq!(m.map_shared(0, Shared::Zero, 0).unwrap(), ZERO_FRAME);
-        assert_eq!((m.zero_mapped(), m.merged_pages(), m.ksm_pages()), (1, 1, 0));
+        assert_eq!(
+            (m.zero_mapped(), m.merged_pages(), m.ksm_pages()),
+            (1, 1, 0)
+        );
         m.check().unwrap();
         // A page with a frame, a merged page, a frame that is no KSM page: refused,
         // nothing changed.
@@ -1227,7 +1246,9 @@ mod tests {
         // A new KSM page whose frame was taken goes to the lowest free frame.
         let taken = m.find_free_block(0).unwrap();
         m.allocate_unmovable(taken, 0);
-        let ksm = m.map_shared(1, Shared::NewKsm { pfn: taken, tag: 0 }, 9).unwrap();
+        let ksm = m
+            .map_shared(1, Shared::NewKsm { pfn: taken, tag: 0 }, 9)
+            .unwrap();
         assert_ne!(ksm, taken);
         m.check().unwrap();
         m.discard(0);
@@ -1240,7 +1261,9 @@ mod tests {
         let mut m = with_pages(2);
         let own = m.frame_of(0).unwrap();
         m.discard(0);
-        let ksm = m.map_shared(0, Shared::NewKsm { pfn: own, tag: 1 }, 5).unwrap();
+        let ksm = m
+            .map_shared(0, Shared::NewKsm { pfn: own, tag: 1 }, 5)
+            .unwrap();
         m.check().unwrap();
         // A merged page given a swap slot behind the memory's back.
         m.pages_mut().set_slot(0, Some(SwapDevice::Flash));
