@@ -1175,16 +1175,21 @@ mod tests {
         m
     }
 
+    /// Make the resident `page` a KSM page tagged `tag` with content `fp`, in its own
+    /// frame (which is checked).
+    fn make_ksm_page(m: &mut Memory, page: PageId, tag: u32, fp: u64) -> u32 {
+        let own = m.frame_of(page).unwrap();
+        m.discard(page);
+        let ksm = m.map_shared(page, Shared::NewKsm { pfn: own, tag }, fp).unwrap();
+        assert_eq!(ksm, own, "the first page's frame is the KSM page");
+        ksm
+    }
+
     #[test]
     fn merged_pages_share_a_ksm_frame_freed_with_its_last_mapping() {
         let mut m = with_pages(4);
         // Page 1 becomes a KSM page in its own frame; pages 2 and 3 map it too.
-        let own = m.frame_of(1).unwrap();
-        m.discard(1);
-        let ksm = m
-            .map_shared(1, Shared::NewKsm { pfn: own, tag: 7 }, 0xab)
-            .unwrap();
-        assert_eq!(ksm, own, "the first page's frame is the KSM page");
+        let ksm = make_ksm_page(&mut m, 1, 7, 0xab);
         for page in [2, 3] {
             m.discard(page);
             assert_eq!(m.map_shared(page, Shared::Ksm(ksm), 0xab).unwrap(), ksm);
@@ -1259,11 +1264,7 @@ mod tests {
     #[test]
     fn check_finds_a_merged_page_out_of_step() {
         let mut m = with_pages(2);
-        let own = m.frame_of(0).unwrap();
-        m.discard(0);
-        let ksm = m
-            .map_shared(0, Shared::NewKsm { pfn: own, tag: 1 }, 5)
-            .unwrap();
+        let ksm = make_ksm_page(&mut m, 0, 1, 5);
         m.check().unwrap();
         // A merged page given a swap slot behind the memory's back.
         m.pages_mut().set_slot(0, Some(SwapDevice::Flash));

@@ -380,6 +380,43 @@ fn content_strategy() -> impl Strategy<Value = PageContent> {
     )
 }
 
+/// A population of one region a process, process i starting at `starts[i]` ms.
+fn population_of(procs: &[Vec<PageContent>], starts: &[u64]) -> Population {
+    let mut p = Population::default();
+    for (i, pages) in procs.iter().enumerate() {
+        p.push_process(
+            &format!("p{i}"),
+            starts[i] * MS,
+            vec![("r".into(), pages.clone())],
+        )
+        .unwrap();
+    }
+    p
+}
+
+/// The settings a property varies.
+fn settings(
+    pages_to_scan: u32,
+    max_page_sharing: u32,
+    use_zero_pages: bool,
+    smart_scan: bool,
+    checksum_first: bool,
+) -> KsmParams {
+    let merge_order = if checksum_first {
+        MergeOrder::ChecksumFirst
+    } else {
+        MergeOrder::StableTreeFirst
+    };
+    KsmParams {
+        pages_to_scan,
+        max_page_sharing,
+        use_zero_pages,
+        smart_scan,
+        merge_order,
+        ..KsmParams::default()
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -397,12 +434,8 @@ proptest! {
         checksum_first: bool,
         steps in 1usize..40,
     ) {
-        let mut p = Population::default();
-        for (i, pages) in procs.iter().enumerate() {
-            p.push_process(&format!("p{i}"), starts[i] * MS, vec![("r".into(), pages.clone())]).unwrap();
-        }
-        let merge_order = if checksum_first { MergeOrder::ChecksumFirst } else { MergeOrder::StableTreeFirst };
-        let params = KsmParams { pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, merge_order, ..KsmParams::default() };
+        let p = population_of(&procs, &starts);
+        let params = settings(pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, checksum_first);
         let mut k = Run::new(&p, &params, &ScanCosts::default());
         for s in 0..steps as u64 {
             let t = s * 7 * MS;
@@ -565,12 +598,8 @@ proptest! {
         checksum_first: bool,
         steps in prop::collection::vec(step_strategy(), 1..60),
     ) {
-        let mut p = Population::default();
-        for (i, pages) in procs.iter().enumerate() {
-            p.push_process(&format!("p{i}"), starts[i] * MS, vec![("r".into(), pages.clone())]).unwrap();
-        }
-        let merge_order = if checksum_first { MergeOrder::ChecksumFirst } else { MergeOrder::StableTreeFirst };
-        let params = KsmParams { pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, merge_order, ..KsmParams::default() };
+        let p = population_of(&procs, &starts);
+        let params = settings(pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, checksum_first);
         let mut k = Ksmd::new(&p, &params, &ScanCosts::default());
         let mut alone = Standalone::new(&p);
         let (pages, n) = (p.pages.len(), p.processes.len());
