@@ -6,6 +6,25 @@
 //!
 //! Dispatch is generic, not dynamic, so the per-event cost is a `match` on the kind and
 //! a direct (inlinable) call.
+//!
+//! **Timers.** A handler that acts on its own clock as well as on events (a kernel
+//! thread that wakes periodically: ksmd; a flusher; kswapd's timeouts) sets a timer:
+//! [`EventHandler::next_wake`] says when its next wake-up is due, in the trace's time.
+//! Before each event, [`dispatch`] fires every wake-up due at or before the event's
+//! time, in time order, by calling [`EventHandler::wake`] with that wake-up's time and
+//! asking again ([`fire_due`]); then the event's tick and its method follow. The
+//! contract:
+//! - `next_wake` MUST NOT change state, and after `wake(at)` it MUST say a time after
+//!   `at`, or `None` (a wake-up may set the next one, as a periodic timer does); a
+//!   handler that does not is an error of the event, not a loop;
+//! - a handler with several timers says the earliest and, woken, fires what is due at
+//!   that time;
+//! - wake-ups come only between events: none fires after the trace's last event,
+//!   and one due at the same time as an event fires before it;
+//! - the order is fixed by the times and the events alone, so runs stay deterministic.
+//!
+//! Handlers without timers leave both methods out; the check costs them one inlined
+//! `None` per event.
 
 use crate::trace::{Event, EventKind, EventSource, ProcId};
 use crate::{Error, Result};
@@ -59,11 +78,45 @@ pub trait EventHandler {
     fn swap_in(&mut self, _event: &Event) -> Result<()> {
         Ok(())
     }
+
+    /// When the handler's next timer wake-up is due, ns in the trace's time (`None`:
+    /// no timer set). See the module's contract.
+    #[inline]
+    fn next_wake(&self) -> Option<u64> {
+        None
+    }
+
+    /// The timer wake-up due at `at_ns` (what [`EventHandler::next_wake`] said) fires.
+    #[inline]
+    fn wake(&mut self, _at_ns: u64) -> Result<()> {
+        Ok(())
+    }
 }
 
-/// Feed one event to `handler`.
+/// Fire every timer wake-up of `handler` due at or before `now_ns`, in time order (see
+/// the module's contract).
+#[inline]
+pub fn fire_due<H: EventHandler + ?Sized>(handler: &mut H, now_ns: u64) -> Result<()> {
+    while let Some(at) = handler.next_wake() {
+        if at > now_ns {
+            break;
+        }
+        handler.wake(at)?;
+        if let Some(next) = handler.next_wake().filter(|&next| next <= at) {
+            return Err(Error::config(
+                "event loop",
+                format!("a timer woken at {at} ns set its next wake-up at {next} ns, not later"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Feed one event to `handler`: first the timer wake-ups due by its time, then the
+/// event.
 #[inline]
 pub fn dispatch<H: EventHandler + ?Sized>(handler: &mut H, event: &Event) -> Result<()> {
+    fire_due(handler, event.time_ns())?;
     handler.tick(event);
     let proc = event.proc();
     match event.kind() {
@@ -264,6 +317,106 @@ mod tests {
         let message = error.in_run("log run").to_string();
         assert!(message.contains("log run, event 4"), "{message}");
         assert!(message.contains("page 9"), "{message}");
+    }
+
+    /// A timer every `period` ns from `period` on, logging its wake-ups and the events
+    /// it sees; `stuck` makes a wake-up leave the timer where it was; a wake-up at
+    /// `fail_at` fails.
+    struct Periodic {
+        log: Vec<String>,
+        next: Option<u64>,
+        period: u64,
+        stuck: bool,
+        fail_at: u64,
+    }
+
+    impl Periodic {
+        fn new(period: u64) -> Self {
+            Periodic {
+                log: Vec::new(),
+                next: Some(period),
+                period,
+                stuck: false,
+                fail_at: u64::MAX,
+            }
+        }
+    }
+
+    impl EventHandler for Periodic {
+        fn tick(&mut self, event: &Event) {
+            self.log.push(format!("t{}", event.time_ns()));
+        }
+        fn access(&mut self, event: &Event) -> Result<()> {
+            self.log.push(format!("a{}", event.page()));
+            Ok(())
+        }
+        fn next_wake(&self) -> Option<u64> {
+            self.next
+        }
+        fn wake(&mut self, at_ns: u64) -> Result<()> {
+            if at_ns == self.fail_at {
+                return Err(Error::config("timer", "wake-up failed"));
+            }
+            self.log.push(format!("w{at_ns}"));
+            if !self.stuck {
+                // Stops after 40 ns.
+                self.next = Some(at_ns + self.period).filter(|&t| t <= 40);
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn timers_fire_in_time_order_before_the_events_they_precede() {
+        let events = [
+            Event::access(5, 0, 1, false, true),
+            Event::access(25, 0, 2, false, true),
+            Event::access(30, 0, 3, false, true),
+            Event::access(100, 0, 4, false, true),
+        ];
+        let mut h = Periodic::new(10);
+        replay(&mut h, &events).unwrap();
+        // 10 and 20 before the event at 25; 30 before the event at 30 (due at its
+        // time); 40 before 100, then the timer stops; nothing after the last event.
+        assert_eq!(
+            h.log,
+            ["t5", "a1", "w10", "w20", "t25", "a2", "w30", "t30", "a3", "w40", "t100", "a4"]
+        );
+        // Fired by hand up to a time, as the loop does.
+        let mut h = Periodic::new(10);
+        fire_due(&mut h, 25).unwrap();
+        assert_eq!(h.log, ["w10", "w20"]);
+        assert_eq!(h.next_wake(), Some(30));
+    }
+
+    #[test]
+    fn a_timer_that_does_not_move_on_or_fails_is_an_error_of_its_event() {
+        let events = [
+            Event::access(5, 0, 1, false, true),
+            Event::access(15, 0, 2, false, true),
+        ];
+        let mut h = Periodic::new(10);
+        h.stuck = true;
+        let error = replay(&mut h, &events).unwrap_err();
+        assert_eq!(error.index, 1);
+        let message = error.error.to_string();
+        assert!(message.contains("not later"), "{message}");
+        assert_eq!(
+            h.log,
+            ["t5", "a1", "w10"],
+            "it fired once, then stopped the loop"
+        );
+
+        let mut h = Periodic::new(10);
+        h.fail_at = 20;
+        let error = replay(&mut h, &[Event::access(35, 0, 1, false, true)]).unwrap_err();
+        assert_eq!(error.index, 0);
+        assert!(error.error.to_string().contains("wake-up failed"));
+        assert_eq!(
+            h.log,
+            ["w10"],
+            "the event after a failed wake-up is not served"
+        );
     }
 
     /// Batches of 3 accesses to pages 0, 1, 2, ... up to `pages`, then a read error

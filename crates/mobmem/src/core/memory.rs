@@ -11,7 +11,17 @@
 //!   the page table ([`PageTable`]), including the bits the kernel keeps in a frame's
 //!   `struct page` for reclaim ([`PageFlags::FRAME_BITS`], `DIRTY`, `ANON`);
 //! - which page each frame holds, and which frames are free, reserved at boot or
-//!   allocated by the kernel for itself (unmovable).
+//!   allocated by the kernel for itself (unmovable);
+//! - the pages shared by merging (kernel samepage merging): a merged page is at
+//!   [`Location::Dram`] with [`PageFlags::MERGED`] and the shared frame as its frame, a
+//!   KSM page or the kernel's zero page ([`ZERO_FRAME`]). A KSM page is a frame of this
+//!   memory held as unmovable, like the zram pool's, tagged with its merger's number
+//!   (ksmd's stable node, as the kernel's `page->mapping` points at it) and counting
+//!   the pages that map it; it is freed with its last mapping. A merged page holds no
+//!   frame of its own and no swap slot, is on no reclaim list and is not resident for
+//!   reclaim: [`Memory::frame_of`] is `None` for it. A write to it is a copy-on-write
+//!   ([`Memory::unmerge`], or [`Memory::fault_in`], which unmaps it first): it leaves
+//!   the shared frame and faults a frame of its own in.
 //!
 //! Frame allocation is *address-ordered first fit*, the core's [`AllocOrder::Lowest`]
 //! frame pool: an order-0 request takes the lowest free frame, an order-k request the
@@ -21,7 +31,7 @@
 
 use super::frames::{AllocOrder, FramePool};
 use super::list::{Links, List};
-use super::pages::{Location, PageFlags, PageTable, SwapDevice, NO_FRAME};
+use super::pages::{Location, PageFlags, PageTable, SwapDevice, NO_FRAME, ZERO_FRAME};
 use super::process::Processes;
 use super::swap::{Architecture, FlashOnly, SwapSlots, SwapSpace};
 use crate::trace::{PageId, ProcId, ADJ_FOREGROUND};
@@ -192,6 +202,27 @@ pub struct Memory {
     pub counters: ReclaimCounters,
     /// Pages swapped out, when logged (see [`Memory::log_swap_outs`]).
     swap_log: Option<Vec<PageId>>,
+    /// The pages mapping each KSM page, by frame (0: the frame is not a KSM page);
+    /// empty until the first KSM page.
+    ksm_mappers: Vec<u32>,
+    /// KSM pages held.
+    ksm_pages: usize,
+    /// Pages mapped to a KSM page or the zero page, and those mapped to the zero page.
+    merged: usize,
+    zero_mapped: usize,
+}
+
+/// The shared frame a page is merged into ([`Memory::map_shared`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shared {
+    /// A new KSM page tagged `tag`, in frame `pfn` if it is free (the frame the page
+    /// held: the kernel makes the page it merges the KSM page), else in the lowest free
+    /// frame.
+    NewKsm { pfn: u32, tag: u32 },
+    /// The KSM page in frame `pfn`.
+    Ksm(u32),
+    /// The kernel's zero page.
+    Zero,
 }
 
 impl Memory {
@@ -222,6 +253,10 @@ impl Memory {
             flusher: false,
             counters: ReclaimCounters::default(),
             swap_log: None,
+            ksm_mappers: Vec::new(),
+            ksm_pages: 0,
+            merged: 0,
+            zero_mapped: 0,
         };
         for &pfn in reserved {
             if (pfn as usize) < total && m.slots[pfn as usize].state == FrameState::Free {
@@ -463,9 +498,12 @@ impl Memory {
             .copied()
             .unwrap_or(0) as usize
     }
-    /// Frame of a resident page.
+    /// The frame of a resident page, its own: `None` for a page in no frame and for a
+    /// merged page (whose frame is shared: [`Memory::shared_frame`]).
+    #[inline]
     pub fn frame_of(&self, page: PageId) -> Option<u32> {
-        (self.pages.location(page) == Location::Dram).then(|| self.pages.frame(page))
+        (self.pages.location(page) == Location::Dram && !(self.merged > 0 && self.is_merged(page)))
+            .then(|| self.pages.frame(page))
     }
     /// Whether `page` is swapped out (its data is on a swap device).
     pub fn is_swapped(&self, page: PageId) -> bool {
@@ -558,6 +596,9 @@ impl Memory {
     ) -> Option<SwapDevice> {
         self.take_block(pfn, 0);
         self.pages.ensure(page);
+        if self.merged > 0 && self.is_merged(page) {
+            self.unmap_shared(page);
+        }
         let mut read = None;
         if self.pages.location(page).is_swapped() {
             self.swap_used -= 1;
@@ -695,7 +736,8 @@ impl Memory {
     }
 
     /// Forget `page` (its process exited or was killed, or reclaim dropped its data):
-    /// free its frame and its swap slot. A resident page MUST be off its policy's lists
+    /// free its frame and its swap slot; a merged page leaves its shared frame (a KSM
+    /// page goes with its last mapping). A resident page MUST be off its policy's lists
     /// already.
     pub fn discard(&mut self, page: PageId) {
         match self.pages.location(page) {
@@ -703,6 +745,7 @@ impl Memory {
                 self.swap_used -= 1;
                 self.swap_full = false;
             }
+            Location::Dram if self.is_merged(page) => self.unmap_shared(page),
             Location::Dram => {
                 let pfn = self.pages.frame(page);
                 let f = self.frame(pfn);
@@ -722,6 +765,129 @@ impl Memory {
             self.pages.set_flags(page, PageFlags::DIRTY, false);
         }
         self.sync_pool();
+    }
+
+    // ---- pages shared by merging ----
+
+    /// Whether `page` is merged: mapped to a KSM page or the zero page.
+    #[inline]
+    pub fn is_merged(&self, page: PageId) -> bool {
+        self.pages.has_flags(page, PageFlags::MERGED)
+    }
+
+    /// The shared frame the merged `page` maps: a KSM page's frame or [`ZERO_FRAME`];
+    /// `None` for a page not merged.
+    #[inline]
+    pub fn shared_frame(&self, page: PageId) -> Option<u32> {
+        self.is_merged(page).then(|| self.pages.frame(page))
+    }
+
+    /// The KSM page in frame `pfn`, if it holds one: its tag and the pages mapping it.
+    #[inline]
+    pub fn ksm_page(&self, pfn: u32) -> Option<(u32, u32)> {
+        match self.ksm_mappers.get(pfn as usize) {
+            Some(&mappers) if mappers > 0 => Some((self.slots[pfn as usize].page, mappers)),
+            _ => None,
+        }
+    }
+
+    /// KSM pages held (each a frame).
+    pub fn ksm_pages(&self) -> usize {
+        self.ksm_pages
+    }
+
+    /// Pages mapped to a KSM page or the zero page.
+    pub fn merged_pages(&self) -> usize {
+        self.merged
+    }
+
+    /// Pages mapped to the zero page by merging (the kernel's `ksm_zero_pages`).
+    pub fn zero_mapped(&self) -> usize {
+        self.zero_mapped
+    }
+
+    /// Map `page`, which holds no frame (its own was freed with [`Memory::discard`],
+    /// its data being the same as the shared frame's), to the shared frame `to`, with
+    /// content `fingerprint`. Returns the frame it maps ([`ZERO_FRAME`] for the zero
+    /// page). An error, and nothing changed, when `page` is somewhere or `to` is not a
+    /// KSM page, or no frame is free for a new one.
+    pub fn map_shared(&mut self, page: PageId, to: Shared, fingerprint: u64) -> crate::Result<u32> {
+        let broken = |m: String| Err(Error::config("memory", format!("{m} (internal error)")));
+        if self.pages.location(page) != Location::Absent || self.is_merged(page) {
+            return broken(format!(
+                "page {page} is merged while at {:?}",
+                self.pages.location(page)
+            ));
+        }
+        let frame = match to {
+            Shared::Zero => {
+                self.zero_mapped += 1;
+                ZERO_FRAME
+            }
+            Shared::Ksm(pfn) => {
+                if self.ksm_page(pfn).is_none() {
+                    return broken(format!(
+                        "page {page} is merged into frame {pfn}, no KSM page"
+                    ));
+                }
+                self.ksm_mappers[pfn as usize] += 1;
+                pfn
+            }
+            Shared::NewKsm { pfn, tag } => {
+                let free = (pfn as usize) < self.total() && self.pool.is_free(pfn);
+                let Some(pfn) = (if free {
+                    Some(pfn)
+                } else {
+                    self.find_free_block(0)
+                }) else {
+                    return broken(format!("no frame free for a KSM page of page {page}"));
+                };
+                self.allocate_unmovable(pfn, 0);
+                self.slots[pfn as usize].page = tag;
+                if self.ksm_mappers.is_empty() {
+                    self.ksm_mappers = vec![0; self.total()];
+                }
+                self.ksm_mappers[pfn as usize] = 1;
+                self.ksm_pages += 1;
+                pfn
+            }
+        };
+        self.merged += 1;
+        self.pages.place(page, Location::Dram, frame);
+        self.pages.set_flags(page, PageFlags::MERGED, true);
+        self.pages.set_fingerprint(page, fingerprint);
+        Ok(frame)
+    }
+
+    /// `page` leaves the shared frame it maps (copy-on-write: it was written, or its
+    /// content changed): a KSM page is freed with its last mapping. The page holds no
+    /// frame afterwards ([`Location::Absent`]): its next touch faults one in. False,
+    /// and nothing changed, when it was not merged.
+    pub fn unmerge(&mut self, page: PageId) -> bool {
+        if !self.is_merged(page) {
+            return false;
+        }
+        self.unmap_shared(page);
+        self.pages.place(page, Location::Absent, NO_FRAME);
+        true
+    }
+
+    /// Unmap the merged `page` from its shared frame (left in place: the caller places
+    /// the page).
+    fn unmap_shared(&mut self, page: PageId) {
+        let frame = self.pages.frame(page);
+        self.pages.set_flags(page, PageFlags::MERGED, false);
+        self.merged -= 1;
+        if frame == ZERO_FRAME {
+            self.zero_mapped -= 1;
+            return;
+        }
+        let mappers = &mut self.ksm_mappers[frame as usize];
+        *mappers -= 1;
+        if *mappers == 0 {
+            self.ksm_pages -= 1;
+            self.free_unmovable(frame, 0);
+        }
     }
 
     // ---- dirty file pages ----
@@ -870,8 +1036,44 @@ impl Memory {
             return Err("resident pages per owner disagree".into());
         }
         let mut swapped = 0;
+        let mut mappers = vec![0u32; self.ksm_mappers.len()];
+        let (mut merged, mut zero) = (0, 0);
         for (page, entry) in self.pages.iter() {
             let slot = self.pages.slot(page);
+            if entry.flags.contains(PageFlags::MERGED) {
+                merged += 1;
+                let frame = self.pages.frame(page);
+                if entry.location != Location::Dram || slot.is_some() {
+                    return Err(format!(
+                        "merged page {page} is at {:?} with a slot on {slot:?}",
+                        entry.location
+                    ));
+                }
+                if self.pages.fingerprint(page).is_none() {
+                    return Err(format!("merged page {page} has no content"));
+                }
+                if frame == ZERO_FRAME {
+                    zero += 1;
+                } else if let Some(n) = mappers.get_mut(frame as usize) {
+                    *n += 1;
+                } else {
+                    return Err(format!(
+                        "merged page {page} maps frame {frame}, no KSM page"
+                    ));
+                }
+                continue;
+            }
+            if entry.location == Location::Dram {
+                let pfn = self.pages.frame(page);
+                let holds = (pfn as usize) < self.total()
+                    && self.slots[pfn as usize].state == FrameState::Page
+                    && self.slots[pfn as usize].page == page;
+                if !holds {
+                    return Err(format!(
+                        "page {page} is in frame {pfn}, which holds another"
+                    ));
+                }
+            }
             if entry.location.is_swapped() {
                 swapped += 1;
                 if slot.map(SwapDevice::location) != Some(entry.location) {
@@ -909,6 +1111,37 @@ impl Memory {
                 owners[page as usize]
             ));
         }
+        let mut ksm_pages = 0;
+        for (pfn, (&counted, &found)) in self.ksm_mappers.iter().zip(&mappers).enumerate() {
+            if counted != found {
+                return Err(format!(
+                    "frame {pfn}: {counted} pages counted mapping it, {found} merged into it"
+                ));
+            }
+            if counted > 0 {
+                ksm_pages += 1;
+                if self.slots[pfn].state != FrameState::Unmovable {
+                    return Err(format!(
+                        "frame {pfn} is a KSM page but {:?}",
+                        self.slots[pfn].state
+                    ));
+                }
+            }
+        }
+        if (ksm_pages, merged, zero) != (self.ksm_pages, self.merged, self.zero_mapped) {
+            return Err(format!(
+                "(KSM pages, merged pages, zero-page mappings): {:?} counted, {:?} found",
+                (self.ksm_pages, self.merged, self.zero_mapped),
+                (ksm_pages, merged, zero)
+            ));
+        }
+        if ksm_pages + self.pool_held.len() > self.unmovable {
+            return Err(format!(
+                "{ksm_pages} KSM pages and {} zram pool frames, {} frames unmovable",
+                self.pool_held.len(),
+                self.unmovable
+            ));
+        }
         if swapped != self.swap_used {
             return Err(format!(
                 "swap: {swapped} swapped pages, {} counted",
@@ -923,5 +1156,126 @@ impl Memory {
             ));
         }
         self.swap.validate(&self.pages).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A memory of 8 frames with anonymous pages 0..n of process 0 faulted in.
+    fn with_pages(n: PageId) -> Memory {
+        let mut m = Memory::new(8, &[], 16, 1, 0);
+        for page in 0..n {
+            let pfn = m.find_free_block(0).unwrap();
+            m.own(page, 0);
+            m.fault_in(pfn, page, 0, true);
+        }
+        m.check().unwrap();
+        m
+    }
+
+    /// Make the resident `page` a KSM page tagged `tag` with content `fp`, in its own
+    /// frame (which is checked).
+    fn make_ksm_page(m: &mut Memory, page: PageId, tag: u32, fp: u64) -> u32 {
+        let own = m.frame_of(page).unwrap();
+        m.discard(page);
+        let ksm = m.map_shared(page, Shared::NewKsm { pfn: own, tag }, fp).unwrap();
+        assert_eq!(ksm, own, "the first page's frame is the KSM page");
+        ksm
+    }
+
+    #[test]
+    fn merged_pages_share_a_ksm_frame_freed_with_its_last_mapping() {
+        let mut m = with_pages(4);
+        // Page 1 becomes a KSM page in its own frame; pages 2 and 3 map it too.
+        let ksm = make_ksm_page(&mut m, 1, 7, 0xab);
+        for page in [2, 3] {
+            m.discard(page);
+            assert_eq!(m.map_shared(page, Shared::Ksm(ksm), 0xab).unwrap(), ksm);
+        }
+        m.check().unwrap();
+        assert_eq!(m.ksm_page(ksm), Some((7, 3)));
+        assert_eq!((m.ksm_pages(), m.merged_pages(), m.lru_pages()), (1, 3, 1));
+        assert_eq!(m.free(), 8 - 2, "page 0 and the KSM page take a frame each");
+        for page in 1..4 {
+            assert_eq!(
+                m.frame_of(page),
+                None,
+                "a merged page holds no frame of its own"
+            );
+            assert_eq!(m.shared_frame(page), Some(ksm));
+            assert_eq!(m.pages().location(page), Location::Dram);
+            assert_eq!(m.pages().fingerprint(page), Some(0xab));
+        }
+        assert_eq!(m.resident_of(0), 1);
+        // A write copies page 2: it has no frame until it faults one in.
+        assert!(m.unmerge(2));
+        assert!(!m.unmerge(2), "not merged any more");
+        assert_eq!(m.pages().location(2), Location::Absent);
+        assert_eq!(m.fault_kind(2, true, true), FaultKind::AnonFirst);
+        let pfn = m.find_free_block(0).unwrap();
+        m.fault_in(pfn, 2, 0, true);
+        assert_eq!(m.frame_of(2), Some(pfn));
+        // Page 3 faulted in while merged (a copy-on-write through the fault path)
+        // leaves the KSM page first; page 1's exit unmaps the last mapping.
+        let pfn = m.find_free_block(0).unwrap();
+        m.fault_in(pfn, 3, 0, true);
+        assert_eq!(m.ksm_page(ksm), Some((7, 1)));
+        m.check().unwrap();
+        m.discard(1);
+        assert_eq!(m.ksm_page(ksm), None);
+        assert_eq!((m.ksm_pages(), m.merged_pages(), m.unmovable()), (0, 0, 0));
+        assert_eq!(m.frame(ksm).state, FrameState::Free);
+        m.check().unwrap();
+    }
+
+    #[test]
+    fn the_zero_page_takes_no_frame_and_bad_merges_are_refused() {
+        let mut m = with_pages(2);
+        m.discard(0);
+        assert_eq!(m.map_shared(0, Shared::Zero, 0).unwrap(), ZERO_FRAME);
+        assert_eq!(
+            (m.zero_mapped(), m.merged_pages(), m.ksm_pages()),
+            (1, 1, 0)
+        );
+        m.check().unwrap();
+        // A page with a frame, a merged page, a frame that is no KSM page: refused,
+        // nothing changed.
+        assert!(m.map_shared(1, Shared::Zero, 0).is_err());
+        assert!(m.map_shared(0, Shared::Zero, 0).is_err());
+        m.discard(1);
+        assert!(m.map_shared(1, Shared::Ksm(5), 0).is_err());
+        assert_eq!((m.zero_mapped(), m.merged_pages()), (1, 1));
+        m.check().unwrap();
+        // A new KSM page whose frame was taken goes to the lowest free frame.
+        let taken = m.find_free_block(0).unwrap();
+        m.allocate_unmovable(taken, 0);
+        let ksm = m
+            .map_shared(1, Shared::NewKsm { pfn: taken, tag: 0 }, 9)
+            .unwrap();
+        assert_ne!(ksm, taken);
+        m.check().unwrap();
+        m.discard(0);
+        assert_eq!(m.zero_mapped(), 0);
+        m.check().unwrap();
+    }
+
+    #[test]
+    fn check_finds_a_merged_page_out_of_step() {
+        let mut m = with_pages(2);
+        let ksm = make_ksm_page(&mut m, 0, 1, 5);
+        m.check().unwrap();
+        // A merged page given a swap slot behind the memory's back.
+        m.pages_mut().set_slot(0, Some(SwapDevice::Flash));
+        assert!(m.check().unwrap_err().contains("merged page 0"));
+        m.pages_mut().set_slot(0, None);
+        // A merged page that lost its flag: it claims the KSM page's frame as its own.
+        m.pages_mut().set_flags(0, PageFlags::MERGED, false);
+        let e = m.check().unwrap_err();
+        assert!(e.contains("holds another") || e.contains("KSM"), "{e}");
+        m.pages_mut().set_flags(0, PageFlags::MERGED, true);
+        m.check().unwrap();
+        assert_eq!(m.shared_frame(0), Some(ksm));
     }
 }

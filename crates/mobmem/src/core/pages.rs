@@ -15,6 +15,11 @@
 //! - **flags**: [`PageFlags`];
 //! - **fingerprint**: a 64-bit content hash, kept only by mechanisms that compare
 //!   contents (deduplication); [`PageTable::fingerprint`] is `None` until one is set.
+//!
+//! A page merged with others (kernel samepage merging) is at [`Location::Dram`] with the
+//! [`PageFlags::MERGED`] flag: its frame is the shared one (a KSM page's frame, or
+//! [`ZERO_FRAME`] for the kernel's zero page), not a frame of its own, and its
+//! fingerprint is the content it was merged with.
 
 use bitflags::bitflags;
 
@@ -87,6 +92,10 @@ bitflags! {
         /// Mapped to a frame shared by merging: a KSM page (its frame is the KSM page's)
         /// or the kernel's zero page ([`ZERO_FRAME`]). Its fingerprint is the content it
         /// was merged with; a write gives it a frame of its own (copy-on-write).
+        ///
+        /// A merged page is at [`Location::Dram`] (its data is in memory, mapped), but
+        /// the frame is not its own: it holds no frame of its own and no swap slot, and
+        /// is on no reclaim list (the core memory's `frame_of` says `None` for it).
         const MERGED = 1 << 5;
         /// The accessed ("young") bit of the page's mappings: set by every access,
         /// cleared by reclaim's scans.

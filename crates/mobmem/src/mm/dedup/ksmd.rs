@@ -1,13 +1,21 @@
-//! ksmd as mm/ksm.c runs it.
+//! ksmd as mm/ksm.c runs it, on the pages of a [`Memory`] ([`super::memory`]).
+//!
+//! What merging changes is the memory's: a merged page is at `Location::Dram` with the
+//! MERGED flag, the shared frame as its frame and the content it was merged with as its
+//! fingerprint; a KSM page is a frame of the memory held as unmovable, tagged with its
+//! stable node's number and freed with its last mapping. ksmd keeps only what is its
+//! own: rmap items (by page id), stable nodes (content, rmap items, the frame of the KSM
+//! page) and the two trees.
 //!
 //! - `ksm_do_scan`: a wake-up takes up to `pages_to_scan` pages from
 //!   `scan_get_next_rmap_item` and gives each to `cmp_and_merge_page`; reaching the end
 //!   of the last process ends the batch early and completes a full scan (`full_scans`,
 //!   the kernel's `ksm_scan.seqnr`).
 //! - `scan_get_next_rmap_item`: processes in order, regions in order, pages in order;
-//!   pages that do not exist yet are passed over; a page mapped to the zero page by KSM
-//!   is not an anonymous page any more, so it is passed over and its rmap item freed
-//!   (as the kernel frees the items of addresses it no longer finds). Each page visited
+//!   pages not in memory (not faulted in yet, swapped out, freed with their process)
+//!   are passed over without cost and their rmap items freed (as the kernel frees the
+//!   items of addresses it no longer finds present); so is a page mapped to the zero
+//!   page by KSM, which is not an anonymous page any more. Each page visited
 //!   gets an rmap item (metadata) that lives as long as the page is scanned. At the
 //!   start of every full scan the unstable tree is emptied.
 //! - `cmp_and_merge_page`: a page already merged into the KSM page its rmap item points
@@ -20,11 +28,14 @@
 //!   searches the stable tree first; 6.11 and later take the checksum and zero page
 //!   first. Then the unstable tree is searched: a match whose page still holds the
 //!   content merges both pages into a new KSM page (a new stable node); no match
-//!   inserts the page.
+//!   inserts the page. A new KSM page is the frame of the page being scanned (as
+//!   `try_to_merge_two_pages` makes it); the other page's frame is freed, as is the own
+//!   frame of a page merged into an existing KSM page or the zero page.
 //! - Writes: a write to a page mapped to a KSM page or the zero page gives it a private
 //!   copy at once (copy-on-write), but, as in the kernel, its rmap item stays on the
 //!   stable node (and counts in `pages_sharing`) until ksmd visits the page again. A KSM
-//!   page whose last mapping went away is stale; the stable tree search drops it.
+//!   page whose last mapping went away (written, or its process ended) is freed, and
+//!   its stable node is stale; the stable tree search drops it.
 //!   Writes happen in continuous time ([`PageContent`]); they are applied when ksmd
 //!   looks at a page and at every sample of a run.
 //! - `max_page_sharing`: a stable node takes at most that many rmap items; a full one
@@ -51,15 +62,18 @@ use serde::Serialize;
 
 use super::advisor::Advisor;
 use super::config::{AdvisorMode, KsmParams, MergeOrder, ScanCosts};
-use super::pages::{zero_fingerprint, Population, PAGE_BYTES};
-use crate::core::pages::{Location, PageFlags, PageTable, NO_FRAME, ZERO_FRAME};
+use super::memory::KsmMemory;
+use super::pages::{zero_fingerprint, PageContent, Population, PAGE_BYTES};
+use crate::core::memory::{Memory, Shared};
+use crate::core::pages::{Location, NO_FRAME, ZERO_FRAME};
 use crate::trace::PageId;
+use crate::Result;
 
-/// How a page is mapped: a view of its page-table entry (the MERGED flag, the frame it
-/// shares and the fingerprint it was merged with).
+/// How a page is mapped: a view of its page-table entry in the memory (the MERGED flag,
+/// the frame it shares and the fingerprint it was merged with).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mapping {
-    /// Its own frame.
+    /// Not merged: its own frame, or none (not in memory).
     Own,
     /// The KSM page of stable node `node`; `fp` is the content it was merged with.
     Ksm { node: u32, fp: u64 },
@@ -92,14 +106,22 @@ const NO_RMAP: Rmap = Rmap {
     remaining_skips: 0,
 };
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct StableNode {
     fp: u64,
     /// Pages whose rmap items hang on this node.
-    items: Vec<u32>,
-    /// Pages mapped to this node's KSM page right now.
-    mappers: u32,
+    items: Vec<PageId>,
+    /// The frame of its KSM page ([`NO_FRAME`] for a free node). The memory frees it
+    /// with its last mapping: the node's KSM page is alive while the memory holds a KSM
+    /// page there tagged with the node's number.
+    pfn: u32,
 }
+
+const FREE_NODE: StableNode = StableNode {
+    fp: 0,
+    items: Vec::new(),
+    pfn: NO_FRAME,
+};
 
 /// The kernel's KSM counters (the files of `/sys/kernel/mm/ksm/`), plus ksmd's CPU time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -126,7 +148,8 @@ pub struct Counters {
 /// Where memory stands: what is mapped and how many frames it takes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct MemoryState {
-    /// Pages that exist (of started processes).
+    /// Pages of the population in memory (of started processes): in a frame of their
+    /// own or merged.
     pub pages: u64,
     /// Frames they take: own pages plus one per live KSM page (the zero page is free).
     pub frames: u64,
@@ -143,48 +166,35 @@ pub struct MemoryState {
     pub cow_by_process: Vec<u64>,
 }
 
-/// ksmd over a page population.
+/// ksmd over a page population, whose pages are pages of the memory it is given.
 pub struct Ksmd<'a> {
     params: KsmParams,
     costs: ScanCosts,
     pop: &'a Population,
     zero: u64,
-    /// The pages in scan order: owner (process index), where they are mapped (a frame of
-    /// their own, a KSM page numbered by its stable node, or the zero page) and the
-    /// content they were merged with.
-    pages: PageTable,
+    /// Rmap items by page id.
     rmap: Vec<Rmap>,
     nodes: Vec<StableNode>,
     free_nodes: Vec<u32>,
     stable: HashMap<u64, Vec<u32>>,
-    unstable: HashMap<u64, u32>,
+    unstable: HashMap<u64, PageId>,
+    /// The next page to look at, in scan order.
     cursor: usize,
     in_scan: bool,
     c: Counters,
     cow: Vec<u64>,
     advisor: Advisor,
     now: u64,
-    /// Pages whose mapping changed (merged or given their own frame again), in order,
-    /// when a caller follows them (see [`Ksmd::follow_mappings`]).
-    changes: Option<Vec<(u32, bool)>>,
 }
 
 impl<'a> Ksmd<'a> {
     pub fn new(pop: &'a Population, params: &KsmParams, costs: &ScanCosts) -> Self {
-        let n = pop.pages.len();
-        let mut pages = PageTable::with_pages(n);
-        for (p, &owner) in pop.owner.iter().enumerate() {
-            pages.set_owner(p as PageId, owner);
-            pages.place(p as PageId, Location::Dram, NO_FRAME);
-            pages.set_flags(p as PageId, PageFlags::ANON, true);
-        }
         let mut k = Ksmd {
             params: params.clone(),
             costs: costs.clone(),
             pop,
             zero: zero_fingerprint(),
-            pages,
-            rmap: vec![NO_RMAP; n],
+            rmap: vec![NO_RMAP; pop.id_space()],
             nodes: Vec::new(),
             free_nodes: Vec::new(),
             stable: HashMap::new(),
@@ -195,7 +205,6 @@ impl<'a> Ksmd<'a> {
             cow: vec![0; pop.processes.len()],
             advisor: Advisor::default(),
             now: 0,
-            changes: None,
         };
         k.c.pages_to_scan = match params.advisor_mode {
             AdvisorMode::None => params.pages_to_scan as u64,
@@ -208,102 +217,73 @@ impl<'a> Ksmd<'a> {
         &self.params
     }
 
-    /// Record every change of a page between its own frame and a shared one (a KSM
-    /// page or the zero page), for a memory model that keeps frames beside ksmd (the
-    /// composed phone); [`Ksmd::take_changes`] hands them over.
-    pub fn follow_mappings(&mut self) {
-        self.changes.get_or_insert_with(Vec::new);
-    }
-
-    /// The changes since the last call: (page, now merged), in the order they happened.
-    pub fn take_changes(&mut self) -> Vec<(u32, bool)> {
-        self.changes
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
-    }
-
-    /// Whether page `p` is mapped to a KSM page or the zero page.
-    pub fn is_merged(&self, p: usize) -> bool {
-        self.mapping(p) != Mapping::Own
-    }
-
-    /// A write to page `p` from outside the content model (a trace's store): a merged
-    /// page is copied on write and gets its own frame, as [`Ksmd::apply_all_writes`]
-    /// does for the model's own rewrites. Returns whether it was merged.
-    pub fn write_fault(&mut self, p: usize) -> bool {
-        let owner = self.owner(p);
-        match self.mapping(p) {
-            Mapping::Own => return false,
-            Mapping::Ksm { node, .. } => self.nodes[node as usize].mappers -= 1,
-            Mapping::Zero => self.c.ksm_zero_pages -= 1,
+    /// A write to the merged `page` from outside the content model (a trace's store):
+    /// it is copied on write ([`Memory::unmerge`]) and [`KsmMemory::copied`] gives it a
+    /// frame of its own, as [`Ksmd::apply_all_writes`] does for the model's own
+    /// rewrites. Returns whether it was merged.
+    pub fn write_fault<M: KsmMemory>(&mut self, mem: &mut M, page: PageId) -> bool {
+        if !mem.memory_mut().unmerge(page) {
+            return false;
         }
-        self.set_mapping(p, Mapping::Own);
-        self.cow[owner] += 1;
+        mem.copied(page);
+        if let Some(i) = self.pop.index_of(page) {
+            self.cow[self.pop.owner[i] as usize] += 1;
+        }
         true
     }
 
-    /// How page `p` is mapped, from its page-table entry.
+    /// How `page` is mapped, from its page-table entry in `mem`.
     #[inline]
-    fn mapping(&self, p: usize) -> Mapping {
-        let page = p as PageId;
-        if !self.pages.has_flags(page, PageFlags::MERGED) {
-            return Mapping::Own;
-        }
-        match self.pages.frame(page) {
-            ZERO_FRAME => Mapping::Zero,
-            node => Mapping::Ksm {
-                node,
-                fp: self.pages.fingerprint(page).unwrap_or_default(),
+    fn mapping(mem: &Memory, page: PageId) -> Mapping {
+        match mem.shared_frame(page) {
+            None => Mapping::Own,
+            Some(ZERO_FRAME) => Mapping::Zero,
+            Some(pfn) => Mapping::Ksm {
+                node: mem.ksm_page(pfn).map_or(u32::MAX, |(tag, _)| tag),
+                fp: mem.pages().fingerprint(page).unwrap_or_default(),
             },
         }
     }
 
-    /// Map page `p` as `mapping` says, in its page-table entry.
-    fn set_mapping(&mut self, p: usize, mapping: Mapping) {
-        let page = p as PageId;
-        let (frame, fp) = match mapping {
-            Mapping::Own => (NO_FRAME, None),
-            Mapping::Ksm { node, fp } => (node, Some(fp)),
-            Mapping::Zero => (ZERO_FRAME, Some(self.zero)),
-        };
-        self.pages.place(page, Location::Dram, frame);
-        if let Some(changes) = &mut self.changes {
-            if self.pages.has_flags(page, PageFlags::MERGED) != fp.is_some() {
-                changes.push((page, fp.is_some()));
-            }
-        }
-        self.pages.set_flags(page, PageFlags::MERGED, fp.is_some());
-        if let Some(fp) = fp {
-            self.pages.set_fingerprint(page, fp);
-        }
+    /// The content of population page `page` (in the population by construction).
+    #[inline]
+    fn content(&self, page: PageId) -> &PageContent {
+        &self.pop.pages[self.pop.index_of(page).unwrap_or_default()]
     }
 
-    /// The process index of page `p`.
+    /// The process index of population page `page`.
     #[inline]
-    fn owner(&self, p: usize) -> usize {
-        self.pages.owner(p as PageId) as usize
+    fn owner(&self, page: PageId) -> usize {
+        self.pop.owner[self.pop.index_of(page).unwrap_or_default()] as usize
+    }
+
+    /// Whether the KSM page of `node` is alive in `mem`.
+    #[inline]
+    fn live(&self, mem: &Memory, node: u32) -> bool {
+        let pfn = self.nodes[node as usize].pfn;
+        pfn != NO_FRAME && mem.ksm_page(pfn).is_some_and(|(tag, _)| tag == node)
     }
 
     /// One wake-up at time `now_ns` (`ksm_do_scan`); returns the CPU time it took, ns.
-    pub fn wake(&mut self, now_ns: u64) -> f64 {
+    /// An error is an internal one (the memory refused a merge).
+    pub fn wake<M: KsmMemory>(&mut self, mem: &mut M, now_ns: u64) -> Result<f64> {
         self.now = now_ns;
         let before = self.c.cpu_ns;
         for _ in 0..self.c.pages_to_scan {
-            match self.next_page() {
+            match self.next_page(mem) {
                 Some(p) => {
                     self.c.pages_scanned += 1;
-                    self.cmp_and_merge(p);
+                    self.cmp_and_merge(mem, p)?;
                 }
                 None => break,
             }
         }
-        self.c.cpu_ns - before
+        Ok(self.c.cpu_ns - before)
     }
 
     /// `scan_get_next_rmap_item`: the next page to look at, or None at the end of a
     /// full scan.
-    fn next_page(&mut self) -> Option<usize> {
+    fn next_page<M: KsmMemory>(&mut self, mem: &mut M) -> Option<PageId> {
         loop {
             if !self.in_scan {
                 self.in_scan = true;
@@ -324,26 +304,28 @@ impl<'a> Ksmd<'a> {
                 }
                 return None;
             }
-            let p = self.cursor;
+            let p = self.pop.id(self.cursor);
             self.cursor += 1;
-            if self.pop.processes[self.owner(p)].start_ns > self.now {
-                continue;
-            }
-            self.apply_writes(p);
-            if self.mapping(p) == Mapping::Zero {
-                if self.rmap[p].exists {
+            self.apply_writes(mem, p);
+            let present = match Self::mapping(mem.memory(), p) {
+                Mapping::Zero => false,
+                Mapping::Own => mem.memory().frame_of(p).is_some(),
+                Mapping::Ksm { .. } => true,
+            };
+            if !present {
+                if self.rmap[p as usize].exists {
                     self.free_rmap(p);
                 }
                 continue;
             }
-            if !self.rmap[p].exists {
-                self.rmap[p] = Rmap {
+            if !self.rmap[p as usize].exists {
+                self.rmap[p as usize] = Rmap {
                     exists: true,
                     ..NO_RMAP
                 };
                 self.c.rmap_items += 1;
             }
-            if self.params.smart_scan && self.should_skip(p) {
+            if self.params.smart_scan && self.should_skip(mem.memory(), p) {
                 self.c.pages_skipped += 1;
                 self.c.cpu_ns += self.costs.skip_ns;
                 continue;
@@ -353,11 +335,11 @@ impl<'a> Ksmd<'a> {
     }
 
     /// `should_skip_rmap_item`.
-    fn should_skip(&mut self, p: usize) -> bool {
-        if matches!(self.mapping(p), Mapping::Ksm { .. }) {
+    fn should_skip(&mut self, mem: &Memory, p: PageId) -> bool {
+        if matches!(Self::mapping(mem, p), Mapping::Ksm { .. }) {
             return false;
         }
-        let r = &mut self.rmap[p];
+        let r = &mut self.rmap[p as usize];
         let age = r.age;
         if age != u8::MAX {
             r.age += 1;
@@ -380,50 +362,43 @@ impl<'a> Ksmd<'a> {
     }
 
     /// Copy-on-write: a page mapped to a KSM page or the zero page whose content has
-    /// changed since gets its own frame.
-    fn apply_writes(&mut self, p: usize) {
-        match self.mapping(p) {
-            Mapping::Own => {}
-            Mapping::Ksm { node, fp } => {
-                if self.pop.pages[p].at(self.now) != fp {
-                    self.set_mapping(p, Mapping::Own);
-                    self.nodes[node as usize].mappers -= 1;
-                    let owner = self.owner(p);
-                    self.cow[owner] += 1;
-                }
-            }
-            Mapping::Zero => {
-                if self.pop.pages[p].at(self.now) != self.zero {
-                    self.set_mapping(p, Mapping::Own);
-                    self.c.ksm_zero_pages -= 1;
-                    let owner = self.owner(p);
-                    self.cow[owner] += 1;
-                }
-            }
+    /// changed since leaves it ([`Memory::unmerge`]; the KSM page goes with its last
+    /// mapping) and gets a frame of its own ([`KsmMemory::copied`]).
+    fn apply_writes<M: KsmMemory>(&mut self, mem: &mut M, p: PageId) {
+        let written = match Self::mapping(mem.memory(), p) {
+            Mapping::Own => false,
+            Mapping::Ksm { fp, .. } => self.content(p).at(self.now) != fp,
+            Mapping::Zero => self.content(p).at(self.now) != self.zero,
+        };
+        if written {
+            mem.memory_mut().unmerge(p);
+            mem.copied(p);
+            let owner = self.owner(p);
+            self.cow[owner] += 1;
         }
     }
 
-    fn free_rmap(&mut self, p: usize) {
+    fn free_rmap(&mut self, p: PageId) {
         self.remove_from_tree(p);
-        self.rmap[p] = NO_RMAP;
+        self.rmap[p as usize] = NO_RMAP;
         self.c.rmap_items -= 1;
     }
 
     /// `remove_rmap_item_from_tree`.
-    fn remove_from_tree(&mut self, p: usize) {
-        match self.rmap[p].tree {
+    fn remove_from_tree(&mut self, p: PageId) {
+        match self.rmap[p as usize].tree {
             Tree::None => {}
             Tree::Unstable => {
                 self.c.pages_unshared -= 1;
-                if let Some(fp) = self.rmap[p].checksum {
-                    if self.unstable.get(&fp) == Some(&(p as u32)) {
+                if let Some(fp) = self.rmap[p as usize].checksum {
+                    if self.unstable.get(&fp) == Some(&p) {
                         self.unstable.remove(&fp);
                     }
                 }
             }
             Tree::Stable(node) => {
                 let n = &mut self.nodes[node as usize];
-                if let Some(i) = n.items.iter().position(|&q| q as usize == p) {
+                if let Some(i) = n.items.iter().position(|&q| q == p) {
                     n.items.swap_remove(i);
                 }
                 if n.items.is_empty() {
@@ -434,7 +409,7 @@ impl<'a> Ksmd<'a> {
                 }
             }
         }
-        self.rmap[p].tree = Tree::None;
+        self.rmap[p as usize].tree = Tree::None;
     }
 
     fn free_node(&mut self, node: u32) {
@@ -445,17 +420,13 @@ impl<'a> Ksmd<'a> {
                 self.stable.remove(&fp);
             }
         }
-        self.nodes[node as usize] = StableNode::default();
+        self.nodes[node as usize] = FREE_NODE;
         self.free_nodes.push(node);
         self.c.stable_nodes -= 1;
     }
 
     fn new_node(&mut self, fp: u64) -> u32 {
-        let node = StableNode {
-            fp,
-            items: Vec::new(),
-            mappers: 0,
-        };
+        let node = StableNode { fp, ..FREE_NODE };
         let id = match self.free_nodes.pop() {
             Some(id) => {
                 self.nodes[id as usize] = node;
@@ -472,25 +443,35 @@ impl<'a> Ksmd<'a> {
     }
 
     /// `stable_tree_append`.
-    fn stable_append(&mut self, p: usize, node: u32) {
+    fn stable_append(&mut self, p: PageId, node: u32) {
         let n = &mut self.nodes[node as usize];
-        n.items.push(p as u32);
+        n.items.push(p);
         if n.items.len() == 1 {
             self.c.pages_shared += 1;
         } else {
             self.c.pages_sharing += 1;
         }
-        self.rmap[p].tree = Tree::Stable(node);
-        self.rmap[p].age = 0;
-        self.rmap[p].remaining_skips = 0;
+        let r = &mut self.rmap[p as usize];
+        r.tree = Tree::Stable(node);
+        r.age = 0;
+        r.remaining_skips = 0;
     }
 
-    /// Map page `p` (holding `fp`) to the KSM page of `node`.
-    fn map_to(&mut self, p: usize, node: u32, fp: u64) {
-        self.set_mapping(p, Mapping::Ksm { node, fp });
-        self.nodes[node as usize].mappers += 1;
-        self.stable_append(p, node);
+    /// Merge the resident page `p` (holding `fp`) into the shared frame `to`: its own
+    /// frame is freed and it maps `to`. Returns the frame it maps.
+    fn merge<M: KsmMemory>(&mut self, mem: &mut M, p: PageId, to: Shared, fp: u64) -> Result<u32> {
+        mem.drop_own_frame(p);
+        let frame = mem.memory_mut().map_shared(p, to, fp)?;
         self.c.cpu_ns += self.costs.merge_ns;
+        Ok(frame)
+    }
+
+    /// Map page `p` (holding `fp`) to the live KSM page of `node`.
+    fn map_to<M: KsmMemory>(&mut self, mem: &mut M, p: PageId, node: u32, fp: u64) -> Result<()> {
+        let pfn = self.nodes[node as usize].pfn;
+        self.merge(mem, p, Shared::Ksm(pfn), fp)?;
+        self.stable_append(p, node);
+        Ok(())
     }
 
     fn depth(entries: usize) -> f64 {
@@ -499,7 +480,7 @@ impl<'a> Ksmd<'a> {
 
     /// `stable_tree_search`: a live stable node of content `fp` with room for one more
     /// rmap item; stale nodes met on the way are dropped.
-    fn stable_search(&mut self, fp: u64) -> Option<u32> {
+    fn stable_search<M: KsmMemory>(&mut self, mem: &mut M, fp: u64) -> Option<u32> {
         self.c.cpu_ns += self.costs.compare_ns * Self::depth(self.stable.len());
         let chain = self.stable.get(&fp)?.clone();
         for node in chain {
@@ -509,9 +490,9 @@ impl<'a> Ksmd<'a> {
             // Writes not yet applied to the node's pages may have left it without mappers.
             let items = self.nodes[node as usize].items.clone();
             for q in items {
-                self.apply_writes(q as usize);
+                self.apply_writes(mem, q);
             }
-            if self.nodes[node as usize].mappers == 0 {
+            if !self.live(mem.memory(), node) {
                 self.drop_stale(node);
                 continue;
             }
@@ -520,7 +501,8 @@ impl<'a> Ksmd<'a> {
         None
     }
 
-    /// A KSM page nobody maps any more: unlink its rmap items and free the node.
+    /// A KSM page nobody maps any more (the memory freed it): unlink its rmap items and
+    /// free the node.
     fn drop_stale(&mut self, node: u32) {
         let items = std::mem::take(&mut self.nodes[node as usize].items);
         self.c.pages_shared -= 1;
@@ -532,95 +514,123 @@ impl<'a> Ksmd<'a> {
     }
 
     /// `cmp_and_merge_page`.
-    fn cmp_and_merge(&mut self, p: usize) {
+    fn cmp_and_merge<M: KsmMemory>(&mut self, mem: &mut M, p: PageId) -> Result<()> {
         self.c.cpu_ns += self.costs.visit_ns;
-        if let Mapping::Ksm { node, .. } = self.mapping(p) {
-            if self.rmap[p].tree == Tree::Stable(node) {
-                return;
+        if let Mapping::Ksm { node, .. } = Self::mapping(mem.memory(), p) {
+            if self.rmap[p as usize].tree == Tree::Stable(node) {
+                return Ok(());
             }
         }
         self.remove_from_tree(p);
-        let fp = self.pop.pages[p].at(self.now);
+        let fp = self.content(p).at(self.now);
         match self.params.merge_order {
             MergeOrder::StableTreeFirst => {
-                if self.merge_into_stable(p, fp) || self.volatile_or_zero(p, fp) {
-                    return;
+                if self.merge_into_stable(mem, p, fp)? || self.volatile_or_zero(mem, p, fp)? {
+                    return Ok(());
                 }
             }
             MergeOrder::ChecksumFirst => {
-                if self.volatile_or_zero(p, fp) || self.merge_into_stable(p, fp) {
-                    return;
+                if self.volatile_or_zero(mem, p, fp)? || self.merge_into_stable(mem, p, fp)? {
+                    return Ok(());
                 }
             }
         }
         self.c.cpu_ns += self.costs.compare_ns * Self::depth(self.unstable.len());
         match self.unstable.get(&fp).copied() {
-            Some(q) if q as usize != p => {
-                let q = q as usize;
-                self.apply_writes(q);
-                let still = self.pop.pages[q].at(self.now) == fp
-                    && self.mapping(q) == Mapping::Own
-                    && self.rmap[q].tree == Tree::Unstable;
+            Some(q) if q != p => {
+                self.apply_writes(mem, q);
+                let still = self.content(q).at(self.now) == fp
+                    && mem.memory().frame_of(q).is_some()
+                    && self.rmap[q as usize].tree == Tree::Unstable;
                 self.remove_from_tree(q);
                 if still {
-                    let node = self.new_node(fp);
-                    self.map_to(q, node, fp);
-                    self.map_to(p, node, fp);
+                    self.merge_two(mem, q, p, fp)?;
                 } else {
                     self.insert_unstable(p, fp);
                 }
             }
             _ => self.insert_unstable(p, fp),
         }
+        Ok(())
+    }
+
+    /// `try_to_merge_two_pages`: `p`'s frame becomes a new KSM page of content `fp`
+    /// and `q` (from the unstable tree) maps it too, its own frame freed. Their rmap
+    /// items join the new stable node, `q`'s first.
+    fn merge_two<M: KsmMemory>(
+        &mut self,
+        mem: &mut M,
+        q: PageId,
+        p: PageId,
+        fp: u64,
+    ) -> Result<()> {
+        let node = self.new_node(fp);
+        let own = mem.memory().frame_of(p).unwrap_or(NO_FRAME);
+        let pfn = self.merge(
+            mem,
+            p,
+            Shared::NewKsm {
+                pfn: own,
+                tag: node,
+            },
+            fp,
+        )?;
+        self.nodes[node as usize].pfn = pfn;
+        self.merge(mem, q, Shared::Ksm(pfn), fp)?;
+        self.stable_append(q, node);
+        self.stable_append(p, node);
+        Ok(())
     }
 
     /// The stable tree search; true if the page merged into a KSM page.
-    fn merge_into_stable(&mut self, p: usize, fp: u64) -> bool {
-        match self.stable_search(fp) {
+    fn merge_into_stable<M: KsmMemory>(&mut self, mem: &mut M, p: PageId, fp: u64) -> Result<bool> {
+        match self.stable_search(mem, fp) {
             Some(node) => {
-                self.map_to(p, node, fp);
-                true
+                self.map_to(mem, p, node, fp)?;
+                Ok(true)
             }
-            None => false,
+            None => Ok(false),
         }
     }
 
     /// The checksum test and the zero page; true if the page goes no further (its
     /// checksum changed, or it was mapped to the zero page).
-    fn volatile_or_zero(&mut self, p: usize, fp: u64) -> bool {
+    fn volatile_or_zero<M: KsmMemory>(&mut self, mem: &mut M, p: PageId, fp: u64) -> Result<bool> {
         self.c.cpu_ns += self.costs.checksum_ns;
-        if self.rmap[p].checksum != Some(fp) {
-            self.rmap[p].checksum = Some(fp);
-            return true;
+        let r = &mut self.rmap[p as usize];
+        if r.checksum != Some(fp) {
+            r.checksum = Some(fp);
+            return Ok(true);
         }
         if self.params.use_zero_pages && fp == self.zero {
-            self.set_mapping(p, Mapping::Zero);
-            self.c.ksm_zero_pages += 1;
-            self.c.cpu_ns += self.costs.merge_ns;
-            return true;
+            self.merge(mem, p, Shared::Zero, fp)?;
+            return Ok(true);
         }
-        false
+        Ok(false)
     }
 
-    fn insert_unstable(&mut self, p: usize, fp: u64) {
-        self.unstable.insert(fp, p as u32);
-        self.rmap[p].tree = Tree::Unstable;
+    fn insert_unstable(&mut self, p: PageId, fp: u64) {
+        self.unstable.insert(fp, p);
+        self.rmap[p as usize].tree = Tree::Unstable;
         self.c.pages_unshared += 1;
     }
 
     /// Apply every write up to `now_ns` (copy-on-write of merged pages).
-    pub fn apply_all_writes(&mut self, now_ns: u64) {
+    pub fn apply_all_writes<M: KsmMemory>(&mut self, mem: &mut M, now_ns: u64) {
         self.now = self.now.max(now_ns);
-        for p in 0..self.pop.pages.len() {
-            if self.mapping(p) != Mapping::Own {
-                self.apply_writes(p);
+        for i in 0..self.pop.pages.len() {
+            let p = self.pop.id(i);
+            if mem.memory().is_merged(p) {
+                self.apply_writes(mem, p);
             }
         }
     }
 
-    /// The counters now, as the kernel would show them.
-    pub fn counters(&self) -> Counters {
+    /// The counters now, as the kernel would show them (`ksm_zero_pages` is the
+    /// memory's count of pages mapped to the zero page).
+    pub fn counters(&self, mem: &Memory) -> Counters {
         let mut c = self.c;
+        c.ksm_zero_pages = mem.zero_mapped() as u64;
         c.pages_volatile = c
             .rmap_items
             .saturating_sub(c.pages_shared + c.pages_sharing + c.pages_unshared);
@@ -639,8 +649,9 @@ impl<'a> Ksmd<'a> {
         c
     }
 
-    /// Memory now (call [`Ksmd::apply_all_writes`] first for an up-to-date picture).
-    pub fn memory(&self, now_ns: u64) -> MemoryState {
+    /// Memory now (call [`Ksmd::apply_all_writes`] first for an up-to-date picture):
+    /// the population's pages in `mem` and the KSM pages it holds.
+    pub fn memory(&self, mem: &Memory) -> MemoryState {
         let procs = self.pop.processes.len();
         let mut m = MemoryState {
             saved_by_process: vec![0.0; procs],
@@ -648,43 +659,46 @@ impl<'a> Ksmd<'a> {
             cow_by_process: self.cow.clone(),
             ..Default::default()
         };
-        for p in 0..self.pop.pages.len() {
-            let owner = self.owner(p);
-            if self.pop.processes[owner].start_ns > now_ns {
+        for i in 0..self.pop.pages.len() {
+            let p = self.pop.id(i);
+            if mem.pages().location(p) != Location::Dram {
                 continue;
             }
+            let owner = self.pop.owner[i] as usize;
             m.pages += 1;
-            match self.mapping(p) {
-                Mapping::Own => m.frames += 1,
-                Mapping::Ksm { node, .. } => {
-                    let mappers = self.nodes[node as usize].mappers.max(1) as f64;
-                    m.saved_by_process[owner] += 1.0 - 1.0 / mappers;
+            match mem.shared_frame(p) {
+                None => m.frames += 1,
+                Some(ZERO_FRAME) => {
+                    m.saved_by_process[owner] += 1.0;
                     m.merged_by_process[owner] += 1;
                 }
-                Mapping::Zero => {
-                    m.saved_by_process[owner] += 1.0;
+                Some(pfn) => {
+                    let mappers = mem.ksm_page(pfn).map_or(1, |(_, n)| n) as f64;
+                    m.saved_by_process[owner] += 1.0 - 1.0 / mappers;
                     m.merged_by_process[owner] += 1;
                 }
             }
         }
-        let live_nodes = self.nodes.iter().filter(|n| n.mappers > 0).count() as u64;
-        m.frames += live_nodes;
+        m.frames += mem.ksm_pages() as u64;
         m.saved = m.pages - m.frames;
         m.metadata_bytes = self.c.rmap_items * self.costs.rmap_item_bytes
             + self.c.stable_nodes * self.costs.stable_node_bytes;
         m
     }
 
-    /// Recount everything from the pages' state and check it against the counters and
-    /// the merge invariants; the first difference, in words. Tests call it after every
-    /// step (a second, simple implementation of the bookkeeping).
-    pub fn audit(&self) -> std::result::Result<(), String> {
+    /// Recount everything from the memory's pages and ksmd's trees and check it against
+    /// the counters and the merge invariants; the first difference, in words. Every
+    /// merged page maps a live KSM page or the zero page, with its rmap item on that
+    /// page's stable node; the memory holds exactly the KSM pages of live nodes, each
+    /// mapped by the pages that say so. Tests and the composed phone's check call it (a
+    /// second, simple implementation of the bookkeeping).
+    pub fn audit(&self, mem: &Memory) -> std::result::Result<(), String> {
         let mut shared = 0u64;
         let mut sharing = 0u64;
         for (id, node) in self.nodes.iter().enumerate() {
             if node.items.is_empty() {
-                if node.mappers != 0 {
-                    return Err(format!("free node {id} has mappers"));
+                if node.pfn != NO_FRAME || self.live(mem, id as u32) {
+                    return Err(format!("free node {id} holds a KSM page"));
                 }
                 continue;
             }
@@ -703,8 +717,9 @@ impl<'a> Ksmd<'a> {
         }
         let mut mappers = vec![0u32; self.nodes.len()];
         let (mut unshared, mut items, mut zero) = (0u64, 0u64, 0u64);
-        for p in 0..self.pop.pages.len() {
-            let r = &self.rmap[p];
+        for i in 0..self.pop.pages.len() {
+            let p = self.pop.id(i);
+            let r = &self.rmap[p as usize];
             if r.exists {
                 items += 1;
             } else if r.tree != Tree::None {
@@ -712,22 +727,30 @@ impl<'a> Ksmd<'a> {
             }
             match r.tree {
                 Tree::Unstable => unshared += 1,
-                Tree::Stable(n) if !self.nodes[n as usize].items.contains(&(p as u32)) => {
+                Tree::Stable(n) if !self.nodes[n as usize].items.contains(&p) => {
                     return Err(format!(
                         "page {p} points at node {n}, which does not list it"
                     ))
                 }
                 _ => {}
             }
-            match self.mapping(p) {
+            match Self::mapping(mem, p) {
                 Mapping::Own => {}
                 Mapping::Zero => zero += 1,
                 Mapping::Ksm { node, fp } => {
+                    let Some(n) = self.nodes.get(node as usize) else {
+                        return Err(format!("page {p} maps a KSM page of no stable node"));
+                    };
                     mappers[node as usize] += 1;
+                    if n.pfn != mem.pages().frame(p) {
+                        return Err(format!(
+                            "page {p} maps a KSM page node {node} does not hold"
+                        ));
+                    }
                     if r.tree != Tree::Stable(node) {
                         return Err(format!("page {p} maps node {node} without its item on it"));
                     }
-                    if self.nodes[node as usize].fp != fp {
+                    if n.fp != fp {
                         return Err(format!(
                             "page {p} was merged into a KSM page of other content"
                         ));
@@ -735,13 +758,26 @@ impl<'a> Ksmd<'a> {
                 }
             }
         }
+        let mut alive = 0;
         for (id, node) in self.nodes.iter().enumerate() {
-            if node.mappers != mappers[id] {
+            let held = if self.live(mem, id as u32) {
+                alive += 1;
+                mem.ksm_page(node.pfn).map_or(0, |(_, n)| n)
+            } else {
+                0
+            };
+            if held != mappers[id] {
                 return Err(format!(
-                    "node {id}: {} mappers counted, {} mapped",
-                    node.mappers, mappers[id]
+                    "node {id}: {held} mappers in memory, {} pages map it",
+                    mappers[id]
                 ));
             }
+        }
+        if alive != mem.ksm_pages() {
+            return Err(format!(
+                "{} KSM pages held, {alive} stable nodes' KSM pages alive",
+                mem.ksm_pages()
+            ));
         }
         let c = &self.c;
         let got = (
@@ -749,7 +785,7 @@ impl<'a> Ksmd<'a> {
             c.pages_sharing,
             c.pages_unshared,
             c.rmap_items,
-            c.ksm_zero_pages,
+            mem.zero_mapped() as u64,
         );
         let want = (shared, sharing, unshared, items, zero);
         if got != want {
@@ -768,10 +804,11 @@ impl<'a> Ksmd<'a> {
 
     /// After [`Ksmd::apply_all_writes`]: every page mapped to a KSM page or the zero page
     /// holds that content now (merging never made a page show other data).
-    pub fn audit_contents(&self, now_ns: u64) -> std::result::Result<(), String> {
-        for p in 0..self.pop.pages.len() {
-            let now = self.pop.pages[p].at(now_ns);
-            match self.mapping(p) {
+    pub fn audit_contents(&self, mem: &Memory, now_ns: u64) -> std::result::Result<(), String> {
+        for (i, content) in self.pop.pages.iter().enumerate() {
+            let p = self.pop.id(i);
+            let now = content.at(now_ns);
+            match Self::mapping(mem, p) {
                 Mapping::Ksm { node, .. } if self.nodes[node as usize].fp != now => {
                     return Err(format!("page {p} maps KSM content it does not hold"))
                 }

@@ -5,7 +5,10 @@
 //!   as 64-bit fingerprints that change over time;
 //! - [`presets`]: the Android workload (apps forked from Zygote with Dalvik heap, native
 //!   heap and stack) and the content the real-kernel validation allocates;
-//! - [`ksmd`]: the scanner, stable and unstable trees, copy-on-write, counters;
+//! - [`ksmd`]: the scanner, stable and unstable trees, copy-on-write, counters, on the
+//!   pages of a core memory;
+//! - [`memory`]: what ksmd needs of that memory ([`KsmMemory`]: a bare memory, or the
+//!   reclaim machine) and the memory of a standalone run;
 //! - [`advisor`]: the scan-time advisor;
 //! - [`run`]: ksmd over time, sampled;
 //! - [`impact`]: what KSM does to apps: touch response time and launch time;
@@ -19,6 +22,7 @@ pub mod advisor;
 mod config;
 pub mod impact;
 pub mod ksmd;
+pub mod memory;
 pub mod pages;
 pub mod presets;
 pub mod run;
@@ -26,6 +30,7 @@ pub mod snapshot;
 
 pub use config::{AdvisorMode, KsmParams, MergeOrder, ScanCosts};
 pub use ksmd::{Counters, Ksmd, MemoryState};
+pub use memory::{KsmMemory, Standalone};
 pub use pages::{PageContent, Population, Potential};
 pub use run::{simulate, KsmRun, RunSpec, Sample};
 

@@ -1,6 +1,9 @@
 //! The pages KSM scans: processes (the kernel's `mm_slot`s) in registration order, each
 //! with its mergeable regions (VMAs), each a run of 4 KiB anonymous pages in address
-//! order. A page's content is a 64-bit fingerprint (xxHash64 of its 4 KiB, or a
+//! order. Each page is a page of the memory ksmd merges in, named by its page id there
+//! (the index of its page-table entry): by default the pages are numbered in scan
+//! order, 0, 1, 2, ...; a population of a trace's pages names them by the trace's ids
+//! ([`Population::push_process_at`]). A page's content is a 64-bit fingerprint (xxHash64 of its 4 KiB, or a
 //! synthetic stand-in for one) that may change over time: periodically (a volatile page)
 //! and once at a given time (a later write, e.g. a zero page filled by the heap).
 //! Contents are functions of time, so a run needs no write events. A write puts data
@@ -11,6 +14,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+use crate::trace::PageId;
 use crate::{Error, Result};
 
 /// Bytes in a page.
@@ -86,7 +90,7 @@ impl PageContent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Region {
     pub name: String,
-    /// First page (index into [`Population::pages`]) and number of pages.
+    /// First page (index into [`Population::pages`], in scan order) and number of pages.
     pub first: usize,
     pub len: usize,
 }
@@ -105,18 +109,58 @@ pub struct Process {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Population {
     pub processes: Vec<Process>,
+    /// The pages' contents, in scan order.
     pub pages: Vec<PageContent>,
-    /// Process index of each page.
+    /// Process index of each page, in scan order.
     pub owner: Vec<u32>,
+    /// The page id of each page in the memory, in scan order.
+    #[serde(skip)]
+    ids: Vec<PageId>,
+    /// The scan-order index of each page id ([`NOT_SCANNED`] for a page of the memory
+    /// that is not in the population).
+    #[serde(skip)]
+    index: Vec<u32>,
 }
 
+/// The index of a page id that is not in the population.
+const NOT_SCANNED: u32 = u32::MAX;
+
 impl Population {
-    /// Append a process with its regions, each given as its name and page contents.
+    /// Append a process with its regions, each given as its name and page contents; its
+    /// pages are numbered in scan order (the first page of the population is page 0).
     pub fn push_process(
         &mut self,
         name: &str,
         start_ns: u64,
         regions: Vec<(String, Vec<PageContent>)>,
+    ) -> Result<()> {
+        self.push(name, start_ns, regions, None)
+    }
+
+    /// Append a process with one region of pages of a memory, given as their page ids
+    /// (distinct, and not in the population already) with their contents, in scan order.
+    pub fn push_process_at(
+        &mut self,
+        name: &str,
+        start_ns: u64,
+        region: &str,
+        pages: Vec<(PageId, PageContent)>,
+    ) -> Result<()> {
+        let (ids, contents): (Vec<PageId>, Vec<PageContent>) = pages.into_iter().unzip();
+        self.push(
+            name,
+            start_ns,
+            vec![(region.to_string(), contents)],
+            Some(&ids),
+        )
+    }
+
+    fn push(
+        &mut self,
+        name: &str,
+        start_ns: u64,
+        regions: Vec<(String, Vec<PageContent>)>,
+        ids: Option<&[PageId]>,
     ) -> Result<()> {
         // Process indices are page-table owners: process ids (27 bits).
         if self.processes.len() > crate::trace::MAX_PROC_ID as usize {
@@ -130,6 +174,35 @@ impl Population {
                 format!("more than {} pages", crate::core::pages::ZERO_FRAME),
             ));
         }
+        let first = self.pages.len();
+        let ids: Vec<PageId> = match ids {
+            Some(ids) => ids.to_vec(),
+            None => (first as PageId..(first + pages) as PageId).collect(),
+        };
+        debug_assert_eq!(ids.len(), pages);
+        for (i, &id) in ids.iter().enumerate() {
+            if id >= crate::core::pages::ZERO_FRAME {
+                return Err(Error::config(
+                    "ksm population",
+                    format!("page id {id} is too large"),
+                ));
+            }
+            if self.index.len() <= id as usize {
+                self.index.resize(id as usize + 1, NOT_SCANNED);
+            }
+            if self.index[id as usize] != NOT_SCANNED {
+                // Undo this process's pages so far: the population stays as it was.
+                for &earlier in &ids[..i] {
+                    self.index[earlier as usize] = NOT_SCANNED;
+                }
+                return Err(Error::config(
+                    "ksm population",
+                    format!("page {id} is in the population twice"),
+                ));
+            }
+            self.index[id as usize] = (first + i) as u32;
+        }
+        self.ids.extend(ids);
         let index = self.processes.len() as u32;
         let mut out = Vec::new();
         for (region_name, contents) in regions {
@@ -151,6 +224,27 @@ impl Population {
             regions: out,
         });
         Ok(())
+    }
+
+    /// The page id in the memory of the page at `i` in scan order.
+    #[inline]
+    pub fn id(&self, i: usize) -> PageId {
+        self.ids[i]
+    }
+
+    /// The scan-order index of page `page`, if it is in the population.
+    #[inline]
+    pub fn index_of(&self, page: PageId) -> Option<usize> {
+        match self.index.get(page as usize) {
+            Some(&i) if i != NOT_SCANNED => Some(i as usize),
+            _ => None,
+        }
+    }
+
+    /// One more than the largest page id of the population (0 if empty): the size of
+    /// a vector indexed by its page ids.
+    pub fn id_space(&self) -> usize {
+        self.index.len()
     }
 
     /// Pages of process `p`.

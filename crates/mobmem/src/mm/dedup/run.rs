@@ -1,6 +1,9 @@
 //! A KSM run over time: ksmd wakes, scans a batch, sleeps `sleep_millisecs` (rounded up
 //! to timer ticks) and wakes again; the scan takes the CPU time its pages cost, so the
 //! next wake-up comes that much later. The state is sampled at a fixed interval.
+//!
+//! The pages are those of a [`Standalone`] memory: a frame for every page of the
+//! population (numbered in scan order), each process's pages faulted in when it starts.
 
 use serde::Serialize;
 
@@ -9,6 +12,7 @@ use crate::{counts, reals};
 
 use super::config::{KsmParams, ScanCosts};
 use super::ksmd::{Counters, Ksmd, MemoryState};
+use super::memory::Standalone;
 use super::pages::Population;
 use crate::{Error, Result};
 
@@ -121,6 +125,7 @@ pub fn simulate(
     params.validate()?;
     costs.validate()?;
     spec.validate()?;
+    let mut alone = Standalone::new(pop);
     let mut ksmd = Ksmd::new(pop, params, costs);
     let end = spec.duration_ms * 1_000_000;
     let sample_ns = spec.sample_ms * 1_000_000;
@@ -132,8 +137,9 @@ pub fn simulate(
     let mut last_cpu = 0.0;
     loop {
         while next_sample <= t.min(end) {
-            ksmd.apply_all_writes(next_sample);
-            let counters = ksmd.counters();
+            alone.start_until(pop, next_sample);
+            ksmd.apply_all_writes(&mut alone.mem, next_sample);
+            let counters = ksmd.counters(&alone.mem);
             let cpu_share = if next_sample == 0 {
                 0.0
             } else {
@@ -143,7 +149,7 @@ pub fn simulate(
             samples.push(Sample {
                 time_ms: next_sample / 1_000_000,
                 counters,
-                memory: ksmd.memory(next_sample),
+                memory: ksmd.memory(&alone.mem),
                 cpu_share,
             });
             next_sample += sample_ns;
@@ -155,7 +161,8 @@ pub fn simulate(
             }
             break;
         }
-        let cpu = ksmd.wake(t);
+        alone.start_until(pop, t);
+        let cpu = ksmd.wake(&mut alone.mem, t)?;
         wakeups += 1;
         t += cpu.round() as u64 + sleep;
     }

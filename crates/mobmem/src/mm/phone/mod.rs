@@ -9,10 +9,12 @@
 //!   pool's compressed pages take frames of the same memory (held as unmovable frames,
 //!   so reclaim must make room for them). With no swap, or when the architecture has no
 //!   room, the low-memory killer frees memory.
-//! - **dedup**: ksmd ([`crate::mm::dedup::Ksmd`]) scans the anonymous pages on its own
-//!   clock. A page it merges gives its frame back; every live KSM page holds one frame.
-//!   A read of a merged page is served by the shared page; a write copies it (a minor
-//!   fault and a fresh frame).
+//! - **dedup**: ksmd ([`crate::mm::dedup::Ksmd`]) scans the anonymous pages of the
+//!   reclaim machine's memory on its own clock (a timer of the event loop). A page it
+//!   merges gives its frame back and maps the shared one; a KSM page is the frame of the
+//!   page it was made from, held as unmovable until its last mapping goes. A read of a
+//!   merged page is served by the shared page; a write copies it (a minor fault and a
+//!   fresh frame, through reclaim).
 //! - **fs**: a file page read from flash is priced by the file system's read path
 //!   ([`crate::mm::fs::read`]) on the slot's platform: compressed code is decompressed;
 //!   with the selective page cache, incompressible media bypasses the page cache and
@@ -54,8 +56,6 @@ use crate::trace::{Event, PageId, PageKind, ProcId, ADJ_FOREGROUND};
 use crate::workload::phone::{content_base, AnonContent, FileClass, PhoneTrace};
 use crate::{Error, Result};
 pub use config::{Choice, PhoneConfig, SLOTS};
-
-const NO_INDEX: u32 = u32::MAX;
 
 /// Check that every slot of `choice` names a known mechanism.
 pub(crate) fn check_choice(config: &PhoneConfig, choice: &Choice) -> Result<()> {
@@ -211,16 +211,11 @@ impl FsPrices {
     }
 }
 
-/// KSM beside reclaim.
+/// ksmd on the reclaim machine's memory.
 struct Dedup<'a> {
     ksmd: Ksmd<'a>,
-    /// Trace page of each population page, and back.
-    page_of: Vec<PageId>,
-    index_of: Vec<u32>,
     next_wake_ns: u64,
     sleep_ns: u64,
-    /// Frames held for live KSM pages.
-    held: Vec<u32>,
     saved_sum: f64,
     saved_peak: u64,
     wakes: u64,
@@ -235,9 +230,6 @@ pub struct Phone<'a> {
     /// Processes in the trace.
     procs: usize,
     dedup: Option<Dedup<'a>>,
-    /// Per page: mapped to a KSM page (it holds no frame of its own).
-    merged: Vec<bool>,
-    merged_count: usize,
     cache: Option<Simulator>,
     fs: FsPrices,
     launches: LaunchTracker,
@@ -253,8 +245,8 @@ pub struct Phone<'a> {
 }
 
 /// The KSM population of a phone trace: one process per app in process order, its
-/// anonymous pages in page order, with their contents.
-fn population(trace: &PhoneTrace, volatile_seed: u64) -> Result<(Population, Vec<PageId>)> {
+/// anonymous pages in page order (named by their trace page ids), with their contents.
+fn population(trace: &PhoneTrace, volatile_seed: u64) -> Result<Population> {
     let procs = trace.trace.tables.processes.len();
     let mut by_proc: Vec<Vec<PageId>> = vec![Vec::new(); procs];
     for (page, key) in trace.trace.tables.pages.iter().enumerate() {
@@ -273,11 +265,10 @@ fn population(trace: &PhoneTrace, volatile_seed: u64) -> Result<(Population, Vec
         }
     }
     let mut pop = Population::default();
-    let mut page_of = Vec::new();
     for (proc, pages) in by_proc.into_iter().enumerate() {
         let contents = pages
-            .iter()
-            .map(|&page| {
+            .into_iter()
+            .map(|page| {
                 let content =
                     trace.content[page as usize].unwrap_or(AnonContent::Own { period_ns: 0 });
                 let mut c = match content_base(content, page) {
@@ -291,18 +282,18 @@ fn population(trace: &PhoneTrace, volatile_seed: u64) -> Result<(Population, Vec
                     }
                 }
                 c.write_at_ns = NEVER;
-                c
+                (page, c)
             })
             .collect();
         let name = &trace.trace.tables.processes[proc].name;
-        pop.push_process(
+        pop.push_process_at(
             name,
             trace.start_ns.get(proc).copied().unwrap_or(0),
-            vec![("anon".into(), contents)],
+            "anon",
+            contents,
         )?;
-        page_of.extend(pages);
     }
-    Ok((pop, page_of))
+    Ok(pop)
 }
 
 impl<'a> Phone<'a> {
@@ -312,7 +303,7 @@ impl<'a> Phone<'a> {
         config: &'a PhoneConfig,
         choice: &Choice,
         trace: &'a PhoneTrace,
-        population: Option<&'a (Population, Vec<PageId>)>,
+        population: Option<&'a Population>,
     ) -> Result<Self> {
         check_choice(config, choice)?;
         let pages = trace.trace.tables.pages.len();
@@ -395,20 +386,12 @@ impl<'a> Phone<'a> {
                 let mut params = config.dedup.ksm.clone();
                 params.pages_to_scan =
                     ((params.pages_to_scan as f64 * config.scale).round() as u32).max(1);
-                let mut ksmd = Ksmd::new(&pop.0, &params, &ScanCosts::default());
-                ksmd.follow_mappings();
-                let mut index_of = vec![NO_INDEX; pages];
-                for (i, &p) in pop.1.iter().enumerate() {
-                    index_of[p as usize] = i as u32;
-                }
+                let ksmd = Ksmd::new(pop, &params, &ScanCosts::default());
                 let sleep_ns = params.sleep_ns();
                 Some(Dedup {
                     ksmd,
-                    page_of: pop.1.clone(),
-                    index_of,
                     next_wake_ns: sleep_ns,
                     sleep_ns,
-                    held: Vec::new(),
                     saved_sum: 0.0,
                     saved_peak: 0,
                     wakes: 0,
@@ -449,8 +432,6 @@ impl<'a> Phone<'a> {
             m,
             procs,
             dedup,
-            merged: vec![false; pages],
-            merged_count: 0,
             cache,
             fs: FsPrices::new(&choice.fs, &platform, config.fs.codec, config.fs.code_ratio),
             launches: LaunchTracker::new(config.launch.clone()),
@@ -463,23 +444,6 @@ impl<'a> Phone<'a> {
             metrics: PhoneMetrics::default(),
             pool_peak: 0,
         })
-    }
-
-    /// `page` leaves its KSM page (written, or its app is gone); ksmd is told.
-    fn unmerge(&mut self, page: PageId) {
-        self.set_merged(page, false);
-        if let Some(d) = &mut self.dedup {
-            let i = d.index_of[page as usize];
-            if i != NO_INDEX {
-                d.ksmd.write_fault(i as usize);
-                d.ksmd.take_changes();
-            }
-        }
-    }
-
-    fn set_merged(&mut self, page: PageId, merged: bool) {
-        let was = std::mem::replace(&mut self.merged[page as usize], merged);
-        self.merged_count = self.merged_count + merged as usize - was as usize;
     }
 
     /// Charge a fault of `proc` taking `ns` and `nj`: to its interaction, its launch and
@@ -509,86 +473,12 @@ impl<'a> Phone<'a> {
         }
     }
 
-    /// A frame for the kernel's own use (KSM pages), reclaiming (and killing) if
-    /// needed.
-    fn take_frame(&mut self, accessor: ProcId) -> Result<Option<u32>> {
-        let pfn = match self.m.mem.find_free_block(0) {
-            Some(pfn) => Some(pfn),
-            None => self.m.allocate_for(0, Some(accessor))?,
-        };
-        if let Some(pfn) = pfn {
-            self.m.mem.allocate_unmovable(pfn, 0);
-        }
-        Ok(pfn)
-    }
-
-    /// Processes the machine's killer took: their launches end, their merged pages
-    /// leave their KSM pages.
+    /// Processes the machine's killer took: their launches end. (Their pages left
+    /// memory with them, merged ones their shared frames: `Memory::discard`.)
     fn settle_kills(&mut self) {
-        for (proc, pages) in self.m.take_kills() {
-            self.process_ended(proc, &pages);
+        for (proc, _) in self.m.take_kills() {
+            self.launches.end_of(proc);
         }
-    }
-
-    /// `proc` ended (killed or exited) with `pages`: its launch ends, its merged pages
-    /// are unmapped from their KSM pages.
-    fn process_ended(&mut self, proc: ProcId, pages: &[PageId]) {
-        self.launches.end_of(proc);
-        for &page in pages {
-            if self.merged[page as usize] {
-                self.unmerge(page);
-            }
-        }
-    }
-
-    /// ksmd's wake-ups due by now, and what they change in memory.
-    fn run_ksm(&mut self, accessor: ProcId) -> Result<()> {
-        let Some(d) = &mut self.dedup else {
-            return Ok(());
-        };
-        if self.now_ns < d.next_wake_ns {
-            return Ok(());
-        }
-        while d.next_wake_ns <= self.now_ns {
-            let at = d.next_wake_ns;
-            d.ksmd.wake(at);
-            d.next_wake_ns += d.sleep_ns;
-            d.wakes += 1;
-        }
-        let changes: Vec<(PageId, bool)> = (d.ksmd.take_changes().into_iter())
-            .map(|(i, merged)| (d.page_of[i as usize], merged))
-            .collect();
-        let shared = d.ksmd.counters().pages_shared as usize;
-        for (page, merged) in changes {
-            if merged {
-                // Only a page in memory is merged (ksmd does not fault swapped pages in).
-                if self.m.mem.frame_of(page).is_some() {
-                    self.m.discard(page);
-                    self.set_merged(page, true);
-                }
-            } else {
-                self.set_merged(page, false);
-            }
-        }
-        // Live KSM pages each hold a frame.
-        let d = self.dedup.as_mut().expect("dedup on");
-        while d.held.len() > shared {
-            let pfn = d.held.pop().expect("non-empty");
-            self.m.mem.free_unmovable(pfn, 0);
-        }
-        while self.dedup.as_ref().expect("dedup on").held.len() < shared {
-            let Some(pfn) = self.take_frame(accessor)? else {
-                break;
-            };
-            self.dedup.as_mut().expect("dedup on").held.push(pfn);
-        }
-        self.settle_kills();
-        let merged = self.merged_count as u64;
-        let d = self.dedup.as_mut().expect("dedup on");
-        let saved = merged.saturating_sub(d.held.len() as u64);
-        d.saved_sum += saved as f64;
-        d.saved_peak = d.saved_peak.max(saved);
-        Ok(())
     }
 
     fn file_access(&mut self, event: &Event) -> Result<()> {
@@ -624,12 +514,15 @@ impl<'a> Phone<'a> {
 
     fn anon_access(&mut self, event: &Event) -> Result<()> {
         let (page, proc) = (event.page(), event.proc());
-        if self.merged[page as usize] {
+        if self.m.mem.is_merged(page) {
             if !event.is_write() {
                 return Ok(());
             }
-            // Copy on write: the page leaves the KSM page and gets a frame of its own.
-            self.unmerge(page);
+            // Copy on write: the page leaves the shared frame and faults a frame of its
+            // own in (below).
+            if let Some(d) = &mut self.dedup {
+                d.ksmd.write_fault(&mut self.m, page);
+            }
             self.metrics.cow_faults += 1;
         }
         match self.m.access(page, proc, true, event.is_write())? {
@@ -674,32 +567,15 @@ impl<'a> Phone<'a> {
     }
 
     /// Check that every page is in exactly one place and every held frame is accounted
-    /// for: reclaim's memory is consistent; a merged page holds no frame and no swap
-    /// slot; a page reclaim holds as swapped has a slot on a swap device and the other
-    /// way round; the frames held for the zram pool and for KSM pages match their
-    /// counts; each touched anonymous page is on exactly one app's list.
+    /// for: reclaim's memory is consistent (a merged page holds no frame of its own and
+    /// no swap slot and maps a live KSM page or the zero page; a swapped page has a slot
+    /// on a swap device and the other way round; the frames held for the zram pool and
+    /// for KSM pages match their counts) and every resident page is on one of its
+    /// policy's lists; ksmd's trees and counters agree with the memory's merged pages.
     pub fn validate(&self) -> std::result::Result<(), String> {
         self.m.check()?;
-        let pages = self.trace.trace.tables.pages.len();
-        if self.merged.iter().filter(|&&m| m).count() != self.merged_count {
-            return Err(format!("{} merged pages counted", self.merged_count));
-        }
-        for page in 0..pages as PageId {
-            let mem = &self.m.mem;
-            let (resident, swapped) = (mem.frame_of(page).is_some(), mem.is_swapped(page));
-            let slot = mem.pages().slot(page).is_some();
-            if self.merged[page as usize] && (resident || swapped || slot) {
-                return Err(format!("merged page {page} also holds a frame or a slot"));
-            }
-        }
         if let Some(d) = &self.dedup {
-            let shared = d.ksmd.counters().pages_shared as usize;
-            if d.held.len() != shared {
-                return Err(format!(
-                    "{} frames held for {shared} KSM pages",
-                    d.held.len()
-                ));
-            }
+            d.ksmd.audit(&self.m.mem)?;
         }
         Ok(())
     }
@@ -797,7 +673,7 @@ impl<'a> Phone<'a> {
         }
         let mib = |pages: f64| pages / 256.0 / c.scale;
         if let Some(dd) = &self.dedup {
-            let cpu = dd.ksmd.counters().cpu_ns;
+            let cpu = dd.ksmd.counters(&self.m.mem).cpu_ns;
             m.ksm_cpu_ms = cpu / 1e6;
             energy += cpu * c.response.cpu_w;
             m.ksm_saved_mib = if dd.wakes > 0 {
@@ -837,7 +713,6 @@ impl EventHandler for Phone<'_> {
             ));
         }
         self.metrics.accesses += 1;
-        self.run_ksm(proc)?;
         if event.is_anon() {
             self.anon_access(event)?;
         } else {
@@ -875,9 +750,30 @@ impl EventHandler for Phone<'_> {
 
     fn exit(&mut self, proc: ProcId) -> Result<()> {
         if (proc as usize) < self.procs {
-            let pages = self.m.end_process(proc, false);
-            self.process_ended(proc, &pages);
+            self.m.end_process(proc, false);
+            self.launches.end_of(proc);
         }
+        Ok(())
+    }
+
+    /// ksmd's next wake-up.
+    fn next_wake(&self) -> Option<u64> {
+        self.dedup.as_ref().map(|d| d.next_wake_ns)
+    }
+
+    /// ksmd wakes and scans a batch of the memory's pages; the memory KSM saves (pages
+    /// merged less the KSM pages they share) is sampled.
+    fn wake(&mut self, at_ns: u64) -> Result<()> {
+        let Some(d) = &mut self.dedup else {
+            return Ok(());
+        };
+        d.ksmd.wake(&mut self.m, at_ns)?;
+        d.next_wake_ns = at_ns + d.sleep_ns;
+        d.wakes += 1;
+        let mem = &self.m.mem;
+        let saved = mem.merged_pages().saturating_sub(mem.ksm_pages()) as u64;
+        d.saved_sum += saved as f64;
+        d.saved_peak = d.saved_peak.max(saved);
         Ok(())
     }
 }

@@ -112,6 +112,34 @@ fn every_page_is_in_one_place_in_every_combination() {
 }
 
 #[test]
+fn ksmd_wakes_on_the_loop_timer_and_merges_the_memorys_pages() {
+    let mut c = small();
+    c.dedup.ksm.pages_to_scan = 4000;
+    let trace = workload(&c, 2).unwrap();
+    let choice = c.mechanisms();
+    assert_eq!(choice.dedup, "ksm");
+    let pop = population(&trace, 2).unwrap();
+    let mut phone = Phone::new(&c, &choice, &trace, Some(&pop)).unwrap();
+    events::replay(&mut phone, &trace.trace.events).unwrap();
+    phone.validate().unwrap();
+    // One wake-up every sleep from the first sleep on, each due by the last event.
+    let last = trace.trace.events.last().unwrap().time_ns();
+    let d = phone.dedup.as_ref().unwrap();
+    assert!(d.sleep_ns > 0);
+    assert_eq!(d.wakes, last / d.sleep_ns);
+    assert!(d.next_wake_ns > last && d.next_wake_ns - d.sleep_ns <= last);
+    // The pages ksmd merged are the memory's, named by the trace's page ids: anonymous
+    // pages of the population, in no frame of their own.
+    let mem = &phone.m.mem;
+    assert!(mem.merged_pages() > 0 && mem.ksm_pages() > 0);
+    for page in (0..mem.pages().len() as PageId).filter(|&p| mem.is_merged(p)) {
+        assert!(pop.index_of(page).is_some(), "page {page}");
+        assert_eq!(trace.trace.tables.pages[page as usize].kind, PageKind::Anon);
+        assert_eq!(mem.frame_of(page), None);
+    }
+}
+
+#[test]
 fn runs_are_deterministic_and_seeds_differ() {
     let c = small();
     let (a, b) = (workload(&c, 1).unwrap(), workload(&c, 1).unwrap());
