@@ -42,8 +42,8 @@ use crate::core::swap::{SwapDevice, SwapSlots};
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
 use crate::mm::dedup::{pages::NEVER, Ksmd, PageContent, Population, ScanCosts};
-use crate::mm::fs::read::{read_file_by_page, PageCacheState, ReadPath};
-use crate::mm::fs::{Codec, StoredFile, StoredPage};
+use crate::mm::fs::read::{FilePage, PageCache, ReadPath};
+use crate::mm::fs::{Codec, StoredPage};
 use crate::mm::placement::sim::{RunSetup, Simulator};
 use crate::mm::placement::{find_policy as find_placement, Capacity, Family};
 use crate::core::memory::FaultKind;
@@ -174,15 +174,15 @@ struct FsPrices {
 }
 
 impl FsPrices {
-    /// One page of each class read through the file system's own read path
-    /// ([`read_file_by_page`]) on `platform`: code stored compressed by `code_ratio`
+    /// One page of each class read through the file system's own read path from a page
+    /// cache that holds nothing, on `platform`: code stored compressed by `code_ratio`
     /// (raw with `off`), media raw; `selective` reads raw pages around the page cache.
     fn new(mode: &str, platform: &Platform, codec: Codec, code_ratio: f64) -> Self {
         const PAGE: u32 = 4096;
         let path = if mode == "selective" {
-            ReadPath::Selective
+            ReadPath::SELECTIVE
         } else {
-            ReadPath::PageCache
+            ReadPath::PAGE_CACHE
         };
         let read = |compressed: bool| {
             let stored = if compressed {
@@ -190,14 +190,13 @@ impl FsPrices {
             } else {
                 PAGE
             };
-            let file = StoredFile {
-                name: "page".into(),
-                codec,
-                pages: vec![StoredPage::new(compressed, PAGE, stored)],
+            let page = FilePage {
+                id: 0,
+                stored: StoredPage::new(compressed, PAGE, stored),
             };
-            let cost = read_file_by_page(&file, path, platform, &mut PageCacheState::new())
-                .pop()
-                .unwrap_or_default();
+            let cost = (path.fs().read(&mut Empty, page))
+                .unwrap_or_default()
+                .priced(platform, codec);
             PageRead {
                 ns: cost.time_ns,
                 nj: cost.energy_nj,
@@ -206,8 +205,21 @@ impl FsPrices {
         FsPrices {
             code: read(mode != "off"),
             media: read(false),
-            media_bypass: path == ReadPath::Selective,
+            media_bypass: path == ReadPath::SELECTIVE,
         }
+    }
+}
+
+/// A page cache that holds nothing and keeps nothing.
+struct Empty;
+
+impl PageCache for Empty {
+    fn holds(&self, _: PageId) -> bool {
+        false
+    }
+
+    fn access(&mut self, _: PageId, _: bool) -> Result<()> {
+        Ok(())
     }
 }
 
