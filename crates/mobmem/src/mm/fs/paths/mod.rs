@@ -105,46 +105,54 @@ mod tests {
         );
     }
 
-    #[test]
-    fn every_path_keeps_the_contracts_of_a_read() {
+    /// Every path, every kind of page, held by the page cache or not: `check` gets the
+    /// path, the page (id 7) and a recorder that holds it or not.
+    fn every_case(mut check: impl FnMut(ReadPath, FilePage, Recorder, bool)) {
         for path in ReadPath::all() {
             for stored in pages() {
                 for held in [false, true] {
-                    let page = FilePage { id: 7, stored };
-                    let mut cache = Recorder {
+                    let cache = Recorder {
                         held: if held { vec![7] } else { vec![] },
                         ..Recorder::default()
                     };
-                    let cost = path.fs().read(&mut cache, page).unwrap();
-                    let calls = cache.calls.take();
-                    let what = format!("{} {stored:?} held {held}", path.name());
-                    // Asked first; one page counted, not priced.
-                    assert_eq!(calls.first(), Some(&Call::Holds(7)), "{what}");
-                    assert_eq!(cost.pages, 1, "{what}");
-                    assert_eq!(cost.cache_hits, u64::from(held), "{what}");
-                    assert_eq!((cost.time_ns, cost.energy_nj), (0.0, 0.0), "{what}");
-                    let accessed = calls.contains(&Call::Access(7, false));
-                    assert!(!calls.contains(&Call::Access(7, true)), "{what}");
-                    if held {
-                        // A hit, whatever cached it, and the memory sees the reference.
-                        assert_eq!(cost, ReadCost::cache_hit(&stored), "{what}");
-                        assert!(accessed, "{what}");
-                    } else if accessed {
-                        // Kept: read into a page-cache page of its own.
-                        assert_eq!(cost, ReadCost::into_page_cache(&stored), "{what}");
-                    } else {
-                        // Not kept: nothing allocated, nothing left in memory.
-                        assert_eq!(cost.pages_allocated, 0, "{what}");
-                        assert_eq!(cost.flash_bytes, u64::from(stored.data_len), "{what}");
-                        assert!(cache.held.is_empty(), "{what}");
-                    }
-                    // A compressed page needs a page-cache page to decompress into.
-                    if stored.compressed && !held {
-                        assert!(accessed, "{what}");
-                    }
+                    check(path, FilePage { id: 7, stored }, cache, held);
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_path_keeps_the_contracts_of_a_read() {
+        every_case(|path, page, mut cache, held| {
+            let stored = page.stored;
+            let cost = path.fs().read(&mut cache, page).unwrap();
+            let calls = cache.calls.take();
+            let what = format!("{} {stored:?} held {held}", path.name());
+            // Asked first; one page counted, not priced.
+            assert_eq!(calls.first(), Some(&Call::Holds(7)), "{what}");
+            assert_eq!(cost.pages, 1, "{what}");
+            assert_eq!(cost.cache_hits, u64::from(held), "{what}");
+            assert_eq!((cost.time_ns, cost.energy_nj), (0.0, 0.0), "{what}");
+            let accessed = calls.contains(&Call::Access(7, false));
+            assert!(!calls.contains(&Call::Access(7, true)), "{what}");
+            if held {
+                // A hit, whatever cached it, and the memory sees the reference.
+                assert_eq!(cost, ReadCost::cache_hit(&stored), "{what}");
+                assert!(accessed, "{what}");
+            } else if accessed {
+                // Kept: read into a page-cache page of its own.
+                assert_eq!(cost, ReadCost::into_page_cache(&stored), "{what}");
+            } else {
+                // Not kept: nothing allocated, nothing left in memory.
+                assert_eq!(cost.pages_allocated, 0, "{what}");
+                assert_eq!(cost.flash_bytes, u64::from(stored.data_len), "{what}");
+                assert!(cache.held.is_empty(), "{what}");
+            }
+            // A compressed page needs a page-cache page to decompress into.
+            if stored.compressed && !held {
+                assert!(accessed, "{what}");
+            }
+        });
     }
 
     #[test]
@@ -165,22 +173,15 @@ mod tests {
 
     #[test]
     fn every_path_writes_through_the_page_cache_and_passes_its_errors_on() {
+        every_case(|path, page, mut cache, held| {
+            let cost = path.fs().write(&mut cache, page).unwrap();
+            assert!(cache.calls.take().contains(&Call::Access(7, true)));
+            assert_eq!(cache.held, [7]);
+            assert_eq!((cost.pages, cost.flash_bytes), (0, 0));
+            assert_eq!(cost.pages_allocated, u64::from(!held));
+            assert_eq!(cost.ram_copy_bytes, u64::from(page.stored.data_len));
+        });
         for path in ReadPath::all() {
-            for stored in pages() {
-                for held in [false, true] {
-                    let page = FilePage { id: 3, stored };
-                    let mut cache = Recorder {
-                        held: if held { vec![3] } else { vec![] },
-                        ..Recorder::default()
-                    };
-                    let cost = path.fs().write(&mut cache, page).unwrap();
-                    assert!(cache.calls.take().contains(&Call::Access(3, true)));
-                    assert_eq!(cache.held, [3]);
-                    assert_eq!((cost.pages, cost.flash_bytes), (0, 0));
-                    assert_eq!(cost.pages_allocated, u64::from(!held));
-                    assert_eq!(cost.ram_copy_bytes, u64::from(stored.data_len));
-                }
-            }
             // The memory's errors come back as they are, from either verb.
             let mut full = Recorder {
                 full: true,
