@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use mobmem::devices::platform::Platform;
 use mobmem::mm::fs::{
-    analyze_paths, bench_codecs, read_twice, Codec, ReadCost, ReadPath, WritePolicy,
+    analyze_paths, bench_codecs, read_twice_in, Codec, FsMemory, ReadCost, ReadPath, WritePolicy,
 };
 use mobmem::report::short;
 
@@ -80,9 +80,12 @@ fn analyze(args: AnalyzeArgs) -> Result<()> {
     if analysis.files.is_empty() {
         bail!("no regular files under the given paths");
     }
-    // Per file, policy and read path: the cost of a first read and of reading again.
+    // Per file, policy and read path: the cost of a first read and of reading again,
+    // each from an empty page cache in a memory of the platform's RAM.
+    let read_paths = ReadPath::all();
+    let mut memory = FsMemory::for_platform(&platform)?;
     let mut totals: Vec<Vec<(ReadCost, ReadCost)>> =
-        vec![vec![Default::default(); ReadPath::ALL.len()]; policies.len()];
+        vec![vec![Default::default(); read_paths.len()]; policies.len()];
     let mut files_json = Vec::new();
     let mut lines = Vec::new();
     for file in &analysis.files {
@@ -92,8 +95,8 @@ fn analyze(args: AnalyzeArgs) -> Result<()> {
             let summary = &file.summaries[i];
             let mut reads = serde_json::Map::new();
             let mut cells = Vec::new();
-            for (j, path) in ReadPath::ALL.iter().enumerate() {
-                let (first, again) = read_twice(stored, *path, &platform);
+            for (j, path) in read_paths.iter().enumerate() {
+                let (first, again) = read_twice_in(stored, *path, &platform, &mut memory)?;
                 cells.push(format!(
                     "{:>10} {:>10}",
                     short(first.time_ns / 1e6),
@@ -120,7 +123,7 @@ fn analyze(args: AnalyzeArgs) -> Result<()> {
         .iter()
         .enumerate()
         .map(|(i, (label, _))| {
-            let reads: serde_json::Map<String, Value> = ReadPath::ALL
+            let reads: serde_json::Map<String, Value> = read_paths
                 .iter()
                 .enumerate()
                 .map(|(j, path)| {
@@ -143,7 +146,7 @@ fn analyze(args: AnalyzeArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    let paths: Vec<&str> = ReadPath::ALL.iter().map(|p| p.name()).collect();
+    let paths: Vec<&str> = read_paths.iter().map(|p| p.name()).collect();
     println!(
         "codec {}, platform {}; read times in ms (first read, read again)",
         args.codec.name(),
@@ -168,7 +171,7 @@ fn analyze(args: AnalyzeArgs) -> Result<()> {
     println!("totals:");
     for (i, (label, _)) in policies.iter().enumerate() {
         let t = &analysis.totals[i];
-        let cells: Vec<String> = (0..ReadPath::ALL.len())
+        let cells: Vec<String> = (0..read_paths.len())
             .map(|j| {
                 format!(
                     "{:>10} {:>10}",

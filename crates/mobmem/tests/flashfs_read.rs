@@ -3,9 +3,12 @@
 //! printed as predictions (run with `--nocapture` to see them), not checked against a
 //! target.
 
+use std::cell::RefCell;
+
 use mobmem::devices::platform::{flash, ram, DecompressTimes, Platform};
 use mobmem::mm::fs::{
-    read_file, read_twice, Codec, PageCacheState, ReadCost, ReadPath, StoredFile, StoredPage,
+    read_file, read_twice, read_twice_in, Codec, FsMemory, ReadCost, ReadPath, StoredFile,
+    StoredPage,
 };
 use proptest::prelude::*;
 
@@ -68,7 +71,7 @@ fn raw_file(name: &str, pages: usize) -> StoredFile {
 
 #[test]
 fn page_cache_path_first_read() {
-    let (first, _) = read_twice(&three_pages(), ReadPath::PageCache, &round_platform());
+    let (first, _) = read_twice(&three_pages(), ReadPath::PAGE_CACHE, &round_platform()).unwrap();
     // flash 4096 + 1000 + 100 = 5196; copies 4096 + 4096 + 100 = 8292;
     // RAM read = copies 8292 + decompression input 1000 = 9292;
     // RAM written = flash 5196 + decompression output 4096 + copies 8292 = 17584.
@@ -93,7 +96,7 @@ fn page_cache_path_first_read() {
 
 #[test]
 fn page_cache_path_re_read() {
-    let (_, again) = read_twice(&three_pages(), ReadPath::PageCache, &round_platform());
+    let (_, again) = read_twice(&three_pages(), ReadPath::PAGE_CACHE, &round_platform()).unwrap();
     // Three hits: copies only. CPU = time = 0.5 x 8292 + 3 x 10 = 4176.
     // energy = 2088 + 4176 + 0 + 0.25 x 8292 + 0.5 x 8292 = 2088 + 4176 + 2073 + 4146 = 12483.
     let expected = ReadCost {
@@ -114,7 +117,7 @@ fn page_cache_path_re_read() {
 
 #[test]
 fn selective_path_first_read() {
-    let (first, _) = read_twice(&three_pages(), ReadPath::Selective, &round_platform());
+    let (first, _) = read_twice(&three_pages(), ReadPath::SELECTIVE, &round_platform()).unwrap();
     // Raw pages: flash straight to the user (4096 + 100 bytes written to RAM, nothing
     // else). The compressed page as on the page-cache path.
     // RAM read = copy 4096 + decompression input 1000 = 5096;
@@ -139,7 +142,7 @@ fn selective_path_first_read() {
 
 #[test]
 fn selective_path_re_read() {
-    let (_, again) = read_twice(&three_pages(), ReadPath::Selective, &round_platform());
+    let (_, again) = read_twice(&three_pages(), ReadPath::SELECTIVE, &round_platform()).unwrap();
     // Page 1 is a hit (copy 4096); pages 0 and 2 come from flash again (4196 bytes).
     // CPU = 0.5 x 4096 + 3 x 10 + 2 x 2000 = 6078; time = 6078 + 4196 = 10274.
     // energy = 5137 + 6078 + 8392 + 1024 + 0.5 x (4196 + 4096) = 5137 + 6078 + 8392
@@ -163,8 +166,9 @@ fn selective_path_re_read() {
 #[test]
 fn selective_wins_the_first_read_and_loses_the_re_read() {
     let platform = round_platform();
-    let (pc_first, pc_again) = read_twice(&three_pages(), ReadPath::PageCache, &platform);
-    let (sel_first, sel_again) = read_twice(&three_pages(), ReadPath::Selective, &platform);
+    let (pc_first, pc_again) = read_twice(&three_pages(), ReadPath::PAGE_CACHE, &platform).unwrap();
+    let (sel_first, sel_again) =
+        read_twice(&three_pages(), ReadPath::SELECTIVE, &platform).unwrap();
     assert!(sel_first.time_ns < pc_first.time_ns);
     assert!(sel_first.energy_nj < pc_first.energy_nj);
     assert!(sel_again.time_ns > pc_again.time_ns);
@@ -175,9 +179,9 @@ fn selective_wins_the_first_read_and_loses_the_re_read() {
 fn the_codec_of_the_file_sets_the_decompression_time() {
     let platform = round_platform();
     let mut file = three_pages();
-    let zlib = read_twice(&file, ReadPath::Selective, &platform).0;
+    let zlib = read_twice(&file, ReadPath::SELECTIVE, &platform).unwrap().0;
     file.codec = Codec::Zstd;
-    let zstd = read_twice(&file, ReadPath::Selective, &platform).0;
+    let zstd = read_twice(&file, ReadPath::SELECTIVE, &platform).unwrap().0;
     // 4096 decompressed bytes at 5 instead of 2 ns per byte.
     assert_eq!(zstd.time_ns - zlib.time_ns, 3.0 * 4096.0);
 }
@@ -185,15 +189,15 @@ fn the_codec_of_the_file_sets_the_decompression_time() {
 #[test]
 fn a_cache_shared_by_several_files_keeps_them_apart() {
     let platform = round_platform();
-    let mut cache = PageCacheState::new();
+    let mut cache = FsMemory::new(4096).unwrap();
     let a = three_pages();
     let mut b = three_pages();
     b.name = "other".into();
-    read_file(&a, ReadPath::PageCache, &platform, &mut cache);
-    let b_first = read_file(&b, ReadPath::PageCache, &platform, &mut cache);
+    read_file(&a, ReadPath::PAGE_CACHE, &platform, &mut cache).unwrap();
+    let b_first = read_file(&b, ReadPath::PAGE_CACHE, &platform, &mut cache).unwrap();
     assert_eq!(b_first.cache_hits, 0);
     assert_eq!(cache.cached_pages(), 6);
-    let a_again = read_file(&a, ReadPath::PageCache, &platform, &mut cache);
+    let a_again = read_file(&a, ReadPath::PAGE_CACHE, &platform, &mut cache).unwrap();
     assert_eq!(a_again.cache_hits, 3);
 }
 
@@ -201,7 +205,8 @@ fn a_cache_shared_by_several_files_keeps_them_apart() {
 fn the_pxa250_selective_path_reads_1_mib_of_raw_pages_in_330_ms() {
     // The calibration: 256 raw pages, 330 ms within 5%.
     let platform = Platform::pxa250();
-    let (first, again) = read_twice(&raw_file("mpeg", 256), ReadPath::Selective, &platform);
+    let (first, again) =
+        read_twice(&raw_file("mpeg", 256), ReadPath::SELECTIVE, &platform).unwrap();
     let ms = first.time_ns / 1e6;
     assert!((ms - 330.0).abs() <= 330.0 * 0.05, "{ms} ms");
     // Nothing is cached, so the re-read costs the same.
@@ -226,7 +231,7 @@ fn stock_path_predictions_on_both_platforms() {
     // fitted, and it is fitted to the selective path.
     for name in Platform::names() {
         let platform = Platform::named(name).unwrap();
-        let proposed = read_twice(&raw_file("mpeg", 256), ReadPath::Selective, &platform);
+        let proposed = read_twice(&raw_file("mpeg", 256), ReadPath::SELECTIVE, &platform).unwrap();
         println!(
             "{name}: proposed (selective, all raw) 1 MiB: {:.3} ms, {:.3} mJ; re-read {:.3} ms, {:.3} mJ",
             proposed.0.time_ns / 1e6,
@@ -235,7 +240,7 @@ fn stock_path_predictions_on_both_platforms() {
             proposed.1.energy_nj / 1e6
         );
         for share in [0.0, 0.05, 0.1, 0.25, 1.0] {
-            let stock = read_twice(&mpeg_like(share), ReadPath::PageCache, &platform);
+            let stock = read_twice(&mpeg_like(share), ReadPath::PAGE_CACHE, &platform).unwrap();
             println!(
                 "{name}: stock (page cache), {:>3.0}% of pages compressed: {:.3} ms ({:+.1}%), {:.3} mJ ({:+.1}%); re-read {:.3} ms, {:.3} mJ",
                 share * 100.0,
@@ -271,6 +276,26 @@ fn arbitrary_codec() -> impl Strategy<Value = Codec> {
     ]
 }
 
+/// [`read_twice`] on a memory of the platform's RAM kept per platform and emptied before
+/// each read ([`read_twice_in`]): building a memory of 8 GiB for every case would take
+/// longer than the reads.
+fn twice(file: &StoredFile, path: ReadPath, platform: &Platform) -> (ReadCost, ReadCost) {
+    thread_local! {
+        static MEMORIES: RefCell<Vec<(String, FsMemory)>> = const { RefCell::new(Vec::new()) };
+    }
+    MEMORIES.with_borrow_mut(|memories| {
+        let at = match memories.iter().position(|(name, _)| *name == platform.name) {
+            Some(at) => at,
+            None => {
+                let memory = FsMemory::for_platform(platform).unwrap();
+                memories.push((platform.name.clone(), memory));
+                memories.len() - 1
+            }
+        };
+        read_twice_in(file, path, platform, &mut memories[at].1).unwrap()
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 500,
@@ -291,8 +316,8 @@ proptest! {
         let raw_bytes: u64 = raw.iter().map(|p| u64::from(p.data_len)).sum();
         let compressed_pages = compressed.len() as u64;
 
-        let (pc_first, pc_again) = read_twice(&file, ReadPath::PageCache, &platform);
-        let (sel_first, sel_again) = read_twice(&file, ReadPath::Selective, &platform);
+        let (pc_first, pc_again) = twice(&file, ReadPath::PAGE_CACHE, &platform);
+        let (sel_first, sel_again) = twice(&file, ReadPath::SELECTIVE, &platform);
         for cost in [&pc_first, &pc_again, &sel_first, &sel_again] {
             prop_assert_eq!(cost.pages, file.pages.len() as u64);
             prop_assert!(cost.cache_hits <= cost.pages);
@@ -319,14 +344,15 @@ proptest! {
             pages: compressed.into_iter().copied().collect(),
         };
         prop_assert_eq!(
-            read_twice(&only_compressed, ReadPath::PageCache, &platform),
-            read_twice(&only_compressed, ReadPath::Selective, &platform)
+            twice(&only_compressed, ReadPath::PAGE_CACHE, &platform),
+            twice(&only_compressed, ReadPath::SELECTIVE, &platform)
         );
     }
 }
 
-/// The page cache as it was kept before it moved onto the core page table: cached flags
-/// per file name. An oracle for any sequence of reads, forgets and clears.
+/// The page cache as cached flags per file name, with no memory behind it (nothing is
+/// evicted). An oracle for any sequence of reads, forgets and clears on a memory larger
+/// than every file read.
 #[derive(Default)]
 struct FlagsModel {
     files: std::collections::HashMap<String, Vec<bool>>,
@@ -343,7 +369,7 @@ impl FlagsModel {
         for (page, cached) in file.pages.iter().zip(flags.iter_mut()) {
             if *cached {
                 hits += 1;
-            } else if page.compressed || path == ReadPath::PageCache {
+            } else if page.compressed || path == ReadPath::PAGE_CACHE {
                 *cached = true;
             }
         }
@@ -395,7 +421,7 @@ proptest! {
     fn the_page_cache_agrees_with_per_file_flags(ops in prop::collection::vec(cache_op(), 1..60)) {
         let platform = Platform::modern_phone();
         let names = ["a", "b", "c", "d"];
-        let mut cache = PageCacheState::new();
+        let mut cache = FsMemory::new(4096).unwrap();
         let mut model = FlagsModel::default();
         for op in ops {
             match op {
@@ -408,8 +434,8 @@ proptest! {
                             .map(|&c| page(4096, if c { 1000 } else { 4096 }, c))
                             .collect(),
                     };
-                    let path = if selective { ReadPath::Selective } else { ReadPath::PageCache };
-                    let cost = read_file(&stored, path, &platform, &mut cache);
+                    let path = if selective { ReadPath::SELECTIVE } else { ReadPath::PAGE_CACHE };
+                    let cost = read_file(&stored, path, &platform, &mut cache).unwrap();
                     prop_assert_eq!(cost.cache_hits, model.read(&stored, path));
                 }
                 CacheOp::Forget(file) => {
@@ -418,7 +444,7 @@ proptest! {
                     prop_assert_eq!(cache.forget(names[file]), before - model.cached_pages());
                 }
                 CacheOp::Clear => {
-                    cache.clear();
+                    cache.clear().unwrap();
                     model.files.clear();
                 }
             }

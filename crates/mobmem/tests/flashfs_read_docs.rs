@@ -100,13 +100,13 @@ fn prediction_table() -> String {
     for name in Platform::names() {
         let platform = Platform::named(name).unwrap();
         let cases = [
-            (ReadPath::Selective, 0),
-            (ReadPath::PageCache, 0),
-            (ReadPath::PageCache, 26),
-            (ReadPath::PageCache, 256),
+            (ReadPath::SELECTIVE, 0),
+            (ReadPath::PAGE_CACHE, 0),
+            (ReadPath::PAGE_CACHE, 26),
+            (ReadPath::PAGE_CACHE, 256),
         ];
         for (path, compressed) in cases {
-            let (first, again) = read_twice(&one_mib(compressed), path, &platform);
+            let (first, again) = read_twice(&one_mib(compressed), path, &platform).unwrap();
             writeln!(
                 out,
                 "| {name} | {} | {compressed} of 256 | {:.3} | {:.3} | {:.3} | {:.3} |",

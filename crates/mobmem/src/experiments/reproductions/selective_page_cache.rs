@@ -28,7 +28,7 @@ use crate::devices::platform::Platform;
 use crate::experiments::file::{at_key, bad_key, distinct, Header, KindParams};
 use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::fs::{
-    read_file_by_page, read_twice, store_file_policies, Codec, PageCacheState, ReadCost, ReadPath,
+    read_file_by_page, read_twice_in, store_file_policies, Codec, FsMemory, ReadCost, ReadPath,
     StoredFile, WritePolicy,
 };
 use crate::report::table::filter;
@@ -158,13 +158,13 @@ fn schemes() -> Vec<(&'static str, WritePolicy, ReadPath)> {
             .expect("a default policy")
     };
     vec![
-        (STOCK, WritePolicy::Stock, ReadPath::PageCache),
-        (PROPOSED, WritePolicy::paper(), ReadPath::Selective),
-        (THRESHOLD_ONLY, WritePolicy::paper(), ReadPath::PageCache),
-        (BYPASS_ONLY, WritePolicy::Stock, ReadPath::Selective),
-        ("ubifs", by_name("ubifs"), ReadPath::PageCache),
-        ("f2fs", by_name("f2fs"), ReadPath::PageCache),
-        (ENTROPY, by_name("entropy"), ReadPath::Selective),
+        (STOCK, WritePolicy::Stock, ReadPath::PAGE_CACHE),
+        (PROPOSED, WritePolicy::paper(), ReadPath::SELECTIVE),
+        (THRESHOLD_ONLY, WritePolicy::paper(), ReadPath::PAGE_CACHE),
+        (BYPASS_ONLY, WritePolicy::Stock, ReadPath::SELECTIVE),
+        ("ubifs", by_name("ubifs"), ReadPath::PAGE_CACHE),
+        ("f2fs", by_name("f2fs"), ReadPath::PAGE_CACHE),
+        (ENTROPY, by_name("entropy"), ReadPath::SELECTIVE),
     ]
 }
 
@@ -300,8 +300,10 @@ fn file_rows(
     };
     let mut rows = Vec::new();
     for platform in platforms {
+        // Every read starts from an empty page cache in a memory of the platform's RAM.
+        let mut memory = FsMemory::for_platform(platform)?;
         for ((scheme, policy, read_path), file) in schemes.iter().zip(&stored) {
-            let (first, again) = read_twice(file, *read_path, platform);
+            let (first, again) = read_twice_in(file, *read_path, platform, &mut memory)?;
             for (read, cost) in [("first", &first), ("again", &again)] {
                 rows.push(Row {
                     keys: keys(&platform.name, scheme, policy, *read_path, read, WHOLE_READ),
@@ -313,13 +315,15 @@ fn file_rows(
     let mut window_ms = None;
     // The power over time is drawn on the paper's board only.
     if let Some(platform) = platforms.iter().find(|p| power && p.name == PAPER_PLATFORM) {
+        let mut memory = FsMemory::for_platform(platform)?;
         let steps: Vec<Vec<ReadCost>> = schemes
             .iter()
             .zip(&stored)
             .map(|((_, _, read_path), file)| {
-                read_file_by_page(file, *read_path, platform, &mut PageCacheState::new())
+                memory.clear()?;
+                read_file_by_page(file, *read_path, platform, &mut memory)
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let (window, series) = power_over_time(&steps, platform.base_w);
         for ((scheme, policy, read_path), watts) in schemes.iter().zip(series) {
             for (i, w) in watts.into_iter().enumerate() {

@@ -1,8 +1,10 @@
 //! The read path of the file system and its cost (Song, Cha, "A Selective Usage of Page
 //! Cache towards Low-Power Systems", KIISE: its sections 2 and 3, Figures 1 and 2).
 //!
-//! A file is read whole, sequentially, page by page. Each page first looks itself up in
-//! the page cache; then, by what it is and which [`ReadPath`] is used:
+//! The page cache is the memory's: a file page is cached when it holds a frame of the
+//! machine's memory ([`crate::mm::reclaim::Machine`]), and reclaim evicts it like any
+//! other file page. A file is read whole, sequentially, page by page. Each page is first
+//! looked up in the page cache; then, by what it is and which [`ReadPath`] is used:
 //!
 //! | page | page cache | selective |
 //! |---|---|---|
@@ -13,44 +15,74 @@
 //! Every page read from flash (not a hit) also pays the file system's per-page work (node
 //! lookup, data CRC). The counts are priced by a [`Platform`]; see its documentation for
 //! the time and energy formulas.
+//!
+//! A read path is a [`FileSystem`]: its verbs read or write one page through a
+//! [`PageCache`] (the memory's answers: does it hold the page; bring it in) and return
+//! the page's [`ReadCost`]. The read paths are listed in
+//! [`READ_PATHS`](super::paths::READ_PATHS); a new one is its file in `mm/fs/paths/` and
+//! one entry there. [`read_file`] and [`read_twice`] read whole files through an
+//! [`FsMemory`], a machine whose memory holds the page cache.
 
-use std::collections::HashMap;
 use std::iter::Sum;
 use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::{Codec, StoredFile};
-use crate::core::pages::{Location, PageTable, NO_FRAME, NO_OWNER};
+use super::memory::FsMemory;
+use super::paths::{self, ReadPathInfo, READ_PATHS};
+use super::{Codec, StoredFile, StoredPage};
 use crate::core::stats::{Figures, Stats, Visitor};
 use crate::devices::platform::Platform;
 use crate::trace::PageId;
 use crate::Result;
 
-/// Which read path the file system uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ReadPath {
-    /// Stock Linux and JFFS2: every page goes through the page cache.
-    PageCache,
-    /// The paper's proposal: pages stored raw bypass the page cache and are read from
-    /// flash straight into the user buffer (`nocmpr_copy_to_user`); compressed pages
-    /// still go through the page cache.
-    Selective,
-}
+/// A read path of the file system: an entry of [`READ_PATHS`], by name.
+#[derive(Clone, Copy)]
+pub struct ReadPath(&'static ReadPathInfo);
 
 impl ReadPath {
-    pub const ALL: [ReadPath; 2] = [ReadPath::PageCache, ReadPath::Selective];
+    /// Stock Linux and JFFS2: every page goes through the page cache.
+    pub const PAGE_CACHE: ReadPath = ReadPath(&paths::PAGE_CACHE);
+    /// The paper's proposal: pages stored raw bypass the page cache.
+    pub const SELECTIVE: ReadPath = ReadPath(&paths::SELECTIVE);
 
-    pub fn name(self) -> &'static str {
-        match self {
-            ReadPath::PageCache => "page-cache",
-            ReadPath::Selective => "selective",
-        }
+    /// Every read path, in the registry's order.
+    pub fn all() -> Vec<ReadPath> {
+        READ_PATHS.into_iter().map(ReadPath).collect()
     }
 
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// One line: what the path does.
+    pub fn summary(self) -> &'static str {
+        self.0.summary
+    }
+
+    /// The read path called `name`; an unknown name lists the known ones.
     pub fn named(name: &str) -> Result<Self> {
-        crate::core::registry::choose("read path", &Self::ALL, Self::name, name)
+        READ_PATHS.find(name).map(ReadPath)
+    }
+
+    /// The path's verbs.
+    pub fn fs(self) -> &'static dyn FileSystem {
+        self.0.fs
+    }
+}
+
+/// Read paths are the same when their names are.
+impl PartialEq for ReadPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for ReadPath {}
+
+impl std::fmt::Debug for ReadPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ReadPath({})", self.name())
     }
 }
 
@@ -78,7 +110,7 @@ pub struct ReadCost {
     pub flash_bytes: u64,
     /// Bytes produced by decompression.
     pub decompressed_bytes: u64,
-    /// Bytes copied from RAM to RAM (page cache to user buffer).
+    /// Bytes copied from RAM to RAM (page cache to user buffer, or back for a write).
     pub ram_copy_bytes: u64,
     /// Bytes read from RAM: copy sources and decompression input.
     pub ram_read_bytes: u64,
@@ -93,6 +125,63 @@ impl ReadCost {
     /// Pages that went to flash (every page that was not a hit).
     pub fn flash_pages(&self) -> u64 {
         self.pages.saturating_sub(self.cache_hits)
+    }
+
+    /// One page served from the page cache (a hit): `data_len` copied to the user.
+    pub fn cache_hit(page: &StoredPage) -> Self {
+        let mut cost = Self::one_page();
+        cost.cache_hits = 1;
+        cost.copy_to_user(u64::from(page.data_len));
+        cost
+    }
+
+    /// One page read from flash into a new page-cache page, then copied to the user. A
+    /// compressed page: `stored_len` read into a buffer, a page allocated, decompressed
+    /// into it (`jffs2_decompress`); a raw page: a page allocated and `data_len` read
+    /// into it.
+    pub fn into_page_cache(page: &StoredPage) -> Self {
+        let mut cost = Self::one_page();
+        let data = u64::from(page.data_len);
+        if page.compressed {
+            let stored = u64::from(page.stored_len);
+            cost.flash_read(stored);
+            cost.pages_allocated += 1;
+            cost.decompress(stored, data);
+        } else {
+            cost.pages_allocated += 1;
+            cost.flash_read(data);
+        }
+        cost.copy_to_user(data);
+        cost
+    }
+
+    /// One raw page read from flash straight into the user buffer
+    /// (`nocmpr_copy_to_user`, the last partial page trimmed to its `data_len`): no
+    /// page-cache page, no copy.
+    pub fn to_user(page: &StoredPage) -> Self {
+        let mut cost = Self::one_page();
+        cost.flash_read(u64::from(page.data_len));
+        cost
+    }
+
+    /// One page written through the page cache: `data_len` copied from the user into
+    /// it, and a page-cache page allocated when the page had none (`allocated`). Nothing
+    /// is read (`pages` stays 0); the flash write happens when the memory writes the
+    /// dirty page back, which a read cost does not price.
+    pub fn written(page: &StoredPage, allocated: bool) -> Self {
+        let mut cost = ReadCost {
+            pages_allocated: u64::from(allocated),
+            ..ReadCost::default()
+        };
+        cost.copy_to_user(u64::from(page.data_len));
+        cost
+    }
+
+    fn one_page() -> Self {
+        ReadCost {
+            pages: 1,
+            ..ReadCost::default()
+        }
     }
 
     fn flash_read(&mut self, bytes: u64) {
@@ -168,8 +257,9 @@ impl ReadCost {
         ]
     }
 
-    /// Fills in time and energy of counts gathered by reading one file of `codec`.
-    fn priced(mut self, platform: &Platform, codec: Codec) -> Self {
+    /// These counts with time and energy filled in: priced on `platform` for a file of
+    /// `codec` (the codec sets the decompression speed).
+    pub fn priced(mut self, platform: &Platform, codec: Codec) -> Self {
         let [flash, decompress, copy, alloc, lookup, fs_work] =
             self.time_parts(platform, codec).map(|(_, ns)| ns);
         let work_ns = decompress + copy + alloc + lookup + fs_work;
@@ -259,218 +349,91 @@ impl<'a> Sum<&'a ReadCost> for ReadCost {
     }
 }
 
-/// Which pages of which files are in the page cache.
-///
-/// The state is a core [`PageTable`]: a page in the page cache is at [`Location::Dram`];
-/// a page of a known file that is not cached is at [`Location::Storage`] (only on flash);
-/// every other page is [`Location::Absent`]. Each file name is interned once to a dense
-/// file id, and each file gets a contiguous range of page ids (its base plus the page's
-/// index in the file), so two files never share a page; a page's owner is its file's id.
-///
-/// A file read with more pages than its range holds gets a larger range: extended in
-/// place when its range is the last one, else a new one at the end of the table, twice
-/// as large, to which its pages' states move. Ranges are never shared, and a file's ranges
-/// left behind add up to less than its current one, so the table stays within a small
-/// multiple of the longest read of each file.
-///
-/// [`PageCacheState::forget`] resets the file's range in place: its pages become absent
-/// (owner none) and the range stays the file's, so reading the file again, rewritten or
-/// not, finds none of its pages cached and reuses the same page ids.
-///
-/// The cache is unbounded: nothing is evicted, as on a board whose RAM holds every file
-/// read (64 MB of SDRAM against 32 MB of flash on the paper's board). A file rewritten
-/// with new contents must be forgotten first. Page ids are 32 bits: once 2^32 - 1 pages
-/// (16 TiB of files) have ranges, pages that would need more are read as the cache-full
-/// case, from flash every time and never cached.
-#[derive(Debug, Clone, Default)]
-pub struct PageCacheState {
-    /// The dense id of every file name seen since the last [`PageCacheState::clear`].
-    ids: HashMap<String, FileId>,
-    /// Each file's range of page ids, by file id.
-    files: Vec<FileRange>,
-    /// Where each page is: `Dram` when cached, `Storage` when only on flash.
-    pages: PageTable,
-    /// The first page id past every range.
-    end: u64,
-    cached_pages: u64,
+/// One page of a file as the file system reads or writes it: its id in the memory's
+/// page table and how it is stored on flash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilePage {
+    pub id: PageId,
+    pub stored: StoredPage,
 }
 
-/// A file's dense id: the owner of its pages in the page table.
-type FileId = u32;
-
-/// One past the largest page id a range may use ([`NO_OWNER`] is not a file id either).
-const PAGE_IDS: u64 = PageId::MAX as u64;
-
-/// The page ids of one file: `base..base + capacity`, of which the first `len` are its
-/// pages (as many as the longest read of it since it was last forgotten); the others are
-/// absent.
-#[derive(Debug, Clone, Copy, Default)]
-struct FileRange {
-    base: PageId,
-    len: u32,
-    capacity: u32,
-    /// Read since it was last forgotten.
-    known: bool,
+/// What a file system asks of the memory its page cache lives in. The memory owns the
+/// state (which pages are in frames, which are dirty, what reclaim evicted); the file
+/// system only asks and hands pages over.
+pub trait PageCache {
+    /// Whether the page cache holds `page` (it is in memory).
+    fn holds(&self, page: PageId) -> bool;
+    /// An access to `page` through the page cache, a write when `write`: a page held is
+    /// marked accessed (and dirty when written); a page not held is brought in, taking a
+    /// frame (reclaim may evict other pages first), dirty when written. Errors are the
+    /// memory's (out of memory).
+    fn access(&mut self, page: PageId, write: bool) -> Result<()>;
 }
 
-impl PageCacheState {
-    pub fn new() -> Self {
-        Self::default()
-    }
+/// A read path of the file system, plugged into the memory's page cache: how one page
+/// of a file is read and written. A new path is one file in `mm/fs/paths/` and one
+/// entry of [`READ_PATHS`].
+///
+/// Contracts (`tests` in `mm/fs/paths/mod.rs` check them for every entry):
+/// - `read` MUST first ask the page cache whether it [holds](PageCache::holds) the page.
+///   A page held MUST be a hit ([`ReadCost::cache_hit`]), whatever path brought it in,
+///   and MUST be [accessed](PageCache::access) so the memory sees the reference;
+/// - a page read from flash that the path keeps MUST be handed to the page cache by
+///   [`PageCache::access`] (it takes a frame, and reclaim may evict it later: read again
+///   after that, it comes from flash again);
+/// - a page the path does not keep MUST NOT be handed to the page cache: it takes no
+///   frame and the memory does not change;
+/// - `read` returns the counts of exactly that one page (`pages` 1, `cache_hits` 1 for
+///   a hit and 0 otherwise), not priced ([`ReadCost::priced`] prices them);
+/// - `write` MUST hand the page to the page cache as written (it takes a frame when it
+///   had none and is dirty from then on; writing it back is the memory's) and returns
+///   its counts; the default, [`write_through_page_cache`], reads nothing;
+/// - neither verb panics; the page cache's errors are returned as they are.
+pub trait FileSystem: Sync {
+    /// Read `page`, returning what it did (counts only).
+    fn read(&self, cache: &mut dyn PageCache, page: FilePage) -> Result<ReadCost>;
 
-    /// The range of `file`, if it is known (read since it was last forgotten).
-    fn range(&self, file: &str) -> Option<FileRange> {
-        self.ids
-            .get(file)
-            .map(|&id| self.files[id as usize])
-            .filter(|range| range.known)
-    }
-
-    pub fn is_cached(&self, file: &str, page: usize) -> bool {
-        self.range(file).is_some_and(|range| {
-            page < range.len as usize
-                && self.pages.location(range.base + page as PageId) == Location::Dram
-        })
-    }
-
-    /// Pages in the cache, over all files.
-    pub fn cached_pages(&self) -> u64 {
-        self.cached_pages
-    }
-
-    /// Drops every page of `file` (it was rewritten or deleted): its range is reset in
-    /// place, every page absent. Returns how many of them were cached.
-    pub fn forget(&mut self, file: &str) -> u64 {
-        let Some(&id) = self.ids.get(file) else {
-            return 0;
-        };
-        let range = &mut self.files[id as usize];
-        let mut dropped = 0;
-        for page in range.base..range.base + range.len {
-            dropped += u64::from(self.pages.location(page) == Location::Dram);
-            self.pages.place(page, Location::Absent, NO_FRAME);
-            self.pages.set_owner(page, NO_OWNER);
-        }
-        range.len = 0;
-        range.known = false;
-        self.cached_pages -= dropped;
-        dropped
-    }
-
-    pub fn clear(&mut self) {
-        *self = Self::default();
-    }
-
-    /// The page ids of the first `pages` pages of `file`: its range's base and how many
-    /// of them have ids (all, unless the ids have run out). Interns the file, grows its
-    /// range as needed and puts its new pages in storage.
-    fn pages_of(&mut self, file: &str, pages: usize) -> (PageId, usize) {
-        let id = match self.ids.get(file) {
-            Some(&id) => id,
-            None => {
-                // File ids are page-table owners, so process-id sized (27 bits).
-                let Some(id) = FileId::try_from(self.files.len())
-                    .ok()
-                    .filter(|&id| id <= crate::trace::MAX_PROC_ID)
-                else {
-                    return (0, 0);
-                };
-                self.ids.insert(file.to_string(), id);
-                self.files.push(FileRange {
-                    base: PageId::try_from(self.end).unwrap_or(0),
-                    ..FileRange::default()
-                });
-                id
-            }
-        };
-        let wanted = u32::try_from(pages).unwrap_or(u32::MAX);
-        if wanted > self.files[id as usize].capacity {
-            self.grow(id, wanted);
-        }
-        let range = &mut self.files[id as usize];
-        let held = wanted.min(range.capacity);
-        for page in range.base + range.len..range.base + held {
-            self.pages.place(page, Location::Storage, NO_FRAME);
-            self.pages.set_owner(page, id);
-        }
-        range.len = range.len.max(held);
-        range.known = true;
-        (range.base, held as usize)
-    }
-
-    /// Gives file `id` a range of at least `wanted` pages if the ids allow: its own range
-    /// extended if it is the last one, else a new one at the end, of twice its capacity
-    /// when that is more. Otherwise its range stays as it is.
-    fn grow(&mut self, id: FileId, wanted: u32) {
-        let old = self.files[id as usize];
-        let last = u64::from(old.base) + u64::from(old.capacity) == self.end;
-        let (base, sizes) = if last {
-            (u64::from(old.base), [u64::from(wanted); 2])
-        } else {
-            let doubled = u64::from(wanted).max(2 * u64::from(old.capacity));
-            (self.end, [doubled, u64::from(wanted)])
-        };
-        let Some(capacity) = sizes.into_iter().find(|&c| base + c <= PAGE_IDS) else {
-            return;
-        };
-        // Both fit below PAGE_IDS, so both convert.
-        let (base, capacity) = (base as PageId, capacity as u32);
-        self.pages.ensure(base + capacity - 1);
-        if base != old.base {
-            for i in 0..old.len {
-                let (from, to) = (old.base + i, base + i);
-                self.pages.place(to, self.pages.location(from), NO_FRAME);
-                self.pages.set_owner(to, id);
-                self.pages.place(from, Location::Absent, NO_FRAME);
-                self.pages.set_owner(from, NO_OWNER);
-            }
-        }
-        self.files[id as usize] = FileRange {
-            base,
-            capacity,
-            ..old
-        };
-        self.end = u64::from(base) + u64::from(capacity);
+    /// Write `page` whole, returning what it did (counts only).
+    fn write(&self, cache: &mut dyn PageCache, page: FilePage) -> Result<ReadCost> {
+        write_through_page_cache(cache, page)
     }
 }
 
-/// Two states are equal when they know the same files, with the same number of pages
-/// each, and cache the same pages of them (page ids may differ).
-impl PartialEq for PageCacheState {
-    fn eq(&self, other: &Self) -> bool {
-        let known = |state: &Self| state.files.iter().filter(|r| r.known).count();
-        self.cached_pages == other.cached_pages
-            && known(self) == known(other)
-            && self
-                .ids
-                .keys()
-                .all(|name| match (self.range(name), other.range(name)) {
-                    (None, _) => true,
-                    (Some(mine), Some(theirs)) => {
-                        mine.len == theirs.len
-                            && (0..mine.len).all(|i| {
-                                self.pages.location(mine.base + i)
-                                    == other.pages.location(theirs.base + i)
-                            })
-                    }
-                    (Some(_), None) => false,
-                })
+/// The stock write (`generic_perform_write`): the page is copied from the user into the
+/// page cache, which takes a frame for it if it had none (the whole page is written, so
+/// nothing is read first), and is dirty until the memory writes it back.
+pub fn write_through_page_cache(cache: &mut dyn PageCache, page: FilePage) -> Result<ReadCost> {
+    let held = cache.holds(page.id);
+    cache.access(page.id, true)?;
+    Ok(ReadCost::written(&page.stored, !held))
+}
+
+/// A page cache with no room at all: it holds nothing and keeps nothing handed to it.
+/// Pages of a file that got no page ids are read through it (see
+/// [`FileIds`](super::memory::FileIds)): from flash every time, never cached.
+struct NoPageCache;
+
+impl PageCache for NoPageCache {
+    fn holds(&self, _: PageId) -> bool {
+        false
+    }
+
+    fn access(&mut self, _: PageId, _: bool) -> Result<()> {
+        Ok(())
     }
 }
 
-impl Eq for PageCacheState {}
-
-/// Reads all of `file` sequentially along `path`, updating `cache`, and returns what it
-/// did and cost on `platform`.
+/// Reads all of `file` sequentially along `path` through the page cache of `mem`, and
+/// returns what it did and cost on `platform`.
 pub fn read_file(
     file: &StoredFile,
     path: ReadPath,
     platform: &Platform,
-    cache: &mut PageCacheState,
-) -> ReadCost {
+    mem: &mut FsMemory,
+) -> Result<ReadCost> {
     let mut cost = ReadCost::default();
-    walk(file, path, cache, |page| cost += page);
-    cost.priced(platform, file.codec)
+    walk(file, path, mem, |page| cost += page)?;
+    Ok(cost.priced(platform, file.codec))
 }
 
 /// Reads all of `file` as [`read_file`] does, and returns what each page did and cost,
@@ -481,82 +444,66 @@ pub fn read_file_by_page(
     file: &StoredFile,
     path: ReadPath,
     platform: &Platform,
-    cache: &mut PageCacheState,
-) -> Vec<ReadCost> {
+    mem: &mut FsMemory,
+) -> Result<Vec<ReadCost>> {
     let mut pages = Vec::with_capacity(file.pages.len());
-    walk(file, path, cache, |page| {
+    walk(file, path, mem, |page| {
         pages.push(page.clone().priced(platform, file.codec))
-    });
-    pages
+    })?;
+    Ok(pages)
 }
 
-/// Reads the pages of `file` in order along `path`, updating `cache`, and hands what
-/// each page did (its counts; time and energy not yet priced) to `each`.
+/// Reads the pages of `file` in order along `path` through `mem`, and hands what each
+/// page did (its counts; time and energy not yet priced) to `each`.
 fn walk(
     file: &StoredFile,
     path: ReadPath,
-    cache: &mut PageCacheState,
+    mem: &mut FsMemory,
     mut each: impl FnMut(&ReadCost),
-) {
-    let mut newly_cached = 0;
-    let (base, held) = cache.pages_of(&file.name, file.pages.len());
-    for (index, page) in file.pages.iter().enumerate() {
-        let mut cost = ReadCost {
-            pages: 1,
-            ..ReadCost::default()
+) -> Result<()> {
+    let ids = mem.ids_of(&file.name, file.pages.len());
+    for (index, &stored) in file.pages.iter().enumerate() {
+        let cost = match ids.get(index) {
+            Some(&id) => mem.read(path, FilePage { id, stored })?,
+            None => path
+                .fs()
+                .read(&mut NoPageCache, FilePage { id: 0, stored })?,
         };
-        // The page's id, unless the cache has run out of ids (then it is never cached).
-        let id = (index < held).then(|| base + index as PageId);
-        let data = u64::from(page.data_len);
-        let cached = if id.is_some_and(|id| cache.pages.location(id) == Location::Dram) {
-            cost.cache_hits += 1;
-            cost.copy_to_user(data);
-            false
-        } else {
-            match (page.compressed, path) {
-                (true, _) => {
-                    cost.flash_read(u64::from(page.stored_len));
-                    cost.pages_allocated += 1;
-                    cost.decompress(u64::from(page.stored_len), data);
-                    cost.copy_to_user(data);
-                    true
-                }
-                (false, ReadPath::PageCache) => {
-                    cost.pages_allocated += 1;
-                    cost.flash_read(data);
-                    cost.copy_to_user(data);
-                    true
-                }
-                (false, ReadPath::Selective) => {
-                    // nocmpr_copy_to_user: flash to the user buffer, nothing left cached.
-                    cost.flash_read(data);
-                    false
-                }
-            }
-        };
-        if let (true, Some(id)) = (cached, id) {
-            cache.pages.place(id, Location::Dram, NO_FRAME);
-            newly_cached += 1;
-        }
         each(&cost);
     }
-    cache.cached_pages += newly_cached;
+    Ok(())
 }
 
-/// Reads `file` twice along `path` starting from an empty page cache: the first read
-/// and the re-read. The re-read shows where bypassing the page cache loses: raw pages
-/// come from flash again instead of from RAM.
-pub fn read_twice(file: &StoredFile, path: ReadPath, platform: &Platform) -> (ReadCost, ReadCost) {
-    let mut cache = PageCacheState::new();
-    let first = read_file(file, path, platform, &mut cache);
-    let again = read_file(file, path, platform, &mut cache);
-    (first, again)
+/// Reads `file` twice along `path` starting from an empty page cache in a memory of
+/// `platform`'s RAM ([`FsMemory::for_platform`]): the first read and the re-read. The
+/// re-read shows where bypassing the page cache loses: raw pages come from flash again
+/// instead of from RAM.
+pub fn read_twice(
+    file: &StoredFile,
+    path: ReadPath,
+    platform: &Platform,
+) -> Result<(ReadCost, ReadCost)> {
+    read_twice_in(file, path, platform, &mut FsMemory::for_platform(platform)?)
+}
+
+/// [`read_twice`] in `mem`, which is emptied first ([`FsMemory::clear`]): for many
+/// files read on one memory without building it again for each.
+pub fn read_twice_in(
+    file: &StoredFile,
+    path: ReadPath,
+    platform: &Platform,
+    mem: &mut FsMemory,
+) -> Result<(ReadCost, ReadCost)> {
+    mem.clear()?;
+    let first = read_file(file, path, platform, mem)?;
+    let again = read_file(file, path, platform, mem)?;
+    Ok((first, again))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::fs::StoredPage;
+    use crate::core::pages::Location;
 
     fn file(name: &str, pages: &[(u32, u32, bool)]) -> StoredFile {
         StoredFile {
@@ -573,63 +520,67 @@ mod tests {
         }
     }
 
-    #[test]
-    fn read_paths_have_names() {
-        for path in ReadPath::ALL {
-            assert_eq!(ReadPath::named(path.name()).unwrap(), path);
-        }
-        assert_eq!(
-            ReadPath::named("direct").unwrap_err().to_string(),
-            "unknown read path 'direct' (known: page-cache, selective)"
-        );
+    /// A memory far larger than any file read here (nothing is evicted).
+    fn memory() -> FsMemory {
+        FsMemory::new(4096).unwrap()
+    }
+
+    fn read(f: &StoredFile, path: ReadPath, mem: &mut FsMemory) -> ReadCost {
+        read_file(f, path, &Platform::pxa250(), mem).unwrap()
     }
 
     #[test]
     fn the_cache_tracks_pages_per_file_and_forgets_a_file() {
-        let platform = Platform::pxa250();
-        let mut cache = PageCacheState::new();
+        let mut mem = memory();
         let a = file("a", &[(4096, 4096, false), (4096, 900, true)]);
         let b = file("b", &[(4096, 4096, false)]);
-        read_file(&a, ReadPath::Selective, &platform, &mut cache);
-        read_file(&b, ReadPath::PageCache, &platform, &mut cache);
+        read(&a, ReadPath::SELECTIVE, &mut mem);
+        read(&b, ReadPath::PAGE_CACHE, &mut mem);
         // a: only its compressed page; b: its raw page, read through the cache.
-        assert!(!cache.is_cached("a", 0));
-        assert!(cache.is_cached("a", 1));
-        assert!(cache.is_cached("b", 0));
-        assert!(!cache.is_cached("b", 1));
-        assert!(!cache.is_cached("c", 0));
-        assert_eq!(cache.cached_pages(), 2);
+        assert!(!mem.is_cached("a", 0));
+        assert!(mem.is_cached("a", 1));
+        assert!(mem.is_cached("b", 0));
+        assert!(!mem.is_cached("b", 1));
+        assert!(!mem.is_cached("c", 0));
+        assert_eq!(mem.cached_pages(), 2);
+        // The cached pages hold frames of the machine's memory.
+        let machine = mem.machine();
+        assert_eq!(machine.mem.free(), 4096 - 2);
+        mem.check().unwrap();
 
-        assert_eq!(cache.forget("a"), 1);
-        assert_eq!(cache.forget("a"), 0);
-        assert_eq!(cache.cached_pages(), 1);
-        cache.clear();
-        assert_eq!(cache.cached_pages(), 0);
-        assert!(!cache.is_cached("b", 0));
+        assert_eq!(mem.forget("a"), 1);
+        assert_eq!(mem.forget("a"), 0);
+        assert_eq!(mem.cached_pages(), 1);
+        mem.check().unwrap();
+        mem.clear().unwrap();
+        assert_eq!(mem.cached_pages(), 0);
+        assert!(!mem.is_cached("b", 0));
+        assert_eq!(mem.machine().mem.free(), 4096);
+        assert!(mem.files().is_empty());
     }
 
     #[test]
-    fn forgetting_a_file_resets_its_pages_and_a_re_read_counts_them_again() {
-        let platform = Platform::pxa250();
-        let mut cache = PageCacheState::new();
+    fn forgetting_a_file_drops_its_pages_and_a_re_read_counts_them_again() {
+        let mut mem = memory();
         let f = file("f", &[(4096, 4096, false), (4096, 900, true)]);
-        let first = read_file(&f, ReadPath::PageCache, &platform, &mut cache);
+        let first = read(&f, ReadPath::PAGE_CACHE, &mut mem);
         assert_eq!((first.cache_hits, first.pages_allocated), (0, 2));
-        let again = read_file(&f, ReadPath::PageCache, &platform, &mut cache);
-        assert_eq!((again.cache_hits, cache.cached_pages()), (2, 2));
-        let range = cache.range("f").unwrap();
-        assert_eq!(cache.forget("f"), 2);
-        // The range is reset in place: every page absent, owned by nobody.
-        for page in range.base..range.base + range.capacity {
-            assert_eq!(cache.pages.entry(page).location, Location::Absent);
-            assert_eq!(cache.pages.owner(page), NO_OWNER);
+        let again = read(&f, ReadPath::PAGE_CACHE, &mut mem);
+        assert_eq!((again.cache_hits, mem.cached_pages()), (2, 2));
+        let ids = mem.files().all_ids("f");
+        assert_eq!(mem.forget("f"), 2);
+        // Dropped unwritten: absent, not "only on flash", so the re-read is a cold read.
+        for &id in &ids {
+            assert_eq!(mem.machine().mem.pages().location(id), Location::Absent);
         }
-        assert!(!cache.is_cached("f", 0) && !cache.is_cached("f", 1));
+        assert!(!mem.is_cached("f", 0) && !mem.is_cached("f", 1));
+        assert_eq!(mem.machine().mem.counters.file_drops, 0);
         // Read again after the rewrite: misses again, cached again, in the same ids.
-        let after = read_file(&f, ReadPath::PageCache, &platform, &mut cache);
+        let after = read(&f, ReadPath::PAGE_CACHE, &mut mem);
         assert_eq!(after, first);
-        assert_eq!(cache.cached_pages(), 2);
-        assert_eq!(cache.range("f").unwrap().base, range.base);
+        assert_eq!(mem.cached_pages(), 2);
+        assert_eq!(mem.files().all_ids("f"), ids);
+        mem.check().unwrap();
     }
 
     #[test]
@@ -639,10 +590,10 @@ mod tests {
             &[(4096, 4096, false), (4096, 900, true), (100, 100, false)],
         );
         for platform in [Platform::pxa250(), Platform::modern_phone()] {
-            for path in ReadPath::ALL {
-                let whole = read_file(&f, path, &platform, &mut PageCacheState::new());
-                let mut cache = PageCacheState::new();
-                let pages = read_file_by_page(&f, path, &platform, &mut cache);
+            for path in ReadPath::all() {
+                let whole = read_file(&f, path, &platform, &mut memory()).unwrap();
+                let mut mem = memory();
+                let pages = read_file_by_page(&f, path, &platform, &mut mem).unwrap();
                 assert_eq!(pages.len(), 3);
                 assert!(pages.iter().all(|p| p.pages == 1));
                 let sum: ReadCost = pages.iter().sum();
@@ -656,10 +607,13 @@ mod tests {
                         whole.ram_copy_bytes
                     )
                 );
-                // The cache ends as a whole read leaves it.
-                let mut after_whole = PageCacheState::new();
-                read_file(&f, path, &platform, &mut after_whole);
-                assert_eq!(cache, after_whole);
+                // The memory ends as a whole read leaves it.
+                let mut after_whole = memory();
+                read_file(&f, path, &platform, &mut after_whole).unwrap();
+                assert_eq!(mem.cached_pages(), after_whole.cached_pages());
+                for i in 0..3 {
+                    assert_eq!(mem.is_cached("f", i), after_whole.is_cached("f", i));
+                }
                 // The parts add up, in the same order, to the same totals.
                 let time: f64 = whole
                     .time_parts(&platform, f.codec)
@@ -674,90 +628,57 @@ mod tests {
 
     #[test]
     fn files_with_the_same_page_index_do_not_alias() {
-        let platform = Platform::pxa250();
-        let mut cache = PageCacheState::new();
+        let mut mem = memory();
         let a = file("a", &[(4096, 900, true), (4096, 4096, false)]);
         let b = file("b", &[(4096, 4096, false), (4096, 900, true)]);
-        read_file(&a, ReadPath::Selective, &platform, &mut cache);
-        read_file(&b, ReadPath::Selective, &platform, &mut cache);
+        read(&a, ReadPath::SELECTIVE, &mut mem);
+        read(&b, ReadPath::SELECTIVE, &mut mem);
         // a: page 0 cached, 1 bypassed; b the other way round.
-        assert!(cache.is_cached("a", 0) && !cache.is_cached("a", 1));
-        assert!(!cache.is_cached("b", 0) && cache.is_cached("b", 1));
-        let (ra, rb) = (cache.range("a").unwrap(), cache.range("b").unwrap());
-        assert!(ra.base + ra.capacity <= rb.base || rb.base + rb.capacity <= ra.base);
-        // Each file's pages are owned by its id; bypassed pages are in storage.
-        let owner = |name: &str| cache.ids[name];
-        assert_eq!(cache.pages.owner(ra.base), owner("a"));
-        assert_eq!(cache.pages.owner(rb.base + 1), owner("b"));
-        assert_eq!(cache.pages.location(ra.base + 1), Location::Storage);
-        assert_eq!(cache.pages.location(rb.base + 1), Location::Dram);
-        assert_eq!(cache.pages.count_at(Location::Dram), 2);
-        assert_eq!(cache.forget("a"), 1);
-        assert!(cache.is_cached("b", 1));
-        let b_again = read_file(&b, ReadPath::Selective, &platform, &mut cache);
+        assert!(mem.is_cached("a", 0) && !mem.is_cached("a", 1));
+        assert!(!mem.is_cached("b", 0) && mem.is_cached("b", 1));
+        let (ia, ib) = (mem.files().all_ids("a"), mem.files().all_ids("b"));
+        assert!(ia.iter().all(|id| !ib.contains(id)));
+        // Cached pages are in memory, owned by the reader; bypassed ones never entered it.
+        let pages = mem.machine().mem.pages();
+        assert_eq!(pages.location(ia[0]), Location::Dram);
+        assert_eq!(pages.owner(ia[0]), crate::mm::fs::memory::READER);
+        assert_eq!(pages.location(ia[1]), Location::Absent);
+        assert_eq!(pages.location(ib[1]), Location::Dram);
+        assert_eq!(pages.count_at(Location::Dram), 2);
+        assert_eq!(mem.forget("a"), 1);
+        assert!(mem.is_cached("b", 1));
+        let b_again = read(&b, ReadPath::SELECTIVE, &mut mem);
         assert_eq!(b_again.cache_hits, 1);
     }
 
     #[test]
     fn a_file_read_longer_keeps_its_cached_pages() {
         let platform = Platform::modern_phone();
-        let mut cache = PageCacheState::new();
+        let mut mem = memory();
         let short = file("f", &[(4096, 900, true)]);
         let long = file(
             "f",
             &[(4096, 900, true), (4096, 4096, false), (100, 100, false)],
         );
-        read_file(&short, ReadPath::PageCache, &platform, &mut cache);
-        // Another file after f, so f's range cannot grow in place and moves.
-        read_file(
-            &file("g", &[(4096, 4096, false)]),
-            ReadPath::PageCache,
-            &platform,
-            &mut cache,
-        );
-        let before = cache.range("f").unwrap();
-        let cost = read_file(&long, ReadPath::Selective, &platform, &mut cache);
-        let after = cache.range("f").unwrap();
-        assert_ne!(after.base, before.base);
-        assert_eq!((after.len, cost.cache_hits), (3, 1));
-        assert_eq!(cache.pages.location(before.base), Location::Absent);
-        assert!(cache.is_cached("f", 0) && !cache.is_cached("f", 1));
-        assert!(cache.is_cached("g", 0));
-        assert_eq!(cache.cached_pages(), 2);
-        // A shorter read later leaves the longer file's pages known.
-        read_file(&short, ReadPath::PageCache, &platform, &mut cache);
-        assert_eq!(cache.range("f").unwrap().len, 3);
-        // Equality looks at files and cached pages, not at page ids.
-        let mut fresh = PageCacheState::new();
-        read_file(&long, ReadPath::Selective, &platform, &mut fresh);
-        read_file(
-            &file("g", &[(4096, 4096, false)]),
-            ReadPath::PageCache,
-            &platform,
-            &mut fresh,
-        );
-        assert_eq!(fresh, cache);
-        fresh.forget("g");
-        assert_ne!(fresh, cache);
-    }
-
-    #[test]
-    fn when_page_ids_run_out_pages_are_read_from_flash_and_not_cached() {
-        let platform = Platform::pxa250();
-        let mut cache = PageCacheState::new();
-        let f = file("f", &[(4096, 4096, false), (4096, 900, true)]);
-        read_file(&f, ReadPath::PageCache, &platform, &mut cache);
-        // Pretend every other id is taken: only one more page fits.
-        cache.end = PAGE_IDS - 1;
-        let g = file("g", &[(4096, 4096, false), (4096, 4096, false)]);
-        let (first, again) = (
-            read_file(&g, ReadPath::PageCache, &platform, &mut cache),
-            read_file(&g, ReadPath::PageCache, &platform, &mut cache),
-        );
-        assert_eq!((first.cache_hits, again.cache_hits), (0, 0));
-        assert_eq!(again.flash_bytes, 8192);
-        assert_eq!(cache.cached_pages(), 2);
-        assert!(cache.is_cached("f", 1) && !cache.is_cached("g", 0));
+        read_file(&short, ReadPath::PAGE_CACHE, &platform, &mut mem).unwrap();
+        // Another file after f, so f's ids cannot grow in place.
+        let g = file("g", &[(4096, 4096, false)]);
+        read_file(&g, ReadPath::PAGE_CACHE, &platform, &mut mem).unwrap();
+        let before = mem.files().all_ids("f");
+        let cost = read_file(&long, ReadPath::SELECTIVE, &platform, &mut mem).unwrap();
+        let after = mem.files().all_ids("f");
+        // Its first page keeps its id (and its frame); the others are new ids.
+        assert_eq!(after[0], before[0]);
+        assert!(after.len() >= 3);
+        assert!(!after[1..].contains(&mem.files().all_ids("g")[0]));
+        assert_eq!(cost.cache_hits, 1);
+        assert!(mem.is_cached("f", 0) && !mem.is_cached("f", 1));
+        assert!(mem.is_cached("g", 0));
+        assert_eq!(mem.cached_pages(), 2);
+        // A shorter read later leaves the longer file's ids as they are.
+        read_file(&short, ReadPath::PAGE_CACHE, &platform, &mut mem).unwrap();
+        assert_eq!(mem.files().all_ids("f"), after);
+        mem.check().unwrap();
     }
 
     #[test]
@@ -765,7 +686,7 @@ mod tests {
         crate::core::stats::check_listing::<ReadCost>().unwrap();
         let platform = Platform::pxa250();
         let f = file("f", &[(4096, 4096, false), (4096, 900, true)]);
-        let (first, again) = read_twice(&f, ReadPath::Selective, &platform);
+        let (first, again) = read_twice(&f, ReadPath::SELECTIVE, &platform).unwrap();
         // The listing is the fields, in field order, and the JSON keys are its names
         // (written in its order: see `Figures`).
         let json = serde_json::to_value(&first).unwrap();
@@ -800,11 +721,10 @@ mod tests {
 
     #[test]
     fn a_page_cached_by_the_page_cache_path_is_a_hit_on_the_selective_path() {
-        let platform = Platform::pxa250();
-        let mut cache = PageCacheState::new();
+        let mut mem = memory();
         let raw = file("raw", &[(4096, 4096, false)]);
-        read_file(&raw, ReadPath::PageCache, &platform, &mut cache);
-        let again = read_file(&raw, ReadPath::Selective, &platform, &mut cache);
+        read(&raw, ReadPath::PAGE_CACHE, &mut mem);
+        let again = read(&raw, ReadPath::SELECTIVE, &mut mem);
         assert_eq!((again.cache_hits, again.flash_bytes), (1, 0));
     }
 
@@ -812,9 +732,10 @@ mod tests {
     fn an_empty_file_costs_nothing() {
         let (first, again) = read_twice(
             &file("empty", &[]),
-            ReadPath::PageCache,
+            ReadPath::PAGE_CACHE,
             &Platform::pxa250(),
-        );
+        )
+        .unwrap();
         assert_eq!(first, ReadCost::default());
         assert_eq!(again, ReadCost::default());
     }
@@ -826,7 +747,7 @@ mod tests {
             "f",
             &[(4096, 4096, false), (4096, 1000, true), (100, 100, false)],
         );
-        let (first, again) = read_twice(&f, ReadPath::PageCache, &platform);
+        let (first, again) = read_twice(&f, ReadPath::PAGE_CACHE, &platform).unwrap();
         let total: ReadCost = [first.clone(), again.clone()].into_iter().sum();
         let by_ref: ReadCost = [&first, &again].into_iter().sum();
         assert_eq!(total, by_ref);
@@ -838,12 +759,52 @@ mod tests {
     }
 
     #[test]
+    fn read_twice_in_a_used_memory_is_read_twice_in_a_new_one() {
+        let platform = Platform::pxa250();
+        let f = file("f", &[(4096, 4096, false), (4096, 1000, true)]);
+        let mut mem = memory();
+        read(
+            &file("other", &[(4096, 4096, false); 3]),
+            ReadPath::PAGE_CACHE,
+            &mut mem,
+        );
+        read(&f, ReadPath::PAGE_CACHE, &mut mem);
+        for path in ReadPath::all() {
+            let fresh = read_file(&f, path, &platform, &mut memory()).unwrap();
+            let (first, _) = read_twice_in(&f, path, &platform, &mut mem).unwrap();
+            assert_eq!(first, fresh);
+        }
+    }
+
+    #[test]
+    fn a_write_goes_through_the_memory_and_is_dirty_there() {
+        let mut mem = memory();
+        let raw = FilePage {
+            id: mem.ids_of("w", 1)[0],
+            stored: StoredPage::new(false, 4096, 4096),
+        };
+        let cost = mem.write(ReadPath::SELECTIVE, raw).unwrap();
+        assert_eq!(
+            (cost.pages, cost.pages_allocated, cost.ram_copy_bytes),
+            (0, 1, 4096)
+        );
+        let machine = mem.machine();
+        let pfn = machine.mem.frame_of(raw.id).unwrap();
+        assert!(machine.mem.frame(pfn).is_dirty());
+        assert_eq!(machine.mem.dirty(), 1);
+        // Written pages are cached, so even the selective path reads them from RAM.
+        let read_back = mem.read(ReadPath::SELECTIVE, raw).unwrap();
+        assert_eq!((read_back.cache_hits, read_back.flash_bytes), (1, 0));
+        mem.check().unwrap();
+    }
+
+    #[test]
     fn flash_reads_count_as_cpu_time_only_when_the_cpu_does_them() {
         let mut platform = Platform::modern_phone();
         let f = file("raw", &[(4096, 4096, false)]);
-        let dma = read_twice(&f, ReadPath::Selective, &platform).0;
+        let dma = read_twice(&f, ReadPath::SELECTIVE, &platform).unwrap().0;
         platform.flash_read_by_cpu = true;
-        let by_cpu = read_twice(&f, ReadPath::Selective, &platform).0;
+        let by_cpu = read_twice(&f, ReadPath::SELECTIVE, &platform).unwrap().0;
         let flash_ns = 4096.0 * platform.flash_read_ns_per_byte();
         assert_eq!(dma.time_ns, by_cpu.time_ns);
         assert!((dma.time_ns - dma.cpu_busy_ns - flash_ns).abs() < 1e-9);

@@ -15,10 +15,13 @@
 //!   page it was made from, held as unmovable until its last mapping goes. A read of a
 //!   merged page is served by the shared page; a write copies it (a minor fault and a
 //!   fresh frame, through reclaim).
-//! - **fs**: a file page read from flash is priced by the file system's read path
-//!   ([`crate::mm::fs::read`]) on the slot's platform: compressed code is decompressed;
-//!   with the selective page cache, incompressible media bypasses the page cache and
-//!   takes no frame at all.
+//! - **fs**: every file access goes through the slot's read path
+//!   ([`crate::mm::fs::read`]), which asks the memory holding the file pages whether
+//!   the page is there, and is priced for what it did on the slot's platform: a page
+//!   in memory is a hit (a page-cache lookup and a copy to the user); any other is read
+//!   from flash into a frame (compressed code decompressed), a first read or a refault
+//!   of a page reclaim dropped; with the selective page cache, incompressible media
+//!   bypasses the page cache and takes no frame at all.
 //! - **placement**: when on, file pages live in a buffer cache of DRAM + PCM run by the
 //!   slot's placement policy ([`crate::mm::placement::sim`]) instead of main memory; its
 //!   misses are file reads, priced as above.
@@ -44,11 +47,10 @@ use crate::core::swap::{SwapDevice, SwapSlots};
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
 use crate::mm::dedup::{pages::NEVER, Ksmd, PageContent, Population, ScanCosts};
-use crate::mm::fs::read::{read_file_by_page, PageCacheState, ReadPath};
-use crate::mm::fs::{Codec, StoredFile, StoredPage};
+use crate::mm::fs::read::{FilePage, PageCache, ReadCost, ReadPath};
+use crate::mm::fs::{Codec, MachineCache, StoredPage};
 use crate::mm::placement::sim::{RunSetup, Simulator};
 use crate::mm::placement::{find_policy as find_placement, Capacity, Family};
-use crate::core::memory::FaultKind;
 use crate::mm::reclaim::{self, ReclaimConfig};
 use crate::mm::swap::architectures::find_architecture;
 use crate::mm::swap::launch::{LaunchKind, LaunchTracker};
@@ -157,57 +159,64 @@ pub struct PhoneMetrics {
     pub duration_s: f64,
 }
 
-/// Time and energy of reading one page, by path.
-#[derive(Debug, Clone, Copy, Default)]
-struct PageRead {
-    ns: f64,
-    nj: f64,
+/// The file system slot: its read path on its platform, and how each class of file
+/// page is stored. Every file access goes through the read path
+/// ([`FileSystem`](crate::mm::fs::FileSystem)), which asks the memory holding the file
+/// pages (reclaim's, or the buffer cache of the placement slot) whether the page is
+/// there, and is priced for what it did.
+struct PhoneFs {
+    path: ReadPath,
+    platform: Platform,
+    codec: Codec,
+    /// A code page as stored: compressed by `code_ratio` (raw with `off`).
+    code: StoredPage,
+    /// A media page as stored: raw (already compressed data).
+    media: StoredPage,
 }
 
-/// Prices of the file system's reads, per class of page.
-#[derive(Debug, Clone, Copy)]
-struct FsPrices {
-    code: PageRead,
-    media: PageRead,
-    /// Media bypasses the page cache (selective).
-    media_bypass: bool,
-}
-
-impl FsPrices {
-    /// One page of each class read through the file system's own read path
-    /// ([`read_file_by_page`]) on `platform`: code stored compressed by `code_ratio`
-    /// (raw with `off`), media raw; `selective` reads raw pages around the page cache.
-    fn new(mode: &str, platform: &Platform, codec: Codec, code_ratio: f64) -> Self {
+impl PhoneFs {
+    /// The slot `mode` (`off`, `stock`, `selective`) on `platform` with `codec`: the
+    /// selective read path for `selective`, else the stock one; code compressed by
+    /// `code_ratio` unless `off`.
+    fn new(mode: &str, platform: Platform, codec: Codec, code_ratio: f64) -> Self {
         const PAGE: u32 = 4096;
         let path = if mode == "selective" {
-            ReadPath::Selective
+            ReadPath::SELECTIVE
         } else {
-            ReadPath::PageCache
+            ReadPath::PAGE_CACHE
         };
-        let read = |compressed: bool| {
-            let stored = if compressed {
-                (PAGE as f64 / code_ratio).round() as u32
-            } else {
-                PAGE
-            };
-            let file = StoredFile {
-                name: "page".into(),
-                codec,
-                pages: vec![StoredPage::new(compressed, PAGE, stored)],
-            };
-            let cost = read_file_by_page(&file, path, platform, &mut PageCacheState::new())
-                .pop()
-                .unwrap_or_default();
-            PageRead {
-                ns: cost.time_ns,
-                nj: cost.energy_nj,
-            }
+        let code = if mode == "off" {
+            StoredPage::new(false, PAGE, PAGE)
+        } else {
+            StoredPage::new(true, PAGE, (PAGE as f64 / code_ratio).round() as u32)
         };
-        FsPrices {
-            code: read(mode != "off"),
-            media: read(false),
-            media_bypass: path == ReadPath::Selective,
+        PhoneFs {
+            path,
+            platform,
+            codec,
+            code,
+            media: StoredPage::new(false, PAGE, PAGE),
         }
+    }
+}
+
+/// The placement slot's buffer cache as the file system's page cache: it holds the
+/// pages it has in DRAM or PCM, and an access is the trace's access stepped through the
+/// placement simulator.
+struct BufferCache<'a> {
+    sim: &'a mut Simulator,
+    event: &'a Event,
+    accessed: bool,
+}
+
+impl PageCache for BufferCache<'_> {
+    fn holds(&self, page: PageId) -> bool {
+        self.sim.tier_of(page).is_some()
+    }
+
+    fn access(&mut self, _page: PageId, _write: bool) -> Result<()> {
+        self.accessed = true;
+        self.sim.step(self.event)
     }
 }
 
@@ -231,7 +240,7 @@ pub struct Phone<'a> {
     procs: usize,
     dedup: Option<Dedup<'a>>,
     cache: Option<Simulator>,
-    fs: FsPrices,
+    fs: PhoneFs,
     launches: LaunchTracker,
     now_ns: u64,
     start_ns: Option<u64>,
@@ -433,7 +442,7 @@ impl<'a> Phone<'a> {
             procs,
             dedup,
             cache,
-            fs: FsPrices::new(&choice.fs, &platform, config.fs.codec, config.fs.code_ratio),
+            fs: PhoneFs::new(&choice.fs, platform, config.fs.codec, config.fs.code_ratio),
             launches: LaunchTracker::new(config.launch.clone()),
             now_ns: 0,
             start_ns: None,
@@ -481,34 +490,47 @@ impl<'a> Phone<'a> {
         }
     }
 
+    /// A file access, read or written through the slot's read path on the page's own
+    /// state: a page in memory is a hit; one read from flash is a file read (a major
+    /// fault), which the selective path serves around the page cache for raw media.
     fn file_access(&mut self, event: &Event) -> Result<()> {
-        let (page, proc) = (event.page(), event.proc());
+        let (page, proc, write) = (event.page(), event.proc(), event.is_write());
         let class = self.trace.file_class.get(page as usize).copied().flatten();
-        let media = class == Some(FileClass::Media);
-        let price = if media { self.fs.media } else { self.fs.code };
-        if media && self.fs.media_bypass && !event.is_write() {
-            self.metrics.file_reads += 1;
-            self.metrics.file_bypass_reads += 1;
-            self.charge(proc, price.ns, price.nj, true);
-            return Ok(());
-        }
-        if let Some(cache) = &mut self.cache {
-            let misses = cache.metrics().misses;
-            cache.step(event)?;
-            if cache.metrics().misses > misses {
-                self.metrics.file_reads += 1;
-                self.charge(proc, price.ns, price.nj, true);
+        let stored = if class == Some(FileClass::Media) {
+            self.fs.media
+        } else {
+            self.fs.code
+        };
+        let at = FilePage { id: page, stored };
+        let fs = self.fs.path.fs();
+        let verb = |cache: &mut dyn PageCache| -> Result<ReadCost> {
+            if write {
+                fs.write(cache, at)
+            } else {
+                fs.read(cache, at)
             }
-            return Ok(());
-        }
-        let fault = self.m.access(page, proc, false, event.is_write())?;
-        if matches!(
-            fault.map(|f| f.kind),
-            Some(FaultKind::FileCold | FaultKind::FileRefault)
-        ) {
+        };
+        let (cost, through_cache) = match &mut self.cache {
+            Some(sim) => {
+                let mut cache = BufferCache {
+                    sim,
+                    event,
+                    accessed: false,
+                };
+                (verb(&mut cache)?, cache.accessed)
+            }
+            None => {
+                let mut cache = MachineCache::new(&mut self.m, proc);
+                (verb(&mut cache)?, cache.accessed)
+            }
+        };
+        let from_flash = cost.flash_pages() > 0;
+        if from_flash {
             self.metrics.file_reads += 1;
-            self.charge(proc, price.ns, price.nj, true);
+            self.metrics.file_bypass_reads += u64::from(!through_cache);
         }
+        let priced = cost.priced(&self.fs.platform, self.fs.codec);
+        self.charge(proc, priced.time_ns, priced.energy_nj, from_flash);
         Ok(())
     }
 
