@@ -214,14 +214,7 @@ impl TwoListLru {
     /// `shrink_active_list`: move up to `nr` pages from the active tail to the inactive
     /// list; referenced ones rotate back when `rotate_referenced_active`.
     fn shrink_active(&mut self, mem: &mut Memory, nr: usize, file: usize, req: &ShrinkRequest) {
-        let mut taken = Vec::with_capacity(nr);
-        while taken.len() < nr {
-            let Some(pfn) = self.lists.tail(active_of(file)) else {
-                break;
-            };
-            self.lists.unlink(pfn);
-            taken.push(pfn);
-        }
+        let taken = self.lists.take_tail(active_of(file), nr);
         mem.counters.scanned += taken.len() as u64;
         self.recent_scanned[file] += taken.len() as u64;
         for pfn in taken {
@@ -431,12 +424,7 @@ mod tests {
     use super::*;
 
     fn request() -> ShrinkRequest {
-        ShrinkRequest {
-            goal: Goal::Reclaim(SWAP_CLUSTER_MAX),
-            order: 0,
-            tasks: TaskView::default(),
-            ignore_protection: false,
-        }
+        ShrinkRequest::reclaim(SWAP_CLUSTER_MAX)
     }
 
     /// Frames 0..4 on `lru`'s active file list (frame 0 at the tail); frames 0 and 2
