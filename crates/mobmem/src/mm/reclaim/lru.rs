@@ -64,6 +64,28 @@ pub(super) fn active_of(file: usize) -> ListId {
     (file * 2 + 1) as ListId
 }
 
+/// One round of the kernel's scan of the four lists (`shrink_zone` in 3.4,
+/// `shrink_lruvec` since): each list with pages left to scan in `nr` gets a batch of up
+/// to [`SWAP_CLUSTER_MAX`] of them, taken off `nr`: `batch(file, n, active)`, `file`
+/// being [`ANON`] or [`FILE`]. Stops after a batch that returns `true` (the goal is
+/// met) and says whether one did.
+pub(super) fn scan_batches(
+    nr: &mut [usize; 4],
+    mut batch: impl FnMut(usize, usize, bool) -> bool,
+) -> bool {
+    for list in 0..4 {
+        let n = nr[list].min(SWAP_CLUSTER_MAX);
+        if n == 0 {
+            continue;
+        }
+        nr[list] -= n;
+        if batch(list / 2, n, list % 2 == 1) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Which pages a two-list policy protects.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Protection {
@@ -336,23 +358,18 @@ impl TwoListLru {
         let mut reclaimed = 0;
         while nr[INACTIVE_ANON as usize] + nr[ACTIVE_FILE as usize] + nr[INACTIVE_FILE as usize] > 0
         {
-            for list in 0..4 as ListId {
-                let n = nr[list as usize].min(SWAP_CLUSTER_MAX);
-                if n == 0 {
-                    continue;
-                }
-                nr[list as usize] -= n;
-                let file = (list / 2) as usize;
-                if list % 2 == 1 {
+            let done = scan_batches(&mut nr, |file, n, active| {
+                if active {
                     if self.inactive_is_low(file) {
                         self.shrink_active(mem, n, file, req);
                     }
                 } else {
                     reclaimed += self.shrink_inactive(mem, n, file, priority, req);
                 }
-                if req.done(mem, reclaimed) {
-                    return reclaimed;
-                }
+                req.done(mem, reclaimed)
+            });
+            if done {
+                return reclaimed;
             }
         }
         if mem.swap_free() > 0 && self.inactive_is_low(ANON) {

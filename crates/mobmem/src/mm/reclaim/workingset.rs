@@ -55,7 +55,8 @@
 //! a high-order request reclaims order-0 pages), writeback throttling.
 
 use super::lru::{
-    active_of, inactive_of, ACTIVE_ANON, ACTIVE_FILE, ANON, FILE, INACTIVE_ANON, INACTIVE_FILE,
+    active_of, inactive_of, scan_batches, ACTIVE_ANON, ACTIVE_FILE, ANON, FILE, INACTIVE_ANON,
+    INACTIVE_FILE,
 };
 use super::lists::{ListId, LruLists, NO_LIST};
 use super::policy::{ReclaimPolicy, ShrinkRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
@@ -398,23 +399,16 @@ impl WorkingsetLru {
             ACTIVE_FILE as usize,
         );
         while nr[ia] + nr[af] + nr[inf] > 0 {
-            for list in 0..4 as ListId {
-                let n = nr[list as usize].min(SWAP_CLUSTER_MAX);
-                if n == 0 {
-                    continue;
-                }
-                nr[list as usize] -= n;
-                let file = (list / 2) as usize;
-                if list % 2 == 1 {
-                    if sc.may_deactivate[file] {
-                        self.shrink_active(mem, n, file);
-                    } else {
-                        sc.skipped_deactivate = true;
-                    }
-                } else {
+            scan_batches(&mut nr, |file, n, active| {
+                if !active {
                     reclaimed += self.shrink_inactive(mem, n, file);
+                } else if sc.may_deactivate[file] {
+                    self.shrink_active(mem, n, file);
+                } else {
+                    sc.skipped_deactivate = true;
                 }
-            }
+                false
+            });
             if !req.done(mem, reclaimed_before + reclaimed) {
                 continue;
             }
