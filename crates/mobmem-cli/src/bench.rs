@@ -202,6 +202,40 @@ fn time_process(program: &Path, args: &[String], repeat: usize, expect: &str) ->
     Ok(best)
 }
 
+/// `bench --one POLICY` on `trace` of `pages` distinct pages, `repeat` times, in a child
+/// process of its own (so that the memory it reports is the run's alone): its figures, as
+/// JSON. `what` names the run in an error.
+fn measure_one(
+    exe: &Path,
+    args: &BenchArgs,
+    policy: &str,
+    trace: &Path,
+    pages: u64,
+    repeat: usize,
+    what: &str,
+) -> Result<Value> {
+    let out = Command::new(exe)
+        .args(["bench", "--one", policy, "--trace"])
+        .arg(trace)
+        .arg("--pages")
+        .arg(pages.to_string())
+        .args([
+            "--memory-fraction",
+            &args.memory_fraction.to_string(),
+            "--repeat",
+            &repeat.to_string(),
+        ])
+        .output()
+        .context("running the measuring child process")?;
+    if !out.status.success() {
+        bail!(
+            "measuring {what} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&out.stdout).context("reading the child's result")
+}
+
 /// LRU on the Zipf oracleGeneral trace: `mobmem sim` as a whole process, the run alone
 /// with its memory per distinct object (`bench --one`), and libCacheSim's `cachesim`
 /// when given.
@@ -216,24 +250,7 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
         .chain([capacity.to_string()])
         .collect();
     let whole = time_process(exe, &sim_args, args.repeat, "misses")?;
-    let one = Command::new(exe)
-        .args(["bench", "--one", "lru", "--trace", &trace, "--pages"])
-        .arg(distinct.to_string())
-        .args([
-            "--memory-fraction",
-            &args.memory_fraction.to_string(),
-            "--repeat",
-            "1",
-        ])
-        .output()
-        .context("running the measuring child process")?;
-    if !one.status.success() {
-        bail!(
-            "measuring lru on the Zipf trace failed: {}",
-            String::from_utf8_lossy(&one.stderr).trim()
-        );
-    }
-    let one: Value = serde_json::from_slice(&one.stdout).context("reading the child's result")?;
+    let one = measure_one(exe, args, "lru", &path, distinct, 1, "lru on the Zipf trace")?;
     let cachesim = match &args.cachesim {
         None => Value::Null,
         Some(program) => {
@@ -303,28 +320,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut runs = Vec::new();
     for policy in &args.policies {
         find_policy(policy)?;
-        let out = Command::new(&exe)
-            .args(["bench", "--one", policy, "--trace"])
-            .arg(&path)
-            .arg("--pages")
-            .arg(pages.to_string())
-            .args([
-                "--memory-fraction",
-                &args.memory_fraction.to_string(),
-                "--repeat",
-                &args.repeat.to_string(),
-            ])
-            .output()
-            .context("running the measuring child process")?;
-        if !out.status.success() {
-            bail!(
-                "measuring {policy} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        runs.push(
-            serde_json::from_slice::<Value>(&out.stdout).context("reading the child's result")?,
-        );
+        runs.push(measure_one(&exe, args, policy, &path, pages, args.repeat, policy)?);
     }
     // Reading and LRU on the oracleGeneral copy (whole run, in this process).
     let oracle = match &oracle_path {

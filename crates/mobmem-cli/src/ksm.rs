@@ -62,10 +62,7 @@ pub struct ParamArgs {
 
 impl ParamArgs {
     fn params(&self) -> Result<KsmParams> {
-        let mut p = match &self.config {
-            Some(path) => crate::read_toml::<KsmParams>(path)?,
-            None => KsmParams::default(),
-        };
+        let mut p: KsmParams = crate::config_or_default(self.config.as_deref())?;
         p.pages_to_scan = self.pages_to_scan.unwrap_or(p.pages_to_scan);
         p.sleep_millisecs = self.sleep_millisecs.unwrap_or(p.sleep_millisecs);
         p.max_page_sharing = self.max_page_sharing.unwrap_or(p.max_page_sharing);

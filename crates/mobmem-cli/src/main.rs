@@ -589,10 +589,16 @@ fn gen(args: GenArgs) -> Result<()> {
     Ok(())
 }
 
-/// Read the TOML config file `path` given with --config (see [`parse_toml`]).
-pub(crate) fn read_toml<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<T> {
-    let text = mobmem::config_file::read(path)?;
-    parse_toml(path, &text)
+/// The config in the TOML file `path` given with --config (see [`parse_toml`]), or the
+/// default config without one.
+pub(crate) fn config_or_default<T>(path: Option<&std::path::Path>) -> Result<T>
+where
+    T: serde::de::DeserializeOwned + Default,
+{
+    match path {
+        Some(path) => parse_toml(path, &mobmem::config_file::read(path)?),
+        None => Ok(T::default()),
+    }
 }
 
 /// Parse `text`, the content of the config file `path`. An error names the file, and

@@ -54,10 +54,7 @@ pub fn run(args: SwapArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let mut config = match &args.config {
-        Some(path) => crate::read_toml::<SwapConfig>(path)?,
-        None => SwapConfig::default(),
-    };
+    let mut config: SwapConfig = crate::config_or_default(args.config.as_deref())?;
     config.architecture = args.architecture.unwrap_or(config.architecture);
     config.dram_pages = args.dram_pages.unwrap_or(config.dram_pages);
     config.nvm_pages = args.nvm_pages.unwrap_or(config.nvm_pages);

@@ -578,11 +578,7 @@ fn sigterm_ends_the_capture_without_a_trace() {
     );
     let started = wait_for_pids(pids, 2, Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(300));
-    let kill = Command::new("kill")
-        .args(["-TERM", &capture.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    common::kill(capture.id(), "TERM");
     let run = wait_within(capture, dir.path(), Duration::from_secs(30));
     tracefs.assert_restored();
     assert_ended(started);

@@ -5,7 +5,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fails, findings_and_paper_figures, gen, measured, ok, reproduce, sim, verdict};
+use common::{
+    assert_figures, fails, findings_and_paper_figures, gen, measured, ok, reproduce, sim,
+    small_experiment, verdict,
+};
 
 #[test]
 fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
@@ -74,21 +77,7 @@ fn gen_is_deterministic_and_trace_info_reads_it() {
 #[test]
 fn run_writes_a_complete_report_identical_for_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    let exp = dir.path().join("small.toml");
-    std::fs::write(
-        &exp,
-        r#"
-name = "small"
-[[workload]]
-name = "switching"
-preset = "app-switching"
-scale = 0.02
-[sweep]
-policies = ["lru", "hybrid-lru", "app-aware"]
-memory_fraction = [0.2, 0.6]
-"#,
-    )
-    .unwrap();
+    let exp = small_experiment(dir.path(), "small");
     let mut csvs = Vec::new();
     for threads in ["1", "2"] {
         let out = dir.path().join(format!("out{threads}"));
@@ -416,18 +405,17 @@ fn reproduce_multi_swap_writes_its_claims_and_figures() {
     let findings = findings_and_paper_figures(dir.path(), "multi-swap");
     let ids: Vec<&str> = findings.iter().map(|f| f["id"].as_str().unwrap()).collect();
     assert!(ids.contains(&"zram-vs-nvm-swap"), "{ids:?}");
-    for f in [
-        "io-time",
-        "flash-accesses",
-        "nvm-writes",
-        "launch-mean",
-        "launch-per-app",
-    ] {
-        assert!(
-            dir.path().join(format!("multi-swap/{f}.svg")).exists(),
-            "{f}.svg"
-        );
-    }
+    assert_figures(
+        dir.path(),
+        "multi-swap",
+        &[
+            "io-time",
+            "flash-accesses",
+            "nvm-writes",
+            "launch-mean",
+            "launch-per-app",
+        ],
+    );
 }
 
 #[test]

@@ -41,28 +41,11 @@ fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-const POLICIES: [&str; 14] = [
-    "lru",
-    "fifo",
-    "clock",
-    "sieve",
-    "s3fifo",
-    "lfu",
-    "slru-4",
-    "2q",
-    "arc",
-    "opt",
-    "hybrid-lru",
-    "hybrid-2q",
-    "clock-dwf",
-    "app-aware",
-];
-
 #[test]
 fn every_policy_runs_at_capacities_far_beyond_the_trace() {
     let dir = tempfile::tempdir().unwrap();
     let trace = tiny_trace(dir.path());
-    for policy in POLICIES {
+    for policy in mobmem::mm::placement::REGISTRY.names() {
         let fitting = json(&sim(s(&trace), policy, "96", &["--json"]));
         for capacity in ["4294967296", "18446744073709551615"] {
             let started = Instant::now();
@@ -106,32 +89,33 @@ fn swap_and_reclaim_sizes_far_beyond_the_trace_run_or_are_refused_by_their_limit
     }
     // The machine models every frame of its memory: swap's DRAM and reclaim's memory
     // have a stated limit.
-    let e = fails(&[
-        "swap",
-        "--trace",
-        s(&trace),
-        "--dram-pages",
-        "18446744073709551615",
-        "--nvm-pages",
-        "18446744073709551615",
-    ]);
-    assert!(e.contains("dram_pages must be 1..=4194304"), "{e}");
-    let e = fails(&[
-        "reclaim",
-        "--trace",
-        s(&trace),
-        "--memory-mib",
-        "18446744073709551615",
-    ]);
-    assert!(e.contains("--memory-mib must be 1..="), "{e}");
-    let e = fails(&[
-        "reclaim",
-        "--trace",
-        s(&trace),
-        "--memory-fraction",
-        "1e300",
-    ]);
-    assert!(e.contains("the fraction must be in (0, 16]"), "{e}");
+    let most = "18446744073709551615";
+    let cases: [(&str, &[&str], &str); 3] = [
+        (
+            "swap",
+            &["--dram-pages", most, "--nvm-pages", most],
+            "dram_pages must be 1..=4194304",
+        ),
+        (
+            "reclaim",
+            &["--memory-mib", most],
+            "--memory-mib must be 1..=",
+        ),
+        (
+            "reclaim",
+            &["--memory-fraction", "1e300"],
+            "the fraction must be in (0, 16]",
+        ),
+    ];
+    for (command, sizes, says) in cases {
+        let args: Vec<&str> = [command, "--trace", s(&trace)]
+            .iter()
+            .chain(sizes)
+            .copied()
+            .collect();
+        let e = fails(&args);
+        assert!(e.contains(says), "{e}");
+    }
 }
 
 #[test]

@@ -6,7 +6,9 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{fails, findings_and_paper_figures, json, measured, mobmem, ok, reproduce};
+use common::{
+    assert_figures, fails, findings_and_paper_figures, json, kill, measured, mobmem, ok, reproduce,
+};
 
 #[test]
 fn ksm_on_the_android_preset_saves_memory_and_off_saves_none() {
@@ -373,11 +375,7 @@ fn ksm_validate_cleans_up_on_sigint_sigterm_and_sighup() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         assert_eq!(workers_with_period(period).len(), 2, "SIG{signal}");
-        let sent = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
+        kill(child.id(), signal);
         let status = child.wait().unwrap();
         let mut err = String::new();
         std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
@@ -516,15 +514,17 @@ fn reproduce_ksm_writes_claims_and_figures() {
     for app in ["browser", "gallery", "youtube"] {
         assert!(measured(&format!("touch-{app}")) > 0.0, "{app}");
     }
-    for f in [
-        "saved-vs-pages-to-scan",
-        "saved-vs-time-sleep",
-        "free-vs-time-sleep",
-        "touch-response",
-        "launch-time",
-    ] {
-        assert!(dir.path().join(format!("ksm/{f}.svg")).exists(), "{f}.svg");
-    }
+    assert_figures(
+        dir.path(),
+        "ksm",
+        &[
+            "saved-vs-pages-to-scan",
+            "saved-vs-time-sleep",
+            "free-vs-time-sleep",
+            "touch-response",
+            "launch-time",
+        ],
+    );
     // The modern settings are compared with the paper's 80/20.
     let findings = findings_and_paper_figures(dir.path(), "ksm");
     let ids: Vec<&str> = findings.iter().map(|f| f["id"].as_str().unwrap()).collect();

@@ -78,6 +78,20 @@ fn mrc_of_another_policy_and_sampled_lru() {
     assert!(e.contains("--sample"), "{e}");
 }
 
+/// (object id, size) of requests worked by hand: with 1 KiB of LRU, a(600) b(300)
+/// c(200: evicts a) b a(600: evicts c) d(2000: too large) b c(evicts a): 6 misses, 3
+/// evictions, one request too large.
+const BY_HAND: [(u64, u32); 8] = [
+    (1, 600),
+    (2, 300),
+    (3, 200),
+    (2, 300),
+    (1, 600),
+    (4, 2000),
+    (2, 300),
+    (3, 200),
+];
+
 /// A small oracleGeneral file: (object id, size) per record.
 fn sized_trace(dir: &std::path::Path, records: &[(u64, u32)]) -> String {
     let mut bytes = Vec::new();
@@ -95,21 +109,7 @@ fn sized_trace(dir: &std::path::Path, records: &[(u64, u32)]) -> String {
 #[test]
 fn sim_takes_capacities_in_bytes_on_traces_with_object_sizes() {
     let dir = tempfile::tempdir().unwrap();
-    // 1 KiB of LRU: a(600) b(300) c(200: evicts a) b a(600: evicts c) d(2000: too large)
-    // b c(evicts a): worked by hand, 6 misses, 3 evictions.
-    let trace = sized_trace(
-        dir.path(),
-        &[
-            (1, 600),
-            (2, 300),
-            (3, 200),
-            (2, 300),
-            (1, 600),
-            (4, 2000),
-            (2, 300),
-            (3, 200),
-        ],
-    );
+    let trace = sized_trace(dir.path(), &BY_HAND);
     let one = json(&sim(&trace, "lru", "1000B", &["--json"]));
     assert_eq!(one["capacity_bytes"], 1000);
     assert_eq!(one["misses"], 6);
@@ -150,73 +150,37 @@ fn sim_takes_capacities_in_bytes_on_traces_with_object_sizes() {
 #[test]
 fn mrc_takes_capacities_in_bytes_for_every_single_tier_policy() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = sized_trace(
-        dir.path(),
-        &[
-            (1, 600),
-            (2, 300),
-            (3, 200),
-            (2, 300),
-            (1, 600),
-            (4, 2000),
-            (2, 300),
-            (3, 200),
-        ],
-    );
+    let trace = sized_trace(dir.path(), &BY_HAND);
     for policy in ["lru", "lirs", "opt"] {
-        let curve = json(&[
-            "mrc",
-            "--trace",
+        let curve = json(&mrc(
             &trace,
-            "--policy",
-            policy,
-            "--capacities",
-            "1000B,1MB",
-            "--json",
-        ]);
-        let sim = json(&[
-            "sim",
-            "--trace",
-            &trace,
-            "--policy",
-            policy,
-            "--capacity",
-            "1000B,1MB",
-            "--json",
-        ]);
-        let (curve, sim) = (curve.as_array().unwrap(), sim.as_array().unwrap());
+            &["--policy", policy, "--capacities", "1000B,1MB", "--json"],
+        ));
+        let alone = json(&sim(&trace, policy, "1000B,1MB", &["--json"]));
+        let (curve, alone) = (curve.as_array().unwrap(), alone.as_array().unwrap());
         assert_eq!(curve.len(), 2, "{policy}");
-        for (c, s) in curve.iter().zip(sim) {
+        for (c, s) in curve.iter().zip(alone) {
             for figure in ["capacity_bytes", "misses", "bytes_missed", "byte_miss_ratio"] {
                 assert_eq!(c[figure], s[figure], "{policy} {figure}");
             }
         }
         assert_eq!(curve[1]["misses"], 4, "{policy}: 1 MB holds everything");
     }
-    let lru = json(&[
-        "mrc", "--trace", &trace, "--policy", "lru", "--capacities", "1000B", "--json",
-    ]);
-    assert_eq!(lru[0]["misses"], 6, "worked by hand in the test of sim");
-    let err = fails(&[
-        "mrc",
-        "--trace",
+    let lru = json(&mrc(
         &trace,
-        "--policy",
-        "lru",
-        "--capacities",
-        "10,1MiB",
-    ]);
-    assert!(err.contains("not both"), "{err}");
-    let err = fails(&[
-        "mrc",
-        "--trace",
-        &trace,
-        "--policy",
-        "hybrid-lru",
-        "--capacities",
-        "1MiB",
-    ]);
-    assert!(err.contains("capacities in pages only"), "{err}");
+        &["--policy", "lru", "--capacities", "1000B", "--json"],
+    ));
+    assert_eq!(lru[0]["misses"], 6, "worked by hand (BY_HAND)");
+    for (policy, capacities, says) in [
+        ("lru", "10,1MiB", "not both"),
+        ("hybrid-lru", "1MiB", "capacities in pages only"),
+    ] {
+        let err = fails(&mrc(
+            &trace,
+            &["--policy", policy, "--capacities", capacities],
+        ));
+        assert!(err.contains(says), "{err}");
+    }
 }
 
 /// `bench` on small traces: every figure it reports is there and adds up.

@@ -6,7 +6,10 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{fails, findings_and_paper_figures, gen, measured, ok, reproduce, run_full, verdict};
+use common::{
+    assert_figures, fails, findings_and_paper_figures, gen, measured, ok, reproduce, run_full,
+    verdict,
+};
 
 /// A gallery-usb trace at scale 0.2 in `dir`: its path.
 fn gallery_trace(dir: &Path, name: &str, extra: &[&str]) -> String {
@@ -209,18 +212,17 @@ fn reproduce_page_protection_writes_its_claims_and_figures() {
         let measured: Vec<f64> = series.iter().map(|s| mean(s, metric).round()).collect();
         assert_eq!(cells, measured, "docs/reclaim.md row '{label}'");
     }
-    for f in [
-        "interactive-faults",
-        "response-time",
-        "scan-work",
-        "faults-vs-memory",
-        "rt-p95-vs-memory",
-    ] {
-        assert!(
-            dir.path().join(format!("page-protection/{f}.svg")).exists(),
-            "{f}.svg"
-        );
-    }
+    assert_figures(
+        dir.path(),
+        "page-protection",
+        &[
+            "interactive-faults",
+            "response-time",
+            "scan-work",
+            "faults-vs-memory",
+            "rt-p95-vs-memory",
+        ],
+    );
 }
 
 #[test]

@@ -7,30 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{ok, run_full, skip};
-
-/// A small experiment file for `mobmem run`.
-fn small_experiment(dir: &Path, name: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(
-        &path,
-        format!(
-            r#"
-name = "{name}"
-title = "A small sweep"
-[[workload]]
-name = "switching"
-preset = "app-switching"
-scale = 0.02
-[sweep]
-policies = ["lru", "hybrid-lru", "app-aware"]
-memory_fraction = [0.2, 0.6]
-"#
-        ),
-    )
-    .unwrap();
-    path
-}
+use common::{ok, run_full, skip, small_experiment};
 
 /// Every `index.html` under `dir`: the index and each experiment's page.
 fn pages(dir: &Path) -> Vec<PathBuf> {

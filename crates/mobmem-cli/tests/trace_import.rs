@@ -25,10 +25,21 @@ fn json_report(run: &Output) -> serde_json::Value {
     serde_json::from_slice(&run.stdout).unwrap()
 }
 
-fn fixture(name: &str) -> PathBuf {
+/// A file of the library's tests, by its path below `crates/mobmem/tests`.
+fn library_test_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../mobmem/tests/fixtures/ftrace")
-        .join(name)
+        .join("../mobmem/tests")
+        .join(path)
+}
+
+/// An ftrace text fixture.
+fn fixture(name: &str) -> PathBuf {
+    library_test_file("fixtures/ftrace").join(name)
+}
+
+/// A Perfetto trace of the library's tests.
+fn perfetto_fixture(name: &str) -> PathBuf {
+    library_test_file("data/perfetto").join(name)
 }
 
 #[test]
@@ -145,12 +156,6 @@ fn perfetto_text_imports_with_from_perfetto() {
     let trace = mobmem::trace::read_all(&out, None).unwrap();
     let pids: Vec<u32> = trace.tables.processes.iter().map(|p| p.pid).collect();
     assert_eq!(pids, vec![3493, 4100]);
-}
-
-fn perfetto_fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../mobmem/tests/data/perfetto")
-        .join(name)
 }
 
 #[test]

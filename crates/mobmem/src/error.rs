@@ -2,6 +2,7 @@
 //! name) comes back as an [`Error`] that names where it happened.
 
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 /// Where in an input a problem was found.
@@ -109,3 +110,62 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Checks of the fields of one configuration, named by its context (`Check("reclaim
+/// config")`): each is an [`Error::Config`] naming the field and its value when the value
+/// is out of bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct Check(pub &'static str);
+
+impl Check {
+    /// An error of this context saying `message`.
+    pub fn fail<T>(self, message: impl Into<String>) -> Result<T> {
+        Err(Error::config(self.0, message))
+    }
+
+    fn unless(self, ok: bool, message: impl FnOnce() -> String) -> Result<()> {
+        if ok {
+            Ok(())
+        } else {
+            self.fail(message())
+        }
+    }
+
+    /// "NAME must be LO..=HI, got VALUE" unless `value` lies in `range`.
+    pub fn range<T>(self, name: &str, value: T, range: RangeInclusive<T>) -> Result<()>
+    where
+        T: PartialOrd + fmt::Display,
+    {
+        let ok = range.contains(&value);
+        let (lo, hi) = range.into_inner();
+        self.unless(ok, || format!("{name} must be {lo}..={hi}, got {value}"))
+    }
+
+    /// "NAME must be at most MOST, got VALUE" unless `value` is.
+    pub fn at_most<T>(self, name: &str, value: T, most: T) -> Result<()>
+    where
+        T: PartialOrd + fmt::Display,
+    {
+        self.unless(value <= most, || {
+            format!("{name} must be at most {most}, got {value}")
+        })
+    }
+
+    /// A range `[min, max]` to draw from: "NAME must be [min, max] with LEAST <= min <=
+    /// max <= MOST, got [MIN, MAX]" unless it is one.
+    pub fn min_max<T>(self, name: &str, [min, max]: [T; 2], least: T, most: T) -> Result<()>
+    where
+        T: PartialOrd + fmt::Display,
+    {
+        self.unless(least <= min && min <= max && max <= most, || {
+            format!("{name} must be [min, max] with {least} <= min <= max <= {most}, got [{min}, {max}]")
+        })
+    }
+
+    /// "NAME must be in [0, 1], got VALUE" unless `value` is a share.
+    pub fn share(self, name: &str, value: f64) -> Result<()> {
+        self.unless((0.0..=1.0).contains(&value), || {
+            format!("{name} must be in [0, 1], got {value}")
+        })
+    }
+}

@@ -27,4 +27,4 @@ pub mod report;
 pub mod trace;
 pub mod workload;
 
-pub use error::{Error, Position, Result};
+pub use error::{Check, Error, Position, Result};

@@ -76,6 +76,30 @@ pub fn gen(preset: &str, out: &Path, extra: &[&str]) {
     ));
 }
 
+/// An experiment file DIR/NAME.toml for `mobmem run`: three policies on a small
+/// app-switching workload at two memory sizes.
+pub fn small_experiment(dir: &Path, name: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+name = "{name}"
+title = "A small sweep"
+[[workload]]
+name = "switching"
+preset = "app-switching"
+scale = 0.02
+[sweep]
+policies = ["lru", "hybrid-lru", "app-aware"]
+memory_fraction = [0.2, 0.6]
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
 /// Stdout of a run that must succeed, as JSON.
 pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&ok(args)).expect("valid JSON")
@@ -107,14 +131,17 @@ pub fn reproduce(name: &str, dir: &Path, extra: &[&str]) -> Vec<serde_json::Valu
     claims.as_array().unwrap().clone()
 }
 
-/// The measured value of claim `id`: its mean over the seeds.
-pub fn measured(claims: &[serde_json::Value], id: &str) -> f64 {
+/// Claim `id` of `claims`, which must have it.
+pub fn claim<'a>(claims: &'a [serde_json::Value], id: &str) -> &'a serde_json::Value {
     claims
         .iter()
         .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("claim {id}"))["mean"]
-        .as_f64()
-        .unwrap()
+        .unwrap_or_else(|| panic!("claim {id}"))
+}
+
+/// The measured value of claim `id`: its mean over the seeds.
+pub fn measured(claims: &[serde_json::Value], id: &str) -> f64 {
+    claim(claims, id)["mean"].as_f64().unwrap()
 }
 
 /// The findings a reproduction wrote to DIR/NAME/findings.json, after checking that
@@ -149,11 +176,21 @@ pub fn findings_and_paper_figures(dir: &Path, name: &str) -> Vec<serde_json::Val
 
 /// The verdict of claim `id`.
 pub fn verdict(claims: &[serde_json::Value], id: &str) -> String {
-    claims
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("claim {id}"))["verdict"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    claim(claims, id)["verdict"].as_str().unwrap().to_string()
+}
+
+/// Check that a reproduction drew each of `figures` as DIR/NAME/FIGURE.svg.
+pub fn assert_figures(dir: &Path, name: &str, figures: &[&str]) {
+    for f in figures {
+        assert!(dir.join(name).join(format!("{f}.svg")).exists(), "{f}.svg");
+    }
+}
+
+/// Send process `pid` the signal `signal` (`TERM`, `INT`...) with kill(1).
+pub fn kill(pid: u32, signal: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -{signal} {pid}");
 }

@@ -83,36 +83,35 @@ impl Links {
         }
     }
 
-    /// Insert `page` (on no list) at the front of `list`.
+    /// Insert `page` (on no list) into `list` between `prev` and `next`, neighbours on
+    /// it ([`NIL`]: that end of the list).
     #[inline]
-    pub fn push_front(&mut self, list: &mut List, page: PageId) {
+    fn link(&mut self, list: &mut List, page: PageId, prev: u32, next: u32) {
         self.ensure(page);
-        let p = page as usize;
-        self.nodes[p].prev = NIL;
-        self.nodes[p].next = list.head;
-        if list.head != NIL {
-            self.nodes[list.head as usize].prev = page;
+        self.nodes[page as usize] = Node { prev, next };
+        if prev != NIL {
+            self.nodes[prev as usize].next = page;
+        } else {
+            list.head = page;
+        }
+        if next != NIL {
+            self.nodes[next as usize].prev = page;
         } else {
             list.tail = page;
         }
-        list.head = page;
         list.len += 1;
+    }
+
+    /// Insert `page` (on no list) at the front of `list`.
+    #[inline]
+    pub fn push_front(&mut self, list: &mut List, page: PageId) {
+        self.link(list, page, NIL, list.head);
     }
 
     /// Insert `page` (on no list) at the back of `list`.
     #[inline]
     pub fn push_back(&mut self, list: &mut List, page: PageId) {
-        self.ensure(page);
-        let p = page as usize;
-        self.nodes[p].next = NIL;
-        self.nodes[p].prev = list.tail;
-        if list.tail != NIL {
-            self.nodes[list.tail as usize].next = page;
-        } else {
-            list.head = page;
-        }
-        list.tail = page;
-        list.len += 1;
+        self.link(list, page, list.tail, NIL);
     }
 
     /// Unlink `page`, which MUST be on `list`.

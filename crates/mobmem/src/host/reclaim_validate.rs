@@ -40,7 +40,7 @@ use crate::mm::reclaim::{self, DetailedRun, HighOrderConfig, ReclaimConfig};
 use crate::mm::swap::zram_pool::{self, MmStat, ZramPool, ZramPoolStats, PAGE_BYTES};
 use crate::trace::ftrace::{file_owner, FtraceImporter, ImportOptions, ProcessMatch};
 use crate::trace::{Event, PageId, PageKind, PartialFile, Trace};
-use crate::{Error, Result};
+use crate::{Check, Error, Result};
 
 /// The memory cgroup v1 hierarchy.
 pub const CGROUP_V1_MEMORY: &str = "/sys/fs/cgroup/memory";
@@ -101,32 +101,30 @@ pub enum Step {
 
 impl WorkloadSpec {
     pub fn validate(&self) -> Result<()> {
-        let fail = |m: String| Err(Error::config("reclaim-validate workload", m));
+        let check = Check("reclaim-validate workload");
         if self.files == 0 || self.file_pages < self.files {
-            return fail(format!(
+            return check.fail(format!(
                 "needs at least one file and a page per file, got {} files, {} pages",
                 self.files, self.file_pages
             ));
         }
         if self.file_pages > MAX_WORKLOAD_PAGES || self.anon_pages > MAX_WORKLOAD_PAGES {
-            return fail(format!(
+            return check.fail(format!(
                 "at most {MAX_WORKLOAD_PAGES} file and anonymous pages each"
             ));
         }
         if self.accesses > MAX_ACCESSES {
-            return fail(format!("at most {MAX_ACCESSES} accesses"));
+            return check.fail(format!("at most {MAX_ACCESSES} accesses"));
         }
         for (name, v) in [
             ("anon_percent", self.anon_percent),
             ("hot_percent", self.hot_percent),
             ("hot_share_percent", self.hot_share_percent),
         ] {
-            if v > 100 {
-                return fail(format!("{name} must be 0..=100, got {v}"));
-            }
+            check.range(name, v, 0..=100)?;
         }
         if self.anon_percent > 0 && self.anon_pages == 0 {
-            return fail("anon_percent above 0 needs anonymous pages".into());
+            return check.fail("anon_percent above 0 needs anonymous pages");
         }
         Ok(())
     }

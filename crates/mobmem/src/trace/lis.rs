@@ -17,12 +17,12 @@
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::object_ids::ObjectIds;
+use super::object_ids::ObjectTrace;
 use super::shared::{
     empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, StoredBytes,
     EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES,
 };
-use super::{Event, EventSource, Interner, PageId, ProcId, Tables};
+use super::{Event, EventSource, PageId, Tables};
 use crate::{Error, Position, Result};
 
 /// Most blocks one line may ask for: 2^20 (512 MiB of 512-byte blocks). The ARC paper's
@@ -41,15 +41,12 @@ pub struct Reader {
     /// The requests of the current line not yet returned.
     next_block: u64,
     blocks_left: u64,
-    /// Page ids of block numbers (the pages are `PageKey::file(0, block)`).
-    block_ids: ObjectIds,
+    /// Page ids of block numbers (the pages are `PageKey::file(0, block)`) and the
+    /// trace's one process, interned at the first request.
+    interned: ObjectTrace,
     /// The current line's blocks, then their page ids; reused.
     blocks: Vec<u64>,
     pages: Vec<PageId>,
-    /// The one process.
-    interner: Interner,
-    /// The trace's one process, interned at the first request.
-    proc: Option<ProcId>,
     /// Bytes of text read so far.
     bytes_read: u64,
     /// Requests the lines read so far asked for.
@@ -76,11 +73,9 @@ impl Reader {
             line_number: 0,
             next_block: 0,
             blocks_left: 0,
-            block_ids: ObjectIds::new(),
+            interned: ObjectTrace::default(),
             blocks: Vec::new(),
             pages: Vec::new(),
-            interner: Interner::new(),
-            proc: None,
             bytes_read: 0,
             requests: Expansion::default(),
             stored,
@@ -142,7 +137,7 @@ impl Reader {
     /// The end of the input: an error if no line asked for a block.
     fn end(&self) -> Result<bool> {
         // The process is interned at the first request.
-        if self.proc.is_some() {
+        if self.interned.started() {
             return Ok(false);
         }
         if self.bytes_read == 0 {
@@ -172,17 +167,10 @@ impl EventSource for Reader {
                 }
                 break;
             }
-            let proc = match self.proc {
-                Some(proc) => proc,
-                None => {
-                    let proc = self
-                        .interner
-                        .process(0)
-                        .ok_or_else(|| self.malformed("cannot allocate the trace's process"))?;
-                    self.proc = Some(proc);
-                    proc
-                }
-            };
+            let proc = self
+                .interned
+                .process()
+                .ok_or_else(|| self.malformed("cannot allocate the trace's process"))?;
             let time_ns = self.line_number - 1;
             let take = self.blocks_left.min((max - buf.len()) as u64);
             // Consecutive blocks; wraps only after the last block of a line ending at
@@ -192,7 +180,11 @@ impl EventSource for Reader {
                 .extend((0..take).map(|i| self.next_block.wrapping_add(i)));
             self.next_block = self.next_block.wrapping_add(take);
             self.pages.clear();
-            if self.block_ids.ids(&self.blocks, &mut self.pages).is_err() {
+            if self
+                .interned
+                .page_ids(&self.blocks, &mut self.pages)
+                .is_err()
+            {
                 return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
             }
             buf.extend(
@@ -207,9 +199,7 @@ impl EventSource for Reader {
 
     /// The tables of the requests read so far.
     fn tables(&mut self) -> Result<Tables> {
-        Ok(self
-            .block_ids
-            .tables(self.interner.tables().processes.clone()))
+        Ok(self.interned.tables())
     }
 
     /// Nothing follows the events, whose reading checked the whole input.

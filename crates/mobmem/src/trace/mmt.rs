@@ -16,7 +16,7 @@
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::shared::{read_up_to, PartialFile};
+use super::shared::{le_u32, le_u64, read_up_to, PartialFile};
 use super::{
     Event, EventKind, EventSource, PageId, PageKey, PageKind, ProcId, ProcessInfo, Tables, Trace,
     MAX_PROC_ID,
@@ -163,18 +163,6 @@ impl Header {
         }
         Ok(header)
     }
-}
-
-fn le_u32(bytes: &[u8]) -> u32 {
-    let mut word = [0u8; 4];
-    word.copy_from_slice(bytes);
-    u32::from_le_bytes(word)
-}
-
-fn le_u64(bytes: &[u8]) -> u64 {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(bytes);
-    u64::from_le_bytes(word)
 }
 
 // The raw fields of a record, as laid out in `Event` (see its table in `trace/mod.rs`).

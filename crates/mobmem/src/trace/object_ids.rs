@@ -13,7 +13,7 @@
 //! probing stays short below that), so it holds 16 to 32 bytes per distinct key. The
 //! page keys of [`Tables`] are only made when asked for.
 
-use super::{PageId, PageKey, Tables};
+use super::{Interner, PageId, PageKey, ProcId, Tables};
 
 /// How many keys ahead of the current one a batch touches the slot of.
 const AHEAD: usize = 32;
@@ -147,17 +147,48 @@ impl ObjectIds {
     pub fn bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Slot>()
     }
+}
 
-    /// The tables of a trace whose pages are `PageKey::file(0, key)` and whose processes
-    /// are `processes`.
-    pub fn tables(&self, processes: Vec<super::ProcessInfo>) -> Tables {
+/// What a trace of objects requested by one process (pid 0, no name) interns, as the
+/// cache traces do (`.lis`, oracleGeneral): the page ids of its object ids, each page
+/// `PageKey::file(0, key)`, and the process, at its first request.
+#[derive(Debug, Default)]
+pub struct ObjectTrace {
+    ids: ObjectIds,
+    /// The one process.
+    interner: Interner,
+    proc: Option<ProcId>,
+}
+
+impl ObjectTrace {
+    /// The process, interned at the first call (`None`: it cannot be).
+    pub fn process(&mut self) -> Option<ProcId> {
+        if self.proc.is_none() {
+            self.proc = self.interner.process(0);
+        }
+        self.proc
+    }
+
+    /// [`ObjectIds::ids`] of `keys`.
+    pub fn page_ids(&mut self, keys: &[u64], out: &mut Vec<PageId>) -> Result<(), usize> {
+        self.ids.ids(keys, out)
+    }
+
+    /// Whether the process was interned: some object was requested.
+    pub fn started(&self) -> bool {
+        self.proc.is_some()
+    }
+
+    /// The tables of the requests interned so far.
+    pub fn tables(&self) -> Tables {
         Tables {
             pages: self
+                .ids
                 .keys()
                 .into_iter()
                 .map(|k| PageKey::file(0, k))
                 .collect(),
-            processes,
+            processes: self.interner.tables().processes.clone(),
         }
     }
 }

@@ -11,9 +11,9 @@
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::object_ids::ObjectIds;
-use super::shared::{empty_input, read_up_to};
-use super::{Event, EventSource, Interner, PageId, ProcId, Tables};
+use super::object_ids::ObjectTrace;
+use super::shared::{empty_input, le_u32, le_u64, read_up_to};
+use super::{Event, EventSource, PageId, Tables};
 use crate::{Error, Position, Result};
 
 pub const RECORD_SIZE: usize = 24;
@@ -34,12 +34,9 @@ pub struct Reader {
     pages: Vec<PageId>,
     /// The current batch's object sizes.
     sizes: Vec<u32>,
-    /// Page ids of object ids (the pages are `PageKey::file(0, obj_id)`).
-    object_ids: ObjectIds,
-    /// The one process.
-    interner: Interner,
-    /// The trace's one process, interned at the first record.
-    proc: Option<ProcId>,
+    /// Page ids of object ids (the pages are `PageKey::file(0, obj_id)`) and the trace's
+    /// one process, interned at the first record.
+    interned: ObjectTrace,
     exhausted: bool,
 }
 
@@ -53,9 +50,7 @@ impl Reader {
             objects: Vec::new(),
             pages: Vec::new(),
             sizes: Vec::new(),
-            object_ids: ObjectIds::new(),
-            interner: Interner::new(),
-            proc: None,
+            interned: ObjectTrace::default(),
             exhausted: false,
         }
     }
@@ -102,26 +97,19 @@ impl EventSource for Reader {
             }
             return Ok(false);
         }
-        let proc = match self.proc {
-            Some(proc) => proc,
-            None => {
-                let proc = self.interner.process(0).ok_or_else(|| {
-                    self.error_at(0, "cannot allocate the trace's process".into())
-                })?;
-                self.proc = Some(proc);
-                proc
-            }
-        };
+        let proc = self
+            .interned
+            .process()
+            .ok_or_else(|| self.error_at(0, "cannot allocate the trace's process".into()))?;
         let records_bytes = &self.bytes[..got];
         self.objects.clear();
-        self.objects
-            .extend(records_bytes.chunks_exact(RECORD_SIZE).map(|record| {
-                let mut obj_id = [0u8; 8];
-                obj_id.copy_from_slice(&record[4..12]);
-                u64::from_le_bytes(obj_id)
-            }));
+        self.objects.extend(
+            records_bytes
+                .chunks_exact(RECORD_SIZE)
+                .map(|record| le_u64(&record[4..12])),
+        );
         self.pages.clear();
-        if let Err(i) = self.object_ids.ids(&self.objects, &mut self.pages) {
+        if let Err(i) = self.interned.page_ids(&self.objects, &mut self.pages) {
             let index = self.next_record + i as u64;
             return Err(self.error_at(
                 index,
@@ -129,17 +117,14 @@ impl EventSource for Reader {
             ));
         }
         self.sizes.clear();
-        self.sizes
-            .extend(records_bytes.chunks_exact(RECORD_SIZE).map(|record| {
-                let mut size = [0u8; 4];
-                size.copy_from_slice(&record[12..16]);
-                u32::from_le_bytes(size)
-            }));
+        self.sizes.extend(
+            records_bytes
+                .chunks_exact(RECORD_SIZE)
+                .map(|record| le_u32(&record[12..16])),
+        );
         buf.reserve(records);
         for (record, &page) in records_bytes.chunks_exact(RECORD_SIZE).zip(&self.pages) {
-            let mut timestamp = [0u8; 4];
-            timestamp.copy_from_slice(&record[0..4]);
-            let time_ns = u64::from(u32::from_le_bytes(timestamp)) * 1_000_000_000;
+            let time_ns = u64::from(le_u32(&record[0..4])) * 1_000_000_000;
             buf.push(Event::access(time_ns, proc, page, false, false));
         }
         self.next_record += records as u64;
@@ -152,9 +137,7 @@ impl EventSource for Reader {
 
     /// The tables of the records read so far.
     fn tables(&mut self) -> Result<Tables> {
-        Ok(self
-            .object_ids
-            .tables(self.interner.tables().processes.clone()))
+        Ok(self.interned.tables())
     }
 
     /// Nothing follows the events, whose reading checked the whole input.

@@ -78,6 +78,67 @@ pub(crate) enum LineRead {
     TooLong,
 }
 
+/// The little-endian `u32` of `bytes`, which MUST be 4 bytes long.
+#[inline]
+pub(crate) fn le_u32(bytes: &[u8]) -> u32 {
+    let mut word = [0u8; 4];
+    word.copy_from_slice(bytes);
+    u32::from_le_bytes(word)
+}
+
+/// The little-endian `u64` of `bytes`, which MUST be 8 bytes long.
+#[inline]
+pub(crate) fn le_u64(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(bytes);
+    u64::from_le_bytes(word)
+}
+
+/// Where [`through_line`] stopped.
+enum Stop {
+    /// After a line break.
+    LineBreak,
+    /// At the end of the input.
+    End,
+    /// At the limit, with more input to come (or not yet known).
+    Limit,
+}
+
+/// Consume `input` up to and including its next line break, at most `limit` bytes,
+/// handing each run of bytes taken to `keep`. Returns the bytes taken and where it
+/// stopped.
+fn through_line<R: BufRead + ?Sized>(
+    input: &mut R,
+    limit: usize,
+    mut keep: impl FnMut(&[u8]),
+) -> io::Result<(usize, Stop)> {
+    let mut taken = 0;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok((taken, Stop::End));
+        }
+        let room = &available[..available.len().min(limit - taken)];
+        let (take, ended) = match memchr::memchr(b'\n', room) {
+            Some(i) => (i + 1, true),
+            None => (room.len(), false),
+        };
+        keep(&room[..take]);
+        input.consume(take);
+        taken += take;
+        if ended {
+            return Ok((taken, Stop::LineBreak));
+        }
+        if taken >= limit {
+            return Ok((taken, Stop::Limit));
+        }
+    }
+}
+
 /// Read the next line of `input` into `buf` (cleared first), at most `max` bytes with its
 /// line break, so that a line without end cannot take memory without bound.
 pub(crate) fn read_line<R: BufRead + ?Sized>(
@@ -86,70 +147,24 @@ pub(crate) fn read_line<R: BufRead + ?Sized>(
     max: usize,
 ) -> io::Result<LineRead> {
     buf.clear();
-    loop {
-        let available = match input.fill_buf() {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(if buf.is_empty() {
-                LineRead::End
-            } else {
-                LineRead::Line
-            });
-        }
-        let room = &available[..available.len().min(max - buf.len())];
-        let (take, ended) = match memchr::memchr(b'\n', room) {
-            Some(i) => (i + 1, true),
-            None => (room.len(), false),
-        };
-        buf.extend_from_slice(&room[..take]);
-        input.consume(take);
-        if ended {
-            return Ok(LineRead::Line);
-        }
-        if buf.len() >= max {
-            // A last line of exactly `max` bytes, without a line break, is whole.
-            let more = loop {
-                match input.fill_buf() {
-                    Ok(bytes) => break !bytes.is_empty(),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            };
-            return Ok(if more {
-                LineRead::TooLong
-            } else {
-                LineRead::Line
-            });
-        }
-    }
+    let line = match through_line(input, max, |run| buf.extend_from_slice(run))? {
+        (_, Stop::LineBreak) => LineRead::Line,
+        (0, Stop::End) => LineRead::End,
+        (_, Stop::End) => LineRead::Line,
+        // A last line of exactly `max` bytes, without a line break, is whole.
+        (_, Stop::Limit) => match through_line(input, 0, |_| {})? {
+            (_, Stop::End) => LineRead::Line,
+            _ => LineRead::TooLong,
+        },
+    };
+    Ok(line)
 }
 
 /// Pass over the rest of a line [`read_line`] found too long, up to and including its line
 /// break, without keeping it. Returns the bytes passed over.
 pub(crate) fn skip_line<R: BufRead + ?Sized>(input: &mut R) -> io::Result<u64> {
-    let mut skipped = 0u64;
-    loop {
-        let available = match input.fill_buf() {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(skipped);
-        }
-        let (take, ended) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        input.consume(take);
-        skipped += take as u64;
-        if ended {
-            return Ok(skipped);
-        }
-    }
+    let (skipped, _) = through_line(input, usize::MAX, |_| {})?;
+    Ok(skipped as u64)
 }
 
 /// The error for a line longer than [`MAX_LINE_BYTES`]; `expected` says what a line holds.

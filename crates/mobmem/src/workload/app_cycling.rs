@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::registry::{scaled_count, Params};
 use super::sampling::{unit, zipf_weights, AliasTable};
 use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
-use crate::{Error, Result};
+use crate::{Check, Error, Result};
 
 /// The importance levels the generator assigns (Android's, in the trace model).
 pub use crate::trace::{ADJ_CACHED, ADJ_PREVIOUS};
@@ -122,37 +122,21 @@ impl AppCyclingConfig {
 impl Params for AppCyclingConfig {
     /// Check every field; the error names the first one that is out of range.
     fn validate(&self) -> Result<()> {
-        let fail = |message: String| Err(Error::config("app-cycling workload", message));
-        if !(1..=MAX_APPS).contains(&self.apps) {
-            return fail(format!("apps must be 1..={MAX_APPS}, got {}", self.apps));
-        }
-        if !(1..=MAX_ROUNDS).contains(&self.rounds) {
-            return fail(format!(
-                "rounds must be 1..={MAX_ROUNDS}, got {}",
-                self.rounds
-            ));
-        }
-        for (name, [min, max], least) in [
+        let check = Check("app-cycling workload");
+        check.range("apps", self.apps, 1..=MAX_APPS)?;
+        check.range("rounds", self.rounds, 1..=MAX_ROUNDS)?;
+        for (name, range, least) in [
             ("launch_pages", self.launch_pages, 0),
             ("heap_pages", self.heap_pages, 1),
             ("session_accesses", self.session_accesses, 0),
             ("content_pages", self.content_pages, 0),
         ] {
-            if min > max || min < least || max > MAX_PAGES {
-                return fail(format!(
-                    "{name} must be [min, max] with {least} <= min <= max <= {MAX_PAGES}, got [{min}, {max}]"
-                ));
-            }
+            check.min_max(name, range, least, MAX_PAGES)?;
         }
-        if self.content_touches == 0 || self.content_touches > 1000 {
-            return fail(format!(
-                "content_touches must be 1..=1000, got {}",
-                self.content_touches
-            ));
-        }
+        check.range("content_touches", self.content_touches, 1..=1000)?;
         let zipf = self.heap_zipf_exponent;
         if !(zipf.is_finite() && zipf >= 0.0) {
-            return fail(format!(
+            return check.fail(format!(
                 "heap_zipf_exponent must be a finite number >= 0, got {zipf}"
             ));
         }
@@ -161,24 +145,22 @@ impl Params for AppCyclingConfig {
             ("launch_write_share", self.launch_write_share),
             ("heap_write_share", self.heap_write_share),
         ] {
-            if !(0.0..=1.0).contains(&share) {
-                return fail(format!("{name} must be in [0, 1], got {share}"));
-            }
+            check.share(name, share)?;
         }
         if self.runtime_start_ns < self.launch_burst_ns {
-            return fail(format!(
+            return check.fail(format!(
                 "runtime_start_ns ({}) must not be before the end of the launch burst ({})",
                 self.runtime_start_ns, self.launch_burst_ns
             ));
         }
         if self.max_events() > MAX_EVENTS {
-            return fail(format!(
+            return check.fail(format!(
                 "would make up to {} events, more than {MAX_EVENTS}",
                 self.max_events()
             ));
         }
         if self.max_duration_ns() > u64::MAX as u128 {
-            return fail(
+            return check.fail(
                 "gaps so long that time stamps would overflow 64-bit nanoseconds".to_string(),
             );
         }

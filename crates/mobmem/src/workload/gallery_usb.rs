@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::registry::{scaled_count, Params};
 use super::sampling::{unit, zipf_weights, AliasTable};
 use crate::trace::{Event, Interner, PageKey, Trace, ADJ_FOREGROUND};
-use crate::{Error, Result};
+use crate::{Check, Error, Result};
 
 /// Name of the background transfer's process.
 pub const USB_PROCESS: &str = "usb-mtp";
@@ -103,28 +103,13 @@ impl Default for GalleryUsbConfig {
 
 impl Params for GalleryUsbConfig {
     fn validate(&self) -> Result<()> {
-        let fail = |m: String| Err(Error::config("gallery-usb workload", m));
+        let check = Check("gallery-usb workload");
         if self.interactions == 0 || self.images == 0 {
-            return fail("interactions and images must be at least 1".into());
+            return check.fail("interactions and images must be at least 1");
         }
-        if self.images > MAX_IMAGES {
-            return fail(format!(
-                "images must be at most {MAX_IMAGES}, got {}",
-                self.images
-            ));
-        }
-        if self.cached_apps > MAX_CACHED_APPS {
-            return fail(format!(
-                "cached_apps must be at most {MAX_CACHED_APPS}, got {}",
-                self.cached_apps
-            ));
-        }
-        let [lo, hi] = self.image_pages;
-        if lo == 0 || lo > hi || hi > MAX_PAGES {
-            return fail(format!(
-                "image_pages must be [min, max] with 1 <= min <= max <= {MAX_PAGES}, got [{lo}, {hi}]"
-            ));
-        }
+        check.at_most("images", self.images, MAX_IMAGES)?;
+        check.at_most("cached_apps", self.cached_apps, MAX_CACHED_APPS)?;
+        check.min_max("image_pages", self.image_pages, 1, MAX_PAGES)?;
         for (key, count) in [
             ("heap_pages", self.heap_pages),
             ("heap_accesses", self.heap_accesses),
@@ -138,30 +123,28 @@ impl Params for GalleryUsbConfig {
                 self.stream_pages_per_interaction,
             ),
         ] {
-            if count > MAX_PAGES {
-                return fail(format!("{key} must be at most {MAX_PAGES}, got {count}"));
-            }
+            check.at_most(key, count, MAX_PAGES)?;
         }
         if !(0.0..=1.0).contains(&self.p_next)
             || !(0.0..=1.0).contains(&self.p_previous)
             || self.p_next + self.p_previous > 1.0
         {
-            return fail(format!(
+            return check.fail(format!(
                 "p_next and p_previous must be shares summing to at most 1, got {} and {}",
                 self.p_next, self.p_previous
             ));
         }
         if self.heap_pages == 0 || self.system_pages == 0 {
-            return fail("heap_pages and system_pages must be at least 1".into());
+            return check.fail("heap_pages and system_pages must be at least 1");
         }
         if !(self.heap_zipf_exponent.is_finite() && self.heap_zipf_exponent >= 0.0) {
-            return fail("heap_zipf_exponent must be >= 0".into());
+            return check.fail("heap_zipf_exponent must be >= 0");
         }
         if self.think_ms == 0 || self.busy_ms > self.think_ms {
-            return fail("think_ms must be >= 1 and busy_ms at most think_ms".into());
+            return check.fail("think_ms must be >= 1 and busy_ms at most think_ms");
         }
         if self.max_events() > MAX_EVENTS {
-            return fail(format!(
+            return check.fail(format!(
                 "would make up to {} events (interactions x their accesses, and the \
                  warm-up's cached_apps x (cached_anon_pages + cached_file_pages) + \
                  system_pages), more than {MAX_EVENTS}",
@@ -169,7 +152,7 @@ impl Params for GalleryUsbConfig {
             ));
         }
         if self.max_duration_ns() > u64::MAX as u128 {
-            return fail(format!(
+            return check.fail(format!(
                 "interactions x think_ms = {} x {} ms overflows 64-bit nanosecond time stamps",
                 self.interactions, self.think_ms
             ));

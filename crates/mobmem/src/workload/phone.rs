@@ -29,7 +29,7 @@ use super::sampling::{unit, zipf_weights, AliasTable};
 use crate::core::mix64;
 use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
 use crate::trace::{ADJ_CACHED, ADJ_PREVIOUS};
-use crate::{Error, Result};
+use crate::{Check, Error, Result};
 
 /// `oom_score_adj` of a perceptible background service.
 pub const ADJ_SERVICE: i16 = 200;
@@ -150,30 +150,19 @@ impl PhoneWorkload {
     }
 
     pub fn validate(&self) -> Result<()> {
-        let fail = |m: String| Err(Error::config("phone workload", m));
+        let check = Check("phone workload");
         if !(self.scale.is_finite() && self.scale > 0.0 && self.scale <= 1.0) {
-            return fail(format!("scale must be in (0, 1], got {}", self.scale));
+            return check.fail(format!("scale must be in (0, 1], got {}", self.scale));
         }
-        if !(1..=MAX_APPS).contains(&self.apps) {
-            return fail(format!("apps must be 1..={MAX_APPS}, got {}", self.apps));
-        }
-        if !(1..=MAX_SESSIONS).contains(&self.sessions) {
-            return fail(format!(
-                "sessions must be 1..={MAX_SESSIONS}, got {}",
-                self.sessions
-            ));
-        }
-        for (name, [lo, hi]) in [
+        check.range("apps", self.apps, 1..=MAX_APPS)?;
+        check.range("sessions", self.sessions, 1..=MAX_SESSIONS)?;
+        for (name, range) in [
             ("heap_pages", self.heap_pages),
             ("code_pages", self.code_pages),
             ("media_pages", self.media_pages),
             ("inputs", self.inputs),
         ] {
-            if lo == 0 || lo > hi || hi > 1 << 22 {
-                return fail(format!(
-                    "{name} must be [min, max] with 1 <= min <= max <= 4194304, got [{lo}, {hi}]"
-                ));
-            }
+            check.min_max(name, range, 1, 1 << 22)?;
         }
         for (name, v) in [
             ("zero_share", self.zero_share),
@@ -182,23 +171,21 @@ impl PhoneWorkload {
             ("launch_heap_share", self.launch_heap_share),
             ("write_share", self.write_share),
         ] {
-            if !(0.0..=1.0).contains(&v) {
-                return fail(format!("{name} must be in [0, 1], got {v}"));
-            }
+            check.share(name, v)?;
         }
         if self.zero_share + self.volatile_share > 1.0 {
-            return fail("zero_share + volatile_share must be at most 1".into());
+            return check.fail("zero_share + volatile_share must be at most 1");
         }
         for (name, v) in [
             ("app_zipf_exponent", self.app_zipf_exponent),
             ("heap_zipf_exponent", self.heap_zipf_exponent),
         ] {
             if !(v.is_finite() && v >= 0.0) {
-                return fail(format!("{name} must be >= 0, got {v}"));
+                return check.fail(format!("{name} must be >= 0, got {v}"));
             }
         }
         if self.input_gap_ns == 0 || self.service_period_ns == 0 {
-            return fail("input_gap_ns and service_period_ns must be at least 1".into());
+            return check.fail("input_gap_ns and service_period_ns must be at least 1");
         }
         let most_pages = self.apps as u64
             * (self.pages(self.framework_pages) as u64
@@ -206,16 +193,11 @@ impl PhoneWorkload {
                 + self.pages(self.code_pages[1]) as u64)
             + self.services as u64 * self.pages(self.service_pages) as u64;
         if most_pages > MAX_PAGES {
-            return fail(format!(
+            return check.fail(format!(
                 "this config may make up to {most_pages} distinct pages before any media, more than {MAX_PAGES}: fewer apps or services, or smaller page counts"
             ));
         }
-        if self.services > MAX_APPS {
-            return fail(format!(
-                "services must be 0..={MAX_APPS}, got {}",
-                self.services
-            ));
-        }
+        check.range("services", self.services, 0..=MAX_APPS)?;
         let per_session = self.pages(self.code_pages[1]) as u64
             + self.pages(self.framework_pages) as u64
             + self.pages(self.heap_pages[1]) as u64
@@ -225,7 +207,7 @@ impl PhoneWorkload {
                     + self.pages(self.media_pages[1]) as u64
                     + 1);
         if per_session.saturating_mul(self.sessions as u64) > MAX_EVENTS {
-            return fail(format!(
+            return check.fail(format!(
                 "this config may make more than {MAX_EVENTS} events: fewer sessions, inputs or pages"
             ));
         }

@@ -77,22 +77,25 @@ impl LruLists {
         }
     }
 
-    /// Add the frame, on no list, at the head of `list`.
-    pub fn push_head(&mut self, list: ListId, pfn: u32) {
+    /// Record the frame, on no list, as on `list` (made if new), before linking it in.
+    fn enter(&mut self, list: ListId, pfn: u32) -> usize {
         let on = &mut self.list_of[pfn as usize];
         debug_assert_eq!(*on, NO_LIST);
         *on = list;
         self.list_mut(list);
-        self.links.push_front(&mut self.lists[list as usize], pfn);
+        list as usize
+    }
+
+    /// Add the frame, on no list, at the head of `list`.
+    pub fn push_head(&mut self, list: ListId, pfn: u32) {
+        let i = self.enter(list, pfn);
+        self.links.push_front(&mut self.lists[i], pfn);
     }
 
     /// Add the frame, on no list, at the tail of `list` (the end reclaim scans next).
     pub fn push_tail(&mut self, list: ListId, pfn: u32) {
-        let on = &mut self.list_of[pfn as usize];
-        debug_assert_eq!(*on, NO_LIST);
-        *on = list;
-        self.list_mut(list);
-        self.links.push_back(&mut self.lists[list as usize], pfn);
+        let i = self.enter(list, pfn);
+        self.links.push_back(&mut self.lists[i], pfn);
     }
 
     /// Take the frame off its list (no-op when on none).
@@ -101,6 +104,20 @@ impl LruLists {
         if list != NO_LIST {
             self.links.remove(&mut self.lists[list as usize], pfn);
         }
+    }
+
+    /// Take up to `nr` frames off the tail of `list`, tail first (the kernel's
+    /// `isolate_lru_folios`, for a policy that checks each page after isolating it).
+    pub fn take_tail(&mut self, list: ListId, nr: usize) -> Vec<u32> {
+        let mut taken = Vec::with_capacity(nr);
+        while taken.len() < nr {
+            let Some(pfn) = self.tail(list) else {
+                break;
+            };
+            self.unlink(pfn);
+            taken.push(pfn);
+        }
+        taken
     }
 
     /// Move the frame to the tail of `list` (the end reclaim scans next).

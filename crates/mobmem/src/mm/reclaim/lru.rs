@@ -64,6 +64,28 @@ pub(super) fn active_of(file: usize) -> ListId {
     (file * 2 + 1) as ListId
 }
 
+/// One round of the kernel's scan of the four lists (`shrink_zone` in 3.4,
+/// `shrink_lruvec` since): each list with pages left to scan in `nr` gets a batch of up
+/// to [`SWAP_CLUSTER_MAX`] of them, taken off `nr`: `batch(file, n, active)`, `file`
+/// being [`ANON`] or [`FILE`]. Stops after a batch that returns `true` (the goal is
+/// met) and says whether one did.
+pub(super) fn scan_batches(
+    nr: &mut [usize; 4],
+    mut batch: impl FnMut(usize, usize, bool) -> bool,
+) -> bool {
+    for list in 0..4 {
+        let n = nr[list].min(SWAP_CLUSTER_MAX);
+        if n == 0 {
+            continue;
+        }
+        nr[list] -= n;
+        if batch(list / 2, n, list % 2 == 1) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Which pages a two-list policy protects.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Protection {
@@ -214,14 +236,7 @@ impl TwoListLru {
     /// `shrink_active_list`: move up to `nr` pages from the active tail to the inactive
     /// list; referenced ones rotate back when `rotate_referenced_active`.
     fn shrink_active(&mut self, mem: &mut Memory, nr: usize, file: usize, req: &ShrinkRequest) {
-        let mut taken = Vec::with_capacity(nr);
-        while taken.len() < nr {
-            let Some(pfn) = self.lists.tail(active_of(file)) else {
-                break;
-            };
-            self.lists.unlink(pfn);
-            taken.push(pfn);
-        }
+        let taken = self.lists.take_tail(active_of(file), nr);
         mem.counters.scanned += taken.len() as u64;
         self.recent_scanned[file] += taken.len() as u64;
         for pfn in taken {
@@ -343,23 +358,18 @@ impl TwoListLru {
         let mut reclaimed = 0;
         while nr[INACTIVE_ANON as usize] + nr[ACTIVE_FILE as usize] + nr[INACTIVE_FILE as usize] > 0
         {
-            for list in 0..4 as ListId {
-                let n = nr[list as usize].min(SWAP_CLUSTER_MAX);
-                if n == 0 {
-                    continue;
-                }
-                nr[list as usize] -= n;
-                let file = (list / 2) as usize;
-                if list % 2 == 1 {
+            let done = scan_batches(&mut nr, |file, n, active| {
+                if active {
                     if self.inactive_is_low(file) {
                         self.shrink_active(mem, n, file, req);
                     }
                 } else {
                     reclaimed += self.shrink_inactive(mem, n, file, priority, req);
                 }
-                if req.done(mem, reclaimed) {
-                    return reclaimed;
-                }
+                req.done(mem, reclaimed)
+            });
+            if done {
+                return reclaimed;
             }
         }
         if mem.swap_free() > 0 && self.inactive_is_low(ANON) {
@@ -431,12 +441,7 @@ mod tests {
     use super::*;
 
     fn request() -> ShrinkRequest {
-        ShrinkRequest {
-            goal: Goal::Reclaim(SWAP_CLUSTER_MAX),
-            order: 0,
-            tasks: TaskView::default(),
-            ignore_protection: false,
-        }
+        ShrinkRequest::reclaim(SWAP_CLUSTER_MAX)
     }
 
     /// Frames 0..4 on `lru`'s active file list (frame 0 at the tail); frames 0 and 2

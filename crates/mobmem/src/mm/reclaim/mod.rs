@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use crate::core::events::{self, EventHandler};
 use crate::core::stats::{percentile, Stats};
 use crate::trace::{Event, PageId, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
-use crate::{Error, Result};
+use crate::{Check, Error, Result};
 use crate::core::memory::{FaultKind, Memory, ReclaimCounters};
 use crate::core::pages::{PageFlags, SwapDevice};
 use policy::{
@@ -248,46 +248,21 @@ pub fn anon_pages(trace: &Trace) -> usize {
 
 impl ReclaimConfig {
     pub fn validate(&self) -> Result<()> {
-        let fail = |m: String| Err(Error::config("reclaim config", m));
+        let check = Check("reclaim config");
         let policy = find_policy(&self.policy)?;
-        if !(1..=MAX_MEMORY_PAGES).contains(&self.memory_pages) {
-            return fail(format!(
-                "memory_pages must be 1..={MAX_MEMORY_PAGES}, got {}",
-                self.memory_pages
-            ));
-        }
-        if !(1..=1024).contains(&self.reclaim_batch) {
-            return fail(format!(
-                "reclaim_batch must be 1..=1024, got {}",
-                self.reclaim_batch
-            ));
-        }
+        check.range("memory_pages", self.memory_pages, 1..=MAX_MEMORY_PAGES)?;
+        check.range("reclaim_batch", self.reclaim_batch, 1..=1024)?;
         if self.reserved_pages > 0 && self.reserved_pages >= self.memory_pages / 2 {
-            return fail(format!(
+            return check.fail(format!(
                 "reserved_pages ({}) must be below half of memory_pages ({})",
                 self.reserved_pages, self.memory_pages
             ));
         }
-        if self.unmovable_per_mille > 200 {
-            return fail(format!(
-                "unmovable_per_mille must be 0..=200, got {}",
-                self.unmovable_per_mille
-            ));
-        }
-        if self.swappiness > 200 {
-            return fail(format!(
-                "swappiness must be 0..=200, got {}",
-                self.swappiness
-            ));
-        }
-        if !(1..=100).contains(&self.dirty_background_ratio) {
-            return fail(format!(
-                "dirty_background_ratio must be 1..=100, got {}",
-                self.dirty_background_ratio
-            ));
-        }
+        check.range("unmovable_per_mille", self.unmovable_per_mille, 0..=200)?;
+        check.range("swappiness", self.swappiness, 0..=200)?;
+        check.range("dirty_background_ratio", self.dirty_background_ratio, 1..=100)?;
         if !policy.has_priorities && self.lumpy_gating != LumpyGating::AnyOrder {
-            return fail(format!(
+            return check.fail(format!(
                 "lumpy_gating = \"{}\" gates lumpy reclaim by the reclaim priority, which {} \
 does not have: use lumpy_gating = \"any-order\" with it",
                 self.lumpy_gating.name(),
@@ -296,13 +271,13 @@ does not have: use lumpy_gating = \"any-order\" with it",
         }
         let wm = self.watermarks();
         if !(wm.min_kb <= wm.low_kb && wm.low_kb <= wm.high_kb) {
-            return fail(format!(
+            return check.fail(format!(
                 "watermarks must be min <= low <= high, got {:?}",
                 self.watermarks_kb
             ));
         }
         if wm.high_pages() > 0 && wm.high_pages() >= self.usable_pages() / 2 {
-            return fail(format!(
+            return check.fail(format!(
                 "high watermark ({} pages) must be below half of the usable memory ({} pages)",
                 wm.high_pages(),
                 self.usable_pages()
@@ -313,12 +288,12 @@ does not have: use lumpy_gating = \"any-order\" with it",
             ("fault_ms", self.fault_ms),
         ] {
             if !(v.is_finite() && v >= 0.0) {
-                return fail(format!("{name} must be a number >= 0, got {v}"));
+                return check.fail(format!("{name} must be a number >= 0, got {v}"));
             }
         }
         let h = &self.high_order;
         if !h.process.is_empty() && (h.order == 0 || h.order > 6 || h.every_faults == 0) {
-            return fail(format!(
+            return check.fail(format!(
                 "high_order needs order 1..=6 and every_faults >= 1, got order {} every {}",
                 h.order, h.every_faults
             ));

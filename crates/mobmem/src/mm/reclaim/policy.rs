@@ -54,6 +54,16 @@ pub struct ShrinkRequest {
 }
 
 impl ShrinkRequest {
+    /// A call to reclaim `n` pages of order 0 for no task in particular, protection on.
+    pub fn reclaim(n: usize) -> Self {
+        ShrinkRequest {
+            goal: Goal::Reclaim(n),
+            order: 0,
+            tasks: TaskView::default(),
+            ignore_protection: false,
+        }
+    }
+
     pub fn done(&self, mem: &Memory, reclaimed: usize) -> bool {
         match self.goal {
             Goal::FreeAtLeast(n) => mem.free() >= n,

@@ -9,7 +9,7 @@ use crate::core::memory::{FaultKind, FrameState, Memory};
 use crate::core::pages::PageFlags;
 use super::mglru::MgLru;
 use super::policy::{
-    isolate_lumpy_block, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
+    isolate_lumpy_block, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest,
     SWAP_CLUSTER_MAX,
 };
 use super::*;
@@ -304,12 +304,7 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
         let pfn = mem.frame_of(page).unwrap();
         mem.set_frame_flags(pfn, PageFlags::YOUNG, true);
     }
-    let req = ShrinkRequest {
-        goal: Goal::Reclaim(2),
-        order: 0,
-        tasks: TaskView::default(),
-        ignore_protection: false,
-    };
+    let req = ShrinkRequest::reclaim(2);
     assert_eq!(policy.shrink(&mut mem, &req), 2);
     assert!(mem.frame_of(0).is_none() && mem.frame_of(2).is_none());
     for page in [1, 3] {
@@ -334,12 +329,7 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
 fn mglru_keeps_two_to_four_generations() {
     let mut mem = Memory::new(256, &[], 5000, 1, 5000);
     let mut policy = MgLru::new(256);
-    let req = ShrinkRequest {
-        goal: Goal::Reclaim(SWAP_CLUSTER_MAX),
-        order: 0,
-        tasks: TaskView::default(),
-        ignore_protection: false,
-    };
+    let req = ShrinkRequest::reclaim(SWAP_CLUSTER_MAX);
     let mut x = 7u64;
     for page in 0..5000u32 {
         if mem.free() < 16 {
@@ -695,12 +685,7 @@ fn mglru_keeps_dirty_file_pages_for_the_flusher_too() {
         pfn_of[page as usize] = pfn;
     }
     let oldest = policy.min_seq()[1];
-    let req = ShrinkRequest {
-        goal: Goal::Reclaim(1),
-        order: 0,
-        tasks: TaskView::default(),
-        ignore_protection: false,
-    };
+    let req = ShrinkRequest::reclaim(1);
     assert_eq!(policy.shrink(&mut mem, &req), 1);
     // The clean page went; the dirty ones wait one generation up, PG_reclaim set,
     // nothing written by reclaim.
@@ -993,12 +978,7 @@ fn mglru_honours_swappiness_and_lumpy_unmovable() {
             mem.fault_in(pfn, page, 0, page % 2 == 0);
             policy.add_page(&mut mem, pfn);
         }
-        let req = ShrinkRequest {
-            goal: Goal::Reclaim(4),
-            order: 0,
-            tasks: TaskView::default(),
-            ignore_protection: false,
-        };
+        let req = ShrinkRequest::reclaim(4);
         policy.shrink(&mut mem, &req);
         (mem.counters.swap_outs, mem.counters.file_drops)
     };
@@ -1021,10 +1001,8 @@ fn mglru_honours_swappiness_and_lumpy_unmovable() {
             policy.add_page(&mut mem, pfn);
         }
         let req = ShrinkRequest {
-            goal: Goal::Reclaim(1),
             order: 3,
-            tasks: TaskView::default(),
-            ignore_protection: false,
+            ..ShrinkRequest::reclaim(1)
         };
         policy.shrink(&mut mem, &req);
         mem.counters.lumpy_taken

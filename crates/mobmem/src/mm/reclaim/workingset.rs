@@ -55,7 +55,8 @@
 //! a high-order request reclaims order-0 pages), writeback throttling.
 
 use super::lru::{
-    active_of, inactive_of, ACTIVE_ANON, ACTIVE_FILE, ANON, FILE, INACTIVE_ANON, INACTIVE_FILE,
+    active_of, inactive_of, scan_batches, ACTIVE_ANON, ACTIVE_FILE, ANON, FILE, INACTIVE_ANON,
+    INACTIVE_FILE,
 };
 use super::lists::{ListId, LruLists, NO_LIST};
 use super::policy::{ReclaimPolicy, ShrinkRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
@@ -314,14 +315,7 @@ impl WorkingsetLru {
 
     /// `shrink_active_list`: deactivate up to `nr` pages from the active tail.
     fn shrink_active(&mut self, mem: &mut Memory, nr: usize, file: usize) {
-        let mut taken = Vec::with_capacity(nr);
-        while taken.len() < nr {
-            let Some(pfn) = self.lists.tail(active_of(file)) else {
-                break;
-            };
-            self.lists.unlink(pfn);
-            taken.push(pfn);
-        }
+        let taken = self.lists.take_tail(active_of(file), nr);
         mem.counters.scanned += taken.len() as u64;
         for pfn in taken {
             if mem.frame(pfn).is_anon() {
@@ -338,14 +332,7 @@ impl WorkingsetLru {
     /// `shrink_inactive_list` + `shrink_folio_list`: reclaim or put back up to `nr`
     /// pages from the inactive tail. Returns the pages reclaimed.
     fn shrink_inactive(&mut self, mem: &mut Memory, nr: usize, file: usize) -> usize {
-        let mut isolated = Vec::with_capacity(nr);
-        while isolated.len() < nr {
-            let Some(pfn) = self.lists.tail(inactive_of(file)) else {
-                break;
-            };
-            self.lists.unlink(pfn);
-            isolated.push(pfn);
-        }
+        let isolated = self.lists.take_tail(inactive_of(file), nr);
         let scanned = isolated.len() as u64;
         mem.counters.scanned += scanned;
         let (mut reclaimed, mut written) = (0u64, 0u64);
@@ -412,23 +399,16 @@ impl WorkingsetLru {
             ACTIVE_FILE as usize,
         );
         while nr[ia] + nr[af] + nr[inf] > 0 {
-            for list in 0..4 as ListId {
-                let n = nr[list as usize].min(SWAP_CLUSTER_MAX);
-                if n == 0 {
-                    continue;
-                }
-                nr[list as usize] -= n;
-                let file = (list / 2) as usize;
-                if list % 2 == 1 {
-                    if sc.may_deactivate[file] {
-                        self.shrink_active(mem, n, file);
-                    } else {
-                        sc.skipped_deactivate = true;
-                    }
-                } else {
+            scan_batches(&mut nr, |file, n, active| {
+                if !active {
                     reclaimed += self.shrink_inactive(mem, n, file);
+                } else if sc.may_deactivate[file] {
+                    self.shrink_active(mem, n, file);
+                } else {
+                    sc.skipped_deactivate = true;
                 }
-            }
+                false
+            });
             if !req.done(mem, reclaimed_before + reclaimed) {
                 continue;
             }
@@ -578,17 +558,8 @@ impl ReclaimPolicy for WorkingsetLru {
 #[cfg(test)]
 mod tests {
     use crate::core::memory::Memory;
-    use super::super::policy::{Goal, ShrinkRequest, TaskView};
+    use super::super::policy::ShrinkRequest;
     use super::*;
-
-    fn request(n: usize) -> ShrinkRequest {
-        ShrinkRequest {
-            goal: Goal::Reclaim(n),
-            order: 0,
-            tasks: TaskView::default(),
-            ignore_protection: false,
-        }
-    }
 
     fn config(swappiness: u32) -> ReclaimConfig {
         ReclaimConfig {
@@ -752,7 +723,7 @@ mod tests {
     fn shrink_meets_a_reclaim_goal_on_file_pages() {
         let mut lru = WorkingsetLru::new(&config(60));
         let mut mem = file_pages(&mut lru, 64, 64);
-        let got = lru.shrink(&mut mem, &request(32));
+        let got = lru.shrink(&mut mem, &ShrinkRequest::reclaim(32));
         assert!(got >= 32, "reclaimed {got}");
         mem.check().unwrap();
     }

@@ -239,27 +239,22 @@ impl FtraceImporter {
             }
         }
         match record {
-            Record::Added {
+            Record::PageCache {
+                added,
                 owner,
                 first,
                 count,
             } => {
                 self.used(name);
                 self.file_has(owner, first + count - 1, true);
+                if !added {
+                    self.report.pages_deleted += count;
+                    return Ok(());
+                }
                 self.report.pages_added += count;
                 let time = self.time(h.time_ns);
                 let proc = self.context_process(h, time)?;
                 self.accesses(time, proc, owner, first, count, Origin::Added)
-            }
-            Record::Deleted {
-                owner,
-                first,
-                count,
-            } => {
-                self.used(name);
-                self.file_has(owner, first + count - 1, true);
-                self.report.pages_deleted += count;
-                Ok(())
             }
             Record::GetPages { owner, first, last } => {
                 self.used(name);

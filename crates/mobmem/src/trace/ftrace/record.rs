@@ -13,14 +13,10 @@ use super::PAGE_SIZE;
 /// An event's fields, by the event's kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Record<'a> {
-    /// `mm_filemap_add_to_page_cache`: `count` pages of file `owner` from page `first`.
-    Added {
-        owner: u64,
-        first: u64,
-        count: u64,
-    },
-    /// `mm_filemap_delete_from_page_cache`.
-    Deleted {
+    /// `mm_filemap_add_to_page_cache` (`added`) or `mm_filemap_delete_from_page_cache`:
+    /// `count` pages of file `owner` from page `first`.
+    PageCache {
+        added: bool,
         owner: u64,
         first: u64,
         count: u64,
@@ -92,17 +88,10 @@ pub(super) fn parse<'a>(
     perfetto: bool,
 ) -> std::result::Result<Record<'a>, String> {
     Ok(match name {
-        "mm_filemap_add_to_page_cache" => {
+        "mm_filemap_add_to_page_cache" | "mm_filemap_delete_from_page_cache" => {
             let (owner, first, count) = filemap_pages(payload, perfetto)?;
-            Record::Added {
-                owner,
-                first,
-                count,
-            }
-        }
-        "mm_filemap_delete_from_page_cache" => {
-            let (owner, first, count) = filemap_pages(payload, perfetto)?;
-            Record::Deleted {
+            Record::PageCache {
+                added: name == "mm_filemap_add_to_page_cache",
                 owner,
                 first,
                 count,

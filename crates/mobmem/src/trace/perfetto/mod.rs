@@ -602,22 +602,10 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
             named("print", Ok(Record::Marker(marker)))
         }
         E::SchedSwitch(_) => named("sched_switch", Ok(Record::Other)),
-        E::MmFilemapAddToPageCache(m) => named(
-            "mm_filemap_add_to_page_cache",
-            filemap_page(m).map(|(owner, first)| Record::Added {
-                owner,
-                first,
-                count: 1,
-            }),
-        ),
-        E::MmFilemapDeleteFromPageCache(m) => named(
-            "mm_filemap_delete_from_page_cache",
-            filemap_page(m).map(|(owner, first)| Record::Deleted {
-                owner,
-                first,
-                count: 1,
-            }),
-        ),
+        E::MmFilemapAddToPageCache(m) => named("mm_filemap_add_to_page_cache", page_cache(m, true)),
+        E::MmFilemapDeleteFromPageCache(m) => {
+            named("mm_filemap_delete_from_page_cache", page_cache(m, false))
+        }
         E::TaskNewtask(t) => named(
             "task_newtask",
             (|| {
@@ -709,6 +697,17 @@ fn filemap_page(m: &proto::MmFilemapPage) -> std::result::Result<(u64, u64), Str
     let ino = m.i_ino.ok_or("expected i_ino")?;
     let index = checked_index("index", m.index.ok_or("expected index")?)?;
     Ok((file_of(dev, ino)?, index))
+}
+
+/// The page added to (`added`) or deleted from the page cache.
+fn page_cache(m: &proto::MmFilemapPage, added: bool) -> std::result::Result<Record<'_>, String> {
+    let (owner, first) = filemap_page(m)?;
+    Ok(Record::PageCache {
+        added,
+        owner,
+        first,
+        count: 1,
+    })
 }
 
 /// An unsigned field of a generic event, by name.

@@ -49,9 +49,10 @@
 //!
 //! Per page: two `u32` links and one byte saying which list holds it.
 
+use super::queued::{Queued, QueuesRule};
 use super::queues::Queues;
 use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
+use crate::mm::placement::{Effects, Request, Tier};
 use crate::trace::PageId;
 
 const T1: usize = 0;
@@ -59,88 +60,83 @@ const T2: usize = 1;
 const B1: usize = 2;
 const B2: usize = 3;
 
+/// ARC's rule over its lists T1, T2, B1 and B2, each from MRU to LRU.
 #[derive(Debug, Clone)]
-pub struct Arc {
+pub struct ArcRule {
     capacity: u64,
     /// Target size of T1, in `[0, capacity]`; real, see the module documentation.
     p: f64,
-    /// T1, T2, B1, B2, each from MRU to LRU.
-    lists: Queues,
     /// The ghost list the page of the latest request was found in.
     ghost_hit: Option<usize>,
 }
 
+pub type Arc = Queued<ArcRule>;
+
 impl Arc {
     /// ARC for a memory of `capacity` units (pages, or bytes).
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
-        Arc {
+        let rule = ArcRule {
             capacity: capacity.max(1) as u64,
             p: 0.0,
-            lists: Queues::new(4, page_count_hint),
             ghost_hit: None,
-        }
+        };
+        Queued::with_rule(rule, page_count_hint)
     }
 
     /// The current target size of T1, in units.
     pub fn target_t1(&self) -> f64 {
-        self.p
+        self.rule().p
     }
 
     /// The lists `[T1, T2, B1, B2]`, each from MRU to LRU.
     pub fn lists(&self) -> [Vec<PageId>; 4] {
-        [T1, T2, B1, B2].map(|list| self.lists.iter(list).collect())
+        [T1, T2, B1, B2].map(|list| self.pages(list))
     }
+}
 
-    fn units(&self, list: usize) -> u64 {
-        self.lists.units(list)
-    }
-
+impl ArcRule {
     /// Take the back of the resident list `from` out of memory into the ghost list `to`
     /// (or forget it, with `to` = `None`).
-    fn evict_back(&mut self, from: usize, to: Option<usize>, mem: &Memory, out: &mut Effects) {
-        if let Some(victim) = self.lists.pop_back(from, mem) {
+    fn evict_back(q: &mut Queues, from: usize, to: Option<usize>, mem: &Memory, out: &mut Effects) {
+        if let Some(victim) = q.pop_back(from, mem) {
             if let Some(ghosts) = to {
-                self.lists.push_front(ghosts, victim, mem);
+                q.push_front(ghosts, victim, mem);
             }
             out.evict(victim);
         }
     }
 
-    /// Forget the back of a ghost list.
-    fn forget_back(&mut self, ghosts: usize, mem: &Memory) {
-        self.lists.pop_back(ghosts, mem);
-    }
-
     /// REPLACE(x, p) of the paper; `x_in_b2` is "x in B2".
-    fn replace(&mut self, x_in_b2: bool, mem: &Memory, out: &mut Effects) {
-        let t1 = self.units(T1);
+    fn replace(&self, q: &mut Queues, x_in_b2: bool, mem: &Memory, out: &mut Effects) {
+        let t1 = q.units(T1);
         let t1_units = t1 as f64;
         // The paper's flows call this with memory full and |T1| < c, so T2 is never
         // empty here; taking T1 when it is keeps this total on any state.
-        let from_t1 = t1 > 0
-            && (t1_units > self.p
-                || (x_in_b2 && t1_units == self.p)
-                || self.lists.is_empty(T2));
+        let from_t1 =
+            t1 > 0 && (t1_units > self.p || (x_in_b2 && t1_units == self.p) || q.is_empty(T2));
         if from_t1 {
-            self.evict_back(T1, Some(B1), mem, out);
+            Self::evict_back(q, T1, Some(B1), mem, out);
         } else {
-            self.evict_back(T2, Some(B2), mem, out);
+            Self::evict_back(q, T2, Some(B2), mem, out);
         }
     }
 }
 
-impl CachePolicy for Arc {
+impl QueuesRule for ArcRule {
+    const QUEUES: usize = 4;
+    const RESIDENT: &'static [usize] = &[T1, T2];
+
     // Case I.
     #[inline]
-    fn hit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) {
-        self.lists.move_to_front(T2, req.page, mem);
+    fn hit(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) {
+        q.move_to_front(T2, req.page, mem);
     }
 
     /// Cases II and III adapt the target and take x out of its ghost list.
-    fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
+    fn admit(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
         let c = self.capacity as f64;
-        let (b1, b2) = (self.units(B1) as f64, self.units(B2) as f64);
-        self.ghost_hit = match self.lists.queue_of(req.page) {
+        let (b1, b2) = (q.units(B1) as f64, q.units(B2) as f64);
+        self.ghost_hit = match q.queue_of(req.page) {
             Some(B1) => {
                 // b1 >= 1 here (x is in B1), unless x's size is 0: then infinity,
                 // capped at c.
@@ -156,58 +152,47 @@ impl CachePolicy for Arc {
             _ => None,
         };
         if self.ghost_hit.is_some() {
-            self.lists.remove(req.page, mem);
+            q.remove(req.page, mem);
         }
         req.size <= mem.capacity_total()
     }
 
-    fn evict(&mut self, req: &Request, mem: &Memory, out: &mut Effects) {
+    fn evict(&mut self, q: &mut Queues, req: &Request, mem: &Memory, out: &mut Effects) {
         if let Some(ghosts) = self.ghost_hit {
             // Cases II and III.
-            self.replace(ghosts == B2, mem, out);
+            self.replace(q, ghosts == B2, mem, out);
             return;
         }
         // Case IV.
         let c = self.capacity;
-        if self.units(T1) + self.units(B1) + req.size > c {
+        if q.units(T1) + q.units(B1) + req.size > c {
             // Case A.
-            if self.units(B1) > 0 {
-                self.forget_back(B1, mem);
-                self.replace(false, mem, out);
+            if q.units(B1) > 0 {
+                // Forget the back of B1.
+                q.pop_back(B1, mem);
+                self.replace(q, false, mem, out);
             } else {
-                self.evict_back(T1, None, mem, out);
+                Self::evict_back(q, T1, None, mem, out);
             }
         } else {
             // Case B.
-            let total = self.units(T1) + self.units(T2) + self.units(B1) + self.units(B2);
+            let total = q.units(T1) + q.units(T2) + q.units(B1) + q.units(B2);
             if total >= c.saturating_mul(2) {
-                self.forget_back(B2, mem);
+                // Forget the back of B2.
+                q.pop_back(B2, mem);
             }
-            self.replace(false, mem, out);
+            self.replace(q, false, mem, out);
         }
     }
 
-    fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
+    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
         let list = if self.ghost_hit.take().is_some() {
             T2
         } else {
             T1
         };
-        self.lists.push_front(list, req.page, mem);
+        q.push_front(list, req.page, mem);
         Tier::Dram
-    }
-
-    fn remove(&mut self, page: PageId, mem: &Memory) {
-        self.lists.remove_from(page, &[T1, T2], mem);
-    }
-
-    fn holds(&self, page: PageId) -> Option<Tier> {
-        self.lists.holds_in(page, &[T1, T2])
-    }
-
-    #[inline]
-    fn prefetch(&self, page: PageId) {
-        self.lists.prefetch(page);
     }
 }
 

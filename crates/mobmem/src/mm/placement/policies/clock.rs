@@ -35,77 +35,40 @@
 //! The search ends within one revolution: after the hand clears every bit it meets, the
 //! page where it started has a clear bit. Per page: two `u32` links and one bit.
 
-use crate::core::ensure_index;
+use super::queued::{OnHit, OneQueue, OneQueueRule};
 use super::queues::Queue;
-use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
-#[derive(Debug, Clone)]
-pub struct Clock {
-    /// Front = head (just behind the hand), back = tail (at the hand).
-    queue: Queue,
-    referenced: Vec<bool>,
-}
+/// CLOCK's rule: a hit sets the page's reference bit; the queue's front is the head (just
+/// behind the hand), its back the tail (at the hand).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SecondChance;
 
-impl Clock {
-    pub fn new(page_count_hint: usize) -> Self {
-        Clock {
-            queue: Queue::new(page_count_hint),
-            referenced: vec![false; page_count_hint],
-        }
-    }
-
-    /// The pages in the order the hand examines them, each with its reference bit.
-    pub fn from_hand(&self) -> Vec<(PageId, bool)> {
-        let mut pages: Vec<(PageId, bool)> = self
-            .queue
-            .iter()
-            .map(|p| (p, self.referenced[p as usize]))
-            .collect();
-        pages.reverse();
-        pages
-    }
-}
-
-impl CachePolicy for Clock {
-    #[inline]
-    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
-        self.referenced[req.page as usize] = true;
-    }
+impl OneQueueRule for SecondChance {
+    const ON_HIT: OnHit = OnHit::Mark;
 
     #[inline]
-    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
-        while let Some(tail) = self.queue.back() {
-            if std::mem::replace(&mut self.referenced[tail as usize], false) {
-                self.queue.move_to_front(tail);
+    fn evict(&mut self, queue: &mut Queue, referenced: &mut [bool]) -> Option<PageId> {
+        while let Some(tail) = queue.back() {
+            if std::mem::replace(&mut referenced[tail as usize], false) {
+                queue.move_to_front(tail);
             } else {
-                self.queue.remove(tail);
-                out.evict(tail);
-                return;
+                queue.remove(tail);
+                return Some(tail);
             }
         }
+        None
     }
+}
 
-    #[inline]
-    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
-        ensure_index(&mut self.referenced, req.page, false);
-        self.queue.push_front(req.page);
-        self.referenced[req.page as usize] = false;
-        Tier::Dram
-    }
+pub type Clock = OneQueue<SecondChance>;
 
-    fn remove(&mut self, page: PageId, _mem: &Memory) {
-        self.queue.remove(page);
-    }
-
-    fn holds(&self, page: PageId) -> Option<Tier> {
-        self.queue.holds(page)
-    }
-
-    #[inline]
-    fn prefetch(&self, page: PageId) {
-        self.queue.prefetch(page);
+impl Clock {
+    /// The pages in the order the hand examines them, each with its reference bit.
+    pub fn from_hand(&self) -> Vec<(PageId, bool)> {
+        let mut pages = self.marked();
+        pages.reverse();
+        pages
     }
 }
 

@@ -11,8 +11,18 @@
 //! ```
 //! Per page: two `u32` links. With sizes in bytes, as libCacheSim's `FIFO`.
 
+use super::queued::{OnHit, OneQueue, OneQueueRule};
+
+/// FIFO's rule: a hit changes nothing, so the back is the first page in.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Arrival;
+
+impl OneQueueRule for Arrival {
+    const ON_HIT: OnHit = OnHit::Nothing;
+}
+
 /// FIFO: LRU's queue, not reordered by hits (front = newest arrival, back = next victim).
-pub type Fifo = super::lru::OneQueue<false>;
+pub type Fifo = OneQueue<Arrival>;
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@ pub mod lfu;
 pub mod lirs;
 pub mod lru;
 pub mod opt;
+pub mod queued;
 pub mod queues;
 pub mod s3fifo;
 pub mod sieve;

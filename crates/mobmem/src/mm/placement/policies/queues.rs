@@ -159,6 +159,22 @@ impl Queues {
             .then_some(Tier::Dram)
     }
 
+    /// Put the id of `page`, which just left memory, at the front of the ghost queue
+    /// `ghosts`, forgetting its oldest ghosts until it holds at most `limit` units with
+    /// it; a page larger than `limit` is not remembered.
+    pub fn remember(&mut self, ghosts: usize, page: PageId, limit: u64, mem: &Memory) {
+        let size = mem.size_of(page);
+        if size > limit {
+            return;
+        }
+        while self.units(ghosts) + size > limit {
+            if self.pop_back(ghosts, mem).is_none() {
+                break;
+            }
+        }
+        self.push_front(ghosts, page, mem);
+    }
+
     /// Take `page` off its queue; returns that queue.
     #[inline]
     pub fn remove(&mut self, page: PageId, mem: &Memory) -> Option<usize> {

@@ -1,4 +1,4 @@
-//! S3-FIFO: three FIFO queues. New pages go to a small queue `S`; those reused while
+//! S3-FIFO: three FIFO q. New pages go to a small queue `S`; those reused while
 //! there (twice, here) move on to the main queue `M`, the others leave memory and are
 //! remembered in a ghost queue `G`, from which a returning page goes straight to `M`. `M` is a FIFO with
 //! reinsertion: a page reused since it last passed the tail goes round again.
@@ -66,10 +66,11 @@
 //!
 //! Per page: two `u32` links, one byte for its queue and one for `freq`.
 
+use super::queued::{Queued, QueuesRule};
 use super::queues::Queues;
 use crate::core::ensure_index;
 use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
+use crate::mm::placement::{Effects, Request, Tier};
 use crate::trace::PageId;
 
 /// Hits while in `S` that earn a move to `M` (libCacheSim's `move-to-main-threshold`).
@@ -81,38 +82,40 @@ const SMALL: usize = 0;
 const MAIN: usize = 1;
 const GHOST: usize = 2;
 
+/// S3-FIFO's rule over its queues `S`, `M` and `G` (front = head, newest; back = tail,
+/// next examined).
 #[derive(Debug, Clone)]
-pub struct S3Fifo {
+pub struct S3FifoRule {
     small_size: u64,
     main_size: u64,
     ghost_size: u64,
-    /// `S`, `M` and `G`; front = head (newest), back = tail (next examined).
-    queues: Queues,
     freq: Vec<u8>,
     /// The page of the latest request was found in `G`.
     from_ghost: bool,
 }
+
+pub type S3Fifo = Queued<S3FifoRule>;
 
 impl S3Fifo {
     /// S3-FIFO for a memory of `capacity` units (pages, or bytes).
     pub fn new(capacity: usize, page_count_hint: usize) -> Self {
         let capacity = capacity.max(1) as u64;
         let small_size = (capacity / 10).max(1);
-        S3Fifo {
+        let rule = S3FifoRule {
             small_size,
             main_size: capacity - small_size,
             // floor(0.9 c) without overflowing at the largest capacities.
             ghost_size: capacity / 10 * 9 + capacity % 10 * 9 / 10,
-            queues: Queues::new(3, page_count_hint),
             freq: vec![0; page_count_hint],
             from_ghost: false,
-        }
+        };
+        Queued::with_rule(rule, page_count_hint)
     }
 
     /// `(main_size, ghost_size)` in units; the small queue's nominal size is the rest of
     /// the capacity.
     pub fn sizes(&self) -> (u64, u64) {
-        (self.main_size, self.ghost_size)
+        (self.rule().main_size, self.rule().ghost_size)
     }
 
     /// `S` from head to tail, each page with its `freq`.
@@ -127,26 +130,28 @@ impl S3Fifo {
 
     /// `G` (ghost ids) from newest to oldest.
     pub fn ghost(&self) -> Vec<PageId> {
-        self.queues.iter(GHOST).collect()
+        self.pages(GHOST)
     }
 
     fn with_freq(&self, queue: usize) -> Vec<(PageId, u8)> {
-        self.queues
-            .iter(queue)
-            .map(|p| (p, self.freq[p as usize]))
+        self.pages(queue)
+            .into_iter()
+            .map(|p| (p, self.rule().freq[p as usize]))
             .collect()
     }
+}
 
+impl S3FifoRule {
     /// Evict `S`'s first page not reused enough, moving the reused ones to `M`; may end
     /// with `S` empty and nothing evicted.
-    fn evict_small(&mut self, mem: &Memory, out: &mut Effects) -> bool {
-        while let Some(tail) = self.queues.pop_back(SMALL, mem) {
+    fn evict_small(&mut self, q: &mut Queues, mem: &Memory, out: &mut Effects) -> bool {
+        while let Some(tail) = q.pop_back(SMALL, mem) {
             if self.freq[tail as usize] >= MOVE_TO_MAIN_THRESHOLD {
                 self.freq[tail as usize] = 0;
-                self.queues.push_front(MAIN, tail, mem);
+                q.push_front(MAIN, tail, mem);
             } else {
                 out.evict(tail);
-                self.remember(tail, mem);
+                q.remember(GHOST, tail, self.ghost_size, mem);
                 return true;
             }
         }
@@ -154,64 +159,53 @@ impl S3Fifo {
     }
 
     /// Evict `M`'s first page not reused since it last passed the tail.
-    fn evict_main(&mut self, mem: &Memory, out: &mut Effects) {
-        while let Some(tail) = self.queues.pop_back(MAIN, mem) {
+    fn evict_main(&mut self, q: &mut Queues, mem: &Memory, out: &mut Effects) {
+        while let Some(tail) = q.pop_back(MAIN, mem) {
             let freq = self.freq[tail as usize];
             if freq >= 1 {
                 self.freq[tail as usize] = freq.min(MAIN_FREQ_CAP) - 1;
-                self.queues.push_front(MAIN, tail, mem);
+                q.push_front(MAIN, tail, mem);
             } else {
                 out.evict(tail);
                 return;
             }
         }
     }
-
-    /// Put an evicted page's id in `G`, forgetting the oldest until it fits.
-    fn remember(&mut self, page: PageId, mem: &Memory) {
-        let size = mem.size_of(page);
-        if size > self.ghost_size {
-            return;
-        }
-        while self.queues.units(GHOST) + size > self.ghost_size {
-            if self.queues.pop_back(GHOST, mem).is_none() {
-                break;
-            }
-        }
-        self.queues.push_front(GHOST, page, mem);
-    }
 }
 
-impl CachePolicy for S3Fifo {
+impl QueuesRule for S3FifoRule {
+    const QUEUES: usize = 3;
+    const RESIDENT: &'static [usize] = &[SMALL, MAIN];
+
     #[inline]
-    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
+    fn hit(&mut self, _q: &mut Queues, req: &Request, _mem: &Memory, _out: &mut Effects) {
         let freq = &mut self.freq[req.page as usize];
         *freq = freq.saturating_add(1);
     }
 
     #[inline]
-    fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
-        self.from_ghost = self.queues.queue_of(req.page) == Some(GHOST);
+    fn admit(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
+        self.from_ghost = q.queue_of(req.page) == Some(GHOST);
         if self.from_ghost {
-            self.queues.remove(req.page, mem);
+            q.remove(req.page, mem);
         }
         req.size <= self.small_size
     }
 
-    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
+    fn evict(&mut self, q: &mut Queues, _req: &Request, mem: &Memory, out: &mut Effects) {
         loop {
-            if self.queues.units(MAIN) > self.main_size || self.queues.is_empty(SMALL) {
-                self.evict_main(mem, out);
+            if q.units(MAIN) > self.main_size || q.is_empty(SMALL) {
+                self.evict_main(q, mem, out);
                 return;
             }
-            if self.evict_small(mem, out) {
+            if self.evict_small(q, mem, out) {
                 return;
             }
         }
     }
 
     #[inline]
-    fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
+    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
         ensure_index(&mut self.freq, req.page, 0);
         self.freq[req.page as usize] = 0;
         let queue = if std::mem::take(&mut self.from_ghost) {
@@ -219,21 +213,8 @@ impl CachePolicy for S3Fifo {
         } else {
             SMALL
         };
-        self.queues.push_front(queue, req.page, mem);
+        q.push_front(queue, req.page, mem);
         Tier::Dram
-    }
-
-    fn remove(&mut self, page: PageId, mem: &Memory) {
-        self.queues.remove_from(page, &[SMALL, MAIN], mem);
-    }
-
-    fn holds(&self, page: PageId) -> Option<Tier> {
-        self.queues.holds_in(page, &[SMALL, MAIN])
-    }
-
-    #[inline]
-    fn prefetch(&self, page: PageId) {
-        self.queues.prefetch(page);
     }
 }
 

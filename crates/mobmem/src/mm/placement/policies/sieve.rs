@@ -30,90 +30,50 @@
 //! Per page: two `u32` links and one visited byte. With sizes in bytes, as libCacheSim's:
 //! the sweep runs until the new page fits.
 
-use crate::core::ensure_index;
+use super::queued::{OnHit, OneQueue, OneQueueRule};
 use super::queues::Queue;
-use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
-#[derive(Debug, Clone)]
-pub struct Sieve {
-    /// Front = head (newest arrival), back = tail (oldest).
-    queue: Queue,
-    visited: Vec<bool>,
+/// SIEVE's rule: a hit sets the page's visited bit; the queue's front is the head (newest
+/// arrival), its back the tail (oldest).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SieveHand {
     /// Where the next eviction starts its sweep; `None` = at the tail.
     hand: Option<PageId>,
 }
 
-impl Sieve {
-    pub fn new(page_count_hint: usize) -> Self {
-        Sieve {
-            queue: Queue::new(page_count_hint),
-            visited: vec![false; page_count_hint],
-            hand: None,
-        }
-    }
-
-    /// Resident pages from head (newest) to tail (oldest), each with its visited bit.
-    pub fn order(&self) -> Vec<(PageId, bool)> {
-        self.queue
-            .iter()
-            .map(|p| (p, self.visited[p as usize]))
-            .collect()
-    }
-
-    /// The page the next eviction's sweep starts at (`None`: the tail).
-    pub fn hand(&self) -> Option<PageId> {
-        self.hand
-    }
-}
-
-impl CachePolicy for Sieve {
-    #[inline]
-    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
-        self.visited[req.page as usize] = true;
-    }
+impl OneQueueRule for SieveHand {
+    const ON_HIT: OnHit = OnHit::Mark;
 
     /// Sweep from the hand to the first unvisited page, clearing bits on the way, and
-    /// evict it.
+    /// take it.
     #[inline]
-    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
-        let Some(tail) = self.queue.back() else {
-            return;
-        };
+    fn evict(&mut self, queue: &mut Queue, visited: &mut [bool]) -> Option<PageId> {
+        let tail = queue.back()?;
         let mut at = self.hand.unwrap_or(tail);
-        while self.visited[at as usize] {
-            self.visited[at as usize] = false;
-            at = self.queue.prev_of(at).unwrap_or(tail);
+        while visited[at as usize] {
+            visited[at as usize] = false;
+            at = queue.prev_of(at).unwrap_or(tail);
         }
-        self.hand = self.queue.prev_of(at);
-        self.queue.remove(at);
-        out.evict(at);
-    }
-
-    #[inline]
-    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
-        ensure_index(&mut self.visited, req.page, false);
-        self.queue.push_front(req.page);
-        self.visited[req.page as usize] = false;
-        Tier::Dram
+        self.hand = queue.prev_of(at);
+        queue.remove(at);
+        Some(at)
     }
 
     /// As libCacheSim's: a hand on the page taken moves to the page before it.
-    fn remove(&mut self, page: PageId, _mem: &Memory) {
+    fn forget(&mut self, queue: &Queue, page: PageId) {
         if self.hand == Some(page) {
-            self.hand = self.queue.prev_of(page);
+            self.hand = queue.prev_of(page);
         }
-        self.queue.remove(page);
     }
+}
 
-    fn holds(&self, page: PageId) -> Option<Tier> {
-        self.queue.holds(page)
-    }
+pub type Sieve = OneQueue<SieveHand>;
 
-    #[inline]
-    fn prefetch(&self, page: PageId) {
-        self.queue.prefetch(page);
+impl Sieve {
+    /// The page the next eviction's sweep starts at (`None`: the tail).
+    pub fn hand(&self) -> Option<PageId> {
+        self.rule().hand
     }
 }
 
@@ -144,7 +104,7 @@ mod tests {
         let outcome = run_pages(&mut sieve, &[1, 2, 3, 1, 4, 1, 5, 6, 5, 7, 8]);
         assert_eq!(hit_pattern(&outcome), "mmmhmhmmhmm");
         assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4, 6, 5]);
-        assert_eq!(sieve.policy().order(), vec![(8, false), (7, false), (1, false)]);
+        assert_eq!(sieve.policy().marked(), vec![(8, false), (7, false), (1, false)]);
         assert_eq!(sieve.policy().hand(), Some(7));
         assert_eq!(sieve.memory().used_total(), 3);
     }
@@ -158,7 +118,7 @@ mod tests {
         let outcome = run_pages(&mut sieve, &[1, 2, 1, 2, 3]);
         assert_eq!(hit_pattern(&outcome), "mmhhm");
         assert_eq!(evictions(&outcome)[4], vec![1]);
-        assert_eq!(sieve.policy().order(), vec![(3, false), (2, false)]);
+        assert_eq!(sieve.policy().marked(), vec![(3, false), (2, false)]);
         assert_eq!(sieve.policy().hand(), Some(2));
     }
 }

@@ -49,9 +49,10 @@
 //! if it is no larger than `Kin` (at least one unit, so that one page of memory holds the
 //! latest page).
 
+use super::queued::{Queued, QueuesRule};
 use super::queues::Queues;
 use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
+use crate::mm::placement::{Effects, Request, Tier};
 use crate::trace::PageId;
 use crate::{Error, Result};
 
@@ -59,17 +60,19 @@ const A1IN: usize = 0;
 const A1OUT: usize = 1;
 const AM: usize = 2;
 
+/// 2Q's rule over its queues `A1in`, `A1out` and `Am` (newest, or most recently used,
+/// first).
 #[derive(Debug, Clone)]
-pub struct TwoQ {
+pub struct TwoQRule {
     kin: u64,
     kout: u64,
     /// `Am`'s size: the capacity less `Kin`.
     am_size: u64,
-    /// `A1in`, `A1out` and `Am`, newest (most recently used) first.
-    queues: Queues,
     /// The page of the latest request was found in `A1out`.
     from_ghost: bool,
 }
+
+pub type TwoQ = Queued<TwoQRule>;
 
 /// The paper's recommended share of the buffer for `A1in`.
 pub const DEFAULT_KIN_FRACTION: f64 = 0.25;
@@ -118,48 +121,33 @@ impl TwoQ {
     }
 
     fn with_sizes(capacity: usize, kin: usize, kout: usize, page_count_hint: usize) -> Self {
-        TwoQ {
+        let rule = TwoQRule {
             kin: kin as u64,
             kout: kout as u64,
             am_size: (capacity - kin) as u64,
-            queues: Queues::new(3, page_count_hint),
             from_ghost: false,
-        }
+        };
+        Queued::with_rule(rule, page_count_hint)
     }
 
     /// `(Kin, Kout)` in units.
     pub fn queue_limits(&self) -> (u64, u64) {
-        (self.kin, self.kout)
+        (self.rule().kin, self.rule().kout)
     }
 
     /// `A1in` from newest to oldest.
     pub fn a1in(&self) -> Vec<PageId> {
-        self.queues.iter(A1IN).collect()
+        self.pages(A1IN)
     }
 
     /// `A1out` (ghost ids) from newest to oldest.
     pub fn a1out(&self) -> Vec<PageId> {
-        self.queues.iter(A1OUT).collect()
+        self.pages(A1OUT)
     }
 
     /// `Am` from most to least recently used.
     pub fn am(&self) -> Vec<PageId> {
-        self.queues.iter(AM).collect()
-    }
-
-    /// Put an evicted page's id at the front of `A1out`, forgetting the oldest until it
-    /// fits.
-    fn remember(&mut self, page: PageId, mem: &Memory) {
-        let size = mem.size_of(page);
-        if size > self.kout {
-            return;
-        }
-        while self.queues.units(A1OUT) + size > self.kout {
-            if self.queues.pop_back(A1OUT, mem).is_none() {
-                break;
-            }
-        }
-        self.queues.push_front(A1OUT, page, mem);
+        self.pages(AM)
     }
 }
 
@@ -172,20 +160,23 @@ fn queue_sizes(capacity: usize, kin_fraction: f64, kout_fraction: f64) -> (usize
     (kin, kout)
 }
 
-impl CachePolicy for TwoQ {
+impl QueuesRule for TwoQRule {
+    const QUEUES: usize = 3;
+    const RESIDENT: &'static [usize] = &[A1IN, AM];
+
     #[inline]
-    fn hit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) {
+    fn hit(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) {
         // A1in is a FIFO: a hit there changes nothing.
-        if self.queues.queue_of(req.page) == Some(AM) {
-            self.queues.move_to_front(AM, req.page, mem);
+        if q.queue_of(req.page) == Some(AM) {
+            q.move_to_front(AM, req.page, mem);
         }
     }
 
     #[inline]
-    fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
-        self.from_ghost = self.queues.queue_of(req.page) == Some(A1OUT);
+    fn admit(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
+        self.from_ghost = q.queue_of(req.page) == Some(A1OUT);
         if self.from_ghost {
-            self.queues.remove(req.page, mem);
+            q.remove(req.page, mem);
         }
         req.size <= self.kin.max(1) && req.size <= mem.capacity_total()
     }
@@ -193,46 +184,33 @@ impl CachePolicy for TwoQ {
     /// reclaim() of the module documentation. The fallbacks to the other queue only
     /// matter if the size bounds were violated; they keep the capacity promise whatever
     /// happens.
-    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
-        if self.queues.units(A1IN) > self.kin || self.queues.is_empty(AM) {
-            if let Some(victim) = self.queues.pop_back(A1IN, mem) {
+    fn evict(&mut self, q: &mut Queues, _req: &Request, mem: &Memory, out: &mut Effects) {
+        if q.units(A1IN) > self.kin || q.is_empty(AM) {
+            if let Some(victim) = q.pop_back(A1IN, mem) {
                 out.evict(victim);
-                self.remember(victim, mem);
+                q.remember(A1OUT, victim, self.kout, mem);
                 return;
             }
         }
-        if let Some(victim) = self.queues.pop_back(AM, mem) {
+        if let Some(victim) = q.pop_back(AM, mem) {
             out.evict(victim);
         }
     }
 
     #[inline]
-    fn insert(&mut self, req: &Request, mem: &Memory, out: &mut Effects) -> Tier {
+    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, out: &mut Effects) -> Tier {
         if std::mem::take(&mut self.from_ghost) {
-            while self.queues.units(AM) + req.size > self.am_size {
-                let Some(victim) = self.queues.pop_back(AM, mem) else {
+            while q.units(AM) + req.size > self.am_size {
+                let Some(victim) = q.pop_back(AM, mem) else {
                     break;
                 };
                 out.evict(victim);
             }
-            self.queues.push_front(AM, req.page, mem);
+            q.push_front(AM, req.page, mem);
         } else {
-            self.queues.push_front(A1IN, req.page, mem);
+            q.push_front(A1IN, req.page, mem);
         }
         Tier::Dram
-    }
-
-    fn remove(&mut self, page: PageId, mem: &Memory) {
-        self.queues.remove_from(page, &[A1IN, AM], mem);
-    }
-
-    fn holds(&self, page: PageId) -> Option<Tier> {
-        self.queues.holds_in(page, &[A1IN, AM])
-    }
-
-    #[inline]
-    fn prefetch(&self, page: PageId) {
-        self.queues.prefetch(page);
     }
 }
 
