@@ -205,7 +205,7 @@ fn time_process(program: &Path, args: &[String], repeat: usize, expect: &str) ->
 /// `bench --one POLICY` on `trace` of `pages` distinct pages, `repeat` times, in a child
 /// process of its own (so that the memory it reports is the run's alone): its figures, as
 /// JSON. `what` names the run in an error.
-fn measure_one(
+fn measure_in_child(
     exe: &Path,
     args: &BenchArgs,
     policy: &str,
@@ -250,7 +250,15 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
         .chain([capacity.to_string()])
         .collect();
     let whole = time_process(exe, &sim_args, args.repeat, "misses")?;
-    let one = measure_one(exe, args, "lru", &path, distinct, 1, "lru on the Zipf trace")?;
+    let one = measure_in_child(
+        exe,
+        args,
+        "lru",
+        &path,
+        distinct,
+        1,
+        "lru on the Zipf trace",
+    )?;
     let cachesim = match &args.cachesim {
         None => Value::Null,
         Some(program) => {
@@ -320,7 +328,15 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut runs = Vec::new();
     for policy in &args.policies {
         find_policy(policy)?;
-        runs.push(measure_one(&exe, args, policy, &path, pages, args.repeat, policy)?);
+        runs.push(measure_in_child(
+            &exe,
+            &args,
+            policy,
+            &path,
+            pages,
+            args.repeat,
+            policy,
+        )?);
     }
     // Reading and LRU on the oracleGeneral copy (whole run, in this process).
     let oracle = match &oracle_path {

@@ -112,13 +112,19 @@ fn byte_capacities(items: &[String]) -> Result<Option<Vec<u64>>> {
     match bytes.iter().filter(|b| b.is_some()).count() {
         0 => Ok(None),
         n if n == bytes.len() => Ok(Some(bytes.into_iter().flatten().collect())),
-        _ => bail!("--capacities: give every size in pages (or shares) or every size in bytes, not both"),
+        _ => bail!(
+            "--capacities: give every size in pages (or shares) or every size in bytes, not both"
+        ),
     }
 }
 
 /// `mrc` with capacities in bytes: the trace decoded once, each size simulated, one row
 /// per size with its miss ratio and byte miss ratio.
-fn run_bytes(args: &MrcArgs, info: &'static mobmem::mm::placement::PolicyInfo, capacities: &[u64]) -> Result<()> {
+fn run_bytes(
+    args: &MrcArgs,
+    info: &'static mobmem::mm::placement::PolicyInfo,
+    capacities: &[u64],
+) -> Result<()> {
     use mobmem::mm::placement::bytes;
     if args.sample.is_some() || args.sample_size.is_some() {
         bail!("--sample and --sample-size apply to capacities in pages (SHARDS samples LRU stack distances)");

@@ -653,7 +653,14 @@ fn devices_lists_every_built_in_profile_and_files_may_name_them() {
     let trace = trace.to_str().unwrap().to_string();
     let config = dir.path().join("swap.toml");
     std::fs::write(&config, "[devices]\nflash = \"emmc\"\n").unwrap();
-    let named = ok(&["swap", "--trace", &trace, "--config", config.to_str().unwrap(), "--json"]);
+    let named = ok(&[
+        "swap",
+        "--trace",
+        &trace,
+        "--config",
+        config.to_str().unwrap(),
+        "--json",
+    ]);
     let figures = toml::to_string(&mobmem::mm::swap::SwapConfig {
         devices: mobmem::devices::swap::SwapDevices {
             flash: mobmem::devices::EMMC,
@@ -663,9 +670,22 @@ fn devices_lists_every_built_in_profile_and_files_may_name_them() {
     })
     .unwrap();
     std::fs::write(&config, figures).unwrap();
-    let written = ok(&["swap", "--trace", &trace, "--config", config.to_str().unwrap(), "--json"]);
+    let written = ok(&[
+        "swap",
+        "--trace",
+        &trace,
+        "--config",
+        config.to_str().unwrap(),
+        "--json",
+    ]);
     assert_eq!(named, written);
     std::fs::write(&config, "[devices]\nflash = \"PCM\"\n").unwrap();
-    let e = fails(&["swap", "--trace", &trace, "--config", config.to_str().unwrap()]);
+    let e = fails(&[
+        "swap",
+        "--trace",
+        &trace,
+        "--config",
+        config.to_str().unwrap(),
+    ]);
     assert!(e.contains("not a flash one"), "{e}");
 }

@@ -125,7 +125,16 @@ fn sim_takes_capacities_in_bytes_on_traces_with_object_sizes() {
     assert_eq!(all[2]["misses"], 4, "1 MB holds everything: 4 cold misses");
     // Every single-tier policy runs by bytes, OPT too (it reads the trace whole); the
     // 1 MB capacity holds every object, so each has only the 4 cold misses.
-    for policy in ["s3fifo", "arc", "2q", "lirs", "slru-4", "w-tinylfu", "clock", "opt"] {
+    for policy in [
+        "s3fifo",
+        "arc",
+        "2q",
+        "lirs",
+        "slru-4",
+        "w-tinylfu",
+        "clock",
+        "opt",
+    ] {
         let run = json(&sim(&trace, policy, "1000B,1MB", &["--json"]));
         let run = run.as_array().unwrap();
         assert_eq!(run[1]["misses"], 4, "{policy}");
@@ -160,7 +169,12 @@ fn mrc_takes_capacities_in_bytes_for_every_single_tier_policy() {
         let (curve, alone) = (curve.as_array().unwrap(), alone.as_array().unwrap());
         assert_eq!(curve.len(), 2, "{policy}");
         for (c, s) in curve.iter().zip(alone) {
-            for figure in ["capacity_bytes", "misses", "bytes_missed", "byte_miss_ratio"] {
+            for figure in [
+                "capacity_bytes",
+                "misses",
+                "bytes_missed",
+                "byte_miss_ratio",
+            ] {
                 assert_eq!(c[figure], s[figure], "{policy} {figure}");
             }
         }

@@ -65,7 +65,9 @@ fn set(value: &mut toml::Value, path: &[String], edge: f64) {
         };
     }
     *at = match at {
-        toml::Value::Integer(_) if edge.is_finite() && edge.fract() == 0.0 && edge.abs() < 9.3e18 => {
+        toml::Value::Integer(_)
+            if edge.is_finite() && edge.fract() == 0.0 && edge.abs() < 9.3e18 =>
+        {
             toml::Value::Integer(edge as i64)
         }
         _ => toml::Value::Float(edge),
@@ -82,7 +84,11 @@ fn mutated<C: Serialize + DeserializeOwned>(default: &C, picks: &[(usize, usize)
         return None;
     }
     for &(field, edge) in picks {
-        set(&mut value, &paths[field % paths.len()], EDGES[edge % EDGES.len()]);
+        set(
+            &mut value,
+            &paths[field % paths.len()],
+            EDGES[edge % EDGES.len()],
+        );
     }
     value.try_into().ok()
 }

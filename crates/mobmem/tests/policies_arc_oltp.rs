@@ -10,9 +10,9 @@ mod common;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 
+use mobmem::mm::placement::engine::{Engine, Memory};
 use mobmem::mm::placement::policies::arc::Arc;
 use mobmem::mm::placement::policies::lru::Lru;
-use mobmem::mm::placement::engine::{Engine, Memory};
 use mobmem::mm::placement::{CachePolicy, Capacity, Effect, Request, Unit};
 use mobmem::trace::PageId;
 
@@ -64,7 +64,9 @@ fn hit_ratio<P: CachePolicy>(policy: P, capacity: usize, pages: &[PageId]) -> f6
     let mut engine = Engine::new(Box::new(policy), memory);
     let mut hits = 0u64;
     for &page in pages {
-        engine.access(&Request::read(page)).expect("the contract holds");
+        engine
+            .access(&Request::read(page))
+            .expect("the contract holds");
         if matches!(engine.effects()[0], Effect::Hit { .. }) {
             hits += 1;
         }

@@ -11,10 +11,10 @@ mod common;
 
 use std::sync::Arc;
 
+use mobmem::mm::placement::engine::{Engine, Memory};
 use mobmem::mm::placement::policies::w_tinylfu::WTinyLfu;
 use mobmem::mm::placement::registry::find_policy;
 use mobmem::mm::placement::sim::{run_trace, RunSetup};
-use mobmem::mm::placement::engine::{Engine, Memory};
 use mobmem::mm::placement::{Capacity, Effect, Request, Unit};
 
 #[test]

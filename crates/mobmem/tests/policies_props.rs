@@ -7,11 +7,11 @@
 use std::collections::BTreeSet;
 use std::sync::Arc as Shared;
 
+use mobmem::mm::placement::engine::{Engine, Memory};
 use mobmem::mm::placement::policies::fifo::Fifo;
 use mobmem::mm::placement::policies::lru::Lru;
 use mobmem::mm::placement::policies::opt::Opt;
 use mobmem::mm::placement::policies::two_q::TwoQ;
-use mobmem::mm::placement::engine::{Engine, Memory};
 use mobmem::mm::placement::{
     BuildContext, CachePolicy, Capacity, Effect, Family, Request, Tier, Unit, REGISTRY,
 };

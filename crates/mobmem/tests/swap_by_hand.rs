@@ -3,10 +3,10 @@
 //! `device op page cause`, joined by "; "; "LRU" and "ring" list NVM slots in replacement
 //! order (LRU from the most recent, CLOCK from the hand, with access bits).
 
+use mobmem::core::pages::Location;
 use mobmem::mm::swap::{
     IoRecord, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice, SwapMetrics, SwapRun,
 };
-use mobmem::core::pages::Location;
 use mobmem::trace::{Event, PageId, ProcId, Tables};
 
 use Location::{Dram, Zram};

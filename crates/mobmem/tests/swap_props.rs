@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use mobmem::mm::swap::{
-    IoCause, IoOp, IoRecord, SwapRun, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice,
+    IoCause, IoOp, IoRecord, ReclaimOrder, SlotOnSwapIn, SwapConfig, SwapDevice, SwapRun,
     ARCHITECTURES,
 };
 use mobmem::trace::{Event, Tables};
@@ -177,8 +177,7 @@ fn run_checked(config: &SwapConfig, events: &[Event]) -> Result<(), TestCaseErro
     let mut launches = 0u64;
     let mut adj: HashMap<u32, i16> = HashMap::new();
     for (index, event) in events.iter().enumerate() {
-        let before: Vec<Option<SwapDevice>> =
-            (0..PAGES).map(|p| machine.slot_of(p)).collect();
+        let before: Vec<Option<SwapDevice>> = (0..PAGES).map(|p| machine.slot_of(p)).collect();
         machine
             .step(index, event)
             .map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;

@@ -4,7 +4,7 @@
 //! architecture, give exactly the same device operations.
 
 use mobmem::mm::swap::{
-    replay, IoCause, IoOp, SwapRun, SlotOnSwapIn, SwapConfig, SwapDevice, ARCHITECTURES,
+    replay, IoCause, IoOp, SlotOnSwapIn, SwapConfig, SwapDevice, SwapRun, ARCHITECTURES,
 };
 use mobmem::trace::{Event, EventKind, Tables, Trace};
 use proptest::prelude::*;

@@ -1103,9 +1103,9 @@ impl Memory {
                 }
             }
         }
-        if let Some(page) = (0..self.pages.len() as PageId).find(|&p| {
-            owners[p as usize] != self.pages.has_flags(p, PageFlags::OWNED) as u32
-        }) {
+        if let Some(page) = (0..self.pages.len() as PageId)
+            .find(|&p| owners[p as usize] != self.pages.has_flags(p, PageFlags::OWNED) as u32)
+        {
             return Err(format!(
                 "page {page} is owned by {} processes",
                 owners[page as usize]
@@ -1180,7 +1180,9 @@ mod tests {
     fn make_ksm_page(m: &mut Memory, page: PageId, tag: u32, fp: u64) -> u32 {
         let own = m.frame_of(page).unwrap();
         m.discard(page);
-        let ksm = m.map_shared(page, Shared::NewKsm { pfn: own, tag }, fp).unwrap();
+        let ksm = m
+            .map_shared(page, Shared::NewKsm { pfn: own, tag }, fp)
+            .unwrap();
         assert_eq!(ksm, own, "the first page's frame is the KSM page");
         ksm
     }

@@ -539,7 +539,8 @@ impl SwapSpace<'_> {
         self.check_no_slot(page)?;
         self.slots.flash_used += 1;
         self.set_new_slot(page, SwapDevice::Flash);
-        self.slots.record(page, SwapDevice::Flash, IoOp::Write, cause);
+        self.slots
+            .record(page, SwapDevice::Flash, IoOp::Write, cause);
         Ok(())
     }
 
@@ -739,8 +740,7 @@ pub trait Architecture: Send {
         true
     }
 
-    fn swap_out(&mut self, space: &mut SwapSpace<'_>, page: PageId, now_ns: u64)
-        -> Result<bool>;
+    fn swap_out(&mut self, space: &mut SwapSpace<'_>, page: PageId, now_ns: u64) -> Result<bool>;
 
     fn swap_in(&mut self, space: &mut SwapSpace<'_>, page: PageId) -> Result<SwapDevice>;
 }

@@ -262,13 +262,21 @@ write_nj = 1.0\nendurance_pe_cycles = 5.0\n";
         let flash_no_capacity = "[flash]\nname = \"f\"\nread_ns = 1.0\nwrite_ns = 1.0\n\
 read_nj = 1.0\nwrite_nj = 1.0\nendurance_pe_cycles = 5.0\n";
         let no_capacity = toml::from_str::<SwapDevices>(flash_no_capacity).unwrap();
-        assert_eq!(no_capacity.flash.endurance_bytes(), 0.0, "no capacity, no wear");
+        assert_eq!(
+            no_capacity.flash.endurance_bytes(),
+            0.0,
+            "no capacity, no wear"
+        );
         let emmc = SwapDevices {
             flash: crate::devices::EMMC,
             ..SwapDevices::default()
         };
         let text = toml::to_string(&emmc).unwrap();
-        assert_eq!(toml::from_str::<SwapDevices>(&text).unwrap(), emmc, "{text}");
+        assert_eq!(
+            toml::from_str::<SwapDevices>(&text).unwrap(),
+            emmc,
+            "{text}"
+        );
         let flash = format!("{flash_no_capacity}capacity_gib = 2.0\n");
         let parsed: SwapDevices = toml::from_str(&flash).unwrap();
         assert_eq!(

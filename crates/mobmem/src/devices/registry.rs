@@ -52,13 +52,15 @@ pub static DEVICES: Registry<DeviceProfile> = Registry::new(
     &[
         DeviceProfile {
             name: "DRAM",
-            summary: "DRAM of Table 1 of the app-state-aware buffer cache paper (Oh et al., KIISE 2015)",
+            summary:
+                "DRAM of Table 1 of the app-state-aware buffer cache paper (Oh et al., KIISE 2015)",
             role: DeviceRole::Memory,
             device: || DRAM,
         },
         DeviceProfile {
             name: "PCM",
-            summary: "PCM of Table 1 of the app-state-aware buffer cache paper (Oh et al., KIISE 2015)",
+            summary:
+                "PCM of Table 1 of the app-state-aware buffer cache paper (Oh et al., KIISE 2015)",
             role: DeviceRole::Memory,
             device: || PCM,
         },
@@ -70,7 +72,8 @@ pub static DEVICES: Registry<DeviceProfile> = Registry::new(
         },
         DeviceProfile {
             name: "ufs2.1",
-            summary: "UFS 2.1 flash, queue-depth-1 random 4 KiB I/O (assumed figures, docs/swap.md)",
+            summary:
+                "UFS 2.1 flash, queue-depth-1 random 4 KiB I/O (assumed figures, docs/swap.md)",
             role: DeviceRole::Flash,
             device: || UFS21,
         },

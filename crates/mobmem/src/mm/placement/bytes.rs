@@ -116,9 +116,8 @@ impl ByteCache {
                 "is offline: it needs the whole trace in memory",
             ));
         }
-        let capacity = usize::try_from(capacity_bytes).map_err(|_| {
-            Error::config("memory", format!("{capacity_bytes} bytes is too large"))
-        })?;
+        let capacity = usize::try_from(capacity_bytes)
+            .map_err(|_| Error::config("memory", format!("{capacity_bytes} bytes is too large")))?;
         let engine = Engine::build(
             info,
             &BuildContext {
@@ -376,7 +375,10 @@ mod tests {
                 .unwrap()
                 .to_string();
             assert!(err.contains("capacities in pages only"), "{name}: {err}");
-            assert!(err.contains("s3fifo") && err.contains("opt"), "{name}: {err}");
+            assert!(
+                err.contains("s3fifo") && err.contains("opt"),
+                "{name}: {err}"
+            );
         }
         let err = ByteCache::new(find_policy("opt").unwrap(), 1000, 0)
             .err()

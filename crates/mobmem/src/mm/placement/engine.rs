@@ -19,7 +19,9 @@
 //! The engine changes locations, frames and sizes only. Flags (DIRTY) and owners are the
 //! caller's: the simulator reads them to charge an eviction, then clears DIRTY.
 
-use super::{BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier, Unit};
+use super::{
+    BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier, Unit,
+};
 use crate::core::frames::{AllocOrder, FrameId, FramePool};
 use crate::core::pages::{Location, PageTable, NO_FRAME};
 use crate::trace::PageId;
@@ -189,9 +191,7 @@ impl Memory {
     fn enter(&mut self, page: PageId, tier: Tier) -> Result<(), Violation> {
         let frame = if tier == Tier::Pcm {
             let Some(frame) = self.pcm_frames.alloc() else {
-                return Err(Violation(
-                    "put more pages in PCM than it has frames".into(),
-                ));
+                return Err(Violation("put more pages in PCM than it has frames".into()));
             };
             self.pcm_frames.record_write(frame);
             frame
@@ -388,9 +388,7 @@ impl<P: CachePolicy + ?Sized> Engine<P> {
                         .iter()
                         .find(|e| !matches!(e, Effect::Evict { .. }))
                     {
-                        return Err(Violation(format!(
-                            "reported {other:?} when asked to evict"
-                        )));
+                        return Err(Violation(format!("reported {other:?} when asked to evict")));
                     }
                     done = mem.apply(req, out, done)?;
                 }
@@ -507,7 +505,10 @@ mod tests {
     fn broken_answers_are_violations() {
         let cases = [
             (Fault::EvictsNothing, "evicted nothing"),
-            (Fault::EvictsAStranger, "evicted page 1000 from Dram where it was not"),
+            (
+                Fault::EvictsAStranger,
+                "evicted page 1000 from Dram where it was not",
+            ),
             (Fault::MigratesInSingleTier, "when asked to evict"),
             (Fault::FillsPcm, "more pages in PCM than it has frames"),
         ];
@@ -658,7 +659,9 @@ mod tests {
                 if step % 5 == 4 {
                     engine.remove((step + 1) * 5 % 9);
                 }
-                engine.check_agreement().unwrap_or_else(|v| panic!("{name}: {v}"));
+                engine
+                    .check_agreement()
+                    .unwrap_or_else(|v| panic!("{name}: {v}"));
             }
         }
     }

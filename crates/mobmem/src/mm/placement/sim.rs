@@ -258,7 +258,10 @@ impl Simulator {
     /// Check that the policy and the engine agree on every page (tests only: O(pages)).
     pub fn check_agreement(&self) -> Result<()> {
         self.engine.check_agreement().map_err(|violation| {
-            Error::config(format!("policy {}", self.policy_name), violation.to_string())
+            Error::config(
+                format!("policy {}", self.policy_name),
+                violation.to_string(),
+            )
         })
     }
 

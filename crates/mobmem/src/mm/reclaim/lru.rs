@@ -436,9 +436,9 @@ impl ReclaimPolicy for TwoListLru {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::memory::Memory;
     use super::super::policy::{Goal, ShrinkRequest, TaskView};
     use super::*;
+    use crate::core::memory::Memory;
 
     fn request() -> ShrinkRequest {
         ShrinkRequest::reclaim(SWAP_CLUSTER_MAX)

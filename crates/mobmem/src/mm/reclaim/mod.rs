@@ -42,11 +42,11 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::core::events::{self, EventHandler};
+use crate::core::memory::{FaultKind, Memory, ReclaimCounters};
+use crate::core::pages::{PageFlags, SwapDevice};
 use crate::core::stats::{percentile, Stats};
 use crate::trace::{Event, PageId, PageKey, PageKind, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Check, Error, Result};
-use crate::core::memory::{FaultKind, Memory, ReclaimCounters};
-use crate::core::pages::{PageFlags, SwapDevice};
 use policy::{
     find_policy, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest, TaskView,
 };
@@ -260,7 +260,11 @@ impl ReclaimConfig {
         }
         check.range("unmovable_per_mille", self.unmovable_per_mille, 0..=200)?;
         check.range("swappiness", self.swappiness, 0..=200)?;
-        check.range("dirty_background_ratio", self.dirty_background_ratio, 1..=100)?;
+        check.range(
+            "dirty_background_ratio",
+            self.dirty_background_ratio,
+            1..=100,
+        )?;
         if !policy.has_priorities && self.lumpy_gating != LumpyGating::AnyOrder {
             return check.fail(format!(
                 "lumpy_gating = \"{}\" gates lumpy reclaim by the reclaim priority, which {} \

@@ -3,16 +3,16 @@
 
 use proptest::prelude::*;
 
-use super::lru::{ACTIVE_FILE, INACTIVE_FILE};
 use super::lists::{LruLists, NO_LIST};
-use crate::core::memory::{FaultKind, FrameState, Memory};
-use crate::core::pages::PageFlags;
+use super::lru::{ACTIVE_FILE, INACTIVE_FILE};
 use super::mglru::MgLru;
 use super::policy::{
     isolate_lumpy_block, Goal, LumpyGating, LumpyUnmovable, ReclaimPolicy, ShrinkRequest,
     SWAP_CLUSTER_MAX,
 };
 use super::*;
+use crate::core::memory::{FaultKind, FrameState, Memory};
+use crate::core::pages::PageFlags;
 
 /// A small machine: no reserved or unmovable frames, watermarks in pages as given.
 fn small_config(policy: &str, frames: usize, wm_pages: [u64; 3]) -> ReclaimConfig {
@@ -161,7 +161,15 @@ fn lumpy(layout: &str, tag: u32, order: u32, mode: LumpyUnmovable, fmp: bool) ->
     lists.unlink(tag);
     let mut out = Vec::new();
     let mut may_take = |m: &Memory, pfn: u32| !(fmp && m.owner_of_frame(pfn) == 0);
-    isolate_lumpy_block(&mut mem, &mut lists, tag, order, mode, &mut may_take, &mut out);
+    isolate_lumpy_block(
+        &mut mem,
+        &mut lists,
+        tag,
+        order,
+        mode,
+        &mut may_take,
+        &mut out,
+    );
     out
 }
 
@@ -705,7 +713,12 @@ fn mglru_keeps_dirty_file_pages_for_the_flusher_too() {
     assert_eq!(mem.counters.writebacks, 4);
     assert_eq!(mem.dirty(), 0);
     let oldest_list = policy.lists().list_of(pfn_of[3]);
-    let tail_first: Vec<u32> = policy.lists().frames(oldest_list).into_iter().rev().collect();
+    let tail_first: Vec<u32> = policy
+        .lists()
+        .frames(oldest_list)
+        .into_iter()
+        .rev()
+        .collect();
     assert_eq!(tail_first, [pfn_of[3], pfn_of[2], pfn_of[1], pfn_of[0]]);
     assert!(pfn_of[..4].iter().all(|&p| policy.gen_of(p) == oldest));
     mem.check().unwrap();

@@ -54,11 +54,11 @@
 //! are never lost), lumpy reclaim (6.x has none: compaction makes high-order blocks;
 //! a high-order request reclaims order-0 pages), writeback throttling.
 
+use super::lists::{ListId, LruLists, NO_LIST};
 use super::lru::{
     active_of, inactive_of, scan_batches, ACTIVE_ANON, ACTIVE_FILE, ANON, FILE, INACTIVE_ANON,
     INACTIVE_FILE,
 };
-use super::lists::{ListId, LruLists, NO_LIST};
 use super::policy::{ReclaimPolicy, ShrinkRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::ReclaimConfig;
 use crate::core::memory::Memory;
@@ -557,9 +557,9 @@ impl ReclaimPolicy for WorkingsetLru {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::memory::Memory;
     use super::super::policy::ShrinkRequest;
     use super::*;
+    use crate::core::memory::Memory;
 
     fn config(swappiness: u32) -> ReclaimConfig {
         ReclaimConfig {
@@ -635,7 +635,10 @@ mod tests {
         assert_eq!(lru.lists.frames(ACTIVE_FILE), vec![2]);
         assert!(lru.workingset[0] && lru.workingset[1]);
         assert!(!lru.workingset[2]);
-        assert!(mem.frame(1).is_young(), "PG_referenced survives deactivation");
+        assert!(
+            mem.frame(1).is_young(),
+            "PG_referenced survives deactivation"
+        );
         // Evicted and refaulted soon, a workingset page is restored.
         let got = lru.shrink_inactive(&mut mem, 1, FILE);
         assert_eq!(got, 1);

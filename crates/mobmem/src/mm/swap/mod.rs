@@ -26,10 +26,13 @@
 pub mod architectures;
 mod config;
 pub mod launch;
-pub mod run;
 mod metrics;
+pub mod run;
 pub mod zram_pool;
 
+pub use crate::core::swap::{
+    Architecture, IoCause, IoCounts, IoOp, IoRecord, NvmOrder, SwapDevice, SwapSlots, SwapSpace,
+};
 /// The multi-swap paper's workload, kept under this name beside the swap code it drives.
 pub use crate::workload::app_cycling as workload;
 pub use architectures::{find_architecture, ArchitectureInfo, ARCHITECTURES};
@@ -37,11 +40,8 @@ pub use config::{
     LaunchModel, ReclaimOrder, SlotOnSwapIn, SwapConfig, ZramConfig, DEFAULT_DRAM_PAGES,
     DEFAULT_NVM_PAGES,
 };
-pub use run::SwapRun;
 pub use metrics::{AppLaunches, SwapMetrics};
-pub use crate::core::swap::{
-    Architecture, IoCause, IoCounts, IoOp, IoRecord, NvmOrder, SwapDevice, SwapSlots, SwapSpace,
-};
+pub use run::SwapRun;
 
 use crate::core::events;
 use crate::trace::{EventKind, Trace};

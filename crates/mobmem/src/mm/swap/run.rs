@@ -94,8 +94,7 @@ impl SwapRun {
             config.slot_on_swap_in == SlotOnSwapIn::Keep,
             pages,
         );
-        m.mem
-            .set_swap(slots, (info.build)(config), UNBOUNDED_SLOTS);
+        m.mem.set_swap(slots, (info.build)(config), UNBOUNDED_SLOTS);
         m.enable_killer();
         Ok(SwapRun {
             m,
@@ -274,13 +273,19 @@ impl SwapRun {
                 }
                 None => {
                     self.m.mem.discard(page);
-                    self.m.mem.pages_mut().set_flags(page, PageFlags::LOST, true);
+                    self.m
+                        .mem
+                        .pages_mut()
+                        .set_flags(page, PageFlags::LOST, true);
                     self.metrics.dropped_pages += 1;
                     return Ok(());
                 }
             }
         }
-        self.m.mem.pages_mut().set_flags(page, PageFlags::LOST, false);
+        self.m
+            .mem
+            .pages_mut()
+            .set_flags(page, PageFlags::LOST, false);
         Ok(())
     }
 
@@ -290,7 +295,10 @@ impl SwapRun {
         self.ensure_page(page);
         let pages = self.m.mem.pages();
         if pages.has_flags(page, PageFlags::LOST) {
-            self.m.mem.pages_mut().set_flags(page, PageFlags::LOST, false);
+            self.m
+                .mem
+                .pages_mut()
+                .set_flags(page, PageFlags::LOST, false);
             self.metrics.fresh_allocations += 1;
             return Ok(());
         }

@@ -207,7 +207,10 @@ mod tests {
     fn background_miss_goes_to_pcm_even_with_dram_free() {
         let mut p = hybrid(AppAware::new(0), Capacity { dram: 4, pcm: 4 });
         assert_eq!(describe(&step(&mut p, req(7, false, true))), "fill pcm");
-        assert_eq!([p.memory().used(Tier::Dram), p.memory().used(Tier::Pcm)], [0, 1]);
+        assert_eq!(
+            [p.memory().used(Tier::Dram), p.memory().used(Tier::Pcm)],
+            [0, 1]
+        );
     }
 
     #[test]

@@ -108,7 +108,10 @@ mod tests {
                 vec![]
             ]
         );
-        assert_eq!(clock.policy().from_hand(), vec![(5, false), (1, true), (2, false)]);
+        assert_eq!(
+            clock.policy().from_hand(),
+            vec![(5, false), (1, true), (2, false)]
+        );
     }
 
     #[test]

@@ -217,7 +217,10 @@ mod tests {
             step(&mut p, req(2, true)),
             vec![Effect::Hit { tier: Tier::Pcm }, migrate(2, Tier::Dram)]
         );
-        assert_eq!([p.memory().used(Tier::Dram), p.memory().used(Tier::Pcm)], [2, 0]);
+        assert_eq!(
+            [p.memory().used(Tier::Dram), p.memory().used(Tier::Pcm)],
+            [2, 0]
+        );
     }
 
     #[test]

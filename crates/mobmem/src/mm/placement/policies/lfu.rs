@@ -206,7 +206,9 @@ impl CachePolicy for Lfu {
 mod tests {
     use super::*;
     use crate::core::mix64;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, hits, run_pages};
+    use crate::mm::placement::policies::testing::{
+        engine, evictions, hit_pattern, hits, run_pages,
+    };
 
     #[test]
     fn evicts_least_frequent_then_least_recent() {

@@ -360,8 +360,7 @@ impl CachePolicy for Lirs {
             self.limit_stack(mem);
             return false;
         }
-        if self.lir_units + req.size > self.lir_limit && self.q_units + req.size > self.hir_limit
-        {
+        if self.lir_units + req.size > self.lir_limit && self.q_units + req.size > self.hir_limit {
             while self.q_units + req.size > self.hir_limit && self.evict_hir(mem, out) {}
         }
         true
@@ -431,8 +430,7 @@ impl CachePolicy for Lirs {
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        let resident =
-            matches!(self.entry.get(page as usize), Some(Entry::Lir)) || self.in_q(page);
+        let resident = matches!(self.entry.get(page as usize), Some(Entry::Lir)) || self.in_q(page);
         resident.then_some(Tier::Dram)
     }
 
@@ -499,7 +497,10 @@ mod tests {
         let outcome = run_pages(&mut lirs, &[1, 2, 3, 3, 1, 4]);
         assert_eq!(hit_pattern(&outcome), "mmmhhm");
         assert_eq!(evictions(&outcome).concat(), vec![1]);
-        assert_eq!(lirs.policy().stack(), vec![(4, 'H'), (1, 'N'), (3, 'L'), (2, 'L')]);
+        assert_eq!(
+            lirs.policy().stack(),
+            vec![(4, 'H'), (1, 'N'), (3, 'L'), (2, 'L')]
+        );
         assert_eq!(lirs.policy().hir_queue(), vec![4]);
     }
 
@@ -536,7 +537,10 @@ mod tests {
         let mut lirs = engine(Lirs::new(2, 0), 2);
         let outcome = run_pages(&mut lirs, &[1, 2, 3, 4, 5, 6]);
         assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4, 5]);
-        assert_eq!(lirs.policy().stack(), vec![(6, 'H'), (5, 'N'), (4, 'N'), (1, 'L')]);
+        assert_eq!(
+            lirs.policy().stack(),
+            vec![(6, 'H'), (5, 'N'), (4, 'N'), (1, 'L')]
+        );
         assert_eq!(lirs.policy().ghosts(), vec![5, 4]);
         // 4, a ghost, comes back (to the top of S): the LIR set is full, so 1 is demoted
         // to Q, pushing 6 out (a ghost); with no LIR page left, prune drops every entry

@@ -235,7 +235,9 @@ impl Queues {
         for (queue, &units) in self.units.iter().enumerate() {
             let sum: u64 = self.iter(queue).map(|p| mem.size_of(p)).sum();
             if sum != units {
-                return Err(format!("queue {queue} counts {units}, its pages add up to {sum}"));
+                return Err(format!(
+                    "queue {queue} counts {units}, its pages add up to {sum}"
+                ));
             }
         }
         Ok(())

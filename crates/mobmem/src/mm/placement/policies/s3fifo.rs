@@ -259,7 +259,11 @@ mod tests {
         assert_eq!(s3.policy().main(), vec![(2, 0), (1, 1)]);
         assert_eq!(s3.policy().ghost(), vec![3]);
         assert_eq!(
-            s3.policy().small().iter().map(|&(p, _)| p).collect::<Vec<_>>(),
+            s3.policy()
+                .small()
+                .iter()
+                .map(|&(p, _)| p)
+                .collect::<Vec<_>>(),
             vec![11, 10, 9, 8, 7, 6, 5, 4]
         );
         assert_eq!(s3.memory().tier_of(2), Some(Tier::Dram));

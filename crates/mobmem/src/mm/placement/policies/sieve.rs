@@ -104,7 +104,10 @@ mod tests {
         let outcome = run_pages(&mut sieve, &[1, 2, 3, 1, 4, 1, 5, 6, 5, 7, 8]);
         assert_eq!(hit_pattern(&outcome), "mmmhmhmmhmm");
         assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4, 6, 5]);
-        assert_eq!(sieve.policy().marked(), vec![(8, false), (7, false), (1, false)]);
+        assert_eq!(
+            sieve.policy().marked(),
+            vec![(8, false), (7, false), (1, false)]
+        );
         assert_eq!(sieve.policy().hand(), Some(7));
         assert_eq!(sieve.memory().used_total(), 3);
     }

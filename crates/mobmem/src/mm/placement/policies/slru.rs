@@ -151,8 +151,7 @@ impl Segments {
     /// hold more than `total`, and put it in `L0`.
     pub fn insert(&mut self, page: PageId, total: u64, mem: &Memory, out: &mut Effects) {
         let size = mem.size_of(page);
-        let room = (0..self.limits.len())
-            .find(|&k| self.queues.units(k) + size <= self.limits[k]);
+        let room = (0..self.limits.len()).find(|&k| self.queues.units(k) + size <= self.limits[k]);
         let segment = match room {
             Some(k) => k,
             None => {
@@ -292,7 +291,10 @@ mod tests {
         let outcome = run_pages(&mut slru, &[1, 2, 1, 3, 1, 1, 4, 5, 4, 6, 4]);
         assert_eq!(hit_pattern(&outcome), "mmhmhhmmhmh");
         assert_eq!(evictions(&outcome).concat(), vec![2, 5]);
-        assert_eq!(slru.policy().segments(), vec![vec![6], vec![3], vec![1], vec![4]]);
+        assert_eq!(
+            slru.policy().segments(),
+            vec![vec![6], vec![3], vec![1], vec![4]]
+        );
     }
 
     #[test]

@@ -153,7 +153,10 @@ mod tests {
             "fill dram, evict 2 from pcm, 1 to pcm"
         );
         assert_eq!(
-            [policy.memory().used(Tier::Dram), policy.memory().used(Tier::Pcm)],
+            [
+                policy.memory().used(Tier::Dram),
+                policy.memory().used(Tier::Pcm)
+            ],
             [1, 2]
         );
     }

@@ -521,7 +521,10 @@ mod tests {
         let outcome = run_pages(&mut tiny, &[1]);
         assert_eq!(hit_pattern(&outcome), "h");
         assert_eq!(evictions(&outcome), vec![vec![9]]);
-        assert_eq!(tiny.policy().lists(), [vec![11], vec![2], vec![1, 8, 7, 6, 5, 4, 3]]);
+        assert_eq!(
+            tiny.policy().lists(),
+            [vec![11], vec![2], vec![1, 8, 7, 6, 5, 4, 3]]
+        );
         assert_eq!(tiny.memory().used_total(), 9);
     }
 
@@ -591,7 +594,10 @@ mod tests {
         run_pages(&mut keyed, &[1, 2, 3, 4]);
         // 1 and 2 entered the main cache; 3 is offered against 1, both key 7 (counted
         // five times by then): equal, refused.
-        assert_eq!(keyed.policy_mut().frequency(1), keyed.policy_mut().frequency(3));
+        assert_eq!(
+            keyed.policy_mut().frequency(1),
+            keyed.policy_mut().frequency(3)
+        );
         assert_eq!(keyed.policy().lists(), [vec![4], vec![1], vec![2]]);
     }
 }

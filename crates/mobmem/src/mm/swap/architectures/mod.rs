@@ -14,8 +14,8 @@ mod parallel;
 mod zram;
 
 use super::config::SwapConfig;
-use crate::core::swap::{Architecture, NvmOrder};
 use crate::core::registry::Registry;
+use crate::core::swap::{Architecture, NvmOrder};
 use crate::Result;
 
 /// A registered architecture.

@@ -27,8 +27,8 @@
 //! (scaled down from hours) and the limit is a budget per day of trace time.
 
 use super::Architecture;
-use crate::mm::swap::config::ZramConfig;
 use crate::core::swap::{SwapDevice, SwapSpace};
+use crate::mm::swap::config::ZramConfig;
 use crate::trace::PageId;
 use crate::Result;
 
