@@ -57,6 +57,11 @@ pub enum Error {
     /// being done and what went wrong.
     #[error("{0}")]
     Host(String),
+    /// A mechanism's memory broke one of its invariants (a page in two places, a frame
+    /// or a swap slot lost): a fault of the simulator, found by
+    /// [`crate::core::events::with_checks`].
+    #[error("memory invariant broken: {0}")]
+    Invariant(String),
 }
 
 impl Error {

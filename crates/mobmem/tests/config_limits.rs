@@ -9,6 +9,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use mobmem::mm::dedup::{self, KsmParams, RunSpec, ScanCosts};
+use mobmem::mm::phone::{self, PhoneConfig};
 use mobmem::mm::reclaim::{self, ReclaimConfig};
 use mobmem::mm::swap::{self, SwapConfig};
 use mobmem::trace::Trace;
@@ -130,6 +132,20 @@ fn swap_trace() -> Trace {
     app_cycling::generate(&config, 1).expect("a small app-cycling trace")
 }
 
+/// The shipped 2012 phone, shrunk to a short run.
+fn small_phone() -> PhoneConfig {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/phone-2012.toml"
+    );
+    let text = std::fs::read_to_string(path).expect("experiments/phone-2012.toml");
+    let mut c = PhoneConfig::parse(&text, path).expect("the shipped phone");
+    c.scale = 0.0625;
+    c.workload.sessions = 4;
+    c.workload.inputs = [3, 6];
+    c
+}
+
 /// Stop the slowest accepted configs early: they are valid, only large.
 fn small_enough(pages: u64) -> bool {
     pages <= 1 << 20
@@ -176,7 +192,7 @@ proptest! {
                     return Ok(()); // valid ones may be large; generating them is another test's
                 }
                 config.rounds = config.rounds.min(2);
-                no_panic("app_cycling::generate", || app_cycling::generate(&config, 1))?;
+                let _generated = no_panic("app_cycling::generate", || app_cycling::generate(&config, 1))?;
             }
             _ => {
                 let Some(config) = mutated(&GalleryUsbConfig::default(), &picks) else { return Ok(()) };
@@ -187,5 +203,41 @@ proptest! {
                 prop_assert!(out.is_err(), "a refused config generated");
             }
         }
+    }
+
+    #[test]
+    fn phone_configs_are_refused_or_run(picks in proptest::collection::vec((0usize..128, 0usize..10), 1..3)) {
+        // The workload is the unchanged phone's: the mutated one may ask for any size.
+        let base = small_phone();
+        let Some(config) = mutated(&base, &picks) else { return Ok(()) };
+        if no_panic("PhoneConfig::validate", || config.validate())?.is_ok() {
+            return Ok(()); // valid ones may be large; running them is the phone tests'
+        }
+        let trace = phone::workload(&base, 1).expect("the small phone's workload");
+        for choice in [config.baselines(), config.mechanisms()] {
+            let run = no_panic("phone::run", || phone::run(&config, &choice, &trace, 1))?;
+            prop_assert!(run.is_err(), "a refused phone ran with {:?}", choice);
+        }
+    }
+
+    #[test]
+    fn ksm_settings_are_refused_or_run(picks in proptest::collection::vec((0usize..64, 0usize..10), 1..3), which in 0usize..2) {
+        let pop = dedup::presets::AndroidConfig { scale: 0.02, ..Default::default() }
+            .generate(1)
+            .expect("a small population");
+        let spec = RunSpec { duration_ms: 2_000, sample_ms: 1_000, ksm_on: true };
+        let (params, costs) = if which == 0 {
+            let Some(p) = mutated(&KsmParams::default(), &picks) else { return Ok(()) };
+            (p, ScanCosts::default())
+        } else {
+            let Some(c) = mutated(&ScanCosts::default(), &picks) else { return Ok(()) };
+            (KsmParams::default(), c)
+        };
+        let valid = no_panic("validate", || params.validate().and_then(|_| costs.validate()))?;
+        if valid.is_ok() {
+            return Ok(()); // valid ones may run for days of simulated time
+        }
+        let run = no_panic("dedup::simulate", || dedup::simulate(&pop, &params, &costs, spec))?;
+        prop_assert!(run.is_err(), "refused KSM settings or costs ran");
     }
 }

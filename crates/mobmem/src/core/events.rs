@@ -31,6 +31,12 @@ use crate::{Error, Result};
 
 /// A mechanism driven by a trace's events.
 pub trait EventHandler {
+    /// Check the invariants of the memory the mechanism runs on: every page in exactly
+    /// one place, every frame and swap slot accounted for, the mechanism's own order
+    /// holding exactly its resident pages. O(pages): the loops call it only inside
+    /// [`with_checks`]. The message says which invariant broke.
+    fn check(&self) -> std::result::Result<(), String>;
+
     /// Every event, before the method of its kind: the mechanism's clock.
     #[inline]
     fn tick(&mut self, _event: &Event) {}
@@ -159,10 +165,82 @@ pub fn replay<H: EventHandler + ?Sized>(
     handler: &mut H,
     events: &[Event],
 ) -> std::result::Result<(), EventError> {
+    let every = checks_every();
     for (index, event) in events.iter().enumerate() {
         dispatch(handler, event).map_err(|error| EventError {
             index: index as u64,
             error,
+        })?;
+        check_if_due(handler, every, index as u64)?;
+    }
+    check_at_end(handler, every, events.len() as u64)
+}
+
+thread_local! {
+    /// Check the memory every this many events (0: never); see [`with_checks`].
+    static CHECK_EVERY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Run `f` with every event loop on this thread calling its handler's
+/// [`EventHandler::check`] after every `every` events and after the last one (0: not
+/// at all), as the property tests do; a broken invariant ends the run with
+/// [`Error::Invariant`](crate::Error::Invariant) at the event after which it was found.
+/// Runs that are not event loops (ksmd's own clock, the file system's reads) consult
+/// [`checks_every`] themselves.
+pub fn with_checks<T>(every: u64, f: impl FnOnce() -> T) -> T {
+    let before = CHECK_EVERY.with(|c| c.replace(every));
+    // Restored even if `f` unwinds, so that a caught panic leaves no checking behind.
+    struct Restore(u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CHECK_EVERY.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(before);
+    f()
+}
+
+/// For a run that is not an event loop: `check` after its `done`-th step, when checks
+/// are on and one is due (every [`checks_every`] steps).
+pub fn check_step(
+    done: u64,
+    check: impl FnOnce() -> std::result::Result<(), String>,
+) -> crate::Result<()> {
+    let every = checks_every();
+    if every != 0 && done % every == 0 {
+        check().map_err(crate::Error::Invariant)?;
+    }
+    Ok(())
+}
+
+/// How often the loops on this thread check the memory, in events (0: never).
+pub fn checks_every() -> u64 {
+    CHECK_EVERY.with(|c| c.get())
+}
+
+/// After the last of `events` events: the handler's check, when checking.
+fn check_at_end<H: EventHandler + ?Sized>(
+    handler: &H,
+    every: u64,
+    events: u64,
+) -> std::result::Result<(), EventError> {
+    if every == 0 || events == 0 || events % every == 0 {
+        return Ok(()); // not checking, nothing done, or just checked
+    }
+    check_if_due(handler, 1, events - 1)
+}
+
+/// After event `index`: the handler's check, when one is due every `every` events.
+#[inline]
+fn check_if_due<H: EventHandler + ?Sized>(
+    handler: &H,
+    every: u64,
+    index: u64,
+) -> std::result::Result<(), EventError> {
+    if every != 0 && (index + 1) % every == 0 {
+        handler.check().map_err(|m| EventError {
+            index,
+            error: crate::Error::Invariant(m),
         })?;
     }
     Ok(())
@@ -186,11 +264,14 @@ pub fn replay_source<H: EventHandler + ?Sized>(
     source: &mut (dyn EventSource + Send),
     progress: &mut dyn FnMut(u64),
 ) -> std::result::Result<(), EventError> {
+    let mut done = 0;
     for_each_batch(source, &mut |batch, first| {
         replay_batch(handler, batch, first)?;
-        progress(first + batch.len() as u64);
+        done = first + batch.len() as u64;
+        progress(done);
         Ok(())
-    })
+    })?;
+    check_at_end(handler, checks_every(), done)
 }
 
 /// What [`for_each_batch`] calls on a batch: its events and the index of the first.
@@ -260,6 +341,7 @@ fn replay_batch<H: EventHandler + ?Sized>(
     batch: &[Event],
     first: u64,
 ) -> std::result::Result<(), EventError> {
+    let every = checks_every();
     for (i, event) in batch.iter().enumerate() {
         if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
             if ahead.is_access() {
@@ -270,6 +352,7 @@ fn replay_batch<H: EventHandler + ?Sized>(
             index: first + i as u64,
             error,
         })?;
+        check_if_due(handler, every, first + i as u64)?;
     }
     Ok(())
 }
@@ -278,11 +361,19 @@ fn replay_batch<H: EventHandler + ?Sized>(
 mod tests {
     use super::*;
 
-    /// Records what it was told, in order; fails on the access to page 9.
+    /// Records what it was told, in order; fails on the access to page 9; its check
+    /// finds a broken invariant once page 7 was accessed.
     #[derive(Default)]
     struct Log(Vec<String>);
 
     impl EventHandler for Log {
+        fn check(&self) -> std::result::Result<(), String> {
+            if self.0.iter().any(|e| e == "a7") {
+                return Err("page 7 in two places".into());
+            }
+            Ok(())
+        }
+
         fn tick(&mut self, event: &Event) {
             self.0.push(format!("t{}", event.time_ns()));
         }
@@ -319,6 +410,33 @@ mod tests {
         assert!(message.contains("page 9"), "{message}");
     }
 
+    #[test]
+    fn checks_run_when_due_and_at_the_end_only_inside_with_checks() {
+        let events = [
+            Event::access(1, 0, 1, false, true),
+            Event::access(2, 0, 7, false, true),
+            Event::access(3, 0, 2, false, true),
+            Event::access(4, 0, 3, false, true),
+        ];
+        let broken_at = |every: u64| {
+            let mut log = Log::default();
+            match with_checks(every, || replay(&mut log, &events)) {
+                Ok(()) => None,
+                Err(e) => {
+                    assert!(matches!(e.error, Error::Invariant(_)), "{e:?}");
+                    Some(e.index)
+                }
+            }
+        };
+        assert_eq!(broken_at(0), None, "no checks outside with_checks");
+        assert_eq!(broken_at(1), Some(1), "checked after every event");
+        assert_eq!(broken_at(3), Some(2), "checked after the third");
+        assert_eq!(broken_at(10), Some(3), "checked after the last");
+        assert_eq!(checks_every(), 0, "with_checks leaves no checking behind");
+        let mut log = Log::default();
+        assert!(replay(&mut log, &events).is_ok());
+    }
+
     /// A timer every `period` ns from `period` on, logging its wake-ups and the events
     /// it sees; `stuck` makes a wake-up leave the timer where it was; a wake-up at
     /// `fail_at` fails.
@@ -343,6 +461,10 @@ mod tests {
     }
 
     impl EventHandler for Periodic {
+        fn check(&self) -> std::result::Result<(), String> {
+            Ok(())
+        }
+
         fn tick(&mut self, event: &Event) {
             self.log.push(format!("t{}", event.time_ns()));
         }

@@ -12,6 +12,8 @@
 //! - [`advisor`]: the scan-time advisor;
 //! - [`run`]: ksmd over time, sampled;
 //! - [`impact`]: what KSM does to apps: touch response time and launch time;
+//! - [`variants`]: the deduplicators the phone's dedup slot names ([`Deduplicator`],
+//!   [`DEDUP_VARIANTS`]);
 //! - [`snapshot`]: page fingerprints of live processes: their file format and the
 //!   population the simulator makes of them (`host::snapshot` reads them from `/proc`,
 //!   `host::ksm_sysfs` drives the real kernel's KSM).
@@ -27,12 +29,14 @@ pub mod pages;
 pub mod presets;
 pub mod run;
 pub mod snapshot;
+pub mod variants;
 
 pub use config::{AdvisorMode, KsmParams, MergeOrder, ScanCosts};
 pub use ksmd::{Counters, Ksmd, MemoryState};
 pub use memory::{KsmMemory, Standalone};
 pub use pages::{PageContent, Population, Potential};
 pub use run::{simulate, KsmRun, RunSpec, Sample};
+pub use variants::{DedupInfo, Deduplicator, DEDUP_VARIANTS};
 
 #[cfg(test)]
 mod tests;

@@ -164,6 +164,10 @@ pub fn simulate(
         alone.start_until(pop, t);
         let cpu = ksmd.wake(&mut alone.mem, t)?;
         wakeups += 1;
+        crate::core::events::check_step(wakeups, || {
+            alone.mem.check()?;
+            ksmd.audit(&alone.mem)
+        })?;
         t += cpu.round() as u64 + sleep;
     }
     Ok(KsmRun {

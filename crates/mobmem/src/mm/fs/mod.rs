@@ -19,6 +19,7 @@ pub mod memory;
 pub mod paths;
 pub mod read;
 pub mod store;
+pub mod variants;
 
 pub use analyze::{analyze_paths, Analysis, FileAnalysis};
 pub use bench::{bench_codecs, CodecSpeed};
@@ -33,6 +34,7 @@ pub use store::{
     store_file, store_file_policies, store_file_with_bytes, StorageSummary, StoredFile,
     StoredFileBytes, StoredPage, WritePolicy,
 };
+pub use variants::{FsVariantInfo, FS_VARIANTS};
 
 /// Bytes in a file-system page.
 pub const PAGE_SIZE: usize = 4096;

@@ -464,7 +464,11 @@ fn walk(
     let ids = mem.ids_of(&file.name, file.pages.len());
     for (index, &stored) in file.pages.iter().enumerate() {
         let cost = match ids.get(index) {
-            Some(&id) => mem.read(path, FilePage { id, stored })?,
+            Some(&id) => {
+                let cost = mem.read(path, FilePage { id, stored })?;
+                crate::core::events::check_step(index as u64 + 1, || mem.check())?;
+                cost
+            }
             None => path
                 .fs()
                 .read(&mut NoPageCache, FilePage { id: 0, stored })?,

@@ -46,9 +46,9 @@ use crate::core::stats::{percentile, Stats};
 use crate::core::swap::{SwapDevice, SwapSlots};
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
-use crate::mm::dedup::{pages::NEVER, Ksmd, PageContent, Population, ScanCosts};
+use crate::mm::dedup::{pages::NEVER, Deduplicator, PageContent, Population, DEDUP_VARIANTS};
 use crate::mm::fs::read::{FilePage, PageCache, ReadCost, ReadPath};
-use crate::mm::fs::{Codec, MachineCache, StoredPage};
+use crate::mm::fs::{Codec, FsVariantInfo, MachineCache, StoredPage, FS_VARIANTS};
 use crate::mm::placement::sim::{RunSetup, Simulator};
 use crate::mm::placement::{find_policy as find_placement, Capacity, Family};
 use crate::mm::reclaim::{self, ReclaimConfig};
@@ -92,15 +92,12 @@ pub(crate) fn check_choice(config: &PhoneConfig, choice: &Choice) -> Result<()> 
     if arch.uses_zram && config.swap.zram_mib <= 0.0 {
         return fail(format!("swap {} needs swap.zram_mib", choice.swap));
     }
-    if !matches!(choice.dedup.as_str(), "off" | "ksm") {
-        return fail(format!("dedup must be off or ksm, got {}", choice.dedup));
+    if choice.dedup != "off" {
+        DEDUP_VARIANTS
+            .find(&choice.dedup)
+            .map_err(|_| DEDUP_VARIANTS.unknown(&choice.dedup, &["off"]))?;
     }
-    if !matches!(choice.fs.as_str(), "off" | "stock" | "selective") {
-        return fail(format!(
-            "fs must be off, stock or selective, got {}",
-            choice.fs
-        ));
-    }
+    FS_VARIANTS.find(&choice.fs)?;
     Ok(())
 }
 
@@ -175,23 +172,17 @@ struct PhoneFs {
 }
 
 impl PhoneFs {
-    /// The slot `mode` (`off`, `stock`, `selective`) on `platform` with `codec`: the
-    /// selective read path for `selective`, else the stock one; code compressed by
-    /// `code_ratio` unless `off`.
-    fn new(mode: &str, platform: Platform, codec: Codec, code_ratio: f64) -> Self {
+    /// The slot's file system `variant` on `platform` with `codec`: code compressed by
+    /// `code_ratio` if the variant compresses it.
+    fn new(variant: &FsVariantInfo, platform: Platform, codec: Codec, code_ratio: f64) -> Self {
         const PAGE: u32 = 4096;
-        let path = if mode == "selective" {
-            ReadPath::SELECTIVE
-        } else {
-            ReadPath::PAGE_CACHE
-        };
-        let code = if mode == "off" {
-            StoredPage::new(false, PAGE, PAGE)
-        } else {
+        let code = if variant.compresses_code {
             StoredPage::new(true, PAGE, (PAGE as f64 / code_ratio).round() as u32)
+        } else {
+            StoredPage::new(false, PAGE, PAGE)
         };
         PhoneFs {
-            path,
+            path: variant.path,
             platform,
             codec,
             code,
@@ -220,9 +211,9 @@ impl PageCache for BufferCache<'_> {
     }
 }
 
-/// ksmd on the reclaim machine's memory.
+/// The dedup slot's daemon on the reclaim machine's memory, woken on the loop's timer.
 struct Dedup<'a> {
-    ksmd: Ksmd<'a>,
+    ksmd: Box<dyn Deduplicator + 'a>,
     next_wake_ns: u64,
     sleep_ns: u64,
     saved_sum: f64,
@@ -314,6 +305,7 @@ impl<'a> Phone<'a> {
         trace: &'a PhoneTrace,
         population: Option<&'a Population>,
     ) -> Result<Self> {
+        config.validate()?;
         check_choice(config, choice)?;
         let pages = trace.trace.tables.pages.len();
         let procs = trace.trace.tables.processes.len();
@@ -325,7 +317,7 @@ impl<'a> Phone<'a> {
         } else {
             0
         };
-        let memory_pages = dram - cache_dram;
+        let memory_pages = dram.saturating_sub(cache_dram);
         let arch_info = find_architecture(&choice.swap)?;
         let swap_config = crate::mm::swap::SwapConfig {
             architecture: choice.swap.clone(),
@@ -367,7 +359,7 @@ impl<'a> Phone<'a> {
         let rc = ReclaimConfig {
             policy: choice.reclaim.clone(),
             memory_pages,
-            reserved_pages: system.min(memory_pages / 2 - 1),
+            reserved_pages: system.min((memory_pages / 2).saturating_sub(1)),
             unmovable_per_mille: 0,
             swap_pages,
             swappiness: config.reclaim.swappiness,
@@ -391,12 +383,13 @@ impl<'a> Phone<'a> {
         m.mem.set_swap(slots, arch, swap_pages);
         m.enable_killer();
         let dedup = match (choice.dedup.as_str(), population) {
-            ("ksm", Some(pop)) => {
+            ("off", _) => None,
+            (name, Some(pop)) => {
                 let mut params = config.dedup.ksm.clone();
                 params.pages_to_scan =
                     ((params.pages_to_scan as f64 * config.scale).round() as u32).max(1);
-                let ksmd = Ksmd::new(pop, &params, &ScanCosts::default());
-                let sleep_ns = params.sleep_ns();
+                let ksmd = (DEDUP_VARIANTS.find(name)?.build)(pop, &params);
+                let sleep_ns = ksmd.sleep_ns();
                 Some(Dedup {
                     ksmd,
                     next_wake_ns: sleep_ns,
@@ -406,13 +399,14 @@ impl<'a> Phone<'a> {
                     wakes: 0,
                 })
             }
-            ("ksm", None) => {
+            (name, None) => {
                 return Err(Error::config(
                     "phone",
-                    "dedup = ksm needs the pages' contents (the phone workload has them)",
+                    format!(
+                        "dedup = {name} needs the pages' contents (the phone workload has them)"
+                    ),
                 ))
             }
-            _ => None,
         };
         let cache = if placement_on {
             let info = find_placement(&choice.placement)?;
@@ -442,7 +436,12 @@ impl<'a> Phone<'a> {
             procs,
             dedup,
             cache,
-            fs: PhoneFs::new(&choice.fs, platform, config.fs.codec, config.fs.code_ratio),
+            fs: PhoneFs::new(
+                FS_VARIANTS.find(&choice.fs)?,
+                platform,
+                config.fs.codec,
+                config.fs.code_ratio,
+            ),
             launches: LaunchTracker::new(config.launch.clone()),
             now_ns: 0,
             start_ns: None,
@@ -695,7 +694,7 @@ impl<'a> Phone<'a> {
         }
         let mib = |pages: f64| pages / 256.0 / c.scale;
         if let Some(dd) = &self.dedup {
-            let cpu = dd.ksmd.counters(&self.m.mem).cpu_ns;
+            let cpu = dd.ksmd.cpu_ns(&self.m.mem);
             m.ksm_cpu_ms = cpu / 1e6;
             energy += cpu * c.response.cpu_w;
             m.ksm_saved_mib = if dd.wakes > 0 {
@@ -716,6 +715,10 @@ impl<'a> Phone<'a> {
 }
 
 impl EventHandler for Phone<'_> {
+    fn check(&self) -> std::result::Result<(), String> {
+        self.validate()
+    }
+
     fn tick(&mut self, event: &Event) {
         self.now_ns = event.time_ns();
         self.start_ns.get_or_insert(self.now_ns);
@@ -807,7 +810,7 @@ pub fn run(
     trace: &PhoneTrace,
     seed: u64,
 ) -> Result<PhoneMetrics> {
-    let pop = if choice.dedup == "ksm" {
+    let pop = if choice.dedup != "off" {
         Some(population(trace, seed)?)
     } else {
         None

@@ -171,9 +171,19 @@ fn the_selective_file_system_reads_media_around_the_page_cache() {
     // (pxa250: no allocation, no copy), a compressed code page more than a raw one.
     let platform = Platform::named("pxa250").unwrap();
     let (s, p, o) = (
-        PhoneFs::new("selective", platform.clone(), Codec::Zlib, 2.5),
-        PhoneFs::new("stock", platform.clone(), Codec::Zlib, 2.5),
-        PhoneFs::new("off", platform, Codec::Zlib, 2.5),
+        PhoneFs::new(
+            FS_VARIANTS.find("selective").unwrap(),
+            platform.clone(),
+            Codec::Zlib,
+            2.5,
+        ),
+        PhoneFs::new(
+            FS_VARIANTS.find("stock").unwrap(),
+            platform.clone(),
+            Codec::Zlib,
+            2.5,
+        ),
+        PhoneFs::new(FS_VARIANTS.find("off").unwrap(), platform, Codec::Zlib, 2.5),
     );
     let (s_media, s_kept) = cold_read(&s, s.media);
     let (p_media, p_kept) = cold_read(&p, p.media);
@@ -208,7 +218,9 @@ fn cold_read(fs: &PhoneFs, stored: StoredPage) -> (f64, bool) {
 #[test]
 fn file_pages_reclaim_evicts_are_read_from_flash_again_and_the_rest_are_hits() {
     let mut c = small();
+    // Tight: half the memory is the system's.
     c.memory.dram_mib = 256.0;
+    c.memory.system_mib = 120.0;
     let trace = workload(&c, 1).unwrap();
     let mut choice = c.baselines();
     choice.placement = "off".into();
@@ -265,7 +277,7 @@ fn bad_phone_files_are_clear_errors() {
         (
             "mechanism = \"ksm\"",
             "mechanism = \"uksm\"",
-            "dedup must be off or ksm",
+            "unknown dedup variant 'uksm' (known: ksm, ksm-6.11, off)",
         ),
         ("scale = 0.03125", "scale = 0.000001", "gives 2 frames"),
         (

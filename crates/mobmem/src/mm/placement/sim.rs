@@ -331,6 +331,12 @@ impl Simulator {
 /// nothing; swap I/O of a captured trace is the kernel's, not a buffer-cache request;
 /// input matters to reclaim (the interactive task), not to buffer caches.
 impl EventHandler for Simulator {
+    fn check(&self) -> std::result::Result<(), String> {
+        self.engine
+            .check_agreement()
+            .map_err(|v| format!("policy {}: {v}", self.policy_name))
+    }
+
     #[inline]
     fn tick(&mut self, event: &Event) {
         let time = event.time_ns();

@@ -1020,6 +1020,10 @@ impl<'a> Replay<'a> {
 /// Reclaim reacts to accesses (faults), input (the interactive task), the foreground
 /// app and exits (an exiting process's anonymous pages are freed).
 impl EventHandler for Replay<'_> {
+    fn check(&self) -> std::result::Result<(), String> {
+        self.m.check()
+    }
+
     fn access(&mut self, e: &Event) -> Result<()> {
         let (page, proc) = (e.page(), e.proc());
         let Some(key) = self.pages.get(page as usize) else {

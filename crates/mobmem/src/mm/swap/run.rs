@@ -367,6 +367,10 @@ impl SwapRun {
 /// replaying, it is driven by those swap events and ignores accesses. Both time
 /// launches by importance and free an app's memory when it exits.
 impl EventHandler for SwapRun {
+    fn check(&self) -> std::result::Result<(), String> {
+        self.validate().map_err(|e| e.to_string())
+    }
+
     fn tick(&mut self, event: &Event) {
         self.now_ns = event.time_ns();
         self.m.set_time(self.now_ns);
