@@ -214,12 +214,7 @@ impl Choice {
 impl PhoneConfig {
     /// Parse a phone file; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
-        let config: PhoneConfig =
-            toml::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
-        config
-            .validate()
-            .map_err(|e| Error::config(origin, e.to_string()))?;
-        Ok(config)
+        crate::config_file::validated(toml::from_str(text), origin, Self::validate)
     }
 
     /// Every slot at its mechanism.
