@@ -117,3 +117,13 @@ pub fn evictions(outcome: &[Vec<Effect>]) -> Vec<Vec<PageId>> {
         })
         .collect()
 }
+
+/// Every eviction as (the index of the request that made it, the page evicted), in order:
+/// the requests that evicted nothing are left out.
+pub fn eviction_steps(outcome: &[Vec<Effect>]) -> Vec<(usize, PageId)> {
+    evictions(outcome)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(step, pages)| pages.into_iter().map(move |page| (step, page)))
+        .collect()
+}
