@@ -417,6 +417,30 @@ fn settings(
     }
 }
 
+/// A population of 1 to 3 processes of fewer than `pages` pages each, starting before
+/// `start_ms`, with the settings a property varies.
+fn case_strategy(pages: usize, start_ms: u64) -> impl Strategy<Value = (Population, KsmParams)> {
+    (
+        prop::collection::vec(prop::collection::vec(content_strategy(), 0..pages), 1..4),
+        prop::collection::vec(0u64..start_ms, 4),
+        (
+            1u32..12,
+            2u32..5,
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+    )
+        .prop_map(
+            |(procs, starts, (scan, sharing, zero, smart, checksum_first))| {
+                (
+                    population_of(&procs, &starts),
+                    settings(scan, sharing, zero, smart, checksum_first),
+                )
+            },
+        )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -425,17 +449,9 @@ proptest! {
     /// pages, frames + saved = pages, no page ever maps content it does not hold.
     #[test]
     fn counters_and_memory_are_conserved(
-        procs in prop::collection::vec(prop::collection::vec(content_strategy(), 0..12), 1..4),
-        starts in prop::collection::vec(0u64..100, 4),
-        pages_to_scan in 1u32..12,
-        max_page_sharing in 2u32..5,
-        use_zero_pages: bool,
-        smart_scan: bool,
-        checksum_first: bool,
+        (p, params) in case_strategy(12, 100),
         steps in 1usize..40,
     ) {
-        let p = population_of(&procs, &starts);
-        let params = settings(pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, checksum_first);
         let mut k = Run::new(&p, &params, &ScanCosts::default());
         for s in 0..steps as u64 {
             let t = s * 7 * MS;
@@ -464,7 +480,7 @@ proptest! {
             contents.dedup();
             // Merging frees at most every page beyond one per distinct content; zero
             // pages may all go to the zero page with use_zero_pages.
-            let zero_frames_needed = if use_zero_pages { 0 } else { zeros.min(1) };
+            let zero_frames_needed = if params.use_zero_pages { 0 } else { zeros.min(1) };
             prop_assert!(
                 m.frames >= contents.len() as u64 + zero_frames_needed,
                 "{} frames for {} distinct contents and {} zero pages", m.frames, contents.len(), zeros
@@ -589,17 +605,9 @@ proptest! {
     /// invariants recounted from the page table hold.
     #[test]
     fn ksmd_keeps_the_memory_consistent_through_stores_exits_and_kills(
-        procs in prop::collection::vec(prop::collection::vec(content_strategy(), 0..10), 1..4),
-        starts in prop::collection::vec(0u64..60, 4),
-        pages_to_scan in 1u32..12,
-        max_page_sharing in 2u32..5,
-        use_zero_pages: bool,
-        smart_scan: bool,
-        checksum_first: bool,
+        (p, params) in case_strategy(10, 60),
         steps in prop::collection::vec(step_strategy(), 1..60),
     ) {
-        let p = population_of(&procs, &starts);
-        let params = settings(pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, checksum_first);
         let mut k = Ksmd::new(&p, &params, &ScanCosts::default());
         let mut alone = Standalone::new(&p);
         let (pages, n) = (p.pages.len(), p.processes.len());
