@@ -236,8 +236,7 @@ mod tests {
         // newcomer (count 1), never 1.
         let mut lfu = engine(Lfu::new(0), 2);
         let outcome = run_pages(&mut lfu, &[1, 1, 1, 2, 3, 4, 5, 1]);
-        assert_eq!(hit_pattern(&outcome), "mhhmmmmh");
-        assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4]);
+        check_outcome(&outcome, "mhhmmmmh", &[2, 3, 4]);
         assert_eq!(lfu.policy().by_count(), vec![(1, vec![5]), (4, vec![1])]);
     }
 

@@ -127,3 +127,11 @@ pub fn eviction_steps(outcome: &[Vec<Effect>]) -> Vec<(usize, PageId)> {
         .flat_map(|(step, pages)| pages.into_iter().map(move |page| (step, page)))
         .collect()
 }
+
+/// Check an outcome: which requests hit (as [`hit_pattern`] writes them) and which pages
+/// were evicted, in order.
+#[track_caller]
+pub fn check_outcome(outcome: &[Vec<Effect>], hits: &str, evicted: &[PageId]) {
+    assert_eq!(hit_pattern(outcome), hits, "hits");
+    assert_eq!(evictions(outcome).concat(), evicted, "evictions");
+}
