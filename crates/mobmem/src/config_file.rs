@@ -63,6 +63,18 @@ pub fn text(path: &Path, bytes: Vec<u8>) -> Result<String> {
     })
 }
 
+/// A config parsed from `origin` (by serde, from TOML or JSON) once `validate` accepts
+/// it; a parse or validation error is an [`Error::Config`] naming `origin`.
+pub fn validated<T, E: std::fmt::Display>(
+    parsed: std::result::Result<T, E>,
+    origin: &str,
+    validate: impl FnOnce(&T) -> Result<()>,
+) -> Result<T> {
+    let config = parsed.map_err(|e| Error::config(origin, e.to_string()))?;
+    validate(&config).map_err(|e| Error::config(origin, e.to_string()))?;
+    Ok(config)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

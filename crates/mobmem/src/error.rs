@@ -116,6 +116,17 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Fields of a value with their names, as `(name, value)` pairs for a loop over checks or
+/// keys: `fields!(self; read_ns, memory.dram_mib)` is `[("read_ns", self.read_ns),
+/// ("memory.dram_mib", self.memory.dram_mib)]`. The name is the field as written, so the
+/// two cannot drift apart.
+#[macro_export]
+macro_rules! fields {
+    ($from:expr; $($($field:ident).+),+ $(,)?) => {
+        [$((stringify!($($field).+), $from.$($field).+)),+]
+    };
+}
+
 /// Checks of the fields of one configuration, named by its context (`Check("reclaim
 /// config")`): each is an [`Error::Config`] naming the field and its value when the value
 /// is out of bounds.

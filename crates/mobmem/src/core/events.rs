@@ -549,6 +549,16 @@ mod tests {
         fails: bool,
     }
 
+    impl Batches {
+        fn new(pages: u32, fails: bool) -> Self {
+            Batches {
+                next: 0,
+                pages,
+                fails,
+            }
+        }
+    }
+
     impl EventSource for Batches {
         fn read_batch(&mut self, buf: &mut Vec<Event>, _max: usize) -> Result<bool> {
             buf.clear();
@@ -589,21 +599,13 @@ mod tests {
             pool.install(|| {
                 let mut log = Log::default();
                 let mut progress = Vec::new();
-                let mut source = Batches {
-                    next: 0,
-                    pages: 9,
-                    fails: false,
-                };
+                let mut source = Batches::new(9, false);
                 replay_source(&mut log, &mut source, &mut |d| progress.push(d)).unwrap();
                 assert_eq!(log.0.len(), 18, "a tick and an access each");
                 assert_eq!(log.0[17], "a8");
                 assert_eq!(progress, [3, 6, 9]);
 
-                let mut source = Batches {
-                    next: 0,
-                    pages: 30,
-                    fails: false,
-                };
+                let mut source = Batches::new(30, false);
                 let err = replay_source(&mut Log::default(), &mut source, &mut |_| {}).unwrap_err();
                 assert_eq!(err.index, 9, "the access to page 9 fails");
                 assert!(
@@ -612,11 +614,7 @@ mod tests {
                     source.next
                 );
 
-                let mut source = Batches {
-                    next: 0,
-                    pages: 6,
-                    fails: true,
-                };
+                let mut source = Batches::new(6, true);
                 let err = replay_source(&mut Log::default(), &mut source, &mut |_| {}).unwrap_err();
                 assert_eq!(err.index, 6, "the read after 6 events fails");
             });

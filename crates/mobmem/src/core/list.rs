@@ -83,22 +83,27 @@ impl Links {
         }
     }
 
+    /// Make `prev` and `next` neighbours on `list`, `next` after `prev` ([`NIL`]: that
+    /// end of the list).
+    #[inline]
+    fn join(&mut self, list: &mut List, prev: u32, next: u32) {
+        match prev {
+            NIL => list.head = next,
+            _ => self.nodes[prev as usize].next = next,
+        }
+        match next {
+            NIL => list.tail = prev,
+            _ => self.nodes[next as usize].prev = prev,
+        }
+    }
+
     /// Insert `page` (on no list) into `list` between `prev` and `next`, neighbours on
     /// it ([`NIL`]: that end of the list).
     #[inline]
     fn link(&mut self, list: &mut List, page: PageId, prev: u32, next: u32) {
         self.ensure(page);
-        self.nodes[page as usize] = Node { prev, next };
-        if prev != NIL {
-            self.nodes[prev as usize].next = page;
-        } else {
-            list.head = page;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = page;
-        } else {
-            list.tail = page;
-        }
+        self.join(list, prev, page);
+        self.join(list, page, next);
         list.len += 1;
     }
 
@@ -117,20 +122,9 @@ impl Links {
     /// Unlink `page`, which MUST be on `list`.
     #[inline]
     pub fn remove(&mut self, list: &mut List, page: PageId) {
-        let p = page as usize;
-        let (prev, next) = (self.nodes[p].prev, self.nodes[p].next);
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            list.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            list.tail = prev;
-        }
-        self.nodes[p].prev = NIL;
-        self.nodes[p].next = NIL;
+        let Node { prev, next } = self.nodes[page as usize];
+        self.join(list, prev, next);
+        self.nodes[page as usize] = UNLINKED;
         list.len -= 1;
     }
 

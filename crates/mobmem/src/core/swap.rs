@@ -823,27 +823,18 @@ mod tests {
         assert_eq!(s.read(1).unwrap(), SwapDevice::Nvm);
         s.take_log();
         assert!(s.admit_nvm(3, IoCause::SwapOut).unwrap());
+        use {IoCause::*, IoOp::*, SwapDevice::*};
+        let log: Vec<_> = s
+            .take_log()
+            .iter()
+            .map(|r| (r.page, r.device, r.op, r.cause))
+            .collect();
         assert_eq!(
-            s.take_log(),
-            vec![
-                IoRecord {
-                    page: 2,
-                    device: SwapDevice::Nvm,
-                    op: IoOp::Read,
-                    cause: IoCause::Demote
-                },
-                IoRecord {
-                    page: 2,
-                    device: SwapDevice::Flash,
-                    op: IoOp::Write,
-                    cause: IoCause::Demote
-                },
-                IoRecord {
-                    page: 3,
-                    device: SwapDevice::Nvm,
-                    op: IoOp::Write,
-                    cause: IoCause::SwapOut
-                },
+            log,
+            [
+                (2, Nvm, Read, Demote),
+                (2, Flash, Write, Demote),
+                (3, Nvm, Write, SwapOut)
             ]
         );
         // Frames from the hand: 1 (bit cleared), then 3.
@@ -859,8 +850,9 @@ mod tests {
         // 1 then 2 enter; reading 1 makes 2 the least recent: 3 pushes 2 down.
         let (mut d, mut pages) = devices(2, NvmOrder::Lru);
         let mut s = d.space(&mut pages);
-        s.admit_nvm(1, IoCause::SwapOut).unwrap();
-        s.admit_nvm(2, IoCause::SwapOut).unwrap();
+        for page in [1, 2] {
+            s.admit_nvm(page, IoCause::SwapOut).unwrap();
+        }
         s.read(1).unwrap();
         s.admit_nvm(3, IoCause::SwapOut).unwrap();
         assert_eq!(s.nvm_order(), vec![3, 1]);

@@ -72,16 +72,10 @@ impl Face {
 
 impl Keys {
     fn optional(&self) -> [(&'static str, Option<f64>); 8] {
-        [
-            ("read_nj", self.read_nj),
-            ("write_nj", self.write_nj),
-            ("read_nj_per_bit", self.read_nj_per_bit),
-            ("write_nj_per_bit", self.write_nj_per_bit),
-            ("static_w_per_gib", self.static_w_per_gib),
-            ("endurance_writes", self.endurance_writes),
-            ("endurance_pe_cycles", self.endurance_pe_cycles),
-            ("capacity_gib", self.capacity_gib),
-        ]
+        crate::fields!(
+            self; read_nj, write_nj, read_nj_per_bit, write_nj_per_bit, static_w_per_gib,
+            endurance_writes, endurance_pe_cycles, capacity_gib
+        )
     }
 
     /// The keys of `device` as written in `face`.

@@ -140,11 +140,9 @@ impl Params for AppCyclingConfig {
                 "heap_zipf_exponent must be a finite number >= 0, got {zipf}"
             ));
         }
-        for (name, share) in [
-            ("revisit_share", self.revisit_share),
-            ("launch_write_share", self.launch_write_share),
-            ("heap_write_share", self.heap_write_share),
-        ] {
+        for (name, share) in
+            crate::fields!(self; revisit_share, launch_write_share, heap_write_share)
+        {
             check.share(name, share)?;
         }
         if self.runtime_start_ns < self.launch_burst_ns {

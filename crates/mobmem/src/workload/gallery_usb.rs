@@ -110,19 +110,10 @@ impl Params for GalleryUsbConfig {
         check.at_most("images", self.images, MAX_IMAGES)?;
         check.at_most("cached_apps", self.cached_apps, MAX_CACHED_APPS)?;
         check.min_max("image_pages", self.image_pages, 1, MAX_PAGES)?;
-        for (key, count) in [
-            ("heap_pages", self.heap_pages),
-            ("heap_accesses", self.heap_accesses),
-            ("bitmap_pages", self.bitmap_pages),
-            ("system_pages", self.system_pages),
-            ("system_accesses", self.system_accesses),
-            ("cached_anon_pages", self.cached_anon_pages),
-            ("cached_file_pages", self.cached_file_pages),
-            (
-                "stream_pages_per_interaction",
-                self.stream_pages_per_interaction,
-            ),
-        ] {
+        for (key, count) in crate::fields!(
+            self; heap_pages, heap_accesses, bitmap_pages, system_pages, system_accesses,
+            cached_anon_pages, cached_file_pages, stream_pages_per_interaction
+        ) {
             check.at_most(key, count, MAX_PAGES)?;
         }
         if !(0.0..=1.0).contains(&self.p_next)

@@ -79,12 +79,7 @@ pub fn parse_config(text: &str, origin: &str) -> Result<WorkloadConfig> {
 /// Parse and validate a workload config given as JSON with the same keys as the TOML
 /// file.
 pub fn parse_config_json(text: &str, origin: &str) -> Result<WorkloadConfig> {
-    let config: WorkloadConfig =
-        serde_json::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
-    config
-        .validate()
-        .map_err(|e| Error::config(origin, e.to_string()))?;
-    Ok(config)
+    crate::config_file::validated(serde_json::from_str(text), origin, WorkloadConfig::validate)
 }
 
 /// A config (of any model) as TOML, to save a preset and edit it.

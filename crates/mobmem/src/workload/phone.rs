@@ -156,30 +156,18 @@ impl PhoneWorkload {
         }
         check.range("apps", self.apps, 1..=MAX_APPS)?;
         check.range("sessions", self.sessions, 1..=MAX_SESSIONS)?;
-        for (name, range) in [
-            ("heap_pages", self.heap_pages),
-            ("code_pages", self.code_pages),
-            ("media_pages", self.media_pages),
-            ("inputs", self.inputs),
-        ] {
+        for (name, range) in crate::fields!(self; heap_pages, code_pages, media_pages, inputs) {
             check.min_max(name, range, 1, 1 << 22)?;
         }
-        for (name, v) in [
-            ("zero_share", self.zero_share),
-            ("volatile_share", self.volatile_share),
-            ("media_share", self.media_share),
-            ("launch_heap_share", self.launch_heap_share),
-            ("write_share", self.write_share),
-        ] {
+        for (name, v) in crate::fields!(
+            self; zero_share, volatile_share, media_share, launch_heap_share, write_share
+        ) {
             check.share(name, v)?;
         }
         if self.zero_share + self.volatile_share > 1.0 {
             return check.fail("zero_share + volatile_share must be at most 1");
         }
-        for (name, v) in [
-            ("app_zipf_exponent", self.app_zipf_exponent),
-            ("heap_zipf_exponent", self.heap_zipf_exponent),
-        ] {
+        for (name, v) in crate::fields!(self; app_zipf_exponent, heap_zipf_exponent) {
             if !(v.is_finite() && v >= 0.0) {
                 return check.fail(format!("{name} must be >= 0, got {v}"));
             }

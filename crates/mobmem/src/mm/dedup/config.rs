@@ -191,13 +191,8 @@ impl Default for ScanCosts {
 
 impl ScanCosts {
     pub fn validate(&self) -> Result<()> {
-        for (name, v) in [
-            ("visit_ns", self.visit_ns),
-            ("checksum_ns", self.checksum_ns),
-            ("compare_ns", self.compare_ns),
-            ("merge_ns", self.merge_ns),
-            ("skip_ns", self.skip_ns),
-        ] {
+        for (name, v) in crate::fields!(self; visit_ns, checksum_ns, compare_ns, merge_ns, skip_ns)
+        {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::config(
                     "ksm costs",

@@ -18,6 +18,15 @@ fn pop(processes: &[&[PageContent]]) -> Population {
     p
 }
 
+/// The processes of `processes`, then a process "late" of one heap page holding `late`
+/// that starts at `start_ms`.
+fn with_late(processes: &[&[PageContent]], start_ms: u64, late: PageContent) -> Population {
+    let mut p = pop(processes);
+    p.push_process("late", start_ms * MS, vec![("heap".into(), vec![late])])
+        .unwrap();
+    p
+}
+
 fn c(fp: u64) -> PageContent {
     PageContent::constant(fp)
 }
@@ -46,9 +55,11 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn wake(&mut self, t: u64) {
+    /// Wake ksmd at `t`; returns [`five`] of its counters after the pass.
+    fn wake(&mut self, t: u64) -> (u64, u64, u64, u64, u64) {
         self.alone.start_until(self.pop, t);
         self.k.wake(&mut self.alone.mem, t).unwrap();
+        five(self)
     }
 
     fn apply_all_writes(&mut self, t: u64) {
@@ -93,32 +104,26 @@ fn two_identical_pages_merge_in_the_second_pass() {
     let mut k = Run::new(&p, &params(100), &ScanCosts::default());
     // Pass 1: both pages get an rmap item and a first checksum: volatile in the kernel's
     // sense (items in no tree). The batch ends at the end of the pass.
-    k.wake(0);
-    assert_eq!(five(&k), (0, 0, 0, 2, 1));
+    assert_eq!(k.wake(0), (0, 0, 0, 2, 1));
     assert_eq!(k.counters().pages_scanned, 2);
     assert_eq!(k.memory().saved, 0);
     // Pass 2: page 0's checksum is unchanged, it goes into the unstable tree; page 1
     // finds it there and both merge into one KSM page.
-    k.wake(20 * MS);
-    assert_eq!(five(&k), (1, 1, 0, 0, 2));
+    assert_eq!(k.wake(20 * MS), (1, 1, 0, 0, 2));
     let m = k.memory();
     assert_eq!((m.pages, m.frames, m.saved), (2, 1, 1));
     // Pass 3: nothing changes; a third identical page would now merge on first sight.
-    k.wake(40 * MS);
-    assert_eq!(five(&k), (1, 1, 0, 0, 3));
+    assert_eq!(k.wake(40 * MS), (1, 1, 0, 0, 3));
     k.audit().unwrap();
 }
 
 #[test]
 fn a_page_like_a_ksm_page_merges_through_the_stable_tree_at_once() {
     // Process 2 starts after the first two merged.
-    let mut p = pop(&[&[c(5)], &[c(5)]]);
-    p.push_process("late", 30 * MS, vec![("heap".into(), vec![c(5)])])
-        .unwrap();
+    let p = with_late(&[&[c(5)], &[c(5)]], 30, c(5));
     let mut k = Run::new(&p, &params(100), &ScanCosts::default());
     k.wake(0);
-    k.wake(20 * MS);
-    assert_eq!(five(&k), (1, 1, 0, 0, 2));
+    assert_eq!(k.wake(20 * MS), (1, 1, 0, 0, 2));
     k.wake(40 * MS);
     // No checksum round for the late page: the stable tree is searched first.
     assert_eq!(five(&k), (1, 2, 0, 0, 3));
@@ -129,9 +134,7 @@ fn a_page_like_a_ksm_page_merges_through_the_stable_tree_at_once() {
 #[test]
 fn kernel_6_11_order_takes_a_checksum_round_before_the_stable_tree() {
     // As above: pages 0 and 1 merge in pass 2; the late page 2 has their content.
-    let mut p = pop(&[&[c(5)], &[c(5)]]);
-    p.push_process("late", 30 * MS, vec![("heap".into(), vec![c(5)])])
-        .unwrap();
+    let p = with_late(&[&[c(5)], &[c(5)]], 30, c(5));
     let modern = KsmParams {
         merge_order: MergeOrder::ChecksumFirst,
         ..params(100)
@@ -142,12 +145,10 @@ fn kernel_6_11_order_takes_a_checksum_round_before_the_stable_tree() {
     // Two identical pages merge in the second pass in either order.
     assert_eq!(five(&k), (1, 1, 0, 0, 2));
     // Pass 3: the late page's first look only records its checksum (volatile)...
-    k.wake(40 * MS);
-    assert_eq!(five(&k), (1, 1, 0, 1, 3));
+    assert_eq!(k.wake(40 * MS), (1, 1, 0, 1, 3));
     assert_eq!(k.memory().saved, 1);
     // ...pass 4: same checksum, then the stable tree: it joins the KSM page.
-    k.wake(60 * MS);
-    assert_eq!(five(&k), (1, 2, 0, 0, 4));
+    assert_eq!(k.wake(60 * MS), (1, 2, 0, 0, 4));
     assert_eq!(k.memory().saved, 2);
     k.audit().unwrap();
     // The versions' orders.
@@ -182,8 +183,7 @@ fn a_write_to_a_shared_page_unshares_it_and_counters_follow_at_the_next_visit() 
     let p = pop(&[&[c(21)], &[written]]);
     let mut k = Run::new(&p, &params(100), &ScanCosts::default());
     k.wake(0);
-    k.wake(20 * MS);
-    assert_eq!(five(&k), (1, 1, 0, 0, 2));
+    assert_eq!(k.wake(20 * MS), (1, 1, 0, 0, 2));
     // The write at 50 ms breaks the sharing at once (copy-on-write)...
     k.apply_all_writes(60 * MS);
     let m = k.memory();
@@ -207,9 +207,7 @@ fn a_stale_ksm_page_is_dropped_when_the_stable_tree_meets_it() {
         ..c(4)
     };
     // Pages 0 and 1 merge, then both are written; page 2 (same old content) starts late.
-    let mut p = pop(&[&[w], &[w]]);
-    p.push_process("late", 35 * MS, vec![("heap".into(), vec![c(4)])])
-        .unwrap();
+    let p = with_late(&[&[w], &[w]], 35, c(4));
     let mut k = Run::new(&p, &params(100), &ScanCosts::default());
     k.wake(0);
     k.wake(20 * MS);
@@ -279,8 +277,7 @@ fn zero_pages_merge_with_the_zero_page_when_asked() {
     // Without use_zero_pages the zero pages share one KSM page.
     let mut k = Run::new(&p, &params(100), &ScanCosts::default());
     k.wake(0);
-    k.wake(20 * MS);
-    assert_eq!(five(&k), (1, 2, 1, 0, 2));
+    assert_eq!(k.wake(20 * MS), (1, 2, 1, 0, 2));
 }
 
 #[test]
@@ -417,6 +414,30 @@ fn settings(
     }
 }
 
+/// A population of 1 to 3 processes of fewer than `pages` pages each, starting before
+/// `start_ms`, with the settings a property varies.
+fn case_strategy(pages: usize, start_ms: u64) -> impl Strategy<Value = (Population, KsmParams)> {
+    (
+        prop::collection::vec(prop::collection::vec(content_strategy(), 0..pages), 1..4),
+        prop::collection::vec(0u64..start_ms, 4),
+        (
+            1u32..12,
+            2u32..5,
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+    )
+        .prop_map(
+            |(procs, starts, (scan, sharing, zero, smart, checksum_first))| {
+                (
+                    population_of(&procs, &starts),
+                    settings(scan, sharing, zero, smart, checksum_first),
+                )
+            },
+        )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -425,17 +446,9 @@ proptest! {
     /// pages, frames + saved = pages, no page ever maps content it does not hold.
     #[test]
     fn counters_and_memory_are_conserved(
-        procs in prop::collection::vec(prop::collection::vec(content_strategy(), 0..12), 1..4),
-        starts in prop::collection::vec(0u64..100, 4),
-        pages_to_scan in 1u32..12,
-        max_page_sharing in 2u32..5,
-        use_zero_pages: bool,
-        smart_scan: bool,
-        checksum_first: bool,
+        (p, params) in case_strategy(12, 100),
         steps in 1usize..40,
     ) {
-        let p = population_of(&procs, &starts);
-        let params = settings(pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, checksum_first);
         let mut k = Run::new(&p, &params, &ScanCosts::default());
         for s in 0..steps as u64 {
             let t = s * 7 * MS;
@@ -464,7 +477,7 @@ proptest! {
             contents.dedup();
             // Merging frees at most every page beyond one per distinct content; zero
             // pages may all go to the zero page with use_zero_pages.
-            let zero_frames_needed = if use_zero_pages { 0 } else { zeros.min(1) };
+            let zero_frames_needed = if params.use_zero_pages { 0 } else { zeros.min(1) };
             prop_assert!(
                 m.frames >= contents.len() as u64 + zero_frames_needed,
                 "{} frames for {} distinct contents and {} zero pages", m.frames, contents.len(), zeros
@@ -589,17 +602,9 @@ proptest! {
     /// invariants recounted from the page table hold.
     #[test]
     fn ksmd_keeps_the_memory_consistent_through_stores_exits_and_kills(
-        procs in prop::collection::vec(prop::collection::vec(content_strategy(), 0..10), 1..4),
-        starts in prop::collection::vec(0u64..60, 4),
-        pages_to_scan in 1u32..12,
-        max_page_sharing in 2u32..5,
-        use_zero_pages: bool,
-        smart_scan: bool,
-        checksum_first: bool,
+        (p, params) in case_strategy(10, 60),
         steps in prop::collection::vec(step_strategy(), 1..60),
     ) {
-        let p = population_of(&procs, &starts);
-        let params = settings(pages_to_scan, max_page_sharing, use_zero_pages, smart_scan, checksum_first);
         let mut k = Ksmd::new(&p, &params, &ScanCosts::default());
         let mut alone = Standalone::new(&p);
         let (pages, n) = (p.pages.len(), p.processes.len());

@@ -214,12 +214,7 @@ impl Choice {
 impl PhoneConfig {
     /// Parse a phone file; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
-        let config: PhoneConfig =
-            toml::from_str(text).map_err(|e| Error::config(origin, e.to_string()))?;
-        config
-            .validate()
-            .map_err(|e| Error::config(origin, e.to_string()))?;
-        Ok(config)
+        crate::config_file::validated(toml::from_str(text), origin, Self::validate)
     }
 
     /// Every slot at its mechanism.
@@ -280,16 +275,10 @@ impl PhoneConfig {
                     .into(),
             );
         }
-        for (name, v) in [
-            ("memory.dram_mib", self.memory.dram_mib),
-            ("memory.system_mib", self.memory.system_mib),
-            ("placement.dram_mib", self.placement.dram_mib),
-            ("placement.pcm_mib", self.placement.pcm_mib),
-            ("swap.flash_mib", self.swap.flash_mib),
-            ("swap.nvm_mib", self.swap.nvm_mib),
-            ("swap.zram_mib", self.swap.zram_mib),
-            ("reclaim.memcg_low_mib", self.reclaim.memcg_low_mib),
-        ] {
+        for (name, v) in crate::fields!(
+            self; memory.dram_mib, memory.system_mib, placement.dram_mib, placement.pcm_mib,
+            swap.flash_mib, swap.nvm_mib, swap.zram_mib, reclaim.memcg_low_mib
+        ) {
             if !(v.is_finite() && v >= 0.0) {
                 return fail(format!("{name} must be a number >= 0, got {v}"));
             }

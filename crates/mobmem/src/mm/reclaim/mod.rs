@@ -287,10 +287,7 @@ does not have: use lumpy_gating = \"any-order\" with it",
                 self.usable_pages()
             ));
         }
-        for (name, v) in [
-            ("execution_ms", self.execution_ms),
-            ("fault_ms", self.fault_ms),
-        ] {
+        for (name, v) in crate::fields!(self; execution_ms, fault_ms) {
             if !(v.is_finite() && v >= 0.0) {
                 return check.fail(format!("{name} must be a number >= 0, got {v}"));
             }

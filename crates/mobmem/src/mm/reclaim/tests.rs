@@ -39,6 +39,27 @@ fn flusher_machine(mut config: ReclaimConfig, background_ratio: u32, pages: usiz
     Machine::new(&config, pages, 1).unwrap()
 }
 
+/// Access each of `pages` from `proc`, which must not fail.
+fn access_each(
+    m: &mut Machine,
+    pages: impl IntoIterator<Item = u32>,
+    proc: ProcId,
+    anon: bool,
+    write: bool,
+) {
+    for page in pages {
+        m.access(page, proc, anon, write).unwrap();
+    }
+}
+
+/// Fault `page` of process 0 into a free frame and hand it to `policy`; returns the frame.
+fn fault_in(mem: &mut Memory, policy: &mut impl ReclaimPolicy, page: u32, anon: bool) -> u32 {
+    let pfn = mem.find_free_block(0).unwrap();
+    mem.fault_in(pfn, page, 0, anon);
+    policy.add_page(mem, pfn);
+    pfn
+}
+
 #[test]
 fn watermarks_follow_min_free_kbytes() {
     // The paper: 2 GB device, min 5,752 KB, low 7,190 KB, high 8,628 KB. isqrt(kb * 16)
@@ -253,9 +274,7 @@ fn fmp_falls_back_when_only_interactive_pages_are_left() {
     let config = small_config("fmp", 128, [8, 10, 12]);
     let mut m = Machine::new(&config, 1000, 1).unwrap();
     m.set_input(0);
-    for page in 0..400 {
-        m.access(page, 0, false, false).unwrap();
-    }
+    access_each(&mut m, 0..400, 0, false, false);
     assert!(m.mem.counters.reclaimed > 200);
     assert!(m.mem.resident_of(0) < 128);
     m.check().unwrap();
@@ -284,9 +303,7 @@ fn memcg_low_protects_the_foreground_app_below_low() {
     config.memcg_low_pages = 50;
     let mut m = Machine::new(&config, 4000, 2).unwrap();
     m.set_foreground(0);
-    for page in 0..40 {
-        m.access(page, 0, false, false).unwrap();
-    }
+    access_each(&mut m, 0..40, 0, false, false);
     for page in 1000..3000 {
         m.access(page, 1, false, true).unwrap();
         assert_eq!(m.mem.resident_of(0), 40);
@@ -299,9 +316,7 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
     let mut mem = Memory::new(64, &[], 8, 1, 64);
     let mut policy = MgLru::new(64);
     for page in 0..4u32 {
-        let pfn = mem.find_free_block(0).unwrap();
-        mem.fault_in(pfn, page, 0, false);
-        policy.add_page(&mut mem, pfn);
+        let pfn = fault_in(&mut mem, &mut policy, page, false);
         assert_eq!(
             policy.gen_of(pfn),
             policy.min_seq()[1],
@@ -325,9 +340,7 @@ fn mglru_evicts_the_oldest_generation_and_promotes_accessed_pages() {
         assert!(!mem.frame(pfn).is_young());
     }
     // Anonymous pages start in the second oldest generation.
-    let pfn = mem.find_free_block(0).unwrap();
-    mem.fault_in(pfn, 5, 0, true);
-    policy.add_page(&mut mem, pfn);
+    let pfn = fault_in(&mut mem, &mut policy, 5, true);
     assert_eq!(policy.gen_of(pfn), policy.min_seq()[0] + 1);
     mem.check().unwrap();
     let _ = config;
@@ -343,9 +356,7 @@ fn mglru_keeps_two_to_four_generations() {
         if mem.free() < 16 {
             assert!(policy.shrink(&mut mem, &req) > 0);
         }
-        let pfn = mem.find_free_block(0).unwrap();
-        mem.fault_in(pfn, page, 0, page % 3 == 0);
-        policy.add_page(&mut mem, pfn);
+        fault_in(&mut mem, &mut policy, page, page % 3 == 0);
         // Touch a pseudo-random resident page.
         x = x
             .wrapping_mul(6364136223846793005)
@@ -535,9 +546,7 @@ fn big_file_machine(gating: LumpyGating) -> Machine {
     let mut config = small_config("stock", 16384, [0, 0, 0]);
     config.lumpy_gating = gating;
     let mut m = Machine::new(&config, 8192, 1).unwrap();
-    for page in 0..8192 {
-        m.access(page, 0, false, false).unwrap();
-    }
+    access_each(&mut m, 0..8192, 0, false, false);
     m
 }
 
@@ -684,9 +693,7 @@ fn mglru_keeps_dirty_file_pages_for_the_flusher_too() {
     mem.set_flusher(true);
     let mut pfn_of = [0u32; 5];
     for page in 0..5u32 {
-        let pfn = mem.find_free_block(0).unwrap();
-        mem.fault_in(pfn, page, 0, false);
-        policy.add_page(&mut mem, pfn);
+        let pfn = fault_in(&mut mem, &mut policy, page, false);
         if page < 4 {
             mem.mark_dirty(pfn);
         }
@@ -777,9 +784,7 @@ fn flusher_writes_in_dirtying_order_after_a_kept_page_was_written() {
     assert_eq!(m.mem.dirty(), 0);
     assert!((0..3).all(|p| m.mem.frame_of(p).is_some()));
     // Dirtied again, in the order 2, 6 (new), 0.
-    for page in [2, 6, 0] {
-        m.access(page, 0, false, true).unwrap();
-    }
+    access_each(&mut m, [2, 6, 0], 0, false, true);
     let frame = |m: &Machine, page| m.mem.frame_of(page).unwrap();
     let order: Vec<u32> = [2, 6, 0].iter().map(|&p| frame(&m, p)).collect();
     assert_eq!(m.mem.dirty_frames(), order);
@@ -887,9 +892,7 @@ fn direct_reclaim_starts_only_below_min() {
     // With file pages to drop, kswapd keeps free memory above min and no
     // allocation reclaims directly.
     let mut m = Machine::new(&config, 200, 1).unwrap();
-    for page in 0..200u32 {
-        m.access(page, 0, false, false).unwrap();
-    }
+    access_each(&mut m, 0..200u32, 0, false, false);
     assert_eq!(m.direct_reclaims, 0);
     assert!(m.mem.free() >= min as usize);
 }
@@ -903,12 +906,8 @@ fn memcg_low_protects_in_proportion_above_low() {
         config.memcg_proportional = proportional;
         let mut m = Machine::new(&config, 4000, 2).unwrap();
         m.set_foreground(0);
-        for page in 0..40 {
-            m.access(page, 0, false, false).unwrap();
-        }
-        for page in 1000..1400 {
-            m.access(page, 1, false, true).unwrap();
-        }
+        access_each(&mut m, 0..40, 0, false, false);
+        access_each(&mut m, 1000..1400, 1, false, true);
         (m.mem.resident_of(0), m.mem.counters.protected_skips)
     };
     let (proportional, skips) = resident_after_stream(true);
@@ -931,12 +930,8 @@ fn fmp_spares_interactive_pages_while_other_pages_are_reclaimable_in_mixed_memor
         config.swap_pages = 10;
         let mut m = Machine::new(&config, 2000, 2).unwrap();
         m.set_input(0);
-        for page in 1000..1040 {
-            m.access(page, 1, true, true).unwrap();
-        }
-        for page in 1100..1200 {
-            m.access(page, 1, false, false).unwrap();
-        }
+        access_each(&mut m, 1000..1040, 1, true, true);
+        access_each(&mut m, 1100..1200, 1, false, false);
         let mut early_evictions = 0;
         let mut evicted_total = 0;
         for (n, page) in (0..400u32).enumerate() {
@@ -987,9 +982,7 @@ fn mglru_honours_swappiness_and_lumpy_unmovable() {
         let mut policy = MgLru::with_config(&config);
         let mut mem = Memory::new(64, &[], 16, 1, 64);
         for page in 0..16u32 {
-            let pfn = mem.find_free_block(0).unwrap();
-            mem.fault_in(pfn, page, 0, page % 2 == 0);
-            policy.add_page(&mut mem, pfn);
+            fault_in(&mut mem, &mut policy, page, page % 2 == 0);
         }
         let req = ShrinkRequest::reclaim(4);
         policy.shrink(&mut mem, &req);

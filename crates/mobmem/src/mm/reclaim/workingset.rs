@@ -605,20 +605,24 @@ mod tests {
         let got = lru.shrink_inactive(&mut mem, 3, FILE);
         assert_eq!(got, 3);
         assert_eq!(lru.nonresident_age, 5);
+        // `page` faulted back into frame `pfn`: the list it joins, then the file refaults
+        // and activations so far.
+        let refault = |mem: &mut Memory, lru: &mut WorkingsetLru, pfn: u32, page: u32| {
+            mem.fault_in(pfn, page, 0, false);
+            lru.add_page(mem, pfn);
+            let stats = &lru.stats;
+            (
+                lru.lists.list_of(pfn),
+                stats.refault[FILE],
+                stats.activate[FILE],
+            )
+        };
         // Page 2 comes back: distance 5 - 4 = 1 <= 2 active file pages: active.
-        mem.fault_in(0, 2, 0, false);
-        lru.add_page(&mut mem, 0);
-        assert_eq!(lru.lists.list_of(0), ACTIVE_FILE);
-        assert_eq!(lru.stats.refault[FILE], 1);
-        assert_eq!(lru.stats.activate[FILE], 1);
+        assert_eq!(refault(&mut mem, &mut lru, 0, 2), (ACTIVE_FILE, 1, 1));
         assert_eq!(lru.stats.restore[FILE], 0, "it was never active");
         assert_eq!(lru.nonresident_age, 6);
         // Page 0: distance 6 - 2 = 4 > 3 active file pages: inactive, refault only.
-        mem.fault_in(1, 0, 0, false);
-        lru.add_page(&mut mem, 1);
-        assert_eq!(lru.lists.list_of(1), INACTIVE_FILE);
-        assert_eq!(lru.stats.refault[FILE], 2);
-        assert_eq!(lru.stats.activate[FILE], 1);
+        assert_eq!(refault(&mut mem, &mut lru, 1, 0), (INACTIVE_FILE, 2, 1));
     }
 
     #[test]

@@ -198,6 +198,15 @@ impl SwapRun {
         }
     }
 
+    /// Mark `page` as lost (dropped for want of swap room: its next swap-in is a fresh
+    /// allocation) or no longer lost.
+    fn set_lost(&mut self, page: PageId, lost: bool) {
+        self.m
+            .mem
+            .pages_mut()
+            .set_flags(page, PageFlags::LOST, lost);
+    }
+
     fn touch(&mut self, event: &Event) -> Result<()> {
         if !event.is_anon() {
             self.metrics.ignored_accesses += 1;
@@ -273,19 +282,13 @@ impl SwapRun {
                 }
                 None => {
                     self.m.mem.discard(page);
-                    self.m
-                        .mem
-                        .pages_mut()
-                        .set_flags(page, PageFlags::LOST, true);
+                    self.set_lost(page, true);
                     self.metrics.dropped_pages += 1;
                     return Ok(());
                 }
             }
         }
-        self.m
-            .mem
-            .pages_mut()
-            .set_flags(page, PageFlags::LOST, false);
+        self.set_lost(page, false);
         Ok(())
     }
 
@@ -295,10 +298,7 @@ impl SwapRun {
         self.ensure_page(page);
         let pages = self.m.mem.pages();
         if pages.has_flags(page, PageFlags::LOST) {
-            self.m
-                .mem
-                .pages_mut()
-                .set_flags(page, PageFlags::LOST, false);
+            self.set_lost(page, false);
             self.metrics.fresh_allocations += 1;
             return Ok(());
         }

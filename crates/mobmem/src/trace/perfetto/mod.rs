@@ -606,39 +606,9 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
         E::MmFilemapDeleteFromPageCache(m) => {
             named("mm_filemap_delete_from_page_cache", page_cache(m, false))
         }
-        E::TaskNewtask(t) => named(
-            "task_newtask",
-            (|| {
-                let pid = pid_of(t.pid, "pid")?;
-                let flags = t.clone_flags.ok_or("expected clone_flags")?;
-                let adj = checked_adj(i64::from(t.oom_score_adj.ok_or("expected oom_score_adj")?))?;
-                Ok(Record::NewTask(NewTask {
-                    pid,
-                    thread: flags & CLONE_THREAD != 0,
-                    adj,
-                    comm: utf8(&t.comm),
-                }))
-            })(),
-        ),
-        E::TaskRename(t) => named(
-            "task_rename",
-            (|| {
-                Ok(Record::Rename {
-                    pid: pid_of(t.pid, "pid")?,
-                    newcomm: utf8(&t.newcomm).ok_or("expected newcomm (UTF-8)")?,
-                })
-            })(),
-        ),
-        E::SchedProcessExec(x) => named(
-            "sched_process_exec",
-            (|| {
-                let filename = utf8(&x.filename).ok_or("expected filename (UTF-8)")?;
-                Ok(Record::Exec {
-                    pid: pid_of(x.pid, "pid")?,
-                    name: base_name(filename),
-                })
-            })(),
-        ),
+        E::TaskNewtask(t) => named("task_newtask", new_task(t)),
+        E::TaskRename(t) => named("task_rename", rename(t)),
+        E::SchedProcessExec(x) => named("sched_process_exec", exec(x)),
         E::SchedProcessExit(x) => named(
             "sched_process_exit",
             pid_of(x.pid, "pid").map(|pid| Record::Exit {
@@ -653,16 +623,7 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
                 child_comm: utf8(&x.child_comm),
             }),
         ),
-        E::OomScoreAdjUpdate(o) => named(
-            "oom_score_adj_update",
-            (|| {
-                Ok(Record::OomScoreAdj {
-                    pid: pid_of(o.pid, "pid")?,
-                    adj: checked_adj(i64::from(o.oom_score_adj.ok_or("expected oom_score_adj")?))?,
-                    comm: utf8(&o.comm),
-                })
-            })(),
-        ),
+        E::OomScoreAdjUpdate(o) => named("oom_score_adj_update", oom_score_adj(o)),
         E::Generic(g) => {
             let name =
                 String::from_utf8_lossy(g.event_name.as_deref().unwrap_or_default()).into_owned();
@@ -672,6 +633,47 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
             }
         }
     }
+}
+
+type Expected<T> = std::result::Result<T, String>;
+
+fn new_task(t: &proto::TaskNewtask) -> Expected<Record<'_>> {
+    let pid = pid_of(t.pid, "pid")?;
+    let flags = t.clone_flags.ok_or("expected clone_flags")?;
+    Ok(Record::NewTask(NewTask {
+        pid,
+        thread: flags & CLONE_THREAD != 0,
+        adj: adj_of(t.oom_score_adj)?,
+        comm: utf8(&t.comm),
+    }))
+}
+
+fn rename(t: &proto::TaskRename) -> Expected<Record<'_>> {
+    Ok(Record::Rename {
+        pid: pid_of(t.pid, "pid")?,
+        newcomm: utf8(&t.newcomm).ok_or("expected newcomm (UTF-8)")?,
+    })
+}
+
+fn exec(x: &proto::SchedProcessExec) -> Expected<Record<'_>> {
+    let filename = utf8(&x.filename).ok_or("expected filename (UTF-8)")?;
+    Ok(Record::Exec {
+        pid: pid_of(x.pid, "pid")?,
+        name: base_name(filename),
+    })
+}
+
+fn oom_score_adj(o: &proto::OomScoreAdjUpdate) -> Expected<Record<'_>> {
+    Ok(Record::OomScoreAdj {
+        pid: pid_of(o.pid, "pid")?,
+        adj: adj_of(o.oom_score_adj)?,
+        comm: utf8(&o.comm),
+    })
+}
+
+/// An `oom_score_adj` field: present and in the kernel's range.
+fn adj_of(adj: Option<i32>) -> Expected<i16> {
+    checked_adj(i64::from(adj.ok_or("expected oom_score_adj")?))
 }
 
 /// A string field that is UTF-8 text, or `None`.

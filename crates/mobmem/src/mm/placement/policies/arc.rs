@@ -199,7 +199,9 @@ impl QueuesRule for ArcRule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{
+        check_outcome, engine, evictions, hit_pattern, run_pages,
+    };
 
     #[test]
     fn ghost_hits_move_the_target() {
@@ -243,8 +245,7 @@ mod tests {
         //                                         [5] [1] [4] [3]
         let mut arc = engine(Arc::new(2, 0), 2);
         let outcome = run_pages(&mut arc, &[1, 2, 1, 2, 3, 1, 3, 4, 5, 1]);
-        assert_eq!(hit_pattern(&outcome), "mmhhmmmmmm");
-        assert_eq!(evictions(&outcome).concat(), vec![1, 3, 2, 1, 3, 4]);
+        check_outcome(&outcome, "mmhhmmmmmm", &[1, 3, 2, 1, 3, 4]);
         assert_eq!(arc.policy().lists(), [vec![5], vec![1], vec![4], vec![3]]);
         assert_eq!(arc.policy().target_t1(), 0.0);
     }

@@ -75,7 +75,9 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{engine, evictions, hits, run_pages};
+    use crate::mm::placement::policies::testing::{
+        engine, eviction_steps, evictions, hits, run_pages,
+    };
 
     #[test]
     fn spares_referenced_pages_once() {
@@ -94,20 +96,7 @@ mod tests {
             hits(&outcome),
             vec![false, false, false, true, false, true, false, false, true]
         );
-        assert_eq!(
-            evictions(&outcome),
-            vec![
-                vec![],
-                vec![],
-                vec![],
-                vec![],
-                vec![2],
-                vec![],
-                vec![3],
-                vec![4],
-                vec![]
-            ]
-        );
+        assert_eq!(eviction_steps(&outcome), vec![(4, 2), (6, 3), (7, 4)]);
         assert_eq!(
             clock.policy().from_hand(),
             vec![(5, false), (1, true), (2, false)]

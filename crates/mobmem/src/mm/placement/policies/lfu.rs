@@ -206,9 +206,7 @@ impl CachePolicy for Lfu {
 mod tests {
     use super::*;
     use crate::core::mix64;
-    use crate::mm::placement::policies::testing::{
-        engine, evictions, hit_pattern, hits, run_pages,
-    };
+    use crate::mm::placement::policies::testing::*;
 
     #[test]
     fn evicts_least_frequent_then_least_recent() {
@@ -224,21 +222,7 @@ mod tests {
         let mut lfu = engine(Lfu::new(0), 3);
         let outcome = run_pages(&mut lfu, &[1, 2, 3, 1, 1, 2, 4, 4, 5, 3]);
         assert_eq!(hit_pattern(&outcome), "mmmhhhmhmm");
-        assert_eq!(
-            evictions(&outcome),
-            vec![
-                vec![],
-                vec![],
-                vec![],
-                vec![],
-                vec![],
-                vec![],
-                vec![3],
-                vec![],
-                vec![2],
-                vec![5]
-            ]
-        );
+        assert_eq!(eviction_steps(&outcome), vec![(6, 3), (8, 2), (9, 5)]);
         assert_eq!(
             lfu.policy().by_count(),
             vec![(1, vec![3]), (2, vec![4]), (3, vec![1])]
@@ -252,8 +236,7 @@ mod tests {
         // newcomer (count 1), never 1.
         let mut lfu = engine(Lfu::new(0), 2);
         let outcome = run_pages(&mut lfu, &[1, 1, 1, 2, 3, 4, 5, 1]);
-        assert_eq!(hit_pattern(&outcome), "mhhmmmmh");
-        assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4]);
+        check_outcome(&outcome, "mhhmmmmh", &[2, 3, 4]);
         assert_eq!(lfu.policy().by_count(), vec![(1, vec![5]), (4, vec![1])]);
     }
 

@@ -443,7 +443,9 @@ impl CachePolicy for Lirs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{
+        check_outcome, engine, evictions, hit_pattern, run_pages,
+    };
 
     #[test]
     fn limits_follow_libcachesim() {
@@ -474,8 +476,7 @@ mod tests {
         //                                              S [3L 5H 2L]      Q [5]   NH []
         let mut lirs = engine(Lirs::new(3, 0), 3);
         let outcome = run_pages(&mut lirs, &[1, 2, 3, 4, 3, 1, 2, 5, 3]);
-        assert_eq!(hit_pattern(&outcome), "mmmmmhhmh");
-        assert_eq!(evictions(&outcome).concat(), vec![3, 4, 1]);
+        check_outcome(&outcome, "mmmmmhhmh", &[3, 4, 1]);
         assert_eq!(lirs.policy().stack(), vec![(3, 'L'), (5, 'H'), (2, 'L')]);
         assert_eq!(lirs.policy().hir_queue(), vec![5]);
         assert!(lirs.policy().ghosts().is_empty());
@@ -495,8 +496,7 @@ mod tests {
         //                                              S [4H 1N 3L 2L]  Q [4]  NH [1]
         let mut lirs = engine(Lirs::new(3, 0), 3);
         let outcome = run_pages(&mut lirs, &[1, 2, 3, 3, 1, 4]);
-        assert_eq!(hit_pattern(&outcome), "mmmhhm");
-        assert_eq!(evictions(&outcome).concat(), vec![1]);
+        check_outcome(&outcome, "mmmhhm", &[1]);
         assert_eq!(
             lirs.policy().stack(),
             vec![(4, 'H'), (1, 'N'), (3, 'L'), (2, 'L')]
@@ -557,8 +557,7 @@ mod tests {
     fn one_page_keeps_the_latest() {
         let mut lirs = engine(Lirs::new(1, 0), 1);
         let outcome = run_pages(&mut lirs, &[1, 1, 2, 1]);
-        assert_eq!(hit_pattern(&outcome), "mhmm");
-        assert_eq!(evictions(&outcome).concat(), vec![1, 2]);
+        check_outcome(&outcome, "mhmm", &[1, 2]);
         assert_eq!([lirs.memory().used_total(), 0], [1, 0]);
     }
 }

@@ -240,7 +240,7 @@ impl CachePolicy for Opt {
 mod tests {
     use super::*;
     use crate::mm::placement::engine::Engine;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{check_outcome, engine, run_pages};
 
     fn opt(capacity: usize, future: &[PageId]) -> Engine<Opt> {
         engine(Opt::new(Arc::from(future)), capacity)
@@ -269,8 +269,7 @@ mod tests {
         let trace = [7, 0, 1, 2, 0, 3, 0, 7, 2, 3, 0, 3, 2, 1];
         let mut policy = opt(3, &trace);
         let outcome = run_pages(&mut policy, &trace);
-        assert_eq!(hit_pattern(&outcome), "mmmmhmhhmhhhhm");
-        assert_eq!(evictions(&outcome).concat(), vec![1, 2, 7, 3]);
+        check_outcome(&outcome, "mmmmhmhhmhhhhm", &[1, 2, 7, 3]);
         assert_eq!(policy.policy().resident(), vec![0, 1, 2]);
     }
 
@@ -283,8 +282,7 @@ mod tests {
         //   2   past the end: miss; 1 and 3 are both never used again, the larger id 3 goes
         let mut policy = opt(2, &[1, 2, 1]);
         let outcome = run_pages(&mut policy, &[1, 3, 1, 2]);
-        assert_eq!(hit_pattern(&outcome), "mmhm");
-        assert_eq!(evictions(&outcome).concat(), vec![3]);
+        check_outcome(&outcome, "mmhm", &[3]);
         assert_eq!(policy.policy().resident(), vec![1, 2]);
     }
 }

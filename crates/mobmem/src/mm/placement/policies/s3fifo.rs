@@ -221,7 +221,9 @@ impl QueuesRule for S3FifoRule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{
+        check_outcome, engine, evictions, hit_pattern, run_pages,
+    };
 
     #[test]
     fn sizes_follow_libcachesim() {
@@ -254,8 +256,7 @@ mod tests {
         let mut s3 = engine(S3Fifo::new(10, 0), 10);
         let pages: Vec<PageId> = (1..=10).chain([1, 1, 2, 11, 2, 1]).collect();
         let outcome = run_pages(&mut s3, &pages);
-        assert_eq!(hit_pattern(&outcome), "mmmmmmmmmmhhhmmh");
-        assert_eq!(evictions(&outcome).concat(), vec![2, 3]);
+        check_outcome(&outcome, "mmmmmmmmmmhhhmmh", &[2, 3]);
         assert_eq!(s3.policy().main(), vec![(2, 0), (1, 1)]);
         assert_eq!(s3.policy().ghost(), vec![3]);
         assert_eq!(

@@ -80,7 +80,9 @@ impl Sieve {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{
+        check_outcome, engine, evictions, hit_pattern, run_pages,
+    };
 
     #[test]
     fn hand_keeps_its_place_and_new_pages_wait_behind_it() {
@@ -102,8 +104,7 @@ mod tests {
         //          5 (unvisited): evict 5; the hand is at 7     8(0) 7(0)^ 1(0)
         let mut sieve = engine(Sieve::new(0), 3);
         let outcome = run_pages(&mut sieve, &[1, 2, 3, 1, 4, 1, 5, 6, 5, 7, 8]);
-        assert_eq!(hit_pattern(&outcome), "mmmhmhmmhmm");
-        assert_eq!(evictions(&outcome).concat(), vec![2, 3, 4, 6, 5]);
+        check_outcome(&outcome, "mmmhmhmmhmm", &[2, 3, 4, 6, 5]);
         assert_eq!(
             sieve.policy().marked(),
             vec![(8, false), (7, false), (1, false)]

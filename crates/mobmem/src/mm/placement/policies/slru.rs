@@ -259,7 +259,7 @@ impl CachePolicy for Slru {
 mod tests {
     use super::*;
     use crate::mm::placement::policies::testing::{
-        bytes, engine, evictions, hit_pattern, run_pages, run_sized,
+        bytes, check_outcome, engine, evictions, hit_pattern, run_pages, run_sized,
     };
 
     #[test]
@@ -289,8 +289,7 @@ mod tests {
         //   4       hit in L3: stays                       [6] [3] [1] [4]
         let mut slru = engine(Slru::new(4, 0), 4);
         let outcome = run_pages(&mut slru, &[1, 2, 1, 3, 1, 1, 4, 5, 4, 6, 4]);
-        assert_eq!(hit_pattern(&outcome), "mmhmhhmmhmh");
-        assert_eq!(evictions(&outcome).concat(), vec![2, 5]);
+        check_outcome(&outcome, "mmhmhhmmhmh", &[2, 5]);
         assert_eq!(
             slru.policy().segments(),
             vec![vec![6], vec![3], vec![1], vec![4]]
@@ -310,8 +309,7 @@ mod tests {
         //                                   [9 3] [5 1] [4 7] [6 8]
         let mut slru = engine(Slru::new(8, 0), 8);
         let outcome = run_pages(&mut slru, &[1, 2, 3, 4, 5, 6, 7, 8, 1, 6, 9, 4]);
-        assert_eq!(hit_pattern(&outcome), "mmmmmmmmhhmh");
-        assert_eq!(evictions(&outcome).concat(), vec![2]);
+        check_outcome(&outcome, "mmmmmmmmhhmh", &[2]);
         assert_eq!(
             slru.policy().segments(),
             vec![vec![9, 3], vec![5, 1], vec![4, 7], vec![6, 8]]

@@ -117,3 +117,21 @@ pub fn evictions(outcome: &[Vec<Effect>]) -> Vec<Vec<PageId>> {
         })
         .collect()
 }
+
+/// Every eviction as (the index of the request that made it, the page evicted), in order:
+/// the requests that evicted nothing are left out.
+pub fn eviction_steps(outcome: &[Vec<Effect>]) -> Vec<(usize, PageId)> {
+    evictions(outcome)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(step, pages)| pages.into_iter().map(move |page| (step, page)))
+        .collect()
+}
+
+/// Check an outcome: which requests hit (as [`hit_pattern`] writes them) and which pages
+/// were evicted, in order.
+#[track_caller]
+pub fn check_outcome(outcome: &[Vec<Effect>], hits: &str, evicted: &[PageId]) {
+    assert_eq!(hit_pattern(outcome), hits, "hits");
+    assert_eq!(evictions(outcome).concat(), evicted, "evictions");
+}

@@ -217,7 +217,9 @@ impl QueuesRule for TwoQRule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{
+        check_outcome, engine, evictions, hit_pattern, run_pages,
+    };
 
     #[test]
     fn queue_limits_round_and_stay_usable() {
@@ -277,8 +279,7 @@ mod tests {
         //                      A1in [6 5]  Am [1 3]  A1out [4]
         let mut two_q = engine(TwoQ::new(4, 0), 4);
         let outcome = run_pages(&mut two_q, &[1, 2, 3, 4, 5, 1, 2, 3, 1, 6]);
-        assert_eq!(hit_pattern(&outcome), "mmmmmmmmhm");
-        assert_eq!(evictions(&outcome).concat(), vec![1, 2, 3, 4, 2]);
+        check_outcome(&outcome, "mmmmmmmmhm", &[1, 2, 3, 4, 2]);
         assert_eq!(two_q.policy().a1in(), vec![6, 5]);
         assert_eq!(two_q.policy().am(), vec![1, 3]);
         assert_eq!(two_q.policy().a1out(), vec![4]);
@@ -294,8 +295,7 @@ mod tests {
         //   3     |A1in| 0, evict Am's 1; A1in [3]
         let mut two_q = engine(TwoQ::new(1, 0), 1);
         let outcome = run_pages(&mut two_q, &[1, 2, 1, 1, 3]);
-        assert_eq!(hit_pattern(&outcome), "mmmhm");
-        assert_eq!(evictions(&outcome).concat(), vec![1, 2, 1]);
+        check_outcome(&outcome, "mmmhm", &[1, 2, 1]);
         assert_eq!(two_q.policy().a1in(), vec![3]);
         assert_eq!(two_q.policy().a1out(), vec![2]);
         assert!(two_q.policy().am().is_empty());

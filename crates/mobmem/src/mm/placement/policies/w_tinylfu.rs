@@ -460,7 +460,9 @@ fn xxh64_u64(value: u64, seed: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{
+        check_outcome, engine, evictions, hit_pattern, run_pages,
+    };
 
     #[test]
     fn xxh64_matches_the_reference() {
@@ -543,8 +545,7 @@ mod tests {
         //   6       5 offered: 1 against 2, leaves        [6] [1] [2]
         let mut tiny = engine(WTinyLfu::new(3, 0), 3);
         let outcome = run_pages(&mut tiny, &[1, 2, 3, 4, 4, 5, 5, 5, 6]);
-        assert_eq!(hit_pattern(&outcome), "mmmmhmhhm");
-        assert_eq!(evictions(&outcome).concat(), vec![3, 4, 5]);
+        check_outcome(&outcome, "mmmmhmhhm", &[3, 4, 5]);
         assert_eq!(tiny.policy().lists(), [vec![6], vec![1], vec![2]]);
         //   3       miss: 6 offered, 1 against 2, leaves; 3 enters (counted a third time)
         //                                                 [3] [1] [2]
