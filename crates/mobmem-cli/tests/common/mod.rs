@@ -5,9 +5,9 @@
 #[path = "../../../mobmem/tests/common/mod.rs"]
 mod public;
 #[allow(unused_imports)]
-pub use public::{public_trace, skip};
+pub use public::{assert_mentions, public_trace, skip};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Run `mobmem ARGS...` to its end.
@@ -76,9 +76,17 @@ pub fn gen(preset: &str, out: &Path, extra: &[&str]) {
     ));
 }
 
+/// A new temporary folder holding one file, `name` with `contents`, and the file's path.
+pub fn temp_file(name: &str, contents: impl AsRef<[u8]>) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).unwrap();
+    (dir, path)
+}
+
 /// An experiment file DIR/NAME.toml for `mobmem run`: three policies on a small
 /// app-switching workload at two memory sizes.
-pub fn small_experiment(dir: &Path, name: &str) -> std::path::PathBuf {
+pub fn small_experiment(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(
         &path,
