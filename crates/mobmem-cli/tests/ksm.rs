@@ -66,7 +66,7 @@ fn ksm_output_does_not_depend_on_threads_and_follows_the_seed() {
     assert_eq!(one, args("2", "3"));
     assert_ne!(one, args("1", "4"), "another seed gives another workload");
     let header = one.lines().next().unwrap();
-    assert_mentions(&header, &["pages_sharing"]);
+    assert_mentions(header, &["pages_sharing"]);
 }
 
 #[test]

@@ -559,7 +559,7 @@ fn an_event_range_too_large_for_one_read_is_malformed_not_allocated() {
         .iter()
         .find(|(k, _)| k.starts_with("malformed"))
         .expect("a malformed line");
-    assert_mentions(&reason, &["spans 4503599627370496 pages"]);
+    assert_mentions(reason, &["spans 4503599627370496 pages"]);
     assert_eq!(skipped.first_lines, vec![2]);
 
     let mut importer = FtraceImporter::new(Path::new("huge"), strict());

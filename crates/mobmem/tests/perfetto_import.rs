@@ -195,7 +195,7 @@ fn a_truncated_file_is_an_error_at_the_packet_it_cuts() {
     else {
         panic!("{e}");
     };
-    assert_mentions(&message, &["truncated"]);
+    assert_mentions(message, &["truncated"]);
     // The packet it names starts inside the file and runs past its end.
     let len = std::fs::metadata(data("truncated.pftrace")).unwrap().len();
     assert!(*at < len, "{e}");
