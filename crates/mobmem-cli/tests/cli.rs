@@ -7,7 +7,7 @@ use std::process::Command;
 
 use common::{
     assert_figures, assert_mentions, fails, findings_and_paper_figures, gen, measured, ok,
-    reproduce, sim, small_experiment, temp_file, verdict,
+    reproduce, run_on_1_and_2_threads, sim, small_experiment, temp_file, verdict,
 };
 
 #[test]
@@ -77,16 +77,7 @@ fn run_writes_a_complete_report_identical_for_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     let exp = small_experiment(dir.path(), "small");
     let mut csvs = Vec::new();
-    for threads in ["1", "2"] {
-        let out = dir.path().join(format!("out{threads}"));
-        ok(&[
-            "--threads",
-            threads,
-            "run",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+    for out in run_on_1_and_2_threads(dir.path(), &["run", exp.to_str().unwrap()]) {
         for f in [
             "small/results.csv",
             "small/results.json",

@@ -76,6 +76,19 @@ pub fn gen(preset: &str, out: &Path, extra: &[&str]) {
     ));
 }
 
+/// `mobmem --threads N ARGS... --out DIR/outN` for N of 1 and 2, each of which must
+/// succeed: the two output folders.
+pub fn run_on_1_and_2_threads(dir: &Path, args: &[&str]) -> [PathBuf; 2] {
+    ["1", "2"].map(|threads| {
+        let out = dir.join(format!("out{threads}"));
+        let mut line = vec!["--threads", threads];
+        line.extend_from_slice(args);
+        line.extend(["--out", out.to_str().unwrap()]);
+        ok(&line);
+        out
+    })
+}
+
 /// A new temporary folder holding one file, `name` with `contents`, and the file's path.
 pub fn temp_file(name: &str, contents: impl AsRef<[u8]>) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
