@@ -147,15 +147,19 @@ fn print_summary(run: &KsmRun) {
         c.pages_to_scan,
         run.params.sleep_millisecs
     );
-    for (name, v) in [
-        ("pages_shared", c.pages_shared as f64),
-        ("pages_sharing", c.pages_sharing as f64),
-        ("pages_unshared", c.pages_unshared as f64),
-        ("pages_volatile", c.pages_volatile as f64),
-        ("ksm_zero_pages", c.ksm_zero_pages as f64),
-        ("full_scans", c.full_scans as f64),
-        ("pages_scanned", c.pages_scanned as f64),
-        ("pages_skipped", c.pages_skipped as f64),
+    // The kernel's counters first, as the sample names them (after /sys/kernel/mm/ksm/).
+    let kernel = [
+        "pages_shared",
+        "pages_sharing",
+        "pages_unshared",
+        "pages_volatile",
+        "ksm_zero_pages",
+        "full_scans",
+        "pages_scanned",
+        "pages_skipped",
+    ]
+    .map(|name| (name, s.value(name).expect("a figure of every sample")));
+    for (name, v) in kernel.into_iter().chain([
         ("general_profit (bytes)", c.general_profit as f64),
         ("pages", m.pages as f64),
         ("frames", m.frames as f64),
@@ -168,7 +172,7 @@ fn print_summary(run: &KsmRun) {
             100.0 * run.cpu_ms() / s.time_ms.max(1) as f64,
         ),
         ("wake-ups", run.wakeups as f64),
-    ] {
+    ]) {
         println!("{name:<30} {}", short(v));
     }
 }

@@ -6,6 +6,7 @@
 //! capture changes the same global settings.
 
 mod common;
+use common::assert_mentions;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -390,7 +391,7 @@ fn capture_real_tracefs() {
             String::from_utf8_lossy(&run.stdout)
         )
     });
-    assert!(stderr.contains("the command speaks\n"), "{stderr}");
+    assert_mentions(&stderr, &["the command speaks\n"]);
     assert!(
         report["used"]["mm_filemap_add_to_page_cache"]
             .as_u64()
@@ -465,7 +466,7 @@ fn capture_without_privileges_fails_with_the_reason() {
         return;
     }
     assert!(!run.status.success(), "{err}");
-    assert!(err.contains("needs root"), "{err}");
+    assert_mentions(&err, &["needs root"]);
     assert!(!out.exists());
 }
 
@@ -583,7 +584,7 @@ fn sigterm_ends_the_capture_without_a_trace() {
     tracefs.assert_restored();
     assert_ended(started);
     let stderr = stderr_of(&run, false);
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_mentions(&stderr, &["interrupted"]);
     let left: Vec<PathBuf> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -614,10 +615,7 @@ fn duration_ends_the_command_and_its_descendants() {
     );
     scratch.assert_all_ended(3);
     let stderr = stderr_of(&run, true);
-    assert!(
-        stderr.contains("still running after --duration"),
-        "{stderr}"
-    );
+    assert_mentions(&stderr, &["still running after --duration"]);
     assert!(scratch.out.exists());
 }
 
@@ -639,10 +637,7 @@ fn strict_error_ends_the_command() {
         ),
     );
     let stderr = stderr_of(&run, false);
-    assert!(
-        stderr.contains("trace_pipe: line ") && stderr.contains("not an event line"),
-        "{stderr}"
-    );
+    assert_mentions(&stderr, &["trace_pipe: line ", "not an event line"]);
     assert!(!scratch.out.exists());
     scratch.assert_all_ended(2);
 }
@@ -669,6 +664,6 @@ fn capture_without_events_fails() {
         ],
     );
     let stderr = stderr_of(&run, false);
-    assert!(stderr.contains("no events found"), "{stderr}");
+    assert_mentions(&stderr, &["no events found"]);
     assert!(!out.exists());
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use common::{
-    assert_figures, fails, findings_and_paper_figures, json, kill, measured, mobmem, ok, reproduce,
+    assert_figures, assert_mentions, fails, findings_and_paper_figures, json, kill, measured,
+    mobmem, ok, reproduce, temp_file,
 };
 
 #[test]
@@ -65,21 +66,16 @@ fn ksm_output_does_not_depend_on_threads_and_follows_the_seed() {
     assert_eq!(one, args("2", "3"));
     assert_ne!(one, args("1", "4"), "another seed gives another workload");
     let header = one.lines().next().unwrap();
-    assert!(header.contains("pages_sharing"), "{header}");
+    assert_mentions(header, &["pages_sharing"]);
 }
 
 #[test]
 fn ksm_bad_settings_are_clear_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("ksm.toml");
-    std::fs::write(&config, "pages_to_scan = 80\nsleep_milisecs = 20\n").unwrap();
+    let (_dir, config) = temp_file("ksm.toml", "pages_to_scan = 80\nsleep_milisecs = 20\n");
     let err = fails(&["ksm", "--config", config.to_str().unwrap()]);
-    assert!(
-        err.contains("ksm.toml") && err.contains("sleep_milisecs"),
-        "{err}"
-    );
+    assert_mentions(&err, &["ksm.toml", "sleep_milisecs"]);
     let err = fails(&["ksm", "--pages-to-scan", "0"]);
-    assert!(err.contains("pages_to_scan"), "{err}");
+    assert_mentions(&err, &["pages_to_scan"]);
 }
 
 /// Start one hidden ksm-validate worker (it maps, fills and holds its pages until its
@@ -183,17 +179,15 @@ fn snapshot_of_live_processes_counts_their_zero_and_duplicate_pages() {
 
 #[test]
 fn snapshot_info_on_a_foreign_file_is_a_clear_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("x.ksnap");
-    std::fs::write(&file, "not a snapshot\n").unwrap();
+    let (_dir, file) = temp_file("x.ksnap", "not a snapshot\n");
     let err = fails(&["snapshot", "--info", file.to_str().unwrap()]);
-    assert!(err.contains("x.ksnap") && err.contains("offset 0"), "{err}");
+    assert_mentions(&err, &["x.ksnap", "offset 0"]);
 }
 
 #[test]
 fn ksm_validate_without_ksm_says_so_and_fails() {
     let err = fails(&["ksm-validate", "--sysfs", "/nonexistent/ksm"]);
-    assert!(err.contains("KSM is not available"), "{err}");
+    assert_mentions(&err, &["KSM is not available"]);
 }
 
 /// A fake KSM sysfs directory: every setting ksm-validate may change, zero counters;

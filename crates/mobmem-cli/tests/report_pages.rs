@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{ok, run_full, skip, small_experiment};
+use common::{assert_mentions, ok, run_full, run_on_1_and_2_threads, skip, small_experiment};
 
 /// Every `index.html` under `dir`: the index and each experiment's page.
 fn pages(dir: &Path) -> Vec<PathBuf> {
@@ -123,21 +123,8 @@ fn every_report_page_renders_in_chromium() {
 #[test]
 fn data_files_are_the_same_bytes_whatever_the_threads_and_the_date() {
     let dir = tempfile::tempdir().unwrap();
-    let mut outs = Vec::new();
-    for threads in ["1", "2"] {
-        let out = dir.path().join(format!("out{threads}"));
-        ok(&[
-            "--threads",
-            threads,
-            "reproduce",
-            "ksm",
-            "--seeds",
-            "2",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        outs.push(out.join("ksm"));
-    }
+    let outs = run_on_1_and_2_threads(dir.path(), &["reproduce", "ksm", "--seeds", "2"])
+        .map(|out| out.join("ksm"));
     let provenance: serde_json::Value =
         serde_json::from_slice(&std::fs::read(outs[0].join("provenance.json")).unwrap()).unwrap();
     for key in [
@@ -302,7 +289,7 @@ fn the_summary_of_a_report_is_markdown_from_its_claims() {
     }
     let empty = tempfile::tempdir().unwrap();
     let err = common::fails(&["report", "summary", empty.path().to_str().unwrap()]);
-    assert!(err.contains("no claims"), "{err}");
+    assert_mentions(&err, &["no claims"]);
 }
 
 #[test]

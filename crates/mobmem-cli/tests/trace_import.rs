@@ -1,5 +1,8 @@
 //! `mobmem trace import --from ftrace` as a user runs it.
 
+mod common;
+use common::assert_mentions;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -13,6 +16,20 @@ fn import(from: &str, input: &Path, out: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .expect("run mobmem")
+}
+
+/// An import from `input` that must fail and write nothing into a folder of its own: what
+/// it printed on stdout and on stderr.
+fn refused_import(from: &str, input: &Path, extra: &[&str]) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.mmt");
+    let run = import(from, input, &out, extra);
+    assert!(!run.status.success());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    (
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+    )
 }
 
 /// The JSON report of a run that succeeded (`--json`).
@@ -62,16 +79,8 @@ fn import_writes_the_trace_and_reports_skipped_lines() {
 
 #[test]
 fn strict_import_fails_on_the_first_malformed_line_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("m.mmt");
-    let input = fixture("malformed.txt");
-    let run = import("ftrace", &input, &out, &["--strict"]);
-    assert!(!run.status.success());
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(err.contains("malformed.txt: line 3:"), "{err}");
-    assert!(err.contains("expected ino"), "{err}");
-    assert!(!out.exists());
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let (_, err) = refused_import("ftrace", &fixture("malformed.txt"), &["--strict"]);
+    assert_mentions(&err, &["malformed.txt: line 3:", "expected ino"]);
 }
 
 #[test]
@@ -180,37 +189,17 @@ fn a_perfetto_protobuf_trace_imports_and_simulates() {
 
 #[test]
 fn a_truncated_perfetto_trace_names_the_byte_offset_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("cut.mmt");
-    let run = import(
-        "perfetto",
-        &perfetto_fixture("truncated.pftrace"),
-        &out,
-        &[],
-    );
-    assert!(!run.status.success());
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        err.contains("byte offset") && err.contains("truncated"),
-        "{err}"
-    );
-    assert!(!out.exists());
+    let (_, err) = refused_import("perfetto", &perfetto_fixture("truncated.pftrace"), &[]);
+    assert_mentions(&err, &["byte offset", "truncated"]);
 }
 
 #[test]
 fn a_perfetto_trace_without_memory_events_is_reported_then_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("none.mmt");
-    let run = import(
+    let (report, err) = refused_import(
         "perfetto",
         &perfetto_fixture("no-memory-events.pftrace"),
-        &out,
         &[],
     );
-    assert!(!run.status.success());
-    let report = String::from_utf8_lossy(&run.stdout);
-    assert!(report.contains("ignored events"), "{report}");
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(err.contains("no memory events"), "{err}");
-    assert!(!out.exists());
+    assert_mentions(&report, &["ignored events"]);
+    assert_mentions(&err, &["no memory events"]);
 }

@@ -7,6 +7,8 @@
 //! largest of each integer width); what still reads as the config type is validated and
 //! run on a small trace, the run caught if it panics.
 
+mod common;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mobmem::mm::dedup::{self, KsmParams, RunSpec, ScanCosts};
@@ -120,16 +122,7 @@ fn reclaim_trace() -> Trace {
 
 /// A small trace of the swap workload (apps launched in rounds), with its tables.
 fn swap_trace() -> Trace {
-    let config = AppCyclingConfig {
-        apps: 3,
-        rounds: 2,
-        launch_pages: [20, 40],
-        heap_pages: [30, 60],
-        session_accesses: [40, 80],
-        content_pages: [20, 40],
-        ..AppCyclingConfig::default()
-    };
-    app_cycling::generate(&config, 1).expect("a small app-cycling trace")
+    app_cycling::generate(&common::small_app_cycling(), 1).expect("a small app-cycling trace")
 }
 
 /// The shipped 2012 phone, shrunk to a short run.
@@ -151,35 +144,41 @@ fn small_enough(pages: u64) -> bool {
     pages <= 1 << 20
 }
 
+/// The default config of type `C` with the numbers at `picks` set to edges, validated
+/// and (unless it is valid but holds more than `small_enough` pages) run: a config its
+/// validation refuses must fail to run too, and neither may panic.
+fn refused_or_run<C: Default + Serialize + DeserializeOwned>(
+    picks: &[(usize, usize)],
+    validate: impl FnOnce(&C) -> mobmem::Result<()>,
+    pages: impl FnOnce(&C) -> u64,
+    run: impl FnOnce(&C) -> mobmem::Result<()>,
+) -> Result<(), TestCaseError> {
+    let Some(config) = mutated(&C::default(), picks) else {
+        return Ok(());
+    };
+    let name = std::any::type_name::<C>();
+    let valid = no_panic(&format!("{name}::validate"), || validate(&config))?;
+    if valid.is_ok() && !small_enough(pages(&config)) {
+        return Ok(());
+    }
+    let run = no_panic(&format!("a run of {name}"), || run(&config))?;
+    if valid.is_err() {
+        prop_assert!(run.is_err(), "a refused config ran: {:?}", valid);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn reclaim_configs_are_refused_or_run(picks in proptest::collection::vec((0usize..64, 0usize..10), 1..3)) {
-        let Some(config) = mutated(&ReclaimConfig::default(), &picks) else { return Ok(()) };
-        let valid = no_panic("ReclaimConfig::validate", || config.validate())?;
-        if valid.is_ok() && !small_enough(config.memory_pages as u64) {
-            return Ok(());
-        }
-        let trace = reclaim_trace();
-        let run = no_panic("reclaim::run", || reclaim::run(&config, &trace))?;
-        if valid.is_err() {
-            prop_assert!(run.is_err(), "a refused config ran: {:?}", valid);
-        }
+        refused_or_run(&picks, ReclaimConfig::validate, |c| c.memory_pages as u64, |c| reclaim::run(c, &reclaim_trace()).map(drop))?;
     }
 
     #[test]
     fn swap_configs_are_refused_or_run(picks in proptest::collection::vec((0usize..64, 0usize..10), 1..3)) {
-        let Some(config) = mutated(&SwapConfig::default(), &picks) else { return Ok(()) };
-        let valid = no_panic("SwapConfig::validate", || config.validate())?;
-        if valid.is_ok() && !small_enough(config.dram_pages as u64) {
-            return Ok(());
-        }
-        let trace = swap_trace();
-        let run = no_panic("swap::run", || swap::run(&trace, &config))?;
-        if valid.is_err() {
-            prop_assert!(run.is_err(), "a refused config ran: {:?}", valid);
-        }
+        refused_or_run(&picks, SwapConfig::validate, |c| c.dram_pages as u64, |c| swap::run(&swap_trace(), c).map(drop))?;
     }
 
     #[test]

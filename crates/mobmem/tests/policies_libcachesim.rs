@@ -129,6 +129,20 @@ fn w_tinylfu_hashing_object_ids_matches_libcachesim_exactly() {
     assert_eq!(compared, 5, "the oracle's w-tinylfu rows");
 }
 
+/// The CloudPhysics trace of libCacheSim's byte oracle, opened, and its requests with
+/// their sizes; `None` after reporting `test` as skipped when the trace is missing.
+fn cloudphysics(
+    test: &str,
+) -> Option<(
+    Box<dyn mobmem::trace::EventSource + Send>,
+    mobmem::mm::placement::bytes::SizedRequests,
+)> {
+    let path = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")?;
+    let mut source = mobmem::trace::open(&path, None).unwrap();
+    let requests = mobmem::mm::placement::bytes::read_sized(source.as_mut()).unwrap();
+    Some((source, requests))
+}
+
 /// Oracle: libCacheSim's miss ratios and byte miss ratios on the same trace with each
 /// object of its own size and the capacity in bytes (libCacheSim's default), in
 /// `tests/data/libcachesim-cloudphysics-bytes.csv`, made by libCacheSim's `cachesim`
@@ -146,13 +160,10 @@ fn w_tinylfu_hashing_object_ids_matches_libcachesim_exactly() {
 #[test]
 fn byte_capacities_match_libcachesim_on_cloudphysics() {
     use mobmem::mm::placement::bytes::{self, ByteCache};
-    let test = "byte_capacities_match_libcachesim_on_cloudphysics";
-    let Some(path) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    let Some((_, requests)) = cloudphysics("byte_capacities_match_libcachesim_on_cloudphysics")
     else {
         return;
     };
-    let mut source = mobmem::trace::open(&path, None).unwrap();
-    let requests = bytes::read_sized(source.as_mut()).unwrap();
     let future: Arc<[u32]> = requests.pages.as_slice().into();
     let text = include_str!("data/libcachesim-cloudphysics-bytes.csv");
     let mut lines = text.lines();
@@ -207,14 +218,10 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
 /// decimals, at every capacity of the byte oracle.
 #[test]
 fn w_tinylfu_in_bytes_hashing_object_ids_matches_libcachesim_exactly() {
-    use mobmem::mm::placement::bytes;
     let test = "w_tinylfu_in_bytes_hashing_object_ids_matches_libcachesim_exactly";
-    let Some(path) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
-    else {
+    let Some((mut source, requests)) = cloudphysics(test) else {
         return;
     };
-    let mut source = mobmem::trace::open(&path, None).unwrap();
-    let requests = bytes::read_sized(source.as_mut()).unwrap();
     let object_ids: Arc<[u64]> = source
         .tables()
         .unwrap()

@@ -3,6 +3,8 @@
 //! apps out between their sessions, and more than half of the swap-ins of pages swapped
 //! in only once, as the paper measured on Android. Deterministic by seed.
 
+mod common;
+
 use mobmem::mm::swap::workload::{generate, AppCyclingConfig};
 use mobmem::mm::swap::{run, run_point, swap_footprint, SwapConfig};
 use mobmem::trace::{EventKind, PageKind};
@@ -78,16 +80,7 @@ fn the_preset_is_deterministic_by_seed() {
 /// swapped pages gives the results of one that just holds them.
 #[test]
 fn every_architecture_runs_with_sizes_far_beyond_the_trace() {
-    let small = AppCyclingConfig {
-        apps: 3,
-        rounds: 2,
-        launch_pages: [20, 40],
-        heap_pages: [30, 60],
-        session_accesses: [40, 80],
-        content_pages: [20, 40],
-        ..Default::default()
-    };
-    let trace = generate(&small, 1).unwrap();
+    let trace = generate(&common::small_app_cycling(), 1).unwrap();
     let pages = trace.footprint();
     for a in mobmem::mm::swap::ARCHITECTURES {
         let tight = SwapConfig {

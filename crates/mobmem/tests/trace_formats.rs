@@ -1,6 +1,9 @@
 //! The trace formats on small inputs: round trips, a golden `.mmt` file, and the error
 //! each kind of malformed input produces (file, line or record, and what was expected).
 
+mod common;
+use common::assert_mentions;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -26,15 +29,6 @@ fn read_error(path: &Path) -> String {
     match trace::read_all(path, None) {
         Ok(trace) => panic!("{} read without error: {trace:?}", path.display()),
         Err(e) => e.to_string(),
-    }
-}
-
-fn assert_mentions(message: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(
-            message.contains(part),
-            "error `{message}` does not mention `{part}`"
-        );
     }
 }
 

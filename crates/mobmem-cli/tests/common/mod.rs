@@ -5,9 +5,9 @@
 #[path = "../../../mobmem/tests/common/mod.rs"]
 mod public;
 #[allow(unused_imports)]
-pub use public::{public_trace, skip};
+pub use public::{assert_mentions, public_trace, skip};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Run `mobmem ARGS...` to its end.
@@ -76,9 +76,30 @@ pub fn gen(preset: &str, out: &Path, extra: &[&str]) {
     ));
 }
 
+/// `mobmem --threads N ARGS... --out DIR/outN` for N of 1 and 2, each of which must
+/// succeed: the two output folders.
+pub fn run_on_1_and_2_threads(dir: &Path, args: &[&str]) -> [PathBuf; 2] {
+    ["1", "2"].map(|threads| {
+        let out = dir.join(format!("out{threads}"));
+        let mut line = vec!["--threads", threads];
+        line.extend_from_slice(args);
+        line.extend(["--out", out.to_str().unwrap()]);
+        ok(&line);
+        out
+    })
+}
+
+/// A new temporary folder holding one file, `name` with `contents`, and the file's path.
+pub fn temp_file(name: &str, contents: impl AsRef<[u8]>) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).unwrap();
+    (dir, path)
+}
+
 /// An experiment file DIR/NAME.toml for `mobmem run`: three policies on a small
 /// app-switching workload at two memory sizes.
-pub fn small_experiment(dir: &Path, name: &str) -> std::path::PathBuf {
+pub fn small_experiment(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(
         &path,

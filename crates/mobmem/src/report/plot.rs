@@ -31,6 +31,20 @@ fn font(px: u32) -> (&'static str, f64) {
     (FONT, px as f64 * 1.24)
 }
 
+/// Draws a chart's mesh, configured by the caller, with this module's labels, axis titles
+/// and grid lines (light grey major lines, no minor ones).
+fn draw_mesh<DB: DrawingBackend>(
+    mesh: &mut plotters::chart::MeshStyle<'_, '_, RangedCoordf64, RangedCoordf64, DB>,
+    err: impl Fn(String) -> Error,
+) -> Result<()> {
+    mesh.label_style(font(TICK_PX))
+        .axis_desc_style(font(AXIS_PX))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(|e| err(e.to_string()))
+}
+
 /// Legend rows, in pixels.
 const ROW_PX: i32 = 28;
 /// Lines with more points than this draw the seeds' spread as a band, and markers on
@@ -212,20 +226,17 @@ fn draw_lines<DB: DrawingBackend>(
         .map_err(|e| err(e.to_string()))?;
     let x_desc = format!("{}{}", figure.x_label, x_format.title_suffix());
     let y_desc = format!("{}{}", figure.y_label, y_format.title_suffix());
-    chart
-        .configure_mesh()
-        .x_labels(10)
-        .y_labels(10)
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        .x_label_formatter(&|x| x_format.label(*x))
-        .y_label_formatter(&|y| y_format.label(*y))
-        .label_style(font(TICK_PX))
-        .axis_desc_style(font(AXIS_PX))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .light_line_style(TRANSPARENT)
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .x_labels(10)
+            .y_labels(10)
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| x_format.label(*x))
+            .y_label_formatter(&|y| y_format.label(*y)),
+        &err,
+    )?;
     if data.lines.iter().all(|(_, p)| p.is_empty()) {
         let (w, h) = area.dim_in_pixel();
         let style =
@@ -343,20 +354,17 @@ fn draw_bars<DB: DrawingBackend>(
         .y_label_area_size(92)
         .build_cartesian_2d(-0.5..count as f64 - 0.5, y0..y1)
         .map_err(|e| err(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .y_labels(10)
-        .x_desc(x_desc)
-        .y_desc(format!("{}{}", figure.y_label, y_format.title_suffix()))
-        .y_label_formatter(&|y| y_format.label(*y))
-        .label_style(font(TICK_PX))
-        .axis_desc_style(font(AXIS_PX))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .light_line_style(TRANSPARENT)
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(10)
+            .x_desc(x_desc)
+            .y_desc(format!("{}{}", figure.y_label, y_format.title_suffix()))
+            .y_label_formatter(&|y| y_format.label(*y)),
+        &err,
+    )?;
     let (_, bottom) = chart.backend_coord(&(0.0, y0));
     for (c, label) in categories.iter().enumerate() {
         let (px, _) = chart.backend_coord(&(c as f64, y0));

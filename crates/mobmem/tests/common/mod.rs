@@ -61,6 +61,30 @@ pub fn shared_oracle(test: &str, name: &str) -> Option<PathBuf> {
     }
 }
 
+/// A small app-cycling workload (three apps launched in two rounds, tens of pages each):
+/// quick to generate and to swap.
+pub fn small_app_cycling() -> mobmem::workload::app_cycling::AppCyclingConfig {
+    mobmem::workload::app_cycling::AppCyclingConfig {
+        apps: 3,
+        rounds: 2,
+        launch_pages: [20, 40],
+        heap_pages: [30, 60],
+        session_accesses: [40, 80],
+        content_pages: [20, 40],
+        ..Default::default()
+    }
+}
+
+/// Checks that `message` (an error, a command's output) mentions every one of `parts`.
+pub fn assert_mentions(message: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(
+            message.contains(part),
+            "`{message}` does not mention `{part}`"
+        );
+    }
+}
+
 /// Reports a test that cannot run on this machine, by name and reason.
 ///
 /// libtest has no "skipped" outcome and hides the output of passing tests, so the

@@ -422,6 +422,21 @@ const TARGETS: [(&str, &str); 5] = [
     ("fs", "energy_mj"),
 ];
 
+/// A claim that a technique, with everything else on, cuts a measure from `without` it
+/// to `with` it by at least `bound` %; `explain` cites `with`, `without` and `evidence`.
+fn cut_claim(
+    id: String,
+    claim: String,
+    bound: f64,
+    (without, with): (f64, f64),
+    explain: &str,
+    evidence: Vec<(&str, f64)>,
+) -> Claim {
+    let mut cited = vec![("with", with), ("without", without)];
+    cited.extend(evidence);
+    Claim::at_least(id, claim, bound, reduction(without, with), "%").explained(explain, cited)
+}
+
 fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) {
     let mut claims = Vec::new();
     let mut findings = Vec::new();
@@ -431,19 +446,13 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
         let v = |config: &str, metric: &str| value(table, n, config, metric);
         if has(p, "dedup") {
             let (without, with) = (v("all-but-dedup", "swap_outs"), v("all-on", "swap_outs"));
-            let cut = reduction(without, with);
-            let claim = Claim::at_least(
+            let claim = cut_claim(
                 format!("{n}-ksm-cuts-swap"),
                 format!("{n}: with everything else on, KSM cuts swap-outs by at least 10%"),
                 10.0,
-                cut,
-                "%",
-            )
-            .explained(
+                (without, with),
                 "with KSM {with} swap-outs against {without} without it; KSM saved {saved} MiB on average ({peak} MiB at most), and killed {kills_with} apps against {kills_without}",
                 vec![
-                    ("with", with),
-                    ("without", without),
                     ("saved", v("all-on", "ksm_saved_mib")),
                     ("peak", v("all-on", "ksm_saved_peak_mib")),
                     ("kills_with", v("all-on", "kills")),
@@ -462,21 +471,16 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                 v("all-on", "rt_mean_ms"),
             );
             claims.push(
-                Claim::at_least(
+                cut_claim(
                     format!("{n}-fmp-response"),
                     format!(
                         "{n}: with {} as swap and everything else on, FMP cuts the mean response time by at least 5% against {}",
                         p.swap.mechanism, p.reclaim.baseline
                     ),
                     5.0,
-                    reduction(without, with),
-                    "%",
-                )
-                .explained(
+                    (without, with),
                     "mean {with} ms with FMP against {without} ms: the interactive task took {fg_with} major faults with it against {fg_without}; FMP skipped {skips} of its pages in reclaim and fell back {fallbacks} times; in all, swap-ins {si_with} against {si_without}, file reads {fr_with} against {fr_without}, beside {te} ms of work per interaction",
                     vec![
-                        ("with", with),
-                        ("without", without),
                         ("fg_with", v("all-on", "interactive_major_faults")),
                         ("fg_without", v("all-but-reclaim", "interactive_major_faults")),
                         ("skips", v("all-on", "protected_skips")),
@@ -495,18 +499,13 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                 |c: &str| v(c, "swap_outs") + v(c, "file_reads") - v(c, "file_bypass_reads");
             let (without, with) = (metric("all-but-fs"), metric("all-on"));
             claims.push(
-                Claim::at_least(
+                cut_claim(
                     format!("{n}-selective-fs-pressure"),
                     format!("{n}: the selective page cache relieves memory: page-cache reads plus swap-outs fall by at least 5% with everything else on"),
                     5.0,
-                    reduction(without, with),
-                    "%",
-                )
-                .explained(
+                    (without, with),
                     "{with} page-cache reads and swap-outs with it against {without}; {bypass} media pages bypassed the page cache",
                     vec![
-                        ("with", with),
-                        ("without", without),
                         ("bypass", v("all-on", "file_bypass_reads")),
                     ],
                 ),
@@ -518,16 +517,13 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                 v("all-on", "pcm_writes"),
             );
             claims.push(
-                Claim::at_least(
+                cut_claim(
                     format!("{n}-app-aware-pcm-writes"),
                     format!("{n}: with everything else on, the app-aware buffer cache cuts PCM writes by at least 20% against {}", p.placement.baseline),
                     20.0,
-                    reduction(without, with),
-                    "%",
-                )
-                .explained(
+                    (without, with),
                     "{with} PCM writes with it against {without}",
-                    vec![("with", with), ("without", without)],
+                    vec![],
                 ),
             );
         }
@@ -537,18 +533,13 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                 v("all-on", "launch_mean_ms"),
             );
             claims.push(
-                Claim::at_least(
+                cut_claim(
                     format!("{n}-swap-launch"),
                     format!("{n}: with everything else on, {} cuts the mean relaunch time by at least 5% against {}", p.swap.mechanism, p.swap.baseline),
                     5.0,
-                    reduction(without, with),
-                    "%",
-                )
-                .explained(
+                    (without, with),
                     "{with} ms with it against {without} ms; cold relaunches {cold_with} against {cold_without}, kills {kills_with} against {kills_without}; {nvm} pages were written to NVM and {si} swapped in",
                     vec![
-                        ("with", with),
-                        ("without", without),
                         ("nvm", v("all-on", "nvm_writes")),
                         ("si", v("all-on", "swap_ins")),
                         ("cold_with", v("all-on", "cold_launches")),

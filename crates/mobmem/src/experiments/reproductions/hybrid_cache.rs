@@ -158,6 +158,27 @@ struct Trailing<'a> {
     worst: Option<(&'a ResultRow, &'a ResultRow)>,
 }
 
+impl Trailing<'_> {
+    /// The evidence an explanation of this comparison cites: `above_lru`, `above_2q`,
+    /// `sizes`, `excess_lru`, `excess_2q` and `worst_at` (the worst size, % of the
+    /// footprint), then `more`.
+    fn evidence<'e>(&self, more: Vec<(&'e str, f64)>) -> Vec<(&'e str, f64)> {
+        let worst_at = self
+            .worst
+            .map_or(f64::NAN, |(p, _)| 100.0 * p.point.memory_fraction);
+        let mut evidence = vec![
+            ("above_lru", self.above[0] as f64),
+            ("above_2q", self.above[1] as f64),
+            ("sizes", self.sizes as f64),
+            ("excess_lru", self.excess[0]),
+            ("excess_2q", self.excess[1]),
+            ("worst_at", worst_at),
+        ];
+        evidence.extend(more);
+        evidence
+    }
+}
+
 fn trailing<'a>(
     results: &'a Results,
     workload: &str,
@@ -285,20 +306,7 @@ foreground and background pages behind its larger saving cannot be checked.",
 {above_lru} and above 2Q's at {above_2q} of {sizes} memory sizes, by up to {excess_lru} % and \
 {excess_2q} %. Where it trails most ({worst_at} % of the footprint), the leading baseline's foreground hit ratio is {fg_hr_ahead} points \
 higher and it evicts {ev_ratio} % as many foreground pages as app-aware.",
-                    vec![
-                        ("above_lru", t.above[0] as f64),
-                        ("above_2q", t.above[1] as f64),
-                        ("sizes", t.sizes as f64),
-                        ("excess_lru", t.excess[0]),
-                        ("excess_2q", t.excess[1]),
-                        (
-                            "worst_at",
-                            t.worst
-                                .map_or(f64::NAN, |(p, _)| 100.0 * p.point.memory_fraction),
-                        ),
-                        ("fg_hr_ahead", fg_hr_ahead),
-                        ("ev_ratio", ev_ratio),
-                    ],
+                    t.evidence(vec![("fg_hr_ahead", fg_hr_ahead), ("ev_ratio", ev_ratio)]),
                 ),
             );
         }
@@ -526,19 +534,9 @@ above 2Q's at {above_2q} of {sizes} memory sizes, by up to {excess_lru} % and {e
 where a write costs {pcm_write} units against DRAM's {dram_write}; where it trails most ({worst_at} % \
 of the footprint) it evicts {bg_ev_ratio} % as many background pages to storage ({eviction_cost} units \
 each) as the leading baseline.",
-        vec![
-            ("above_lru", t.above[0] as f64),
-            ("above_2q", t.above[1] as f64),
-            ("sizes", t.sizes as f64),
-            ("excess_lru", t.excess[0]),
-            ("excess_2q", t.excess[1]),
+        t.evidence(vec![
             ("pcm_write", cost.pcm_write),
             ("dram_write", cost.dram_write),
-            (
-                "worst_at",
-                t.worst
-                    .map_or(f64::NAN, |(p, _)| 100.0 * p.point.memory_fraction),
-            ),
             (
                 "bg_ev_ratio",
                 t.worst.map_or(f64::NAN, |(p, b)| {
@@ -546,7 +544,7 @@ each) as the leading baseline.",
                 }),
             ),
             ("eviction_cost", cost.eviction),
-        ],
+        ]),
     )
 }
 

@@ -137,6 +137,21 @@ pub(crate) fn run_shipped(
     crate::experiments::kinds::with_seed(1, |context| params.run_once(&header, context).unwrap())
 }
 
+/// Checks that `report` has `claims` claims, `findings` findings and `paper_figures`
+/// paper figures, and passes [`check_report`].
+#[cfg(test)]
+pub(crate) fn check_report_of_size(
+    report: &crate::report::ExperimentReport,
+    claims: usize,
+    findings: usize,
+    paper_figures: usize,
+) {
+    assert_eq!(report.claims.len(), claims);
+    assert_eq!(report.findings.len(), findings);
+    assert_eq!(report.paper_figures.len(), paper_figures);
+    check_report(report);
+}
+
 /// Checks every reproduction's report should pass: each claim's explanation template
 /// and each finding names only evidence it has (no `{name}` is left once filled in), and
 /// every report figure the paper-figure list names exists.

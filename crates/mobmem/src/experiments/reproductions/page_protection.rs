@@ -750,16 +750,13 @@ mod tests {
     fn short_run_has_every_row_figure_claim_and_finding() {
         let report = context_run(30);
         assert_eq!(report.table.rows.len(), 8 + 16 + 20 + 2);
-        assert_eq!(report.claims.len(), 5);
+        super::super::check_report_of_size(&report, 5, 3, 9);
         assert!(report.claims.iter().all(|c| c.mean.is_finite()));
         // With the I/O, stock faults more than without; FMP faults least.
         let stock_io = value(&report.table, "stock", true, "interactive_major_faults");
         let stock = value(&report.table, "stock", false, "interactive_major_faults");
         let fmp_io = value(&report.table, "fmp", true, "interactive_major_faults");
         assert!(stock_io > stock && fmp_io < stock_io);
-        assert_eq!(report.findings.len(), 3);
-        super::super::check_report(&report);
-        assert_eq!(report.paper_figures.len(), 9);
     }
 
     #[test]

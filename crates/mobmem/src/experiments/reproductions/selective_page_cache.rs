@@ -523,6 +523,12 @@ fn savings(table: &Table, platform: &str, scheme: &str, metric: &str) -> Vec<(f6
         .collect()
 }
 
+/// The value at the smallest video size of `points` (size, value) in size order, NaN
+/// when there is none.
+fn value_at_smallest(points: Vec<(f64, f64)>) -> f64 {
+    points.first().map_or(f64::NAN, |p| p.1)
+}
+
 fn mean(values: impl IntoIterator<Item = f64>) -> f64 {
     let (sum, n) = values
         .into_iter()
@@ -1060,9 +1066,7 @@ average over the video sizes (PXA250): {}.",
 
     // The two halves of the proposal.
     let at_smallest = |platform: &str, scheme: &str| {
-        savings(table, platform, scheme, "time_ms")
-            .first()
-            .map_or(f64::NAN, |p| p.1)
+        value_at_smallest(savings(table, platform, scheme, "time_ms"))
     };
     let (t, b) = (
         at_smallest(PAPER_PLATFORM, THRESHOLD_ONLY),
@@ -1141,9 +1145,7 @@ on average over the sizes.",
 
     // Reading again.
     let again = |platform: &str, scheme: &str| {
-        by_size(table, platform, scheme, "again", "time_ms")
-            .first()
-            .map_or(f64::NAN, |p| p.1)
+        value_at_smallest(by_size(table, platform, scheme, "again", "time_ms"))
     };
     out.push(Finding::new(
         "re-read",
