@@ -12,7 +12,7 @@ mod common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mobmem::mm::dedup::{self, KsmParams, RunSpec, ScanCosts};
-use mobmem::mm::phone::{self, PhoneConfig};
+use mobmem::mm::phone;
 use mobmem::mm::reclaim::{self, ReclaimConfig};
 use mobmem::mm::swap::{self, SwapConfig};
 use mobmem::trace::Trace;
@@ -111,32 +111,12 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, TestCaseError> {
 
 /// A small trace of the reclaim workload (gallery and a USB transfer), with its tables.
 fn reclaim_trace() -> Trace {
-    let config = GalleryUsbConfig {
-        interactions: 6,
-        images: 8,
-        cached_apps: 2,
-        ..GalleryUsbConfig::default()
-    };
-    gallery_usb::generate(&config, 1).expect("a small gallery-usb trace")
+    gallery_usb::generate(&common::small_gallery_usb(), 1).expect("a small gallery-usb trace")
 }
 
 /// A small trace of the swap workload (apps launched in rounds), with its tables.
 fn swap_trace() -> Trace {
     app_cycling::generate(&common::small_app_cycling(), 1).expect("a small app-cycling trace")
-}
-
-/// The shipped 2012 phone, shrunk to a short run.
-fn small_phone() -> PhoneConfig {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../experiments/phone-2012.toml"
-    );
-    let text = std::fs::read_to_string(path).expect("experiments/phone-2012.toml");
-    let mut c = PhoneConfig::parse(&text, path).expect("the shipped phone");
-    c.scale = 0.0625;
-    c.workload.sessions = 4;
-    c.workload.inputs = [3, 6];
-    c
 }
 
 /// Stop the slowest accepted configs early: they are valid, only large.
@@ -207,7 +187,7 @@ proptest! {
     #[test]
     fn phone_configs_are_refused_or_run(picks in proptest::collection::vec((0usize..128, 0usize..10), 1..3)) {
         // The workload is the unchanged phone's: the mutated one may ask for any size.
-        let base = small_phone();
+        let base = common::small_phone(4);
         let Some(config) = mutated(&base, &picks) else { return Ok(()) };
         if no_panic("PhoneConfig::validate", || config.validate())?.is_ok() {
             return Ok(()); // valid ones may be large; running them is the phone tests'

@@ -7,6 +7,8 @@
 //! swap slot accounted for, the mechanism's order holding exactly its resident pages. A
 //! broken invariant ends the run with `Error::Invariant`, which fails the property.
 
+mod common;
+
 use mobmem::core::events::with_checks;
 use mobmem::devices::platform::Platform;
 use mobmem::mm::dedup::{self, KsmParams, RunSpec, ScanCosts};
@@ -19,8 +21,8 @@ use mobmem::mm::placement::{Capacity, Family};
 use mobmem::mm::reclaim::{self, policy::POLICIES, ReclaimConfig};
 use mobmem::mm::swap::{self, SwapConfig, ARCHITECTURES};
 use mobmem::trace::Trace;
-use mobmem::workload::app_cycling::{self, AppCyclingConfig};
-use mobmem::workload::gallery_usb::{self, GalleryUsbConfig};
+use mobmem::workload::app_cycling;
+use mobmem::workload::gallery_usb;
 use mobmem::Error;
 use proptest::prelude::*;
 
@@ -38,40 +40,11 @@ fn invariants_held<T>(what: &str, run: mobmem::Result<T>) -> Result<(), TestCase
 }
 
 fn gallery_trace(seed: u64) -> Trace {
-    let config = GalleryUsbConfig {
-        interactions: 5,
-        images: 8,
-        cached_apps: 2,
-        ..GalleryUsbConfig::default()
-    };
-    gallery_usb::generate(&config, seed).expect("a small gallery-usb trace")
+    gallery_usb::generate(&common::small_gallery_usb(), seed).expect("a small gallery-usb trace")
 }
 
 fn app_cycling_trace(seed: u64) -> Trace {
-    let config = AppCyclingConfig {
-        apps: 4,
-        rounds: 2,
-        launch_pages: [20, 40],
-        heap_pages: [30, 80],
-        session_accesses: [60, 120],
-        content_pages: [20, 60],
-        ..AppCyclingConfig::default()
-    };
-    app_cycling::generate(&config, seed).expect("a small app-cycling trace")
-}
-
-/// The shipped 2012 phone, shrunk to a short run.
-fn small_phone() -> PhoneConfig {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../experiments/phone-2012.toml"
-    );
-    let text = std::fs::read_to_string(path).expect("experiments/phone-2012.toml");
-    let mut c = PhoneConfig::parse(&text, path).expect("the shipped phone");
-    c.scale = 0.0625;
-    c.workload.sessions = 6;
-    c.workload.inputs = [3, 6];
-    c
+    app_cycling::generate(&common::small_app_cycling(), seed).expect("a small app-cycling trace")
 }
 
 proptest! {
@@ -162,7 +135,7 @@ proptest! {
 
     #[test]
     fn the_phone_keeps_its_one_memory_whole(mask in 0u32..32, seed in 0u64..100) {
-        let c = small_phone();
+        let c = common::small_phone(6);
         let (on, off) = (c.mechanisms(), c.baselines());
         let mut choice: Choice = off.clone();
         for (i, slot) in phone::SLOTS.iter().enumerate() {

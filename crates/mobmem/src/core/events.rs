@@ -207,7 +207,7 @@ pub fn check_step(
     check: impl FnOnce() -> std::result::Result<(), String>,
 ) -> crate::Result<()> {
     let every = checks_every();
-    if every != 0 && done % every == 0 {
+    if every != 0 && done.is_multiple_of(every) {
         check().map_err(crate::Error::Invariant)?;
     }
     Ok(())
@@ -224,7 +224,7 @@ fn check_at_end<H: EventHandler + ?Sized>(
     every: u64,
     events: u64,
 ) -> std::result::Result<(), EventError> {
-    if every == 0 || events == 0 || events % every == 0 {
+    if every == 0 || events == 0 || events.is_multiple_of(every) {
         return Ok(()); // not checking, nothing done, or just checked
     }
     check_if_due(handler, 1, events - 1)
@@ -237,7 +237,7 @@ fn check_if_due<H: EventHandler + ?Sized>(
     every: u64,
     index: u64,
 ) -> std::result::Result<(), EventError> {
-    if every != 0 && (index + 1) % every == 0 {
+    if every != 0 && (index + 1).is_multiple_of(every) {
         handler.check().map_err(|m| EventError {
             index,
             error: crate::Error::Invariant(m),

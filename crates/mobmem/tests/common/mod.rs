@@ -75,6 +75,32 @@ pub fn small_app_cycling() -> mobmem::workload::app_cycling::AppCyclingConfig {
     }
 }
 
+/// A small gallery-and-USB workload (six interactions over eight images, two cached
+/// apps): quick to generate and to reclaim.
+pub fn small_gallery_usb() -> mobmem::workload::gallery_usb::GalleryUsbConfig {
+    mobmem::workload::gallery_usb::GalleryUsbConfig {
+        interactions: 6,
+        images: 8,
+        cached_apps: 2,
+        ..Default::default()
+    }
+}
+
+/// The shipped 2012 phone (`experiments/phone-2012.toml`) at 1/16 of its size, with
+/// `sessions` sessions of three to six inputs: a run of a second or so.
+pub fn small_phone(sessions: u32) -> mobmem::mm::phone::PhoneConfig {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/phone-2012.toml"
+    );
+    let text = std::fs::read_to_string(path).expect("experiments/phone-2012.toml");
+    let mut c = mobmem::mm::phone::PhoneConfig::parse(&text, path).expect("the shipped phone");
+    c.scale = 0.0625;
+    c.workload.sessions = sessions;
+    c.workload.inputs = [3, 6];
+    c
+}
+
 /// Checks that `message` (an error, a command's output) mentions every one of `parts`.
 pub fn assert_mentions(message: &str, parts: &[&str]) {
     for part in parts {

@@ -662,8 +662,10 @@ fn claims(table: &Table, params: &Params) -> Vec<Claim> {
     let sizes: Vec<f64> = m.flash_cut.iter().map(|p| p.0).collect();
     let over_sizes = |f: &dyn Fn(f64) -> f64| mean(sizes.iter().map(|&p| f(p)));
     let sat = m.filter_saturates;
-    let (full, not_full): (Vec<(f64, f64)>, Vec<(f64, f64)>) =
-        m.flash_cut.iter().partition(|p| !(p.0 >= sat));
+    // A size or a saturation point that is not a number goes with the sizes below it.
+    let below = |p: &&(f64, f64)| p.0 < sat || p.0.is_nan() || sat.is_nan();
+    type Points = Vec<(f64, f64)>;
+    let (full, not_full): (Points, Points) = m.flash_cut.iter().partition(below);
     let last_clock_flash = sizes.last().copied().unwrap_or(f64::NAN);
     let flash_evidence = || {
         vec![

@@ -134,7 +134,7 @@ mod tests {
             };
             let mut m = Machine::new(&config, pop.pages.len(), 2).unwrap();
             for page in 0..pop.pages.len() as PageId {
-                let proc = (page / 8) as u32;
+                let proc = page / 8;
                 m.access(page, proc, true, true).unwrap();
             }
             let params = KsmParams {

@@ -546,8 +546,8 @@ impl<'a> Phone<'a> {
             }
             self.metrics.cow_faults += 1;
         }
-        match self.m.access(page, proc, true, event.is_write())? {
-            Some(f) => match f.read_from {
+        if let Some(fault) = self.m.access(page, proc, true, event.is_write())? {
+            match fault.read_from {
                 Some(device) => {
                     self.metrics.swap_ins += 1;
                     let (ns, nj) = self.swap_read(device);
@@ -558,8 +558,7 @@ impl<'a> Phone<'a> {
                     let ns = self.config.response.minor_fault_ns;
                     self.charge(proc, ns, 0.0, false);
                 }
-            },
-            None => {}
+            }
         }
         Ok(())
     }

@@ -73,12 +73,12 @@ pub(super) fn scan_batches(
     nr: &mut [usize; 4],
     mut batch: impl FnMut(usize, usize, bool) -> bool,
 ) -> bool {
-    for list in 0..4 {
-        let n = nr[list].min(SWAP_CLUSTER_MAX);
+    for (list, left) in nr.iter_mut().enumerate() {
+        let n = (*left).min(SWAP_CLUSTER_MAX);
         if n == 0 {
             continue;
         }
-        nr[list] -= n;
+        *left -= n;
         if batch(list / 2, n, list % 2 == 1) {
             return true;
         }
