@@ -625,15 +625,11 @@ fn devices_lists_every_built_in_profile_and_files_may_name_them() {
     gen("app-cycling", &trace, &["--scale", "0.2"]);
     let trace = trace.to_str().unwrap().to_string();
     let config = dir.path().join("swap.toml");
+    let config_path = config.to_str().unwrap().to_string();
+    let swap = ["swap", "--trace", &trace, "--config", &config_path];
+    let swap_json = || ok(&[&swap[..], &["--json"]].concat());
     std::fs::write(&config, "[devices]\nflash = \"emmc\"\n").unwrap();
-    let named = ok(&[
-        "swap",
-        "--trace",
-        &trace,
-        "--config",
-        config.to_str().unwrap(),
-        "--json",
-    ]);
+    let named = swap_json();
     let figures = toml::to_string(&mobmem::mm::swap::SwapConfig {
         devices: mobmem::devices::swap::SwapDevices {
             flash: mobmem::devices::EMMC,
@@ -643,22 +639,8 @@ fn devices_lists_every_built_in_profile_and_files_may_name_them() {
     })
     .unwrap();
     std::fs::write(&config, figures).unwrap();
-    let written = ok(&[
-        "swap",
-        "--trace",
-        &trace,
-        "--config",
-        config.to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(named, written);
+    assert_eq!(named, swap_json());
     std::fs::write(&config, "[devices]\nflash = \"PCM\"\n").unwrap();
-    let e = fails(&[
-        "swap",
-        "--trace",
-        &trace,
-        "--config",
-        config.to_str().unwrap(),
-    ]);
+    let e = fails(&swap);
     assert_mentions(&e, &["not a flash one"]);
 }

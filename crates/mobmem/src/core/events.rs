@@ -410,14 +410,16 @@ mod tests {
         assert!(message.contains("page 9"), "{message}");
     }
 
+    /// Reads by process 0 of the pages at the times given, as `(time, page)`.
+    fn reads(at: &[(u64, crate::trace::PageId)]) -> Vec<Event> {
+        (at.iter())
+            .map(|&(t, page)| Event::access(t, 0, page, false, true))
+            .collect()
+    }
+
     #[test]
     fn checks_run_when_due_and_at_the_end_only_inside_with_checks() {
-        let events = [
-            Event::access(1, 0, 1, false, true),
-            Event::access(2, 0, 7, false, true),
-            Event::access(3, 0, 2, false, true),
-            Event::access(4, 0, 3, false, true),
-        ];
+        let events = reads(&[(1, 1), (2, 7), (3, 2), (4, 3)]);
         let broken_at = |every: u64| {
             let mut log = Log::default();
             match with_checks(every, || replay(&mut log, &events)) {
@@ -490,12 +492,7 @@ mod tests {
 
     #[test]
     fn timers_fire_in_time_order_before_the_events_they_precede() {
-        let events = [
-            Event::access(5, 0, 1, false, true),
-            Event::access(25, 0, 2, false, true),
-            Event::access(30, 0, 3, false, true),
-            Event::access(100, 0, 4, false, true),
-        ];
+        let events = reads(&[(5, 1), (25, 2), (30, 3), (100, 4)]);
         let mut h = Periodic::new(10);
         replay(&mut h, &events).unwrap();
         // 10 and 20 before the event at 25; 30 before the event at 30 (due at its
