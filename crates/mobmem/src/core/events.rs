@@ -341,7 +341,21 @@ fn replay_batch<H: EventHandler + ?Sized>(
     batch: &[Event],
     first: u64,
 ) -> std::result::Result<(), EventError> {
-    let every = checks_every();
+    // Chosen once a batch, so that the loop of an unchecked run has no check in it.
+    match checks_every() {
+        0 => replay_batch_checking::<H, false>(handler, batch, first, 0),
+        every => replay_batch_checking::<H, true>(handler, batch, first, every),
+    }
+}
+
+/// [`replay_batch`], checking the memory every `every` events when `CHECKING`.
+#[inline(always)]
+fn replay_batch_checking<H: EventHandler + ?Sized, const CHECKING: bool>(
+    handler: &mut H,
+    batch: &[Event],
+    first: u64,
+    every: u64,
+) -> std::result::Result<(), EventError> {
     for (i, event) in batch.iter().enumerate() {
         if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
             if ahead.is_access() {
@@ -352,7 +366,9 @@ fn replay_batch<H: EventHandler + ?Sized>(
             index: first + i as u64,
             error,
         })?;
-        check_if_due(handler, every, first + i as u64)?;
+        if CHECKING {
+            check_if_due(handler, every, first + i as u64)?;
+        }
     }
     Ok(())
 }
