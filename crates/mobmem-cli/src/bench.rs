@@ -178,14 +178,22 @@ fn write_zipf_oracle_general(path: &Path, requests: u64, objects: u64) -> Result
     Ok(seen.iter().filter(|&&s| s).count() as u64)
 }
 
-/// The fastest of `repeat` whole runs of `program args`, seconds; its stdout must
-/// contain `expect`.
-fn time_process(program: &Path, args: &[String], repeat: usize, expect: &str) -> Result<f64> {
+/// The fastest of `repeat` whole runs of `program args` in the folder `cwd`, seconds; its
+/// stdout must contain `expect`. (cachesim writes a result file into its working folder:
+/// run in the benchmark's own temporary folder, it never lands in the user's.)
+fn time_process(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    repeat: usize,
+    expect: &str,
+) -> Result<f64> {
     let mut best = f64::INFINITY;
     for _ in 0..repeat.max(1) {
         let started = Instant::now();
         let out = Command::new(program)
             .args(args)
+            .current_dir(cwd)
             .output()
             .with_context(|| format!("running {}", program.display()))?;
         let seconds = started.elapsed().as_secs_f64();
@@ -249,7 +257,7 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
         .map(|s| s.to_string())
         .chain([capacity.to_string()])
         .collect();
-    let whole = time_process(exe, &sim_args, args.repeat, "misses")?;
+    let whole = time_process(exe, &sim_args, dir, args.repeat, "misses")?;
     let one = measure_in_child(
         exe,
         args,
@@ -262,12 +270,21 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
     let cachesim = match &args.cachesim {
         None => Value::Null,
         Some(program) => {
+            // It runs in the temporary folder: a relative path is taken from here first
+            // (a bare name is still looked up on the PATH).
+            let program = if program.components().count() > 1 {
+                std::path::absolute(program)
+                    .with_context(|| format!("--cachesim {}", program.display()))?
+            } else {
+                program.clone()
+            };
+            let program = &program;
             let cs_args: Vec<String> = [trace.as_str(), "oracleGeneral", "lru"]
                 .iter()
                 .map(|s| s.to_string())
                 .chain([capacity.to_string(), "--ignore-obj-size".into(), "1".into()])
                 .collect();
-            let seconds = time_process(program, &cs_args, args.repeat, "miss ratio")?;
+            let seconds = time_process(program, &cs_args, dir, args.repeat, "miss ratio")?;
             json!({ "seconds": seconds, "mobmem_speedup": seconds / whole })
         }
     };

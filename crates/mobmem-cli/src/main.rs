@@ -25,6 +25,7 @@ use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
 use mobmem::experiments::{ExperimentFile, RunOptions};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
+use mobmem::output::{Existing, Placed};
 use mobmem::report;
 use mobmem::trace::{self, Format};
 use mobmem::workload;
@@ -171,9 +172,16 @@ struct RunArgs {
     /// Experiment file (docs/experiment-files.md lists every key of every kind;
     /// experiments/reference.toml those of the default kind, `cache`).
     experiment: PathBuf,
-    /// Report folder.
+    /// Report folder: the report goes to OUT/NAME/ (NAME: the experiment's name), the
+    /// page of every report in OUT to OUT/index.html.
     #[arg(long, default_value = "report")]
     out: PathBuf,
+    /// Write even where the report folder `OUT/NAME`, `OUT/index.html` or
+    /// `OUT/provenance.json` exists and is not mobmem's own (an earlier report of mobmem's
+    /// is always replaced): the foreign one is kept whole, renamed to NAME.replaced-N
+    /// beside it. Without it, such a target stops the command before anything runs.
+    #[arg(long)]
+    force: bool,
     /// Run seeds 1..=N instead of the file's `seeds`. 1 to 100.
     #[arg(long, value_parser = numbers::seeds, allow_negative_numbers = true)]
     seeds: Option<u64>,
@@ -191,9 +199,16 @@ struct ReproduceArgs {
     /// (made by scripts/make-media.sh).
     #[arg(long, default_value = "target/media")]
     media: PathBuf,
-    /// Report folder.
+    /// Report folder: each reproduction's report goes to OUT/NAME/, the page of every
+    /// report in OUT to OUT/index.html.
     #[arg(long, default_value = "report")]
     out: PathBuf,
+    /// Write even where the report folder `OUT/NAME`, `OUT/index.html` or
+    /// `OUT/provenance.json` exists and is not mobmem's own (an earlier report of mobmem's
+    /// is always replaced): the foreign one is kept whole, renamed to NAME.replaced-N
+    /// beside it. Without it, such a target stops the command before anything runs.
+    #[arg(long)]
+    force: bool,
     /// Run every synthetic workload with seeds 1..=N; each claim reports the mean over
     /// the seeds with a 95% interval (Student t). 1 to 100.
     #[arg(long, default_value_t = reproductions::DEFAULT_SEEDS, value_parser = numbers::seeds, allow_negative_numbers = true)]
@@ -656,11 +671,13 @@ fn run(args: RunArgs) -> Result<()> {
         seeds: args.seeds,
         media_dir: args.media.clone(),
     };
+    let existing = existing_outputs(args.force);
+    report::check_outputs(&args.out, &[&file.header.name], existing)?;
     let mut provenance = provenance(file.seeds(&options));
-    let report = run_experiment(&file, &options, &args.out, &mut provenance)
+    let report = run_experiment(&file, &options, &args.out, &mut provenance, existing)
         .with_context(|| format!("{}", args.experiment.display()))?;
     provenance.experiments = vec![report.table.experiment.clone()];
-    report::write_index(&args.out, &provenance)?;
+    tell_kept(report::write_index(&args.out, &provenance, existing)?);
     let headline: &[&str] = match file.header.kind {
         "cache" => &["hit_ratio", "fg_hit_ratio", "fg_time", "energy_nj"],
         "phone" => &[
@@ -685,6 +702,22 @@ fn run(args: RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// `--force`: foreign outputs are kept aside instead of stopping the command.
+fn existing_outputs(force: bool) -> Existing {
+    if force {
+        Existing::KeepAside
+    } else {
+        Existing::Refuse
+    }
+}
+
+/// Says where the foreign files or folders that `--force` moved aside now are.
+fn tell_kept(kept: Vec<std::path::PathBuf>) {
+    for path in kept {
+        eprintln!("  kept what stood there as {}", path.display());
+    }
+}
+
 /// Run an experiment file (`run` and `reproduce` alike) with a progress bar, write its
 /// report under `out` and print its claims. The provenance's seeds are the run's.
 fn run_experiment(
@@ -692,6 +725,7 @@ fn run_experiment(
     options: &RunOptions,
     out: &std::path::Path,
     provenance: &mut report::Provenance,
+    existing: Existing,
 ) -> Result<report::ExperimentReport> {
     let pb = bar(0, &file.header.name);
     let progress = progress_of(&pb);
@@ -705,7 +739,10 @@ fn run_experiment(
     if provenance.seeds.is_empty() {
         provenance.seeds = report.seeds.clone();
     }
-    let dir = report::write_experiment(out, &report, provenance)?;
+    let (dir, placed) = report::write_experiment(out, &report, provenance, existing)?;
+    if let Placed::KeptAside(kept) = placed {
+        tell_kept(vec![kept]);
+    }
     for c in &report.claims {
         let paper = match (&c.expect, c.paper) {
             (report::Expect::AtLeast { bound }, _) => {
@@ -743,16 +780,21 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
         seeds: Some(args.seeds),
         media_dir: Some(args.media.clone()),
     };
+    let existing = existing_outputs(args.force);
+    let files = (chosen.iter())
+        .map(|r| r.experiment())
+        .collect::<mobmem::Result<Vec<_>>>()?;
+    let names: Vec<&str> = files.iter().map(|f| f.header.name.as_str()).collect();
+    report::check_outputs(&args.out, &names, existing)?;
     let mut written = Vec::new();
-    for r in chosen {
-        let file = r.experiment()?;
+    for (r, file) in chosen.iter().zip(&files) {
         println!("{}: {}", r.name, r.summary);
-        let report = run_experiment(&file, &options, &args.out, &mut provenance)
+        let report = run_experiment(file, &options, &args.out, &mut provenance, existing)
             .with_context(|| format!("reproduction {}", r.name))?;
         written.push(report.table.experiment.clone());
     }
     provenance.experiments = written;
-    report::write_index(&args.out, &provenance)?;
+    tell_kept(report::write_index(&args.out, &provenance, existing)?);
     println!("report: {}", args.out.join("index.html").display());
     Ok(())
 }
@@ -776,7 +818,14 @@ fn report_command(command: ReportCommand) -> Result<()> {
                         .with_context(|| format!("{}", path.display()))?;
                     let new = report::replace_summary(&text, &markdown)
                         .with_context(|| format!("{}", path.display()))?;
-                    std::fs::write(&path, new).with_context(|| format!("{}", path.display()))?;
+                    // Through a temporary file and a rename: a kill never leaves it half
+                    // written.
+                    mobmem::output::write_file(
+                        &path,
+                        new.as_bytes(),
+                        mobmem::output::any_file,
+                        Existing::Refuse,
+                    )?;
                     eprintln!("wrote the summary into {}", path.display());
                 }
             }

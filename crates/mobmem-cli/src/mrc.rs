@@ -10,6 +10,7 @@ use mobmem::devices::CostModel;
 use mobmem::mm::placement::mrc::{self, CurvePoint, Sampling};
 use mobmem::mm::placement::sim::RunSetup;
 use mobmem::mm::placement::{find_policy, Capacity};
+use mobmem::output::{self, Existing};
 use mobmem::report::{self, Figure, Row, Table};
 use mobmem::trace::{self, Format};
 
@@ -311,9 +312,8 @@ fn write_table(
         rows,
     };
     let csv_path = dir.join("mrc.csv");
-    let file =
-        std::fs::File::create(&csv_path).with_context(|| format!("{}", csv_path.display()))?;
-    report::write_results_csv(std::io::BufWriter::new(file), &table)?;
+    let mut csv = Vec::new();
+    report::write_results_csv(&mut csv, &table)?;
     let figure = Figure {
         id: "mrc".into(),
         title: "miss-ratio curve".into(),
@@ -329,7 +329,35 @@ fn write_table(
     };
     let svg = report::render_figure(&table, &figure)?;
     let svg_path = dir.join("mrc.svg");
-    std::fs::write(&svg_path, svg).with_context(|| format!("{}", svg_path.display()))?;
+    // Both are checked before either is written: a refusal leaves the folder as it was.
+    output::check_replaceable(&csv_path, own_csv, "")?;
+    output::check_replaceable(&svg_path, own_svg, "")?;
+    output::write_file(&csv_path, &csv, own_csv, Existing::Refuse)?;
+    output::write_file(&svg_path, svg.as_bytes(), own_svg, Existing::Refuse)?;
     eprintln!("wrote {} and {}", csv_path.display(), svg_path.display());
     Ok(())
+}
+
+/// A curve mobmem wrote before (`DIR/mrc.csv`): a regular file with this table's header.
+fn own_csv(path: &std::path::Path) -> bool {
+    own_head(path, |head| {
+        head.starts_with(b"method,capacity,metric,value\n")
+    })
+}
+
+/// A plot mobmem wrote before (`DIR/mrc.svg`).
+fn own_svg(path: &std::path::Path) -> bool {
+    own_head(path, |head| {
+        head.starts_with(b"<svg") && head.windows(16).any(|w| w == b"miss-ratio curve")
+    })
+}
+
+fn own_head(path: &std::path::Path, test: impl Fn(&[u8]) -> bool) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    output::any_file(path)
+        && std::fs::File::open(path)
+            .and_then(|f| f.take(4096).read_to_end(&mut head))
+            .is_ok()
+        && test(&head)
 }

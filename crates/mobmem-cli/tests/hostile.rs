@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{assert_mentions, fails, json, mobmem, ok, sim, temp_file};
+use common::{assert_mentions, fails, json, mobmem, ok, run_full, sim, temp_file};
 
 /// A CSV trace of 48 distinct pages (anonymous and file), three processes, one of them
 /// in the foreground, 240 accesses.
@@ -236,6 +236,93 @@ fn names_from_experiment_files_never_become_paths() {
     std::fs::write(&exp, text.replace("[0.5]", "[0.1, 1.0]")).unwrap();
     ok(&["run", s(&exp), "--out", s(&out)]);
     assert!(out.join("exp/plain.name-1_x+y-hit-ratio.svg").exists());
+}
+
+/// Every file and link under `dir`, with its bytes (a link: where it points), sorted.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.file_type().is_symlink() {
+                let to = std::fs::read_link(&path).unwrap();
+                out.push((path, to.into_os_string().into_encoded_bytes()));
+            } else if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.push((path, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_users_folder_at_the_reports_name_is_never_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let theirs = out.join("exp");
+    std::fs::create_dir_all(&theirs).unwrap();
+    // The experiment's own input trace lives in the folder the report would take.
+    let trace = tiny_trace(&theirs);
+    std::fs::write(theirs.join("notes.txt"), "the user's").unwrap();
+    std::fs::create_dir(out.join(".exp.partial")).unwrap();
+    std::fs::write(out.join(".exp.partial/keep.txt"), "also the user's").unwrap();
+    let exp = experiment(dir.path(), "tiny", &trace);
+    let before = tree(dir.path());
+    let e = fails(&["run", s(&exp), "--out", s(&out)]);
+    assert_mentions(&e, &["out/exp", "a folder", "not mobmem's own", "--force"]);
+    assert_eq!(tree(dir.path()), before, "nothing written, nothing removed");
+    // --force keeps the folder whole beside the report.
+    let (_, printed) = run_full(&["run", s(&exp), "--out", s(&out), "--force"]);
+    assert!(printed.contains("exp.replaced-1"), "{printed}");
+    let kept = out.join("exp.replaced-1");
+    assert_eq!(
+        std::fs::read(kept.join("notes.txt")).unwrap(),
+        b"the user's"
+    );
+    assert!(kept.join("tiny.csv").is_file());
+    assert!(out.join("exp/results.csv").is_file());
+    // The report is mobmem's own now: a second run replaces it, without --force, and
+    // leaves every other file as it was.
+    let trace_moved = kept.join("tiny.csv");
+    let exp = experiment(dir.path(), "tiny", &trace_moved);
+    let outside = |t: Vec<(PathBuf, Vec<u8>)>| -> Vec<_> {
+        t.into_iter()
+            .filter(|(p, _)| !p.starts_with(out.join("exp")) && !p.ends_with("index.html"))
+            .filter(|(p, _)| !p.ends_with("out/provenance.json"))
+            .collect()
+    };
+    let before = outside(tree(dir.path()));
+    ok(&["run", s(&exp), "--out", s(&out)]);
+    assert_eq!(outside(tree(dir.path())), before);
+    assert_eq!(
+        std::fs::read(out.join(".exp.partial/keep.txt")).unwrap(),
+        b"also the user's"
+    );
+}
+
+#[test]
+fn links_at_the_reports_paths_are_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let exp = experiment(dir.path(), "tiny", &trace);
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    for link in ["index.html", "provenance.json"] {
+        let out = dir.path().join(format!("out-{link}"));
+        std::fs::create_dir(&out).unwrap();
+        std::os::unix::fs::symlink(&victim, out.join(link)).unwrap();
+        let before = tree(dir.path());
+        let e = fails(&["run", s(&exp), "--out", s(&out)]);
+        assert_mentions(&e, &[link, "symbolic link"]);
+        assert_eq!(tree(dir.path()), before, "{link}");
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
 }
 
 #[test]

@@ -12,7 +12,9 @@
 //!   (the compressed flash file system);
 //! - [`host`]: what touches the real machine (the kernel's sysfs knobs and counters);
 //! - [`experiments`]: experiment files, sweeps run in parallel, the papers' reproductions;
-//! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index.
+//! - [`report`]: CSV, JSON, SVG plots, claims and the HTML index;
+//! - [`output`]: how every output file and folder is put in place (exclusive temporary
+//!   names, renames, never replacing what mobmem did not write).
 
 pub mod config_file;
 pub mod core;
@@ -23,6 +25,7 @@ pub mod experiments;
 pub mod fuzzing;
 pub mod host;
 pub mod mm;
+pub mod output;
 pub mod report;
 pub mod trace;
 pub mod workload;

@@ -6,12 +6,13 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::claims::{ClaimResult, Expect, FigureStatus, FindingResult, PaperFigure, Verdict, RULE};
 use super::numbers::{interval, significant};
 use super::provenance::{seeds_text, Provenance};
 use super::{safe_file_name, PageInfo};
+use crate::output::{self, Existing, Placed};
 use crate::{Error, Result};
 
 fn escape(s: &str) -> String {
@@ -467,18 +468,41 @@ in their section.</p>\n",
 
 /// Write `DIR/provenance.json` (`provenance`, naming the experiments this command wrote)
 /// and `DIR/index.html`, with every experiment folder under `DIR` (see [`load_sections`]).
-pub fn write_index(dir: &Path, provenance: &Provenance) -> Result<()> {
+/// Each replaces mobmem's own earlier file; a foreign one is refused or kept aside, as
+/// `existing` says: the names it was kept under are returned.
+pub fn write_index(
+    dir: &Path,
+    provenance: &Provenance,
+    existing: Existing,
+) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     for name in &provenance.experiments {
         safe_file_name(name)?;
     }
-    super::write_json(&dir.join("provenance.json"), provenance)?;
+    let mut kept = Vec::new();
+    let mut keep = |placed: Placed| {
+        if let Placed::KeptAside(path) = placed {
+            kept.push(path);
+        }
+    };
+    let path = dir.join("provenance.json");
+    let json = super::json_bytes(&path, provenance)?;
+    keep(output::write_file(
+        &path,
+        &json,
+        super::is_own_provenance,
+        existing,
+    )?);
     let (_, sections, unread) = load_sections(dir)?;
     let html = index_page(provenance, &sections, &unread);
-    let tmp = dir.join(".index.html.partial");
-    fs::write(&tmp, html).map_err(|e| Error::io(&tmp, e))?;
     let path = dir.join("index.html");
-    fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
+    keep(output::write_file(
+        &path,
+        html.as_bytes(),
+        super::is_own_index,
+        existing,
+    )?);
+    Ok(kept)
 }
 
 /// The line before the README's summary of the reproductions' claims.

@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::output::{Existing, Placed};
 use crate::{Error, Result};
 
 /// A figure: one metric against a key column, one line (or, for categories, one bar) per
@@ -489,8 +490,9 @@ pub fn safe_file_name(name: &str) -> Result<&str> {
     Ok(name)
 }
 
+/// A file inside a folder this process just created (see [`crate::output::write_new`]).
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    fs::write(path, bytes).map_err(|e| Error::io(path, e))
+    crate::output::write_new(path, bytes)
 }
 
 /// What an experiment's page shows besides its claims, findings and paper figures:
@@ -516,13 +518,107 @@ pub struct FigureInfo {
     pub caption: String,
 }
 
+/// The file that marks a folder as a report mobmem wrote (its content says so to a
+/// person): such a folder is replaced when its experiment runs again; any other folder
+/// at that name is refused (see [`crate::output`]).
+pub const REPORT_MARKER: &str = ".mobmem-report";
+
+const MARKER_TEXT: &str = "This folder is a report written by mobmem. mobmem replaces it \
+whole when the experiment is run again into the same --out folder.\n";
+
+/// The names of the files a report folder holds, besides its SVGs.
+const REPORT_FILES: [&str; 9] = [
+    REPORT_MARKER,
+    "results.csv",
+    "results.json",
+    "claims.json",
+    "findings.json",
+    "paper-figures.json",
+    "report.json",
+    "provenance.json",
+    "index.html",
+];
+
+/// Whether `dir` is a report folder mobmem wrote: a real folder (not a link) holding
+/// the marker file, or, for reports written before the marker, holding `report.json`
+/// and nothing but regular files of the names a report has.
+pub fn is_own_report(dir: &Path) -> bool {
+    let is_file = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+    if !fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return false;
+    }
+    if is_file(&dir.join(REPORT_MARKER)) {
+        return true;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    let mut has_report = false;
+    for entry in entries {
+        let Ok(entry) = entry else { return false };
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            return false;
+        };
+        if !(REPORT_FILES.contains(&name) || name.ends_with(".svg")) || !is_file(&entry.path()) {
+            return false;
+        }
+        has_report |= name == "report.json";
+    }
+    has_report
+}
+
+/// Whether `path` is an index page mobmem wrote (`DIR/index.html`): a regular file
+/// whose head has the report's title.
+pub fn is_own_index(path: &Path) -> bool {
+    own_file_head(path, |head| head.contains("<title>mobmem report</title>"))
+}
+
+/// Whether `path` is a provenance file mobmem wrote (`DIR/provenance.json`).
+pub fn is_own_provenance(path: &Path) -> bool {
+    own_file_head(path, |head| {
+        head.starts_with("{\n  \"version\": ") && head.contains("\"commit\": ")
+    })
+}
+
+/// Reads at most the first 4 KiB of a regular file (a link is never mobmem's own).
+fn own_file_head(path: &Path, test: impl Fn(&str) -> bool) -> bool {
+    use std::io::Read;
+    if !fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::new();
+    let read = fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
+    read.is_ok() && test(&String::from_utf8_lossy(&head))
+}
+
+/// Checks, before anything runs, that the report of each experiment in `names` and the
+/// index can be written under `dir`: each target is absent or mobmem's own, or
+/// `existing` allows keeping it aside. A long run then never ends in a refusal.
+pub fn check_outputs(dir: &Path, names: &[&str], existing: Existing) -> Result<()> {
+    if existing == Existing::KeepAside {
+        return Ok(());
+    }
+    let hint = ", or pass --force to keep it (renamed NAME.replaced-N) beside the new report";
+    let refuse = |path: &Path, owned| crate::output::check_replaceable(path, owned, hint);
+    for name in names {
+        refuse(&dir.join(safe_file_name(name)?), is_own_report)?;
+    }
+    refuse(&dir.join("index.html"), is_own_index)?;
+    refuse(&dir.join("provenance.json"), is_own_provenance)
+}
+
 /// Write `DIR/<name>/` for one experiment, with its page `DIR/<name>/index.html` and
-/// `provenance`; returns the folder. `DIR/index.html` is [`write_index`]'s.
+/// `provenance`; returns the folder. The folder is written under a fresh temporary name
+/// and then put in place whole: an earlier report of mobmem's is replaced, any other
+/// folder at that name is refused or kept aside, as `existing` says
+/// ([`crate::output::put_in_place`]). `DIR/index.html` is [`write_index`]'s.
 pub fn write_experiment(
     dir: &Path,
     report: &ExperimentReport,
     provenance: &Provenance,
-) -> Result<PathBuf> {
+    existing: Existing,
+) -> Result<(PathBuf, Placed)> {
     let name = safe_file_name(&report.table.experiment)?;
     // Every file name is checked before anything is written.
     let svgs = (report.figures.iter())
@@ -530,11 +626,9 @@ pub fn write_experiment(
         .collect::<Result<Vec<_>>>()?;
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let final_dir = dir.join(name);
-    let partial = dir.join(format!(".{name}.partial"));
-    if partial.exists() {
-        fs::remove_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
-    }
-    fs::create_dir_all(&partial).map_err(|e| Error::io(&partial, e))?;
+    let temp = crate::output::create_temp_dir(&final_dir)?;
+    let partial = temp.path().to_path_buf();
+    write_file(&partial.join(REPORT_MARKER), MARKER_TEXT.as_bytes())?;
 
     let mut csv_bytes = Vec::new();
     write_results_csv(&mut csv_bytes, &report.table)?;
@@ -575,19 +669,21 @@ pub fn write_experiment(
         &partial.join("index.html"),
         html::experiment_page(&section).as_bytes(),
     )?;
-    if final_dir.exists() {
-        fs::remove_dir_all(&final_dir).map_err(|e| Error::io(&final_dir, e))?;
-    }
-    fs::rename(&partial, &final_dir).map_err(|e| Error::io(&final_dir, e))?;
-    Ok(final_dir)
+    let placed = temp.place(&final_dir, is_own_report, existing)?;
+    Ok((final_dir, placed))
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    write_file(path, &json_bytes(path, value)?)
+}
+
+/// `value` as the pretty JSON of the file `path`, with a final line break.
+fn json_bytes(path: &Path, value: &impl Serialize) -> Result<Vec<u8>> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let mut bytes =
         serde_json::to_vec_pretty(value).map_err(|e| Error::config(name, e.to_string()))?;
     bytes.push(b'\n');
-    write_file(path, &bytes)
+    Ok(bytes)
 }
 
 /// A table for a terminal: the key columns and the chosen metrics, one line per row.
@@ -628,6 +724,144 @@ pub fn short(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The report as the command line writes it without `--force`.
+    fn write_experiment(
+        dir: &Path,
+        report: &ExperimentReport,
+        provenance: &Provenance,
+    ) -> Result<PathBuf> {
+        super::write_experiment(dir, report, provenance, Existing::Refuse).map(|(p, _)| p)
+    }
+
+    fn write_index(dir: &Path, provenance: &Provenance) -> Result<Vec<PathBuf>> {
+        super::write_index(dir, provenance, Existing::Refuse)
+    }
+
+    /// Every file under `dir` (links as their target's path) with its bytes, sorted.
+    fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for entry in fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = fs::symlink_metadata(&path).unwrap();
+                if meta.file_type().is_symlink() {
+                    out.push((
+                        path.clone(),
+                        fs::read_link(&path)
+                            .unwrap()
+                            .into_os_string()
+                            .into_encoded_bytes(),
+                    ));
+                } else if meta.is_dir() {
+                    stack.push(path);
+                } else {
+                    let bytes = fs::read(&path).unwrap();
+                    out.push((path, bytes));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_folder_of_the_users_at_the_reports_name_is_refused_then_kept_aside_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("exp");
+        fs::create_dir(&theirs).unwrap();
+        fs::write(theirs.join("trace.csv"), "precious").unwrap();
+        fs::write(theirs.join("results.csv"), "also theirs").unwrap();
+        let before = snapshot(dir.path());
+        let report = small_report("exp");
+        let e = check_outputs(dir.path(), &["exp"], Existing::Refuse).unwrap_err();
+        assert!(e.to_string().contains("pass --force"), "{e}");
+        let e = write_experiment(dir.path(), &report, &test_provenance()).unwrap_err();
+        assert!(
+            e.to_string().contains("a folder that is not mobmem's own"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("--force"), "{e}");
+        assert_eq!(
+            snapshot(dir.path()),
+            before,
+            "nothing changed, nothing left"
+        );
+        let (folder, placed) =
+            super::write_experiment(dir.path(), &report, &test_provenance(), Existing::KeepAside)
+                .unwrap();
+        let aside = dir.path().join("exp.replaced-1");
+        assert_eq!(placed, Placed::KeptAside(aside.clone()));
+        assert_eq!(fs::read(aside.join("trace.csv")).unwrap(), b"precious");
+        assert_eq!(fs::read(aside.join("results.csv")).unwrap(), b"also theirs");
+        assert!(is_own_report(&folder));
+    }
+
+    #[test]
+    fn an_earlier_report_is_replaced_whole_with_or_without_its_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder =
+            write_experiment(dir.path(), &small_report("exp"), &test_provenance()).unwrap();
+        assert!(folder.join(REPORT_MARKER).is_file());
+        fs::write(folder.join("stale.svg"), "from an earlier run").unwrap();
+        write_experiment(dir.path(), &small_report("exp"), &test_provenance()).unwrap();
+        assert!(
+            !folder.join("stale.svg").exists(),
+            "the old folder went whole"
+        );
+        // A report written before the marker existed: report files only.
+        fs::remove_file(folder.join(REPORT_MARKER)).unwrap();
+        assert!(is_own_report(&folder));
+        write_experiment(dir.path(), &small_report("exp"), &test_provenance()).unwrap();
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+        // One foreign file makes it the user's.
+        fs::remove_file(folder.join(REPORT_MARKER)).unwrap();
+        fs::write(folder.join("notes.txt"), "mine").unwrap();
+        assert!(!is_own_report(&folder));
+    }
+
+    #[test]
+    fn links_at_every_output_path_are_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim_dir = dir.path().join("victim");
+        fs::create_dir(&victim_dir).unwrap();
+        fs::write(victim_dir.join("file"), "precious").unwrap();
+        let out = dir.path().join("out");
+        fs::create_dir(&out).unwrap();
+        let victim = victim_dir.join("file");
+        for name in [
+            "index.html",
+            "provenance.json",
+            ".exp.partial",
+            ".index.html.partial",
+        ] {
+            std::os::unix::fs::symlink(&victim, out.join(name)).unwrap();
+        }
+        std::os::unix::fs::symlink(&victim_dir, out.join("exp")).unwrap();
+        let before = snapshot(dir.path());
+        assert!(write_experiment(&out, &small_report("exp"), &test_provenance()).is_err());
+        assert!(write_index(&out, &test_provenance()).is_err());
+        assert_eq!(snapshot(dir.path()), before);
+        // With --force the links are moved aside, their targets untouched.
+        super::write_experiment(
+            &out,
+            &small_report("exp"),
+            &test_provenance(),
+            Existing::KeepAside,
+        )
+        .unwrap();
+        let kept = super::write_index(&out, &test_provenance(), Existing::KeepAside).unwrap();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(fs::read_dir(&victim_dir).unwrap().count(), 1);
+        assert!(is_own_index(&out.join("index.html")));
+        assert!(is_own_provenance(&out.join("provenance.json")));
+    }
 
     fn test_provenance() -> Provenance {
         Provenance::now("0.0.0", "unknown", None, vec!["mobmem".into()], vec![1])

@@ -1,6 +1,5 @@
 //! Pieces shared by the format readers and writers.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -213,9 +212,11 @@ pub struct PartialFile {
 }
 
 impl PartialFile {
+    /// Opens a fresh temporary file beside `target`, created exclusively: a link or an
+    /// earlier cut-short output at `NAME.partial` is left alone and the next free name
+    /// (`NAME.partial-2`, ...) is taken.
     pub fn create(target: &Path) -> Result<PartialFile> {
-        let temp = partial_path(target);
-        let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
+        let (temp, file) = crate::output::create_temp_file(target)?;
         Ok(PartialFile {
             target: target.to_path_buf(),
             temp,
@@ -244,11 +245,17 @@ impl PartialFile {
         Error::io(&self.temp, e)
     }
 
-    /// Flush and rename into place.
+    /// Flush and rename into place. The target was named by the user as the output: a
+    /// regular file there is replaced; a link, a folder or a special file is refused.
     pub fn commit(mut self) -> Result<()> {
         // Closed before the rename, which some systems refuse on an open file.
         self.close()?;
-        std::fs::rename(&self.temp, &self.target).map_err(|e| Error::io(&self.target, e))?;
+        crate::output::put_in_place(
+            &self.temp,
+            &self.target,
+            crate::output::any_file,
+            crate::output::Existing::Refuse,
+        )?;
         // Renamed: there is nothing left for `drop` to clean up.
         self.temp = PathBuf::new();
         Ok(())
@@ -281,16 +288,6 @@ impl Drop for PartialFile {
             let _ = std::fs::remove_file(&self.temp);
         }
     }
-}
-
-/// `trace.mmt` -> `trace.mmt.partial`, in the same directory so the rename is atomic.
-fn partial_path(target: &Path) -> PathBuf {
-    let mut name = target
-        .file_name()
-        .map(OsString::from)
-        .unwrap_or_else(|| OsString::from("trace"));
-    name.push(".partial");
-    target.with_file_name(name)
 }
 
 impl Write for PartialFile {
@@ -407,9 +404,33 @@ mod tests {
         assert_eq!(file.keep().unwrap(), dir.path().join("out.txt.partial"));
         assert_eq!(files(dir.path()), vec![pair("out.txt.partial", "kept")]);
 
+        // The kept output of an earlier run stays; the next free name is taken.
         let mut file = PartialFile::create(&target).unwrap();
+        assert_eq!(file.temp_path(), dir.path().join("out.txt.partial-2"));
         file.write_all(b"whole").unwrap();
         file.commit().unwrap();
-        assert_eq!(files(dir.path()), vec![pair("out.txt", "whole")]);
+        assert_eq!(
+            files(dir.path()),
+            vec![pair("out.txt", "whole"), pair("out.txt.partial", "kept")]
+        );
+    }
+
+    #[test]
+    fn a_link_at_the_temporary_name_or_the_target_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let target = dir.path().join("out.txt");
+        std::os::unix::fs::symlink(&victim, dir.path().join("out.txt.partial")).unwrap();
+        let mut file = PartialFile::create(&target).unwrap();
+        file.write_all(b"new").unwrap();
+        file.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        std::os::unix::fs::symlink(&victim, dir.path().join("link.txt")).unwrap();
+        let mut file = PartialFile::create(&dir.path().join("link.txt")).unwrap();
+        file.write_all(b"new").unwrap();
+        let e = file.commit().unwrap_err();
+        assert!(e.to_string().contains("not mobmem's own"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }
 }

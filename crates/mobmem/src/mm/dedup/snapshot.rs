@@ -27,7 +27,6 @@
 //! Written under a temporary name and renamed, so a file that exists is complete.
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
@@ -210,11 +209,23 @@ impl Snapshot {
             bytes.extend_from_slice(&fp.to_le_bytes());
             bytes.extend_from_slice(&frame.to_le_bytes());
         }
-        let tmp = path.with_extension("ksnap.partial");
-        let mut f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.write_all(&bytes).map_err(|e| Error::io(&tmp, e))?;
-        f.sync_all().map_err(|e| Error::io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+        // A fresh temporary name, then a rename: a kill never leaves half a snapshot, and
+        // a link at either name is never written through.
+        let (tmp, mut f) = crate::output::create_temp_file(path)?;
+        let written = (f.write_all(&bytes).and_then(|()| f.sync_all()))
+            .map_err(|e| Error::io(&tmp, e))
+            .and_then(|()| {
+                crate::output::put_in_place(
+                    &tmp,
+                    path,
+                    crate::output::any_file,
+                    crate::output::Existing::Refuse,
+                )
+            });
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map(drop)
     }
 
     pub fn read(path: &Path) -> Result<Snapshot> {

@@ -1,0 +1,383 @@
+//! Writing outputs without losing anyone's file.
+//!
+//! Every output is first written under a temporary name that is created exclusively in
+//! the target's own directory (`O_CREAT | O_EXCL`, `mkdir`: a link, a file or a folder
+//! already standing at that name is never opened, followed or reused), then put in place
+//! by a rename. So a kill at any moment leaves the target either as it was or whole and
+//! new, and a link planted at any path mobmem writes is replaced at most, never written
+//! through.
+//!
+//! A target that already exists is replaced only when it is mobmem's own ([`Owned`]): a
+//! report folder with its marker file, or a file mobmem wrote there before. Anything else
+//! is refused with an error that says what to do, unless the caller passes
+//! [`Existing::KeepAside`] (`--force` on the command line): then the foreign target is
+//! renamed to `NAME.replaced-N` beside it, kept whole, and the output takes its name.
+//! mobmem removes only what it created: its own temporary names and its own earlier
+//! reports.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, ErrorKind};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{renameat_with, RenameFlags, CWD};
+
+use crate::{Error, Result};
+
+/// What to do with a target that exists and is not mobmem's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Existing {
+    /// Stop with an error; nothing is written.
+    #[default]
+    Refuse,
+    /// Rename it to `NAME.replaced-N` beside the target (kept whole), then write.
+    KeepAside,
+}
+
+/// How an output was put in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placed {
+    /// Nothing stood at the target.
+    New,
+    /// mobmem's own earlier output was replaced.
+    Replaced,
+    /// A foreign target was kept under this name.
+    KeptAside(PathBuf),
+}
+
+/// Whether the thing at a path is mobmem's own output, which it may replace.
+pub type Owned = fn(&Path) -> bool;
+
+/// Tries a few names before giving up: only another writer racing for the same target
+/// (or stale temporary names left by killed runs) can use them up.
+const MAX_NAME_TRIES: u32 = 1000;
+
+/// The `n`th candidate temporary name for `target`: `NAME.partial`, `NAME.partial-2`...
+/// for a file (kept there when an output is cut short, to be looked at); the same with a
+/// leading dot for a folder, which is never kept.
+fn temp_name(target: &Path, n: u32, hidden: bool) -> PathBuf {
+    let mut name = OsString::from(if hidden { "." } else { "" });
+    name.push(target.file_name().unwrap_or_else(|| "output".as_ref()));
+    name.push(".partial");
+    if n > 1 {
+        name.push(format!("-{n}"));
+    }
+    target.with_file_name(name)
+}
+
+/// Creates a file that did not exist at `path`, without following a link there.
+pub fn create_new(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))
+}
+
+/// Writes `bytes` to a new file at `path` (see [`create_new`]).
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut file = create_new(path)?;
+    file.write_all(bytes).map_err(|e| Error::io(path, e))
+}
+
+/// A fresh temporary file beside `target`, created exclusively; returns its name.
+pub fn create_temp_file(target: &Path) -> Result<(PathBuf, File)> {
+    for n in 1..=MAX_NAME_TRIES {
+        let temp = temp_name(target, n, false);
+        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io(&temp, e)),
+        }
+    }
+    Err(names_used_up(target, false))
+}
+
+/// A fresh temporary folder beside `target`, created exclusively. Removed with everything
+/// in it when the guard is dropped, unless [`TempDir::place`] put it in place.
+pub fn create_temp_dir(target: &Path) -> Result<TempDir> {
+    for n in 1..=MAX_NAME_TRIES {
+        let temp = temp_name(target, n, true);
+        match fs::create_dir(&temp) {
+            Ok(()) => return Ok(TempDir { path: Some(temp) }),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io(&temp, e)),
+        }
+    }
+    Err(names_used_up(target, true))
+}
+
+fn names_used_up(target: &Path, hidden: bool) -> Error {
+    Error::config(
+        target.display().to_string(),
+        format!(
+            "no free temporary name beside it ({} of them exist, left by runs that were \
+             killed: remove them)",
+            temp_name(target, 1, hidden).display()
+        ),
+    )
+}
+
+/// A folder this process created, removed unless put in place.
+#[derive(Debug)]
+pub struct TempDir {
+    path: Option<PathBuf>,
+}
+
+impl TempDir {
+    pub fn path(&self) -> &Path {
+        self.path.as_deref().unwrap_or_else(|| Path::new(""))
+    }
+
+    /// Puts the folder at `target` (see [`put_in_place`]).
+    pub fn place(mut self, target: &Path, owned: Owned, existing: Existing) -> Result<Placed> {
+        let temp = self.path.take().unwrap_or_default();
+        let placed = put_in_place(&temp, target, owned, existing);
+        if placed.is_err() {
+            // Still ours and not in place: the guard removes it.
+            self.path = Some(temp);
+        }
+        placed
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if let Some(path) = self.path.take() {
+            // Best effort: drop cannot report, and the folder is only a temporary one.
+            let _ = fs::remove_dir_all(path);
+        }
+    }
+}
+
+/// Renames `temp` (a file or folder this process created) to `target`. A target that
+/// does not exist is taken; mobmem's own (`owned`) is replaced by an atomic exchange (a
+/// folder) or rename (a file), then removed; a foreign one is refused or kept aside, as
+/// `existing` says.
+pub fn put_in_place(
+    temp: &Path,
+    target: &Path,
+    owned: Owned,
+    existing: Existing,
+) -> Result<Placed> {
+    match fs::symlink_metadata(target) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            rename_no_replace(temp, target)?;
+            Ok(Placed::New)
+        }
+        Err(e) => Err(Error::io(target, e)),
+        Ok(meta) if !meta.file_type().is_symlink() && owned(target) => {
+            if meta.is_dir() {
+                replace_dir(temp, target)?;
+            } else {
+                fs::rename(temp, target).map_err(|e| Error::io(target, e))?;
+            }
+            Ok(Placed::Replaced)
+        }
+        Ok(meta) => match existing {
+            Existing::Refuse => Err(refusal(target, &meta, "")),
+            Existing::KeepAside => {
+                let aside = keep_aside(target)?;
+                rename_no_replace(temp, target)?;
+                Ok(Placed::KeptAside(aside))
+            }
+        },
+    }
+}
+
+/// Fails, as [`put_in_place`] would, when something that is not mobmem's own stands at
+/// `target`; `hint` ends the message (how this command can go on). For checking every
+/// output of a command before it writes or runs anything.
+pub fn check_replaceable(target: &Path, owned: Owned, hint: &str) -> Result<()> {
+    match fs::symlink_metadata(target) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(target, e)),
+        Ok(meta) if !meta.file_type().is_symlink() && owned(target) => Ok(()),
+        Ok(meta) => Err(refusal(target, &meta, hint)),
+    }
+}
+
+fn refusal(target: &Path, meta: &fs::Metadata, hint: &str) -> Error {
+    Error::config(
+        target.display().to_string(),
+        format!(
+            "{} that is not mobmem's own output stands there: nothing was written. Choose \
+             another output or move it away{hint}",
+            what_stands(meta)
+        ),
+    )
+}
+
+/// What an existing target is, for an error message.
+fn what_stands(meta: &fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        "a symbolic link (never written through)"
+    } else if kind.is_dir() {
+        "a folder"
+    } else if kind.is_file() {
+        "a file"
+    } else {
+        "a special file"
+    }
+}
+
+/// Replaces mobmem's own folder `target` with `temp`: one atomic exchange, so the target
+/// is always either the old folder or the new one; the old one, now at `temp`, is then
+/// removed.
+fn replace_dir(temp: &Path, target: &Path) -> Result<()> {
+    match renameat_with(CWD, temp, CWD, target, RenameFlags::EXCHANGE) {
+        Ok(()) => {}
+        // File systems without the exchange: the old folder is moved aside first, so a
+        // kill between the two renames leaves it whole under its temporary name.
+        Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
+            let old = create_temp_dir(target)?;
+            let old_path = old.path().to_path_buf();
+            fs::rename(target, &old_path).map_err(|e| Error::io(target, e))?;
+            fs::rename(temp, target).map_err(|e| Error::io(target, e))?;
+            drop(old);
+            return Ok(());
+        }
+        Err(e) => return Err(Error::io(target, io::Error::from(e))),
+    }
+    fs::remove_dir_all(temp).map_err(|e| Error::io(temp, e))
+}
+
+/// Renames `from` to `to`, failing if anything stands at `to` (no race can make it
+/// replace a file that appeared meanwhile).
+fn rename_no_replace(from: &Path, to: &Path) -> Result<()> {
+    match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
+            // Without the flag: checked just before, which leaves a window only for a
+            // racing writer.
+            if fs::symlink_metadata(to).is_ok() {
+                return Err(Error::io(to, io::Error::from(ErrorKind::AlreadyExists)));
+            }
+            fs::rename(from, to).map_err(|e| Error::io(to, e))
+        }
+        Err(e) => Err(Error::io(to, io::Error::from(e))),
+    }
+}
+
+/// Renames a foreign `target` to the first free `NAME.replaced-N` beside it.
+fn keep_aside(target: &Path) -> Result<PathBuf> {
+    let name = target.file_name().unwrap_or_else(|| "output".as_ref());
+    for n in 1..=MAX_NAME_TRIES {
+        let mut aside = name.to_os_string();
+        aside.push(format!(".replaced-{n}"));
+        let aside = target.with_file_name(aside);
+        match rename_no_replace(target, &aside) {
+            Ok(()) => return Ok(aside),
+            Err(Error::Io { error, .. }) if error.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::config(
+        target.display().to_string(),
+        "no free NAME.replaced-N name beside it",
+    ))
+}
+
+/// Writes `bytes` to `target` through a temporary file and a rename (see
+/// [`put_in_place`]).
+pub fn write_file(target: &Path, bytes: &[u8], owned: Owned, existing: Existing) -> Result<Placed> {
+    use std::io::Write;
+    let (temp, mut file) = create_temp_file(target)?;
+    let written = file
+        .write_all(bytes)
+        .map_err(|e| Error::io(&temp, e))
+        .and_then(|()| put_in_place(&temp, target, owned, existing));
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Any regular file: for outputs the user named on the command line, which they expect
+/// to be replaced (a link or a folder there is still refused).
+pub fn any_file(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn never(_: &Path) -> bool {
+        false
+    }
+
+    fn always(_: &Path) -> bool {
+        true
+    }
+
+    #[test]
+    fn a_new_target_is_taken_and_no_temporary_name_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.txt");
+        let placed = write_file(&target, b"new", never, Existing::Refuse).unwrap();
+        assert_eq!(placed, Placed::New);
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_foreign_file_is_refused_whole_and_kept_aside_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.txt");
+        fs::write(&target, b"theirs").unwrap();
+        let e = write_file(&target, b"new", never, Existing::Refuse).unwrap_err();
+        assert!(e.to_string().contains("not mobmem's own"), "{e}");
+        assert_eq!(fs::read(&target).unwrap(), b"theirs");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        let placed = write_file(&target, b"new", never, Existing::KeepAside).unwrap();
+        let aside = dir.path().join("out.txt.replaced-1");
+        assert_eq!(placed, Placed::KeptAside(aside.clone()));
+        assert_eq!(fs::read(&aside).unwrap(), b"theirs");
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+    }
+
+    #[test]
+    fn links_at_the_target_and_the_temporary_name_are_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        let target = dir.path().join("out.txt");
+        std::os::unix::fs::symlink(&victim, temp_name(&target, 1, false)).unwrap();
+        std::os::unix::fs::symlink(&victim, &target).unwrap();
+        // A link is never "owned", even where every file would be.
+        assert!(write_file(&target, b"new", always, Existing::Refuse).is_err());
+        write_file(&target, b"new", always, Existing::KeepAside).unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        assert!(fs::symlink_metadata(&target).unwrap().is_file());
+    }
+
+    #[test]
+    fn an_own_folder_is_exchanged_whole_and_the_old_one_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("a"), b"old").unwrap();
+        let temp = create_temp_dir(&target).unwrap();
+        fs::write(temp.path().join("a"), b"new").unwrap();
+        let placed = temp.place(&target, always, Existing::Refuse).unwrap();
+        assert_eq!(placed, Placed::Replaced);
+        assert_eq!(fs::read(target.join("a")).unwrap(), b"new");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_refused_folder_leaves_no_temporary_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("mine.txt"), b"user").unwrap();
+        let temp = create_temp_dir(&target).unwrap();
+        assert!(temp.place(&target, never, Existing::Refuse).is_err());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert_eq!(fs::read(target.join("mine.txt")).unwrap(), b"user");
+    }
+}
