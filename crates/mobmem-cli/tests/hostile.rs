@@ -307,6 +307,59 @@ fn a_users_folder_at_the_reports_name_is_never_removed() {
 }
 
 #[test]
+fn a_run_killed_at_any_moment_leaves_the_old_report_or_the_new_one_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let exp = experiment(dir.path(), "tiny", &trace);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("users-file.txt"), "the user's").unwrap();
+    ok(&["run", s(&exp), "--out", s(&out)]);
+    let whole = |report: &Path| {
+        [
+            "results.csv",
+            "results.json",
+            "report.json",
+            "index.html",
+            ".mobmem-report",
+        ]
+        .iter()
+        .all(|f| report.join(f).is_file())
+    };
+    let started = Instant::now();
+    ok(&["run", s(&exp), "--out", s(&out)]);
+    let run_time = started.elapsed();
+    // Kills spread over the whole run, the last ones during the writing at its end.
+    for step in 0..24u32 {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mobmem"))
+            .args(["run", s(&exp), "--out", s(&out)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(run_time.mul_f64(f64::from(step) / 20.0));
+        let _ = child.kill();
+        child.wait().unwrap();
+        assert!(whole(&out.join("exp")), "after a kill at step {step}");
+        assert_eq!(
+            std::fs::read(out.join("users-file.txt")).unwrap(),
+            b"the user's"
+        );
+    }
+    // Killed runs leave only their own hidden temporary folders beside the report.
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(
+            ["exp", "index.html", "provenance.json", "users-file.txt"].contains(&name.as_str())
+                || name.starts_with(".exp.partial")
+                || name.starts_with("index.html.partial")
+                || name.starts_with("provenance.json.partial"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn links_at_the_reports_paths_are_never_written_through() {
     let dir = tempfile::tempdir().unwrap();
     let trace = tiny_trace(dir.path());
