@@ -14,6 +14,10 @@ use crate::{Error, Result};
 /// (with suffixes such as `-fg-hit-ratio-dram-0.05.svg`), see [`report::safe_file_name`].
 pub const MAX_NAME_BYTES: usize = 64;
 
+/// The largest `sweep.memory_fraction`: from 1 on every page of the footprint fits, so
+/// larger memories add nothing but a plot axis too wide to draw.
+pub const MAX_MEMORY_FRACTION: f64 = 1000.0;
+
 /// A whole experiment: workloads x policies x memory sizes x DRAM shares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -241,9 +245,12 @@ impl ExperimentConfig {
         if let Some(f) = s
             .memory_fraction
             .iter()
-            .find(|f| !(f.is_finite() && **f > 0.0))
+            .find(|f| !(f.is_finite() && **f > 0.0 && **f <= MAX_MEMORY_FRACTION))
         {
-            return bad(format!("sweep.memory_fraction {f} must be > 0"));
+            return bad(format!(
+                "sweep.memory_fraction {f:e} must be > 0 and at most {MAX_MEMORY_FRACTION} \
+                 (from 1 on, every page of the footprint fits)"
+            ));
         }
         if s.memory_pages.contains(&0) {
             return bad("sweep.memory_pages must be > 0".into());
@@ -343,6 +350,16 @@ memory_fraction = [0.5]
             "memory_fraction = [0.5]\nmemory_pages = [4]",
         );
         assert!(ExperimentConfig::parse(&both, "t.toml").is_err());
+        for fraction in ["1e308", "0", "-1", "1000.5"] {
+            let wide = MINIMAL.replace(
+                "memory_fraction = [0.5]",
+                &format!("memory_fraction = [0.5, {fraction}]"),
+            );
+            let err = ExperimentConfig::parse(&wide, "t.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("sweep.memory_fraction"), "{fraction}: {err}");
+        }
     }
 
     #[test]

@@ -174,6 +174,19 @@ fn legend_note(data: &FigureData) -> String {
     }
 }
 
+/// The largest magnitude a line plot's axis shows.
+const MAX_AXIS_VALUE: f64 = 1e15;
+
+/// Refuses axis ends the axis code cannot lay out ticks between (it does not end).
+fn check_axes(figure: &Figure, ends: &[f64]) -> Result<()> {
+    match ends.iter().find(|v| !(v.abs() <= MAX_AXIS_VALUE)) {
+        None => Ok(()),
+        Some(v) => Err(plot_err(figure)(format!(
+            "an axis would reach {v:e}: values beyond ±{MAX_AXIS_VALUE:e} cannot be plotted"
+        ))),
+    }
+}
+
 /// (lowest, highest) of the values and spreads, or None without data.
 fn y_extent(lines: &[(String, Vec<FigurePoint>)]) -> Option<(f64, f64)> {
     let values = lines
@@ -216,6 +229,7 @@ fn draw_lines<DB: DrawingBackend>(
     // (the axis labels show where the range starts).
     let pad = ((y1 - y0) * 0.06).max(y1.abs() * 0.01).max(1e-9);
     (y0, y1) = (y0 - pad, y1 + pad);
+    check_axes(figure, &[x0, x1, y0, y1])?;
     let (x_format, y_format) = (axis_format((x0, x1), 10), axis_format((y0, y1), 10));
     let mut chart = ChartBuilder::on(area)
         .caption(&figure.title, font(TITLE_PX))
@@ -321,6 +335,7 @@ fn draw_bars<DB: DrawingBackend>(
     if y0 < 0.0 {
         y0 -= pad;
     }
+    check_axes(figure, &[y0, y1])?;
     let y_format = axis_format((y0, y1), 10);
     // The categories' names under the axis: side by side where they fit, every other one
     // a row lower where they would run into each other, else turned upright.
@@ -632,6 +647,45 @@ mod tests {
             14,
         );
         assert!(lines.len() > 1 && lines.iter().all(|l| text_width(l, 14) <= 150));
+    }
+
+    #[test]
+    fn axes_too_wide_to_draw_are_an_error_not_an_endless_loop() {
+        let figure = Figure {
+            id: "wide".into(),
+            title: "wide".into(),
+            x: "x".into(),
+            x_label: "x".into(),
+            x_scale: 1.0,
+            series: "s".into(),
+            lines: vec![],
+            filter: vec![],
+            metric: "m".into(),
+            y_label: "y".into(),
+            normalize_to: None,
+        };
+        let point = |x: f64, y: f64| FigurePoint { x, y, lo: y, hi: y };
+        for (a, b) in [
+            (point(0.5, 1.0), point(1e308, 2.0)),
+            (point(0.5, 1.0), point(1.0, 1e300)),
+        ] {
+            let data = FigureData {
+                categories: None,
+                lines: vec![("s".into(), vec![a, b])],
+                seeds: 1,
+            };
+            let e = render(&figure, &data).unwrap_err().to_string();
+            assert!(
+                e.contains("figure wide") && e.contains("cannot be plotted"),
+                "{e}"
+            );
+        }
+        let data = FigureData {
+            categories: Some(vec!["a".into(), "b".into()]),
+            lines: vec![("s".into(), vec![point(0.0, 1.0), point(1.0, -1e200)])],
+            seeds: 1,
+        };
+        assert!(render(&figure, &data).is_err());
     }
 
     #[test]
