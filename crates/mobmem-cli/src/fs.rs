@@ -230,7 +230,8 @@ fn bench(args: BenchCodecsArgs) -> Result<()> {
     };
     let mut sample = Vec::new();
     for f in &files {
-        sample.extend(std::fs::read(f).with_context(|| format!("reading {}", f.display()))?);
+        std::io::Read::read_to_end(&mut mobmem::input::open(f)?, &mut sample)
+            .with_context(|| format!("reading {}", f.display()))?;
     }
     if sample.is_empty() {
         bail!("the sample is empty");

@@ -111,8 +111,7 @@ pub fn run(args: ImportArgs) -> Result<()> {
         if stdin {
             false
         } else {
-            let file = std::fs::File::open(&args.file)
-                .with_context(|| format!("{}", args.file.display()))?;
+            let file = mobmem::input::open(&args.file)?;
             file.take(64).read_to_end(&mut head)?;
             trace::perfetto::looks_like_protobuf(&head)
         }

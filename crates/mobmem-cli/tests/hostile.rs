@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{assert_mentions, fails, json, mobmem, ok, run_full, sim, temp_file};
+use common::{assert_mentions, fails, json, mobmem, ok, run_full, sim, temp_file, tree};
 
 /// A CSV trace of 48 distinct pages (anonymous and file), three processes, one of them
 /// in the foreground, 240 accesses.
@@ -238,29 +238,6 @@ fn names_from_experiment_files_never_become_paths() {
     assert!(out.join("exp/plain.name-1_x+y-hit-ratio.svg").exists());
 }
 
-/// Every file and link under `dir`, with its bytes (a link: where it points), sorted.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            if meta.file_type().is_symlink() {
-                let to = std::fs::read_link(&path).unwrap();
-                out.push((path, to.into_os_string().into_encoded_bytes()));
-            } else if meta.is_dir() {
-                stack.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                out.push((path, bytes));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn a_users_folder_at_the_reports_name_is_never_removed() {
     let dir = tempfile::tempdir().unwrap();
@@ -376,6 +353,32 @@ fn links_at_the_reports_paths_are_never_written_through() {
         assert_eq!(tree(dir.path()), before, "{link}");
     }
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+}
+
+#[test]
+fn special_files_as_inputs_end_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.csv");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = Instant::now();
+    let e = fails(&["trace", "info", s(&fifo)]);
+    assert_mentions(&e, &["fifo.csv", "empty"]);
+    let e = fails(&["trace", "info", s(dir.path()), "--format", "csv"]);
+    assert_mentions(&e, &["is a folder"]);
+    let exp = dir.path().join("exp.toml");
+    let e = fails(&["run", s(&fifo), "--out", s(&dir.path().join("out"))]);
+    assert!(e.contains("fifo.csv"), "{e}");
+    // A sweep whose plot axis could not be laid out is refused before it runs.
+    let trace = tiny_trace(dir.path());
+    let exp_text = std::fs::read_to_string(experiment(dir.path(), "tiny", &trace)).unwrap();
+    std::fs::write(&exp, exp_text.replace("[0.5]", "[0.5, 1e308]")).unwrap();
+    let e = fails(&["run", s(&exp), "--out", s(&dir.path().join("out"))]);
+    assert_mentions(&e, &["sweep.memory_fraction", "at most 1000"]);
+    assert!(started.elapsed() < Duration::from_secs(20));
 }
 
 #[test]

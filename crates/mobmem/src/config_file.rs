@@ -18,7 +18,7 @@ pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 /// [`MAX_CONFIG_BYTES`] or not UTF-8 (naming the line and the byte offset of the first
 /// invalid byte).
 pub fn read(path: &Path) -> Result<String> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = crate::input::open(path)?;
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_BYTES + 1)
         .read_to_end(&mut bytes)

@@ -24,6 +24,7 @@ pub mod experiments;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
+pub mod input;
 pub mod mm;
 pub mod output;
 pub mod report;

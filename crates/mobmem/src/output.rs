@@ -355,13 +355,19 @@ mod tests {
         assert!(fs::symlink_metadata(&target).unwrap().is_file());
     }
 
-    #[test]
-    fn an_own_folder_is_exchanged_whole_and_the_old_one_removed() {
+    /// A folder `report` holding the file `name`, and a temporary folder beside it.
+    fn folder_and_temp(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf, TempDir) {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("report");
         fs::create_dir(&target).unwrap();
-        fs::write(target.join("a"), b"old").unwrap();
+        fs::write(target.join(name), bytes).unwrap();
         let temp = create_temp_dir(&target).unwrap();
+        (dir, target, temp)
+    }
+
+    #[test]
+    fn an_own_folder_is_exchanged_whole_and_the_old_one_removed() {
+        let (dir, target, temp) = folder_and_temp("a", b"old");
         fs::write(temp.path().join("a"), b"new").unwrap();
         let placed = temp.place(&target, always, Existing::Refuse).unwrap();
         assert_eq!(placed, Placed::Replaced);
@@ -371,11 +377,7 @@ mod tests {
 
     #[test]
     fn a_refused_folder_leaves_no_temporary_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("report");
-        fs::create_dir(&target).unwrap();
-        fs::write(target.join("mine.txt"), b"user").unwrap();
-        let temp = create_temp_dir(&target).unwrap();
+        let (dir, target, temp) = folder_and_temp("mine.txt", b"user");
         assert!(temp.place(&target, never, Existing::Refuse).is_err());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
         assert_eq!(fs::read(target.join("mine.txt")).unwrap(), b"user");

@@ -1,6 +1,5 @@
 //! Opening a trace file of any supported format, compressed or not.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 use std::str::FromStr;
@@ -106,7 +105,7 @@ pub fn zstd_bound(compressed: u64) -> u64 {
 /// The bytes of `path` (see [`open_bytes_metered`]), what is known of the length of the bytes before reading them: the
 /// size of a regular file that is not compressed, a bound for a compressed one.
 fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength, StoredBytes)> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = crate::input::open(path)?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
     let length = metadata.is_file().then_some(metadata.len());
     let mut reader = BufReader::with_capacity(1 << 16, file);

@@ -140,3 +140,27 @@ pub fn cloudphysics_with_oracle(test: &str) -> Option<(mobmem::trace::Trace, Str
     let trace = mobmem::trace::read_all(&path, None).unwrap();
     Some((trace, std::fs::read_to_string(oracle).unwrap()))
 }
+
+/// Every file and link under `dir` with its bytes (a link: the path it points to),
+/// sorted: two calls compare equal when nothing under `dir` changed.
+pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.file_type().is_symlink() {
+                let to = std::fs::read_link(&path).unwrap();
+                out.push((path, to.into_os_string().into_encoded_bytes()));
+            } else if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.push((path, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -88,8 +88,7 @@ impl KindParams for Params {
             .collect::<Result<Vec<_>>>()?;
         for path in &self.phone_files {
             let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::config(&origin, format!("cannot read: {e}")))?;
+            let text = crate::config_file::read(path)?;
             let mut phone = PhoneConfig::parse(&text, &origin)?;
             if let (Some(trace), Some(dir)) = (&phone.trace, path.parent()) {
                 phone.trace = Some(dir.join(trace));

@@ -27,7 +27,7 @@
 //! Written under a temporary name and renamed, so a file that exists is complete.
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -229,7 +229,10 @@ impl Snapshot {
     }
 
     pub fn read(path: &Path) -> Result<Snapshot> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let mut bytes = Vec::new();
+        crate::input::open(path)?
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
         Self::parse(&bytes, path)
     }
 

@@ -4,7 +4,7 @@
 //! compressed once for all per-page policies and no file is held in memory whole.
 //! Files are analysed in parallel; results keep the input order.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
@@ -122,7 +122,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 fn analyze_file(path: &Path, codec: Codec, policies: &[WritePolicy]) -> Result<FileAnalysis> {
-    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut file = crate::input::open(path)?;
     let mut writer = FileWriter::new(&path.display().to_string(), codec, policies)?;
     let mut buffer = vec![0u8; 1 << 20];
     loop {

@@ -96,7 +96,7 @@ pub fn looks_like_protobuf(head: &[u8]) -> bool {
 
 /// Import a Perfetto protobuf trace file (plain, gzip or zstd).
 pub fn import_file(path: &Path, options: ImportOptions) -> Result<(Trace, ImportReport)> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = crate::input::open(path)?;
     let length = file
         .metadata()
         .ok()

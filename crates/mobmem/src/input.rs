@@ -1,0 +1,77 @@
+//! Opening input files without hanging on special files.
+//!
+//! Opening a FIFO for reading waits for a writer, possibly forever. Inputs are therefore
+//! opened without blocking; a regular file is read as usual, a FIFO or a character device
+//! as a stream (the readers bound what they take from it), and a folder or a socket is an
+//! error naming what it is. A FIFO that no program writes to reads as empty.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+
+use crate::{Error, Result};
+
+/// Opens `path` for reading (see the module's notes).
+pub fn open(path: &Path) -> Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
+    let refused = if kind.is_dir() {
+        Some("a folder")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else {
+        None
+    };
+    if let Some(what) = refused {
+        return Err(Error::io(
+            path,
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("is {what}, not a file to read"),
+            ),
+        ));
+    }
+    if kind.is_fifo() || kind.is_char_device() {
+        // Opened: from here on reads wait for data as usual.
+        let flags = fcntl_getfl(&file).map_err(|e| Error::io(path, e.into()))?;
+        fcntl_setfl(&file, flags - OFlags::NONBLOCK).map_err(|e| Error::io(path, e.into()))?;
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn a_fifo_without_a_writer_reads_as_empty_at_once_and_a_folder_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        let mut bytes = Vec::new();
+        open(&fifo).unwrap().read_to_end(&mut bytes).unwrap();
+        assert!(bytes.is_empty());
+        let e = open(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("is a folder"), "{e}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, "text").unwrap();
+        let mut text = String::new();
+        open(&file).unwrap().read_to_string(&mut text).unwrap();
+        assert_eq!(text, "text");
+    }
+}
