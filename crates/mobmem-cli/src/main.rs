@@ -379,10 +379,8 @@ fn sim(args: SimArgs) -> Result<()> {
     };
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&sim_json(&args, &setup, &metrics))?
-        );
+        let row = sim_json(&args, info.name, Some(&setup.capacity), metrics.values());
+        println!("{}", serde_json::to_string_pretty(&row)?);
     } else {
         println!("trace      {}", args.trace.display());
         println!(
@@ -405,18 +403,22 @@ fn sim(args: SimArgs) -> Result<()> {
     Ok(())
 }
 
-/// The JSON object of one run of `sim`.
+/// The JSON object of one run of `sim`: its trace and policy, the pages of each tier when
+/// the capacity is in pages (`None` when it is in bytes), then every metric.
 fn sim_json(
     args: &SimArgs,
-    setup: &RunSetup,
-    metrics: &mobmem::mm::placement::metrics::Metrics,
+    policy: &str,
+    capacity: Option<&Capacity>,
+    metrics: Vec<(&'static str, f64)>,
 ) -> serde_json::Value {
     let mut map = serde_json::Map::new();
     map.insert("trace".into(), args.trace.display().to_string().into());
-    map.insert("policy".into(), setup.policy.name.into());
-    map.insert("dram_pages".into(), setup.capacity.dram.into());
-    map.insert("pcm_pages".into(), setup.capacity.pcm.into());
-    for (name, value) in metrics.values() {
+    map.insert("policy".into(), policy.into());
+    if let Some(capacity) = capacity {
+        map.insert("dram_pages".into(), capacity.dram.into());
+        map.insert("pcm_pages".into(), capacity.pcm.into());
+    }
+    for (name, value) in metrics {
         map.insert(name.into(), json_number(value));
     }
     serde_json::Value::Object(map)
@@ -442,9 +444,8 @@ fn sim_sizes(
     if args.json {
         let mut rows = Vec::new();
         for (&capacity, metrics) in capacities.iter().zip(&all) {
-            let mut setup = base.clone();
-            setup.capacity = Capacity::of_memory(info.family, capacity, args.dram_fraction)?;
-            rows.push(sim_json(args, &setup, metrics));
+            let capacity = Capacity::of_memory(info.family, capacity, args.dram_fraction)?;
+            rows.push(sim_json(args, info.name, Some(&capacity), metrics.values()));
         }
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
@@ -504,15 +505,7 @@ fn sim_bytes(
     if args.json {
         let rows: Vec<serde_json::Value> = all
             .iter()
-            .map(|m| {
-                let mut map = serde_json::Map::new();
-                map.insert("trace".into(), args.trace.display().to_string().into());
-                map.insert("policy".into(), info.name.into());
-                for (name, value) in m.values() {
-                    map.insert(name.into(), json_number(value));
-                }
-                serde_json::Value::Object(map)
-            })
+            .map(|m| sim_json(args, info.name, None, m.values()))
             .collect();
         let value = match rows.as_slice() {
             [one] => one.clone(),

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{
-    assert_figures, assert_mentions, fails, findings_and_paper_figures, gen, measured, ok,
-    reproduce, run_on_1_and_2_threads, sim, small_experiment, temp_file, verdict,
+    assert_figures, assert_mentions, assert_unreproduced_claims_explained, claim, fails,
+    findings_and_paper_figures, gen, json, measured, ok, read_json, reproduce,
+    run_on_1_and_2_threads, sim, small_experiment, temp_file, verdict,
 };
 
 #[test]
@@ -16,8 +17,7 @@ fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
     let Some(trace) = common::public_trace(test, "arc/OLTP.lis.zst") else {
         return;
     };
-    let out = ok(&sim(trace.to_str().unwrap(), "lru", "1000", &["--json"]));
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = json(&sim(trace.to_str().unwrap(), "lru", "1000", &["--json"]));
     let (accesses, hits, misses) = (
         v["accesses"].as_u64().unwrap(),
         v["hits"].as_u64().unwrap(),
@@ -62,8 +62,7 @@ fn gen_is_deterministic_and_trace_info_reads_it() {
         gen("chrome-push", p, &["--seed", "7", "--scale", "0.05"]);
     }
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-    let info: serde_json::Value =
-        serde_json::from_str(&ok(&["trace", "info", a.to_str().unwrap(), "--json"])).unwrap();
+    let info = json(&["trace", "info", a.to_str().unwrap(), "--json"]);
     assert!(info["accesses"].as_u64().unwrap() > 0);
     assert_eq!(
         info["foreground_accesses"].as_u64().unwrap()
@@ -120,7 +119,7 @@ fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
         "chrome-push-energy",
         "app-switching-energy",
     ] {
-        let c = claims.iter().find(|c| c["id"] == id).unwrap();
+        let c = claim(&claims, id);
         assert!(c["mean"].as_f64().unwrap() > 0.0, "{id}: {c}");
     }
     for w in ["chrome-push", "app-switching"] {
@@ -140,17 +139,9 @@ fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
         }
     }
     // Every claim short of reproduced says why, from the run's counters.
-    for c in &claims {
-        if c["verdict"] != "reproduced" {
-            let why = c["explanation"].as_str().unwrap_or_default();
-            assert!(!why.is_empty() && !why.contains('{'), "{c}");
-        }
-    }
+    assert_unreproduced_claims_explained(&claims);
     // The literature's clock-dwf against app-aware, on both traces, in words with numbers.
-    let findings: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("hybrid-cache/findings.json")).unwrap(),
-    )
-    .unwrap();
+    let findings = read_json(&dir.path().join("hybrid-cache/findings.json"));
     for w in ["chrome-push", "app-switching"] {
         let id = format!("{w}-clock-dwf-vs-app-aware-foreground-time");
         let f = findings
@@ -166,10 +157,7 @@ fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
         );
     }
     // The paper's figures, each reproduced, a proxy or missing.
-    let figures: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("hybrid-cache/paper-figures.json")).unwrap(),
-    )
-    .unwrap();
+    let figures = read_json(&dir.path().join("hybrid-cache/paper-figures.json"));
     let listed: Vec<&str> = figures
         .as_array()
         .unwrap()
@@ -251,7 +239,7 @@ fn fs_analyze_reports_space_and_both_read_paths() {
         "the quick brown fox jumps over the lazy dog\n".repeat(186),
     )
     .unwrap();
-    let out = ok(&[
+    let v = json(&[
         "fs",
         "analyze",
         dir.path().to_str().unwrap(),
@@ -259,7 +247,6 @@ fn fs_analyze_reports_space_and_both_read_paths() {
         "--policies",
         "stock,threshold:50",
     ]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let files = v["files"].as_array().unwrap();
     assert_eq!(files.len(), 2);
     let noise = files
@@ -307,17 +294,11 @@ fn reproduce_selective_page_cache_on_real_media() {
     );
     // Real files, not seeded: one run whatever --seeds says, and the report says so.
     assert!(claims.iter().all(|c| c["seeds"] == 1), "{claims:?}");
-    let calibrated = claims
-        .iter()
-        .find(|c| c["id"] == "proposed-read-time-at-1mb")
-        .unwrap();
-    assert_eq!(calibrated["verdict"], "not-testable");
-    for c in &claims {
-        if c["verdict"] != "reproduced" {
-            let why = c["explanation"].as_str().unwrap_or_default();
-            assert!(!why.is_empty() && !why.contains('{'), "{c}");
-        }
-    }
+    assert_eq!(
+        verdict(&claims, "proposed-read-time-at-1mb"),
+        "not-testable"
+    );
+    assert_unreproduced_claims_explained(&claims);
     // The paper's direction on real MPEG-4: the proposal reads faster and costs some space.
     assert!(measured(&claims, "faster-at-1mb") > 0.0);
     assert!(measured(&claims, "small-space-loss") >= 0.0);
@@ -333,10 +314,7 @@ fn reproduce_selective_page_cache_on_real_media() {
             .join(format!("selective-page-cache/{figure}.svg"))
             .exists());
     }
-    let figures: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("selective-page-cache/paper-figures.json")).unwrap(),
-    )
-    .unwrap();
+    let figures = read_json(&dir.path().join("selective-page-cache/paper-figures.json"));
     let fig5 = figures
         .as_array()
         .unwrap()
@@ -399,8 +377,8 @@ fn swap_simulates_a_trace_and_replays_swap_events() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("cycling.mmt");
     gen("app-cycling", &trace, &["--seed", "2", "--scale", "0.2"]);
-    let run = |arch: &str| -> serde_json::Value {
-        serde_json::from_str(&ok(&[
+    let run = |arch: &str| {
+        json(&[
             "swap",
             "--trace",
             trace.to_str().unwrap(),
@@ -409,8 +387,7 @@ fn swap_simulates_a_trace_and_replays_swap_events() {
             "--nvm-pages",
             "4000",
             "--json",
-        ]))
-        .unwrap()
+        ])
     };
     let flash = run("flash");
     assert_eq!(flash["nvm_writes"], 0);
@@ -420,21 +397,21 @@ fn swap_simulates_a_trace_and_replays_swap_events() {
 
     // A captured swap trace: page 1 goes out and comes back; page 2 comes in unseen.
     let csv = dir.path().join("swap.csv");
-    std::fs::write(
-        &csv,
-        "time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_out,anon,7,1,,\n5,7,swap_in,anon,7,1,,\n",
-    )
-    .unwrap();
-    let replayed: serde_json::Value = serde_json::from_str(&ok(&[
+    let header = "time_ns,pid,event,page_kind,owner,index,op,value\n";
+    let replay = [
         "swap",
         "--trace",
         csv.to_str().unwrap(),
         "--replay",
         "--architecture",
         "flash",
-        "--json",
-    ]))
+    ];
+    std::fs::write(
+        &csv,
+        format!("{header}0,7,swap_out,anon,7,1,,\n5,7,swap_in,anon,7,1,,\n"),
+    )
     .unwrap();
+    let replayed = json(&[&replay[..], &["--json"]].concat());
     assert_eq!(
         (
             replayed["flash_writes"].as_u64(),
@@ -442,19 +419,8 @@ fn swap_simulates_a_trace_and_replays_swap_events() {
         ),
         (Some(1), Some(1))
     );
-    std::fs::write(
-        &csv,
-        "time_ns,pid,event,page_kind,owner,index,op,value\n0,7,swap_in,anon,7,2,,\n",
-    )
-    .unwrap();
-    let err = fails(&[
-        "swap",
-        "--trace",
-        csv.to_str().unwrap(),
-        "--replay",
-        "--architecture",
-        "flash",
-    ]);
+    std::fs::write(&csv, format!("{header}0,7,swap_in,anon,7,2,,\n")).unwrap();
+    let err = fails(&replay);
     assert_mentions(&err, &["event 0", "never swapped out"]);
 }
 
@@ -571,18 +537,19 @@ fn the_composed_phone_runs_from_its_files() {
         .replace("baseline = \"hybrid-lru\"", "baseline = \"off\"")
         .replace("sessions = 96", "sessions = 24");
     std::fs::write(dir.path().join("mine.toml"), own).unwrap();
-    std::fs::write(
-        dir.path().join("ablation.toml"),
-        "kind = \"composed\"\nname = \"ablation\"\nreproduces = \"composed\"\nphone_files = [\"mine.toml\"]\n",
-    )
-    .unwrap();
     let ablation = dir.path().join("ablation.toml");
-    ok(&[
+    let run_ablation = [
         "run",
         ablation.to_str().unwrap(),
         "--out",
         run.to_str().unwrap(),
-    ]);
+    ];
+    std::fs::write(
+        &ablation,
+        "kind = \"composed\"\nname = \"ablation\"\nreproduces = \"composed\"\nphone_files = [\"mine.toml\"]\n",
+    )
+    .unwrap();
+    ok(&run_ablation);
     let csv = std::fs::read_to_string(run.join("ablation/results.csv")).unwrap();
     assert!(csv.contains(",mine,all-but-dedup,"), "{}", &csv[..200]);
     assert!(
@@ -595,12 +562,7 @@ fn the_composed_phone_runs_from_its_files() {
         "kind = \"composed\"\nname = \"ablation\"\nphones = [\"phone-1999\"]\n",
     )
     .unwrap();
-    let e = fails(&[
-        "run",
-        ablation.to_str().unwrap(),
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let e = fails(&run_ablation);
     assert_mentions(&e, &["phones", "phone-1999"]);
 }
 

@@ -135,6 +135,11 @@ pub fn fails(args: &[&str]) -> String {
     stderr
 }
 
+/// The JSON file at `path`.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 /// `mobmem reproduce NAME --out DIR EXTRA...`, which must succeed and name the
 /// reproduction: the claims it wrote to DIR/NAME/claims.json.
 pub fn reproduce(name: &str, dir: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
@@ -146,9 +151,7 @@ pub fn reproduce(name: &str, dir: &Path, extra: &[&str]) -> Vec<serde_json::Valu
     }
     let out = ok(&args);
     assert!(out.contains(name), "{out}");
-    let claims: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join(name).join("claims.json")).unwrap())
-            .unwrap();
+    let claims = read_json(&dir.join(name).join("claims.json"));
     claims.as_array().unwrap().clone()
 }
 
@@ -169,16 +172,25 @@ pub fn measured(claims: &[serde_json::Value], id: &str) -> f64 {
 /// DIR/NAME/paper-figures.json names only figures it drew (as SVGs) and that every claim
 /// that is not reproduced says why.
 pub fn findings_and_paper_figures(dir: &Path, name: &str) -> Vec<serde_json::Value> {
-    let read = |file: &str| -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(dir.join(name).join(file)).unwrap()).unwrap()
-    };
+    let read = |file: &str| read_json(&dir.join(name).join(file));
     for figure in read("paper-figures.json").as_array().unwrap() {
         for id in figure["figures"].as_array().into_iter().flatten() {
             let svg = dir.join(name).join(format!("{}.svg", id.as_str().unwrap()));
             assert!(svg.exists(), "{}: {}", figure["paper"], svg.display());
         }
     }
-    for claim in read("claims.json").as_array().unwrap() {
+    assert_unreproduced_claims_explained(read("claims.json").as_array().unwrap());
+    let findings = read("findings.json").as_array().unwrap().clone();
+    for f in &findings {
+        assert!(!f["text"].as_str().unwrap().contains('{'), "{f}");
+    }
+    findings
+}
+
+/// Check that every claim short of reproduced says why, in words with no placeholder
+/// left unfilled.
+pub fn assert_unreproduced_claims_explained(claims: &[serde_json::Value]) {
+    for claim in claims {
         if claim["verdict"] != "reproduced" {
             let why = claim["explanation"].as_str().unwrap_or("");
             assert!(
@@ -188,11 +200,6 @@ pub fn findings_and_paper_figures(dir: &Path, name: &str) -> Vec<serde_json::Val
             );
         }
     }
-    let findings = read("findings.json").as_array().unwrap().clone();
-    for f in &findings {
-        assert!(!f["text"].as_str().unwrap().contains('{'), "{f}");
-    }
-    findings
 }
 
 /// The verdict of claim `id`.
