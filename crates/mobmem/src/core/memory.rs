@@ -62,30 +62,31 @@ pub struct Frame {
     pub flags: PageFlags,
 }
 
+/// Declares `pub fn name(&self) -> bool` for each `name => FLAG`: whether the frame's
+/// page has that flag.
+macro_rules! flag_tests {
+    ($($(#[$doc:meta])* $name:ident => $flag:ident;)+) => {
+        $(
+            $(#[$doc])*
+            #[inline]
+            pub fn $name(&self) -> bool {
+                self.flags.contains(PageFlags::$flag)
+            }
+        )+
+    };
+}
+
 impl Frame {
-    #[inline]
-    pub fn is_anon(&self) -> bool {
-        self.flags.contains(PageFlags::ANON)
-    }
-    /// The accessed ("young") bit of the page's mappings.
-    #[inline]
-    pub fn is_young(&self) -> bool {
-        self.flags.contains(PageFlags::YOUNG)
-    }
-    /// `PG_referenced`.
-    #[inline]
-    pub fn is_referenced(&self) -> bool {
-        self.flags.contains(PageFlags::REFERENCED)
-    }
-    /// A file page written since it was read (written back before it is dropped).
-    #[inline]
-    pub fn is_dirty(&self) -> bool {
-        self.flags.contains(PageFlags::DIRTY)
-    }
-    /// `PG_reclaim`.
-    #[inline]
-    pub fn is_reclaim(&self) -> bool {
-        self.flags.contains(PageFlags::RECLAIM)
+    flag_tests! {
+        is_anon => ANON;
+        /// The accessed ("young") bit of the page's mappings.
+        is_young => YOUNG;
+        /// `PG_referenced`.
+        is_referenced => REFERENCED;
+        /// A file page written since it was read (written back before it is dropped).
+        is_dirty => DIRTY;
+        /// `PG_reclaim`.
+        is_reclaim => RECLAIM;
     }
 }
 

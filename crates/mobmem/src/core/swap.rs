@@ -811,11 +811,11 @@ mod tests {
         s.validate().unwrap();
     }
 
-    #[test]
-    fn clock_demotes_the_first_clear_bit_from_the_hand() {
-        // NVM of 2 slots. 1 and 2 enter with clear bits; 1 is read (bit set); 3 needs room:
-        // the hand clears 1's bit and demotes 2; 3 takes 2's frame, the hand moves past it.
-        let (mut d, mut pages) = devices(2, NvmOrder::Clock);
+    /// NVM of 2 slots in `order`: pages 1 and 2 enter, 1 is read, then 3 needs room and
+    /// pushes one of them down. `check` looks at the space after, whose log holds only
+    /// what admitting 3 did.
+    fn admit_a_third_page(order: NvmOrder, check: impl FnOnce(&mut SwapSpace<'_>)) {
+        let (mut d, mut pages) = devices(2, order);
         let mut s = d.space(&mut pages);
         for page in [1, 2] {
             assert!(s.admit_nvm(page, IoCause::SwapOut).unwrap());
@@ -823,42 +823,45 @@ mod tests {
         assert_eq!(s.read(1).unwrap(), SwapDevice::Nvm);
         s.take_log();
         assert!(s.admit_nvm(3, IoCause::SwapOut).unwrap());
-        use {IoCause::*, IoOp::*, SwapDevice::*};
-        let log: Vec<_> = s
-            .take_log()
-            .iter()
-            .map(|r| (r.page, r.device, r.op, r.cause))
-            .collect();
-        assert_eq!(
-            log,
-            [
-                (2, Nvm, Read, Demote),
-                (2, Flash, Write, Demote),
-                (3, Nvm, Write, SwapOut)
-            ]
-        );
-        // Frames from the hand: 1 (bit cleared), then 3.
-        assert_eq!(s.nvm_order(), vec![1, 3]);
-        assert!(!s.is_accessed(1));
-        assert_eq!(s.slot_of(2), Some(SwapDevice::Flash));
-        assert_eq!((s.nvm_used(), s.flash_used()), (2, 1));
+        check(&mut s);
         s.validate().unwrap();
     }
 
     #[test]
+    fn clock_demotes_the_first_clear_bit_from_the_hand() {
+        // 1 and 2 enter with clear bits; reading 1 sets its bit; for 3 the hand clears
+        // 1's bit and demotes 2; 3 takes 2's frame, the hand moves past it.
+        admit_a_third_page(NvmOrder::Clock, |s| {
+            use {IoCause::*, IoOp::*, SwapDevice::*};
+            let log: Vec<_> = s
+                .take_log()
+                .iter()
+                .map(|r| (r.page, r.device, r.op, r.cause))
+                .collect();
+            assert_eq!(
+                log,
+                [
+                    (2, Nvm, Read, Demote),
+                    (2, Flash, Write, Demote),
+                    (3, Nvm, Write, SwapOut)
+                ]
+            );
+            // Frames from the hand: 1 (bit cleared), then 3.
+            assert_eq!(s.nvm_order(), vec![1, 3]);
+            assert!(!s.is_accessed(1));
+            assert_eq!(s.slot_of(2), Some(SwapDevice::Flash));
+            assert_eq!((s.nvm_used(), s.flash_used()), (2, 1));
+        });
+    }
+
+    #[test]
     fn lru_demotes_the_least_recently_used_slot() {
-        // 1 then 2 enter; reading 1 makes 2 the least recent: 3 pushes 2 down.
-        let (mut d, mut pages) = devices(2, NvmOrder::Lru);
-        let mut s = d.space(&mut pages);
-        for page in [1, 2] {
-            s.admit_nvm(page, IoCause::SwapOut).unwrap();
-        }
-        s.read(1).unwrap();
-        s.admit_nvm(3, IoCause::SwapOut).unwrap();
-        assert_eq!(s.nvm_order(), vec![3, 1]);
-        assert_eq!(s.slot_of(2), Some(SwapDevice::Flash));
-        assert_eq!(s.counts().demotions, 1);
-        s.validate().unwrap();
+        // Reading 1 makes 2 the least recent: 3 pushes 2 down.
+        admit_a_third_page(NvmOrder::Lru, |s| {
+            assert_eq!(s.nvm_order(), vec![3, 1]);
+            assert_eq!(s.slot_of(2), Some(SwapDevice::Flash));
+            assert_eq!(s.counts().demotions, 1);
+        });
     }
 
     #[test]

@@ -15,7 +15,6 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -125,12 +124,7 @@ pub fn capture(
     let _lock = CaptureLock::acquire(interrupted, notes)?;
 
     let mut tracefs = Tracefs::open()?;
-    tracefs.set("tracing_on", "0")?;
-    tracefs.clear()?;
-    tracefs.set("buffer_size_kb", &options.buffer_kb.to_string())?;
-    if tracefs.has("options/record-tgid") {
-        tracefs.set("options/record-tgid", "1")?;
-    }
+    tracefs.prepare(options.buffer_kb)?;
     let mut enabled = Vec::new();
     let mut missing = Vec::new();
     for event in EVENTS {
@@ -171,12 +165,7 @@ pub fn capture(
         ));
     }
 
-    let pipe_path = tracefs.root().join("trace_pipe");
-    let mut pipe = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&pipe_path)
-        .map_err(|e| Error::host(format!("opening {}: {e}", pipe_path.display())))?;
+    let (mut pipe, pipe_path) = tracefs.open_pipe()?;
     let mut raw = match &options.raw {
         // FILE.partial, renamed to FILE only when the capture completes: an interrupted
         // capture keeps FILE.partial, an error leaves nothing.

@@ -19,9 +19,9 @@
 //! on every way out ([`KernelSession::finish`], also called on drop); a signal handler
 //! holding an [`Interrupt`] stops the worker, and the main thread then cleans up.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -372,6 +372,23 @@ fn write_value(path: &Path, value: &str) -> Result<()> {
         .map_err(|e| Error::host(format!("writing {value} to {}: {e}", path.display())))
 }
 
+/// Run `program DEVICE` (mkswap, swapon, swapoff); a failure says what it wrote to stderr.
+fn run_on_device(program: &str, device: &Path) -> Result<()> {
+    let out = Command::new(program)
+        .arg(device)
+        .output()
+        .map_err(|e| Error::host(format!("running {program}: {e}")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(Error::host(format!(
+            "{program} {}: {}",
+            device.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
 /// The bracketed choice of a selector file (`[lz4] lzo`), or the whole text.
 fn selected(text: &str) -> String {
     match (text.find('['), text.find(']')) {
@@ -490,21 +507,7 @@ impl Undo {
                     last.map_or("unknown".into(), |e| e.to_string())
                 )))
             }
-            Undo::Swapoff(dev) => {
-                let out = Command::new("swapoff")
-                    .arg(dev)
-                    .output()
-                    .map_err(|e| Error::host(format!("running swapoff: {e}")))?;
-                if out.status.success() {
-                    Ok(())
-                } else {
-                    Err(Error::host(format!(
-                        "swapoff {}: {}",
-                        dev.display(),
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    )))
-                }
-            }
+            Undo::Swapoff(dev) => run_on_device("swapoff", dev),
             Undo::ResetZram { sysfs, algorithm } => {
                 write_value(&sysfs.join("reset"), "1")?;
                 write_value(&sysfs.join("comp_algorithm"), algorithm)
@@ -766,28 +769,8 @@ impl KernelSession {
         });
         write_value(&z.sysfs.join("comp_algorithm"), &z.algorithm)?;
         write_value(&z.sysfs.join("disksize"), &format!("{}M", z.disksize_mib))?;
-        let out = Command::new("mkswap")
-            .arg(&dev)
-            .output()
-            .map_err(|e| Error::host(format!("running mkswap: {e}")))?;
-        if !out.status.success() {
-            return Err(Error::host(format!(
-                "mkswap {}: {}",
-                dev.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        let out = Command::new("swapon")
-            .arg(&dev)
-            .output()
-            .map_err(|e| Error::host(format!("running swapon: {e}")))?;
-        if !out.status.success() {
-            return Err(Error::host(format!(
-                "swapon {}: {}",
-                dev.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
+        run_on_device("mkswap", &dev)?;
+        run_on_device("swapon", &dev)?;
         self.undo.push(Undo::Swapoff(dev));
         Ok(())
     }
@@ -884,12 +867,7 @@ impl KernelSession {
         };
 
         let mut tracefs = Tracefs::open()?;
-        tracefs.set("tracing_on", "0")?;
-        tracefs.clear()?;
-        tracefs.set("buffer_size_kb", "32768")?;
-        if tracefs.has("options/record-tgid") {
-            tracefs.set("options/record-tgid", "1")?;
-        }
+        tracefs.prepare(32768)?;
         for event in capture::EVENTS.iter().chain(&[FLUSH_EVENT]) {
             let rel = format!("events/{event}/enable");
             if tracefs.has(&rel) {
@@ -903,12 +881,7 @@ impl KernelSession {
                 )));
             }
         }
-        let pipe_path = tracefs.root().join("trace_pipe");
-        let mut pipe = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&pipe_path)
-            .map_err(|e| Error::host(format!("opening {}: {e}", pipe_path.display())))?;
+        let (mut pipe, pipe_path) = tracefs.open_pipe()?;
         let mut importer = FtraceImporter::new(
             &pipe_path,
             ImportOptions {

@@ -1,7 +1,8 @@
 //! tracefs (`Documentation/trace/ftrace.rst`), with every setting changed through it
 //! remembered and put back on drop, then unmounted if it was mounted here.
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -98,6 +99,31 @@ impl Tracefs {
     /// Empty the ring buffer (its contents cannot be restored).
     pub fn clear(&self) -> Result<()> {
         self.write("trace", "")
+    }
+
+    /// Ready a capture: tracing off, the ring buffer emptied and sized to `buffer_kb` KiB
+    /// per CPU, and thread group ids recorded where the kernel can, so that threads map
+    /// to their process.
+    pub fn prepare(&mut self, buffer_kb: u64) -> Result<()> {
+        self.set("tracing_on", "0")?;
+        self.clear()?;
+        self.set("buffer_size_kb", &buffer_kb.to_string())?;
+        if self.has("options/record-tgid") {
+            self.set("options/record-tgid", "1")?;
+        }
+        Ok(())
+    }
+
+    /// `trace_pipe`, opened without blocking (its reader also watches the clock and the
+    /// workload), and its path.
+    pub fn open_pipe(&self) -> Result<(File, PathBuf)> {
+        let path = self.root.join("trace_pipe");
+        let pipe = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| Error::host(format!("opening {}: {e}", path.display())))?;
+        Ok((pipe, path))
     }
 }
 

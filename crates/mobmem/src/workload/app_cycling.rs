@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::registry::{scaled_count, Params};
 use super::sampling::{unit, zipf_weights, AliasTable};
-use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
+use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace};
 use crate::{Check, Error, Result};
 
 /// The importance levels the generator assigns (Android's, in the trace model).
@@ -269,16 +269,12 @@ pub fn generate(config: &AppCyclingConfig, seed: u64) -> Result<Trace> {
                 started[i] = true;
                 b.events.push(Event::start(b.now, apps[i].proc));
             }
-            if let Some(old) = before_previous {
-                b.events
-                    .push(Event::importance(b.now, apps[old].proc, ADJ_CACHED));
-            }
-            if let Some(prev) = previous {
-                b.events
-                    .push(Event::importance(b.now, apps[prev].proc, ADJ_PREVIOUS));
-            }
-            b.events
-                .push(Event::importance(b.now, apps[i].proc, ADJ_FOREGROUND));
+            b.events.extend(super::switch_events(
+                b.now,
+                before_previous.map(|old| apps[old].proc),
+                previous.map(|prev| apps[prev].proc),
+                apps[i].proc,
+            ));
             session(&mut b, &mut apps[i], config)?;
             before_previous = previous.filter(|&p| p != i);
             previous = Some(i);
@@ -355,6 +351,7 @@ fn session(b: &mut Builder, app: &mut App, config: &AppCyclingConfig) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::ADJ_FOREGROUND;
 
     #[test]
     fn small_configs_are_deterministic_and_well_formed() {

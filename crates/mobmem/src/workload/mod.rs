@@ -40,7 +40,7 @@ pub use config::{
 pub use generator::{ADJ_CACHED, ADJ_PREVIOUS};
 pub use registry::{find_preset, generate_with, GenOptions, Model, Params, Preset, PRESETS};
 
-use crate::trace::Trace;
+use crate::trace::{Event, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
 /// Names of the presets of the app model, for [`preset`].
@@ -91,4 +91,22 @@ pub fn config_to_toml<T: serde::Serialize>(config: &T) -> Result<String> {
 /// config and seed give the same trace on every machine.
 pub fn generate(config: &WorkloadConfig, seed: u64) -> Result<Trace> {
     generator::generate(config, seed)
+}
+
+/// The importance events at `now` of a switch to the app `front` among apps that take
+/// turns in the foreground: the app `cached` (the one before the previous) goes to 900,
+/// the app `previous` to 700, `front` to 0.
+fn switch_events(
+    now: u64,
+    cached: Option<ProcId>,
+    previous: Option<ProcId>,
+    front: ProcId,
+) -> impl Iterator<Item = Event> {
+    [
+        (cached, ADJ_CACHED),
+        (previous, ADJ_PREVIOUS),
+        (Some(front), ADJ_FOREGROUND),
+    ]
+    .into_iter()
+    .filter_map(move |(proc, adj)| proc.map(|proc| Event::importance(now, proc, adj)))
 }

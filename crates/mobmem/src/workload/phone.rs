@@ -27,8 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sampling::{unit, zipf_weights, AliasTable};
 use crate::core::mix64;
-use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace, ADJ_FOREGROUND};
-use crate::trace::{ADJ_CACHED, ADJ_PREVIOUS};
+use crate::trace::{Event, Interner, PageId, PageKey, ProcId, Trace};
 use crate::{Check, Error, Result};
 
 /// `oom_score_adj` of a perceptible background service.
@@ -393,16 +392,12 @@ pub fn generate(config: &PhoneWorkload, seed: u64) -> Result<PhoneTrace> {
             b.events.push(Event::start(b.now, apps[i].proc));
             b.start_ns[apps[i].proc as usize] = b.now;
         }
-        if let Some(old) = before.filter(|&o| o != i) {
-            b.events
-                .push(Event::importance(b.now, apps[old].proc, ADJ_CACHED));
-        }
-        if let Some(prev) = previous {
-            b.events
-                .push(Event::importance(b.now, apps[prev].proc, ADJ_PREVIOUS));
-        }
-        b.events
-            .push(Event::importance(b.now, apps[i].proc, ADJ_FOREGROUND));
+        b.events.extend(super::switch_events(
+            b.now,
+            before.filter(|&o| o != i).map(|old| apps[old].proc),
+            previous.map(|prev| apps[prev].proc),
+            apps[i].proc,
+        ));
         session(&mut b, &mut apps[i], c)?;
         // Services that were due during the session wake at its end, in order.
         while next_service_wake <= b.now {
