@@ -19,15 +19,13 @@ use crate::Result;
 
 pub use crate::experiments::file::Context;
 
-/// A reproduction of one paper's experiment: a shipped experiment file.
-pub struct Reproduction {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// The text of `experiments/<name>.toml`.
-    pub file: &'static str,
+crate::registry_entry! {
+    /// A reproduction of one paper's experiment: a shipped experiment file.
+    pub struct Reproduction {
+        /// The text of `experiments/<name>.toml`.
+        pub file: &'static str,
+    }
 }
-
-crate::named_entry!(Reproduction);
 
 /// A reproduction shipped as `experiments/NAME.toml`, embedded.
 macro_rules! shipped {
