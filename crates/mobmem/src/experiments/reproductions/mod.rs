@@ -150,6 +150,23 @@ pub(crate) fn check_report_of_size(
     check_report(report);
 }
 
+/// The figure `name` of `claim`'s evidence. For the kinds' tests.
+#[cfg(test)]
+pub(crate) fn evidence(claim: &Claim, name: &str) -> f64 {
+    claim
+        .evidence
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("{}: no evidence {name}", claim.id))
+        .1
+}
+
+/// Whether two computed figures are equal but for rounding. For the kinds' tests.
+#[cfg(test)]
+pub(crate) fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
 /// Checks every reproduction's report should pass: each claim's explanation template
 /// and each finding names only evidence it has (no `{name}` is left once filled in), and
 /// every report figure the paper-figure list names exists.
