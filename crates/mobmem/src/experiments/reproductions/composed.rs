@@ -420,7 +420,7 @@ fn works_against(alone: f64, with_others: f64) -> bool {
     alone > 1.0 && with_others < -1.0
 }
 
-/// The claim that no technique works against its target, against the `count` cases (in
+/// The claim that no case works against its target, measured as the `count` cases (in
 /// `unit`) that do; `explain` cites every case's improvements in `evidence`.
 fn none_against(
     id: String,
