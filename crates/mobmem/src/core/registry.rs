@@ -11,11 +11,35 @@ pub trait Named {
     fn summary(&self) -> &'static str;
 }
 
-/// Implement [`Named`] and a short `Debug` (the name) for a struct with `name` and
-/// `summary` fields.
+/// Declare the entry type of a registry: a struct whose `name` and `summary` fields come
+/// first, followed by the fields given, with [`Named`] and a short `Debug` (the name)
+/// implemented for it.
+///
+/// ```ignore
+/// registry_entry! {
+///     /// A built-in cost model.
+///     pub struct CostProfile {
+///         pub model: fn() -> CostModel,
+///     }
+/// }
+/// ```
 #[macro_export]
-macro_rules! named_entry {
-    ($type:ty) => {
+macro_rules! registry_entry {
+    (
+        $(#[$attr:meta])*
+        $vis:vis struct $type:ident {
+            $($(#[$field_attr:meta])* $field_vis:vis $field:ident: $field_type:ty),* $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        $vis struct $type {
+            /// The name users give, and the registry finds it by.
+            pub name: &'static str,
+            /// One line: what it does and where it comes from.
+            pub summary: &'static str,
+            $($(#[$field_attr])* $field_vis $field: $field_type,)*
+        }
+
         impl $crate::core::registry::Named for $type {
             fn name(&self) -> &'static str {
                 self.name
@@ -135,11 +159,9 @@ pub fn choose<T: Copy>(
 mod tests {
     use super::*;
 
-    struct Entry {
-        name: &'static str,
-        summary: &'static str,
+    crate::registry_entry! {
+        struct Entry {}
     }
-    crate::named_entry!(Entry);
 
     static ENTRIES: Registry<Entry> = Registry::new(
         "thing",

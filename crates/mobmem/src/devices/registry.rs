@@ -34,17 +34,14 @@ impl DeviceRole {
     }
 }
 
-/// A built-in device.
-pub struct DeviceProfile {
-    /// The name users give (the device's own `name`).
-    pub name: &'static str,
-    /// One line: what it is and where its figures come from.
-    pub summary: &'static str,
-    pub role: DeviceRole,
-    pub device: fn() -> Device,
+crate::registry_entry! {
+    /// A built-in device, named as the device it builds is; its summary says where its
+    /// figures come from.
+    pub struct DeviceProfile {
+        pub role: DeviceRole,
+        pub device: fn() -> Device,
+    }
 }
-
-crate::named_entry!(DeviceProfile);
 
 /// Every built-in memory and storage device.
 pub static DEVICES: Registry<DeviceProfile> = Registry::new(
@@ -91,14 +88,12 @@ pub fn find_device(name: &str) -> Result<&'static DeviceProfile> {
     DEVICES.find(name)
 }
 
-/// A built-in compressed-RAM swap profile.
-pub struct ZramProfile {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub zram: fn() -> ZramSwap,
+crate::registry_entry! {
+    /// A built-in compressed-RAM swap profile.
+    pub struct ZramProfile {
+        pub zram: fn() -> ZramSwap,
+    }
 }
-
-crate::named_entry!(ZramProfile);
 
 /// Every built-in zram profile.
 pub static ZRAM_PROFILES: Registry<ZramProfile> = Registry::new(
@@ -110,14 +105,12 @@ pub static ZRAM_PROFILES: Registry<ZramProfile> = Registry::new(
     }],
 );
 
-/// A built-in cost model of the buffer-cache simulator.
-pub struct CostProfile {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub model: fn() -> CostModel,
+crate::registry_entry! {
+    /// A built-in cost model of the buffer-cache simulator.
+    pub struct CostProfile {
+        pub model: fn() -> CostModel,
+    }
 }
-
-crate::named_entry!(CostProfile);
 
 /// Every built-in cost model.
 pub static COST_MODELS: Registry<CostProfile> = Registry::new(
@@ -136,14 +129,12 @@ pub static COST_MODELS: Registry<CostProfile> = Registry::new(
     ],
 );
 
-/// A built-in file-system platform.
-pub struct PlatformProfile {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub platform: fn() -> Platform,
+crate::registry_entry! {
+    /// A built-in file-system platform.
+    pub struct PlatformProfile {
+        pub platform: fn() -> Platform,
+    }
 }
-
-crate::named_entry!(PlatformProfile);
 
 /// Every built-in platform of the compressed flash file system.
 pub static PLATFORMS: Registry<PlatformProfile> = Registry::new(

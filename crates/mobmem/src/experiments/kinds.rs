@@ -16,22 +16,19 @@ use super::file::Context;
 /// are relative to, and the file's name for errors.
 pub type ParseFn = fn(&Header, toml::Table, &Path, &str) -> Result<Box<dyn Experiment>>;
 
-/// A kind of experiment file.
-pub struct Kind {
-    /// The value of the file's `kind` key.
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// Whether it runs synthetic workloads, so once per seed. A kind that reads only real
-    /// files runs once and refuses the `seeds` key.
-    pub seeded: bool,
-    /// The reproductions whose paper analysis its files may apply (`reproduces`).
-    pub analyses: &'static [&'static str],
-    /// Read the kind's keys: the file less its [`Header`]; relative paths in them become
-    /// relative to the folder given. Most kinds use [`parse_params`] of their struct.
-    pub parse: ParseFn,
+crate::registry_entry! {
+    /// A kind of experiment file, named by the file's `kind` key.
+    pub struct Kind {
+        /// Whether it runs synthetic workloads, so once per seed. A kind that reads only real
+        /// files runs once and refuses the `seeds` key.
+        pub seeded: bool,
+        /// The reproductions whose paper analysis its files may apply (`reproduces`).
+        pub analyses: &'static [&'static str],
+        /// Read the kind's keys: the file less its [`Header`]; relative paths in them become
+        /// relative to the folder given. Most kinds use [`parse_params`] of their struct.
+        pub parse: ParseFn,
+    }
 }
-
-crate::named_entry!(Kind);
 
 /// Every kind; the first is the default (a file without `kind`).
 pub static KINDS: Registry<Kind> = Registry::new(

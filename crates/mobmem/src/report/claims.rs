@@ -112,12 +112,17 @@ impl Claim {
     /// The explanation (see [`Claim::explain`]) and the evidence it cites.
     pub fn explained(mut self, explain: impl Into<String>, evidence: Vec<(&str, f64)>) -> Self {
         self.explain = explain.into();
-        self.evidence = evidence
-            .into_iter()
-            .map(|(name, value)| (name.to_string(), value))
-            .collect();
+        self.evidence = owned_evidence(evidence);
         self
     }
+}
+
+/// Evidence as a claim or a finding keeps it, its names owned.
+fn owned_evidence(evidence: Vec<(&str, f64)>) -> Vec<(String, f64)> {
+    evidence
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect()
 }
 
 /// The verdict on a claim.
@@ -302,19 +307,24 @@ fn fill(template: &str, evidence: &[Vec<(String, f64)>]) -> String {
     out
 }
 
+/// Each item of the first seed's list, with the item of the same id from every seed
+/// that has one (the first seed's own among them), in seed order.
+fn by_id<T>(per_seed: &[Vec<T>], id: impl Fn(&T) -> &str) -> impl Iterator<Item = (&T, Vec<&T>)> {
+    let first = per_seed.first().map_or(&[][..], Vec::as_slice);
+    first.iter().map(move |item| {
+        let of_id = per_seed
+            .iter()
+            .filter_map(|items| items.iter().find(|other| id(other) == id(item)))
+            .collect();
+        (item, of_id)
+    })
+}
+
 /// Gather the claims of several seeds (`per_seed[i]` is seed i's list, all with the same
 /// ids in the same order as the first) into one result per claim.
 pub fn summarize(per_seed: &[Vec<Claim>]) -> Vec<ClaimResult> {
-    let Some(first) = per_seed.first() else {
-        return Vec::new();
-    };
-    first
-        .iter()
-        .map(|claim| {
-            let of_id: Vec<&Claim> = per_seed
-                .iter()
-                .filter_map(|claims| claims.iter().find(|c| c.id == claim.id))
-                .collect();
+    by_id(per_seed, |c| &c.id)
+        .map(|(claim, of_id)| {
             let values: Vec<f64> = of_id.iter().map(|c| c.measured).collect();
             let (mean, ci95) = mean_ci95(&values);
             let verdict = verdict(&claim.expect, claim.paper, mean, ci95);
@@ -361,10 +371,7 @@ impl Finding {
         Finding {
             id: id.into(),
             text: text.into(),
-            evidence: evidence
-                .into_iter()
-                .map(|(name, value)| (name.to_string(), value))
-                .collect(),
+            evidence: owned_evidence(evidence),
         }
     }
 }
@@ -380,17 +387,10 @@ pub struct FindingResult {
 /// Gather the findings of several seeds (by id, in the first seed's order), their text
 /// filled in with the means over the seeds that state them.
 pub fn summarize_findings(per_seed: &[Vec<Finding>]) -> Vec<FindingResult> {
-    let Some(first) = per_seed.first() else {
-        return Vec::new();
-    };
-    first
-        .iter()
-        .map(|finding| {
-            let evidence: Vec<Vec<(String, f64)>> = per_seed
-                .iter()
-                .filter_map(|f| f.iter().find(|g| g.id == finding.id))
-                .map(|g| g.evidence.clone())
-                .collect();
+    by_id(per_seed, |f| &f.id)
+        .map(|(finding, of_id)| {
+            let evidence: Vec<Vec<(String, f64)>> =
+                of_id.iter().map(|f| f.evidence.clone()).collect();
             FindingResult {
                 id: finding.id.clone(),
                 text: fill(&finding.text, &evidence),
@@ -425,33 +425,32 @@ pub struct PaperFigure {
 
 impl PaperFigure {
     pub fn reproduced(paper: &str, shows: &str, figures: &[&str]) -> Self {
-        PaperFigure {
-            paper: paper.into(),
-            shows: shows.into(),
-            status: FigureStatus::Reproduced {
-                figures: figures.iter().map(|f| f.to_string()).collect(),
-            },
-        }
+        let figures = figure_ids(figures);
+        PaperFigure::new(paper, shows, FigureStatus::Reproduced { figures })
     }
 
     pub fn proxy(paper: &str, shows: &str, figures: &[&str], why: &str) -> Self {
-        PaperFigure {
-            paper: paper.into(),
-            shows: shows.into(),
-            status: FigureStatus::Proxy {
-                figures: figures.iter().map(|f| f.to_string()).collect(),
-                why: why.into(),
-            },
-        }
+        let figures = figure_ids(figures);
+        let why = why.into();
+        PaperFigure::new(paper, shows, FigureStatus::Proxy { figures, why })
     }
 
     pub fn missing(paper: &str, shows: &str, why: &str) -> Self {
+        let why = why.into();
+        PaperFigure::new(paper, shows, FigureStatus::Missing { why })
+    }
+
+    fn new(paper: &str, shows: &str, status: FigureStatus) -> Self {
         PaperFigure {
             paper: paper.into(),
             shows: shows.into(),
-            status: FigureStatus::Missing { why: why.into() },
+            status,
         }
     }
+}
+
+fn figure_ids(figures: &[&str]) -> Vec<String> {
+    figures.iter().map(|f| f.to_string()).collect()
 }
 
 #[cfg(test)]

@@ -60,17 +60,15 @@ pub enum Model {
     },
 }
 
-/// A registered preset.
-pub struct Preset {
-    pub name: &'static str,
-    /// One line: what it models and which paper's experiment it stands in for.
-    pub summary: &'static str,
-    /// The page describing its model and every parameter.
-    pub doc: &'static str,
-    pub model: Model,
+crate::registry_entry! {
+    /// A registered preset; its summary says what it models and which paper's
+    /// experiment it stands in for.
+    pub struct Preset {
+        /// The page describing its model and every parameter.
+        pub doc: &'static str,
+        pub model: Model,
+    }
 }
-
-crate::named_entry!(Preset);
 
 /// The entry of a model of its own whose defaults are `T::default()`.
 const fn own<T: Params + Default + DeserializeOwned + 'static>() -> Model {

@@ -412,6 +412,30 @@ fn effects(table: &Table, phone: &str, slot: &str, metric: &str) -> (f64, f64) {
     (alone, context)
 }
 
+/// Whether a technique works against its target: it improves it by more than 1 % alone
+/// (`alone`) and worsens it by more than 1 % with other techniques on (`with_others`);
+/// changes within 1 % either way are noise.
+fn works_against(alone: f64, with_others: f64) -> bool {
+    alone > 1.0 && with_others < -1.0
+}
+
+/// The claim that no case works against its target, measured as the `count` cases (in
+/// `unit`) that do; `explain` cites every case's improvements in `evidence`.
+fn none_against(
+    id: String,
+    claim: String,
+    count: f64,
+    unit: &str,
+    explain: String,
+    evidence: &[(String, f64)],
+) -> Claim {
+    let evidence = evidence
+        .iter()
+        .map(|(name, value)| (name.as_str(), *value))
+        .collect();
+    Claim::at_most(id, claim, 0.0, count, unit).explained(explain, evidence)
+}
+
 /// The metric each technique sets out to improve (lower is better).
 const TARGETS: [(&str, &str); 5] = [
     ("placement", "pcm_writes"),
@@ -560,7 +584,7 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
             for &b in techniques.iter().filter(|&&b| b != a) {
                 let given = reduction(v(&format!("only-{b}"), metric), v(&pair_name(a, b), metric));
                 pair_evidence.push((format!("{a}_with_{b}"), given));
-                if alone > 1.0 && given < -1.0 {
+                if works_against(alone, given) {
                     conflicts += 1.0;
                 }
                 findings.push(Finding::new(
@@ -578,23 +602,14 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
             })
             .collect::<Vec<_>>()
             .join("; ");
-        let refs: Vec<(&str, f64)> = pair_evidence
-            .iter()
-            .map(|(k, x)| (k.as_str(), *x))
-            .collect();
-        claims.push(
-            Claim::at_most(
-                format!("{n}-no-pair-against"),
-                format!("{n}: no pair of techniques works against each other: none that improves its own target alone makes it worse with one other technique on (count of such ordered pairs)"),
-                0.0,
-                conflicts,
-                "pairs",
-            )
-            .explained(
-                format!("improvement of each technique's target metric with one other technique on: {explain}"),
-                refs,
-            ),
-        );
+        claims.push(none_against(
+            format!("{n}-no-pair-against"),
+            format!("{n}: no pair of techniques works against each other: none that improves its own target alone makes it worse with one other technique on (count of such ordered pairs)"),
+            conflicts,
+            "pairs",
+            format!("improvement of each technique's target metric with one other technique on: {explain}"),
+            &pair_evidence,
+        ));
         // Does any technique that helps alone work against the others?
         let mut against = 0.0;
         let mut evidence: Vec<(String, f64)> = Vec::new();
@@ -605,7 +620,7 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
             let (alone, context) = effects(table, n, slot, metric);
             evidence.push((format!("{slot}_alone"), alone));
             evidence.push((format!("{slot}_context"), context));
-            if alone > 1.0 && context < -1.0 {
+            if works_against(alone, context) {
                 against += 1.0;
             }
             findings.push(Finding::new(
@@ -623,17 +638,14 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
             })
             .collect::<Vec<_>>()
             .join("; ");
-        let refs: Vec<(&str, f64)> = evidence.iter().map(|(k, x)| (k.as_str(), *x)).collect();
-        claims.push(
-            Claim::at_most(
-                format!("{n}-no-technique-against"),
-                format!("{n}: no technique that improves its own target alone makes it worse with the others on (count of such techniques)"),
-                0.0,
-                against,
-                "techniques",
-            )
-            .explained(format!("improvement of each technique's target metric: {explain}"), refs),
-        );
+        claims.push(none_against(
+            format!("{n}-no-technique-against"),
+            format!("{n}: no technique that improves its own target alone makes it worse with the others on (count of such techniques)"),
+            against,
+            "techniques",
+            format!("improvement of each technique's target metric: {explain}"),
+            &evidence,
+        ));
     }
     (claims, findings)
 }

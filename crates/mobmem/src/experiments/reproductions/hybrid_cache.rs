@@ -802,6 +802,7 @@ paper's relative costs, both stated in the notes",
 
 #[cfg(test)]
 mod tests {
+    use super::super::{close, evidence};
     use super::*;
     use crate::experiments::{Point, WorkloadFacts};
     use crate::report::claims::{summarize, summarize_findings};
@@ -896,19 +897,6 @@ mod tests {
                 accesses: 100,
             }],
         }
-    }
-
-    fn evidence(claim: &Claim, name: &str) -> f64 {
-        claim
-            .evidence
-            .iter()
-            .find(|(n, _)| n == name)
-            .unwrap_or_else(|| panic!("{}: no evidence {name}", claim.id))
-            .1
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-9
     }
 
     #[test]

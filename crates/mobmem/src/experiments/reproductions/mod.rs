@@ -19,15 +19,13 @@ use crate::Result;
 
 pub use crate::experiments::file::Context;
 
-/// A reproduction of one paper's experiment: a shipped experiment file.
-pub struct Reproduction {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// The text of `experiments/<name>.toml`.
-    pub file: &'static str,
+crate::registry_entry! {
+    /// A reproduction of one paper's experiment: a shipped experiment file.
+    pub struct Reproduction {
+        /// The text of `experiments/<name>.toml`.
+        pub file: &'static str,
+    }
 }
-
-crate::named_entry!(Reproduction);
 
 /// A reproduction shipped as `experiments/NAME.toml`, embedded.
 macro_rules! shipped {
@@ -150,6 +148,23 @@ pub(crate) fn check_report_of_size(
     assert_eq!(report.findings.len(), findings);
     assert_eq!(report.paper_figures.len(), paper_figures);
     check_report(report);
+}
+
+/// The figure `name` of `claim`'s evidence. For the kinds' tests.
+#[cfg(test)]
+pub(crate) fn evidence(claim: &Claim, name: &str) -> f64 {
+    claim
+        .evidence
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("{}: no evidence {name}", claim.id))
+        .1
+}
+
+/// Whether two computed figures are equal but for rounding. For the kinds' tests.
+#[cfg(test)]
+pub(crate) fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
 }
 
 /// Checks every reproduction's report should pass: each claim's explanation template

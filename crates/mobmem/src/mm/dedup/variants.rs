@@ -66,14 +66,12 @@ impl Deduplicator for Ksmd<'_> {
 /// (`[dedup.ksm]`, already scaled to the phone).
 pub type BuildDedup = for<'a> fn(&'a Population, &KsmParams) -> Box<dyn Deduplicator + 'a>;
 
-/// A registered deduplicator.
-pub struct DedupInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub build: BuildDedup,
+crate::registry_entry! {
+    /// A registered deduplicator.
+    pub struct DedupInfo {
+        pub build: BuildDedup,
+    }
 }
-
-crate::named_entry!(DedupInfo);
 
 /// ksmd with the file's tunables as they are.
 fn ksm<'a>(population: &'a Population, params: &KsmParams) -> Box<dyn Deduplicator + 'a> {

@@ -6,19 +6,17 @@
 use crate::core::registry::Registry;
 use crate::mm::fs::read::ReadPath;
 
-/// A registered file system of the phone.
-pub struct FsVariantInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// How every file access is served.
-    pub path: ReadPath,
-    /// Code pages are stored compressed (by the phone's `fs.code_ratio`, decompressed
-    /// with `fs.codec` on a read); media pages are stored raw whatever the variant, as
-    /// already-compressed data does not shrink.
-    pub compresses_code: bool,
+crate::registry_entry! {
+    /// A registered file system of the phone.
+    pub struct FsVariantInfo {
+        /// How every file access is served.
+        pub path: ReadPath,
+        /// Code pages are stored compressed (by the phone's `fs.code_ratio`, decompressed
+        /// with `fs.codec` on a read); media pages are stored raw whatever the variant, as
+        /// already-compressed data does not shrink.
+        pub compresses_code: bool,
+    }
 }
-
-crate::named_entry!(FsVariantInfo);
 
 /// Every file system the phone can run.
 pub static FS_VARIANTS: Registry<FsVariantInfo> = Registry::new(

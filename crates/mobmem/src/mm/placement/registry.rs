@@ -39,18 +39,15 @@ pub struct BuildContext {
     pub future: Option<Arc<[PageId]>>,
 }
 
-/// A registered policy.
-pub struct PolicyInfo {
-    pub name: &'static str,
-    pub family: Family,
-    /// One line: what it does and where it comes from.
-    pub summary: &'static str,
-    /// Needs the future ([`BuildContext::future`]); the trace is then read into memory.
-    pub offline: bool,
-    pub build: fn(&BuildContext) -> Result<Box<dyn CachePolicy>>,
+crate::registry_entry! {
+    /// A registered policy.
+    pub struct PolicyInfo {
+        pub family: Family,
+        /// Needs the future ([`BuildContext::future`]); the trace is then read into memory.
+        pub offline: bool,
+        pub build: fn(&BuildContext) -> Result<Box<dyn CachePolicy>>,
+    }
 }
-
-crate::named_entry!(PolicyInfo);
 
 /// Every policy, single-tier first.
 pub static REGISTRY: Registry<PolicyInfo> = Registry::new(

@@ -133,16 +133,14 @@ pub trait ReclaimPolicy: Send {
     }
 }
 
-/// A registered policy.
-pub struct PolicyInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// It reclaims in passes of falling priority, so `lumpy_gating` applies to it.
-    pub has_priorities: bool,
-    pub build: fn(&ReclaimConfig) -> Box<dyn ReclaimPolicy>,
+crate::registry_entry! {
+    /// A registered policy.
+    pub struct PolicyInfo {
+        /// It reclaims in passes of falling priority, so `lumpy_gating` applies to it.
+        pub has_priorities: bool,
+        pub build: fn(&ReclaimConfig) -> Box<dyn ReclaimPolicy>,
+    }
 }
-
-crate::named_entry!(PolicyInfo);
 
 /// Every reclaim policy.
 pub static POLICIES: Registry<PolicyInfo> = Registry::new(

@@ -8,14 +8,12 @@ mod selective;
 use crate::core::registry::Registry;
 use crate::mm::fs::read::FileSystem;
 
-/// A registered read path.
-pub struct ReadPathInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub fs: &'static dyn FileSystem,
+crate::registry_entry! {
+    /// A registered read path.
+    pub struct ReadPathInfo {
+        pub fs: &'static dyn FileSystem,
+    }
 }
-
-crate::named_entry!(ReadPathInfo);
 
 /// Stock Linux and JFFS2.
 pub const PAGE_CACHE: ReadPathInfo = ReadPathInfo {

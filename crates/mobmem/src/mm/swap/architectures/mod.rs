@@ -18,21 +18,18 @@ use crate::core::registry::Registry;
 use crate::core::swap::{Architecture, NvmOrder};
 use crate::Result;
 
-/// A registered architecture.
-pub struct ArchitectureInfo {
-    pub name: &'static str,
-    /// One line: what it does and where it comes from.
-    pub summary: &'static str,
-    /// Has an NVM device (its size is `SwapConfig::nvm_pages`).
-    pub uses_nvm: bool,
-    /// Has a zram pool (its size is `SwapConfig::zram.pool_pages`).
-    pub uses_zram: bool,
-    /// How the NVM orders its slots for replacement.
-    pub nvm_order: NvmOrder,
-    pub build: fn(&SwapConfig) -> Box<dyn Architecture>,
+crate::registry_entry! {
+    /// A registered architecture.
+    pub struct ArchitectureInfo {
+        /// Has an NVM device (its size is `SwapConfig::nvm_pages`).
+        pub uses_nvm: bool,
+        /// Has a zram pool (its size is `SwapConfig::zram.pool_pages`).
+        pub uses_zram: bool,
+        /// How the NVM orders its slots for replacement.
+        pub nvm_order: NvmOrder,
+        pub build: fn(&SwapConfig) -> Box<dyn Architecture>,
+    }
 }
-
-crate::named_entry!(ArchitectureInfo);
 
 /// Every architecture: the baselines, then the paper's multi-swap ones, then zram.
 pub static ARCHITECTURES: Registry<ArchitectureInfo> = Registry::new(
