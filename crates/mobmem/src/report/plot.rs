@@ -179,7 +179,7 @@ const MAX_AXIS_VALUE: f64 = 1e15;
 
 /// Refuses axis ends the axis code cannot lay out ticks between (it does not end).
 fn check_axes(figure: &Figure, ends: &[f64]) -> Result<()> {
-    match ends.iter().find(|v| !(v.abs() <= MAX_AXIS_VALUE)) {
+    match ends.iter().find(|v| v.is_nan() || v.abs() > MAX_AXIS_VALUE) {
         None => Ok(()),
         Some(v) => Err(plot_err(figure)(format!(
             "an axis would reach {v:e}: values beyond ±{MAX_AXIS_VALUE:e} cannot be plotted"
