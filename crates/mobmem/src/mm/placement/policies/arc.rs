@@ -52,7 +52,7 @@
 use super::queued::{Queued, QueuesRule};
 use super::queues::Queues;
 use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{Effects, Request, Tier};
+use crate::mm::placement::{Effects, Request};
 use crate::trace::PageId;
 
 const T1: usize = 0;
@@ -185,14 +185,18 @@ impl QueuesRule for ArcRule {
         }
     }
 
-    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
-        let list = if self.ghost_hit.take().is_some() {
+    fn insert(
+        &mut self,
+        _q: &mut Queues,
+        _req: &Request,
+        _mem: &Memory,
+        _out: &mut Effects,
+    ) -> usize {
+        if self.ghost_hit.take().is_some() {
             T2
         } else {
             T1
-        };
-        q.push_front(list, req.page, mem);
-        Tier::Dram
+        }
     }
 }
 

@@ -156,8 +156,9 @@ pub trait QueuesRule: fmt::Debug + Clone + Send {
     /// [`CachePolicy::evict`].
     fn evict(&mut self, q: &mut Queues, req: &Request, mem: &Memory, out: &mut Effects);
 
-    /// [`CachePolicy::insert`]: put `req.page` on a resident queue.
-    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, out: &mut Effects) -> Tier;
+    /// [`CachePolicy::insert`]: the resident queue whose front `req.page` goes to, once the
+    /// rule has done what it does first (the page's state, room on that queue).
+    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, out: &mut Effects) -> usize;
 }
 
 /// A policy whose resident pages are those on its rule's resident queues.
@@ -207,7 +208,9 @@ impl<R: QueuesRule> CachePolicy for Queued<R> {
 
     #[inline]
     fn insert(&mut self, req: &Request, mem: &Memory, out: &mut Effects) -> Tier {
-        self.rule.insert(&mut self.queues, req, mem, out)
+        let queue = self.rule.insert(&mut self.queues, req, mem, out);
+        self.queues.push_front(queue, req.page, mem);
+        Tier::Dram
     }
 
     fn remove(&mut self, page: PageId, mem: &Memory) {

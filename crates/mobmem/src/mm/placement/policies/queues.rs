@@ -120,11 +120,6 @@ impl Queues {
     }
 
     #[inline]
-    pub fn front(&self, queue: usize) -> Option<PageId> {
-        self.lists.front(queue)
-    }
-
-    #[inline]
     pub fn back(&self, queue: usize) -> Option<PageId> {
         self.lists.back(queue)
     }
@@ -205,18 +200,6 @@ impl Queues {
         let page = self.lists.pop_back(queue)?;
         self.units[queue] -= mem.size_of(page);
         Some(page)
-    }
-
-    /// The page after `page` on its queue (towards the back).
-    #[inline]
-    pub fn next_of(&self, page: PageId) -> Option<PageId> {
-        self.lists.next_of(page)
-    }
-
-    /// The page before `page` on its queue (towards the front).
-    #[inline]
-    pub fn prev_of(&self, page: PageId) -> Option<PageId> {
-        self.lists.prev_of(page)
     }
 
     #[inline]

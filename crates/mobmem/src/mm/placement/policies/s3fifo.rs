@@ -70,7 +70,7 @@ use super::queued::{Queued, QueuesRule};
 use super::queues::Queues;
 use crate::core::ensure_index;
 use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{Effects, Request, Tier};
+use crate::mm::placement::{Effects, Request};
 use crate::trace::PageId;
 
 /// Hits while in `S` that earn a move to `M` (libCacheSim's `move-to-main-threshold`).
@@ -205,16 +205,20 @@ impl QueuesRule for S3FifoRule {
     }
 
     #[inline]
-    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
+    fn insert(
+        &mut self,
+        _q: &mut Queues,
+        req: &Request,
+        _mem: &Memory,
+        _out: &mut Effects,
+    ) -> usize {
         ensure_index(&mut self.freq, req.page, 0);
         self.freq[req.page as usize] = 0;
-        let queue = if std::mem::take(&mut self.from_ghost) {
+        if std::mem::take(&mut self.from_ghost) {
             MAIN
         } else {
             SMALL
-        };
-        q.push_front(queue, req.page, mem);
-        Tier::Dram
+        }
     }
 }
 
@@ -224,6 +228,7 @@ mod tests {
     use crate::mm::placement::policies::testing::{
         check_outcome, engine, evictions, hit_pattern, run_pages,
     };
+    use crate::mm::placement::Tier;
 
     #[test]
     fn sizes_follow_libcachesim() {

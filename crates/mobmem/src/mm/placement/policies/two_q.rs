@@ -52,7 +52,7 @@
 use super::queued::{Queued, QueuesRule};
 use super::queues::Queues;
 use crate::mm::placement::engine::Memory;
-use crate::mm::placement::{Effects, Request, Tier};
+use crate::mm::placement::{Effects, Request};
 use crate::trace::PageId;
 use crate::{Error, Result};
 
@@ -198,7 +198,7 @@ impl QueuesRule for TwoQRule {
     }
 
     #[inline]
-    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, out: &mut Effects) -> Tier {
+    fn insert(&mut self, q: &mut Queues, req: &Request, mem: &Memory, out: &mut Effects) -> usize {
         if std::mem::take(&mut self.from_ghost) {
             while q.units(AM) + req.size > self.am_size {
                 let Some(victim) = q.pop_back(AM, mem) else {
@@ -206,11 +206,10 @@ impl QueuesRule for TwoQRule {
                 };
                 out.evict(victim);
             }
-            q.push_front(AM, req.page, mem);
+            AM
         } else {
-            q.push_front(A1IN, req.page, mem);
+            A1IN
         }
-        Tier::Dram
     }
 }
 
