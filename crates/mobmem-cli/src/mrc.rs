@@ -340,24 +340,14 @@ fn write_table(
 
 /// A curve mobmem wrote before (`DIR/mrc.csv`): a regular file with this table's header.
 fn own_csv(path: &std::path::Path) -> bool {
-    own_head(path, |head| {
-        head.starts_with(b"method,capacity,metric,value\n")
+    output::file_head_is(path, |head| {
+        head.starts_with("experiment,method,capacity,metric,value\n")
     })
 }
 
 /// A plot mobmem wrote before (`DIR/mrc.svg`).
 fn own_svg(path: &std::path::Path) -> bool {
-    own_head(path, |head| {
-        head.starts_with(b"<svg") && head.windows(16).any(|w| w == b"miss-ratio curve")
+    output::file_head_is(path, |head| {
+        head.starts_with("<svg") && head.contains("miss-ratio curve")
     })
-}
-
-fn own_head(path: &std::path::Path, test: impl Fn(&[u8]) -> bool) -> bool {
-    use std::io::Read;
-    let mut head = Vec::new();
-    output::any_file(path)
-        && std::fs::File::open(path)
-            .and_then(|f| f.take(4096).read_to_end(&mut head))
-            .is_ok()
-        && test(&head)
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_mentions, fails, gen, json, mrc, sim};
+use common::{assert_mentions, fails, gen, json, mrc, ok, sim};
 
 fn small_trace(dir: &std::path::Path) -> String {
     let path = dir.join("t.mmt");
@@ -49,6 +49,25 @@ fn mrc_prints_the_curve_as_json_and_writes_csv_and_svg() {
     assert!(csv.lines().count() > 10, "{csv}");
     let svg = std::fs::read_to_string(out.join("mrc.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("miss ratio"));
+    // A second run replaces its own curve; a file of someone else's there is refused
+    // and left as it was, the curve beside it too.
+    let out_arg = [
+        "--capacities",
+        "10%..100%/5",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    ok(&mrc(&trace, &out_arg));
+    let csv = std::fs::read_to_string(out.join("mrc.csv")).unwrap();
+    assert!(csv.lines().count() > 5, "{csv}");
+    std::fs::write(out.join("mrc.svg"), "the user's").unwrap();
+    let e = fails(&mrc(&trace, &out_arg));
+    assert_mentions(&e, &["mrc.svg", "not mobmem's own"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("mrc.svg")).unwrap(),
+        "the user's"
+    );
+    assert_eq!(std::fs::read_to_string(out.join("mrc.csv")).unwrap(), csv);
 }
 
 #[test]

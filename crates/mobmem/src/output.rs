@@ -295,6 +295,16 @@ pub fn write_file(target: &Path, bytes: &[u8], owned: Owned, existing: Existing)
     written
 }
 
+/// Whether `path` is a regular file (not a link) whose first 4 KiB pass `test`: how an
+/// earlier output of mobmem's is recognised by its content.
+pub fn file_head_is(path: &Path, test: impl Fn(&str) -> bool) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    any_file(path)
+        && crate::input::open(path).is_ok_and(|f| f.take(4096).read_to_end(&mut head).is_ok())
+        && test(&String::from_utf8_lossy(&head))
+}
+
 /// Any regular file: for outputs the user named on the command line, which they expect
 /// to be replaced (a link or a folder there is still refused).
 pub fn any_file(path: &Path) -> bool {

@@ -571,25 +571,14 @@ pub fn is_own_report(dir: &Path) -> bool {
 /// Whether `path` is an index page mobmem wrote (`DIR/index.html`): a regular file
 /// whose head has the report's title.
 pub fn is_own_index(path: &Path) -> bool {
-    own_file_head(path, |head| head.contains("<title>mobmem report</title>"))
+    crate::output::file_head_is(path, |head| head.contains("<title>mobmem report</title>"))
 }
 
 /// Whether `path` is a provenance file mobmem wrote (`DIR/provenance.json`).
 pub fn is_own_provenance(path: &Path) -> bool {
-    own_file_head(path, |head| {
+    crate::output::file_head_is(path, |head| {
         head.starts_with("{\n  \"version\": ") && head.contains("\"commit\": ")
     })
-}
-
-/// Reads at most the first 4 KiB of a regular file (a link is never mobmem's own).
-fn own_file_head(path: &Path, test: impl Fn(&str) -> bool) -> bool {
-    use std::io::Read;
-    if !fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let mut head = Vec::new();
-    let read = fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
-    read.is_ok() && test(&String::from_utf8_lossy(&head))
 }
 
 /// Checks, before anything runs, that the report of each experiment in `names` and the
