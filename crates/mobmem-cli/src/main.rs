@@ -19,6 +19,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use mobmem::config_file::Echo;
 use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
@@ -578,7 +579,7 @@ fn gen(args: GenArgs) -> Result<()> {
     let mut params = match (preset, &args.config) {
         (Some(preset), None) => preset.params(),
         (Some(preset), Some(path)) => preset.load(path)?,
-        (None, Some(path)) => Box::new(workload::load_config(path)?),
+        (None, Some(path)) => Box::new(workload::load_config(path, Echo::Quote)?),
         (None, None) => bail!("give a preset or --config"),
     };
     let options = workload::GenOptions {

@@ -435,6 +435,106 @@ fn config_files_that_are_not_utf8_name_the_line_and_byte() {
 }
 
 #[test]
+fn grids_beyond_the_point_limit_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let out = dir.path().join("out");
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let fractions = |n: usize| vec!["0.5"; n].join(", ");
+    // A cache grid of a million points, refused before its trace is read: the trace
+    // named does not exist.
+    let cache = write(
+        "cache.toml",
+        format!(
+            "name = \"c\"\n[[workload]]\nname = \"w\"\ntrace = \"none.csv\"\n[sweep]\n\
+             policies = [\"lru\", \"lfu\", \"arc\", \"fifo\"]\n\
+             memory_fraction = [{}]\n",
+            fractions(250_000)
+        ),
+    );
+    // 200 points, under the limit alone, but not with 100 seeds.
+    let seeded = write(
+        "seeded.toml",
+        format!(
+            "name = \"s\"\n[[workload]]\nname = \"w\"\ntrace = {}\n[sweep]\n\
+             policies = [\"lru\", \"lfu\"]\nmemory_fraction = [{}]\n",
+            toml::Value::String(trace.display().to_string()),
+            fractions(100)
+        ),
+    );
+    // A reproduction kind's own list: 3000 NVM sizes for each of 4 architectures.
+    let swap = write(
+        "swap.toml",
+        format!(
+            "kind = \"swap\"\nname = \"m\"\nnvm_percent = [{}]\n",
+            (1..=3000).map(|i| format!("{}", f64::from(i) / 100.0)).collect::<Vec<_>>().join(", ")
+        ),
+    );
+    let runs: [(&[&str], &str); 3] = [
+        (&["run", s(&cache), "--out", s(&out)], "1000000 points"),
+        (
+            &["run", s(&seeded), "--out", s(&out), "--seeds", "100"],
+            "200 points x 100 seeds = 20000",
+        ),
+        (&["run", s(&swap), "--out", s(&out)], "more than the 10000"),
+    ];
+    for (args, says) in runs {
+        let start = Instant::now();
+        let e = fails(args);
+        assert_mentions(&e, &[says, "more than the 10000 an experiment may run"]);
+        assert!(start.elapsed() < Duration::from_secs(20), "{args:?} took long");
+        assert!(!out.exists(), "{args:?}");
+    }
+    // The same file with one seed runs.
+    ok(&["run", s(&seeded), "--out", s(&out)]);
+}
+
+#[test]
+fn files_named_by_an_experiment_are_never_quoted_in_its_errors() {
+    // Any file at all may be named where a phone or workload config is expected; a
+    // parse error gives its name and the position, never its text.
+    let (dir, secret) = temp_file(
+        "shadow",
+        b"root:$6$SeCrEt-HaSh:19000:0:99999:7:::\nuser:$6$OtHeR:19000:0:99999:7:::\n",
+    );
+    let out = dir.path().join("out");
+    let composed = dir.path().join("composed.toml");
+    std::fs::write(
+        &composed,
+        format!(
+            "kind = \"composed\"\nname = \"c\"\nphone_files = [{}]\n",
+            toml::Value::String(secret.display().to_string())
+        ),
+    )
+    .unwrap();
+    let workload = dir.path().join("w.toml");
+    std::fs::write(
+        &workload,
+        format!(
+            "name = \"w\"\n[[workload]]\nname = \"gen\"\nconfig = {}\n[sweep]\n\
+             policies = [\"lru\"]\nmemory_fraction = [0.5]\n",
+            toml::Value::String(secret.display().to_string())
+        ),
+    )
+    .unwrap();
+    for exp in [&composed, &workload] {
+        let e = fails(&["run", s(exp), "--out", s(&out)]);
+        assert_mentions(&e, &[s(&secret), "line 1, column", "its text is not shown"]);
+        for leak in ["root", "SeCrEt", "OtHeR", "19000", "99999"] {
+            assert!(!e.contains(leak), "{exp:?} quoted `{leak}`: {e}");
+        }
+    }
+    assert!(!out.exists());
+    // The same file named on the command line as a config is quoted: the user chose it.
+    let e = fails(&["gen", "--config", s(&secret), "--out", s(&dir.path().join("g.mmt"))]);
+    assert!(e.contains("SeCrEt"), "{e}");
+}
+
+#[test]
 fn workload_configs_bound_their_counts_when_read() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("w.toml");

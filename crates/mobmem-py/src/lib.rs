@@ -16,6 +16,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use mobmem::config_file::Echo;
 use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
 use mobmem::experiments::file::MAX_SEEDS;
@@ -585,7 +586,7 @@ fn generate(
                 // The app model's error, which says what to give instead.
                 workload::Model::Apps(_) => preset.load(Path::new("workload config"))?,
             },
-            (None, Some(path), None) => Box::new(workload::load_config(path)?),
+            (None, Some(path), None) => Box::new(workload::load_config(path, Echo::Quote)?),
             (None, None, Some(json)) => {
                 Box::new(workload::parse_config_json(json, "workload config")?)
             }

@@ -3,7 +3,10 @@
 //! position of the problem.
 
 use std::io::Read;
+use std::ops::Range;
 use std::path::Path;
+
+use serde::de::DeserializeOwned;
 
 use crate::{Error, Position, Result};
 
@@ -63,6 +66,45 @@ pub fn text(path: &Path, bytes: Vec<u8>) -> Result<String> {
     })
 }
 
+/// Whether an error about a config file may quote the file's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echo {
+    /// The user named the file as this kind of config: the offending line helps.
+    Quote,
+    /// Another file named it (an experiment's `phone_files`, a workload's `config`), so
+    /// it may be any file at all, `/etc/shadow` included: an error gives the position
+    /// and nothing of the text.
+    Withhold,
+}
+
+/// `text`, the TOML of `origin`, as a `T` (not yet validated); a parse error is an
+/// [`Error::Config`] naming `origin` and the position, quoting the text only if `echo`
+/// allows.
+pub fn from_toml<T: DeserializeOwned>(text: &str, origin: &str, echo: Echo) -> Result<T> {
+    toml::from_str(text).map_err(|e| {
+        let message = match echo {
+            Echo::Quote => e.to_string().trim_end().to_string(),
+            Echo::Withhold => withheld(text, e.span()),
+        };
+        Error::config(origin, message)
+    })
+}
+
+/// A parse error told without any of the text: where it is, and why nothing more.
+fn withheld(text: &str, span: Option<Range<usize>>) -> String {
+    const WHY: &str = "not a config of the kind expected here (its text is not shown: \
+                       another file named it, so it may be any file)";
+    let Some(start) = span.map(|s| s.start.min(text.len())) else {
+        return WHY.to_string();
+    };
+    let before = &text.as_bytes()[..start];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    // Columns count characters; a span inside a character counts it once.
+    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    format!("line {line}, column {column}: {WHY}")
+}
+
 /// A config parsed from `origin` (by serde, from TOML or JSON) once `validate` accepts
 /// it; a parse or validation error is an [`Error::Config`] naming `origin`.
 pub fn validated<T, E: std::fmt::Display>(
@@ -91,6 +133,30 @@ mod tests {
              file is UTF-8 text"
         );
         assert_eq!(text(path, "é = 1".into()).unwrap(), "é = 1");
+    }
+
+    #[test]
+    fn a_withheld_error_gives_the_place_and_none_of_the_text() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Config {
+            name: String,
+        }
+        let secret = "name = \"ok\"\nroot:$6$secret-hash:19000:0:99999:7:::\n";
+        let quoted = from_toml::<Config>(secret, "f.toml", Echo::Quote)
+            .unwrap_err()
+            .to_string();
+        assert!(quoted.contains("secret-hash"), "{quoted}");
+        let withheld = from_toml::<Config>(secret, "f.toml", Echo::Withhold)
+            .unwrap_err()
+            .to_string();
+        assert!(withheld.starts_with("f.toml: line 2, column "), "{withheld}");
+        assert!(!withheld.contains("secret") && !withheld.contains("root"), "{withheld}");
+        // A value of the wrong type is withheld too (serde would quote it).
+        let e = from_toml::<Config>("name = 1234567\n", "f.toml", Echo::Withhold)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1, column 8") && !e.contains("1234567"), "{e}");
     }
 
     #[test]

@@ -45,6 +45,8 @@ impl Experiment for Cache {
     fn run_once(&self, header: &Header, context: &Context) -> Result<ExperimentReport> {
         let mut config = self.0.clone();
         config.seed = context.seed;
+        // Before the workloads are read or generated, which may take long.
+        sweep::check_points(header, config.point_count(), context.runs)?;
         let workloads = load_workloads(&config)?;
         sweep::run(&CacheGrid::new(&config, &workloads)?, header, context)
     }

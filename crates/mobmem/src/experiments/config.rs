@@ -153,6 +153,26 @@ impl CostSpec {
 }
 
 impl ExperimentConfig {
+    /// How many points one run of the grid makes: per workload, per policy, per memory
+    /// size, and for hybrid policies per DRAM share.
+    pub fn point_count(&self) -> u128 {
+        let sweep = &self.sweep;
+        let sizes = if sweep.memory_pages.is_empty() {
+            sweep.memory_fraction.len()
+        } else {
+            sweep.memory_pages.len()
+        } as u128;
+        let per_workload: u128 = (sweep.policies.iter())
+            .map(|p| match find_policy(p).map(|info| info.family) {
+                Ok(crate::mm::placement::Family::Hybrid) => {
+                    sizes * sweep.dram_fraction.len() as u128
+                }
+                _ => sizes,
+            })
+            .sum();
+        per_workload.saturating_mul(self.workloads.len() as u128)
+    }
+
     /// Parse an experiment file's text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
         let config: ExperimentConfig = toml::from_str(text)

@@ -30,6 +30,9 @@ pub struct Context<'a> {
     pub media_dir: Option<PathBuf>,
     /// Seed of the synthetic workloads.
     pub seed: u64,
+    /// How many runs (seeds) the file makes in all, of which this is one: the grid's
+    /// limit counts the points of every run.
+    pub runs: usize,
 }
 
 /// What a run of a file may override.
@@ -314,10 +317,16 @@ impl ExperimentFile {
 
     /// One of the [`ExperimentFile::runs`]: the experiment with `seed`.
     pub fn run_seed(&self, seed: u64, options: &RunOptions) -> Result<ExperimentReport> {
+        self.run_one(seed, 1, options)
+    }
+
+    /// One run of `runs` in all.
+    fn run_one(&self, seed: u64, runs: usize, options: &RunOptions) -> Result<ExperimentReport> {
         let context = Context {
             progress: options.progress,
             media_dir: options.media_dir.clone(),
             seed,
+            runs,
         };
         self.params.run_once(&self.header, &context)
     }
@@ -327,11 +336,12 @@ impl ExperimentFile {
     pub fn run(&self, options: &RunOptions) -> Result<ExperimentReport> {
         let runs = self.runs(options);
         if !runs.by_seed {
-            return self.run_seed(runs.seeds[0], options);
+            return self.run_one(runs.seeds[0], 1, options);
         }
-        let mut reports = Vec::with_capacity(runs.seeds.len());
+        let count = runs.seeds.len();
+        let mut reports = Vec::with_capacity(count);
         for seed in runs.seeds {
-            reports.push((seed, self.run_seed(seed, options)?));
+            reports.push((seed, self.run_one(seed, count, options)?));
         }
         Ok(ExperimentReport::of_seeds(reports))
     }

@@ -94,5 +94,6 @@ pub(crate) fn with_seed<T>(seed: u64, f: impl FnOnce(&Context) -> T) -> T {
         seed,
         progress: &progress,
         media_dir: None,
+        runs: 1,
     })
 }

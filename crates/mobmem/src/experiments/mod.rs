@@ -18,6 +18,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::config_file::Echo;
 use crate::core::stats::Stats;
 use crate::devices::{CostModel, Devices};
 use crate::mm::placement::metrics::Metrics;
@@ -61,7 +62,7 @@ pub fn load_workload(
     };
     let generated = match (&spec.preset, &spec.config) {
         (Some(preset), _) => Some(workload::preset(preset).map_err(at_key("preset"))?),
-        (None, Some(path)) => Some(workload::load_config(path).map_err(at_key("config"))?),
+        (None, Some(path)) => Some(workload::load_config(path, Echo::Withhold).map_err(at_key("config"))?),
         (None, None) => None,
     };
     let trace = match (generated, &spec.trace) {

@@ -17,6 +17,28 @@ use super::file::{Context, Header};
 use crate::report::{Analysis, Claim, ExperimentReport, Figure, Finding, PaperFigure, Row, Table};
 use crate::Result;
 
+/// Most points an experiment file may run, over all its seeds. A point's results and
+/// rows take about 10 KB, so the limit keeps a run's memory near 100 MB; the largest
+/// shipped experiment runs a few hundred points.
+pub const MAX_POINTS: u128 = 10_000;
+
+/// Refuse a file whose runs would make more than [`MAX_POINTS`] points: `per_run` points
+/// in each of `runs` runs (one per seed). Checked before any point runs.
+pub fn check_points(header: &Header, per_run: u128, runs: usize) -> Result<()> {
+    let total = per_run.saturating_mul(runs.max(1) as u128);
+    if total <= MAX_POINTS {
+        return Ok(());
+    }
+    Err(crate::Error::config(
+        &header.name,
+        format!(
+            "the grid has {per_run} points{} = {total}, more than the {MAX_POINTS} an \
+             experiment may run: split it into several files or take fewer values",
+            if runs > 1 { format!(" x {runs} seeds") } else { String::new() }
+        ),
+    ))
+}
+
 /// One run of an experiment file as a grid of independent points.
 pub trait Grid: Sync {
     /// One point of the grid.
@@ -31,6 +53,12 @@ pub trait Grid: Sync {
     /// lacks a point it needs (see [`super::reproductions::grid_lacks`]); a kind whose
     /// claims can be NaN for other reasons says no.
     const GRID_CLAIMS: bool = true;
+
+    /// How many points [`Grid::points`] makes, for a kind that can tell before building
+    /// them: a product of long lists is then refused without being built.
+    fn point_count(&self) -> Option<u128> {
+        None
+    }
 
     /// The points, in the order their rows are written.
     fn points(&self) -> Result<Vec<Self::Point>>;
@@ -139,7 +167,13 @@ pub fn run_points<P: Sync, O: Send>(
 /// Run `grid` as one run of the file `header` heads: every point, the table, the
 /// analysis (the paper's when the file sets `reproduces`) and the report.
 pub fn run<G: Grid>(grid: &G, header: &Header, context: &Context) -> Result<ExperimentReport> {
+    let count = grid.point_count();
+    if let Some(count) = count {
+        check_points(header, count, context.runs)?;
+    }
     let points = grid.points()?;
+    debug_assert!(count.is_none_or(|n| n == points.len() as u128), "point_count is wrong");
+    check_points(header, points.len() as u128, context.runs)?;
     let outputs = run_points(&points, context.progress, |p| grid.run_point(p))?;
     let runs: Vec<(G::Point, G::Output)> = points.into_iter().zip(outputs).collect();
     let table = Table {
@@ -238,6 +272,7 @@ mod tests {
             progress: &progress,
             media_dir: None,
             seed: 1,
+            runs: 1,
         };
         let report = run(&Squares(40), &header(None), &context).unwrap();
         let ys: Vec<f64> = report.table.rows.iter().map(|r| r.values[0].1).collect();

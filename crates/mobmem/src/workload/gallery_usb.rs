@@ -323,6 +323,7 @@ pub fn generate(config: &GalleryUsbConfig, seed: u64) -> Result<Trace> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config_file::Echo;
     use crate::workload::registry::parse;
 
     /// Every count that sizes memory or time is bounded when the file is read; the error
@@ -349,7 +350,7 @@ mod tests {
             ("think_ms = 9223372036854775807", "think_ms"),
         ];
         for (text, key) in cases {
-            let e = parse::<GalleryUsbConfig>(text, "g.toml")
+            let e = parse::<GalleryUsbConfig>(text, "g.toml", Echo::Quote)
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -359,7 +360,7 @@ mod tests {
             assert!(e.contains(key), "{text}: {e}");
         }
         // The defaults and the largest counts that fit still pass.
-        parse::<GalleryUsbConfig>("", "g.toml").unwrap();
+        parse::<GalleryUsbConfig>("", "g.toml", Echo::Quote).unwrap();
         let big = GalleryUsbConfig {
             interactions: 10,
             images: MAX_IMAGES,

@@ -40,6 +40,7 @@ pub use config::{
 pub use generator::{ADJ_CACHED, ADJ_PREVIOUS};
 pub use registry::{find_preset, generate_with, GenOptions, Model, Params, Preset, PRESETS};
 
+use crate::config_file::Echo;
 use crate::trace::{Event, ProcId, Trace, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
@@ -65,15 +66,15 @@ pub fn preset(name: &str) -> Result<WorkloadConfig> {
 }
 
 /// Read a workload config from a TOML file (every field optional; unknown fields are
-/// errors) and validate it.
-pub fn load_config(path: &std::path::Path) -> Result<WorkloadConfig> {
+/// errors) and validate it; `echo` says whether an error may quote the file.
+pub fn load_config(path: &std::path::Path, echo: Echo) -> Result<WorkloadConfig> {
     let text = crate::config_file::read(path)?;
-    parse_config(&text, &path.display().to_string())
+    registry::parse(&text, &path.display().to_string(), echo)
 }
 
 /// Parse and validate a workload config's TOML text; `origin` names it in errors.
 pub fn parse_config(text: &str, origin: &str) -> Result<WorkloadConfig> {
-    registry::parse(text, origin)
+    registry::parse(text, origin, Echo::Quote)
 }
 
 /// Parse and validate a workload config given as JSON with the same keys as the TOML

@@ -11,6 +11,7 @@ use super::app_cycling::AppCyclingConfig;
 use super::gallery_usb::GalleryUsbConfig;
 use super::phone::PhoneWorkload;
 use super::{presets, WorkloadConfig};
+use crate::config_file::Echo;
 use crate::core::registry::Registry;
 use crate::trace::Trace;
 use crate::{Error, Result};
@@ -86,14 +87,17 @@ fn parse_boxed<T: Params + DeserializeOwned + 'static>(
     text: &str,
     origin: &str,
 ) -> Result<Box<dyn Params>> {
-    Ok(Box::new(parse::<T>(text, origin)?))
+    Ok(Box::new(parse::<T>(text, origin, Echo::Quote)?))
 }
 
 /// Parse and validate parameters from TOML `text`; `origin` names it in errors, which
 /// give the line and column (unknown keys are errors), or the key out of its range.
-pub(super) fn parse<T: Params + DeserializeOwned>(text: &str, origin: &str) -> Result<T> {
-    let params: T = toml::from_str(text)
-        .map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
+pub(super) fn parse<T: Params + DeserializeOwned>(
+    text: &str,
+    origin: &str,
+    echo: Echo,
+) -> Result<T> {
+    let params: T = crate::config_file::from_toml(text, origin, echo)?;
     params
         .validate()
         .map_err(|e| Error::config(origin, e.to_string()))?;
@@ -250,7 +254,7 @@ mod tests {
             let path = dir.path().join("p.toml");
             std::fs::write(&path, shown).unwrap();
             let back: Box<dyn Params> = match preset.model {
-                Model::Apps(_) => Box::new(crate::workload::load_config(&path).unwrap()),
+                Model::Apps(_) => Box::new(crate::workload::load_config(&path, Echo::Quote).unwrap()),
                 Model::Own { .. } => preset.load(&path).unwrap(),
             };
             assert_eq!(back.to_toml().unwrap(), preset.params().to_toml().unwrap());

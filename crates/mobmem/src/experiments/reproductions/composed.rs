@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use std::path::{Path, PathBuf};
 
+use crate::config_file::Echo;
 use crate::experiments::file::{at_key, bad_key, Context, Experiment, Header, KindParams};
 use crate::experiments::sweep::{self, Analyzed, Grid};
 use crate::mm::phone::{self, Choice, PhoneConfig, PhoneMetrics, SLOTS};
@@ -89,7 +90,7 @@ impl KindParams for Params {
         for path in &self.phone_files {
             let origin = path.display().to_string();
             let text = crate::config_file::read(path)?;
-            let mut phone = PhoneConfig::parse(&text, &origin)?;
+            let mut phone = PhoneConfig::parse_with(&text, &origin, Echo::Withhold)?;
             if let (Some(trace), Some(dir)) = (&phone.trace, path.parent()) {
                 phone.trace = Some(dir.join(trace));
             }

@@ -180,6 +180,12 @@ impl<'a> Grid for SwapGrid<'a> {
         "app_name",
     ];
 
+    fn point_count(&self) -> Option<u128> {
+        let p = self.params;
+        let with_nvm = p.nvm_percent.len() as u128 * p.nvm_architectures.len() as u128;
+        Some(p.architectures.len() as u128 + with_nvm)
+    }
+
     fn points(&self) -> Result<Vec<SwapPoint<'a>>> {
         let params = self.params;
         let mut points: Vec<SwapPoint> = (params.architectures.iter())

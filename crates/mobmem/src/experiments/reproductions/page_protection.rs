@@ -169,6 +169,12 @@ impl<'a> Grid for ReclaimGrid<'a> {
     const KEYS: &'static [&'static str] =
         &["scope", "series", "policy", "io", "io_mb_s", "memory_mib"];
 
+    fn point_count(&self) -> Option<u128> {
+        let p = self.params;
+        let lists = 2 + p.memory_mib.len() as u128 + p.stream_pages.len() as u128;
+        Some(lists * p.policies.len() as u128 + p.kernel_34_policies.len() as u128)
+    }
+
     fn points(&self) -> Result<Vec<ReclaimPoint<'a>>> {
         let params = self.params;
         let default_pages = params.workload.stream_pages_per_interaction;

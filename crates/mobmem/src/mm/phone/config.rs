@@ -11,6 +11,7 @@ use crate::devices::swap::SwapDevices;
 use crate::mm::dedup::KsmParams;
 use crate::mm::fs::Codec;
 use crate::mm::swap::LaunchModel;
+use crate::config_file::Echo;
 use crate::workload::phone::PhoneWorkload;
 use crate::{Error, Result};
 
@@ -214,7 +215,16 @@ impl Choice {
 impl PhoneConfig {
     /// Parse a phone file; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
-        crate::config_file::validated(toml::from_str(text), origin, Self::validate)
+        Self::parse_with(text, origin, Echo::Quote)
+    }
+
+    /// Parse a phone file, quoting its text in errors only if `echo` allows.
+    pub fn parse_with(text: &str, origin: &str, echo: Echo) -> Result<Self> {
+        let config: Self = crate::config_file::from_toml(text, origin, echo)?;
+        config
+            .validate()
+            .map_err(|e| Error::config(origin, e.to_string()))?;
+        Ok(config)
     }
 
     /// Every slot at its mechanism.
