@@ -846,11 +846,15 @@ fn trace_command(command: TraceCommand) -> Result<()> {
             output,
             format,
         } => {
+            mobmem::output::check_not_input(&output, &[&input])?;
             let t = trace::read_all(&input, format)?;
             trace::write(&output, &t)?;
             eprintln!("wrote {} ({} events)", output.display(), t.events.len());
             Ok(())
         }
-        TraceCommand::Import(args) => import::run(args),
+        TraceCommand::Import(args) => {
+            mobmem::output::check_not_input(&args.out, &[&args.file])?;
+            import::run(args)
+        }
     }
 }

@@ -356,6 +356,24 @@ fn links_at_the_reports_paths_are_never_written_through() {
 }
 
 #[test]
+fn an_input_is_never_its_own_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let before = std::fs::read(&trace).unwrap();
+    let twin = dir.path().join("twin.csv");
+    std::fs::hard_link(&trace, &twin).unwrap();
+    for out in [&trace, &twin] {
+        let e = fails(&["trace", "convert", s(&trace), s(out)]);
+        assert_mentions(&e, &[s(out), "is the input", "Choose another output"]);
+        let e = fails(&["trace", "import", "--from", "ftrace", s(&trace), "--out", s(out)]);
+        assert_mentions(&e, &["is the input"]);
+    }
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+    // Another output is written as before.
+    ok(&["trace", "convert", s(&trace), s(&dir.path().join("copy.csv"))]);
+}
+
+#[test]
 fn special_files_as_inputs_end_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.csv");

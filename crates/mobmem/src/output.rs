@@ -305,6 +305,29 @@ pub fn file_head_is(path: &Path, test: impl Fn(&str) -> bool) -> bool {
         && test(&String::from_utf8_lossy(&head))
 }
 
+/// Fails if `target` is one of `inputs` (the same file, by any name): a command that
+/// wrote it would replace what it reads, and the input would be lost if the output
+/// came out different (a lossy conversion, a failed run).
+pub fn check_not_input(target: &Path, inputs: &[&Path]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(out) = fs::metadata(target) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if fs::metadata(input).is_ok_and(|i| (i.dev(), i.ino()) == (out.dev(), out.ino())) {
+            return Err(Error::config(
+                target.display().to_string(),
+                format!(
+                    "is the input {} itself: writing it would replace what is read. Choose \
+                     another output",
+                    input.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Any regular file: for outputs the user named on the command line, which they expect
 /// to be replaced (a link or a folder there is still refused).
 pub fn any_file(path: &Path) -> bool {
