@@ -365,12 +365,25 @@ fn an_input_is_never_its_own_output() {
     for out in [&trace, &twin] {
         let e = fails(&["trace", "convert", s(&trace), s(out)]);
         assert_mentions(&e, &[s(out), "is the input", "Choose another output"]);
-        let e = fails(&["trace", "import", "--from", "ftrace", s(&trace), "--out", s(out)]);
+        let e = fails(&[
+            "trace",
+            "import",
+            "--from",
+            "ftrace",
+            s(&trace),
+            "--out",
+            s(out),
+        ]);
         assert_mentions(&e, &["is the input"]);
     }
     assert_eq!(std::fs::read(&trace).unwrap(), before);
     // Another output is written as before.
-    ok(&["trace", "convert", s(&trace), s(&dir.path().join("copy.csv"))]);
+    ok(&[
+        "trace",
+        "convert",
+        s(&trace),
+        s(&dir.path().join("copy.csv")),
+    ]);
 }
 
 #[test]
@@ -489,7 +502,10 @@ fn grids_beyond_the_point_limit_are_refused_before_anything_runs() {
         "swap.toml",
         format!(
             "kind = \"swap\"\nname = \"m\"\nnvm_percent = [{}]\n",
-            (1..=3000).map(|i| format!("{}", f64::from(i) / 100.0)).collect::<Vec<_>>().join(", ")
+            (1..=3000)
+                .map(|i| format!("{}", f64::from(i) / 100.0))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     );
     let runs: [(&[&str], &str); 3] = [
@@ -504,7 +520,10 @@ fn grids_beyond_the_point_limit_are_refused_before_anything_runs() {
         let start = Instant::now();
         let e = fails(args);
         assert_mentions(&e, &[says, "more than the 10000 an experiment may run"]);
-        assert!(start.elapsed() < Duration::from_secs(20), "{args:?} took long");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{args:?} took long"
+        );
         assert!(!out.exists(), "{args:?}");
     }
     // The same file with one seed runs.
@@ -548,7 +567,13 @@ fn files_named_by_an_experiment_are_never_quoted_in_its_errors() {
     }
     assert!(!out.exists());
     // The same file named on the command line as a config is quoted: the user chose it.
-    let e = fails(&["gen", "--config", s(&secret), "--out", s(&dir.path().join("g.mmt"))]);
+    let e = fails(&[
+        "gen",
+        "--config",
+        s(&secret),
+        "--out",
+        s(&dir.path().join("g.mmt")),
+    ]);
     assert!(e.contains("SeCrEt"), "{e}");
 }
 

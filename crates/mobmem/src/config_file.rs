@@ -99,9 +99,15 @@ fn withheld(text: &str, span: Option<Range<usize>>) -> String {
     };
     let before = &text.as_bytes()[..start];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
     // Columns count characters; a span inside a character counts it once.
-    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
     format!("line {line}, column {column}: {WHY}")
 }
 
@@ -150,13 +156,22 @@ mod tests {
         let withheld = from_toml::<Config>(secret, "f.toml", Echo::Withhold)
             .unwrap_err()
             .to_string();
-        assert!(withheld.starts_with("f.toml: line 2, column "), "{withheld}");
-        assert!(!withheld.contains("secret") && !withheld.contains("root"), "{withheld}");
+        assert!(
+            withheld.starts_with("f.toml: line 2, column "),
+            "{withheld}"
+        );
+        assert!(
+            !withheld.contains("secret") && !withheld.contains("root"),
+            "{withheld}"
+        );
         // A value of the wrong type is withheld too (serde would quote it).
         let e = from_toml::<Config>("name = 1234567\n", "f.toml", Echo::Withhold)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("line 1, column 8") && !e.contains("1234567"), "{e}");
+        assert!(
+            e.contains("line 1, column 8") && !e.contains("1234567"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -62,7 +62,9 @@ pub fn load_workload(
     };
     let generated = match (&spec.preset, &spec.config) {
         (Some(preset), _) => Some(workload::preset(preset).map_err(at_key("preset"))?),
-        (None, Some(path)) => Some(workload::load_config(path, Echo::Withhold).map_err(at_key("config"))?),
+        (None, Some(path)) => {
+            Some(workload::load_config(path, Echo::Withhold).map_err(at_key("config"))?)
+        }
         (None, None) => None,
     };
     let trace = match (generated, &spec.trace) {

@@ -34,7 +34,11 @@ pub fn check_points(header: &Header, per_run: u128, runs: usize) -> Result<()> {
         format!(
             "the grid has {per_run} points{} = {total}, more than the {MAX_POINTS} an \
              experiment may run: split it into several files or take fewer values",
-            if runs > 1 { format!(" x {runs} seeds") } else { String::new() }
+            if runs > 1 {
+                format!(" x {runs} seeds")
+            } else {
+                String::new()
+            }
         ),
     ))
 }
@@ -172,7 +176,10 @@ pub fn run<G: Grid>(grid: &G, header: &Header, context: &Context) -> Result<Expe
         check_points(header, count, context.runs)?;
     }
     let points = grid.points()?;
-    debug_assert!(count.is_none_or(|n| n == points.len() as u128), "point_count is wrong");
+    debug_assert!(
+        count.is_none_or(|n| n == points.len() as u128),
+        "point_count is wrong"
+    );
     check_points(header, points.len() as u128, context.runs)?;
     let outputs = run_points(&points, context.progress, |p| grid.run_point(p))?;
     let runs: Vec<(G::Point, G::Output)> = points.into_iter().zip(outputs).collect();

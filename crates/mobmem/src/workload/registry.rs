@@ -254,7 +254,9 @@ mod tests {
             let path = dir.path().join("p.toml");
             std::fs::write(&path, shown).unwrap();
             let back: Box<dyn Params> = match preset.model {
-                Model::Apps(_) => Box::new(crate::workload::load_config(&path, Echo::Quote).unwrap()),
+                Model::Apps(_) => {
+                    Box::new(crate::workload::load_config(&path, Echo::Quote).unwrap())
+                }
                 Model::Own { .. } => preset.load(&path).unwrap(),
             };
             assert_eq!(back.to_toml().unwrap(), preset.params().to_toml().unwrap());

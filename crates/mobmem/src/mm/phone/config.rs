@@ -7,11 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config_file::Echo;
 use crate::devices::swap::SwapDevices;
 use crate::mm::dedup::KsmParams;
 use crate::mm::fs::Codec;
 use crate::mm::swap::LaunchModel;
-use crate::config_file::Echo;
 use crate::workload::phone::PhoneWorkload;
 use crate::{Error, Result};
 
