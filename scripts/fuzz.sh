@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every reader and config parser (libFuzzer through cargo
 # fuzz; the targets are `mobmem::fuzzing::TARGETS`, listed by `--list`):
-#   scripts/fuzz.sh [--seconds N] [TARGET...]     (default: 60 s for each target)
+#   scripts/fuzz.sh [--seconds N | --runs N] [TARGET...]   (default: 60 s for each target)
+# --runs N runs N inputs of each target instead of a time.
 # Each target runs with a memory limit of 1 GiB and 10 s per input. New inputs that
 # widen coverage go to fuzz/corpus/TARGET/ (minimized at the end), and an input that
 # panics, runs out of memory or time goes to fuzz/regressions/TARGET/. The ordinary test
-# suite replays both folders (crates/mobmem/tests/fuzz_corpus.rs): commit them.
+# suite replays both folders (crates/mobmem/tests/fuzz_corpus.rs): commit them. Each
+# target's run is recorded in fuzz/campaigns.tsv (date, commit, target, inputs, outcome).
 # Needs the nightly toolchain and cargo-fuzz; both are installed if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
+runs_asked=""
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
+        --runs) runs_asked="$2"; shift 2 ;;
         --list)
             sed -n 's/^ *name: "\(.*\)",$/\1/p' crates/mobmem/src/fuzzing.rs
             exit 0 ;;
-        -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) targets+=("$1"); shift ;;
     esac
 done
@@ -39,17 +43,26 @@ for t in "${targets[@]}"; do
     mkdir -p "corpus/$t" "regressions/$t"
     log="target/fuzz-$t.log"
     mkdir -p target
-    echo "fuzzing $t for ${seconds}s"
+    if [ -n "$runs_asked" ]; then
+        limit=(-runs="$runs_asked"); echo "fuzzing $t for $runs_asked inputs"
+    else
+        limit=(-max_total_time="$seconds"); echo "fuzzing $t for ${seconds}s"
+    fi
     status=0
     MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz run target "corpus/$t" -- \
-        -rss_limit_mb=1024 -timeout=10 -max_total_time="$seconds" \
+        -rss_limit_mb=1024 -timeout=10 "${limit[@]}" \
         -artifact_prefix="regressions/$t/" -print_final_stats=1 >"$log" 2>&1 || status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     if [ "$status" -ne 0 ]; then
+        outcome="failed"
         summary+=("$t: FAILED after ${runs:-?} inputs, see fuzz/$log and fuzz/regressions/$t/")
     else
+        outcome="no failure"
         summary+=("$t: ${runs:-?} inputs, no failure")
     fi
+    [ -f campaigns.tsv ] || printf 'date\tcommit\ttarget\tinputs\toutcome\n' >campaigns.tsv
+    printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$(git rev-parse --short HEAD)" "$t" \
+        "${runs:-?}" "$outcome" >>campaigns.tsv
     MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz cmin target "corpus/$t" -- \
         -rss_limit_mb=1024 -timeout=10 >>"$log" 2>&1 || true
 done
