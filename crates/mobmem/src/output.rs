@@ -94,18 +94,113 @@ pub fn create_temp_file(target: &Path) -> Result<(PathBuf, File)> {
     Err(names_used_up(target, false))
 }
 
+/// The file in a temporary folder that names the process writing it, so that a later
+/// run can tell a folder left by a killed run from one being written.
+pub const WRITER_FILE: &str = ".mobmem-writer";
+
 /// A fresh temporary folder beside `target`, created exclusively. Removed with everything
-/// in it when the guard is dropped, unless [`TempDir::place`] put it in place.
+/// in it when the guard is dropped, unless [`TempDir::place`] put it in place. Folders
+/// of `target` that killed runs of mobmem left (see [`remove_stale_temp_dirs`]) are
+/// removed first.
 pub fn create_temp_dir(target: &Path) -> Result<TempDir> {
+    remove_stale_temp_dirs(target);
     for n in 1..=MAX_NAME_TRIES {
         let temp = temp_name(target, n, true);
         match fs::create_dir(&temp) {
-            Ok(()) => return Ok(TempDir { path: Some(temp) }),
+            Ok(()) => {
+                let dir = TempDir { path: Some(temp) };
+                write_new(
+                    &dir.path().join(WRITER_FILE),
+                    Writer::this().line().as_bytes(),
+                )?;
+                return Ok(dir);
+            }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(Error::io(&temp, e)),
         }
     }
     Err(names_used_up(target, true))
+}
+
+/// Removes the temporary folders of `target` whose writer file names a process that no
+/// longer runs: what a run of mobmem killed while writing left. A folder without that
+/// file (or with a link there), or whose writer still runs, is left alone. Best effort:
+/// a folder that cannot be removed stays, and takes no name from the next run but its
+/// own.
+pub fn remove_stale_temp_dirs(target: &Path) {
+    let this_boot = Writer::boot_id();
+    for n in 1..=MAX_NAME_TRIES {
+        let temp = temp_name(target, n, true);
+        // Every name is looked at: a folder put in place leaves a gap in the sequence.
+        if !fs::symlink_metadata(&temp).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let writer_path = temp.join(WRITER_FILE);
+        let is_file = fs::symlink_metadata(&writer_path).is_ok_and(|m| m.is_file());
+        let writer = is_file
+            .then(|| fs::read_to_string(&writer_path).ok())
+            .flatten()
+            .and_then(|text| Writer::parse(&text));
+        if writer.is_some_and(|w| !w.is_running(&this_boot)) {
+            let _ = fs::remove_dir_all(&temp);
+        }
+    }
+}
+
+/// The process writing a temporary folder: its pid, when it started (clock ticks after
+/// boot, `/proc/PID/stat` field 22: a pid reused by another process starts later) and
+/// the boot it ran in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Writer {
+    pid: u32,
+    start: u64,
+    boot: String,
+}
+
+impl Writer {
+    fn this() -> Writer {
+        let pid = std::process::id();
+        Writer {
+            pid,
+            start: Self::start_of(pid).unwrap_or(0),
+            boot: Self::boot_id(),
+        }
+    }
+
+    fn line(&self) -> String {
+        format!("pid {} start {} boot {}\n", self.pid, self.start, self.boot)
+    }
+
+    fn parse(text: &str) -> Option<Writer> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words[..] {
+            ["pid", pid, "start", start, "boot", boot] => Some(Writer {
+                pid: pid.parse().ok()?,
+                start: start.parse().ok()?,
+                boot: boot.to_string(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether the writer still runs; one of an earlier boot does not.
+    fn is_running(&self, this_boot: &str) -> bool {
+        self.boot == this_boot && Self::start_of(self.pid) == Some(self.start)
+    }
+
+    /// When process `pid` started, if it runs.
+    fn start_of(pid: u32) -> Option<u64> {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name (field 2) may hold spaces and parentheses: count from its end.
+        let after_name = &stat[stat.rfind(')')? + 1..];
+        after_name.split_whitespace().nth(19)?.parse().ok()
+    }
+
+    fn boot_id() -> String {
+        fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    }
 }
 
 fn names_used_up(target: &Path, hidden: bool) -> Error {
@@ -132,6 +227,10 @@ impl TempDir {
 
     /// Puts the folder at `target` (see [`put_in_place`]).
     pub fn place(mut self, target: &Path, owned: Owned, existing: Existing) -> Result<Placed> {
+        // Not part of the output. A kill between this and the rename leaves a folder no
+        // later run removes: a rare leftover, never a removal of another run's folder.
+        let writer = self.path().join(WRITER_FILE);
+        fs::remove_file(&writer).map_err(|e| Error::io(&writer, e))?;
         let temp = self.path.take().unwrap_or_default();
         let placed = put_in_place(&temp, target, owned, existing);
         if placed.is_err() {
@@ -344,6 +443,60 @@ mod tests {
 
     fn always(_: &Path) -> bool {
         true
+    }
+
+    #[test]
+    fn only_folders_of_killed_writers_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("report");
+        let dead = {
+            let mut child = std::process::Command::new("true").spawn().unwrap();
+            child.wait().unwrap();
+            Writer {
+                pid: child.id(),
+                start: 1,
+                boot: Writer::boot_id(),
+            }
+        };
+        let earlier_boot = Writer {
+            boot: "another-boot".into(),
+            ..Writer::this()
+        };
+        let cases = [
+            ("killed", Some(dead.line())),
+            ("earlier boot", Some(earlier_boot.line())),
+            ("running", Some(Writer::this().line())),
+            ("no writer file", None),
+            ("unreadable writer", Some("pid x".to_string())),
+        ];
+        for (n, (_, writer)) in cases.iter().enumerate() {
+            let temp = temp_name(&target, n as u32 + 1, true);
+            fs::create_dir(&temp).unwrap();
+            fs::write(temp.join("user-file"), "kept").unwrap();
+            if let Some(line) = writer {
+                fs::write(temp.join(WRITER_FILE), line).unwrap();
+            }
+        }
+        // A link at the writer file's name is not read through.
+        let linked = temp_name(&target, 6, true);
+        fs::create_dir(&linked).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        fs::write(&elsewhere, dead.line()).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, linked.join(WRITER_FILE)).unwrap();
+
+        let fresh = create_temp_dir(&target).unwrap();
+        let left: Vec<bool> = (1..=6)
+            .map(|n| temp_name(&target, n, true).exists())
+            .collect();
+        // The killed writers' folders are gone, and the new one took the first name.
+        assert_eq!(left, [true, false, true, true, true, true], "{cases:?}");
+        assert_eq!(fresh.path(), temp_name(&target, 1, true));
+        assert!(!fresh.path().join("user-file").exists());
+        let line = fs::read_to_string(fresh.path().join(WRITER_FILE)).unwrap();
+        assert!(Writer::parse(&line).unwrap().is_running(&Writer::boot_id()));
+        // Put in place, the folder no longer holds the writer file.
+        fresh.place(&target, never, Existing::Refuse).unwrap();
+        assert!(target.is_dir() && !target.join(WRITER_FILE).exists());
     }
 
     #[test]
