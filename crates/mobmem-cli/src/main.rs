@@ -3,6 +3,7 @@
 mod bench;
 mod capture;
 mod fs;
+mod host;
 mod import;
 mod ksm;
 mod mrc;
@@ -107,6 +108,12 @@ enum Command {
     /// refaults, faults, swap and zram's pool side by side (root; restores every
     /// setting).
     ReclaimValidate(reclaim_validate::ReclaimValidateArgs),
+    /// Deal with what host commands (reclaim-validate, ksm-validate, capture) changed
+    /// on this machine: `host restore` puts back what a killed run left.
+    Host {
+        #[command(subcommand)]
+        command: host::HostCommand,
+    },
 }
 
 #[derive(Args)]
@@ -304,6 +311,7 @@ fn main() -> ExitCode {
         Command::KsmValidate(args) => ksm::validate(args),
         Command::ReclaimValidate(args) => reclaim_validate::run(args),
         Command::Capture(args) => capture::run(args),
+        Command::Host { command } => host::run(command),
         Command::Reclaim(args) => reclaim::run(args),
     };
     match result {
@@ -313,6 +321,14 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A message on stderr that cannot fail: after SIGHUP the terminal may be gone, and a
+/// failed write must neither stop settings from being restored nor panic a signal
+/// handler.
+pub(crate) fn note(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{message}");
 }
 
 fn bar(len: u64, what: &str) -> ProgressBar {

@@ -667,3 +667,28 @@ fn capture_without_events_fails() {
     assert_mentions(&stderr, &["no events found"]);
     assert!(!out.exists());
 }
+
+/// Killed with SIGKILL at seeded points among the changes it records (the tracefs mount
+/// when it mounts it, then about 22 tracing settings): `mobmem host restore` puts every
+/// one back, and unmounts tracefs if the capture mounted it.
+#[test]
+fn host_restore_puts_back_what_a_killed_capture_changed() {
+    let name = "host_restore_puts_back_what_a_killed_capture_changed";
+    let Some(tracefs) = real_tracefs(name) else {
+        return;
+    };
+    let dir = disk_dir();
+    let out = dir.path().join("killed.mmt");
+    let state_file = dir.path().join("state.json");
+    let args = ["capture", "--out", out.to_str().unwrap(), "--", "true"];
+    for point in common::kill_points(35, 24, 5) {
+        let mut report = String::new();
+        if common::run_killed_at(&args, &state_file, point) {
+            report = common::host_restore(&state_file);
+            assert!(!out.exists(), "killed at {point}: a trace was written");
+        }
+        eprintln!("killed at {point}: {report}");
+        tracefs.assert_restored();
+        let _ = std::fs::remove_file(&out);
+    }
+}
