@@ -1,6 +1,7 @@
 //! `mobmem host restore`: put back what a killed host command left changed, from its
 //! state file.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -46,16 +47,20 @@ fn restore(args: RestoreArgs) -> Result<()> {
     // A capture (of an older mobmem, which keeps no state file) changing the same tracing
     // settings finishes first.
     let _lock = CaptureLock::acquire(&AtomicBool::new(false), &|m: &str| crate::note(m))?;
+    // A report that cannot fail: a closed stdout must not stop the undos half way.
+    let say = |line: String| {
+        let _ = writeln!(std::io::stdout(), "{line}");
+    };
     let (restored, failures) = state::restore(path, &mut |step| match &step.result {
-        Ok(()) => println!("ok: {}", step.change.describe()),
-        Err(e) => println!("FAILED: {}: {e}", step.change.describe()),
+        Ok(()) => say(format!("ok: {}", step.change.describe())),
+        Err(e) => say(format!("FAILED: {}: {e}", step.change.describe())),
     })?;
     match restored {
-        Restored::Nothing => println!("nothing to restore: no {}", path.display()),
-        Restored::Done { command, pid } if failures == 0 => println!(
+        Restored::Nothing => say(format!("nothing to restore: no {}", path.display())),
+        Restored::Done { command, pid } if failures == 0 => say(format!(
             "restored everything the {command} run (pid {pid}) left; removed {}",
             path.display()
-        ),
+        )),
         Restored::Done { command, pid } => bail!(
             "{failures} change(s) the {command} run (pid {pid}) left could not be put back; \
              they stay listed in {}: fix the cause and run `mobmem host restore` again",

@@ -260,10 +260,21 @@ enum TraceCommand {
 }
 
 fn main() -> ExitCode {
-    // Die quietly when the reader of our output goes away (`mobmem ... | head`), as
-    // other Unix tools do, instead of failing on the next write.
-    sigpipe::reset();
     let cli = parse_command_line();
+    // Die quietly when the reader of our output goes away (`mobmem ... | head`), as
+    // other Unix tools do, instead of failing on the next write. Not a command that
+    // changes the machine: a write to a closed pipe (a killed worker's input, a gone
+    // terminal's stderr) must fail as an error, never kill it before it puts things back.
+    let changes_host = matches!(
+        cli.command,
+        Command::Capture(_)
+            | Command::KsmValidate(_)
+            | Command::ReclaimValidate(_)
+            | Command::Host { .. }
+    );
+    if !changes_host {
+        sigpipe::reset();
+    }
     if let Some(threads) = cli.threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

@@ -449,11 +449,20 @@ fn capture_without_privileges_fails_with_the_reason() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.mmt");
+    // A state file where nobody may write it (its default would stay in the temporary
+    // directory), so that the capture gets as far as tracefs.
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    for (path, mode) in [(dir.path(), 0o711), (state.as_path(), 0o777)] {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    }
     let run = Command::new("/usr/bin/setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_mobmem"))
         .args(["capture", "--out"])
         .arg(&out)
+        .arg("--state-file")
+        .arg(state.join("state.json"))
         .args(["--", "true"])
         .output()
         .expect("run setpriv");

@@ -654,7 +654,7 @@ mod tests {
         };
         journal.record(setting.clone()).unwrap();
         let on_disk = HostState::read(&path).unwrap().unwrap();
-        assert_eq!(on_disk.changes, [setting.clone()]);
+        assert_eq!(on_disk.changes, std::slice::from_ref(&setting));
         assert!(on_disk.owner_alive());
         // This process is alive: a second run is told another is in progress.
         let e = Journal::begin(&path, "capture").err().unwrap().to_string();
