@@ -11,8 +11,10 @@
 //! and put back by [`Tracefs::restore`] (a failure is reported with the result), and the
 //! command's process group is ended by [`ProcessGroup`]'s `Drop`, also after an error or
 //! an interruption (the caller's signal handler sets a flag; the capture then fails);
-//! only the ring buffer's old contents are gone (it is cleared first). Concurrent captures take turns
-//! through a lock file, since each changes and restores the same global settings.
+//! only the ring buffer's old contents are gone (it is cleared first). Runs sharing a
+//! state file never overlap (the second refuses to start); runs that do not (older
+//! mobmem, another `--state-file`) take turns through a lock file, since each changes
+//! and restores the same global settings.
 
 use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
