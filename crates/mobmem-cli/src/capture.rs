@@ -2,11 +2,12 @@
 //! (the capture itself is `mobmem::host::capture`).
 //!
 //! Ctrl-C, SIGTERM and SIGHUP only set a flag: the capture then ends the command,
-//! restores every tracing setting and fails without writing a trace. The trace is
+//! restores every tracing setting and fails without writing a trace. Each setting is
+//! written to the state file before it is changed, for `mobmem host restore` after a
+//! SIGKILL. The trace is
 //! written under a temporary name and renamed into place, so no half-written file ever
 //! carries its name.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,8 +17,10 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use mobmem::host::capture::{self, CaptureOptions, CommandEnd};
+use mobmem::host::state::Journal;
 
 use crate::import::{check_output, write_trace, ImportFlags};
+use crate::note;
 
 #[derive(Args)]
 pub struct CaptureArgs {
@@ -47,17 +50,15 @@ pub struct CaptureArgs {
     /// Print the import report as JSON.
     #[arg(long)]
     json: bool,
+    /// Where the tracing settings are written down before they change (see `mobmem host
+    /// restore --help`).
+    #[arg(long, value_name = "FILE", default_value_os_t = mobmem::host::state::default_path())]
+    state_file: PathBuf,
     /// The workload to run; without --foreground marks it (with the processes it starts)
     /// is the foreground app. Its stdout goes to mobmem's stderr; its process group is
     /// ended when the capture ends.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
-}
-
-/// A message on stderr that cannot fail: after SIGHUP the terminal may be gone, and a
-/// failed write must not stop the settings from being restored.
-fn note(message: &str) {
-    let _ = writeln!(std::io::stderr(), "{message}");
 }
 
 pub fn run(args: CaptureArgs) -> Result<()> {
@@ -86,10 +87,29 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
             .context("installing the signal handler")?;
     }
-    let captured = capture::capture(options, &interrupted, &note)?;
+    let journal = Journal::begin(&args.state_file, "capture")?;
+    let captured = capture::capture(options, &journal, &interrupted, &note);
+    // Removes the state file only if every setting was put back.
+    let closed = journal.close();
+    let captured = match captured {
+        Ok(c) => c,
+        Err(e) => match closed {
+            Ok(()) => return Err(e.into()),
+            Err(left) => bail!("{e}\nand: {left}"),
+        },
+    };
+    for f in &captured.undo_failures {
+        note(&format!("error: could not undo: {f}"));
+    }
     note(&format!(
-        "captured {} lines in {:.1} s; tracing settings restored",
-        captured.report.lines, captured.seconds
+        "captured {} lines in {:.1} s; tracing settings {}",
+        captured.report.lines,
+        captured.seconds,
+        if closed.is_ok() {
+            "restored"
+        } else {
+            "NOT all restored"
+        }
     ));
     match &captured.command {
         Some(CommandEnd::WaitFailed(e)) => note(&format!("warning: waiting for {name}: {e}")),
@@ -101,5 +121,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         }
         _ => {}
     }
-    write_trace(&args.out, &captured.trace, &captured.report, args.json)
+    write_trace(&args.out, &captured.trace, &captured.report, args.json)?;
+    // The trace is whole either way; a setting left changed still fails the command.
+    Ok(closed?)
 }

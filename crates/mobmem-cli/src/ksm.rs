@@ -13,6 +13,7 @@ use mobmem::host::ksm_validate::{
     self, simulated, KernelSession, Plan, ValidateOptions, WorkerCommand, COMPARED, DEFAULT_LAYOUT,
 };
 use mobmem::host::snapshot::{self, MappingFilter};
+use mobmem::host::state::Journal;
 use mobmem::mm::dedup::presets::{AndroidConfig, ValidateLayout};
 use mobmem::mm::dedup::snapshot::Snapshot;
 use mobmem::mm::dedup::{
@@ -362,6 +363,10 @@ pub struct ValidateArgs {
     /// 6.10) or checksum-first (6.11+); by default the running kernel's.
     #[arg(long)]
     merge_order: Option<MergeOrder>,
+    /// Where each setting's value is written down before it changes (see `mobmem host
+    /// restore --help`).
+    #[arg(long, value_name = "FILE", default_value_os_t = mobmem::host::state::default_path())]
+    state_file: PathBuf,
     /// Internal: run as worker N (allocate, fill, report ready, wait).
     #[arg(long, hide = true, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     worker: Option<u32>,
@@ -411,25 +416,42 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         },
     })?;
 
-    let mut session = KernelSession::start(plan.sysfs());
+    let journal = Journal::begin(&args.state_file, "ksm-validate")?;
+    let mut session = KernelSession::start(plan.sysfs(), &journal);
     let interrupt = session.interrupt();
+    let handler_journal = journal.clone();
     ctrlc::set_handler(move || {
+        // Act first, then say so: a message to a closed terminal must not stop anything.
         if interrupt.mark() {
-            for f in interrupt.restore_now() {
-                eprintln!("warning: could not restore KSM setting {f}");
+            let failures = interrupt.restore_now();
+            for f in &failures {
+                crate::note(&format!("error: could not restore KSM setting {f}"));
             }
-            eprintln!("interrupted again: KSM settings restored without waiting for ksmd");
-            std::process::exit(130);
+            let closed = handler_journal.close();
+            if let Err(e) = &closed {
+                crate::note(&format!("error: {e}"));
+            }
+            crate::note("interrupted again: KSM settings restored without waiting for ksmd");
+            std::process::exit(if failures.is_empty() && closed.is_ok() {
+                130
+            } else {
+                1
+            });
         }
-        eprintln!("interrupted: stopping the workers; KSM settings will be restored");
         interrupt.stop_workers();
+        crate::note("interrupted: stopping the workers; KSM settings will be restored");
     })
     .context("installing the signal handler")?;
-    let notes = |m: &str| eprintln!("{m}");
+    let notes = |m: &str| crate::note(m);
     let outcome = session.drive(&plan, &notes);
-    let failures = session.finish(&notes);
+    let mut failures = session.finish(&notes);
     for f in &failures {
-        eprintln!("warning: could not restore KSM setting {f}");
+        crate::note(&format!("error: could not restore KSM setting {f}"));
+    }
+    // Removes the state file only if every setting is back.
+    if let Err(e) = journal.close() {
+        crate::note(&format!("error: {e}"));
+        failures.push(e.to_string());
     }
     let restored = if failures.is_empty() {
         "restored"
@@ -437,10 +459,17 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         "NOT all restored"
     };
     if session.interrupted() {
-        eprintln!("interrupted: workers stopped, KSM settings {restored}");
+        crate::note(&format!(
+            "interrupted: workers stopped, KSM settings {restored}"
+        ));
         std::process::exit(130);
     }
-    let v = plan.compare(outcome?, failures.is_empty())?;
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) if failures.is_empty() => return Err(e.into()),
+        Err(e) => bail!("{e}\nand some KSM settings could not be restored"),
+    };
+    let v = plan.compare(outcome, failures.is_empty())?;
     let params = &plan.params;
     let (hz, kernel) = (plan.kernel_hz, plan.kernel_version);
     let last = v.last();

@@ -3,6 +3,7 @@
 mod bench;
 mod capture;
 mod fs;
+mod host;
 mod import;
 mod ksm;
 mod mrc;
@@ -108,6 +109,12 @@ enum Command {
     /// refaults, faults, swap and zram's pool side by side (root; restores every
     /// setting).
     ReclaimValidate(reclaim_validate::ReclaimValidateArgs),
+    /// Deal with what host commands (reclaim-validate, ksm-validate, capture) changed
+    /// on this machine: `host restore` puts back what a killed run left.
+    Host {
+        #[command(subcommand)]
+        command: host::HostCommand,
+    },
 }
 
 #[derive(Args)]
@@ -254,10 +261,21 @@ enum TraceCommand {
 }
 
 fn main() -> ExitCode {
-    // Die quietly when the reader of our output goes away (`mobmem ... | head`), as
-    // other Unix tools do, instead of failing on the next write.
-    sigpipe::reset();
     let cli = parse_command_line();
+    // Die quietly when the reader of our output goes away (`mobmem ... | head`), as
+    // other Unix tools do, instead of failing on the next write. Not a command that
+    // changes the machine: a write to a closed pipe (a killed worker's input, a gone
+    // terminal's stderr) must fail as an error, never kill it before it puts things back.
+    let changes_host = matches!(
+        cli.command,
+        Command::Capture(_)
+            | Command::KsmValidate(_)
+            | Command::ReclaimValidate(_)
+            | Command::Host { .. }
+    );
+    if !changes_host {
+        sigpipe::reset();
+    }
     if let Some(threads) = cli.threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -305,6 +323,7 @@ fn main() -> ExitCode {
         Command::KsmValidate(args) => ksm::validate(args),
         Command::ReclaimValidate(args) => reclaim_validate::run(args),
         Command::Capture(args) => capture::run(args),
+        Command::Host { command } => host::run(command),
         Command::Reclaim(args) => reclaim::run(args),
     };
     match result {
@@ -314,6 +333,14 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A message on stderr that cannot fail: after SIGHUP the terminal may be gone, and a
+/// failed write must neither stop settings from being restored nor panic a signal
+/// handler.
+pub(crate) fn note(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{message}");
 }
 
 fn bar(len: u64, what: &str) -> ProgressBar {

@@ -11,6 +11,7 @@ use mobmem::host::reclaim_validate::{
     LimitComparison, Plan, ValidateOptions, WorkerCommand, WorkloadSpec, ZramOptions,
     CGROUP_V1_MEMORY, ZRAM_DEVICE,
 };
+use mobmem::host::state::Journal;
 
 /// The goals: file refaults within this share of the kernel's, percent...
 pub const FILE_REFAULT_GOAL_PERCENT: f64 = 10.0;
@@ -74,6 +75,10 @@ pub struct ReclaimValidateArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     json: bool,
+    /// Where each change is written down before it is made (see `mobmem host restore
+    /// --help`).
+    #[arg(long, value_name = "FILE", default_value_os_t = mobmem::host::state::default_path())]
+    state_file: PathBuf,
     /// Internal: run as the worker on the files in --dir.
     #[arg(long, hide = true)]
     worker: bool,
@@ -143,32 +148,44 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
         stats_flush_ms: args.stats_flush_ms,
     })?;
 
-    let mut session = KernelSession::start();
+    let journal = Journal::begin(&args.state_file, "reclaim-validate")?;
+    let mut session = KernelSession::start(&journal);
     let interrupt = session.interrupt();
     ctrlc::set_handler(move || {
-        eprintln!("interrupted: stopping the worker; every setting will be restored");
+        // Stop first; the message may fail (a closed terminal) and must not panic.
         interrupt.stop();
+        crate::note("interrupted: stopping the worker; every setting will be restored");
     })
     .context("installing the signal handler")?;
-    let notes = |m: &str| eprintln!("{m}");
+    let notes = |m: &str| crate::note(m);
     let outcome = session.drive(&plan, &notes);
     let failures = session.finish();
     for f in &failures {
-        eprintln!("warning: could not undo: {f}");
+        crate::note(&format!("error: could not undo: {f}"));
     }
-    let restored = failures.is_empty();
+    // Removes the state file only if nothing is left to put back.
+    let closed = journal.close();
+    if let Err(e) = &closed {
+        crate::note(&format!("error: {e}"));
+    }
+    let restored = failures.is_empty() && closed.is_ok();
     if session.interrupted() {
-        eprintln!(
+        crate::note(&format!(
             "interrupted: worker stopped, settings {}",
             if restored {
                 "restored"
             } else {
                 "NOT all restored"
             }
-        );
+        ));
         std::process::exit(130);
     }
-    let runs = outcome?;
+    let runs = match outcome {
+        Ok(runs) => runs,
+        // The undo failures were reported above; the run's own error is the error.
+        Err(e) if restored => return Err(e.into()),
+        Err(e) => bail!("{e}\nand some settings could not be restored"),
+    };
     let rows = runs
         .iter()
         .map(|r| reclaim_validate::compare(&plan, r))

@@ -449,11 +449,20 @@ fn capture_without_privileges_fails_with_the_reason() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.mmt");
+    // A state file where nobody may write it (its default would stay in the temporary
+    // directory), so that the capture gets as far as tracefs.
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    for (path, mode) in [(dir.path(), 0o711), (state.as_path(), 0o777)] {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    }
     let run = Command::new("/usr/bin/setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_mobmem"))
         .args(["capture", "--out"])
         .arg(&out)
+        .arg("--state-file")
+        .arg(state.join("state.json"))
         .args(["--", "true"])
         .output()
         .expect("run setpriv");
@@ -666,4 +675,29 @@ fn capture_without_events_fails() {
     let stderr = stderr_of(&run, false);
     assert_mentions(&stderr, &["no events found"]);
     assert!(!out.exists());
+}
+
+/// Killed with SIGKILL at seeded points among the changes it records (the tracefs mount
+/// when it mounts it, then about 22 tracing settings): `mobmem host restore` puts every
+/// one back, and unmounts tracefs if the capture mounted it.
+#[test]
+fn host_restore_puts_back_what_a_killed_capture_changed() {
+    let name = "host_restore_puts_back_what_a_killed_capture_changed";
+    let Some(tracefs) = real_tracefs(name) else {
+        return;
+    };
+    let dir = disk_dir();
+    let out = dir.path().join("killed.mmt");
+    let state_file = dir.path().join("state.json");
+    let args = ["capture", "--out", out.to_str().unwrap(), "--", "true"];
+    for point in common::kill_points(35, 24, 5) {
+        let mut report = String::new();
+        if common::run_killed_at(&args, &state_file, point) {
+            report = common::host_restore(&state_file);
+            assert!(!out.exists(), "killed at {point}: a trace was written");
+        }
+        eprintln!("killed at {point}: {report}");
+        tracefs.assert_restored();
+        let _ = std::fs::remove_file(&out);
+    }
 }

@@ -5,6 +5,7 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 
 use common::{
     assert_figures, assert_mentions, fails, findings_and_paper_figures, json, kill, measured,
@@ -244,13 +245,22 @@ fn dir_contents(dir: &Path) -> Vec<(String, String)> {
 /// naming `expect`, and leave every file of `fake` as it was.
 fn fails_leaving_sysfs_unchanged(fake: &Path, args: &[&str], expect: &str) {
     let before = dir_contents(fake);
-    let mut all = vec!["ksm-validate", "--sysfs", fake.to_str().unwrap()];
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let mut all = vec![
+        "ksm-validate",
+        "--sysfs",
+        fake.to_str().unwrap(),
+        "--state-file",
+        state_file.to_str().unwrap(),
+    ];
     all.extend_from_slice(args);
     let out = mobmem(&all);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(expect), "{err}");
     assert_eq!(dir_contents(fake), before, "{err}");
+    assert!(!state_file.exists(), "everything put back: no state file");
 }
 
 #[test]
@@ -296,10 +306,13 @@ fn ksm_validate_measures_the_kernel_relative_to_leftovers_of_earlier_runs() {
     ] {
         std::fs::write(fake.path().join(name), value).unwrap();
     }
+    let state = tempfile::tempdir().unwrap();
     let result = json(&[
         "ksm-validate",
         "--sysfs",
         fake.path().to_str().unwrap(),
+        "--state-file",
+        state.path().join("state.json").to_str().unwrap(),
         "--duration-s",
         "0.6",
         "--sample-ms",
@@ -334,11 +347,15 @@ fn ksm_validate_cleans_up_on_sigint_sigterm_and_sighup() {
     for (signal, period) in [("INT", "71"), ("TERM", "72"), ("HUP", "73")] {
         let fake = fake_sysfs(&[]);
         let before = dir_contents(fake.path());
+        let state = tempfile::tempdir().unwrap();
+        let state_file = state.path().join("state.json");
         let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
             .args([
                 "ksm-validate",
                 "--sysfs",
                 fake.path().to_str().unwrap(),
+                "--state-file",
+                state_file.to_str().unwrap(),
                 "--workers",
                 "2",
                 "--duplicate",
@@ -380,7 +397,178 @@ fn ksm_validate_cleans_up_on_sigint_sigterm_and_sighup() {
             workers_with_period(period).is_empty(),
             "SIG{signal}: workers left running"
         );
+        assert!(!state_file.exists(), "SIG{signal}: state file left");
     }
+}
+
+/// A small ksm-validate on the fake KSM directory `fake`.
+fn small_validate(fake: &Path, period: &str, duration: &str) -> Vec<String> {
+    [
+        "ksm-validate",
+        "--sysfs",
+        fake.to_str().unwrap(),
+        "--workers",
+        "2",
+        "--duplicate",
+        "20",
+        "--unique",
+        "5",
+        "--zero",
+        "5",
+        "--volatile",
+        "2",
+        "--volatile-period-ms",
+        period,
+        "--duration-s",
+        duration,
+        "--sample-ms",
+        "100",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Killed with SIGKILL at seeded points (each change it records, and once while its
+/// workers run): the next run refuses to start, `mobmem host restore` puts every setting
+/// back and removes the state file. On a fake KSM directory: no root needed.
+#[test]
+fn host_restore_puts_back_what_a_killed_ksm_validate_changed() {
+    let fake = fake_sysfs(&[]);
+    let before = dir_contents(fake.path());
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let args = small_validate(fake.path(), "74", "0.3");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // 6 settings are recorded; 7 lets it finish.
+    for point in common::kill_points(32, 7, 5) {
+        let killed = common::run_killed_at(&args, &state_file, point);
+        assert_eq!(killed, point <= 6, "at {point}");
+        if !killed {
+            continue;
+        }
+        let again = mobmem(&[
+            "ksm-validate",
+            "--state-file",
+            state_file.to_str().unwrap(),
+            "--sysfs",
+            fake.path().to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&again.stderr);
+        assert_eq!(again.status.code(), Some(1), "{err}");
+        assert_mentions(&err, &["mobmem host restore", "nothing was changed"]);
+        let report = common::host_restore(&state_file);
+        assert!(report.contains("ok: set KSM's"), "{report}");
+        assert_eq!(
+            dir_contents(fake.path()),
+            before,
+            "killed at {point}: {report}"
+        );
+    }
+
+    // Killed from outside while the workers run and ksmd (the fake `run`) is on.
+    let long = small_validate(fake.path(), "74", "30");
+    let long: Vec<&str> = long.iter().map(String::as_str).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(args_with_state(&long, &state_file))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run = fake.path().join("run");
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&run).unwrap().trim() != "1" {
+        assert!(start.elapsed().as_secs() < 20, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    kill(child.id(), "KILL");
+    child.wait().unwrap();
+    let report = common::host_restore(&state_file);
+    assert_eq!(dir_contents(fake.path()), before, "{report}");
+    let start = std::time::Instant::now();
+    // The workers end when their input (the killed parent's pipe) closes.
+    while !workers_with_period("74").is_empty() {
+        assert!(start.elapsed().as_secs() < 10, "workers left running");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
+    // A state file whose run is alive (this test): another run is in progress.
+    std::fs::write(
+        &state_file,
+        format!(
+            r#"{{"format": 1, "command": "capture", "pid": {}, "started": null, "changes": []}}"#,
+            std::process::id()
+        ),
+    )
+    .unwrap();
+    let err = fails(&args_with_state(&args, &state_file));
+    assert_mentions(&err, &["another mobmem capture", "in progress"]);
+    let err = fails(&[
+        "host",
+        "restore",
+        "--state-file",
+        state_file.to_str().unwrap(),
+    ]);
+    assert_mentions(&err, &["still running"]);
+    assert!(state_file.exists());
+    // Not a state file: named, and kept.
+    std::fs::write(&state_file, "{").unwrap();
+    let err = fails(&[
+        "host",
+        "restore",
+        "--state-file",
+        state_file.to_str().unwrap(),
+    ]);
+    assert_mentions(
+        &err,
+        &[state_file.to_str().unwrap(), "not a mobmem host state"],
+    );
+    assert_eq!(std::fs::read_to_string(&state_file).unwrap(), "{");
+    assert_eq!(dir_contents(fake.path()), before);
+
+    // A dead run's change that cannot be undone: reported, the command fails, and the
+    // file keeps it for another try; the one that could be undone is gone from it.
+    let knob = state.path().join("knob");
+    let change = |path: &Path| {
+        format!(
+            r#"{{"kind": "setting", "path": "{}", "original": "7"}}"#,
+            path.display()
+        )
+    };
+    let lost = state.path().join("gone").join("knob");
+    std::fs::write(
+        &state_file,
+        format!(
+            r#"{{"format": 1, "command": "reclaim-validate", "pid": 4294967295, "started": 1,
+                "changes": [{}, {}]}}"#,
+            change(&lost),
+            change(&knob)
+        ),
+    )
+    .unwrap();
+    let out = mobmem(&[
+        "host",
+        "restore",
+        "--state-file",
+        state_file.to_str().unwrap(),
+    ]);
+    let (report, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{report}{err}");
+    assert_mentions(&report, &["ok: set", "FAILED: set"]);
+    assert_mentions(&err, &["could not be put back", "host restore"]);
+    assert_eq!(std::fs::read_to_string(&knob).unwrap(), "7");
+    let left = common::read_json(&state_file);
+    assert_eq!(left["changes"].as_array().unwrap().len(), 1, "{left}");
+    assert_eq!(left["changes"][0]["path"], lost.to_str().unwrap());
+}
+
+/// `args` (a command and its options) with `--state-file STATE`.
+fn args_with_state<'a>(args: &[&'a str], state: &'a Path) -> Vec<&'a str> {
+    let mut line = args.to_vec();
+    line.splice(1..1, ["--state-file", state.to_str().unwrap()]);
+    line
 }
 
 #[test]
@@ -425,8 +613,12 @@ fn ksm_settings(dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-fn ksm_validate_real_kernel() {
+/// The real KSM settings: one test at a time changes them.
+static REAL_KSM: Mutex<()> = Mutex::new(());
+
+/// KSM's sysfs directory and this test's turn to change it, if it can be changed here;
+/// if not, the test `name` is reported as skipped.
+fn real_ksm(name: &str) -> Option<(&'static Path, MutexGuard<'static, ()>)> {
     let sysfs = Path::new("/sys/kernel/mm/ksm");
     let run = sysfs.join("run");
     let writable = std::fs::read_to_string(&run)
@@ -434,18 +626,48 @@ fn ksm_validate_real_kernel() {
         .map(|v| std::fs::write(&run, v.trim()).is_ok());
     match writable {
         None => {
-            common::skip("ksm_validate_real_kernel", &format!("no {}", run.display()));
-            return;
+            common::skip(name, &format!("no {}", run.display()));
+            None
         }
         Some(false) => {
-            common::skip(
-                "ksm_validate_real_kernel",
-                "KSM settings not writable: not root",
-            );
-            return;
+            common::skip(name, "KSM settings not writable: not root");
+            None
         }
-        Some(true) => {}
+        Some(true) => Some((sysfs, REAL_KSM.lock().unwrap_or_else(|e| e.into_inner()))),
     }
+}
+
+/// Killed with SIGKILL at seeded points among the changes it records, on the real
+/// kernel: `mobmem host restore` puts every KSM setting back.
+#[test]
+fn host_restore_puts_back_what_a_killed_ksm_validate_changed_in_the_kernel() {
+    let name = "host_restore_puts_back_what_a_killed_ksm_validate_changed_in_the_kernel";
+    let Some((sysfs, _turn)) = real_ksm(name) else {
+        return;
+    };
+    let before = ksm_settings(sysfs);
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let args = small_validate(sysfs, "75", "0.3");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    for point in common::kill_points(33, 6, 3) {
+        if common::run_killed_at(&args, &state_file, point) {
+            let report = common::host_restore(&state_file);
+            assert_eq!(ksm_settings(sysfs), before, "killed at {point}: {report}");
+        }
+        assert_eq!(
+            ksm_settings(sysfs),
+            before,
+            "after the run killed at {point}"
+        );
+    }
+}
+
+#[test]
+fn ksm_validate_real_kernel() {
+    let Some((sysfs, _turn)) = real_ksm("ksm_validate_real_kernel") else {
+        return;
+    };
     let before = ksm_settings(sysfs);
     let result = json(&[
         "ksm-validate",

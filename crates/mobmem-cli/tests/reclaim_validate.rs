@@ -6,6 +6,7 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::{assert_mentions, fails, json, kill, skip};
@@ -28,6 +29,22 @@ fn reclaim_validate_refuses_bad_input_before_touching_anything() {
 
 const ZRAM: &str = "/sys/block/zram0";
 const CGROUP: &str = "/sys/fs/cgroup/memory";
+
+/// zram0, the cgroups and tracefs: one test at a time changes them.
+static TURN: Mutex<()> = Mutex::new(());
+
+/// This test's turn on the real kernel, if the comparison can run here; if not, the
+/// test `name` is reported as skipped.
+fn real_kernel(name: &str) -> Option<MutexGuard<'static, ()>> {
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    match missing_requirement() {
+        Some(reason) => {
+            skip(name, &reason);
+            None
+        }
+        None => Some(turn),
+    }
+}
 
 /// Why the real-kernel comparison cannot run here, if it cannot.
 fn missing_requirement() -> Option<String> {
@@ -218,10 +235,9 @@ fn compare_with_kernel(result: &serde_json::Value) -> Result<(), String> {
 
 #[test]
 fn reclaim_validate_real_kernel() {
-    if let Some(reason) = missing_requirement() {
-        skip("reclaim_validate_real_kernel", &reason);
+    let Some(_turn) = real_kernel("reclaim_validate_real_kernel") else {
         return;
-    }
+    };
     let before = machine_state();
     // The kernel's side varies from run to run (when its statistics are flushed, what
     // ftrace catches): a run that misses a goal is tried once more, and both are printed.
@@ -275,4 +291,79 @@ fn reclaim_validate_real_kernel() {
     assert_eq!(status.code(), Some(130), "{err}");
     assert_mentions(&err, &["interrupted"]);
     assert_eq!(machine_state(), before, "after SIGINT: {err}");
+}
+
+/// A small workload at one limit.
+const SMALL: [&str; 13] = [
+    "reclaim-validate",
+    "--limits-mib",
+    "16",
+    "--files",
+    "1",
+    "--file-pages",
+    "512",
+    "--anon-pages",
+    "256",
+    "--zram-mib",
+    "32",
+    "--accesses",
+    "2000",
+];
+
+/// Killed with SIGKILL at seeded points among the changes it records (about 27: zram,
+/// swap, the files, the cgroup, the tracefs mount and settings), and once from outside
+/// while its worker runs: `mobmem host restore` puts everything back.
+#[test]
+fn host_restore_puts_back_what_a_killed_reclaim_validate_changed() {
+    let name = "host_restore_puts_back_what_a_killed_reclaim_validate_changed";
+    let Some(_turn) = real_kernel(name) else {
+        return;
+    };
+    let before = machine_state();
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    for point in common::kill_points(34, 28, 5) {
+        let mut report = String::new();
+        if common::run_killed_at(&SMALL, &state_file, point) {
+            report = common::host_restore(&state_file);
+        }
+        assert_eq!(machine_state(), before, "killed at {point}: {report}");
+    }
+
+    let mut long = SMALL.to_vec();
+    *long.last_mut().unwrap() = "400000";
+    long.splice(1..1, ["--state-file", state_file.to_str().unwrap()]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(&long)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let worker_runs = || {
+        std::fs::read_dir(CGROUP).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("mobmem-reclaim")
+                && std::fs::read_to_string(e.path().join("cgroup.procs"))
+                    .is_ok_and(|p| !p.trim().is_empty())
+        })
+    };
+    while !worker_runs() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the worker never ran"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    kill(child.id(), "KILL");
+    child.wait().unwrap();
+    let report = common::host_restore(&state_file);
+    assert!(report.contains("ok: remove cgroup"), "{report}");
+    assert_eq!(
+        machine_state(),
+        before,
+        "killed while the worker ran: {report}"
+    );
 }

@@ -222,3 +222,64 @@ pub fn kill(pid: u32, signal: &str) {
         .unwrap();
     assert!(sent.success(), "kill -{signal} {pid}");
 }
+
+/// `count` distinct points among 1..=`max` (the N-th change a run records), drawn from
+/// `seed`: the same list on every run of the tests.
+pub fn kill_points(seed: u64, max: usize, count: usize) -> Vec<usize> {
+    let mut x = seed;
+    let mut next = || {
+        // splitmix64
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut points = Vec::new();
+    while points.len() < count.min(max) {
+        let p = 1 + (next() % max as u64) as usize;
+        if !points.contains(&p) {
+            points.push(p);
+        }
+    }
+    points.sort_unstable();
+    points
+}
+
+/// `mobmem ARGS...` with `--state-file STATE` after the command's name, killed by
+/// SIGKILL right after it records its `point`-th change (the test hook of
+/// `mobmem::host::state`): whether it was killed. One that records fewer changes runs to
+/// its end, and must leave no state file behind.
+pub fn run_killed_at(args: &[&str], state: &Path, point: usize) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .arg(args[0])
+        .arg("--state-file")
+        .arg(state)
+        .args(&args[1..])
+        .env("MOBMEM_TEST_KILL_AT_CHANGE", point.to_string())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run mobmem");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.signal() == Some(9) {
+        assert!(state.exists(), "killed at {point} with no state file");
+        return true;
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        !state.exists(),
+        "{args:?} ended by itself ({}) and left {}: {err}",
+        out.status,
+        state.display()
+    );
+    false
+}
+
+/// `mobmem host restore --state-file STATE`, which must succeed and remove the file: its
+/// report.
+pub fn host_restore(state: &Path) -> String {
+    let out = ok(&["host", "restore", "--state-file", state.to_str().unwrap()]);
+    assert!(!state.exists(), "{out}");
+    out
+}

@@ -7,14 +7,18 @@
 //! the ftrace importer. Processes already running take their importance from
 //! `/proc/PID/oom_score_adj`, read when tracing starts (their forks are not in the trace).
 //!
-//! Every tracing setting changed is put back by [`Tracefs`]'s `Drop`, and the command's
-//! process group is ended by [`ProcessGroup`]'s, also after an error or an interruption
-//! (the caller's signal handler sets a flag; the capture then fails); only the ring
-//! buffer's old contents are gone (it is cleared first). Concurrent captures take turns
-//! through a lock file, since each changes and restores the same global settings.
+//! Every tracing setting changed is written to the run's [`Journal`] before it is changed
+//! and put back by [`Tracefs::restore`] (a failure is reported with the result), and the
+//! command's process group is ended by [`ProcessGroup`]'s `Drop`, also after an error or
+//! an interruption (the caller's signal handler sets a flag; the capture then fails);
+//! only the ring buffer's old contents are gone (it is cleared first). Runs sharing a
+//! state file never overlap (the second refuses to start); runs that do not (older
+//! mobmem, another `--state-file`) take turns through a lock file, since each changes
+//! and restores the same global settings.
 
 use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +29,7 @@ use rustix::io::Errno;
 
 use super::process_group::ProcessGroup;
 use super::procfs;
+use super::state::Journal;
 use super::tracefs::Tracefs;
 use crate::trace::ftrace::{FtraceImporter, ImportOptions, ImportReport, ProcessMatch};
 use crate::trace::{PartialFile, Trace};
@@ -93,6 +98,8 @@ pub struct Captured {
     pub seconds: f64,
     /// The command's end; None without a command.
     pub command: Option<CommandEnd>,
+    /// Tracing settings that could not be put back (they stay in the journal).
+    pub undo_failures: Vec<String>,
 }
 
 /// Where concurrent captures wait for each other.
@@ -105,11 +112,13 @@ fn lock_path() -> PathBuf {
     }
 }
 
-/// Capture as `options` say. `interrupted` is set by the caller's signal handler: the
-/// capture then ends the command, restores the settings and fails without a trace.
-/// `notes` receives progress messages (waiting for the lock, the events traced).
+/// Capture as `options` say, writing every change to `journal` before making it.
+/// `interrupted` is set by the caller's signal handler: the capture then ends the command,
+/// restores the settings and fails without a trace. `notes` receives progress messages
+/// (waiting for the lock, the events traced).
 pub fn capture(
     mut options: CaptureOptions,
+    journal: &Journal,
     interrupted: &AtomicBool,
     notes: &dyn Fn(&str),
 ) -> Result<Captured> {
@@ -123,7 +132,29 @@ pub fn capture(
     options.import.exclude_pids.push(std::process::id());
     let _lock = CaptureLock::acquire(interrupted, notes)?;
 
-    let mut tracefs = Tracefs::open()?;
+    let mut tracefs = Tracefs::open(journal)?;
+    let captured = capture_with(&mut tracefs, options, interrupted, notes);
+    // Empty unless an error cut the capture short before it restored.
+    let late = tracefs.restore();
+    match captured {
+        Ok(mut c) => {
+            c.undo_failures.extend(late);
+            Ok(c)
+        }
+        Err(e) if late.is_empty() => Err(e),
+        Err(e) => Err(Error::host(format!(
+            "{e}; and could not undo: {}",
+            late.join("; ")
+        ))),
+    }
+}
+
+fn capture_with(
+    tracefs: &mut Tracefs,
+    options: CaptureOptions,
+    interrupted: &AtomicBool,
+    notes: &dyn Fn(&str),
+) -> Result<Captured> {
     tracefs.prepare(options.buffer_kb)?;
     let mut enabled = Vec::new();
     let mut missing = Vec::new();
@@ -155,7 +186,7 @@ pub fn capture(
         ));
     }
     if options.drop_caches {
-        let _ = Command::new("sync").status();
+        let _ = Command::new("sync").process_group(0).status();
         fs::write("/proc/sys/vm/drop_caches", "3")
             .map_err(|e| Error::host(format!("writing 3 to /proc/sys/vm/drop_caches: {e}")))?;
     }
@@ -195,7 +226,7 @@ pub fn capture(
     stream(
         &mut pipe,
         &pipe_path,
-        &tracefs,
+        tracefs,
         &mut importer,
         raw.as_mut(),
         None,
@@ -212,16 +243,21 @@ pub fn capture(
     let status = workload.as_mut().map(ProcessGroup::end);
     // The pipe is closed first, or tracefs would be busy and stay mounted.
     drop(pipe);
-    drop(tracefs);
+    let undo_failures = tracefs.restore();
     let seconds = started.elapsed().as_secs_f64();
     if interrupted.load(Ordering::SeqCst) {
         let kept = match raw {
             Some(r) => format!(" (the raw text so far is in {})", r.keep()?.display()),
             None => String::new(),
         };
+        let restored = if undo_failures.is_empty() {
+            "tracing settings restored".to_string()
+        } else {
+            format!("could not undo: {}", undo_failures.join("; "))
+        };
         return Err(Error::host(format!(
             "interrupted after {seconds:.1} s: the capture is incomplete and no trace was \
-             written{kept}; tracing settings restored"
+             written{kept}; {restored}"
         )));
     }
     if let Some(r) = raw {
@@ -237,6 +273,7 @@ pub fn capture(
             Ok(_) if ended_early => CommandEnd::EndedAtDeadline,
             Ok(s) => CommandEnd::Exited(s),
         }),
+        undo_failures,
     })
 }
 
@@ -329,15 +366,16 @@ pub(crate) fn stream(
     }
 }
 
-/// An exclusive lock held for the whole capture (see [`lock_path`]).
-pub(crate) struct CaptureLock {
+/// An exclusive lock held for the whole capture (see [`lock_path`]); `mobmem host
+/// restore` takes it too, so that it never puts back settings under a running capture.
+pub struct CaptureLock {
     _file: Option<fs::File>,
 }
 
 impl CaptureLock {
     /// Wait for another capture to finish; give up on a signal. Without the right to
     /// create the lock file no capture can run anyway: tracefs then says why.
-    pub(crate) fn acquire(interrupted: &AtomicBool, notes: &dyn Fn(&str)) -> Result<CaptureLock> {
+    pub fn acquire(interrupted: &AtomicBool, notes: &dyn Fn(&str)) -> Result<CaptureLock> {
         let path = lock_path();
         let Ok(file) = OpenOptions::new()
             .create(true)

@@ -1,12 +1,14 @@
 //! The real kernel's KSM: `/sys/kernel/mm/ksm/` (Documentation/admin-guide/mm/ksm.rst).
-//! Read its counters, change its settings through a [`SettingsGuard`] that puts back
-//! every value it changed exactly once (on drop, or earlier through
+//! Read its counters, change its settings through a [`SettingsGuard`] that writes each
+//! original value to the run's [`Journal`] before changing it and puts back every value
+//! it changed exactly once (on drop, or earlier through
 //! [`SettingsGuard::restore`] or a [`Restorer`] held by a signal handler), and find
 //! ksmd's CPU time.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use super::state::{Change, Journal};
 use crate::{Error, Result};
 
 /// The standard location.
@@ -112,6 +114,7 @@ pub struct SettingsGuard {
 pub struct Restorer {
     sysfs: Sysfs,
     state: Arc<Mutex<GuardState>>,
+    journal: Journal,
 }
 
 #[derive(Debug, Default)]
@@ -122,11 +125,18 @@ struct GuardState {
 }
 
 impl SettingsGuard {
+    /// A guard that keeps no journal.
     pub fn new(sysfs: Sysfs) -> Self {
+        Self::with_journal(sysfs, &Journal::none())
+    }
+
+    /// A guard writing each original value to `journal` before the first change.
+    pub fn with_journal(sysfs: Sysfs, journal: &Journal) -> Self {
         SettingsGuard {
             restorer: Restorer {
                 sysfs,
                 state: Arc::new(Mutex::new(GuardState::default())),
+                journal: journal.clone(),
             },
         }
     }
@@ -150,6 +160,9 @@ impl SettingsGuard {
             _ => old,
         };
         if !state.saved.iter().any(|(n, _)| n == name) {
+            self.restorer
+                .journal
+                .record(self.restorer.change(name, &old))?;
             state.saved.push((name.to_string(), old));
         }
         sysfs.write(name, value)
@@ -179,6 +192,14 @@ impl SettingsGuard {
 }
 
 impl Restorer {
+    fn change(&self, name: &str, original: &str) -> Change {
+        Change::Ksm {
+            dir: self.sysfs.dir.clone(),
+            name: name.to_string(),
+            original: original.to_string(),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, GuardState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -208,7 +229,9 @@ impl Restorer {
         }
         let mut failures = Vec::new();
         for (name, value) in order {
-            if let Err(e) = self.sysfs.write(name, value) {
+            let written = self.sysfs.write(name, value);
+            let forgotten = written.and_then(|()| self.journal.forget(&self.change(name, value)));
+            if let Err(e) = forgotten {
                 failures.push(format!("{name}={value}: {e}"));
             }
         }
@@ -219,7 +242,7 @@ impl Restorer {
 impl Drop for SettingsGuard {
     fn drop(&mut self) {
         for f in self.restore() {
-            eprintln!("warning: could not restore KSM setting {f}");
+            super::note(&format!("warning: could not restore KSM setting {f}"));
         }
     }
 }

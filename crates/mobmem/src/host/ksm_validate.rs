@@ -5,7 +5,7 @@
 //! time.
 //!
 //! A [`KernelSession`] owns what a run changes on the machine (KSM settings through a
-//! [`SettingsGuard`], the workers) and puts it back on every way out; a caller's signal
+//! [`SettingsGuard`], written to the run's [`Journal`] before they change; the workers) and puts it back on every way out; a caller's signal
 //! handler stops it through an [`Interrupt`].
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::ksm_sysfs::{self, Restorer, SettingsGuard, Sysfs};
 use super::note;
+use super::state::Journal;
 use crate::core::stats::Stats;
 use crate::mm::dedup::presets::{ValidateLayout, MAX_WORKER_PAGES};
 use crate::mm::dedup::{
@@ -411,9 +412,10 @@ impl Interrupt {
 }
 
 impl KernelSession {
-    pub fn start(fs: Sysfs) -> Self {
+    /// A session writing each original setting to `journal` before changing it.
+    pub fn start(fs: Sysfs, journal: &Journal) -> Self {
         KernelSession {
-            guard: SettingsGuard::new(fs.clone()),
+            guard: SettingsGuard::with_journal(fs.clone(), journal),
             fs,
             workers: Workers::default(),
             interrupted: Arc::new(AtomicBool::new(false)),

@@ -9,7 +9,9 @@
 //! - [`snapshot`]: page fingerprints of live processes (`/proc/PID/maps`, `pagemap`,
 //!   `mem`) into a [`crate::mm::dedup::snapshot::Snapshot`];
 //! - [`capture`]: a live workload recorded with ftrace, through [`tracefs`], with the
-//!   command in a [`process_group`] and running processes read from [`procfs`].
+//!   command in a [`process_group`] and running processes read from [`procfs`];
+//! - [`state`]: what these commands change, written down before it changes, for
+//!   `mobmem host restore` after a run was killed.
 
 pub mod capture;
 pub mod ksm_sysfs;
@@ -18,6 +20,7 @@ pub mod process_group;
 pub mod procfs;
 pub mod reclaim_validate;
 pub mod snapshot;
+pub mod state;
 pub mod tracefs;
 
 use std::io::Write;

@@ -15,9 +15,10 @@
 //!
 //! A [`KernelSession`] owns what a run changes on the machine: the cgroup, the files
 //! written, zram (size, algorithm, swapon) and the worker; tracing settings are put back
-//! by [`Tracefs`]. Every change is recorded as it is made and undone in reverse order
-//! on every way out ([`KernelSession::finish`], also called on drop); a signal handler
-//! holding an [`Interrupt`] stops the worker, and the main thread then cleans up.
+//! by [`Tracefs`]. Every change is written to the run's [`Journal`] before it is made
+//! (for `mobmem host restore` after a SIGKILL) and undone in reverse order on every way
+//! out ([`KernelSession::finish`], also called on drop); a signal handler holding an
+//! [`Interrupt`] stops the worker, and the main thread then cleans up.
 
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -34,6 +35,7 @@ use rustix::fs::{fadvise, Advice};
 
 use super::capture::{self, CaptureLock};
 use super::note;
+use super::state::{self, Change, Journal};
 use super::tracefs::Tracefs;
 use crate::mm::fs::codec::Codec;
 use crate::mm::reclaim::{self, DetailedRun, HighOrderConfig, ReclaimConfig};
@@ -372,23 +374,6 @@ fn write_value(path: &Path, value: &str) -> Result<()> {
         .map_err(|e| Error::host(format!("writing {value} to {}: {e}", path.display())))
 }
 
-/// Run `program DEVICE` (mkswap, swapon, swapoff); a failure says what it wrote to stderr.
-fn run_on_device(program: &str, device: &Path) -> Result<()> {
-    let out = Command::new(program)
-        .arg(device)
-        .output()
-        .map_err(|e| Error::host(format!("running {program}: {e}")))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(Error::host(format!(
-            "{program} {}: {}",
-            device.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
-    }
-}
-
 /// The bracketed choice of a selector file (`[lz4] lzo`), or the whole text.
 fn selected(text: &str) -> String {
     match (text.find('['), text.find(']')) {
@@ -473,86 +458,40 @@ impl Plan {
     }
 }
 
-/// One change to undo.
-#[derive(Debug)]
-enum Undo {
-    /// Remove a directory and the files in it.
-    RemoveDir(PathBuf),
-    /// Empty and remove a memory cgroup.
-    RemoveCgroup(PathBuf),
-    /// `swapoff` a device.
-    Swapoff(PathBuf),
-    /// Reset a zram device (sysfs directory) and put its algorithm back.
-    ResetZram { sysfs: PathBuf, algorithm: String },
-}
-
-impl Undo {
-    fn run(&self) -> Result<()> {
-        match self {
-            Undo::RemoveDir(dir) => fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e)),
-            Undo::RemoveCgroup(dir) => {
-                // Reclaim what the cgroup still holds, so that removing it frees it.
-                let _ = fs::write(dir.join("memory.force_empty"), "0");
-                let mut last = None;
-                for _ in 0..50 {
-                    match fs::remove_dir(dir) {
-                        Ok(()) => return Ok(()),
-                        Err(e) => last = Some(e),
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                Err(Error::host(format!(
-                    "removing cgroup {}: {}",
-                    dir.display(),
-                    last.map_or("unknown".into(), |e| e.to_string())
-                )))
-            }
-            Undo::Swapoff(dev) => run_on_device("swapoff", dev),
-            Undo::ResetZram { sysfs, algorithm } => {
-                write_value(&sysfs.join("reset"), "1")?;
-                write_value(&sysfs.join("comp_algorithm"), algorithm)
-            }
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Undo::RemoveDir(d) => format!("remove {}", d.display()),
-            Undo::RemoveCgroup(d) => format!("remove cgroup {}", d.display()),
-            Undo::Swapoff(d) => format!("swapoff {}", d.display()),
-            Undo::ResetZram { sysfs, algorithm } => {
-                format!("reset {} to {algorithm}, size 0", sysfs.display())
-            }
-        }
-    }
-}
-
-/// The changes made, undone in reverse order exactly once.
+/// The changes made, undone in reverse order exactly once; each is written to the
+/// journal before it is made and dropped from it once undone.
 #[derive(Clone, Default)]
-struct UndoLog(Arc<Mutex<Vec<Undo>>>);
+struct UndoLog {
+    changes: Arc<Mutex<Vec<Change>>>,
+    journal: Journal,
+}
 
 impl UndoLog {
-    fn push(&self, undo: Undo) -> usize {
-        let mut log = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        log.push(undo);
-        log.len() - 1
+    /// Write `change` down before it is made.
+    fn push(&self, change: Change) -> Result<()> {
+        self.journal.record(change.clone())?;
+        self.changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(change);
+        Ok(())
     }
 
     /// Undo every change from `from` on, newest first; what failed.
     fn undo_from(&self, from: usize) -> Vec<String> {
-        let mut log = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         let mut failures = Vec::new();
         while log.len() > from {
-            let undo = log.pop().expect("non-empty");
-            if let Err(e) = undo.run() {
-                failures.push(format!("{}: {e}", undo.describe()));
+            let change = log.pop().expect("non-empty");
+            if let Err(e) = change.undo().and_then(|()| self.journal.forget(&change)) {
+                failures.push(format!("{}: {e}", change.describe()));
             }
         }
         failures
     }
 
     fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.changes.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }
 
@@ -697,9 +636,13 @@ pub struct KernelSession {
 }
 
 impl KernelSession {
-    pub fn start() -> Self {
+    /// A session writing every change to `journal` before making it.
+    pub fn start(journal: &Journal) -> Self {
         KernelSession {
-            undo: UndoLog::default(),
+            undo: UndoLog {
+                changes: Arc::default(),
+                journal: journal.clone(),
+            },
             worker: WorkerSlot::default(),
             interrupted: Arc::new(AtomicBool::new(false)),
             zram_ready: false,
@@ -763,16 +706,17 @@ impl KernelSession {
             )));
         }
         let algorithm = selected(&read_trimmed(&z.sysfs.join("comp_algorithm"))?);
-        self.undo.push(Undo::ResetZram {
+        self.undo.push(Change::Zram {
             sysfs: z.sysfs.clone(),
             algorithm,
-        });
+        })?;
         write_value(&z.sysfs.join("comp_algorithm"), &z.algorithm)?;
         write_value(&z.sysfs.join("disksize"), &format!("{}M", z.disksize_mib))?;
-        run_on_device("mkswap", &dev)?;
-        run_on_device("swapon", &dev)?;
-        self.undo.push(Undo::Swapoff(dev));
-        Ok(())
+        state::tool("mkswap", &[dev.as_os_str()])?;
+        self.undo.push(Change::Swap {
+            device: dev.clone(),
+        })?;
+        state::tool("swapon", &[dev.as_os_str()])
     }
 
     /// Run the workload at every limit of `plan`; `notes` hears of progress.
@@ -793,14 +737,14 @@ impl KernelSession {
             // Files and cgroup of this limit go now, whatever happened.
             self.worker.kill();
             let failures = self.undo.undo_from(mark);
-            let run = run?;
-            if !failures.is_empty() {
-                return Err(Error::host(format!(
-                    "could not undo: {}",
-                    failures.join("; ")
-                )));
+            // Both are reported when the run failed and so did its undo.
+            let undo = || format!("could not undo: {}", failures.join("; "));
+            match run {
+                Ok(run) if failures.is_empty() => runs.push(run),
+                Ok(_) => return Err(Error::host(undo())),
+                Err(e) if failures.is_empty() => return Err(e),
+                Err(e) => return Err(Error::host(format!("{e}; and {}", undo()))),
             }
-            runs.push(run);
         }
         Ok(runs)
     }
@@ -810,8 +754,8 @@ impl KernelSession {
         let spec = &options.spec;
         let tag = format!("mobmem-reclaim-{}-{k}", std::process::id());
         let dir = options.scratch.join(&tag);
+        self.undo.push(Change::Dir { path: dir.clone() })?;
         fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
-        self.undo.push(Undo::RemoveDir(dir.clone()));
         write_files(spec, &dir)?;
         let mut file_owners = Vec::new();
         for f in 0..spec.files {
@@ -825,8 +769,10 @@ impl KernelSession {
             ));
         }
         let cgroup = options.cgroup_root.join(&tag);
+        self.undo.push(Change::Cgroup {
+            path: cgroup.clone(),
+        })?;
         fs::create_dir(&cgroup).map_err(|e| Error::io(&cgroup, e))?;
-        self.undo.push(Undo::RemoveCgroup(cgroup.clone()));
         write_value(
             &cgroup.join("memory.limit_in_bytes"),
             &(limit_mib << 20).to_string(),
@@ -866,7 +812,7 @@ impl KernelSession {
             None => None,
         };
 
-        let mut tracefs = Tracefs::open()?;
+        let mut tracefs = Tracefs::open(&self.undo.journal)?;
         tracefs.prepare(32768)?;
         for event in capture::EVENTS.iter().chain(&[FLUSH_EVENT]) {
             let rel = format!("events/{event}/enable");
@@ -934,7 +880,13 @@ impl KernelSession {
         )?;
         let seconds = started.elapsed().as_secs_f64();
         drop(pipe);
-        drop(tracefs);
+        let failures = tracefs.restore();
+        if !failures.is_empty() {
+            return Err(Error::host(format!(
+                "could not undo: {}",
+                failures.join("; ")
+            )));
+        }
         self.check_interrupt()?;
         if let Some(r) = raw {
             r.commit()?;

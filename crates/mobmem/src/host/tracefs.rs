@@ -1,12 +1,13 @@
 //! tracefs (`Documentation/trace/ftrace.rst`), with every setting changed through it
-//! remembered and put back on drop, then unmounted if it was mounted here.
+//! remembered (in the run's [`Journal`] too, before it is changed) and put back by
+//! [`Tracefs::restore`] or on drop, then unmounted if it was mounted here.
 
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::note;
+use super::state::{self, Change, Journal};
 use crate::{Error, Result};
 
 /// Where tracefs is found or mounted.
@@ -20,30 +21,34 @@ pub struct Tracefs {
     mounted_here: bool,
     /// (file, old value), in the order changed; restored in reverse.
     changed: Vec<(PathBuf, String)>,
+    journal: Journal,
 }
 
 impl Tracefs {
     /// Find tracefs, mounting it at /sys/kernel/tracing if it is nowhere; check that it is
-    /// writable.
-    pub fn open() -> Result<Tracefs> {
+    /// writable. Every change is written to `journal` before it is made.
+    pub fn open(journal: &Journal) -> Result<Tracefs> {
         let mut fs = Tracefs {
             root: PathBuf::from(TRACEFS),
             mounted_here: false,
             changed: Vec::new(),
+            journal: journal.clone(),
         };
         if Path::new(TRACEFS).join("trace").exists() {
         } else if Path::new(DEBUGFS_TRACING).join("trace").exists() {
             fs.root = PathBuf::from(DEBUGFS_TRACING);
         } else {
-            let out = Command::new("mount")
-                .args(["-t", "tracefs", "nodev", TRACEFS])
-                .output()
-                .map_err(|e| Error::host(format!("running mount to mount tracefs: {e}")))?;
-            if !out.status.success() {
+            let mount = Change::Mount {
+                path: PathBuf::from(TRACEFS),
+            };
+            journal.record(mount.clone())?;
+            let args = ["-t", "tracefs", "nodev", TRACEFS].map(std::ffi::OsStr::new);
+            if let Err(e) = state::tool("mount", &args) {
+                // Nothing was mounted: nothing to undo.
+                let _ = journal.forget(&mount);
                 return Err(Error::host(format!(
-                    "tracefs is not mounted and `mount -t tracefs nodev {TRACEFS}` failed: {} \
-                     (capturing needs root, or CAP_SYS_ADMIN, and a kernel with ftrace)",
-                    String::from_utf8_lossy(&out.stderr).trim()
+                    "tracefs is not mounted and mounting it failed: {e} \
+                     (capturing needs root, or CAP_SYS_ADMIN, and a kernel with ftrace)"
                 )));
             }
             fs.mounted_here = true;
@@ -91,9 +96,14 @@ impl Tracefs {
         if let Some(expanded) = old.split_once("(expanded: ") {
             old = expanded.1.trim_end_matches(')').to_string();
         }
-        self.write(rel, value)?;
-        self.changed.push((self.root.join(rel), old));
-        Ok(())
+        let path = self.root.join(rel);
+        self.journal.record(Change::Setting {
+            path: path.clone(),
+            original: old.clone(),
+        })?;
+        // Remembered before the write: a write that fails half way is put back too.
+        self.changed.push((path, old));
+        self.write(rel, value)
     }
 
     /// Empty the ring buffer (its contents cannot be restored).
@@ -127,26 +137,44 @@ impl Tracefs {
     }
 }
 
-impl Drop for Tracefs {
-    fn drop(&mut self) {
+impl Tracefs {
+    /// Put every setting back, newest first, then unmount tracefs if it was mounted
+    /// here; what could not be put back (it stays in the journal). Once only: a second
+    /// call finds nothing to do.
+    pub fn restore(&mut self) -> Vec<String> {
+        let mut failures = Vec::new();
         // Stop first, so restoring does not itself fill the buffer.
-        let _ = fs::write(self.root.join("tracing_on"), "0");
+        if !self.changed.is_empty() {
+            let _ = fs::write(self.root.join("tracing_on"), "0");
+        }
         for (path, old) in self.changed.drain(..).rev() {
-            if let Err(e) = fs::write(&path, &old) {
-                note(&format!(
-                    "warning: could not restore {} to {old}: {e}",
-                    path.display()
-                ));
+            let change = Change::Setting {
+                path: path.clone(),
+                original: old.clone(),
+            };
+            match change.undo().and_then(|()| self.journal.forget(&change)) {
+                Ok(()) => {}
+                Err(e) => failures.push(format!("restoring {} to {old}: {e}", path.display())),
             }
         }
         if self.mounted_here {
-            match Command::new("umount").arg(&self.root).status() {
-                Ok(s) if s.success() => {}
-                _ => note(&format!(
-                    "warning: could not unmount {}",
-                    self.root.display()
-                )),
+            self.mounted_here = false;
+            let change = Change::Mount {
+                path: self.root.clone(),
+            };
+            if let Err(e) = change.undo().and_then(|()| self.journal.forget(&change)) {
+                failures.push(format!("unmounting {}: {e}", self.root.display()));
             }
+        }
+        failures
+    }
+}
+
+impl Drop for Tracefs {
+    /// On an error's way out; a normal end calls [`Tracefs::restore`] and reports.
+    fn drop(&mut self) {
+        for f in self.restore() {
+            note(&format!("warning: could not undo: {f}"));
         }
     }
 }

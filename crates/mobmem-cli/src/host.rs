@@ -1,0 +1,71 @@
+//! `mobmem host restore`: put back what a killed host command left changed, from its
+//! state file.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{bail, Result};
+use clap::{Args, Subcommand};
+
+use mobmem::host::capture::CaptureLock;
+use mobmem::host::state::{self, Restored};
+
+#[derive(Subcommand)]
+pub enum HostCommand {
+    /// Put back what a killed `reclaim-validate`, `ksm-validate` or `capture` left
+    /// changed.
+    ///
+    /// Those commands write each change (a setting's value before, a swap device, a zram
+    /// device, a memory cgroup, a directory, a mount, a tracing setting) to a state file
+    /// before making it, and remove the file once everything is put back. A run ended by
+    /// SIGKILL (or the OOM killer) leaves the file behind, and the next run refuses to
+    /// start until it is dealt with. This command reads it, undoes every change newest
+    /// first, reporting each step, and removes the file only when every undo succeeded;
+    /// what failed stays listed, to be retried. It refuses while the run that wrote the
+    /// file is still alive. Without a state file there is nothing to do. Undoing a change
+    /// that was recorded but never made does nothing.
+    Restore(RestoreArgs),
+}
+
+#[derive(Args)]
+pub struct RestoreArgs {
+    /// The state file (default: /run/mobmem/host-state.json for root; otherwise under
+    /// $XDG_RUNTIME_DIR/mobmem/, or the temporary directory's mobmem-UID/).
+    #[arg(long, value_name = "FILE", default_value_os_t = state::default_path())]
+    state_file: PathBuf,
+}
+
+pub fn run(command: HostCommand) -> Result<()> {
+    match command {
+        HostCommand::Restore(args) => restore(args),
+    }
+}
+
+fn restore(args: RestoreArgs) -> Result<()> {
+    let path = &args.state_file;
+    // A capture (of an older mobmem, which keeps no state file) changing the same tracing
+    // settings finishes first.
+    let _lock = CaptureLock::acquire(&AtomicBool::new(false), &|m: &str| crate::note(m))?;
+    // A report that cannot fail: a closed stdout must not stop the undos half way.
+    let say = |line: String| {
+        let _ = writeln!(std::io::stdout(), "{line}");
+    };
+    let (restored, failures) = state::restore(path, &mut |step| match &step.result {
+        Ok(()) => say(format!("ok: {}", step.change.describe())),
+        Err(e) => say(format!("FAILED: {}: {e}", step.change.describe())),
+    })?;
+    match restored {
+        Restored::Nothing => say(format!("nothing to restore: no {}", path.display())),
+        Restored::Done { command, pid } if failures == 0 => say(format!(
+            "restored everything the {command} run (pid {pid}) left; removed {}",
+            path.display()
+        )),
+        Restored::Done { command, pid } => bail!(
+            "{failures} change(s) the {command} run (pid {pid}) left could not be put back; \
+             they stay listed in {}: fix the cause and run `mobmem host restore` again",
+            path.display()
+        ),
+    }
+    Ok(())
+}
