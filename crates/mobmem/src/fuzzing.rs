@@ -80,7 +80,7 @@ pub static TARGETS: &[Target] = &[
     },
     Target {
         name: "experiment",
-        input: "an experiment file (TOML)",
+        input: "an experiment file of any kind (TOML)",
         run: experiment,
     },
     Target {
@@ -90,7 +90,7 @@ pub static TARGETS: &[Target] = &[
     },
     Target {
         name: "settings",
-        input: "swap, reclaim, KSM and platform settings (TOML)",
+        input: "swap, reclaim, KSM, platform and phone settings (TOML)",
         run: settings,
     },
 ];
@@ -181,8 +181,11 @@ fn experiment(data: &[u8]) {
     let Some(text) = config_text(data) else {
         return;
     };
-    if let Ok(config) = crate::experiments::config::ExperimentConfig::parse(&text, "fuzz") {
-        let _ = config.validate("fuzz");
+    // Every kind: the file's `kind` picks the parser of its keys. What parses must
+    // write back as TOML.
+    let base = Path::new("fuzz-folder");
+    if let Ok(file) = crate::experiments::ExperimentFile::parse(&text, "fuzz", base) {
+        let _ = file.to_toml();
     }
 }
 
@@ -213,4 +216,9 @@ fn settings(data: &[u8]) {
     parse_and(&text, crate::mm::reclaim::ReclaimConfig::validate);
     parse_and(&text, crate::mm::dedup::KsmParams::validate);
     parse_and(&text, crate::devices::platform::Platform::validate);
+    let _ = crate::mm::phone::PhoneConfig::parse_with(
+        &text,
+        "fuzz",
+        crate::config_file::Echo::Withhold,
+    );
 }
