@@ -101,5 +101,11 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         }
         _ => {}
     }
-    write_trace(&args.out, &captured.trace, &captured.report, args.json)
+    write_trace(
+        "trace_pipe",
+        &args.out,
+        &captured.trace,
+        &captured.report,
+        args.json,
+    )
 }
