@@ -121,7 +121,13 @@ pub fn run(args: CaptureArgs) -> Result<()> {
         }
         _ => {}
     }
-    write_trace(&args.out, &captured.trace, &captured.report, args.json)?;
+    write_trace(
+        "trace_pipe",
+        &args.out,
+        &captured.trace,
+        &captured.report,
+        args.json,
+    )?;
     // The trace is whole either way; a setting left changed still fails the command.
     Ok(closed?)
 }

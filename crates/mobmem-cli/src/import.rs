@@ -125,7 +125,12 @@ pub fn run(args: ImportArgs) -> Result<()> {
     } else {
         trace::ftrace::import_file(&args.file, options)?
     };
-    write_trace(&args.out, &t, &report, args.json)
+    let source = if stdin {
+        "<stdin>".to_string()
+    } else {
+        args.file.display().to_string()
+    };
+    write_trace(&source, &args.out, &t, &report, args.json)
 }
 
 /// Fail early (before reading a long capture) on an output name no writer takes.
@@ -136,8 +141,9 @@ pub fn check_output(out: &std::path::Path) -> Result<()> {
     }
 }
 
-/// Write the trace, then say what was found.
+/// Write the trace, then say what was found; `source` names the input in errors.
 pub fn write_trace(
+    source: &str,
     out: &std::path::Path,
     t: &trace::Trace,
     report: &ImportReport,
@@ -156,14 +162,14 @@ pub fn write_trace(
         print_report()?;
         if let Some(p) = &report.perfetto {
             anyhow::bail!(
-                "no memory events found in {} packets ({} ftrace events): record the events listed in experiments/perfetto/mobmem.pbtx; see what was used and ignored above; nothing written to {}",
+                "{source}: no memory events found in {} packets ({} ftrace events): record the events listed in experiments/perfetto/mobmem.pbtx; see what was used and ignored above; nothing written to {}",
                 p.packets,
                 p.ftrace_events,
                 out.display()
             );
         }
         anyhow::bail!(
-            "no events found in {} lines: expected ftrace text, lines like `TASK-PID [CPU] FLAGS SECONDS.MICROSECONDS: EVENT: FIELDS`, or with --from perfetto a Perfetto protobuf trace; see the skipped lines above; nothing written to {}",
+            "{source}: no events found in {} lines: expected ftrace text, lines like `TASK-PID [CPU] FLAGS SECONDS.MICROSECONDS: EVENT: FIELDS`, or with --from perfetto a Perfetto protobuf trace; see the skipped lines above; nothing written to {}",
             report.lines,
             out.display()
         );

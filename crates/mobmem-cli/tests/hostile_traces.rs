@@ -3,7 +3,9 @@
 
 mod common;
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{assert_mentions, fails, gen, mobmem, ok};
@@ -202,5 +204,228 @@ fn convert_blames_the_input_and_keeps_csv_output_unchanged() {
     assert_mentions(
         &err,
         &["line 1: incomplete trace: the writer did not finish"],
+    );
+}
+
+/// Peak resident memory a run on a hostile input may take.
+const MAX_PEAK_BYTES: u64 = 1 << 30;
+
+/// Run `mobmem ARGS`, its standard input written by `feed` (if any), under a 4 GiB
+/// address-space limit (so that a regression fails instead of taking the machine): its
+/// output, its peak resident memory in bytes (the kernel's count for that child alone)
+/// and how long it took.
+// The child is reaped by wait4, which gives its peak memory.
+#[allow(unsafe_code, clippy::zombie_processes)]
+fn measured(args: &[&str], feed: Option<fn(ChildStdin)>) -> (Output, u64, Duration) {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mobmem"));
+    command
+        .args(args)
+        .stdin(if feed.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4 << 30,
+                rlim_max: 4 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let mut child = command.spawn().expect("run mobmem");
+    let writer = feed
+        .zip(child.stdin.take())
+        .map(|(feed, stdin)| std::thread::spawn(move || feed(stdin)));
+    let drain = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            from.read_to_end(&mut bytes)
+                .expect("read the child's output");
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data, filled in by wait4.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, writing only into the two locals.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
+    let took = started.elapsed();
+    if let Some(writer) = writer {
+        writer.join().unwrap();
+    }
+    let output = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    };
+    (output, usage.ru_maxrss as u64 * 1024, took)
+}
+
+/// `measured` that must end within `seconds` and under [`MAX_PEAK_BYTES`], failing
+/// (without a panic) and saying `expected` on stderr.
+fn fails_small_and_soon(args: &[&str], feed: Option<fn(ChildStdin)>, seconds: u64, expected: &str) {
+    let (out, peak, took) = measured(args, feed);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    assert!(
+        took < Duration::from_secs(seconds),
+        "{args:?} took {took:?}"
+    );
+    assert!(peak < MAX_PEAK_BYTES, "{args:?} took {} MiB", peak >> 20);
+}
+
+fn varint(mut n: u64, out: &mut Vec<u8>) {
+    while n >= 0x80 {
+        out.push(n as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// `payload` as field `number` (length-delimited) of its message.
+fn field(number: u64, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    varint(number << 3 | 2, &mut out);
+    varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A gzipped Perfetto trace of one packet: `element` repeated to about `bytes` bytes,
+/// wrapped in the length-delimited fields `fields` (innermost first; the packet, field 1
+/// of `Trace`, last).
+fn perfetto_bomb(element: &[u8], fields: &[u64], bytes: usize) -> Vec<u8> {
+    let mut message = element.repeat(bytes / element.len());
+    for &number in fields {
+        message = field(number, &message);
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&message).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn small_perfetto_files_decode_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.mmt");
+    // Each about 32 KiB of gzip for 32 MiB of packet: every event, process, thread or
+    // name is a few bytes, and used to cost a vector or a string of its own (1.5 GB and
+    // more for these).
+    let bytes = 32 << 20;
+    let ts = [0x08, 0x01];
+    // sched_process_exit (field 238) of pid 7, and one without a pid (malformed).
+    let exit = [0x12, 0x07, 0x08, 0x01, 0xf2, 0x0e, 0x02, 0x10, 0x07];
+    let no_pid = [0x12, 0x07, 0x08, 0x01, 0xf2, 0x0e, 0x02, 0x0a, 0x00];
+    let cases: [(&str, Vec<u8>, &[u64]); 7] = [
+        ("events-without-time", vec![0x12, 0x00], &[1, 1]),
+        (
+            "events-not-decoded",
+            [&[0x12, 0x02][..], &ts].concat(),
+            &[1, 1],
+        ),
+        ("exits", exit.to_vec(), &[1, 1]),
+        ("malformed-exits", no_pid.to_vec(), &[1, 1]),
+        ("processes", vec![0x0a, 0x02, 0x08, 0x01], &[2, 1]),
+        ("threads", vec![0x12, 0x04, 0x08, 0x05, 0x18, 0x07], &[2, 1]),
+        ("interned-names", vec![0x2a, 0x00], &[4, 1, 1]),
+    ];
+    for (name, element, fields) in cases {
+        let path = put(
+            dir.path(),
+            &format!("{name}.pftrace.gz"),
+            &perfetto_bomb(&element, fields, bytes),
+        );
+        let (run, peak, took) = measured(
+            &[
+                "trace",
+                "import",
+                "--from",
+                "perfetto",
+                path.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+        assert!(took < Duration::from_secs(20), "{name} took {took:?}");
+        assert!(peak < MAX_PEAK_BYTES, "{name} took {} MiB", peak >> 20);
+        eprintln!("{name}: {} MiB, {took:?}", peak >> 20);
+    }
+}
+
+#[test]
+fn endless_inputs_end_with_an_error_naming_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.mmt");
+    // ftrace text: lines that are no events, without end.
+    fails_small_and_soon(
+        &[
+            "trace",
+            "import",
+            "--from",
+            "ftrace",
+            "-",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Some(|mut stdin| {
+            let lines = b"not ftrace\n".repeat(1 << 12);
+            while stdin.write_all(&lines).is_ok() {}
+        }),
+        30,
+        "<stdin>: line 1048577: 1048576 lines from the start without an ftrace event",
+    );
+    // Random bytes: a few MiB are reported as no ftrace at all, naming the file.
+    let mut random = Vec::new();
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .take(8 << 20)
+        .read_to_end(&mut random)
+        .unwrap();
+    let path = put(dir.path(), "random.txt", &random);
+    fails_small_and_soon(
+        &[
+            "trace",
+            "import",
+            "--from",
+            "ftrace",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+        30,
+        "random.txt: no events found in",
+    );
+    // oracleGeneral: random records are refused at the first that cannot be one.
+    fails_small_and_soon(
+        &[
+            "trace",
+            "info",
+            "/dev/urandom",
+            "--format",
+            "oracle-general",
+        ],
+        None,
+        30,
+        "/dev/urandom: record ",
     );
 }

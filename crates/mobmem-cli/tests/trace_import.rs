@@ -147,7 +147,8 @@ fn an_import_without_events_reports_what_it_read_and_fails() {
         assert!(!run.status.success(), "{name}: {stdout}");
         assert!(stdout.contains(reported), "{name}: {stdout}");
         assert!(
-            stderr.contains("no events found") && stderr.contains("expected ftrace text"),
+            stderr.contains(&format!("{}: no events found", input.display()))
+                && stderr.contains("expected ftrace text"),
             "{name}: {stderr}"
         );
         assert!(!out.exists(), "{name}");

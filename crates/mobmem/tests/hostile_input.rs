@@ -568,3 +568,68 @@ fn small_compressed_files_cannot_stand_for_huge_traces() {
     let path = write(dir.path(), "real.lis.zst", &zstd(real.as_bytes()));
     assert_eq!(trace::read_all(&path, None).unwrap().events.len(), 400_000);
 }
+
+#[test]
+fn ftrace_reports_keep_a_bounded_list_of_reasons_and_names() {
+    use mobmem::trace::ftrace::{MAX_EVENT_NAMES, MAX_SKIP_REASONS};
+    // Every line a fault of its own (its value in the reason), or an event of its own
+    // name: the report counts them all and lists at most its bound of each.
+    let lines = 3 * MAX_EVENT_NAMES;
+    let mut importer = FtraceImporter::new(Path::new("many.txt"), ImportOptions::default());
+    for i in 0..lines {
+        importer
+            .push_line(&format!(" a-1 [000] ..... 1.{i:06}: event_{i}: x=1\n"))
+            .unwrap();
+        importer
+            .push_line(&format!(" a-1 [000] ..... 1.{i:06}: oom_score_adj_update: pid={i} comm=a oom_score_adj={}\n", 1001 + i))
+            .unwrap();
+    }
+    let (_, report) = importer.finish();
+    assert_eq!(report.lines, 2 * lines as u64);
+    assert_eq!(report.ignored.len(), MAX_EVENT_NAMES + 1);
+    assert_eq!(report.ignored.values().sum::<u64>(), lines as u64);
+    assert_eq!(report.skipped.len(), MAX_SKIP_REASONS + 1);
+    assert_eq!(
+        report.skipped.values().map(|s| s.lines).sum::<u64>(),
+        lines as u64
+    );
+}
+
+#[test]
+fn an_endless_stream_of_other_text_ends_with_an_error() {
+    use mobmem::trace::ftrace::MAX_LINES_WITHOUT_EVENT;
+    /// Lines that are not ftrace, without end.
+    struct Endless;
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            for pair in buf.chunks_mut(2) {
+                pair.copy_from_slice(&b"x\n"[..pair.len()]);
+            }
+            Ok(buf.len() - buf.len() % 2)
+        }
+    }
+    let err = fails_fast("endless text", || {
+        let mut importer = FtraceImporter::new(Path::new("pipe"), ImportOptions::default());
+        importer
+            .read(&mut std::io::BufReader::new(Endless))
+            .map_err(|e| e.to_string())
+    });
+    assert_mentions(
+        &err,
+        &[&format!(
+            "pipe: line {}: {MAX_LINES_WITHOUT_EVENT} lines from the start without an ftrace event",
+            MAX_LINES_WITHOUT_EVENT + 1
+        )],
+    );
+    // An event resets the count: a capture's lines between its events are not limited
+    // in total.
+    let mut importer = FtraceImporter::new(Path::new("t.txt"), ImportOptions::default());
+    for _ in 0..3 {
+        for _ in 0..MAX_LINES_WITHOUT_EVENT / 2 {
+            importer.push_line("# a comment\n").unwrap();
+        }
+        importer
+            .push_line(" a-1 [000] ..... 1.000000: sched_switch: x\n")
+            .unwrap();
+    }
+}

@@ -6,7 +6,8 @@
 //! `time_ns = timestamp * 10^9`. With a capacity in pages an object is one page, whatever
 //! its size; with a capacity in bytes ([`crate::mm::placement::bytes`]) it takes its size
 //! ([`EventSource::batch_sizes`]). `next_access_vtime` is ignored: a policy that needs the
-//! future computes it from the trace itself. An empty file is an error.
+//! future computes it from the trace itself; one below -1 (not a vtime) is an error, as
+//! is an empty file.
 
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -102,6 +103,19 @@ impl EventSource for Reader {
             .process()
             .ok_or_else(|| self.error_at(0, "cannot allocate the trace's process".into()))?;
         let records_bytes = &self.bytes[..got];
+        // libCacheSim writes -1 (or a large value) for "never again", else a request's
+        // index: below -1 the bytes are not a trace, and read on (an endless stream of
+        // them) every record would be a new object.
+        if let Some(i) = records_bytes
+            .chunks_exact(RECORD_SIZE)
+            .position(|record| (le_u64(&record[16..24]) as i64) < -1)
+        {
+            let vtime = le_u64(&records_bytes[i * RECORD_SIZE + 16..][..8]) as i64;
+            return Err(self.error_at(
+                self.next_record + i as u64,
+                format!("next_access_vtime {vtime}, expected -1 (never requested again) or the index of a later request"),
+            ));
+        }
         self.objects.clear();
         self.objects.extend(
             records_bytes

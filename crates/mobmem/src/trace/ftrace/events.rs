@@ -8,7 +8,8 @@ use super::line::{classify, Head, Line};
 use super::payload::{new_task, NewTask};
 use super::reads::mark_page;
 use super::record::{self, Record};
-use super::{FtraceImporter, Origin, INPUT_GESTURE_GAP_NS, INPUT_MARKERS};
+use super::report::{MAX_EVENT_NAMES, OTHER_EVENTS};
+use super::{FtraceImporter, Origin, INPUT_GESTURE_GAP_NS, INPUT_MARKERS, MAX_LINES_WITHOUT_EVENT};
 use crate::trace::shared::{
     line_too_long, read_line, skip_line, LineRead, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE,
     MAX_LINE_BYTES,
@@ -33,6 +34,7 @@ impl FtraceImporter {
                     let rest = skip_line(&mut *input).map_err(|e| Error::io(&self.name, e))?;
                     self.line += 1;
                     self.report.lines += 1;
+                    self.no_event()?;
                     self.bytes_read += buf.len() as u64 + rest;
                     self.report
                         .skip("HTML page text (before the trace data)", self.line);
@@ -62,6 +64,12 @@ impl FtraceImporter {
         self.report.lines += 1;
         self.bytes_read += line.len() as u64 + u64::from(!line.ends_with('\n'));
         let line = line.trim_end_matches(['\n', '\r']);
+        let classified = classify(line, self.options.perfetto);
+        if matches!(classified, Ok(Line::Event(_))) {
+            self.lines_without_event = 0;
+        } else {
+            self.no_event()?;
+        }
         if self.html.is_none() && !line.trim().is_empty() {
             let start = line.trim_start().as_bytes();
             let prefix = &start[..start.len().min(14)];
@@ -71,7 +79,7 @@ impl FtraceImporter {
                     || prefix.starts_with(b"<HTML"),
             );
         }
-        match classify(line, self.options.perfetto) {
+        match classified {
             Ok(Line::Blank) => self.report.skip("blank", self.line),
             Ok(Line::Comment) => self.report.skip("comment (# ...)", self.line),
             Ok(Line::Lost(n)) => {
@@ -127,6 +135,27 @@ impl FtraceImporter {
         Ok(())
     }
 
+    /// One more line that is not an event line: past [`MAX_LINES_WITHOUT_EVENT`] in a row,
+    /// the input is not ftrace text.
+    fn no_event(&mut self) -> Result<()> {
+        self.lines_without_event += 1;
+        if self.lines_without_event <= MAX_LINES_WITHOUT_EVENT {
+            return Ok(());
+        }
+        let what = if self.seen_event {
+            "since the last event"
+        } else {
+            "from the start"
+        };
+        Err(Error::format(
+            &self.name,
+            Position::Line(self.line),
+            format!(
+                "{MAX_LINES_WITHOUT_EVENT} lines {what} without an ftrace event: expected ftrace text, lines like `TASK-PID [CPU] SECONDS: EVENT: FIELDS`"
+            ),
+        ))
+    }
+
     /// One event of an input that is not text (a Perfetto protobuf trace), its fields
     /// read into `record`; `at` says where it is, for errors. Events must come in time
     /// order, as the lines of a text capture do.
@@ -156,6 +185,30 @@ impl FtraceImporter {
     ) -> Result<()> {
         self.begin_record(at);
         self.malformed(&format!("{name}: {expected}"))
+    }
+
+    /// `n` records alike that could not be read, all at `at`: as many calls of
+    /// [`FtraceImporter::malformed_record`], counted at once.
+    pub(crate) fn malformed_records(
+        &mut self,
+        name: &str,
+        expected: &str,
+        at: Position,
+        n: u64,
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.malformed_record(name, expected, at)?;
+        let rest = n - 1;
+        self.report.skip_lines(
+            &format!("malformed: {name}: {expected}"),
+            self.line + 1,
+            rest,
+        );
+        self.line += rest;
+        self.report.lines += rest;
+        Ok(())
     }
 
     /// One more record of an input that is not text, at `at`.
@@ -466,12 +519,17 @@ impl FtraceImporter {
     }
 }
 
-/// One more line of `name`, allocating its key only the first time.
+/// One more line of `name`, allocating its key only the first time; past
+/// [`MAX_EVENT_NAMES`] names, a new one is counted under [`OTHER_EVENTS`].
 fn count(map: &mut BTreeMap<String, u64>, name: &str) {
-    match map.get_mut(name) {
-        Some(n) => *n += 1,
-        None => {
-            map.insert(name.to_string(), 1);
-        }
+    if let Some(n) = map.get_mut(name) {
+        *n += 1;
+        return;
     }
+    let name = if map.len() < MAX_EVENT_NAMES {
+        name
+    } else {
+        OTHER_EVENTS
+    };
+    *map.entry(name.to_string()).or_insert(0) += 1;
 }

@@ -75,7 +75,7 @@ use super::{Event, Interner, ProcId, Trace};
 use crate::{Error, Result};
 
 use reads::{FileExtent, ReadBatch};
-pub use report::{ImportReport, ImportedProcess, Skipped};
+pub use report::{ImportReport, ImportedProcess, Skipped, MAX_EVENT_NAMES, MAX_SKIP_REASONS};
 use tasks::{Forked, ProcState};
 
 /// Bytes per page: the filemap events give byte offsets (`index << PAGE_SHIFT`).
@@ -100,6 +100,12 @@ pub const MAX_EVENT_PAGES: u64 = 1 << 19;
 /// page of the highest byte offset the kernel's `ofs=` can give, so both spellings name
 /// the same pages (and a page index never overflows as a byte offset).
 pub const MAX_PAGE_INDEX: u64 = u64::MAX / PAGE_SIZE;
+
+/// Lines in a row that are not event lines, past which the input is not ftrace text and
+/// the import stops with an error: a systrace page's text before its trace data is a
+/// few thousand lines, and an endless stream of other bytes would otherwise be read
+/// for ever.
+pub const MAX_LINES_WITHOUT_EVENT: u64 = 1 << 20;
 
 /// `oom_score_adj` given to a process marked background: the bottom of Android's cached
 /// range (ActivityManager `ProcessList.CACHED_APP_MIN_ADJ`).
@@ -234,6 +240,8 @@ pub struct FtraceImporter {
     options: ImportOptions,
     line: u64,
     seen_event: bool,
+    /// Lines since the last event line (see [`MAX_LINES_WITHOUT_EVENT`]).
+    lines_without_event: u64,
     /// The input is an HTML page (a systrace file): its text before the trace data is
     /// the page, not a malformed header.
     html: Option<bool>,
@@ -289,6 +297,7 @@ impl FtraceImporter {
             options,
             line: 0,
             seen_event: false,
+            lines_without_event: 0,
             html: None,
             interner: Interner::new(),
             events: Vec::new(),

@@ -10,6 +10,19 @@ use crate::trace::ADJ_FOREGROUND;
 /// Line numbers kept per skip reason.
 const FIRST_LINES_KEPT: usize = 5;
 
+/// Distinct reasons kept in [`ImportReport::skipped`]: a reason says what was wrong with
+/// a line, values included, so a hostile input can make every line's differ. Lines of
+/// reasons past it are counted under [`OTHER_REASONS`].
+pub const MAX_SKIP_REASONS: usize = 1 << 10;
+
+/// Distinct event names counted in [`ImportReport::used`] and [`ImportReport::ignored`]
+/// each: a kernel has about two thousand events. Events of names past it are counted
+/// under [`OTHER_EVENTS`].
+pub const MAX_EVENT_NAMES: usize = 1 << 12;
+
+pub const OTHER_REASONS: &str = "(more kinds of lines than the report lists)";
+pub const OTHER_EVENTS: &str = "(more event names than the report lists)";
+
 /// Lines skipped for one reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Skipped {
@@ -77,16 +90,25 @@ pub struct ImportReport {
 
 impl ImportReport {
     pub(super) fn skip(&mut self, reason: &str, line: u64) {
+        self.skip_lines(reason, line, 1);
+    }
+
+    /// `n` lines skipped for `reason`, from line `first` on.
+    pub(super) fn skip_lines(&mut self, reason: &str, first: u64, n: u64) {
+        let reason = if self.skipped.len() < MAX_SKIP_REASONS || self.skipped.contains_key(reason) {
+            reason
+        } else {
+            OTHER_REASONS
+        };
         if !self.skipped.contains_key(reason) {
             self.skipped.insert(reason.to_string(), Skipped::default());
         }
         let Some(entry) = self.skipped.get_mut(reason) else {
             return;
         };
-        entry.lines += 1;
-        if entry.first_lines.len() < FIRST_LINES_KEPT {
-            entry.first_lines.push(line);
-        }
+        entry.lines += n;
+        let room = FIRST_LINES_KEPT.saturating_sub(entry.first_lines.len()) as u64;
+        entry.first_lines.extend(first..first + n.min(room));
     }
 }
 

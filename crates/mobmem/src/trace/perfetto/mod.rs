@@ -25,10 +25,16 @@
 //!
 //! Packets and events of other kinds are skipped and counted. A truncated file, or bytes
 //! that are not a packet stream, is an error naming the byte offset; nothing is built.
-//! Memory grows with the packets read: a packet's length is checked against
-//! [`MAX_PACKET_BYTES`] and read as it arrives, never allocated from the length alone.
+//! Memory grows with what the packets read hold and the import keeps, never with a count
+//! a file states: a packet's length is checked against [`MAX_PACKET_BYTES`] and read as it
+//! arrives into one reused buffer; the packet is then read in place field by field
+//! ([`walk`]) and dropped. An event waiting for the time sort keeps 16 bytes and its
+//! fields (shared with its neighbour when alike, its names end to end in one buffer);
+//! faults and event names are kept once each ([`MAX_LABELS`]), not as a message per
+//! event; a packet or event that does not decode is counted as it is read.
 
 pub mod proto;
+mod walk;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -43,7 +49,7 @@ use super::ftrace::payload::{
     CLONE_THREAD,
 };
 use super::ftrace::record::{base_name, Record};
-use super::ftrace::{FtraceImporter, ImportOptions, ImportReport, PAGE_SIZE};
+use super::ftrace::{FtraceImporter, ImportOptions, ImportReport, INPUT_MARKERS, PAGE_SIZE};
 use super::open::zstd_bound;
 use super::shared::StoredBytes;
 use super::Trace;
@@ -148,14 +154,171 @@ impl<R: Read> Read for Bounded<R> {
     }
 }
 
+/// Largest pid Linux gives (`PID_MAX_LIMIT`, `include/linux/threads.h`, 64-bit): a
+/// process tree entry or task name of a larger one is not a task's, and is not kept.
+pub const MAX_PID: u32 = 1 << 22;
+
+/// Distinct uids of the package lists kept: Android has a few hundred packages.
+pub const MAX_PACKAGES: usize = 1 << 16;
+
+/// Generic event layouts of one bundle, counted as one plus their fields: a kernel has
+/// about two thousand event types of a few dozen fields at most, and a bundle describes
+/// only those it holds. A descriptor past it is left out (its events are not decoded).
+pub const MAX_LAYOUT_FIELDS: usize = 1 << 16;
+
+/// Task names interned in one bundle's `compact_sched`: it names the tasks that ran on
+/// one CPU while the bundle was filled. Names past it are not read.
+pub const MAX_INTERNED_NAMES: usize = 1 << 16;
+
+/// Distinct event names and faults kept as text: faults name the values they found, so
+/// a hostile trace could make each event's differ. Past it they share one text.
+pub const MAX_LABELS: usize = 1 << 12;
+
+/// The text that stands for the names and faults past [`MAX_LABELS`].
+const OTHER_LABELS: &str = "(more kinds of events and faults than the import lists)";
+
 /// One ftrace event waiting for the events of the other CPUs, to be applied in time
-/// order.
+/// order; what it does is in `Reading::kept`.
 struct Pending {
     time_ns: u64,
     pid: u32,
-    /// Byte offset of its packet in the stream.
-    packet_at: u64,
-    event: Option<proto::Event>,
+    kept: u32,
+}
+
+/// An event as read: its name (a label), the packet it came in (for errors) and its
+/// fields.
+#[derive(Clone, Copy, PartialEq)]
+struct Kept {
+    packet: u32,
+    name: u32,
+    event: Decoded,
+}
+
+/// A [`Record`] whose names are kept in [`Texts`].
+#[derive(Clone, Copy, PartialEq)]
+enum Decoded {
+    /// One page added to or deleted from the page cache.
+    PageCache {
+        added: bool,
+        owner: u64,
+        first: u64,
+    },
+    GetPages {
+        owner: u64,
+        first: u64,
+        last: u64,
+    },
+    MapPages {
+        owner: u64,
+        first: u64,
+        last: u64,
+    },
+    Fault {
+        owner: u64,
+        index: u64,
+    },
+    UserFault {
+        page: u64,
+        write: bool,
+    },
+    OomScoreAdj {
+        pid: u32,
+        adj: i16,
+        comm: Option<Text>,
+    },
+    NewTask {
+        pid: u32,
+        thread: bool,
+        adj: i16,
+        comm: Option<Text>,
+    },
+    Fork {
+        child: u32,
+        comm: Option<Text>,
+    },
+    Exit {
+        pid: u32,
+    },
+    Rename {
+        pid: u32,
+        newcomm: Text,
+    },
+    Exec {
+        pid: u32,
+        name: Text,
+    },
+    /// An input marker of process `pid`, by its index in [`INPUT_MARKERS`].
+    Input {
+        pid: u32,
+        marker: u8,
+    },
+    /// Another trace marker.
+    Marker,
+    Reclaim {
+        reclaimed: u64,
+    },
+    Other,
+    /// An event that could not be read, and what was expected of it (a label).
+    Malformed(u32),
+}
+
+/// Names read from the trace (task names, programs, packages), end to end.
+#[derive(Default)]
+struct Texts {
+    all: String,
+}
+
+/// A name in [`Texts`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Text {
+    start: u32,
+    len: u32,
+}
+
+impl Texts {
+    /// `None` past 4 GiB of names.
+    fn add(&mut self, s: &str) -> Option<Text> {
+        let start = u32::try_from(self.all.len()).ok()?;
+        let len = u32::try_from(s.len()).ok()?;
+        start.checked_add(len)?;
+        self.all.push_str(s);
+        Some(Text { start, len })
+    }
+
+    fn get(&self, t: Text) -> &str {
+        &self.all[t.start as usize..(t.start + t.len) as usize]
+    }
+}
+
+/// Event names and faults, each kept once, at most [`MAX_LABELS`].
+#[derive(Default)]
+struct Labels {
+    ids: HashMap<String, u32>,
+    all: Vec<String>,
+}
+
+impl Labels {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let s = if self.all.len() + 1 < MAX_LABELS {
+            s
+        } else {
+            OTHER_LABELS
+        };
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.all.len() as u32;
+        self.all.push(s.to_string());
+        self.ids.insert(s.to_string(), id);
+        id
+    }
+
+    fn get(&self, id: u32) -> &str {
+        &self.all[id as usize]
+    }
 }
 
 /// Import the packet stream `input` (not compressed: standard input); `name` stands for it
@@ -175,165 +338,51 @@ fn import(
     stored: StoredBytes,
     options: ImportOptions,
 ) -> Result<(Trace, ImportReport)> {
-    let mut stats = PerfettoStats::default();
     let mut importer = FtraceImporter::new(name, options);
-    let mut pending: Vec<Pending> = Vec::new();
-    // Names: from the process tree (pid -> command line's program), threads (tid ->
-    // tgid), packages (uid -> name, None when several share the uid), the scheduler
-    // (tid -> comm, the first seen).
-    let mut tree_names: HashMap<u32, (String, Option<i32>)> = HashMap::new();
-    let mut tree_threads: Vec<(u32, u32)> = Vec::new();
-    let mut packages: HashMap<u64, Option<String>> = HashMap::new();
-    let mut sched_names: HashMap<u32, String> = HashMap::new();
-    let mut malformed: Vec<(u64, String)> = Vec::new();
+    let mut reading = Reading::new(name);
     let mut packet = Vec::new();
     let mut offset = 0u64;
     while let Some(at) = next_packet(name, &mut input, &mut offset, &mut packet)? {
-        stats.packets += 1;
-        let decoded = match proto::TracePacket::decode(packet.as_slice()) {
-            Ok(p) => p,
-            Err(e) => {
-                malformed.push((at, format!("a TracePacket that does not decode ({e})")));
-                continue;
-            }
-        };
-        let used = decoded.ftrace_events.is_some()
-            || decoded.process_tree.is_some()
-            || decoded.packages_list.is_some();
-        if used {
-            stats.packets_used += 1;
-        } else {
-            stats.packets_other += 1;
-        }
-        if let Some(tree) = decoded.process_tree {
-            for p in tree.processes {
-                stats.process_tree_processes += 1;
-                let Some(pid) = p.pid.and_then(|p| u32::try_from(p).ok()) else {
-                    continue;
-                };
-                let program = p
-                    .cmdline
-                    .first()
-                    .map(|c| base_name(&String::from_utf8_lossy(c)).to_string())
-                    .unwrap_or_default();
-                tree_names.entry(pid).or_insert((program, p.uid));
-            }
-            for t in tree.threads {
-                stats.process_tree_threads += 1;
-                let tid = t.tid.and_then(|t| u32::try_from(t).ok());
-                let tgid = t.tgid.and_then(|t| u32::try_from(t).ok());
-                if let (Some(tid), Some(tgid)) = (tid, tgid) {
-                    if tid != tgid && tgid != 0 {
-                        tree_threads.push((tid, tgid));
-                    }
-                }
-                if let (Some(tid), Some(name)) = (tid, t.name) {
-                    sched_names
-                        .entry(tid)
-                        .or_insert_with(|| String::from_utf8_lossy(&name).into_owned());
-                }
-            }
-        }
-        if let Some(list) = decoded.packages_list {
-            for p in list.packages {
-                stats.packages += 1;
-                let (Some(name), Some(uid)) = (p.name, p.uid) else {
-                    continue;
-                };
-                let name = String::from_utf8_lossy(&name).into_owned();
-                packages
-                    .entry(uid)
-                    .and_modify(|known| {
-                        if known.as_deref() != Some(name.as_str()) {
-                            *known = None;
-                        }
-                    })
-                    .or_insert(Some(name));
-            }
-        }
-        if let Some(bundle) = decoded.ftrace_events {
-            stats.ftrace_bundles += 1;
-            if bundle.lost_events == Some(true) {
-                stats.bundles_with_lost_events += 1;
-            }
-            if let Some(cs) = bundle.compact_sched {
-                stats.compact_sched_switches += cs.switch_next_pid.len() as u64;
-                let pairs = (cs.switch_next_pid.iter().zip(&cs.switch_next_comm_index))
-                    .chain(cs.waking_pid.iter().zip(&cs.waking_comm_index));
-                for (&pid, &index) in pairs {
-                    let (Ok(pid), Some(comm)) =
-                        (u32::try_from(pid), cs.intern_table.get(index as usize))
-                    else {
-                        continue;
-                    };
-                    if pid != 0 {
-                        sched_names
-                            .entry(pid)
-                            .or_insert_with(|| String::from_utf8_lossy(comm).into_owned());
-                    }
-                }
-            }
-            let layouts = dense_layouts(&bundle.generic_event_descriptors);
-            for raw in bundle.event {
-                stats.ftrace_events += 1;
-                let e = match decode_event(&raw, &layouts) {
-                    Ok(e) => e,
-                    Err(expected) => {
-                        malformed.push((at, expected));
-                        continue;
-                    }
-                };
-                let Some(time_ns) = e.timestamp else {
-                    malformed.push((at, "an ftrace event without a timestamp".into()));
-                    continue;
-                };
-                if let Some(proto::Event::SchedSwitch(s)) = &e.event {
-                    if let (Some(pid), Some(comm)) = (s.next_pid, &s.next_comm) {
-                        if let Ok(pid) = u32::try_from(pid) {
-                            if pid != 0 {
-                                sched_names
-                                    .entry(pid)
-                                    .or_insert_with(|| String::from_utf8_lossy(comm).into_owned());
-                            }
-                        }
-                    }
-                }
-                if e.event.is_none() {
-                    stats.events_not_decoded += 1;
-                }
-                pending.push(Pending {
-                    time_ns,
-                    pid: e.pid.unwrap_or(0),
-                    packet_at: at,
-                    event: e.event,
-                });
-            }
-        }
+        reading.packet(&packet, at, &mut importer)?;
     }
+    reading.report_faults(&mut importer)?;
+    // The buffer may have grown to the largest packet: give it back before the events
+    // are applied.
+    drop(packet);
+    let Reading {
+        mut stats,
+        mut pending,
+        kept,
+        packets,
+        labels,
+        texts,
+        tree_names,
+        tree_threads,
+        packages,
+        sched_names,
+        ..
+    } = reading;
     stats.bytes = offset;
     importer.set_bytes_read(offset, stored);
-    for (at, expected) in malformed {
-        importer.malformed_record("packet", &expected, Position::Byte(at))?;
-    }
 
     // The processes running when the trace began, and their threads.
     let mut named: Vec<(u32, String)> = Vec::new();
-    for (&pid, (program, uid)) in &tree_names {
+    for (&pid, &(program, uid)) in &tree_names {
+        let program = texts.get(program);
         if !program.is_empty() {
-            named.push((pid, program.clone()));
+            named.push((pid, program.to_string()));
             stats.named_by_process_tree += 1;
         } else if let Some(Some(package)) = uid
             .and_then(|u| u64::try_from(u).ok())
             .and_then(|u| packages.get(&u))
         {
-            named.push((pid, package.clone()));
+            named.push((pid, texts.get(*package).to_string()));
             stats.named_by_packages += 1;
         }
     }
-    let threads: HashMap<u32, u32> = tree_threads.iter().copied().collect();
-    for (&pid, comm) in &sched_names {
-        if !tree_names.contains_key(&pid) && !threads.contains_key(&pid) {
-            named.push((pid, comm.clone()));
+    for (&pid, &comm) in &sched_names {
+        if !tree_names.contains_key(&pid) && !tree_threads.contains_key(&pid) {
+            named.push((pid, texts.get(comm).to_string()));
             stats.named_by_sched += 1;
         }
     }
@@ -341,29 +390,31 @@ fn import(
     for (pid, name) in &named {
         importer.named_process(*pid, name);
     }
-    tree_threads.sort_unstable();
-    tree_threads.dedup_by_key(|t| t.0);
-    for (tid, tgid) in tree_threads {
+    let mut threads: Vec<(u32, u32)> = tree_threads.into_iter().collect();
+    threads.sort_unstable();
+    for (tid, tgid) in threads {
         importer.thread_of(tid, tgid);
     }
 
     // Every CPU's events, in time order.
     pending.sort_by_key(|p| p.time_ns);
     for p in &pending {
-        let at = Position::Byte(p.packet_at);
-        let (event, record) = match record_of(p.event.as_ref()) {
-            Ok(r) => r,
-            Err((event, expected)) => {
-                importer.malformed_record(&event, &expected, at)?;
+        let kept = &kept[p.kept as usize];
+        let at = Position::Byte(packets[kept.packet as usize]);
+        let event = labels.get(kept.name);
+        let record = match kept.event {
+            Decoded::Malformed(expected) => {
+                importer.malformed_record(event, labels.get(expected), at)?;
                 continue;
             }
+            decoded => record_from(decoded, &texts),
         };
         let head = Head {
             comm: None,
             pid: p.pid,
             tgid: None,
             time_ns: p.time_ns,
-            event: &event,
+            event,
             payload: "",
         };
         importer.push_record(&head, record, at)?;
@@ -373,27 +424,518 @@ fn import(
     Ok((trace, report))
 }
 
+/// What the packets read so far hold, for the end of the import: each packet is read
+/// in place and dropped, and what it leaves here grows with the events and names it
+/// held, never with a count it states.
+struct Reading<'p> {
+    path: &'p Path,
+    stats: PerfettoStats,
+    pending: Vec<Pending>,
+    kept: Vec<Kept>,
+    /// Events without fields that cannot fail (undecoded, `sched_switch`, markers that
+    /// are not input) share one `kept` entry per name: by (name, marker).
+    shared: HashMap<(u32, bool), u32>,
+    /// Byte offsets of the packets that `kept` names.
+    packets: Vec<u64>,
+    /// Faults alike in a row not reported yet: what was expected, where, how many.
+    faults: Option<(String, u64, u64)>,
+    labels: Labels,
+    texts: Texts,
+    /// From the process tree: pid -> command line's program and uid.
+    tree_names: HashMap<u32, (Text, Option<i32>)>,
+    /// From the process tree: tid -> tgid (the lowest, if it says several).
+    tree_threads: HashMap<u32, u32>,
+    /// uid -> package name; `None` when several share the uid.
+    packages: HashMap<u64, Option<Text>>,
+    /// From the scheduler: tid -> comm, the first seen.
+    sched_names: HashMap<u32, Text>,
+}
+
+/// A pid field of a message (`int32`), if it is one.
+fn pid(v: Option<u64>) -> Option<u32> {
+    u32::try_from(v? as i32).ok().filter(|&p| p <= MAX_PID)
+}
+
+impl<'p> Reading<'p> {
+    fn new(path: &'p Path) -> Self {
+        Reading {
+            path,
+            stats: PerfettoStats::default(),
+            pending: Vec::new(),
+            kept: Vec::new(),
+            shared: HashMap::new(),
+            packets: Vec::new(),
+            faults: None,
+            labels: Labels::default(),
+            texts: Texts::default(),
+            tree_names: HashMap::new(),
+            tree_threads: HashMap::new(),
+            packages: HashMap::new(),
+            sched_names: HashMap::new(),
+        }
+    }
+
+    fn text(&mut self, s: &str, at: u64) -> Result<Text> {
+        self.texts
+            .add(s)
+            .ok_or_else(|| too_much(self.path, at, "more than 4 GiB of task and package names"))
+    }
+
+    /// The first name of task `tid` the scheduler gives.
+    fn sched_name(&mut self, tid: Option<u32>, comm: &[u8], at: u64) -> Result<()> {
+        let Some(tid) = tid.filter(|&t| t != 0) else {
+            return Ok(());
+        };
+        if !self.sched_names.contains_key(&tid) {
+            let comm = self.text(&String::from_utf8_lossy(comm), at)?;
+            self.sched_names.insert(tid, comm);
+        }
+        Ok(())
+    }
+
+    /// Read the packet at byte `at`: one that is not protobuf is malformed, as a whole.
+    fn packet(&mut self, packet: &[u8], at: u64, importer: &mut FtraceImporter) -> Result<()> {
+        self.stats.packets += 1;
+        if let Err(e) = check_packet(packet) {
+            let expected = format!("a TracePacket that does not decode ({e})");
+            return self.fault(&expected, at, importer);
+        }
+        let trees = walk::bytes(packet, 2);
+        let lists = walk::bytes(packet, 47);
+        let bundles = walk::bytes(packet, 1);
+        if bundles.clone().next().is_some()
+            || trees.clone().next().is_some()
+            || lists.clone().next().is_some()
+        {
+            self.stats.packets_used += 1;
+        } else {
+            self.stats.packets_other += 1;
+        }
+        for process in trees.clone().flat_map(|t| walk::bytes(t, 1)) {
+            self.stats.process_tree_processes += 1;
+            let Some(pid) = pid(walk::last_varint(process, 1)) else {
+                continue;
+            };
+            if self.tree_names.contains_key(&pid) {
+                continue;
+            }
+            let program = walk::bytes(process, 3)
+                .next()
+                .map(|c| base_name(&String::from_utf8_lossy(c)).to_string())
+                .unwrap_or_default();
+            let uid = walk::last_varint(process, 5).map(|u| u as i32);
+            let program = self.text(&program, at)?;
+            self.tree_names.insert(pid, (program, uid));
+        }
+        for thread in trees.flat_map(|t| walk::bytes(t, 2)) {
+            self.stats.process_tree_threads += 1;
+            let Ok(t) = proto::Thread::decode(thread) else {
+                continue;
+            };
+            let tid = pid(t.tid.map(|t| t as u64));
+            let tgid = pid(t.tgid.map(|t| t as u64));
+            if let (Some(tid), Some(tgid)) = (tid, tgid) {
+                if tid != tgid && tgid != 0 {
+                    let lowest = self.tree_threads.entry(tid).or_insert(tgid);
+                    *lowest = (*lowest).min(tgid);
+                }
+            }
+            if let (Some(tid), Some(name)) = (tid, t.name) {
+                if !self.sched_names.contains_key(&tid) {
+                    let name = self.text(&String::from_utf8_lossy(&name), at)?;
+                    self.sched_names.insert(tid, name);
+                }
+            }
+        }
+        for package in lists.flat_map(|l| walk::bytes(l, 1)) {
+            self.stats.packages += 1;
+            let Ok(p) = proto::PackageInfo::decode(package) else {
+                continue;
+            };
+            let (Some(name), Some(uid)) = (p.name, p.uid) else {
+                continue;
+            };
+            let name = String::from_utf8_lossy(&name);
+            let room = self.packages.len() < MAX_PACKAGES;
+            match self.packages.get_mut(&uid) {
+                Some(known) if known.is_some_and(|k| self.texts.get(k) != name) => *known = None,
+                Some(_) => {}
+                None if room => {
+                    let name = self.text(&name, at)?;
+                    self.packages.insert(uid, Some(name));
+                }
+                None => {}
+            }
+        }
+        if bundles.clone().next().is_some() {
+            self.bundle(bundles, at, importer)?;
+        }
+        Ok(())
+    }
+
+    /// The ftrace events of a packet: `chunks` are its `ftrace_events` fields, one
+    /// bundle (protobuf merges a message given twice).
+    fn bundle<'a>(
+        &mut self,
+        chunks: impl Iterator<Item = &'a [u8]> + Clone,
+        at: u64,
+        importer: &mut FtraceImporter,
+    ) -> Result<()> {
+        self.stats.ftrace_bundles += 1;
+        let lost = chunks
+            .clone()
+            .filter_map(|b| walk::last_varint(b, 3))
+            .last();
+        if lost.is_some_and(|l| l != 0) {
+            self.stats.bundles_with_lost_events += 1;
+        }
+        let compact = chunks.clone().flat_map(|b| walk::bytes(b, 4));
+        let interned: Vec<&[u8]> = compact
+            .clone()
+            .flat_map(|c| walk::bytes(c, 5))
+            .take(MAX_INTERNED_NAMES)
+            .collect();
+        let switches = compact.clone().flat_map(|c| walk::varints(c, 3));
+        self.stats.compact_sched_switches += switches.clone().count() as u64;
+        let pairs = switches
+            .zip(compact.clone().flat_map(|c| walk::varints(c, 6)))
+            .chain(
+                compact
+                    .clone()
+                    .flat_map(|c| walk::varints(c, 8))
+                    .zip(compact.flat_map(|c| walk::varints(c, 11))),
+            );
+        for (tid, index) in pairs {
+            if let Some(comm) = interned.get(index as u32 as usize) {
+                self.sched_name(pid(Some(tid)), comm, at)?;
+            }
+        }
+        let layouts = dense_layouts(chunks.clone().flat_map(|b| walk::bytes(b, 11)));
+        for raw in chunks.flat_map(|b| walk::bytes(b, 2)) {
+            self.stats.ftrace_events += 1;
+            let e = match decode_event(raw, &layouts) {
+                Ok(e) => e,
+                Err(expected) => {
+                    self.fault(&expected, at, importer)?;
+                    continue;
+                }
+            };
+            let Some(time_ns) = e.timestamp else {
+                self.fault("an ftrace event without a timestamp", at, importer)?;
+                continue;
+            };
+            if let Some(proto::Event::SchedSwitch(s)) = &e.event {
+                if let (Some(tid), Some(comm)) = (s.next_pid, &s.next_comm) {
+                    self.sched_name(pid(Some(tid as u64)), comm, at)?;
+                }
+            }
+            if e.event.is_none() {
+                self.stats.events_not_decoded += 1;
+            }
+            let kept = self.keep(record_of(e.event.as_ref()), at)?;
+            self.pending.push(Pending {
+                time_ns,
+                pid: e.pid.unwrap_or(0),
+                kept,
+            });
+        }
+        Ok(())
+    }
+
+    /// A packet or event at `at` that does not decode: counted with those alike just
+    /// before it, reported when another comes ([`Reading::report_faults`]).
+    fn fault(&mut self, expected: &str, at: u64, importer: &mut FtraceImporter) -> Result<()> {
+        match &mut self.faults {
+            Some((known, known_at, n)) if *known == expected && *known_at == at => *n += 1,
+            _ => {
+                self.report_faults(importer)?;
+                self.faults = Some((expected.to_string(), at, 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// Report the faults counted by [`Reading::fault`], as malformed "packet" records.
+    fn report_faults(&mut self, importer: &mut FtraceImporter) -> Result<()> {
+        let Some((expected, at, n)) = self.faults.take() else {
+            return Ok(());
+        };
+        importer.malformed_records("packet", &expected, Position::Byte(at), n)
+    }
+
+    /// Keep what an event read in the packet at `at` does; its index in `kept`.
+    fn keep(&mut self, of: RecordOf, at: u64) -> Result<u32> {
+        let (name, event) = match of {
+            Ok((name, record)) => {
+                let event = self.decoded(record, at)?;
+                (name, event)
+            }
+            Err((name, expected)) => (name, Decoded::Malformed(self.labels.id(&expected))),
+        };
+        let name = self.labels.id(&name);
+        let shared = match event {
+            Decoded::Other => Some(false),
+            Decoded::Marker => Some(true),
+            _ => None,
+        };
+        if let Some(&index) = shared.and_then(|marker| self.shared.get(&(name, marker))) {
+            return Ok(index);
+        }
+        let kept = Kept {
+            packet: self.packet_index(at)?,
+            name,
+            event,
+        };
+        if shared.is_none() && self.kept.last() == Some(&kept) {
+            // Events alike in one packet (a fault repeated) share their entry.
+            return Ok(self.kept.len() as u32 - 1);
+        }
+        let index = u32::try_from(self.kept.len())
+            .ok()
+            .filter(|&i| i < u32::MAX)
+            .ok_or_else(|| too_much(self.path, at, "more than 2^32 - 1 kinds of events"))?;
+        self.kept.push(kept);
+        if let Some(marker) = shared {
+            self.shared.insert((name, marker), index);
+        }
+        Ok(index)
+    }
+
+    /// The index in `packets` of the packet at `at`, the latest.
+    fn packet_index(&mut self, at: u64) -> Result<u32> {
+        if self.packets.last() != Some(&at) {
+            self.packets.push(at);
+        }
+        u32::try_from(self.packets.len() - 1)
+            .map_err(|_| too_much(self.path, at, "more than 2^32 packets with events"))
+    }
+
+    fn decoded(&mut self, record: Record, at: u64) -> Result<Decoded> {
+        let mut text = |s: &str| self.text(s, at);
+        Ok(match record {
+            Record::PageCache {
+                added,
+                owner,
+                first,
+                ..
+            } => Decoded::PageCache {
+                added,
+                owner,
+                first,
+            },
+            Record::GetPages { owner, first, last } => Decoded::GetPages { owner, first, last },
+            Record::MapPages { owner, first, last } => Decoded::MapPages { owner, first, last },
+            Record::Fault { owner, index } => Decoded::Fault { owner, index },
+            Record::UserFault { page, write } => Decoded::UserFault { page, write },
+            Record::OomScoreAdj { pid, adj, comm } => Decoded::OomScoreAdj {
+                pid,
+                adj,
+                comm: comm.map(&mut text).transpose()?,
+            },
+            Record::NewTask(t) => Decoded::NewTask {
+                pid: t.pid,
+                thread: t.thread,
+                adj: t.adj,
+                comm: t.comm.map(&mut text).transpose()?,
+            },
+            Record::Fork { child, child_comm } => Decoded::Fork {
+                child,
+                comm: child_comm.map(&mut text).transpose()?,
+            },
+            Record::Exit { pid, .. } => Decoded::Exit { pid },
+            Record::Rename { pid, newcomm } => Decoded::Rename {
+                pid,
+                newcomm: text(newcomm)?,
+            },
+            Record::Exec { pid, name } => Decoded::Exec {
+                pid,
+                name: text(name)?,
+            },
+            Record::Marker(Some((pid, slice))) => {
+                match INPUT_MARKERS.iter().position(|m| slice.starts_with(m)) {
+                    Some(marker) => Decoded::Input {
+                        pid,
+                        marker: marker as u8,
+                    },
+                    None => Decoded::Marker,
+                }
+            }
+            Record::Marker(None) => Decoded::Marker,
+            Record::Reclaim { reclaimed } => Decoded::Reclaim { reclaimed },
+            Record::Other => Decoded::Other,
+        })
+    }
+}
+
+/// The record of an event kept as `decoded`, its names in `texts`.
+fn record_from(decoded: Decoded, texts: &Texts) -> Record<'_> {
+    let text = |t: Text| texts.get(t);
+    match decoded {
+        Decoded::PageCache {
+            added,
+            owner,
+            first,
+        } => Record::PageCache {
+            added,
+            owner,
+            first,
+            count: 1,
+        },
+        Decoded::GetPages { owner, first, last } => Record::GetPages { owner, first, last },
+        Decoded::MapPages { owner, first, last } => Record::MapPages { owner, first, last },
+        Decoded::Fault { owner, index } => Record::Fault { owner, index },
+        Decoded::UserFault { page, write } => Record::UserFault { page, write },
+        Decoded::OomScoreAdj { pid, adj, comm } => Record::OomScoreAdj {
+            pid,
+            adj,
+            comm: comm.map(text),
+        },
+        Decoded::NewTask {
+            pid,
+            thread,
+            adj,
+            comm,
+        } => Record::NewTask(NewTask {
+            pid,
+            thread,
+            adj,
+            comm: comm.map(text),
+        }),
+        Decoded::Fork { child, comm } => Record::Fork {
+            child,
+            child_comm: comm.map(text),
+        },
+        Decoded::Exit { pid } => Record::Exit {
+            pid,
+            group_dead: None,
+        },
+        Decoded::Rename { pid, newcomm } => Record::Rename {
+            pid,
+            newcomm: text(newcomm),
+        },
+        Decoded::Exec { pid, name } => Record::Exec {
+            pid,
+            name: text(name),
+        },
+        Decoded::Input { pid, marker } => {
+            Record::Marker(Some((pid, INPUT_MARKERS[usize::from(marker)])))
+        }
+        Decoded::Marker => Record::Marker(None),
+        Decoded::Reclaim { reclaimed } => Record::Reclaim { reclaimed },
+        Decoded::Other | Decoded::Malformed(_) => Record::Other,
+    }
+}
+
+/// The error for a trace past one of the import's limits.
+fn too_much(path: &Path, at: u64, what: &str) -> Error {
+    Error::format(
+        path,
+        Position::Byte(at),
+        format!("{what}: expected a Perfetto trace of a real capture"),
+    )
+}
+
+/// Check a packet's structure as far as the import reads it, before anything of it is
+/// used: a packet that is not protobuf is left out whole.
+fn check_packet(packet: &[u8]) -> std::result::Result<(), String> {
+    use walk::Kind::{Bytes, Varint, Varints};
+    let thread = |_, b: &[u8]| {
+        proto::Thread::decode(b)
+            .map(drop)
+            .map_err(|e| format!("Thread: {e}"))
+    };
+    let process = |_, b: &[u8]| {
+        walk::check(
+            b,
+            "Process",
+            &[(1, Varint), (2, Varint), (3, Bytes), (5, Varint)],
+            |_, _| Ok(()),
+        )
+    };
+    let package = |_, b: &[u8]| {
+        proto::PackageInfo::decode(b)
+            .map(drop)
+            .map_err(|e| format!("PackageInfo: {e}"))
+    };
+    let compact = |_, b: &[u8]| {
+        let known = [
+            (5, Bytes),
+            (3, Varints),
+            (6, Varints),
+            (8, Varints),
+            (11, Varints),
+        ];
+        walk::check(b, "CompactSched", &known, |_, _| Ok(()))
+    };
+    let bundle = |_, b: &[u8]| {
+        let known = [
+            (1, Varint),
+            (2, Bytes),
+            (3, Varint),
+            (4, Bytes),
+            (11, Bytes),
+        ];
+        walk::check(b, "FtraceEventBundle", &known, |n, inner| match n {
+            4 => compact(n, inner),
+            11 => proto::GenericEventDescriptor::decode(inner)
+                .map(drop)
+                .map_err(|e| format!("GenericEventDescriptor: {e}")),
+            _ => Ok(()),
+        })
+    };
+    let known = [(1, Bytes), (2, Bytes), (8, Varint), (47, Bytes)];
+    walk::check(packet, "TracePacket", &known, |n, inner| match n {
+        1 => bundle(n, inner),
+        2 => walk::check(inner, "ProcessTree", &[(1, Bytes), (2, Bytes)], |n, b| {
+            if n == 1 {
+                process(n, b)
+            } else {
+                thread(n, b)
+            }
+        }),
+        47 => walk::check(inner, "PackagesList", &[(1, Bytes)], package),
+        _ => Ok(()),
+    })
+}
+
 /// A densely encoded generic event's name and its fields by number (name, signed).
 struct DenseLayout {
     name: String,
     fields: HashMap<u32, (String, bool)>,
 }
 
-/// The layouts of a bundle's densely encoded generic events, by field number.
-fn dense_layouts(descriptors: &[proto::GenericEventDescriptor]) -> HashMap<u32, DenseLayout> {
+/// The layouts of a bundle's densely encoded generic events, by field number, from its
+/// descriptors, at most [`MAX_LAYOUT_FIELDS`] in all.
+fn dense_layouts<'a>(descriptors: impl Iterator<Item = &'a [u8]>) -> HashMap<u32, DenseLayout> {
     let mut out = HashMap::new();
+    let mut room = MAX_LAYOUT_FIELDS;
     for d in descriptors {
+        let Ok(d) = proto::GenericEventDescriptor::decode(d) else {
+            continue;
+        };
         let (Some(id), Some(bytes)) = (d.field_id, &d.event_descriptor) else {
             continue;
         };
-        let (Ok(id), Ok(desc)) = (
-            u32::try_from(id),
-            proto::DescriptorProto::decode(bytes.as_slice()),
-        ) else {
+        let Ok(id) = u32::try_from(id) else {
             continue;
         };
-        let fields = desc
-            .field
+        let mut fields = Vec::new();
+        let checked = walk::check(
+            bytes,
+            "DescriptorProto",
+            &[(1, walk::Kind::Bytes), (2, walk::Kind::Bytes)],
+            |n, b| {
+                if n == 2 {
+                    fields.push(proto::FieldDescriptorProto::decode(b).map_err(|e| e.to_string())?);
+                }
+                Ok(())
+            },
+        );
+        if checked.is_err() || fields.len() >= room {
+            continue;
+        }
+        room -= fields.len() + 1;
+        let fields = fields
             .iter()
             .filter_map(|f| {
                 let number = u32::try_from(f.number?).ok()?;
@@ -403,7 +945,8 @@ fn dense_layouts(descriptors: &[proto::GenericEventDescriptor]) -> HashMap<u32, 
                 Some((number, (name, signed)))
             })
             .collect();
-        let name = String::from_utf8_lossy(desc.name.as_deref().unwrap_or_default()).into_owned();
+        let name = walk::bytes(bytes, 1).last().unwrap_or_default();
+        let name = String::from_utf8_lossy(name).into_owned();
         out.insert(id, DenseLayout { name, fields });
     }
     out
@@ -845,6 +1388,46 @@ mod tests {
         assert_eq!(pages, [0, 1, 2]);
         let (major, minor, ino) = crate::trace::ftrace::file_of_owner(t.tables.pages[0].owner);
         assert_eq!((major, minor, ino), (8, 1, 7));
+    }
+
+    #[test]
+    fn faults_and_names_are_kept_once_and_bounded() {
+        use crate::trace::ftrace::MAX_SKIP_REASONS;
+        // Every event a fault of its own (its pid in the fault), and every one twice.
+        let exit = |time: u64, pid: i32| {
+            proto::FtraceEvent {
+                timestamp: Some(time),
+                pid: Some(1),
+                event: Some(proto::Event::SchedProcessExit(proto::SchedProcessExit {
+                    comm: None,
+                    pid: Some(pid),
+                    tgid: None,
+                })),
+            }
+            .encode_to_vec()
+        };
+        let n = 2 * MAX_LABELS as i32;
+        let events = (1..=n).flat_map(|i| [exit(i as u64, -i), exit(i as u64, -i)]);
+        let bundle = proto::TracePacket {
+            ftrace_events: Some(proto::FtraceEventBundle {
+                event: events.collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let (_, report) = import_reader(
+            Path::new("t.pftrace"),
+            framed(&[bundle]).as_slice(),
+            ImportOptions::default(),
+        )
+        .unwrap();
+        assert!(report.skipped.len() <= MAX_SKIP_REASONS + 1);
+        let malformed: u64 = report.skipped.values().map(|s| s.lines).sum();
+        assert_eq!(malformed, 2 * n as u64);
+        assert!(report
+            .skipped
+            .keys()
+            .any(|k| k.contains("sched_process_exit: pid=-1, expected a pid")));
     }
 
     #[test]
