@@ -115,7 +115,7 @@ fn per_page_state_is_sized_by_the_pages_seen() {
         // The trace's ids still name the pages: as many resident as memory holds.
         let resident = ids.iter().filter(|&&id| sim.tier_of(id).is_some()).count();
         assert!(
-            resident >= 1 && resident <= 4,
+            (1..=4).contains(&resident),
             "{}: {resident} resident",
             info.name
         );

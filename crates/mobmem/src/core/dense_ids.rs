@@ -76,6 +76,12 @@ impl DenseIds {
             self.count += 1;
             return Some(id);
         }
+        // Shuffled ids seen before: one load, inlined, as they are most requests then.
+        if let Some(&dense) = self.near.get(id as usize) {
+            if dense != NONE {
+                return Some(dense);
+            }
+        }
         self.dense_out_of_order(id)
     }
 
@@ -92,6 +98,15 @@ impl DenseIds {
         }
     }
 
+    /// Bring the entry that numbers `id` into the cache, ahead of [`DenseIds::get`] or
+    /// [`DenseIds::dense`] (a hint; see [`crate::core::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, id: PageId) {
+        if id >= self.prefix {
+            crate::core::prefetch::prefetch(&self.near, id as usize);
+        }
+    }
+
     /// The trace id of dense id `dense`; an id never handed out is its own.
     #[inline]
     pub fn original(&self, dense: PageId) -> PageId {
@@ -104,7 +119,8 @@ impl DenseIds {
             .unwrap_or(dense)
     }
 
-    #[cold]
+    /// A new id out of order, or one past `near`.
+    #[inline(never)]
     fn dense_out_of_order(&mut self, id: PageId) -> Option<PageId> {
         if let Some(dense) = self.get(id) {
             return Some(dense);

@@ -108,6 +108,13 @@ impl Memory {
         self.ids.get(id)
     }
 
+    /// Bring the entry that numbers the trace's page `id` into the cache, ahead of
+    /// [`Memory::seen_page`] (a hint).
+    #[inline]
+    pub fn prefetch_id(&self, id: PageId) {
+        self.ids.prefetch(id);
+    }
+
     /// The trace's id of `page`: what a policy that hashes pages hashes, so that the
     /// renumbering changes no result (a page never renumbered is its own).
     #[inline]

@@ -388,6 +388,9 @@ impl CurveBuilder {
         }
         let mut pending = [usize::MAX; DELAY];
         for (i, &id) in pages.iter().enumerate() {
+            if let Some(&far) = pages.get(i + 2 * AHEAD) {
+                self.ids.prefetch(far);
+            }
             // Pages not seen yet have no state to bring in.
             if let Some(later) = pages.get(i + AHEAD).and_then(|&p| self.ids.get(p)) {
                 self.stack.prefetch_page(later);

@@ -365,6 +365,11 @@ impl EventHandler for Simulator {
     }
 
     #[inline]
+    fn prefetch_far(&self, event: &Event) {
+        self.engine.memory().prefetch_id(event.page());
+    }
+
+    #[inline]
     fn prefetch(&self, event: &Event) {
         // A page not seen yet has no state to bring in.
         if let Some(page) = self.engine.memory().seen_page(event.page()) {
