@@ -429,3 +429,157 @@ fn endless_inputs_end_with_an_error_naming_the_place() {
         "/dev/urandom: record ",
     );
 }
+/// `payload` as a zstd frame of raw (stored) blocks: as large compressed as it is, so
+/// that the file's length admits the page count a header claims (see
+/// `trace::zstd_bound`), whatever a compressor would make of it.
+fn zstd_stored(payload: &[u8]) -> Vec<u8> {
+    const BLOCK: usize = 1 << 17;
+    // Magic, a header with no content size and a window of 128 KiB (exponent 7).
+    let mut out = vec![0x28, 0xB5, 0x2F, 0xFD, 0x00, 7 << 3];
+    let blocks: Vec<&[u8]> = payload.chunks(BLOCK).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        let last = u32::from(i + 1 == blocks.len());
+        // Bit 0: last block; bits 1-2: type 0 (raw); bits 3-23: size.
+        let header = last | ((block.len() as u32) << 3);
+        out.extend_from_slice(&header.to_le_bytes()[..3]);
+        out.extend_from_slice(block);
+    }
+    out
+}
+
+/// A `.mmt` trace of `accesses` records naming pages 0..10 and page `big`, whose header
+/// claims `big + 1` pages; no table follows the records.
+fn sparse_mmt(accesses: u64, big: u32) -> Vec<u8> {
+    let records = accesses + 1;
+    let mut out = b"MOBMEMTR".to_vec();
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&16u32.to_le_bytes());
+    for value in [records, u64::from(big) + 1, 1, 64 + 16 * records] {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    out.resize(64, 0);
+    let record = |time: u64, word: u32, arg: u32| {
+        let mut r = time.to_le_bytes().to_vec();
+        r.extend_from_slice(&word.to_le_bytes());
+        r.extend_from_slice(&arg.to_le_bytes());
+        r
+    };
+    out.extend(record(0, 2 << 27, 0));
+    for i in 0..accesses {
+        let page = if i % 2 == 1 { big } else { (i % 10) as u32 };
+        out.extend(record(i + 1, 0, page));
+    }
+    out
+}
+
+/// `mobmem ARGS` with its address space limited to `mib` MiB (by the shell's `ulimit`,
+/// so that no unsafe code is needed to set the limit in the child).
+fn mobmem_within(mib: u64, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {}; exec \"$0\" \"$@\"", mib * 1024))
+        .arg(env!("CARGO_BIN_EXE_mobmem"))
+        .args(args)
+        .output()
+        .expect("run sh")
+}
+
+/// Issue 32: a 3 MB `.mmt.zst` naming page 134,000,000 made per-page state of about a
+/// gigabyte before its page table was found missing. Pages are renumbered as they are
+/// first seen, so every policy and the LRU curve run in a small fraction of that, and
+/// the missing table is reported with the file and the byte where the data ends.
+#[test]
+fn a_huge_page_id_costs_no_more_than_a_small_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let accesses = 200_000;
+    let bytes = sparse_mmt(accesses, 134_000_000);
+    let tables_at = bytes.len();
+    let packed = zstd_stored(&bytes);
+    assert!(packed.len() > 3_000_000, "{}", packed.len());
+    let path = put(dir.path(), "sparse.mmt.zst", &packed);
+    let path = path.to_str().unwrap();
+    let expected = format!(
+        "sparse.mmt.zst: byte offset {tables_at}: truncated page table: the file ends in entry 0 of 134000001"
+    );
+    let policies = ok(&["policies"]);
+    let mut runs: Vec<Vec<&str>> = policies
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(|policy| {
+            vec![
+                "sim",
+                "--trace",
+                path,
+                "--policy",
+                policy,
+                "--capacity",
+                "100",
+            ]
+        })
+        .collect();
+    assert!(runs.len() >= 16, "{policies}");
+    runs.push(vec!["mrc", "--trace", path, "--capacities", "10,100"]);
+    runs.push(vec![
+        "mrc",
+        "--trace",
+        path,
+        "--capacities",
+        "10",
+        "--sample",
+        "0.5",
+    ]);
+    for args in &runs {
+        // Before the renumbering these needed 0.5 to 2.7 GiB.
+        let out = mobmem_within(256, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} should fail");
+        assert!(out.stdout.is_empty(), "{args:?} printed {:?}", out.stdout);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("memory allocation"), "{args:?}: {stderr}");
+        assert!(stderr.contains(&expected), "{args:?}: {stderr}");
+    }
+}
+
+/// A plain `.mmt` whose page table is really there (so the trace is valid) but names
+/// ten million pages, of which the events use a few: what was read bounds the table,
+/// the pages used bound the policy's state.
+#[test]
+fn a_large_table_of_unused_pages_sizes_no_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages: u32 = 10_000_000;
+    let mut bytes = sparse_mmt(1000, pages - 1);
+    // The page table: every page a file page (kind 0, zero padding), then one process.
+    bytes.resize(bytes.len() + 24 * pages as usize, 0);
+    bytes.extend_from_slice(&1u32.to_le_bytes());
+    bytes.extend_from_slice(&0u32.to_le_bytes());
+    let path = put(dir.path(), "table.mmt", &bytes);
+    let path = path.to_str().unwrap();
+    for policy in [
+        "lru",
+        "lfu",
+        "lirs",
+        "w-tinylfu",
+        "hybrid-lru",
+        "clock-dwf",
+        "app-aware",
+    ] {
+        // The 240 MB file is streamed: only its pages used are held (before, 125 to 290 MB).
+        let out = mobmem_within(
+            160,
+            &[
+                "sim",
+                "--trace",
+                path,
+                "--policy",
+                policy,
+                "--capacity",
+                "4",
+                "--json",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{policy}: {stderr}");
+        let row: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(row["accesses"], 1000, "{policy}");
+    }
+}

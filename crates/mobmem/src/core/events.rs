@@ -49,6 +49,11 @@ pub trait EventHandler {
     #[inline]
     fn prefetch(&self, _event: &Event) {}
 
+    /// An access twice as far ahead as [`EventHandler::prefetch`]'s: a hint to bring in
+    /// what `prefetch` will read to find the page's entries (a renumbering of page ids).
+    #[inline]
+    fn prefetch_far(&self, _event: &Event) {}
+
     /// A process's `oom_score_adj` changed.
     #[inline]
     fn importance(&mut self, _proc: ProcId, _oom_score_adj: i16) -> Result<()> {
@@ -357,6 +362,11 @@ fn replay_batch_checking<H: EventHandler + ?Sized, const CHECKING: bool>(
     every: u64,
 ) -> std::result::Result<(), EventError> {
     for (i, event) in batch.iter().enumerate() {
+        if let Some(far) = batch.get(i + 2 * PREFETCH_AHEAD) {
+            if far.is_access() {
+                handler.prefetch_far(far);
+            }
+        }
         if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
             if ahead.is_access() {
                 handler.prefetch(ahead);

@@ -1,6 +1,7 @@
 //! The memory core: the pieces every mechanism builds on.
 //!
 //! - [`clock`]: a CLOCK ring of frames with a hand and reference bits;
+//! - [`dense_ids`]: page ids renumbered in first-seen order, so state grows with pages seen;
 //! - [`events`]: the one event loop that feeds a trace to a mechanism;
 //! - [`frames`]: the frame pools of the memory tiers, with wear;
 //! - [`list`]: doubly linked lists of pages, linked by index in one arena;
@@ -13,6 +14,7 @@
 //! - [`swap`]: the swap area's devices, slots and I/O, and the swap architecture trait.
 
 pub mod clock;
+pub mod dense_ids;
 pub mod events;
 pub mod frames;
 pub mod list;

@@ -571,13 +571,19 @@ impl EventSource for Reader {
     }
 
     /// The header's page count, bounded by what the file can hold after its records (a
-    /// page table entry is 24 bytes) or, for a stream, by [`HINT_WITHOUT_LENGTH`].
+    /// page table entry is 24 bytes) or, for a stream, by [`HINT_WITHOUT_LENGTH`], and by
+    /// the record count: the records name no more pages than there are records, however
+    /// large a table follows them.
     fn page_count_hint(&self) -> Option<u64> {
-        Some(self.bounded(
-            self.header.page_count,
-            self.header.tables_offset,
-            PAGE_ENTRY_SIZE,
-        ))
+        let records = self.bounded(self.header.record_count, HEADER_SIZE, RECORD_SIZE);
+        Some(
+            self.bounded(
+                self.header.page_count,
+                self.header.tables_offset,
+                PAGE_ENTRY_SIZE,
+            )
+            .min(records),
+        )
     }
 
     /// Reads the tables that follow the records; records not read yet are skipped

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use super::engine::Engine;
 use super::{BuildContext, Capacity, Effect, PolicyInfo, Request, Unit};
+use crate::core::dense_ids::renumber;
 use crate::trace::{Event, EventSource, PageId};
 use crate::{Error, Result};
 
@@ -118,6 +119,8 @@ impl ByteCache {
         }
         let capacity = usize::try_from(capacity_bytes)
             .map_err(|_| Error::config("memory", format!("{capacity_bytes} bytes is too large")))?;
+        // Requests are renumbered in first-seen order (`request`), so the future is too.
+        let future = future.map(|f| renumber(&f).map_or(f, Into::into));
         let engine = Engine::build(
             info,
             &BuildContext {
@@ -143,6 +146,15 @@ impl ByteCache {
         let m = &mut self.metrics;
         m.accesses += 1;
         m.bytes_requested += size;
+        let Some(page) = self.engine.memory_mut().dense_page(page) else {
+            return Err(Error::config(
+                format!("policy {}", self.policy_name),
+                format!(
+                    "request {}: page {page} is past the 2^32 - 1 distinct pages a run can hold",
+                    m.accesses
+                ),
+            ));
+        };
         if let Err(violation) = self.engine.access(&Request::sized(page, size)) {
             return Err(Error::config(
                 format!("policy {}", self.policy_name),
@@ -280,7 +292,13 @@ pub fn simulate_each_bytes(
     info: &'static PolicyInfo,
     capacities: &[u64],
 ) -> Result<Vec<ByteMetrics>> {
-    let footprint = requests.pages.iter().max().map_or(0, |&p| p as usize + 1);
+    // A hint: the requests name no more pages than there are requests.
+    let footprint = requests
+        .pages
+        .iter()
+        .max()
+        .map_or(0, |&p| p as usize + 1)
+        .min(requests.pages.len());
     let future: Option<std::sync::Arc<[PageId]>> =
         info.offline.then(|| requests.pages.as_slice().into());
     capacities

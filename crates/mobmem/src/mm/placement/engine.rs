@@ -22,6 +22,7 @@
 use super::{
     BuildContext, CachePolicy, Capacity, Effect, Effects, PolicyInfo, Request, Tier, Unit,
 };
+use crate::core::dense_ids::DenseIds;
 use crate::core::frames::{AllocOrder, FrameId, FramePool};
 use crate::core::pages::{Location, PageTable, NO_FRAME};
 use crate::trace::PageId;
@@ -65,6 +66,9 @@ pub struct Memory {
     /// PCM's frames, most recently freed first, with their writes (wear). DRAM frames
     /// are not numbered: nothing here depends on which DRAM frame a page is in.
     pcm_frames: FramePool,
+    /// The trace's page ids renumbered densely ([`Memory::dense_page`]): per-page state,
+    /// here and in the policy, is sized by the pages seen, not by the largest id.
+    ids: DenseIds,
 }
 
 impl Memory {
@@ -85,7 +89,37 @@ impl Memory {
             capacity: [capacity.dram as u64, capacity.pcm as u64],
             used: [0, 0],
             pcm_frames: FramePool::new(pcm_pool, AllocOrder::LastFreed, true),
+            ids: DenseIds::new(),
         }
+    }
+
+    /// The page id requests use for the trace's page `id`, numbered in the order pages
+    /// are first seen (the identity for traces mobmem interned). A driver that feeds a
+    /// trace renumbers each page before its request; `None` only once 2^32 - 1 distinct
+    /// ids were seen.
+    #[inline]
+    pub fn dense_page(&mut self, id: PageId) -> Option<PageId> {
+        self.ids.dense(id)
+    }
+
+    /// The page id of the trace's page `id` if it was seen (for hints and tests).
+    #[inline]
+    pub fn seen_page(&self, id: PageId) -> Option<PageId> {
+        self.ids.get(id)
+    }
+
+    /// Bring the entry that numbers the trace's page `id` into the cache, ahead of
+    /// [`Memory::seen_page`] (a hint).
+    #[inline]
+    pub fn prefetch_id(&self, id: PageId) {
+        self.ids.prefetch(id);
+    }
+
+    /// The trace's id of `page`: what a policy that hashes pages hashes, so that the
+    /// renumbering changes no result (a page never renumbered is its own).
+    #[inline]
+    pub fn trace_page(&self, page: PageId) -> PageId {
+        self.ids.original(page)
     }
 
     pub fn unit(&self) -> Unit {
@@ -216,7 +250,8 @@ impl Memory {
                     }
                     if self.tier_of(page) != Some(tier) {
                         return Err(Violation(format!(
-                            "evicted page {page} from {tier:?} where it was not"
+                            "evicted page {} from {tier:?} where it was not",
+                            self.trace_page(page)
                         )));
                     }
                     self.leave(page, tier);
@@ -256,7 +291,8 @@ impl Memory {
     fn migrate_out(&mut self, page: PageId, from: Tier) -> Result<(), Violation> {
         if self.tier_of(page) != Some(from) {
             return Err(Violation(format!(
-                "migrated page {page} to {} from outside {}",
+                "migrated page {} to {} from outside {}",
+                self.trace_page(page),
                 tier_name(from.other()),
                 tier_name(from)
             )));
@@ -428,7 +464,8 @@ impl<P: CachePolicy + ?Sized> Engine<P> {
             let tier = self.mem.tier_of(page);
             if self.policy.holds(page) != tier {
                 return Err(Violation(format!(
-                    "holds page {page} in {:?}, the engine has it in {tier:?}",
+                    "holds page {} in {:?}, the engine has it in {tier:?}",
+                    self.mem.trace_page(page),
                     self.policy.holds(page)
                 )));
             }

@@ -127,6 +127,9 @@ pub enum Unit {
 /// One page access as a policy sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
+    /// The page, as the driver numbered it: a trace's ids renumbered in first-seen order
+    /// ([`engine::Memory::dense_page`]), so per-page state stays as small as the pages
+    /// seen; [`engine::Memory::trace_page`] gives the trace's id back.
     pub page: PageId,
     pub proc: ProcId,
     /// The access writes the page.

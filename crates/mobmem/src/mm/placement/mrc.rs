@@ -29,6 +29,7 @@ use rayon::prelude::*;
 use super::metrics::Metrics;
 use super::sim::{run_trace, RunSetup};
 use super::Capacity;
+use crate::core::dense_ids::DenseIds;
 use crate::trace::{PageId, Trace};
 use crate::Result;
 
@@ -322,6 +323,9 @@ pub struct CurveBuilder {
     sampled_weight: f64,
     /// Page ids of a batch of events, reused.
     scratch: Vec<PageId>,
+    /// The trace's page ids renumbered densely, so that the stack's per-page state grows
+    /// with the pages tracked, not with the largest id.
+    ids: DenseIds,
 }
 
 impl CurveBuilder {
@@ -355,6 +359,7 @@ impl CurveBuilder {
             tracked: Default::default(),
             sampled_weight: 0.0,
             scratch: Vec::new(),
+            ids: DenseIds::new(),
         }
     }
 
@@ -382,15 +387,19 @@ impl CurveBuilder {
             return;
         }
         let mut pending = [usize::MAX; DELAY];
-        for (i, &page) in pages.iter().enumerate() {
-            if let Some(&later) = pages.get(i + AHEAD) {
+        for (i, &id) in pages.iter().enumerate() {
+            if let Some(&far) = pages.get(i + 2 * AHEAD) {
+                self.ids.prefetch(far);
+            }
+            // Pages not seen yet have no state to bring in.
+            if let Some(later) = pages.get(i + AHEAD).and_then(|&p| self.ids.get(p)) {
                 self.stack.prefetch_page(later);
             }
-            if let Some(&nearer) = pages.get(i + AHEAD / 2) {
+            if let Some(nearer) = pages.get(i + AHEAD / 2).and_then(|&p| self.ids.get(p)) {
                 self.stack.prefetch_block(nearer);
             }
             self.accesses += 1;
-            let Some(d) = self.stack.access(page) else {
+            let Some(d) = self.dense(id).and_then(|page| self.stack.access(page)) else {
                 self.cold += 1.0;
                 continue;
             };
@@ -410,24 +419,36 @@ impl CurveBuilder {
         }
     }
 
+    /// The dense id of the trace's page `id`; `None` (counted as a first access) only
+    /// past 2^32 - 1 distinct pages, which no trace of 32-bit ids reaches in memory.
+    #[inline]
+    fn dense(&mut self, id: PageId) -> Option<PageId> {
+        self.ids.dense(id)
+    }
+
     /// One access to `page`.
     #[inline]
-    pub fn access(&mut self, page: PageId) {
+    pub fn access(&mut self, id: PageId) {
         self.accesses += 1;
         if self.sampling.is_none() {
-            match self.stack.access(page) {
+            match self.dense(id).and_then(|page| self.stack.access(page)) {
                 Some(d) => record(&mut self.counts, d as usize, 1.0),
                 None => self.cold += 1.0,
             }
             return;
         }
-        let h = page_hash(page);
+        // Sampled by the trace's id, so that renumbering samples the same pages.
+        let h = page_hash(id);
         if h >= self.threshold {
             return;
         }
         let rate = self.threshold as f64 / HASH_SPACE as f64;
         let scale = 1.0 / rate;
         self.sampled_weight += scale;
+        let Some(page) = self.dense(id) else {
+            self.cold += scale;
+            return;
+        };
         match self.stack.access(page) {
             Some(d) => {
                 let scaled = ((d as f64) * scale).round().max(1.0) as usize;

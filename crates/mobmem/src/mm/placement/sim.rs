@@ -17,6 +17,7 @@
 
 use super::engine::{Engine, Violation};
 use super::{BuildContext, Capacity, Effect, PolicyInfo, Request, Tier, Unit};
+use crate::core::dense_ids::renumber;
 use crate::core::events::{self, EventError, EventHandler};
 use crate::core::pages::PageFlags;
 use crate::core::process::Importance;
@@ -81,6 +82,8 @@ impl Simulator {
     ) -> Result<Self> {
         setup.cost.validate()?;
         setup.devices.validate()?;
+        // Requests are renumbered in first-seen order (`serve`), so the future is too.
+        let future = future.map(|f| renumber(&f).map_or(f, Into::into));
         let engine = Engine::build(
             setup.policy,
             &BuildContext {
@@ -108,9 +111,10 @@ impl Simulator {
         })
     }
 
-    /// Where the engine has `page` (for tests).
+    /// Where the engine has the trace's page `page` (for tests).
     pub fn tier_of(&self, page: PageId) -> Option<Tier> {
-        self.engine.memory().tier_of(page)
+        let memory = self.engine.memory();
+        memory.tier_of(memory.seen_page(page)?)
     }
 
     /// The policy on its memory.
@@ -133,10 +137,20 @@ impl Simulator {
     }
 
     fn serve(&mut self, event: &Event) -> Result<()> {
-        let page = event.page();
         let write = event.is_write();
         let foreground = self.foreground(event.proc());
-        let pages = self.engine.memory_mut().pages_mut();
+        let memory = self.engine.memory_mut();
+        let Some(page) = memory.dense_page(event.page()) else {
+            return Err(Error::config(
+                format!("policy {}", self.policy_name),
+                format!(
+                    "event {}: page {} is past the 2^32 - 1 distinct pages a run can hold",
+                    self.events - 1,
+                    event.page()
+                ),
+            ));
+        };
+        let pages = memory.pages_mut();
         pages.ensure(page);
         let req = Request {
             page,
@@ -163,7 +177,7 @@ impl Simulator {
             format!(
                 "broke its contract at event {} (page {}): {violation}",
                 self.events - 1,
-                req.page
+                self.engine.memory().trace_page(req.page)
             ),
         )
     }
@@ -351,8 +365,16 @@ impl EventHandler for Simulator {
     }
 
     #[inline]
+    fn prefetch_far(&self, event: &Event) {
+        self.engine.memory().prefetch_id(event.page());
+    }
+
+    #[inline]
     fn prefetch(&self, event: &Event) {
-        self.engine.prefetch(event.page());
+        // A page not seen yet has no state to bring in.
+        if let Some(page) = self.engine.memory().seen_page(event.page()) {
+            self.engine.prefetch(page);
+        }
     }
 
     fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
@@ -369,7 +391,9 @@ pub fn access_sequence(trace: &Trace) -> std::sync::Arc<[PageId]> {
 /// Run one policy over a trace in memory.
 pub fn run_trace(trace: &Trace, setup: &RunSetup) -> Result<Metrics> {
     let future = setup.policy.offline.then(|| access_sequence(trace));
-    let mut sim = Simulator::new(setup, trace.footprint(), future)?;
+    // A hint: the events name no more pages than there are events.
+    let hint = trace.footprint().min(trace.events.len());
+    let mut sim = Simulator::new(setup, hint, future)?;
     // The simulator's errors name the event already.
     events::replay(&mut sim, &trace.events).map_err(EventError::into_inner)?;
     Ok(sim.finish())

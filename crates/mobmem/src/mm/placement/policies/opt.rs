@@ -35,8 +35,8 @@
 //! one by page id. On its CloudPhysics trace the two give the same miss ratios and byte
 //! miss ratios to the four decimals printed (`tests/policies_libcachesim.rs`).
 //!
-//! Memory: one `usize` per access of the future, plus a key (`usize`) and a heap
-//! position (`u32`) per page.
+//! Memory: one `usize` per access of the future, plus a key (`usize`), a heap position
+//! (`u32`) and the trace's id (`u32`) per page.
 
 use std::sync::Arc;
 
@@ -59,10 +59,14 @@ pub struct Opt {
     clock: usize,
     /// The next use of the page of the latest request, for its insertion.
     pending: usize,
-    /// Resident pages, a max-heap on `(next_use_of[page], page)`.
+    /// Resident pages, a max-heap on `(next_use_of[page], trace_id[page])`.
     heap: Vec<PageId>,
     next_use_of: Vec<usize>,
     heap_pos: Vec<u32>,
+    /// The trace's id of each page ([`Memory::trace_page`]): pages never used again tie on
+    /// their next use and the largest id goes first, so that renumbering pages changes no
+    /// choice.
+    trace_id: Vec<PageId>,
 }
 
 impl Opt {
@@ -77,6 +81,7 @@ impl Opt {
             heap: Vec::new(),
             next_use_of: vec![NEVER; pages],
             heap_pos: vec![NOT_RESIDENT; pages],
+            trace_id: vec![0; pages],
         }
     }
 
@@ -90,7 +95,11 @@ impl Opt {
     /// `a` should be evicted before `b`.
     #[inline]
     fn evicts_before(&self, a: PageId, b: PageId) -> bool {
-        (self.next_use_of[a as usize], a) > (self.next_use_of[b as usize], b)
+        let key = |page: PageId| {
+            let page = page as usize;
+            (self.next_use_of[page], self.trace_id[page])
+        };
+        key(a) > key(b)
     }
 
     #[inline]
@@ -198,11 +207,13 @@ impl CachePolicy for Opt {
         }
     }
 
-    fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
+    fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
         let page = req.page;
         ensure_index(&mut self.next_use_of, page, NEVER);
         ensure_index(&mut self.heap_pos, page, NOT_RESIDENT);
+        ensure_index(&mut self.trace_id, page, 0);
         self.next_use_of[page as usize] = self.pending;
+        self.trace_id[page as usize] = mem.trace_page(page);
         self.heap.push(page);
         self.sift_up(self.heap.len() - 1);
         Tier::Dram

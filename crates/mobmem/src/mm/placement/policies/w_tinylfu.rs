@@ -64,9 +64,10 @@
 //!   out of probation then evicts probation's back: a hit may evict a page.
 //!
 //! Decided here:
-//! - the sketch hashes a page's key, which is its page id unless the policy is built
-//!   with [`WTinyLfu::with_sketch_keys`]. The registered policy hashes page ids, which
-//!   are numbered in the order pages first appear, while libCacheSim hashes the trace's
+//! - the sketch hashes a page's key, which is its page id in the trace (the engine's
+//!   renumbering, [`Memory::dense_page`], undone) unless the policy is built with
+//!   [`WTinyLfu::with_sketch_keys`]. The registered policy hashes page ids, which are
+//!   interned traces number in the order pages first appear, while libCacheSim hashes the trace's
 //!   object ids: the sketch's collisions differ, and so do the miss ratios, by up to
 //!   0.003 on the CloudPhysics trace with capacities in objects (with capacities in
 //!   bytes, 1 MiB to 1 GiB, they agree to the four decimals printed). Built with the trace's object ids as keys, it gives
@@ -182,35 +183,39 @@ impl WTinyLfu {
         ]
     }
 
-    /// The sketch's estimate of how often `page` was counted.
+    /// The sketch's estimate of how often `page` was counted, for a run whose pages were
+    /// not renumbered ([`Memory::dense_page`]): tests that feed the engine directly.
     pub fn frequency(&mut self, page: PageId) -> u32 {
-        self.materialize();
-        self.sketch.estimate(self.key(page))
+        self.materialize(None);
+        self.sketch.estimate(self.key(page, None))
     }
 
-    fn key(&self, page: PageId) -> u64 {
+    /// What the sketch hashes for `page`: its key if the policy has keys, else the
+    /// trace's id of the page, so that renumbering pages changes no estimate.
+    fn key(&self, page: PageId, mem: Option<&Memory>) -> u64 {
+        let id = mem.map_or(page, |mem| mem.trace_page(page));
         self.keys
             .as_ref()
-            .and_then(|keys| keys.get(page as usize).copied())
-            .unwrap_or(u64::from(page))
+            .and_then(|keys| keys.get(id as usize).copied())
+            .unwrap_or(u64::from(id))
     }
 
-    fn count(&mut self, page: PageId) {
+    fn count(&mut self, page: PageId, mem: &Memory) {
         if self.sketch.is_allocated() {
-            self.sketch.add(self.key(page));
+            self.sketch.add(self.key(page, Some(mem)));
         } else {
             self.sketch.defer(page);
         }
     }
 
     /// Allocate the sketch's counters, replaying the counts kept per page so far.
-    fn materialize(&mut self) {
+    fn materialize(&mut self, mem: Option<&Memory>) {
         if self.sketch.is_allocated() {
             return;
         }
         let deferred = self.sketch.allocate();
         for (page, &times) in deferred.iter().enumerate() {
-            let key = self.key(page as PageId);
+            let key = self.key(page as PageId, mem);
             for _ in 0..times {
                 self.sketch.add(key);
             }
@@ -218,9 +223,10 @@ impl WTinyLfu {
     }
 
     /// Whether `candidate`, leaving the window, is more frequent than `victim`.
-    fn wins(&mut self, candidate: PageId, victim: PageId) -> bool {
-        self.materialize();
-        self.sketch.estimate(self.key(candidate)) > self.sketch.estimate(self.key(victim))
+    fn wins(&mut self, candidate: PageId, victim: PageId, mem: &Memory) -> bool {
+        self.materialize(Some(mem));
+        self.sketch.estimate(self.key(candidate, Some(mem)))
+            > self.sketch.estimate(self.key(victim, Some(mem)))
     }
 }
 
@@ -233,11 +239,11 @@ impl CachePolicy for WTinyLfu {
             return;
         }
         self.main.hit(page, mem, out);
-        self.count(page);
+        self.count(page, mem);
         self.main_hits += 1;
         if self.main_hits >= self.sample_size {
             self.main_hits = 0;
-            self.materialize();
+            self.materialize(Some(mem));
             self.sketch.halve();
         }
     }
@@ -259,7 +265,7 @@ impl CachePolicy for WTinyLfu {
             let admit = if self.main.units() + size <= self.main_size {
                 true
             } else if let Some(victim) = self.main.victim() {
-                let admit = self.wins(candidate, victim);
+                let admit = self.wins(candidate, victim, mem);
                 if admit {
                     self.main.evict(mem, out);
                 }
@@ -273,7 +279,7 @@ impl CachePolicy for WTinyLfu {
             } else {
                 out.evict(candidate);
             }
-            self.count(candidate);
+            self.count(candidate, mem);
             if !admit {
                 return;
             }
@@ -283,7 +289,7 @@ impl CachePolicy for WTinyLfu {
     #[inline]
     fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
         self.window.push_front(WINDOW, req.page, mem);
-        self.count(req.page);
+        self.count(req.page, mem);
         Tier::Dram
     }
 
