@@ -350,27 +350,8 @@ fn ksm_validate_cleans_up_on_sigint_sigterm_and_sighup() {
         let state = tempfile::tempdir().unwrap();
         let state_file = state.path().join("state.json");
         let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
-            .args([
-                "ksm-validate",
-                "--sysfs",
-                fake.path().to_str().unwrap(),
-                "--state-file",
-                state_file.to_str().unwrap(),
-                "--workers",
-                "2",
-                "--duplicate",
-                "20",
-                "--unique",
-                "5",
-                "--zero",
-                "5",
-                "--volatile",
-                "2",
-                "--volatile-period-ms",
-                period,
-                "--duration-s",
-                "30",
-            ])
+            .args(small_validate(fake.path(), period, "30"))
+            .args(["--state-file", state_file.to_str().unwrap()])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
