@@ -42,6 +42,12 @@ fn fails_at_once(args: &[&str], expected: &str) {
     assert!(stderr.contains(expected), "{args:?}: {stderr}");
 }
 
+/// `mobmem trace import --from FROM INPUT --out OUT`.
+fn import_args<'a>(from: &'a str, input: &'a str, out: &'a Path) -> [&'a str; 7] {
+    let out = out.to_str().unwrap();
+    ["trace", "import", "--from", from, input, "--out", out]
+}
+
 #[test]
 fn header_claims_and_cut_tables_fail_before_any_result() {
     let dir = tempfile::tempdir().unwrap();
@@ -137,15 +143,7 @@ fn ftrace_page_ranges_are_bounded() {
     let path = put(dir.path(), "order19.txt", text.as_bytes());
     let out = dir.path().join("out.mmt");
     fails_at_once(
-        &[
-            "trace",
-            "import",
-            "--from",
-            "ftrace",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &import_args("ftrace", path.to_str().unwrap(), &out),
         "order19.txt: line 3: mm_filemap_add_to_page_cache: 524287 more pages take the import past",
     );
     assert!(!out.exists());
@@ -351,18 +349,8 @@ fn small_perfetto_files_decode_in_bounded_memory() {
             &format!("{name}.pftrace.gz"),
             &perfetto_bomb(&element, fields, bytes),
         );
-        let (run, peak, took) = measured(
-            &[
-                "trace",
-                "import",
-                "--from",
-                "perfetto",
-                path.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-            ],
-            None,
-        );
+        let (run, peak, took) =
+            measured(&import_args("perfetto", path.to_str().unwrap(), &out), None);
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
         assert!(took < Duration::from_secs(20), "{name} took {took:?}");
@@ -377,15 +365,7 @@ fn endless_inputs_end_with_an_error_naming_the_place() {
     let out = dir.path().join("out.mmt");
     // ftrace text: lines that are no events, without end.
     fails_small_and_soon(
-        &[
-            "trace",
-            "import",
-            "--from",
-            "ftrace",
-            "-",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &import_args("ftrace", "-", &out),
         Some(|mut stdin| {
             let lines = b"not ftrace\n".repeat(1 << 12);
             while stdin.write_all(&lines).is_ok() {}
@@ -402,15 +382,7 @@ fn endless_inputs_end_with_an_error_naming_the_place() {
         .unwrap();
     let path = put(dir.path(), "random.txt", &random);
     fails_small_and_soon(
-        &[
-            "trace",
-            "import",
-            "--from",
-            "ftrace",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &import_args("ftrace", path.to_str().unwrap(), &out),
         None,
         30,
         "random.txt: no events found in",
