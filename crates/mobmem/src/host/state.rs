@@ -13,7 +13,7 @@
 //! Every undo is idempotent: a change is recorded before it is made, so a killed run may
 //! have recorded a change it never made.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -301,8 +301,7 @@ impl HostState {
     /// Replace the file at `path` with this state: written whole under a temporary name,
     /// fsynced, renamed over it, and the directory fsynced.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let temp = temp_path(path);
-        write_synced(&temp, &self.bytes())?;
+        let temp = write_temp(path, &self.bytes())?;
         if let Err(e) = fs::rename(&temp, path) {
             let _ = fs::remove_file(&temp);
             return Err(Error::io(path, e));
@@ -311,22 +310,16 @@ impl HostState {
     }
 }
 
-fn temp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}.tmp", std::process::id()));
-    path.with_file_name(name)
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io(path, e))
+/// `bytes` written and fsynced to a fresh temporary file beside `path`, created
+/// exclusively (a link planted there is never written through); returns its name.
+fn write_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let (temp, mut file) = crate::output::create_temp_file(path)?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    if let Err(e) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(Error::io(&temp, e));
+    }
+    Ok(temp)
 }
 
 /// Make a rename or removal in `path`'s directory durable.
@@ -401,8 +394,7 @@ impl Journal {
         // Written whole under a temporary name, then linked to `path`: linking fails
         // when `path` exists, so two runs can never both own it, and no reader sees it
         // half written.
-        let temp = temp_path(path);
-        write_synced(&temp, &state.bytes())?;
+        let temp = write_temp(path, &state.bytes())?;
         let linked = fs::hard_link(&temp, path);
         let _ = fs::remove_file(&temp);
         match linked {
@@ -614,10 +606,17 @@ mod tests {
             },
         ]);
         state.write(&path).unwrap();
-        assert_eq!(HostState::read(&path).unwrap(), Some(state));
+        assert_eq!(HostState::read(&path).unwrap(), Some(state.clone()));
         assert_eq!(HostState::read(&dir.path().join("none")).unwrap(), None);
         // Only the file itself is left: the temporary one was renamed.
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A link planted at the temporary name is never written through.
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "kept").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join("state.json.partial")).unwrap();
+        state.write(&path).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "kept");
+        assert_eq!(HostState::read(&path).unwrap(), Some(state));
     }
 
     #[test]
