@@ -27,7 +27,7 @@ use super::clock::ClockRing;
 use super::list::{Links, List};
 pub use super::pages::SwapDevice;
 use super::pages::{PageTable, NO_FRAME};
-use crate::devices::swap::ZramSwap;
+use crate::devices::swap::{SwapDevices, ZramSwap};
 use crate::devices::PAGE_BYTES;
 use crate::trace::{PageId, ProcId};
 use crate::{Error, Result};
@@ -79,17 +79,86 @@ pub struct IoCounts {
     pub writebacks: u64,
 }
 
+/// The kinds of swap device operation in the one order every sum of their costs takes:
+/// flash, then NVM, then zram; reads before writes, except that zram's compressions come
+/// before its decompressions. A fixed order makes each total the same number wherever
+/// it is computed.
+const PRICE_ORDER: [(SwapDevice, IoOp); 6] = [
+    (SwapDevice::Flash, IoOp::Read),
+    (SwapDevice::Flash, IoOp::Write),
+    (SwapDevice::Nvm, IoOp::Read),
+    (SwapDevice::Nvm, IoOp::Write),
+    (SwapDevice::Zram, IoOp::Write),
+    (SwapDevice::Zram, IoOp::Read),
+];
+
+/// What one page operation on a swap device costs: its time, ns (device time for flash
+/// and NVM, CPU time for zram's compression and decompression), and its energy, nJ.
+/// Every swap cost is this price times a count, so each operation is priced once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpPrice {
+    pub ns: f64,
+    pub nj: f64,
+}
+
+/// The price of one `op` on `device` by the profiles of `devices`.
+pub fn op_price(devices: &SwapDevices, device: SwapDevice, op: IoOp) -> OpPrice {
+    let (ns, nj) = match (device, op) {
+        (SwapDevice::Flash, IoOp::Read) => (devices.flash.read_ns, devices.flash.read_nj),
+        (SwapDevice::Flash, IoOp::Write) => (devices.flash.write_ns, devices.flash.write_nj),
+        (SwapDevice::Nvm, IoOp::Read) => (devices.nvm.read_ns, devices.nvm.read_nj),
+        (SwapDevice::Nvm, IoOp::Write) => (devices.nvm.write_ns, devices.nvm.write_nj),
+        (SwapDevice::Zram, IoOp::Read) => (devices.zram.decompress_ns, devices.zram.decompress_nj),
+        (SwapDevice::Zram, IoOp::Write) => (devices.zram.compress_ns, devices.zram.compress_nj),
+    };
+    OpPrice { ns, nj }
+}
+
 impl IoCounts {
+    /// Operations of one kind.
+    pub fn count(&self, device: SwapDevice, op: IoOp) -> u64 {
+        let mut counts = *self;
+        *counts.counter(device, op)
+    }
+
+    /// Total time, ns, of the operations whose kind `keep` accepts, priced by `devices`.
+    pub fn time_ns(&self, devices: &SwapDevices, keep: impl Fn(SwapDevice, IoOp) -> bool) -> f64 {
+        self.total(devices, keep, |p| p.ns)
+    }
+
+    /// Total energy, nJ, of the operations whose kind `keep` accepts.
+    pub fn energy_nj(&self, devices: &SwapDevices, keep: impl Fn(SwapDevice, IoOp) -> bool) -> f64 {
+        self.total(devices, keep, |p| p.nj)
+    }
+
+    fn total(
+        &self,
+        devices: &SwapDevices,
+        keep: impl Fn(SwapDevice, IoOp) -> bool,
+        figure: impl Fn(OpPrice) -> f64,
+    ) -> f64 {
+        PRICE_ORDER
+            .iter()
+            .filter(|&&(device, op)| keep(device, op))
+            .map(|&(device, op)| {
+                self.count(device, op) as f64 * figure(op_price(devices, device, op))
+            })
+            .fold(0.0, |sum, cost| sum + cost)
+    }
+
     fn add(&mut self, device: SwapDevice, op: IoOp) {
-        let counter = match (device, op) {
+        *self.counter(device, op) += 1;
+    }
+
+    fn counter(&mut self, device: SwapDevice, op: IoOp) -> &mut u64 {
+        match (device, op) {
             (SwapDevice::Nvm, IoOp::Read) => &mut self.nvm_reads,
             (SwapDevice::Nvm, IoOp::Write) => &mut self.nvm_writes,
             (SwapDevice::Flash, IoOp::Read) => &mut self.flash_reads,
             (SwapDevice::Flash, IoOp::Write) => &mut self.flash_writes,
             (SwapDevice::Zram, IoOp::Read) => &mut self.zram_decompressions,
             (SwapDevice::Zram, IoOp::Write) => &mut self.zram_compressions,
-        };
-        *counter += 1;
+        }
     }
 }
 
@@ -790,6 +859,44 @@ mod tests {
         let mut s = SwapSlots::new(nvm, order, 4, &ZramSwap::default(), true, 0);
         s.enable_log();
         (s, PageTable::default())
+    }
+
+    /// Each kind of operation is priced once, at its own profile's figures: counts of
+    /// distinct primes per kind make every total a sum that names which kinds it took.
+    #[test]
+    fn swap_io_is_priced_once_per_operation_by_its_device() {
+        let io = IoCounts {
+            flash_reads: 2,
+            flash_writes: 3,
+            nvm_reads: 5,
+            nvm_writes: 7,
+            zram_decompressions: 11,
+            zram_compressions: 13,
+            promotions: 100,
+            demotions: 100,
+            writebacks: 100,
+        };
+        let d = SwapDevices::default();
+        let (f, n, z) = (&d.flash, &d.nvm, &d.zram);
+        let all = io.time_ns(&d, |_, _| true);
+        assert_eq!(
+            all,
+            2.0 * f.read_ns
+                + 3.0 * f.write_ns
+                + 5.0 * n.read_ns
+                + 7.0 * n.write_ns
+                + 13.0 * z.compress_ns
+                + 11.0 * z.decompress_ns
+        );
+        let writes = io.energy_nj(&d, |_, op| op == IoOp::Write);
+        assert_eq!(writes, 3.0 * f.write_nj + 7.0 * n.write_nj + 13.0 * z.compress_nj);
+        let zram_cpu = io.time_ns(&d, |device, _| device == SwapDevice::Zram);
+        assert_eq!(zram_cpu, 13.0 * z.compress_ns + 11.0 * z.decompress_ns);
+        assert_eq!(io.time_ns(&d, |_, _| false), 0.0);
+        // A read's price is the device's read; zram's is a decompression.
+        let read = op_price(&d, SwapDevice::Zram, IoOp::Read);
+        assert_eq!((read.ns, read.nj), (z.decompress_ns, z.decompress_nj));
+        assert_eq!(io.count(SwapDevice::Zram, IoOp::Write), 13);
     }
 
     #[test]

@@ -43,7 +43,7 @@ use serde::Serialize;
 
 use crate::core::events::{self, EventHandler};
 use crate::core::stats::{percentile, Stats};
-use crate::core::swap::{SwapDevice, SwapSlots};
+use crate::core::swap::{op_price, IoOp, SwapDevice, SwapSlots};
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
 use crate::mm::dedup::{pages::NEVER, Deduplicator, PageContent, Population, DEDUP_VARIANTS};
@@ -473,12 +473,8 @@ impl<'a> Phone<'a> {
     }
 
     fn swap_read(&self, device: SwapDevice) -> (f64, f64) {
-        let d = &self.config.swap.devices;
-        match device {
-            SwapDevice::Nvm => (d.nvm.read_ns, d.nvm.read_nj),
-            SwapDevice::Flash => (d.flash.read_ns, d.flash.read_nj),
-            SwapDevice::Zram => (d.zram.decompress_ns, d.zram.decompress_nj),
-        }
+        let price = op_price(&self.config.swap.devices, device, IoOp::Read);
+        (price.ns, price.nj)
     }
 
     /// Processes the machine's killer took: their launches end. (Their pages left
@@ -655,11 +651,8 @@ impl<'a> Phone<'a> {
         // Device writes and their energy (reads were charged as they happened).
         let io = *self.m.mem.swap().counts();
         let d = &c.swap.devices;
-        let write_nj = io.flash_writes as f64 * d.flash.write_nj
-            + io.nvm_writes as f64 * d.nvm.write_nj
-            + io.zram_compressions as f64 * d.zram.compress_nj;
-        let cpu_ns = io.zram_compressions as f64 * d.zram.compress_ns
-            + io.zram_decompressions as f64 * d.zram.decompress_ns;
+        let write_nj = io.energy_nj(d, |_, op| op == IoOp::Write);
+        let cpu_ns = io.time_ns(d, |device, _| device == SwapDevice::Zram);
         let mut energy = self.energy_nj + write_nj + cpu_ns * c.response.cpu_w;
         m.swap_outs = self.m.mem.counters.swap_outs;
         m.swap_refused = self.m.mem.counters.swap_refused;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::core::stats::{percentile, Stats};
 
 use super::launch::{LaunchKind, LaunchRecord};
-use crate::core::swap::IoCounts;
+use crate::core::swap::{IoCounts, SwapDevice};
 use crate::devices::swap::SwapDevices;
 use crate::devices::PAGE_BYTES;
 use crate::trace::ProcId;
@@ -109,19 +109,10 @@ impl SwapMetrics {
     /// Fill in the figures derived from the counters: times, energy, wear.
     pub(crate) fn derive_costs(&mut self, devices: &SwapDevices) {
         let io = &self.io;
-        let (flash, nvm, zram) = (&devices.flash, &devices.nvm, &devices.zram);
-        self.io_time_ns = io.flash_reads as f64 * flash.read_ns
-            + io.flash_writes as f64 * flash.write_ns
-            + io.nvm_reads as f64 * nvm.read_ns
-            + io.nvm_writes as f64 * nvm.write_ns;
-        self.zram_cpu_ns = io.zram_compressions as f64 * zram.compress_ns
-            + io.zram_decompressions as f64 * zram.decompress_ns;
-        self.energy_nj = io.flash_reads as f64 * flash.read_nj
-            + io.flash_writes as f64 * flash.write_nj
-            + io.nvm_reads as f64 * nvm.read_nj
-            + io.nvm_writes as f64 * nvm.write_nj
-            + io.zram_compressions as f64 * zram.compress_nj
-            + io.zram_decompressions as f64 * zram.decompress_nj;
+        let flash = &devices.flash;
+        self.io_time_ns = io.time_ns(devices, |device, _| device != SwapDevice::Zram);
+        self.zram_cpu_ns = io.time_ns(devices, |device, _| device == SwapDevice::Zram);
+        self.energy_nj = io.energy_nj(devices, |_, _| true);
         self.flash_write_bytes = io.flash_writes * PAGE_BYTES;
         let endurance = flash.endurance_bytes();
         self.flash_endurance_used = if endurance > 0.0 {

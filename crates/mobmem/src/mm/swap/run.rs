@@ -32,7 +32,7 @@ use super::launch::LaunchTracker;
 use super::metrics::SwapMetrics;
 use crate::core::events::{self, EventError, EventHandler};
 use crate::core::pages::{Location, PageFlags};
-use crate::core::swap::{IoCounts, IoRecord, SwapDevice, SwapSlots};
+use crate::core::swap::{op_price, IoCounts, IoOp, IoRecord, SwapDevice, SwapSlots};
 use crate::devices::swap::SwapDevices;
 use crate::mm::reclaim::{Machine, ReclaimConfig};
 use crate::trace::{Event, PageId, ProcId, Tables, ADJ_FOREGROUND};
@@ -237,20 +237,13 @@ impl SwapRun {
     }
 
     fn read_ns(&self, device: SwapDevice) -> f64 {
-        match device {
-            SwapDevice::Nvm => self.devices.nvm.read_ns,
-            SwapDevice::Flash => self.devices.flash.read_ns,
-            SwapDevice::Zram => self.devices.zram.decompress_ns,
-        }
+        op_price(&self.devices, device, IoOp::Read).ns
     }
 
     /// Time of every write so far (NVM, flash, zram compression), for launch charging.
     fn write_time_ns(&self) -> f64 {
-        let io = self.io_counts();
-        let d = &self.devices;
-        io.nvm_writes as f64 * d.nvm.write_ns
-            + io.flash_writes as f64 * d.flash.write_ns
-            + io.zram_compressions as f64 * d.zram.compress_ns
+        self.io_counts()
+            .time_ns(&self.devices, |_, op| op == IoOp::Write)
     }
 
     /// A replayed swap-out: the architecture writes the page out.
