@@ -12,7 +12,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         if path.is_dir() {
             sources(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs")
-            && !path.file_name().is_some_and(|n| n == "tests.rs")
+            && path.file_name().is_none_or(|n| n != "tests.rs")
         {
             out.push(path);
         }

@@ -889,7 +889,10 @@ mod tests {
                 + 11.0 * z.decompress_ns
         );
         let writes = io.energy_nj(&d, |_, op| op == IoOp::Write);
-        assert_eq!(writes, 3.0 * f.write_nj + 7.0 * n.write_nj + 13.0 * z.compress_nj);
+        assert_eq!(
+            writes,
+            3.0 * f.write_nj + 7.0 * n.write_nj + 13.0 * z.compress_nj
+        );
         let zram_cpu = io.time_ns(&d, |device, _| device == SwapDevice::Zram);
         assert_eq!(zram_cpu, 13.0 * z.compress_ns + 11.0 * z.decompress_ns);
         assert_eq!(io.time_ns(&d, |_, _| false), 0.0);
