@@ -164,7 +164,8 @@ pub struct ResponseModel {
     pub execution_ms: f64,
     /// A minor fault: a zero-filled or copied-on-write page, ns.
     pub minor_fault_ns: f64,
-    /// Power of the CPU while ksmd or zram works, W (their CPU time becomes energy).
+    /// Power of the CPU while ksmd works, W (its CPU time becomes energy; zram's
+    /// compressions are priced by its device profile).
     pub cpu_w: f64,
 }
 

@@ -652,8 +652,9 @@ impl<'a> Phone<'a> {
         let io = *self.m.mem.swap().counts();
         let d = &c.swap.devices;
         let write_nj = io.energy_nj(d, |_, op| op == IoOp::Write);
-        let cpu_ns = io.time_ns(d, |device, _| device == SwapDevice::Zram);
-        let mut energy = self.energy_nj + write_nj + cpu_ns * c.response.cpu_w;
+        // zram's compressions are among the writes and its decompressions among the reads,
+        // each at its profile's energy: its CPU time is not priced a second time.
+        let mut energy = self.energy_nj + write_nj;
         m.swap_outs = self.m.mem.counters.swap_outs;
         m.swap_refused = self.m.mem.counters.swap_refused;
         m.kills = self.m.killed;

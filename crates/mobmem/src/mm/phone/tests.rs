@@ -151,6 +151,40 @@ fn runs_are_deterministic_and_seeds_differ() {
     assert_ne!(a.trace.events, other.trace.events);
 }
 
+/// zram's work is priced once, at its device profile: with ksmd off, the CPU power
+/// (which prices only ksmd's time) leaves the energy alone, and zram's profile energies
+/// are in it.
+#[test]
+fn zram_energy_is_its_profiles_alone() {
+    let mut c = small();
+    c.memory.dram_mib = 512.0;
+    c.swap.zram_mib = 64.0;
+    let trace = workload(&c, 1).unwrap();
+    let choice = Choice {
+        swap: "zram".into(),
+        dedup: "off".into(),
+        ..c.mechanisms()
+    };
+    let energy = |c: &PhoneConfig| run(c, &choice, &trace, 1).unwrap();
+    let base = energy(&c);
+    assert!(base.swap_outs > 0 && base.swap_ins > 0, "{base:?}");
+    let mut hot = c.clone();
+    hot.response.cpu_w = 50.0;
+    assert_eq!(energy(&hot).energy_mj, base.energy_mj);
+    let mut free = c.clone();
+    free.swap.devices.zram.compress_nj = 0.0;
+    free.swap.devices.zram.decompress_nj = 0.0;
+    let saved_mj = base.energy_mj - energy(&free).energy_mj;
+    let zram = &c.swap.devices.zram;
+    let expected_mj = (base.swap_outs as f64 * zram.compress_nj
+        + base.swap_ins as f64 * zram.decompress_nj)
+        / 1e6;
+    assert!(
+        (saved_mj - expected_mj).abs() <= 1e-9 * base.energy_mj.max(1.0),
+        "{saved_mj} mJ saved, {expected_mj} mJ expected"
+    );
+}
+
 #[test]
 fn the_selective_file_system_reads_media_around_the_page_cache() {
     let c = small();
