@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every reader and config parser (libFuzzer through cargo
 # fuzz; the targets are `mobmem::fuzzing::TARGETS`, listed by `--list`):
-#   scripts/fuzz.sh [--seconds N | --runs N] [TARGET...]   (default: 60 s for each target)
+#   scripts/fuzz.sh [--seconds N | --runs N] [--timeout S] [TARGET...]   (default: 60 s each)
 # --runs N runs N inputs of each target instead of a time.
-# Each target runs with a memory limit of 1 GiB and 10 s per input. New inputs that
-# widen coverage go to fuzz/corpus/TARGET/ (minimized at the end), and an input that
-# panics, runs out of memory or time goes to fuzz/regressions/TARGET/. The ordinary test
-# suite replays both folders (crates/mobmem/tests/fuzz_corpus.rs): commit them. Each
-# target's run is recorded in fuzz/campaigns.tsv (date, commit, target, inputs, outcome).
+# Each target runs with a memory limit of 1 GiB and S seconds per input (default 10;
+# give more when it runs niced beside other work, which can starve one input that long).
+# New inputs that widen coverage go to fuzz/corpus/TARGET/ (minimized at the end), and
+# an input that panics, runs out of memory or time goes to fuzz/regressions/TARGET/. The
+# ordinary test suite replays both folders (crates/mobmem/tests/fuzz_corpus.rs): commit
+# them. Each target's run is recorded in fuzz/campaigns.tsv (date, commit, target,
+# inputs, outcome).
 # Needs the nightly toolchain and cargo-fuzz; both are installed if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
 runs_asked=""
+timeout=10
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
         --runs) runs_asked="$2"; shift 2 ;;
+        --timeout) timeout="$2"; shift 2 ;;
         --list)
             sed -n 's/^ *name: "\(.*\)",$/\1/p' crates/mobmem/src/fuzzing.rs
             exit 0 ;;
-        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) targets+=("$1"); shift ;;
     esac
 done
@@ -50,7 +54,7 @@ for t in "${targets[@]}"; do
     fi
     status=0
     MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz run target "corpus/$t" -- \
-        -rss_limit_mb=1024 -timeout=10 "${limit[@]}" \
+        -rss_limit_mb=1024 -timeout="$timeout" "${limit[@]}" \
         -artifact_prefix="regressions/$t/" -print_final_stats=1 >"$log" 2>&1 || status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     if [ "$status" -ne 0 ]; then
@@ -64,6 +68,6 @@ for t in "${targets[@]}"; do
     printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$(git rev-parse --short HEAD)" "$t" \
         "${runs:-?}" "$outcome" >>campaigns.tsv
     MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz cmin target "corpus/$t" -- \
-        -rss_limit_mb=1024 -timeout=10 >>"$log" 2>&1 || true
+        -rss_limit_mb=1024 -timeout="$timeout" >>"$log" 2>&1 || true
 done
 printf '%s\n' "${summary[@]}"
