@@ -48,6 +48,51 @@ pub fn default_path() -> PathBuf {
     .join("host-state.json")
 }
 
+/// Refuse a state file's folder that someone else could write into: it must be a folder
+/// (or a link to one) owned by this user or root, and, when its group or others may
+/// write, have the sticky bit (as `/tmp` has), so that no one else can replace the file.
+/// Otherwise a planted folder such as `/tmp/mobmem-UID` could hand `host restore` a list
+/// of "changes" of someone else's choosing.
+fn check_state_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    let trusted = |uid: u32| uid == me || uid == 0;
+    let refuse = |why: String| {
+        Error::host(format!(
+            "the state file's folder {} {why}; give --state-file a path in a folder of yours",
+            dir.display()
+        ))
+    };
+    let link = fs::symlink_metadata(dir).map_err(|e| Error::io(dir, e))?;
+    if link.file_type().is_symlink() && !trusted(link.uid()) {
+        return Err(refuse(format!("is a link owned by uid {}", link.uid())));
+    }
+    let meta = fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
+    if !meta.is_dir() {
+        return Err(refuse("is not a folder".into()));
+    }
+    if !trusted(meta.uid()) {
+        return Err(refuse(format!("is owned by uid {}", meta.uid())));
+    }
+    const GROUP_OR_OTHER_WRITE: u32 = 0o022;
+    const STICKY: u32 = 0o1000;
+    if meta.mode() & GROUP_OR_OTHER_WRITE != 0 && meta.mode() & STICKY == 0 {
+        return Err(refuse(format!(
+            "may be written by others (mode {:o}, no sticky bit)",
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(())
+}
+
+/// The folder of a state file at `path` ("." for a bare name).
+fn state_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
 /// One change to the machine, with what undoing it needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -258,6 +303,10 @@ impl HostState {
     /// The state file at `path`; None when there is none. A file that is not one is an
     /// error naming it (and it is left alone).
     pub fn read(path: &Path) -> Result<Option<HostState>> {
+        match check_state_dir(state_dir(path)) {
+            Err(Error::Io { error, .. }) if error.kind() == ErrorKind::NotFound => return Ok(None),
+            checked => checked?,
+        }
         let text = match fs::read(path) {
             Ok(t) => t,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -387,9 +436,9 @@ impl Journal {
     /// Create the state file at `path` for `command`; an error if one is there (see
     /// [`refusal`]).
     pub fn begin(path: &Path, command: &str) -> Result<Journal> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
+        let dir = state_dir(path);
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        check_state_dir(dir)?;
         let state = HostState::new(command);
         // Written whole under a temporary name, then linked to `path`: linking fails
         // when `path` exists, so two runs can never both own it, and no reader sees it
@@ -572,6 +621,55 @@ mod tests {
             started: Some(1),
             changes,
         }
+    }
+
+    /// A folder others may write into, or someone else's, never holds a state file:
+    /// neither a new one nor one to restore from.
+    #[test]
+    fn state_folders_others_could_write_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let open_dir = root.path().join("open");
+        fs::create_dir(&open_dir).unwrap();
+        fs::set_permissions(&open_dir, fs::Permissions::from_mode(0o777)).unwrap();
+        let path = open_dir.join("host-state.json");
+        let message = Journal::begin(&path, "test").unwrap_err().to_string();
+        assert!(message.contains("may be written by others"), "{message}");
+        assert!(!path.exists());
+        // With the sticky bit, as /tmp has, others cannot replace the file.
+        fs::set_permissions(&open_dir, fs::Permissions::from_mode(0o1777)).unwrap();
+        let journal = Journal::begin(&path, "test").unwrap();
+        journal.close().unwrap();
+
+        if !rustix::process::geteuid().is_root() {
+            return; // making folders and links of another user needs root
+        }
+        let theirs = root.path().join("theirs");
+        fs::create_dir(&theirs).unwrap();
+        let planted = theirs.join("host-state.json");
+        dead_state(Vec::new()).write(&planted).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(12345), None).unwrap();
+        for message in [
+            Journal::begin(&theirs.join("new.json"), "test")
+                .unwrap_err()
+                .to_string(),
+            HostState::read(&planted).unwrap_err().to_string(),
+        ] {
+            assert!(message.contains("owned by uid 12345"), "{message}");
+        }
+        let mine = root.path().join("mine");
+        fs::create_dir(&mine).unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&mine, &link).unwrap();
+        std::os::unix::fs::lchown(&link, Some(12345), None).unwrap();
+        let message = HostState::read(&link.join("host-state.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("a link owned by uid 12345"), "{message}");
+        // No folder at all: no state file, nothing to refuse.
+        assert!(HostState::read(&root.path().join("none/host-state.json"))
+            .unwrap()
+            .is_none());
     }
 
     #[test]
