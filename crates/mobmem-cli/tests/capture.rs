@@ -607,6 +607,47 @@ fn sigterm_ends_the_capture_without_a_trace() {
     assert_eq!(left.len(), 4, "{left:?}");
 }
 
+/// SIGKILL in the middle of a capture: nothing of mobmem runs any more, yet the command
+/// and what it started end (its watcher sees mobmem's pipe close), and `host restore`
+/// puts the settings back.
+#[test]
+fn sigkill_ends_the_command_too() {
+    let Some(tracefs) = real_tracefs("sigkill_ends_the_command_too") else {
+        return;
+    };
+    let scratch = scratch("killed.mmt");
+    let (dir, out, pids) = (&scratch.dir, &scratch.out, &scratch.pids);
+    let state_file = dir.path().join("state.json");
+    let capture = spawn_capture(
+        dir.path(),
+        out,
+        &[
+            "--state-file",
+            state_file.to_str().unwrap(),
+            "--duration",
+            "60",
+            "--no-anon-faults",
+        ],
+        &format!(
+            "sleep 60 & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
+            pids.display()
+        ),
+    );
+    let started = wait_for_pids(pids, 2, Duration::from_secs(30));
+    common::kill(capture.id(), "KILL");
+    let run = wait_within(capture, dir.path(), Duration::from_secs(30));
+    assert!(!run.status.success());
+    // The watcher sends SIGTERM at once, SIGKILL 2 s later.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while started.iter().any(|&pid| alive(pid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_ended(started);
+    common::host_restore(&state_file);
+    tracefs.assert_restored();
+    assert!(!out.exists());
+}
+
 /// --duration stops a command that runs longer, and the processes it started with it.
 #[test]
 fn duration_ends_the_command_and_its_descendants() {

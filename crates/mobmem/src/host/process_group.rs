@@ -18,14 +18,25 @@ use crate::{Error, Result};
 /// How long the process group has to end after SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
 
-/// The command and its process group; the group is ended on drop.
+/// The command and its process group; the group is ended on drop, or by the watcher when
+/// this process dies without dropping it (SIGKILL).
 pub struct ProcessGroup {
     child: Child,
     /// The process group's id: the command's pid.
     group: Pid,
     /// Set once the command is reaped.
     status: Option<ExitStatus>,
+    /// A shell in a process group of its own that reads its stdin, a pipe from this
+    /// process: "done" lets it go; end of file without it (this process died, whatever
+    /// killed it) makes it end the command's group, SIGTERM then SIGKILL after [`GRACE`].
+    /// None when it could not be started (the command then only ends with this process's
+    /// help, as before).
+    watcher: Option<Child>,
 }
+
+/// The watcher's script: `$1` is the process group to end when its stdin closes unsaid.
+const WATCHER: &str = "if read -r word && [ \"$word\" = done ]; then exit 0; fi; \
+     kill -s TERM -- \"-$1\" 2>/dev/null; sleep 2; kill -s KILL -- \"-$1\" 2>/dev/null; exit 0";
 
 impl ProcessGroup {
     /// Start `command` (program and arguments) with stdin from /dev/null and its stdout
@@ -47,10 +58,30 @@ impl ProcessGroup {
             .process_group(0)
             .spawn()
             .map_err(|e| Error::host(format!("starting {program}: {e}")))?;
+        let group = Pid::from_child(&child);
+        let watcher = Command::new("/bin/sh")
+            .args(["-c", WATCHER, "mobmem-watcher"])
+            .arg(group.as_raw_pid().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn();
+        let watcher = match watcher {
+            Ok(w) => Some(w),
+            Err(e) => {
+                note(&format!(
+                    "warning: no watcher for the command ({e}): if mobmem is killed with \
+                     SIGKILL, the command keeps running"
+                ));
+                None
+            }
+        };
         Ok(ProcessGroup {
-            group: Pid::from_child(&child),
+            group,
             child,
             status: None,
+            watcher,
         })
     }
 
@@ -92,9 +123,21 @@ impl ProcessGroup {
                 group.as_raw_pid()
             ));
         }
+        self.release_watcher();
         let status = status?;
         self.status = Some(status);
         Ok(status)
+    }
+
+    /// Tell the watcher the group was ended here, and reap it.
+    fn release_watcher(&mut self) {
+        use std::io::Write;
+        if let Some(mut watcher) = self.watcher.take() {
+            if let Some(mut stdin) = watcher.stdin.take() {
+                let _ = stdin.write_all(b"done\n");
+            }
+            let _ = watcher.wait();
+        }
     }
 }
 
@@ -133,5 +176,45 @@ fn wait_gone(group: Pid, grace: Duration) -> bool {
             return false;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(text: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), text.into()]
+    }
+
+    /// As if this process died with SIGKILL: the watcher's pipe closes without "done",
+    /// and the watcher ends the whole group, the command and what it started.
+    #[test]
+    fn the_watcher_ends_the_group_when_its_pipe_closes_unsaid() {
+        let mut g = ProcessGroup::spawn(&script("sleep 60 & sleep 61")).unwrap();
+        let group = g.group;
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(group_alive(group));
+        let mut watcher = g.watcher.take().expect("a watcher");
+        drop(watcher.stdin.take());
+        assert!(watcher.wait().unwrap().success());
+        assert!(
+            wait_gone(group, Duration::from_secs(10)),
+            "the group lives on"
+        );
+        g.end().unwrap();
+    }
+
+    /// Ended here, the group lets its watcher go at once, and the watcher leaves alone
+    /// whatever runs after.
+    #[test]
+    fn ending_the_group_releases_its_watcher() {
+        let mut g = ProcessGroup::spawn(&script("sleep 60")).unwrap();
+        let watcher_pid = g.watcher.as_ref().expect("a watcher").id();
+        g.end().unwrap();
+        assert!(g.watcher.is_none());
+        // Reaped: no process by that pid is the watcher any more.
+        let cmdline = std::fs::read(format!("/proc/{watcher_pid}/cmdline")).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&cmdline).contains("mobmem-watcher"));
     }
 }
