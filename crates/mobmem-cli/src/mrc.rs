@@ -133,9 +133,8 @@ fn run_bytes(
     let started = Instant::now();
     let no_future: Option<std::sync::Arc<[u32]>> = info.offline.then(|| Vec::new().into());
     bytes::ByteCache::with_future(info, capacities[0], 0, no_future)?;
-    let context = || format!("{}", args.trace.display());
-    let mut source = trace::open(&args.trace, args.format).with_context(context)?;
-    let requests = bytes::read_sized(source.as_mut()).with_context(context)?;
+    let mut source = trace::open(&args.trace, args.format)?;
+    let requests = bytes::read_sized(source.as_mut())?;
     let all = bytes::simulate_each_bytes(&requests, info, capacities)?;
     let seconds = started.elapsed().as_secs_f64();
     let method = format!("{} (simulated at each size, in bytes)", info.name);
@@ -203,10 +202,9 @@ pub fn run(args: MrcArgs) -> Result<()> {
         bail!("--sample and --sample-size apply to lru only (SHARDS samples LRU stack distances)");
     }
     let started = Instant::now();
-    let context = || format!("{}", args.trace.display());
     let (points, method, footprint) = if info.name == "lru" {
         // One pass over the streamed trace: only page ids reach the builder.
-        let mut source = trace::open(&args.trace, args.format).with_context(context)?;
+        let mut source = trace::open(&args.trace, args.format)?;
         let hint = source.page_count_hint().unwrap_or(0) as usize;
         let mut builder = match sampling {
             None => mrc::CurveBuilder::exact(hint),
@@ -216,9 +214,8 @@ pub fn run(args: MrcArgs) -> Result<()> {
             builder.access_events(batch);
             Ok(())
         })
-        .map_err(|e| e.error)
-        .with_context(context)?;
-        let footprint = source.tables().with_context(context)?.pages.len() as u64;
+        .map_err(|e| e.error)?;
+        let footprint = source.tables()?.pages.len() as u64;
         let capacities = parse_capacities(&args.capacities, footprint)?;
         let method = match sampling {
             None => "lru (exact, stack distances)".to_string(),
@@ -227,7 +224,7 @@ pub fn run(args: MrcArgs) -> Result<()> {
         };
         (builder.finish().curve(&capacities), method, footprint)
     } else {
-        let t = trace::read_all(&args.trace, args.format).with_context(context)?;
+        let t = trace::read_all(&args.trace, args.format)?;
         let footprint = t.footprint() as u64;
         let capacities = parse_capacities(&args.capacities, footprint)?;
         let setup = RunSetup {

@@ -214,6 +214,28 @@ fn mrc_takes_capacities_in_bytes_for_every_single_tier_policy() {
 }
 
 /// `bench` on small traces: every figure it reports is there and adds up.
+/// A trace that cannot be read is named once, with the line, whichever way the curve is
+/// made (LRU in one pass, another policy per size, sizes in bytes).
+#[test]
+fn a_bad_trace_is_named_once_with_its_line() {
+    let (_dir, path) = common::temp_file(
+        "bad.csv",
+        "time_ns,pid,event,page_kind,owner,index,op,value\n1,2,access,anon,3,x,r,\n",
+    );
+    let trace = path.to_str().unwrap();
+    for extra in [
+        &["--capacities", "100"][..],
+        &["--capacities", "100", "--policy", "arc"],
+        &["--capacities", "1MiB"],
+    ] {
+        let mut args = vec!["mrc", "--trace", trace];
+        args.extend_from_slice(extra);
+        let message = common::fails(&args);
+        assert_eq!(message.matches(trace).count(), 1, "{extra:?}: {message}");
+        assert!(message.contains("line 2"), "{extra:?}: {message}");
+    }
+}
+
 #[test]
 fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
     let report = json(&[
