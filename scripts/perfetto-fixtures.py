@@ -43,6 +43,7 @@ import importlib.metadata
 import io
 import pathlib
 import sys
+import zlib
 
 try:
     from google.protobuf import descriptor_pb2
@@ -787,6 +788,32 @@ def show(name: str, data: bytes) -> None:
             print(f"  {k}: {v}")
 
 
+def compressed(trace: Trace, per_batch: int) -> bytes:
+    """The trace as the tracing service writes it with `compression_type:
+    COMPRESSION_TYPE_DEFLATE`: its packets in batches, each batch framed as a Trace
+    (field 1 per packet), deflated into one zlib stream (level 6, as the service's
+    compressor) and held by a packet's `compressed_packets` (field 50)."""
+    out = []
+    for i in range(0, len(trace.raw_packets), per_batch):
+        batch = b"".join(field_bytes(1, p) for p in trace.raw_packets[i:i + per_batch])
+        p = pb.TracePacket()
+        p.compressed_packets = zlib.compress(batch, 6)
+        out.append(field_bytes(1, p.SerializeToString(deterministic=True)))
+    return b"".join(out)
+
+
+def nested_unknown(depth: int, payload: bytes) -> bytes:
+    """A TracePacket of one unknown field (number 2047) nested `depth` deep around
+    `payload`: every byte of its start is at least 0x20, so a look at the first bytes
+    alone takes the file for text."""
+    inner = payload
+    for _ in range(depth):
+        inner = field_bytes(2047, inner)
+    p = pb.TracePacket()
+    p.ParseFromString(inner)  # the schema reads it: unknown fields, kept as they are
+    return inner
+
+
 def write(name: str, data: bytes) -> None:
     (OUT / name).write_bytes(data)
 
@@ -828,6 +855,18 @@ def main() -> int:
     write("all-events.pftrace.gz", buf.getvalue())
     assert gzip.decompress(buf.getvalue()) == data
     print(f"all-events.pftrace.gz: {len(buf.getvalue())} bytes, gzip of all-events.pftrace")
+
+    data = compressed(tr, per_batch=3)
+    write("compressed-packets.pftrace", data)
+    print(f"compressed-packets.pftrace: {len(data)} bytes, the {len(tr.raw_packets)} packets of "
+          "all-events.pftrace in deflated batches of 3 (compressed_packets)")
+
+    first = nested_unknown(20, b"x" * 40)
+    assert len(first) < 128 and min(first[:64]) >= 0x20, "a byte of the start looks binary"
+    data = field_bytes(1, first) + tr.bytes()
+    write("leading-unknown-fields.pftrace", data)
+    print(f"leading-unknown-fields.pftrace: {len(data)} bytes, a packet of an unknown field "
+          "nested 20 deep, then all-events.pftrace")
 
     data = no_memory_events().bytes()
     write("no-memory-events.pftrace", data)

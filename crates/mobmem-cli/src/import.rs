@@ -2,7 +2,7 @@
 //! `trace-cmd report`, `/sys/kernel/tracing/trace`, Android atrace/systrace; Perfetto
 //! traces, as the protobuf files Perfetto records or as `traceconv systrace` text).
 
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -106,22 +106,15 @@ pub fn run(args: ImportArgs) -> Result<()> {
     let mut options = args.flags.options()?;
     options.perfetto = matches!(args.from, Source::Perfetto);
     let stdin = args.file.as_os_str() == "-";
-    let protobuf = options.perfetto && {
-        let mut head = Vec::new();
-        if stdin {
-            false
-        } else {
-            let file = mobmem::input::open(&args.file)?;
-            file.take(64).read_to_end(&mut head)?;
-            trace::perfetto::looks_like_protobuf(&head)
-        }
-    };
-    let (t, report) = if protobuf {
-        trace::perfetto::import_file(&args.file, options)?
+    let (t, report) = if stdin && options.perfetto {
+        let name = std::path::Path::new("<stdin>");
+        trace::perfetto::import_stream(name, std::io::stdin().lock(), options)?
     } else if stdin {
         let mut importer = FtraceImporter::new(std::path::Path::new("<stdin>"), options);
         importer.read(&mut BufReader::new(std::io::stdin().lock()))?;
         importer.finish()
+    } else if options.perfetto && trace::perfetto::is_protobuf_file(&args.file)? {
+        trace::perfetto::import_file(&args.file, options)?
     } else {
         trace::ftrace::import_file(&args.file, options)?
     };

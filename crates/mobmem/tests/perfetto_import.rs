@@ -255,18 +255,131 @@ fn a_trace_without_memory_events_gives_no_events_and_says_what_it_held() {
 }
 
 #[test]
-fn protobuf_is_told_from_text() {
+fn protobuf_is_told_from_text_by_parsing() {
     for (name, protobuf) in [
         ("all-events.pftrace", true),
         ("all-events.pftrace.gz", true),
+        ("compressed-packets.pftrace", true),
+        // Its first 64 bytes are all printable: only parsing tells.
+        ("leading-unknown-fields.pftrace", true),
+        ("truncated.pftrace", true),
         ("all-events.txt", false),
+        ("generic-events.txt", false),
     ] {
-        let bytes = std::fs::read(data(name)).unwrap();
         assert_eq!(
-            perfetto::looks_like_protobuf(&bytes[..bytes.len().min(64)]),
+            perfetto::is_protobuf_file(&data(name)).unwrap(),
             protobuf,
             "{name}"
         );
     }
-    assert!(!perfetto::looks_like_protobuf(b"\n# tracer: nop\n"));
+    // A whole input that is one frame cut short is text; a head cut by its size is not.
+    assert!(!perfetto::is_packet_stream(b"\n# tracer: nop\n", true));
+    assert!(perfetto::is_packet_stream(b"\n# tracer: nop\n", false));
+}
+
+/// Deflated batches of packets (`compressed_packets`, as the tracing service writes them
+/// when asked to compress), and a first packet of unknown fields nested 20 deep, give
+/// exactly the events of the plain trace, event by event.
+#[test]
+fn compressed_batches_and_unknown_fields_give_the_plain_trace() {
+    let (plain, plain_report) = protobuf("all-events.pftrace");
+    let plain_stats = plain_report.perfetto.unwrap();
+    for name in [
+        "compressed-packets.pftrace",
+        "leading-unknown-fields.pftrace",
+    ] {
+        let (t, report) = protobuf(name);
+        assert_eq!(t.events.len(), plain.events.len(), "{name}");
+        for (i, (a, b)) in plain.events.iter().zip(&t.events).enumerate() {
+            assert_eq!(a, b, "{name}: event {i}");
+        }
+        assert_eq!(t.tables, plain.tables, "{name}");
+        let stats = report.perfetto.unwrap();
+        assert_eq!(stats.ftrace_events, plain_stats.ftrace_events, "{name}");
+        assert_eq!(stats.packets_used, plain_stats.packets_used, "{name}");
+        if name == "compressed-packets.pftrace" {
+            // 9 packets in batches of 3: 3 batches, 3 outer and 9 inner packets.
+            assert_eq!(stats.compressed_batches, 3);
+            assert_eq!(stats.packets, plain_stats.packets + 3);
+            assert_eq!(stats.compressed_bytes, plain_stats.bytes);
+        } else {
+            assert_eq!(stats.packets_other, plain_stats.packets_other + 1);
+        }
+    }
+    // The same from a stream, which is told protobuf by parsing too.
+    let bytes = std::fs::read(data("leading-unknown-fields.pftrace")).unwrap();
+    let (t, _) = perfetto::import_stream(
+        Path::new("<stdin>"),
+        bytes.as_slice(),
+        ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(t.events, plain.events);
+}
+
+/// A frame of `packet` as Trace's field 1.
+fn frame(packet: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x0a];
+    prost::encoding::encode_varint(packet.len() as u64, &mut out);
+    out.extend_from_slice(packet);
+    out
+}
+
+/// A packet whose compressed_packets (field 50) hold `batch` deflated.
+fn deflated_packet(batch: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(batch).unwrap();
+    let deflated = z.finish().unwrap();
+    let mut packet = vec![0x92, 0x03]; // field 50, length-delimited
+    prost::encoding::encode_varint(deflated.len() as u64, &mut packet);
+    packet.extend_from_slice(&deflated);
+    packet
+}
+
+/// A deflate bomb in compressed_packets (64 KiB standing for 64 MiB of packets, and
+/// batches nested to multiply it) is an error naming the packet's byte, found before
+/// the bytes are held; a batch that does not inflate is a malformed packet, counted.
+#[test]
+fn deflate_bombs_in_compressed_packets_are_errors() {
+    // One batch: 64 MiB + 1 of one unknown field's bytes, past what a batch may hold.
+    let big = frame(&vec![0u8; (perfetto::MAX_INFLATED_BATCH + 1) as usize][..]);
+    let bomb = [frame(&[0x40, 1]), frame(&deflated_packet(&big))].concat();
+    drop(big);
+    assert!(bomb.len() < 200 << 10, "{} bytes", bomb.len());
+    let message =
+        perfetto::import_stream(Path::new("bomb"), bomb.as_slice(), ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+    assert!(
+        message.contains("bomb: byte offset 4:") && message.contains("more than a batch may hold"),
+        "{message}"
+    );
+
+    // Nested: each level small, together past what the file's bytes may stand for.
+    let mut inner = frame(&vec![0u8; 8 << 20][..]);
+    for _ in 0..3 {
+        inner = frame(&deflated_packet(&inner));
+    }
+    let message = perfetto::import_stream(
+        Path::new("nested"),
+        inner.as_slice(),
+        ImportOptions::default(),
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(message.contains("passes what"), "{message}");
+
+    // Not zlib at all: a malformed packet, reported as such.
+    let junk = [frame(&[0x92, 0x03, 4, 1, 2, 3, 4])].concat();
+    let (_, report) =
+        perfetto::import_stream(Path::new("junk"), junk.as_slice(), ImportOptions::default())
+            .unwrap();
+    let stats = report.perfetto.clone().unwrap();
+    assert_eq!(stats.compressed_batches, 1);
+    assert!(
+        format!("{report:?}").contains("compressed_packets that inflate"),
+        "{report:?}"
+    );
 }

@@ -33,8 +33,11 @@
 //! faults and event names are kept once each ([`MAX_LABELS`]), not as a message per
 //! event; a packet or event that does not decode is counted as it is read.
 
+mod framing;
 pub mod proto;
 mod walk;
+
+pub use framing::{is_packet_stream, MAX_COMPRESSED_DEPTH, MAX_INFLATED_BATCH};
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -64,7 +67,11 @@ pub const MAX_PACKET_BYTES: u64 = 64 << 20;
 pub struct PerfettoStats {
     /// Bytes of the packet stream (after decompression).
     pub bytes: u64,
+    /// Packets read, those inside compressed batches included.
     pub packets: u64,
+    /// `compressed_packets` fields inflated, and the bytes they inflated to.
+    pub compressed_batches: u64,
+    pub compressed_bytes: u64,
     /// Packets with ftrace events, a process tree or a package list.
     pub packets_used: u64,
     /// Packets of other kinds (track events, counters, clock snapshots, config...).
@@ -86,18 +93,57 @@ pub struct PerfettoStats {
     pub named_by_sched: u64,
 }
 
-/// Whether `head` (the first bytes of a file) looks like a Perfetto protobuf trace
-/// rather than text: gzip or zstd data, or a first packet tag (field 1, length-delimited)
-/// followed by bytes that are not text.
-pub fn looks_like_protobuf(head: &[u8]) -> bool {
-    if head.starts_with(&[0x1f, 0x8b]) {
-        return true;
+/// Bytes of a file's start that decide whether it is a packet stream or text.
+const HEAD_BYTES: u64 = 64 << 10;
+
+/// Whether the file at `path` is a Perfetto protobuf trace (plain, gzip or zstd) rather
+/// than text: its first bytes, decompressed, parse as packets ([`is_packet_stream`]).
+pub fn is_protobuf_file(path: &Path) -> Result<bool> {
+    let file = crate::input::open(path)?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let gzip = reader
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(&[0x1f, 0x8b]);
+    let mut head = Vec::new();
+    if gzip {
+        flate2::read::MultiGzDecoder::new(reader)
+            .take(HEAD_BYTES)
+            .read_to_end(&mut head)
+            .map_err(|e| Error::io(path, e))?;
+    } else {
+        drop(reader);
+        let (input, _) = super::open::open_bytes_metered(path)?;
+        input
+            .take(HEAD_BYTES)
+            .read_to_end(&mut head)
+            .map_err(|e| Error::io(path, e))?;
     }
-    head.first() == Some(&0x0a)
-        && head
-            .iter()
-            .take(64)
-            .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r'))
+    Ok(is_packet_stream(&head, (head.len() as u64) < HEAD_BYTES))
+}
+
+/// Import what `--from perfetto` reads from a stream (standard input): a protobuf packet
+/// stream, or else traceconv's text, told apart by parsing its first bytes. `name`
+/// names the stream in errors.
+pub fn import_stream(
+    name: &Path,
+    mut input: impl Read,
+    options: ImportOptions,
+) -> Result<(Trace, ImportReport)> {
+    let mut head = Vec::new();
+    (&mut input)
+        .take(HEAD_BYTES)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::io(name, e))?;
+    let protobuf = is_packet_stream(&head, (head.len() as u64) < HEAD_BYTES);
+    let input = BufReader::with_capacity(1 << 16, std::io::Cursor::new(head).chain(input));
+    if protobuf {
+        import(name, input, StoredBytes::default(), options)
+    } else {
+        let mut importer = FtraceImporter::new(name, options);
+        importer.read(&mut { input })?;
+        Ok(importer.finish())
+    }
 }
 
 /// Import a Perfetto protobuf trace file (plain, gzip or zstd).
@@ -342,8 +388,9 @@ fn import(
     let mut reading = Reading::new(name);
     let mut packet = Vec::new();
     let mut offset = 0u64;
+    let mut inflated = framing::Inflated::default();
     while let Some(at) = next_packet(name, &mut input, &mut offset, &mut packet)? {
-        reading.packet(&packet, at, &mut importer)?;
+        reading.packet_or_batches(&packet, at, offset, &mut inflated, &mut importer)?;
     }
     reading.report_faults(&mut importer)?;
     // The buffer may have grown to the largest packet: give it back before the events
