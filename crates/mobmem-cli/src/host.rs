@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 
 use mobmem::host::capture::CaptureLock;
-use mobmem::host::state::{self, Restored};
+use mobmem::host::state::{self, Journal, Restored};
 
 #[derive(Subcommand)]
 pub enum HostCommand {
@@ -68,4 +68,60 @@ fn restore(args: RestoreArgs) -> Result<()> {
         ),
     }
     Ok(())
+}
+
+/// How a host command names, in the messages at its end, what an interrupt stops and
+/// what it changed.
+pub(crate) struct Wording {
+    /// What an interrupt stops ("workers").
+    pub(crate) stopped: &'static str,
+    /// What the command changed ("KSM settings").
+    pub(crate) settings: &'static str,
+    /// Said before each change that could not be undone.
+    pub(crate) undo_failed: &'static str,
+}
+
+/// The end of a host command's changes: report each undo that failed and close
+/// `journal`, which removes the state file only if nothing is left to put back. Whether
+/// everything was put back.
+pub(crate) fn close_journal(journal: &Journal, failures: &[String], wording: &Wording) -> bool {
+    for f in failures {
+        crate::note(&format!("error: {} {f}", wording.undo_failed));
+    }
+    let closed = journal.close();
+    if let Err(e) = &closed {
+        crate::note(&format!("error: {e}"));
+    }
+    failures.is_empty() && closed.is_ok()
+}
+
+/// A host command's outcome once its changes are undone (`restored`: all of them).
+/// After an interrupt the process ends here (status 130), saying whether its settings
+/// are back; a failed run's error says so when they are not.
+pub(crate) fn after_undo<T>(
+    outcome: mobmem::Result<T>,
+    interrupted: bool,
+    restored: bool,
+    wording: &Wording,
+) -> Result<T> {
+    let Wording {
+        stopped, settings, ..
+    } = wording;
+    if interrupted {
+        crate::note(&format!(
+            "interrupted: {stopped} stopped, {settings} {}",
+            if restored {
+                "restored"
+            } else {
+                "NOT all restored"
+            }
+        ));
+        std::process::exit(130);
+    }
+    match outcome {
+        Ok(o) => Ok(o),
+        // The undo failures were reported already; the run's own error is the error.
+        Err(e) if restored => Err(e.into()),
+        Err(e) => bail!("{e}\nand some {settings} could not be restored"),
+    }
 }

@@ -21,6 +21,15 @@ use mobmem::mm::dedup::{
 };
 use mobmem::report::short;
 
+use crate::host::{after_undo, close_journal, Wording};
+
+/// How ksm-validate names its workers and the settings it changes.
+const WORDING: Wording = Wording {
+    stopped: "workers",
+    settings: "KSM settings",
+    undo_failed: "could not restore KSM setting",
+};
+
 /// ksmd's settings on the command line (they override --config).
 #[derive(Args, Clone)]
 pub struct ParamArgs {
@@ -424,19 +433,9 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         // Act first, then say so: a message to a closed terminal must not stop anything.
         if interrupt.mark() {
             let failures = interrupt.restore_now();
-            for f in &failures {
-                crate::note(&format!("error: could not restore KSM setting {f}"));
-            }
-            let closed = handler_journal.close();
-            if let Err(e) = &closed {
-                crate::note(&format!("error: {e}"));
-            }
+            let restored = close_journal(&handler_journal, &failures, &WORDING);
             crate::note("interrupted again: KSM settings restored without waiting for ksmd");
-            std::process::exit(if failures.is_empty() && closed.is_ok() {
-                130
-            } else {
-                1
-            });
+            std::process::exit(if restored { 130 } else { 1 });
         }
         interrupt.stop_workers();
         crate::note("interrupted: stopping the workers; KSM settings will be restored");
@@ -444,32 +443,10 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
     .context("installing the signal handler")?;
     let notes = |m: &str| crate::note(m);
     let outcome = session.drive(&plan, &notes);
-    let mut failures = session.finish(&notes);
-    for f in &failures {
-        crate::note(&format!("error: could not restore KSM setting {f}"));
-    }
-    // Removes the state file only if every setting is back.
-    if let Err(e) = journal.close() {
-        crate::note(&format!("error: {e}"));
-        failures.push(e.to_string());
-    }
-    let restored = if failures.is_empty() {
-        "restored"
-    } else {
-        "NOT all restored"
-    };
-    if session.interrupted() {
-        crate::note(&format!(
-            "interrupted: workers stopped, KSM settings {restored}"
-        ));
-        std::process::exit(130);
-    }
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(e) if failures.is_empty() => return Err(e.into()),
-        Err(e) => bail!("{e}\nand some KSM settings could not be restored"),
-    };
-    let v = plan.compare(outcome, failures.is_empty())?;
+    let failures = session.finish(&notes);
+    let restored = close_journal(&journal, &failures, &WORDING);
+    let outcome = after_undo(outcome, session.interrupted(), restored, &WORDING)?;
+    let v = plan.compare(outcome, restored)?;
     let params = &plan.params;
     let (hz, kernel) = (plan.kernel_hz, plan.kernel_version);
     let last = v.last();

@@ -13,6 +13,15 @@ use mobmem::host::reclaim_validate::{
 };
 use mobmem::host::state::Journal;
 
+use crate::host::{after_undo, close_journal, Wording};
+
+/// How reclaim-validate names its worker and the settings it changes.
+const WORDING: Wording = Wording {
+    stopped: "worker",
+    settings: "settings",
+    undo_failed: "could not undo:",
+};
+
 /// The goals: file refaults within this share of the kernel's, percent...
 pub const FILE_REFAULT_GOAL_PERCENT: f64 = 10.0;
 /// ...and the zram pool's compressed size within this share.
@@ -160,32 +169,8 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
     let notes = |m: &str| crate::note(m);
     let outcome = session.drive(&plan, &notes);
     let failures = session.finish();
-    for f in &failures {
-        crate::note(&format!("error: could not undo: {f}"));
-    }
-    // Removes the state file only if nothing is left to put back.
-    let closed = journal.close();
-    if let Err(e) = &closed {
-        crate::note(&format!("error: {e}"));
-    }
-    let restored = failures.is_empty() && closed.is_ok();
-    if session.interrupted() {
-        crate::note(&format!(
-            "interrupted: worker stopped, settings {}",
-            if restored {
-                "restored"
-            } else {
-                "NOT all restored"
-            }
-        ));
-        std::process::exit(130);
-    }
-    let runs = match outcome {
-        Ok(runs) => runs,
-        // The undo failures were reported above; the run's own error is the error.
-        Err(e) if restored => return Err(e.into()),
-        Err(e) => bail!("{e}\nand some settings could not be restored"),
-    };
+    let restored = close_journal(&journal, &failures, &WORDING);
+    let runs = after_undo(outcome, session.interrupted(), restored, &WORDING)?;
     let rows = runs
         .iter()
         .map(|r| reclaim_validate::compare(&plan, r))

@@ -526,9 +526,7 @@ fn the_command_has_the_importance_it_started_with() {
     let Some(tracefs) = real_tracefs("the_command_has_the_importance_it_started_with") else {
         return;
     };
-    let dir = disk_dir();
-    let out = dir.path().join("own.mmt");
-    let pid_file = dir.path().join("pid");
+    let scratch = scratch("own.mmt");
     let run = Command::new("sh")
         .args([
             "-c",
@@ -537,22 +535,22 @@ fn the_command_has_the_importance_it_started_with() {
             "capture",
             "--out",
         ])
-        .arg(&out)
+        .arg(&scratch.out)
         .args(["--foreground", "no-such-process", "--", "sh", "-c"])
         .arg(format!(
             "echo $$ > '{}'; sleep 0.1; sleep 0.1",
-            pid_file.display()
+            scratch.pids.display()
         ))
         .output()
         .expect("run mobmem capture");
     tracefs.assert_restored();
     stderr_of(&run, true);
-    let pid: u32 = std::fs::read_to_string(&pid_file)
+    let pid: u32 = std::fs::read_to_string(&scratch.pids)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    let t = mobmem::trace::read_all(&out, None).unwrap();
+    let t = mobmem::trace::read_all(&scratch.out, None).unwrap();
     let procs = procs_with_pid(&t, pid);
     assert_eq!(procs.len(), 1, "process {pid} in {:?}", t.tables.processes);
     let (started, adj) = importance_of(&t, procs[0]);
@@ -699,11 +697,10 @@ fn capture_without_events_fails() {
     let Some(tracefs) = real_tracefs("capture_without_events_fails") else {
         return;
     };
-    let dir = disk_dir();
-    let out = dir.path().join("empty.mmt");
+    let scratch = scratch("empty.mmt");
     let run = capture(
         &tracefs,
-        &out,
+        &scratch.out,
         &[
             "--marked-only",
             "--foreground",
@@ -715,7 +712,7 @@ fn capture_without_events_fails() {
     );
     let stderr = stderr_of(&run, false);
     assert_mentions(&stderr, &["no events found"]);
-    assert!(!out.exists());
+    assert!(!scratch.out.exists());
 }
 
 /// Killed with SIGKILL at seeded points among the changes it records (the tracefs mount
@@ -727,18 +724,17 @@ fn host_restore_puts_back_what_a_killed_capture_changed() {
     let Some(tracefs) = real_tracefs(name) else {
         return;
     };
-    let dir = disk_dir();
-    let out = dir.path().join("killed.mmt");
-    let state_file = dir.path().join("state.json");
+    let scratch = scratch("killed.mmt");
+    let out = &scratch.out;
+    let state_file = scratch.dir.path().join("state.json");
     let args = ["capture", "--out", out.to_str().unwrap(), "--", "true"];
     for point in common::kill_points(35, 24, 5) {
-        let mut report = String::new();
-        if common::run_killed_at(&args, &state_file, point) {
-            report = common::host_restore(&state_file);
+        let report = common::restored_after_kill_at(&args, &state_file, point);
+        if report.is_some() {
             assert!(!out.exists(), "killed at {point}: a trace was written");
         }
-        eprintln!("killed at {point}: {report}");
+        eprintln!("killed at {point}: {}", report.unwrap_or_default());
         tracefs.assert_restored();
-        let _ = std::fs::remove_file(&out);
+        let _ = std::fs::remove_file(out);
     }
 }

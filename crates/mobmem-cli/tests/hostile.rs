@@ -140,15 +140,7 @@ fn negative_numbers_are_refused_as_negative() {
     let dir = tempfile::tempdir().unwrap();
     let trace = tiny_trace(dir.path());
     let cases: [&[&str]; 5] = [
-        &[
-            "sim",
-            "--trace",
-            s(&trace),
-            "--policy",
-            "lru",
-            "--capacity",
-            "-1",
-        ],
+        &sim(s(&trace), "lru", "-1", &[]),
         &["swap", "--trace", s(&trace), "--nvm-pages", "-5"],
         &["reclaim", "--trace", s(&trace), "--memory-mib", "-128"],
         &["gen", "chrome-push", "--seed", "-3", "--out", "x.mmt"],
@@ -190,6 +182,11 @@ fn experiment(dir: &Path, name: &str, trace: &Path) -> PathBuf {
     )
     .unwrap();
     path
+}
+
+/// The experiment of one workload `tiny` reading [`tiny_trace`], both written in `dir`.
+fn tiny_experiment(dir: &Path) -> PathBuf {
+    experiment(dir, "tiny", &tiny_trace(dir))
 }
 
 #[test]
@@ -286,8 +283,7 @@ fn a_users_folder_at_the_reports_name_is_never_removed() {
 #[test]
 fn a_run_killed_at_any_moment_leaves_the_old_report_or_the_new_one_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = tiny_trace(dir.path());
-    let exp = experiment(dir.path(), "tiny", &trace);
+    let exp = tiny_experiment(dir.path());
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("users-file.txt"), "the user's").unwrap();
@@ -339,8 +335,7 @@ fn a_run_killed_at_any_moment_leaves_the_old_report_or_the_new_one_whole() {
 #[test]
 fn links_at_the_reports_paths_are_never_written_through() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = tiny_trace(dir.path());
-    let exp = experiment(dir.path(), "tiny", &trace);
+    let exp = tiny_experiment(dir.path());
     let victim = dir.path().join("victim.txt");
     std::fs::write(&victim, "precious").unwrap();
     for link in ["index.html", "provenance.json"] {
@@ -404,8 +399,7 @@ fn special_files_as_inputs_end_at_once() {
     let e = fails(&["run", s(&fifo), "--out", s(&dir.path().join("out"))]);
     assert!(e.contains("fifo.csv"), "{e}");
     // A sweep whose plot axis could not be laid out is refused before it runs.
-    let trace = tiny_trace(dir.path());
-    let exp_text = std::fs::read_to_string(experiment(dir.path(), "tiny", &trace)).unwrap();
+    let exp_text = std::fs::read_to_string(tiny_experiment(dir.path())).unwrap();
     std::fs::write(&exp, exp_text.replace("[0.5]", "[0.5, 1e308]")).unwrap();
     let e = fails(&["run", s(&exp), "--out", s(&dir.path().join("out"))]);
     assert_mentions(&e, &["sweep.memory_fraction", "at most 1000"]);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{assert_mentions, fails, gen, mobmem, ok};
+use common::{assert_mentions, fails, gen, mobmem, mrc, ok, sim};
 
 /// A 64-byte `.mmt` header claiming `pages` pages and no records or processes.
 fn claim_mmt(pages: u64) -> Vec<u8> {
@@ -56,15 +56,7 @@ fn header_claims_and_cut_tables_fail_before_any_result() {
         let path = path.to_str().unwrap();
         for policy in ["lru", "clock"] {
             fails_at_once(
-                &[
-                    "sim",
-                    "--trace",
-                    path,
-                    "--policy",
-                    policy,
-                    "--capacity",
-                    "100",
-                ],
+                &sim(path, policy, "100", &[]),
                 "claim.mmt: byte offset 64: truncated page table",
             );
         }
@@ -80,16 +72,7 @@ fn header_claims_and_cut_tables_fail_before_any_result() {
     let cut = put(dir.path(), "cut.mmt", &bytes[..bytes.len() - 3]);
     for policy in ["lru", "clock", "arc"] {
         fails_at_once(
-            &[
-                "sim",
-                "--trace",
-                cut.to_str().unwrap(),
-                "--policy",
-                policy,
-                "--capacity",
-                "100",
-                "--json",
-            ],
+            &sim(cut.to_str().unwrap(), policy, "100", &["--json"]),
             &format!(
                 "cut.mmt: byte offset {}: truncated process table",
                 bytes.len() - 3
@@ -477,29 +460,11 @@ fn a_huge_page_id_costs_no_more_than_a_small_one() {
     let mut runs: Vec<Vec<&str>> = policies
         .lines()
         .filter_map(|line| line.split_whitespace().next())
-        .map(|policy| {
-            vec![
-                "sim",
-                "--trace",
-                path,
-                "--policy",
-                policy,
-                "--capacity",
-                "100",
-            ]
-        })
+        .map(|policy| sim(path, policy, "100", &[]))
         .collect();
     assert!(runs.len() >= 16, "{policies}");
-    runs.push(vec!["mrc", "--trace", path, "--capacities", "10,100"]);
-    runs.push(vec![
-        "mrc",
-        "--trace",
-        path,
-        "--capacities",
-        "10",
-        "--sample",
-        "0.5",
-    ]);
+    runs.push(mrc(path, &["--capacities", "10,100"]));
+    runs.push(mrc(path, &["--capacities", "10", "--sample", "0.5"]));
     for args in &runs {
         // Before the renumbering these needed 0.5 to 2.7 GiB.
         let out = mobmem_within(256, args);
@@ -536,19 +501,7 @@ fn a_large_table_of_unused_pages_sizes_no_policy() {
         "app-aware",
     ] {
         // The 240 MB file is streamed: only its pages used are held (before, 125 to 290 MB).
-        let out = mobmem_within(
-            160,
-            &[
-                "sim",
-                "--trace",
-                path,
-                "--policy",
-                policy,
-                "--capacity",
-                "4",
-                "--json",
-            ],
-        );
+        let out = mobmem_within(160, &sim(path, policy, "4", &["--json"]));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{policy}: {stderr}");
         let row: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -6,10 +6,11 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use common::{
     assert_figures, assert_mentions, fails, findings_and_paper_figures, json, kill, measured,
-    mobmem, ok, reproduce, temp_file,
+    mobmem, ok, reproduce, temp_file, wait_until,
 };
 
 #[test]
@@ -349,23 +350,13 @@ fn ksm_validate_cleans_up_on_sigint_sigterm_and_sighup() {
         let before = dir_contents(fake.path());
         let state = tempfile::tempdir().unwrap();
         let state_file = state.path().join("state.json");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
-            .args(small_validate(fake.path(), period, "30"))
-            .args(["--state-file", state_file.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Mid-run: the workers are up and ksmd (here, the fake file) is on.
-        let run = fake.path().join("run");
-        let start = std::time::Instant::now();
-        while std::fs::read_to_string(&run).unwrap().trim() != "1" {
-            assert!(
-                start.elapsed().as_secs() < 20,
-                "SIG{signal}: the run never started"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let mut child = start_mid_run(
+            fake.path(),
+            period,
+            &state_file,
+            Stdio::piped(),
+            &format!("SIG{signal}: the run never started"),
+        );
         assert_eq!(workers_with_period(period).len(), 2, "SIG{signal}");
         kill(child.id(), signal);
         let status = child.wait().unwrap();
@@ -409,6 +400,28 @@ fn small_validate(fake: &Path, period: &str, duration: &str) -> Vec<String> {
     .to_vec()
 }
 
+/// A 30-second [`small_validate`] (`period` tells its workers apart) with its state in
+/// `state` and its messages to `stderr`, once its workers are up and ksmd (the fake
+/// `run` file) is on; `never` is the failure if that takes 20 s.
+fn start_mid_run(fake: &Path, period: &str, state: &Path, stderr: Stdio, never: &str) -> Child {
+    let args = small_validate(fake, period, "30");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(args_with_state(&args, state))
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let run = fake.join("run");
+    wait_until(
+        Duration::from_secs(20),
+        Duration::from_millis(20),
+        never,
+        || std::fs::read_to_string(&run).unwrap().trim() == "1",
+    );
+    child
+}
+
 /// Killed with SIGKILL at seeded points (each change it records, and once while its
 /// workers run): the next run refuses to start, `mobmem host restore` puts every setting
 /// back and removes the state file. On a fake KSM directory: no root needed.
@@ -447,30 +460,24 @@ fn host_restore_puts_back_what_a_killed_ksm_validate_changed() {
     }
 
     // Killed from outside while the workers run and ksmd (the fake `run`) is on.
-    let long = small_validate(fake.path(), "74", "30");
-    let long: Vec<&str> = long.iter().map(String::as_str).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
-        .args(args_with_state(&long, &state_file))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let run = fake.path().join("run");
-    let start = std::time::Instant::now();
-    while std::fs::read_to_string(&run).unwrap().trim() != "1" {
-        assert!(start.elapsed().as_secs() < 20, "the run never started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut child = start_mid_run(
+        fake.path(),
+        "74",
+        &state_file,
+        Stdio::null(),
+        "the run never started",
+    );
     kill(child.id(), "KILL");
     child.wait().unwrap();
     let report = common::host_restore(&state_file);
     assert_eq!(dir_contents(fake.path()), before, "{report}");
-    let start = std::time::Instant::now();
     // The workers end when their input (the killed parent's pipe) closes.
-    while !workers_with_period("74").is_empty() {
-        assert!(start.elapsed().as_secs() < 10, "workers left running");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        "workers left running",
+        || workers_with_period("74").is_empty(),
+    );
 
     // A state file whose run is alive (this test): another run is in progress.
     std::fs::write(
@@ -632,8 +639,7 @@ fn host_restore_puts_back_what_a_killed_ksm_validate_changed_in_the_kernel() {
     let args = small_validate(sysfs, "75", "0.3");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     for point in common::kill_points(33, 6, 3) {
-        if common::run_killed_at(&args, &state_file, point) {
-            let report = common::host_restore(&state_file);
+        if let Some(report) = common::restored_after_kill_at(&args, &state_file, point) {
             assert_eq!(ksm_settings(sysfs), before, "killed at {point}: {report}");
         }
         assert_eq!(

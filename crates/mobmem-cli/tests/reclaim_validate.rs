@@ -7,9 +7,9 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{assert_mentions, fails, json, kill, skip};
+use common::{assert_mentions, fails, json, kill, skip, wait_until};
 
 #[test]
 fn reclaim_validate_refuses_bad_input_before_touching_anything() {
@@ -270,19 +270,18 @@ fn reclaim_validate_real_kernel() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while std::fs::read_to_string("/proc/swaps")
-        .unwrap()
-        .lines()
-        .count()
-        < 2
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "zram never became swap"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        Duration::from_secs(30),
+        Duration::from_millis(20),
+        "zram never became swap",
+        || {
+            std::fs::read_to_string("/proc/swaps")
+                .unwrap()
+                .lines()
+                .count()
+                >= 2
+        },
+    );
     std::thread::sleep(Duration::from_millis(300));
     kill(child.id(), "INT");
     let status = child.wait().unwrap();
@@ -323,10 +322,7 @@ fn host_restore_puts_back_what_a_killed_reclaim_validate_changed() {
     let state = tempfile::tempdir().unwrap();
     let state_file = state.path().join("state.json");
     for point in common::kill_points(34, 28, 5) {
-        let mut report = String::new();
-        if common::run_killed_at(&SMALL, &state_file, point) {
-            report = common::host_restore(&state_file);
-        }
+        let report = common::restored_after_kill_at(&SMALL, &state_file, point).unwrap_or_default();
         assert_eq!(machine_state(), before, "killed at {point}: {report}");
     }
 
@@ -339,7 +335,6 @@ fn host_restore_puts_back_what_a_killed_reclaim_validate_changed() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
     let worker_runs = || {
         std::fs::read_dir(CGROUP).unwrap().flatten().any(|e| {
             e.file_name()
@@ -349,13 +344,12 @@ fn host_restore_puts_back_what_a_killed_reclaim_validate_changed() {
                     .is_ok_and(|p| !p.trim().is_empty())
         })
     };
-    while !worker_runs() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the worker never ran"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until(
+        Duration::from_secs(30),
+        Duration::from_millis(10),
+        "the worker never ran",
+        worker_runs,
+    );
     std::thread::sleep(Duration::from_millis(100));
     kill(child.id(), "KILL");
     child.wait().unwrap();

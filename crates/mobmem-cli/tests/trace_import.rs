@@ -1,7 +1,7 @@
 //! `mobmem trace import --from ftrace` as a user runs it.
 
 mod common;
-use common::assert_mentions;
+use common::{assert_mentions, ok, sim};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -32,14 +32,24 @@ fn refused_import(from: &str, input: &Path, extra: &[&str]) -> (String, String) 
     )
 }
 
-/// The JSON report of a run that succeeded (`--json`).
-fn json_report(run: &Output) -> serde_json::Value {
+/// An import from `input` that must succeed, run with `extra` and `--json`, into a file
+/// `name` in a folder of its own: the folder, the file and the JSON report.
+fn imported(
+    from: &str,
+    input: &Path,
+    name: &str,
+    extra: &[&str],
+) -> (tempfile::TempDir, PathBuf, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(name);
+    let run = import(from, input, &out, &[extra, &["--json"]].concat());
     assert!(
         run.status.success(),
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    serde_json::from_slice(&run.stdout).unwrap()
+    let report = serde_json::from_slice(&run.stdout).unwrap();
+    (dir, out, report)
 }
 
 /// A file of the library's tests, by its path below `crates/mobmem/tests`.
@@ -61,10 +71,8 @@ fn perfetto_fixture(name: &str) -> PathBuf {
 
 #[test]
 fn import_writes_the_trace_and_reports_skipped_lines() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("linux.mmt");
     let input = fixture("linux.txt");
-    let report = json_report(&import("ftrace", &input, &out, &["--json"]));
+    let (dir, out, report) = imported("ftrace", &input, "linux.mmt", &[]);
     assert_eq!(report["lost_events"], 7);
     assert_eq!(report["accesses_from"], "read-path");
     let trace = mobmem::trace::read_all(&out, None).unwrap();
@@ -157,10 +165,8 @@ fn an_import_without_events_reports_what_it_read_and_fails() {
 
 #[test]
 fn perfetto_text_imports_with_from_perfetto() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("p.csv");
-    let input = fixture("perfetto.txt");
-    let report = json_report(&import("perfetto", &input, &out, &["--strict", "--json"]));
+    let (_dir, out, report) =
+        imported("perfetto", &fixture("perfetto.txt"), "p.csv", &["--strict"]);
     assert_eq!(report["threads"], 2);
     assert_eq!(report["pages_deleted"], 1);
     let trace = mobmem::trace::read_all(&out, None).unwrap();
@@ -170,22 +176,11 @@ fn perfetto_text_imports_with_from_perfetto() {
 
 #[test]
 fn a_perfetto_protobuf_trace_imports_and_simulates() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("phone.mmt");
     let input = perfetto_fixture("all-events.pftrace.gz");
-    let report = json_report(&import("perfetto", &input, &out, &["--json"]));
+    let (_dir, out, report) = imported("perfetto", &input, "phone.mmt", &[]);
     assert_eq!(report["file_accesses"], 8);
     assert!(report["perfetto"]["packets"].as_u64().unwrap() > 0);
-    let sim = Command::new(env!("CARGO_BIN_EXE_mobmem"))
-        .args(["sim", "--policy", "lru", "--capacity", "4", "--trace"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
-    );
+    ok(&sim(out.to_str().unwrap(), "lru", "4", &[]));
 }
 
 #[test]

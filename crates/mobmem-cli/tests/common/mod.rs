@@ -9,6 +9,7 @@ pub use public::{assert_mentions, public_trace, skip, tree};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 /// Run `mobmem ARGS...` to its end.
 pub fn mobmem(args: &[&str]) -> Output {
@@ -214,6 +215,15 @@ pub fn assert_figures(dir: &Path, name: &str, figures: &[&str]) {
     }
 }
 
+/// Wait until `ready` holds, asking every `every`; after `limit` fail, saying `what`.
+pub fn wait_until(limit: Duration, every: Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "{what}");
+        std::thread::sleep(every);
+    }
+}
+
 /// Send process `pid` the signal `signal` (`TERM`, `INT`...) with kill(1).
 pub fn kill(pid: u32, signal: &str) {
     let sent = Command::new("kill")
@@ -274,6 +284,12 @@ pub fn run_killed_at(args: &[&str], state: &Path, point: usize) -> bool {
         state.display()
     );
     false
+}
+
+/// [`run_killed_at`], then [`host_restore`] if it was killed: the restore's report, or
+/// `None` when the run ended by itself.
+pub fn restored_after_kill_at(args: &[&str], state: &Path, point: usize) -> Option<String> {
+    run_killed_at(args, state, point).then(|| host_restore(state))
 }
 
 /// `mobmem host restore --state-file STATE`, which must succeed and remove the file: its

@@ -159,7 +159,12 @@ impl FtraceImporter {
     /// One event of an input that is not text (a Perfetto protobuf trace), its fields
     /// read into `record`; `at` says where it is, for errors. Events must come in time
     /// order, as the lines of a text capture do.
-    pub(crate) fn push_record(&mut self, head: &Head, record: Record, at: Position) -> Result<()> {
+    pub(crate) fn push_record(
+        &mut self,
+        head: &Head,
+        record: Record<&str>,
+        at: Position,
+    ) -> Result<()> {
         self.begin_record(at);
         if self.excluded(head) {
             if let Record::NewTask(task) = &record {
@@ -239,7 +244,7 @@ impl FtraceImporter {
     }
 
     /// A task started by an excluded one: a new process is kept.
-    pub(super) fn excluded_new_task(&mut self, task: &NewTask) {
+    pub(super) fn excluded_new_task(&mut self, task: &NewTask<&str>) {
         if !task.thread {
             self.forked_process(task, None);
         }
@@ -284,7 +289,11 @@ impl FtraceImporter {
     }
 
     /// Apply one event, its fields read into `record`, to the trace.
-    pub(super) fn apply(&mut self, h: &Head, record: Record) -> std::result::Result<(), String> {
+    pub(super) fn apply(
+        &mut self,
+        h: &Head,
+        record: Record<&str>,
+    ) -> std::result::Result<(), String> {
         let name = h.event;
         if let Some(tgid) = h.tgid {
             if tgid != 0 && tgid != h.pid {

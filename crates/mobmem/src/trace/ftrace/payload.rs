@@ -261,19 +261,22 @@ pub(super) fn filemap_page_range(
     Ok((owner, first, last))
 }
 
-/// A `task_newtask` event's new task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct NewTask<'a> {
+/// A `task_newtask` event's new task; `T` is the type of its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NewTask<T> {
     pub(crate) pid: u32,
     /// `CLONE_THREAD`: a thread of its parent's group, not a process.
     pub(crate) thread: bool,
     /// `oom_score_adj` inherited from the parent.
     pub(crate) adj: i16,
-    pub(crate) comm: Option<&'a str>,
+    pub(crate) comm: Option<T>,
 }
 
 /// `task_newtask`: `pid=%d comm=%s clone_flags=%lx oom_score_adj=%hd`.
-pub(super) fn new_task(payload: &str, perfetto: bool) -> std::result::Result<NewTask<'_>, String> {
+pub(super) fn new_task(
+    payload: &str,
+    perfetto: bool,
+) -> std::result::Result<NewTask<&str>, String> {
     let pid = number(value(payload, "pid"), "pid=PID")?;
     let flags = value(payload, "clone_flags").ok_or("expected clone_flags=")?;
     let flags = kernel_hex(flags, perfetto).ok_or_else(|| {

@@ -2,7 +2,11 @@
 //! line of ftrace text, read here from its payload, or an event of a Perfetto protobuf
 //! trace, built by [`crate::trace::perfetto`]. The importer applies both alike
 //! ([`FtraceImporter::apply`](super::FtraceImporter)), so the two imports of one capture
-//! give the same trace.
+//! give the same trace. The Perfetto import keeps its events, waiting for the time sort,
+//! as records whose names are handles into one buffer: hence a record generic over the
+//! type of its names.
+
+use std::convert::Infallible;
 
 use super::payload::{
     adj, begin_marker, filemap_key, filemap_page_range, filemap_pages, kernel_hex, new_task,
@@ -10,9 +14,10 @@ use super::payload::{
 };
 use super::PAGE_SIZE;
 
-/// An event's fields, by the event's kind.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Record<'a> {
+/// An event's fields, by the event's kind; `T` is the type of the names it holds (`&str`
+/// where it is applied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Record<T> {
     /// `mm_filemap_add_to_page_cache` (`added`) or `mm_filemap_delete_from_page_cache`:
     /// `count` pages of file `owner` from page `first`.
     PageCache {
@@ -46,12 +51,12 @@ pub(crate) enum Record<'a> {
     OomScoreAdj {
         pid: u32,
         adj: i16,
-        comm: Option<&'a str>,
+        comm: Option<T>,
     },
-    NewTask(NewTask<'a>),
+    NewTask(NewTask<T>),
     Fork {
         child: u32,
-        child_comm: Option<&'a str>,
+        child_comm: Option<T>,
     },
     Exit {
         pid: u32,
@@ -60,23 +65,85 @@ pub(crate) enum Record<'a> {
     },
     Rename {
         pid: u32,
-        newcomm: &'a str,
+        newcomm: T,
     },
     /// `sched_process_exec`: the process of `pid` runs a new program, `name` its file's
     /// base name (what the kernel sets as its comm).
     Exec {
         pid: u32,
-        name: &'a str,
+        name: T,
     },
     /// A trace marker written from user space (`tracing_mark_write`, `print`): its
     /// atrace `B|PID|NAME` slice begin, if it is one.
-    Marker(Option<(u32, &'a str)>),
+    Marker(Option<(u32, T)>),
     /// A reclaim event (`mm_vmscan_*`), with the pages it reclaimed where it says.
     Reclaim {
         reclaimed: u64,
     },
     /// An event the trace model does not use.
     Other,
+}
+
+impl<T> Record<T> {
+    /// The same record with each of its names turned into a `U` by `f`; `f`'s first error.
+    pub(crate) fn try_map_names<U, E>(
+        self,
+        mut f: impl FnMut(T) -> std::result::Result<U, E>,
+    ) -> std::result::Result<Record<U>, E> {
+        Ok(match self {
+            Record::PageCache {
+                added,
+                owner,
+                first,
+                count,
+            } => Record::PageCache {
+                added,
+                owner,
+                first,
+                count,
+            },
+            Record::GetPages { owner, first, last } => Record::GetPages { owner, first, last },
+            Record::MapPages { owner, first, last } => Record::MapPages { owner, first, last },
+            Record::Fault { owner, index } => Record::Fault { owner, index },
+            Record::UserFault { page, write } => Record::UserFault { page, write },
+            Record::OomScoreAdj { pid, adj, comm } => Record::OomScoreAdj {
+                pid,
+                adj,
+                comm: comm.map(&mut f).transpose()?,
+            },
+            Record::NewTask(task) => Record::NewTask(NewTask {
+                pid: task.pid,
+                thread: task.thread,
+                adj: task.adj,
+                comm: task.comm.map(&mut f).transpose()?,
+            }),
+            Record::Fork { child, child_comm } => Record::Fork {
+                child,
+                child_comm: child_comm.map(&mut f).transpose()?,
+            },
+            Record::Exit { pid, group_dead } => Record::Exit { pid, group_dead },
+            Record::Rename { pid, newcomm } => Record::Rename {
+                pid,
+                newcomm: f(newcomm)?,
+            },
+            Record::Exec { pid, name } => Record::Exec {
+                pid,
+                name: f(name)?,
+            },
+            Record::Marker(begin) => Record::Marker(match begin {
+                Some((pid, slice)) => Some((pid, f(slice)?)),
+                None => None,
+            }),
+            Record::Reclaim { reclaimed } => Record::Reclaim { reclaimed },
+            Record::Other => Record::Other,
+        })
+    }
+
+    /// The same record with each of its names turned into a `U` by `f`.
+    pub(crate) fn map_names<U>(self, mut f: impl FnMut(T) -> U) -> Record<U> {
+        let Ok(record) = self.try_map_names(|name| Ok::<U, Infallible>(f(name)));
+        record
+    }
 }
 
 /// The record of the text event `name` with payload `payload`; `Err` says what was
@@ -86,7 +153,7 @@ pub(super) fn parse<'a>(
     name: &str,
     payload: &'a str,
     perfetto: bool,
-) -> std::result::Result<Record<'a>, String> {
+) -> std::result::Result<Record<&'a str>, String> {
     Ok(match name {
         "mm_filemap_add_to_page_cache" | "mm_filemap_delete_from_page_cache" => {
             let (owner, first, count) = filemap_pages(payload, perfetto)?;

@@ -57,7 +57,7 @@ impl FtraceImporter {
 
     /// `task` is a new process (not a thread) started with the parent's mark `mark`:
     /// remembered until its first event makes it a process.
-    pub(super) fn forked_process(&mut self, task: &NewTask, mark: Option<i16>) {
+    pub(super) fn forked_process(&mut self, task: &NewTask<&str>, mark: Option<i16>) {
         self.tgid_of.remove(&task.pid);
         let f = self.forked.entry(task.pid).or_default();
         f.name = task.comm.map(str::to_string);

@@ -232,80 +232,12 @@ struct Pending {
 }
 
 /// An event as read: its name (a label), the packet it came in (for errors) and its
-/// fields.
+/// fields, or what was expected of it (a label) where they could not be read.
 #[derive(Clone, Copy, PartialEq)]
 struct Kept {
     packet: u32,
     name: u32,
-    event: Decoded,
-}
-
-/// A [`Record`] whose names are kept in [`Texts`].
-#[derive(Clone, Copy, PartialEq)]
-enum Decoded {
-    /// One page added to or deleted from the page cache.
-    PageCache {
-        added: bool,
-        owner: u64,
-        first: u64,
-    },
-    GetPages {
-        owner: u64,
-        first: u64,
-        last: u64,
-    },
-    MapPages {
-        owner: u64,
-        first: u64,
-        last: u64,
-    },
-    Fault {
-        owner: u64,
-        index: u64,
-    },
-    UserFault {
-        page: u64,
-        write: bool,
-    },
-    OomScoreAdj {
-        pid: u32,
-        adj: i16,
-        comm: Option<Text>,
-    },
-    NewTask {
-        pid: u32,
-        thread: bool,
-        adj: i16,
-        comm: Option<Text>,
-    },
-    Fork {
-        child: u32,
-        comm: Option<Text>,
-    },
-    Exit {
-        pid: u32,
-    },
-    Rename {
-        pid: u32,
-        newcomm: Text,
-    },
-    Exec {
-        pid: u32,
-        name: Text,
-    },
-    /// An input marker of process `pid`, by its index in [`INPUT_MARKERS`].
-    Input {
-        pid: u32,
-        marker: u8,
-    },
-    /// Another trace marker.
-    Marker,
-    Reclaim {
-        reclaimed: u64,
-    },
-    Other,
-    /// An event that could not be read, and what was expected of it (a label).
-    Malformed(u32),
+    event: std::result::Result<Record<Text>, u32>,
 }
 
 /// Names read from the trace (task names, programs, packages), end to end.
@@ -450,11 +382,11 @@ fn import(
         let at = Position::Byte(packets[kept.packet as usize]);
         let event = labels.get(kept.name);
         let record = match kept.event {
-            Decoded::Malformed(expected) => {
+            Ok(record) => record.map_names(|name| texts.get(name)),
+            Err(expected) => {
                 importer.malformed_record(event, labels.get(expected), at)?;
                 continue;
             }
-            decoded => record_from(decoded, &texts),
         };
         let head = Head {
             comm: None,
@@ -488,6 +420,8 @@ struct Reading<'p> {
     faults: Option<(String, u64, u64)>,
     labels: Labels,
     texts: Texts,
+    /// [`INPUT_MARKERS`] in `texts`: what an input marker's record keeps of its slice.
+    input_markers: [Text; INPUT_MARKERS.len()],
     /// From the process tree: pid -> command line's program and uid.
     tree_names: HashMap<u32, (Text, Option<i32>)>,
     /// From the process tree: tid -> tgid (the lowest, if it says several).
@@ -505,6 +439,8 @@ fn pid(v: Option<u64>) -> Option<u32> {
 
 impl<'p> Reading<'p> {
     fn new(path: &'p Path) -> Self {
+        let mut texts = Texts::default();
+        let input_markers = INPUT_MARKERS.map(|m| texts.add(m).expect("a few names fit"));
         Reading {
             path,
             stats: PerfettoStats::default(),
@@ -514,7 +450,8 @@ impl<'p> Reading<'p> {
             packets: Vec::new(),
             faults: None,
             labels: Labels::default(),
-            texts: Texts::default(),
+            texts,
+            input_markers,
             tree_names: HashMap::new(),
             tree_threads: HashMap::new(),
             packages: HashMap::new(),
@@ -714,15 +651,15 @@ impl<'p> Reading<'p> {
     fn keep(&mut self, of: RecordOf, at: u64) -> Result<u32> {
         let (name, event) = match of {
             Ok((name, record)) => {
-                let event = self.decoded(record, at)?;
-                (name, event)
+                let event = self.kept_record(record, at)?;
+                (name, Ok(event))
             }
-            Err((name, expected)) => (name, Decoded::Malformed(self.labels.id(&expected))),
+            Err((name, expected)) => (name, Err(self.labels.id(&expected))),
         };
         let name = self.labels.id(&name);
         let shared = match event {
-            Decoded::Other => Some(false),
-            Decoded::Marker => Some(true),
+            Ok(Record::Other) => Some(false),
+            Ok(Record::Marker(None)) => Some(true),
             _ => None,
         };
         if let Some(&index) = shared.and_then(|marker| self.shared.get(&(name, marker))) {
@@ -757,119 +694,18 @@ impl<'p> Reading<'p> {
             .map_err(|_| too_much(self.path, at, "more than 2^32 packets with events"))
     }
 
-    fn decoded(&mut self, record: Record, at: u64) -> Result<Decoded> {
-        let mut text = |s: &str| self.text(s, at);
-        Ok(match record {
-            Record::PageCache {
-                added,
-                owner,
-                first,
-                ..
-            } => Decoded::PageCache {
-                added,
-                owner,
-                first,
-            },
-            Record::GetPages { owner, first, last } => Decoded::GetPages { owner, first, last },
-            Record::MapPages { owner, first, last } => Decoded::MapPages { owner, first, last },
-            Record::Fault { owner, index } => Decoded::Fault { owner, index },
-            Record::UserFault { page, write } => Decoded::UserFault { page, write },
-            Record::OomScoreAdj { pid, adj, comm } => Decoded::OomScoreAdj {
-                pid,
-                adj,
-                comm: comm.map(&mut text).transpose()?,
-            },
-            Record::NewTask(t) => Decoded::NewTask {
-                pid: t.pid,
-                thread: t.thread,
-                adj: t.adj,
-                comm: t.comm.map(&mut text).transpose()?,
-            },
-            Record::Fork { child, child_comm } => Decoded::Fork {
-                child,
-                comm: child_comm.map(&mut text).transpose()?,
-            },
-            Record::Exit { pid, .. } => Decoded::Exit { pid },
-            Record::Rename { pid, newcomm } => Decoded::Rename {
-                pid,
-                newcomm: text(newcomm)?,
-            },
-            Record::Exec { pid, name } => Decoded::Exec {
-                pid,
-                name: text(name)?,
-            },
-            Record::Marker(Some((pid, slice))) => {
-                match INPUT_MARKERS.iter().position(|m| slice.starts_with(m)) {
-                    Some(marker) => Decoded::Input {
-                        pid,
-                        marker: marker as u8,
-                    },
-                    None => Decoded::Marker,
-                }
-            }
-            Record::Marker(None) => Decoded::Marker,
-            Record::Reclaim { reclaimed } => Decoded::Reclaim { reclaimed },
-            Record::Other => Decoded::Other,
-        })
-    }
-}
-
-/// The record of an event kept as `decoded`, its names in `texts`.
-fn record_from(decoded: Decoded, texts: &Texts) -> Record<'_> {
-    let text = |t: Text| texts.get(t);
-    match decoded {
-        Decoded::PageCache {
-            added,
-            owner,
-            first,
-        } => Record::PageCache {
-            added,
-            owner,
-            first,
-            count: 1,
-        },
-        Decoded::GetPages { owner, first, last } => Record::GetPages { owner, first, last },
-        Decoded::MapPages { owner, first, last } => Record::MapPages { owner, first, last },
-        Decoded::Fault { owner, index } => Record::Fault { owner, index },
-        Decoded::UserFault { page, write } => Record::UserFault { page, write },
-        Decoded::OomScoreAdj { pid, adj, comm } => Record::OomScoreAdj {
-            pid,
-            adj,
-            comm: comm.map(text),
-        },
-        Decoded::NewTask {
-            pid,
-            thread,
-            adj,
-            comm,
-        } => Record::NewTask(NewTask {
-            pid,
-            thread,
-            adj,
-            comm: comm.map(text),
-        }),
-        Decoded::Fork { child, comm } => Record::Fork {
-            child,
-            child_comm: comm.map(text),
-        },
-        Decoded::Exit { pid } => Record::Exit {
-            pid,
-            group_dead: None,
-        },
-        Decoded::Rename { pid, newcomm } => Record::Rename {
-            pid,
-            newcomm: text(newcomm),
-        },
-        Decoded::Exec { pid, name } => Record::Exec {
-            pid,
-            name: text(name),
-        },
-        Decoded::Input { pid, marker } => {
-            Record::Marker(Some((pid, INPUT_MARKERS[usize::from(marker)])))
+    /// The record kept of `record`, its names added to `texts`. Of a trace marker only the
+    /// start of an input slice is used: it is kept as that start, other markers without
+    /// their slice.
+    fn kept_record(&mut self, record: Record<&str>, at: u64) -> Result<Record<Text>> {
+        if let Record::Marker(begin) = record {
+            let input = begin.and_then(|(pid, slice)| {
+                let marker = INPUT_MARKERS.iter().position(|m| slice.starts_with(m))?;
+                Some((pid, self.input_markers[marker]))
+            });
+            return Ok(Record::Marker(input));
         }
-        Decoded::Marker => Record::Marker(None),
-        Decoded::Reclaim { reclaimed } => Record::Reclaim { reclaimed },
-        Decoded::Other | Decoded::Malformed(_) => Record::Other,
+        record.try_map_names(|name| self.text(name, at))
     }
 }
 
@@ -1171,7 +1007,7 @@ fn varint(
     ))
 }
 
-type RecordOf<'a> = std::result::Result<(String, Record<'a>), (String, String)>;
+type RecordOf<'a> = std::result::Result<(String, Record<&'a str>), (String, String)>;
 
 /// The event's name and its record, or its name and what was expected of it.
 fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
@@ -1179,7 +1015,7 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
     let Some(event) = event else {
         return Ok(("(an event type not decoded)".into(), Record::Other));
     };
-    fn named<'a>(name: &str, r: std::result::Result<Record<'a>, String>) -> RecordOf<'a> {
+    fn named<'a>(name: &str, r: std::result::Result<Record<&'a str>, String>) -> RecordOf<'a> {
         match r {
             Ok(record) => Ok((name.to_string(), record)),
             Err(expected) => Err((name.to_string(), expected)),
@@ -1227,7 +1063,7 @@ fn record_of(event: Option<&proto::Event>) -> RecordOf<'_> {
 
 type Expected<T> = std::result::Result<T, String>;
 
-fn new_task(t: &proto::TaskNewtask) -> Expected<Record<'_>> {
+fn new_task(t: &proto::TaskNewtask) -> Expected<Record<&str>> {
     let pid = pid_of(t.pid, "pid")?;
     let flags = t.clone_flags.ok_or("expected clone_flags")?;
     Ok(Record::NewTask(NewTask {
@@ -1238,14 +1074,14 @@ fn new_task(t: &proto::TaskNewtask) -> Expected<Record<'_>> {
     }))
 }
 
-fn rename(t: &proto::TaskRename) -> Expected<Record<'_>> {
+fn rename(t: &proto::TaskRename) -> Expected<Record<&str>> {
     Ok(Record::Rename {
         pid: pid_of(t.pid, "pid")?,
         newcomm: utf8(&t.newcomm).ok_or("expected newcomm (UTF-8)")?,
     })
 }
 
-fn exec(x: &proto::SchedProcessExec) -> Expected<Record<'_>> {
+fn exec(x: &proto::SchedProcessExec) -> Expected<Record<&str>> {
     let filename = utf8(&x.filename).ok_or("expected filename (UTF-8)")?;
     Ok(Record::Exec {
         pid: pid_of(x.pid, "pid")?,
@@ -1253,7 +1089,7 @@ fn exec(x: &proto::SchedProcessExec) -> Expected<Record<'_>> {
     })
 }
 
-fn oom_score_adj(o: &proto::OomScoreAdjUpdate) -> Expected<Record<'_>> {
+fn oom_score_adj(o: &proto::OomScoreAdjUpdate) -> Expected<Record<&str>> {
     Ok(Record::OomScoreAdj {
         pid: pid_of(o.pid, "pid")?,
         adj: adj_of(o.oom_score_adj)?,
@@ -1292,7 +1128,7 @@ fn filemap_page(m: &proto::MmFilemapPage) -> std::result::Result<(u64, u64), Str
 }
 
 /// The page added to (`added`) or deleted from the page cache.
-fn page_cache(m: &proto::MmFilemapPage, added: bool) -> std::result::Result<Record<'_>, String> {
+fn page_cache(m: &proto::MmFilemapPage, added: bool) -> std::result::Result<Record<&str>, String> {
     let (owner, first) = filemap_page(m)?;
     Ok(Record::PageCache {
         added,
@@ -1320,7 +1156,10 @@ fn generic_u64(g: &proto::Generic, field: &str) -> std::result::Result<u64, Stri
 
 /// The record of a generic event the text import reads (by the same field names the
 /// kernel gives them), or [`Record::Other`].
-fn generic_record<'a>(name: &str, g: &proto::Generic) -> std::result::Result<Record<'a>, String> {
+fn generic_record<'a>(
+    name: &str,
+    g: &proto::Generic,
+) -> std::result::Result<Record<&'a str>, String> {
     let file = || -> std::result::Result<u64, String> {
         file_of(generic_u64(g, "s_dev")?, generic_u64(g, "i_ino")?)
     };
