@@ -342,6 +342,44 @@ fn small_perfetto_files_decode_in_bounded_memory() {
     }
 }
 
+/// A Perfetto trace of a packet with a timestamp, then one whose `compressed_packets`
+/// (field 50) inflate to one frame of 64 MiB + 1 zero bytes: about 64 KiB in all.
+fn compressed_packet_bomb() -> Vec<u8> {
+    let batch = field(1, &vec![0u8; (64 << 20) + 1]);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&batch).unwrap();
+    [
+        field(1, &[0x40, 0x01]),
+        field(1, &field(50, &z.finish().unwrap())),
+    ]
+    .concat()
+}
+
+/// A deflate bomb inside `compressed_packets` (a packet's batch of deflated packets,
+/// 64 MiB and more of them in about 64 KiB): a clear error naming the packet, in the
+/// same memory as the gzip bombs, from a file and from standard input.
+#[test]
+fn compressed_packet_bombs_are_errors_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.mmt");
+    let path = put(dir.path(), "bomb.pftrace", &compressed_packet_bomb());
+    fails_small_and_soon(
+        &import_args("perfetto", path.to_str().unwrap(), &out),
+        None,
+        20,
+        "bomb.pftrace: byte offset 4: the compressed_packets of this packet inflate to more than",
+    );
+    fails_small_and_soon(
+        &import_args("perfetto", "-", &out),
+        Some(|mut stdin| {
+            let _ = stdin.write_all(&compressed_packet_bomb());
+        }),
+        20,
+        "<stdin>: byte offset 4: the compressed_packets",
+    );
+    assert!(!out.exists());
+}
+
 #[test]
 fn endless_inputs_end_with_an_error_naming_the_place() {
     let dir = tempfile::tempdir().unwrap();
