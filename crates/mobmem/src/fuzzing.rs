@@ -163,6 +163,8 @@ fn ftrace_text(data: &[u8], perfetto: bool) {
 
 fn perfetto_protobuf(data: &[u8]) {
     let name = Path::new("fuzz-input.pftrace");
+    // How `--from perfetto` tells packets from text, on the same bytes.
+    let _ = trace::perfetto::is_packet_stream(data, true);
     let _ = trace::perfetto::import_reader(name, Cursor::new(data), ImportOptions::default());
 }
 
