@@ -108,7 +108,7 @@ pub fn run(args: ImportArgs) -> Result<()> {
     let stdin = args.file.as_os_str() == "-";
     let (t, report) = if stdin && options.perfetto {
         let name = std::path::Path::new("<stdin>");
-        trace::perfetto::import_stream(name, std::io::stdin().lock(), options)?
+        trace::perfetto::import_stream(name, std::io::stdin(), options)?
     } else if stdin {
         let mut importer = FtraceImporter::new(std::path::Path::new("<stdin>"), options);
         importer.read(&mut BufReader::new(std::io::stdin().lock()))?;

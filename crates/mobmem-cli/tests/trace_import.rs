@@ -91,35 +91,73 @@ fn strict_import_fails_on_the_first_malformed_line_and_writes_nothing() {
     assert_mentions(&err, &["malformed.txt: line 3:", "expected ino"]);
 }
 
-#[test]
-fn import_reads_standard_input() {
+/// `trace import --from FROM - --out OUT` fed `bytes` on standard input: the trace written.
+fn imported_from_stdin(from: &str, bytes: &[u8]) -> mobmem::trace::Trace {
     use std::io::Write;
     use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("a.csv");
     let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
-        .args(["trace", "import", "--from", "ftrace", "-", "--out"])
+        .args(["trace", "import", "--from", from, "-", "--out"])
         .arg(&out)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let text = std::fs::read(fixture("android.txt")).unwrap();
-    child.stdin.take().unwrap().write_all(&text).unwrap();
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
     let done = child.wait_with_output().unwrap();
     assert!(
         done.status.success(),
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
-    let from_stdin = mobmem::trace::read_all(&out, None).unwrap();
+    mobmem::trace::read_all(&out, None).unwrap()
+}
+
+#[test]
+fn import_reads_standard_input() {
+    let text = std::fs::read(fixture("android.txt")).unwrap();
+    let from_stdin = imported_from_stdin("ftrace", &text);
     let (from_file, _) = mobmem::trace::ftrace::import_file(
         &fixture("android.txt"),
         mobmem::trace::ftrace::ImportOptions::default(),
     )
     .unwrap();
     assert_eq!(from_stdin, from_file);
+}
+
+/// A Perfetto trace piped in, plain, gzip or zstd, as protobuf or as traceconv's text:
+/// the trace of the file.
+#[test]
+fn perfetto_reads_standard_input_in_every_form() {
+    let perfetto = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../mobmem/tests/data/perfetto")
+            .join(name)
+    };
+    let plain = std::fs::read(perfetto("all-events.pftrace")).unwrap();
+    let (from_file, _) = mobmem::trace::perfetto::import_file(
+        &perfetto("all-events.pftrace"),
+        mobmem::trace::ftrace::ImportOptions::default(),
+    )
+    .unwrap();
+    for (what, bytes) in [
+        ("plain", plain.clone()),
+        (
+            "gzip",
+            std::fs::read(perfetto("all-events.pftrace.gz")).unwrap(),
+        ),
+        ("zstd", zstd::encode_all(plain.as_slice(), 3).unwrap()),
+        (
+            "deflated packets",
+            std::fs::read(perfetto("compressed-packets.pftrace")).unwrap(),
+        ),
+        ("text", std::fs::read(perfetto("all-events.txt")).unwrap()),
+    ] {
+        let t = imported_from_stdin("perfetto", &bytes);
+        assert_eq!(t.events, from_file.events, "{what}");
+    }
 }
 
 /// Inputs with no event: the report says what was skipped and why, then the import fails

@@ -310,11 +310,24 @@ fn compressed_batches_and_unknown_fields_give_the_plain_trace() {
     let bytes = std::fs::read(data("leading-unknown-fields.pftrace")).unwrap();
     let (t, _) = perfetto::import_stream(
         Path::new("<stdin>"),
-        bytes.as_slice(),
+        std::io::Cursor::new(bytes),
         ImportOptions::default(),
     )
     .unwrap();
     assert_eq!(t.events, plain.events);
+    // And compressed, as `zcat`-less pipes give it: gzip and zstd.
+    let plain_bytes = std::fs::read(data("all-events.pftrace")).unwrap();
+    let gz = std::fs::read(data("all-events.pftrace.gz")).unwrap();
+    let zst = zstd::encode_all(plain_bytes.as_slice(), 3).unwrap();
+    for (what, bytes) in [("gzip", gz), ("zstd", zst)] {
+        let (t, _) = perfetto::import_stream(
+            Path::new("<stdin>"),
+            std::io::Cursor::new(bytes),
+            ImportOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(t.events, plain.events, "{what}");
+    }
 }
 
 /// A frame of `packet` as Trace's field 1.
@@ -347,10 +360,13 @@ fn deflate_bombs_in_compressed_packets_are_errors() {
     let bomb = [frame(&[0x40, 1]), frame(&deflated_packet(&big))].concat();
     drop(big);
     assert!(bomb.len() < 200 << 10, "{} bytes", bomb.len());
-    let message =
-        perfetto::import_stream(Path::new("bomb"), bomb.as_slice(), ImportOptions::default())
-            .unwrap_err()
-            .to_string();
+    let message = perfetto::import_stream(
+        Path::new("bomb"),
+        std::io::Cursor::new(bomb.clone()),
+        ImportOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         message.contains("bomb: byte offset 4:") && message.contains("more than a batch may hold"),
         "{message}"
@@ -363,7 +379,7 @@ fn deflate_bombs_in_compressed_packets_are_errors() {
     }
     let message = perfetto::import_stream(
         Path::new("nested"),
-        inner.as_slice(),
+        std::io::Cursor::new(inner),
         ImportOptions::default(),
     )
     .map(|_| ())
@@ -373,9 +389,12 @@ fn deflate_bombs_in_compressed_packets_are_errors() {
 
     // Not zlib at all: a malformed packet, reported as such.
     let junk = [frame(&[0x92, 0x03, 4, 1, 2, 3, 4])].concat();
-    let (_, report) =
-        perfetto::import_stream(Path::new("junk"), junk.as_slice(), ImportOptions::default())
-            .unwrap();
+    let (_, report) = perfetto::import_stream(
+        Path::new("junk"),
+        std::io::Cursor::new(junk),
+        ImportOptions::default(),
+    )
+    .unwrap();
     let stats = report.perfetto.clone().unwrap();
     assert_eq!(stats.compressed_batches, 1);
     assert!(

@@ -79,6 +79,7 @@ impl std::fmt::Display for Format {
 }
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Open `path` as a byte stream, transparently decompressing zstd (detected by its magic
 /// number, whatever the file is called), with the count of stored bytes read (see
@@ -111,7 +112,7 @@ fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength, StoredB
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
     if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
-        let decoder = ZstdInput::new(reader).map_err(|e| Error::io(path, e))?;
+        let decoder = Expanding::zstd(reader).map_err(|e| Error::io(path, e))?;
         let stored = StoredBytes::compressed(decoder.consumed());
         let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
         Ok((
@@ -133,12 +134,20 @@ struct Counted<R> {
 }
 
 impl<R> Counted<R> {
-    fn add(&self, n: usize) {
-        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+    /// `inner` counted, and the count.
+    fn new(inner: R) -> (Self, Arc<AtomicU64>) {
+        let consumed = Arc::new(AtomicU64::new(0));
+        (
+            Counted {
+                inner,
+                consumed: consumed.clone(),
+            },
+            consumed,
+        )
     }
 
-    fn get(&self) -> u64 {
-        self.consumed.load(Ordering::Relaxed)
+    fn add(&self, n: usize) {
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
     }
 }
 
@@ -161,46 +170,58 @@ impl<R: BufRead> BufRead for Counted<R> {
     }
 }
 
-/// A zstd decoder whose errors say where in the data they happened: the library's own
-/// messages ("Destination buffer is too small", "Unknown frame descriptor") name no
+/// A zstd or gzip decoder whose output is bounded by [`zstd_bound`] of the compressed
+/// bytes it took, and whose errors say where in the data they happened: the libraries'
+/// own messages ("Destination buffer is too small", "Unknown frame descriptor") name no
 /// position.
-struct ZstdInput<R: BufRead> {
-    decoder: zstd::Decoder<'static, Counted<R>>,
+struct Expanding {
+    decoder: Box<dyn Read + Send>,
+    /// Compressed bytes taken so far (shared with the decoder's [`Counted`] input).
+    consumed: Arc<AtomicU64>,
     /// Decompressed bytes returned so far.
     produced: u64,
+    codec: &'static str,
 }
 
-impl<R: BufRead> ZstdInput<R> {
-    fn new(compressed: R) -> io::Result<Self> {
-        let counted = Counted {
-            inner: compressed,
-            consumed: Arc::new(AtomicU64::new(0)),
-        };
-        Ok(ZstdInput {
-            decoder: zstd::Decoder::with_buffer(counted)?,
+impl Expanding {
+    fn zstd<R: BufRead + Send + 'static>(compressed: R) -> io::Result<Self> {
+        let (counted, consumed) = Counted::new(compressed);
+        Ok(Expanding {
+            decoder: Box::new(zstd::Decoder::with_buffer(counted)?),
+            consumed,
             produced: 0,
+            codec: "zstd",
         })
     }
-}
 
-impl<R: BufRead> ZstdInput<R> {
+    fn gzip<R: BufRead + Send + 'static>(compressed: R) -> Self {
+        let (counted, consumed) = Counted::new(compressed);
+        Expanding {
+            decoder: Box::new(flate2::bufread::MultiGzDecoder::new(counted)),
+            consumed,
+            produced: 0,
+            codec: "gzip",
+        }
+    }
+
     /// The count of compressed bytes taken so far.
     fn consumed(&self) -> Arc<AtomicU64> {
-        self.decoder.get_ref().consumed.clone()
+        self.consumed.clone()
     }
 }
 
-impl<R: BufRead> Read for ZstdInput<R> {
+impl Read for Expanding {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let codec = self.codec;
         match self.decoder.read(buf) {
             Ok(n) => {
                 self.produced += n as u64;
-                let consumed = self.decoder.get_ref().get();
+                let consumed = self.consumed.load(Ordering::Relaxed);
                 if self.produced > zstd_bound(consumed) {
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
                         format!(
-                            "zstd data expands past {} bytes by compressed byte offset \
+                            "{codec} data expands past {} bytes by compressed byte offset \
                              {consumed}: more than {ZSTD_ALLOWANCE} bytes plus \
                              {MAX_ZSTD_EXPANSION} a compressed byte, which no real trace does",
                             self.produced
@@ -213,12 +234,30 @@ impl<R: BufRead> Read for ZstdInput<R> {
             Err(e) => Err(io::Error::new(
                 e.kind(),
                 format!(
-                    "zstd data unreadable by compressed byte offset {} (decompressed byte offset {}): {e}",
-                    self.decoder.get_ref().get(),
+                    "{codec} data unreadable by compressed byte offset {} (decompressed byte offset {}): {e}",
+                    self.consumed.load(Ordering::Relaxed),
                     self.produced
                 ),
             )),
         }
+    }
+}
+
+/// `input` decompressed when it starts with zstd's or gzip's magic number (bounded as
+/// [`Expanding`] says), else as it is: for a stream, which can be read only once.
+pub(crate) fn decompressed_stream<R: BufRead + Send + 'static>(
+    name: &Path,
+    mut input: R,
+) -> Result<Box<dyn Read + Send>> {
+    let head = input.fill_buf().map_err(|e| Error::io(name, e))?;
+    if head.starts_with(&ZSTD_MAGIC) {
+        Ok(Box::new(
+            Expanding::zstd(input).map_err(|e| Error::io(name, e))?,
+        ))
+    } else if head.starts_with(&GZIP_MAGIC) {
+        Ok(Box::new(Expanding::gzip(input)))
+    } else {
+        Ok(Box::new(input))
     }
 }
 
@@ -239,7 +278,7 @@ pub fn open_data(
     let format = format_of(name, format)?;
     let (input, length, stored): (Box<dyn Read + Send>, _, _) = if data.starts_with(&ZSTD_MAGIC) {
         let bound = InputLength::AtMost(zstd_bound(data.len() as u64));
-        let decoder = ZstdInput::new(Cursor::new(data)).map_err(|e| Error::io(name, e))?;
+        let decoder = Expanding::zstd(Cursor::new(data)).map_err(|e| Error::io(name, e))?;
         let stored = StoredBytes::compressed(decoder.consumed());
         (
             Box::new(BufReader::with_capacity(1 << 16, decoder)),

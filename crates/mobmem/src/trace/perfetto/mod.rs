@@ -123,13 +123,15 @@ pub fn is_protobuf_file(path: &Path) -> Result<bool> {
 }
 
 /// Import what `--from perfetto` reads from a stream (standard input): a protobuf packet
-/// stream, or else traceconv's text, told apart by parsing its first bytes. `name`
-/// names the stream in errors.
+/// stream, or else traceconv's text, plain or compressed with gzip or zstd, told apart by
+/// parsing its first (decompressed) bytes. `name` names the stream in errors.
 pub fn import_stream(
     name: &Path,
-    mut input: impl Read,
+    input: impl Read + Send + 'static,
     options: ImportOptions,
 ) -> Result<(Trace, ImportReport)> {
+    let mut input =
+        super::open::decompressed_stream(name, BufReader::with_capacity(1 << 16, input))?;
     let mut head = Vec::new();
     (&mut input)
         .take(HEAD_BYTES)
