@@ -558,6 +558,25 @@ fn the_command_has_the_importance_it_started_with() {
     assert_eq!(adj, vec![(started.unwrap(), 300)]);
 }
 
+/// A capture of a shell that starts a second `sleep` and sleeps itself, with `args`,
+/// sent `signal` once both run: its output and the two pids.
+fn signalled_mid_run(scratch: &Scratch, args: &[&str], signal: &str) -> (Output, Vec<u32>) {
+    let capture = spawn_capture(
+        scratch.dir.path(),
+        &scratch.out,
+        args,
+        &format!(
+            "sleep 60 & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
+            scratch.pids.display()
+        ),
+    );
+    let started = wait_for_pids(&scratch.pids, 2, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(300));
+    common::kill(capture.id(), signal);
+    let run = wait_within(capture, scratch.dir.path(), Duration::from_secs(30));
+    (run, started)
+}
+
 /// SIGTERM in the middle of a capture: the command and everything it started end, the
 /// settings are put back, mobmem fails, and no trace (nor a raw text that looks whole)
 /// is left.
@@ -567,27 +586,16 @@ fn sigterm_ends_the_capture_without_a_trace() {
         return;
     };
     let scratch = scratch("term.mmt");
-    let (dir, out, pids) = (&scratch.dir, &scratch.out, &scratch.pids);
+    let (dir, out) = (&scratch.dir, &scratch.out);
     let raw = dir.path().join("term.txt");
-    let capture = spawn_capture(
-        dir.path(),
-        out,
-        &[
-            "--raw",
-            raw.to_str().unwrap(),
-            "--duration",
-            "60",
-            "--no-anon-faults",
-        ],
-        &format!(
-            "sleep 60 & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
-            pids.display()
-        ),
-    );
-    let started = wait_for_pids(pids, 2, Duration::from_secs(30));
-    std::thread::sleep(Duration::from_millis(300));
-    common::kill(capture.id(), "TERM");
-    let run = wait_within(capture, dir.path(), Duration::from_secs(30));
+    let args = [
+        "--raw",
+        raw.to_str().unwrap(),
+        "--duration",
+        "60",
+        "--no-anon-faults",
+    ];
+    let (run, started) = signalled_mid_run(&scratch, &args, "TERM");
     tracefs.assert_restored();
     assert_ended(started);
     let stderr = stderr_of(&run, false);
@@ -614,36 +622,27 @@ fn sigkill_ends_the_command_too() {
         return;
     };
     let scratch = scratch("killed.mmt");
-    let (dir, out, pids) = (&scratch.dir, &scratch.out, &scratch.pids);
-    let state_file = dir.path().join("state.json");
-    let capture = spawn_capture(
-        dir.path(),
-        out,
-        &[
-            "--state-file",
-            state_file.to_str().unwrap(),
-            "--duration",
-            "60",
-            "--no-anon-faults",
-        ],
-        &format!(
-            "sleep 60 & echo $! >> '{0}'; echo $$ >> '{0}'; sleep 61",
-            pids.display()
-        ),
-    );
-    let started = wait_for_pids(pids, 2, Duration::from_secs(30));
-    common::kill(capture.id(), "KILL");
-    let run = wait_within(capture, dir.path(), Duration::from_secs(30));
+    let state_file = scratch.dir.path().join("state.json");
+    let args = [
+        "--state-file",
+        state_file.to_str().unwrap(),
+        "--duration",
+        "60",
+        "--no-anon-faults",
+    ];
+    let (run, started) = signalled_mid_run(&scratch, &args, "KILL");
     assert!(!run.status.success());
     // The watcher sends SIGTERM at once, SIGKILL 2 s later.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while started.iter().any(|&pid| alive(pid)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_until(
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        "the command outlived mobmem",
+        || !started.iter().any(|&pid| alive(pid)),
+    );
     assert_ended(started);
     common::host_restore(&state_file);
     tracefs.assert_restored();
-    assert!(!out.exists());
+    assert!(!scratch.out.exists());
 }
 
 /// --duration stops a command that runs longer, and the processes it started with it.

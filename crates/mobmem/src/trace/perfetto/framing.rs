@@ -106,19 +106,9 @@ pub(super) struct Inflated {
 impl Reading<'_> {
     /// Read one packet of the stream: its batches of deflated packets, each inner packet
     /// read in turn, or else the packet itself. `at` is the outer packet's byte in the
-    /// file, which names every packet inside it too.
+    /// file, which names every packet inside it too; `depth` counts the batches around
+    /// it (0 for a packet of the file).
     pub(super) fn packet_or_batches(
-        &mut self,
-        packet: &[u8],
-        at: u64,
-        read_so_far: u64,
-        inflated: &mut Inflated,
-        importer: &mut FtraceImporter,
-    ) -> Result<()> {
-        self.unpacked(packet, at, read_so_far, inflated, importer, 0)
-    }
-
-    fn unpacked(
         &mut self,
         packet: &[u8],
         at: u64,
@@ -160,7 +150,7 @@ impl Reading<'_> {
                     }
                 };
                 let Some(inner) = inner else { continue };
-                self.unpacked(inner, at, read_so_far, inflated, importer, depth + 1)?;
+                self.packet_or_batches(inner, at, read_so_far, inflated, importer, depth + 1)?;
             }
         }
         Ok(())

@@ -324,7 +324,7 @@ fn import(
     let mut offset = 0u64;
     let mut inflated = framing::Inflated::default();
     while let Some(at) = next_packet(name, &mut input, &mut offset, &mut packet)? {
-        reading.packet_or_batches(&packet, at, offset, &mut inflated, &mut importer)?;
+        reading.packet_or_batches(&packet, at, offset, &mut inflated, &mut importer, 0)?;
     }
     reading.report_faults(&mut importer)?;
     // The buffer may have grown to the largest packet: give it back before the events
