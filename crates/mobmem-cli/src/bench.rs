@@ -443,7 +443,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         println!(
             "{:<12} {:>12} {:>10.3} {:>14.1} {:>12.1}",
             r["policy"].as_str().unwrap_or(""),
-            r["accesses"],
+            // As a number: a JSON value's Display ignores the column width.
+            r["accesses"].as_u64().unwrap_or(0),
             r["seconds"].as_f64().unwrap_or(0.0),
             r["accesses_per_second"].as_f64().unwrap_or(0.0) / 1e6,
             r["bytes_per_distinct_page"].as_f64().unwrap_or(0.0)
