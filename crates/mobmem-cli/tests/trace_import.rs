@@ -237,3 +237,71 @@ fn a_perfetto_trace_without_memory_events_is_reported_then_refused() {
     assert_mentions(&report, &["ignored events"]);
     assert_mentions(&err, &["no memory events"]);
 }
+
+/// A Pixel 6a block trace, gzipped, converts the same from a file and from a pipe (`-`),
+/// and `sim` reads it with `--format mobile-block`; without the format, the error says
+/// which to give.
+#[test]
+fn mobile_block_traces_read_from_files_and_pipes() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let text = "proces,device,rw_flag,sector,size,timestamp\n\
+                loop40-2757,8388608,R,206567552,8,653406.907265\n\
+                <...>-21515,8388608,W,206567552,16,653406.908974\n\
+                PoolThread,8388608,R,200612232,9,653406.913868\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let path = dir.path().join("app_exec.csv.gz");
+    std::fs::write(&path, &gz).unwrap();
+    let from_file = dir.path().join("file.mmt");
+    let convert = |input: &str, out: &std::path::Path| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+            .args(["trace", "convert", input])
+            .arg(out)
+            .args(["--format", "mobile-block"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&gz).unwrap();
+        let done = child.wait_with_output().unwrap();
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+    };
+    convert(path.to_str().unwrap(), &from_file);
+    let from_pipe = dir.path().join("pipe.mmt");
+    convert("-", &from_pipe);
+    let t = mobmem::trace::read_all(&from_file, None).unwrap();
+    assert_eq!(t, mobmem::trace::read_all(&from_pipe, None).unwrap());
+    // 1 + 2 + 2 pages (sectors 200612232..+9 reach into a second page).
+    assert_eq!(t.events.len(), 5);
+    assert_eq!(t.footprint(), 4);
+    let err = common::fails(&[
+        "sim",
+        "--trace",
+        path.to_str().unwrap(),
+        "--policy",
+        "lru",
+        "--capacity",
+        "2",
+    ]);
+    assert!(err.contains("give --format mobile-block"), "{err}");
+    let out = common::ok(&[
+        "sim",
+        "--trace",
+        path.to_str().unwrap(),
+        "--format",
+        "mobile-block",
+        "--policy",
+        "lru",
+        "--capacity",
+        "2",
+    ]);
+    assert!(out.contains("accesses                     5"), "{out}");
+}

@@ -54,6 +54,11 @@ pub static TARGETS: &[Target] = &[
         run: |data| plain_trace(data, Format::OracleGeneral),
     },
     Target {
+        name: "mobile-block",
+        input: "a Pixel 6a block trace (--format mobile-block)",
+        run: |data| plain_trace(data, Format::MobileBlock),
+    },
+    Target {
         name: "zstd",
         input: "a zstd-compressed .lis trace (the bytes after the zstd magic)",
         run: zstd_trace,

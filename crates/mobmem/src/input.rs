@@ -14,12 +14,16 @@ use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
 
 use crate::{Error, Result};
 
-/// Opens `path` for reading (see the module's notes).
+/// Opens `path` for reading (see the module's notes); `-` is standard input.
 pub fn open(path: &Path) -> Result<File> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(OFlags::NONBLOCK.bits() as i32)
-        .open(path)
+        .open(if path == Path::new("-") {
+            Path::new("/dev/stdin")
+        } else {
+            path
+        })
         .map_err(|e| Error::io(path, e))?;
     let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
     let refused = if kind.is_dir() {

@@ -123,3 +123,99 @@ fn mmt_read_throughput() {
         );
     }
 }
+
+/// What a second, plain reading of a Pixel 6a block trace counts: page accesses,
+/// distinct pages, reads and writes, and LRU misses at each of `sizes` pages. It reads the
+/// gzip CSV line by line and keeps LRU as a map of last-use stamps with an ordered index,
+/// sharing nothing with mobmem's reader or cache engine.
+fn mobile_block_by_hand(path: &Path, sizes: &[usize]) -> (u64, usize, u64, u64, Vec<u64>) {
+    use std::collections::{BTreeMap, HashMap};
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).unwrap();
+    let lines = std::io::BufReader::new(flate2::read::GzDecoder::new(file)).lines();
+    let mut pages: Vec<(u64, u64)> = Vec::new();
+    let (mut reads, mut writes) = (0u64, 0u64);
+    for line in lines.skip(1) {
+        let line = line.unwrap();
+        let f: Vec<&str> = line.split(',').collect();
+        let (device, rw, sector, size) = (
+            f[1].parse::<u64>().unwrap(),
+            f[2],
+            f[3].parse::<u64>().unwrap(),
+            f[4].parse::<u64>().unwrap(),
+        );
+        let first = sector * 512 / 4096;
+        let last = ((sector + size) * 512 - 1) / 4096;
+        for page in first..=last {
+            pages.push((device, page));
+            if rw == "W" {
+                writes += 1;
+            } else {
+                reads += 1;
+            }
+        }
+    }
+    let distinct = pages.iter().collect::<std::collections::HashSet<_>>().len();
+    let misses = sizes
+        .iter()
+        .map(|&size| {
+            let (mut last_use, mut by_age) = (HashMap::new(), BTreeMap::new());
+            let mut misses = 0;
+            for (stamp, key) in pages.iter().enumerate() {
+                match last_use.insert(*key, stamp) {
+                    Some(old) => {
+                        by_age.remove(&old);
+                    }
+                    None => {
+                        misses += 1;
+                        if last_use.len() > size {
+                            let (_, oldest) = by_age.pop_first().unwrap();
+                            last_use.remove(&oldest);
+                        }
+                    }
+                }
+                by_age.insert(stamp, *key);
+            }
+            misses
+        })
+        .collect();
+    (pages.len() as u64, distinct, reads, writes, misses)
+}
+
+/// Every Pixel 6a block trace reads with `--format mobile-block` to the counts a plain
+/// second reading gives, and LRU misses as many pages at three sizes.
+#[test]
+fn mobile_block_traces_read_as_a_plain_reading_counts_them() {
+    use mobmem::mm::placement::sim::{run_trace, RunSetup};
+    use mobmem::mm::placement::{find_policy, Capacity};
+    let sizes = [1_000, 10_000, 50_000];
+    for name in [
+        "pubg_exec.csv.gz",
+        "pubg_precond.csv.gz",
+        "telegram_exec.csv.gz",
+        "you_cut_exec.csv.gz",
+    ] {
+        let test = format!("mobile_block_traces ({name})");
+        let Some(path) = common::public_trace(&test, &format!("mobile-block/{name}")) else {
+            continue;
+        };
+        let t = trace::read_all(&path, Some(trace::Format::MobileBlock)).unwrap();
+        let writes = t.events.iter().filter(|e| e.is_write()).count() as u64;
+        let misses: Vec<u64> = sizes
+            .iter()
+            .map(|&size| {
+                let setup = RunSetup::new(find_policy("lru").unwrap(), Capacity::single(size));
+                run_trace(&t, &setup).unwrap().misses
+            })
+            .collect();
+        let mobmem = (
+            t.events.len() as u64,
+            t.footprint(),
+            t.events.len() as u64 - writes,
+            writes,
+            misses,
+        );
+        assert_eq!(mobmem, mobile_block_by_hand(&path, &sizes), "{name}");
+        eprintln!("{name}: {mobmem:?}");
+    }
+}

@@ -110,7 +110,18 @@ impl Reader {
         if fields.eq(COLUMNS.iter().map(|c| c.as_bytes())) {
             Ok(reader)
         } else {
-            Err(Error::format(path, Position::Line(line), expected))
+            let header: Vec<&[u8]> = (0..records.len()).map(|i| trim(records.get(i))).collect();
+            let block_layout = super::mobile_block::HEADER.split(',').map(str::as_bytes);
+            let hint = if header.iter().copied().eq(block_layout) {
+                " (this header is the Pixel 6a block trace's: give --format mobile-block)"
+            } else {
+                ""
+            };
+            Err(Error::format(
+                path,
+                Position::Line(line),
+                format!("{expected}{hint}"),
+            ))
         }
     }
 }

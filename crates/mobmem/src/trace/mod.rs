@@ -14,6 +14,7 @@ pub mod csv;
 pub mod ftrace;
 pub mod lis;
 pub mod mmt;
+pub mod mobile_block;
 pub mod object_ids;
 mod open;
 pub mod oracle;

@@ -22,10 +22,19 @@ pub enum Format {
     Lis,
     /// libCacheSim's `oracleGeneral` binary (`.oracleGeneral.bin`, `.oracleGeneral`).
     OracleGeneral,
+    /// Block I/O of a Pixel 6a (`proces,device,rw_flag,sector,size,timestamp`), read
+    /// only; given by name, as its files end in `.csv.gz` like others.
+    MobileBlock,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [Format::Mmt, Format::Csv, Format::Lis, Format::OracleGeneral];
+    pub const ALL: [Format; 5] = [
+        Format::Mmt,
+        Format::Csv,
+        Format::Lis,
+        Format::OracleGeneral,
+        Format::MobileBlock,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -33,13 +42,15 @@ impl Format {
             Format::Csv => "csv",
             Format::Lis => "lis",
             Format::OracleGeneral => "oracle-general",
+            Format::MobileBlock => "mobile-block",
         }
     }
 
-    /// Guess the format from a file name, ignoring a trailing `.zst`.
+    /// Guess the format from a file name, ignoring a trailing `.zst` or `.gz`.
     pub fn from_path(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         let name = name.strip_suffix(".zst").unwrap_or(&name);
+        let name = name.strip_suffix(".gz").unwrap_or(name);
         if name.ends_with(".mmt") {
             Some(Format::Mmt)
         } else if name.ends_with(".csv") {
@@ -111,7 +122,16 @@ fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength, StoredB
     let length = metadata.is_file().then_some(metadata.len());
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
-    if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
+    if head.starts_with(&GZIP_MAGIC) {
+        let decoder = Expanding::gzip(reader);
+        let stored = StoredBytes::compressed(decoder.consumed());
+        let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
+        Ok((
+            Box::new(BufReader::with_capacity(1 << 16, decoder)),
+            bound,
+            stored,
+        ))
+    } else if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
         let decoder = Expanding::zstd(reader).map_err(|e| Error::io(path, e))?;
         let stored = StoredBytes::compressed(decoder.consumed());
         let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
@@ -316,6 +336,9 @@ fn source(
         Format::Csv => Box::new(super::csv::Reader::new(path, input)?),
         Format::Lis => Box::new(super::lis::Reader::with_stored(path, input, stored)),
         Format::OracleGeneral => Box::new(super::oracle::Reader::new(path, input)),
+        Format::MobileBlock => Box::new(super::mobile_block::Reader::with_stored(
+            path, input, stored,
+        )?),
     })
 }
 
