@@ -122,31 +122,24 @@ fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength, StoredB
     let length = metadata.is_file().then_some(metadata.len());
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
-    if head.starts_with(&GZIP_MAGIC) {
-        let decoder = Expanding::gzip(reader);
-        let stored = StoredBytes::compressed(decoder.consumed());
-        let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
-        Ok((
-            Box::new(BufReader::with_capacity(1 << 16, decoder)),
-            bound,
-            stored,
-        ))
-    } else if head.len() >= 4 && head[..4] == ZSTD_MAGIC {
-        let decoder = Expanding::zstd(reader).map_err(|e| Error::io(path, e))?;
-        let stored = StoredBytes::compressed(decoder.consumed());
-        let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
-        Ok((
-            Box::new(BufReader::with_capacity(1 << 16, decoder)),
-            bound,
-            stored,
-        ))
+    let decoder = if head.starts_with(&GZIP_MAGIC) {
+        Expanding::gzip(reader)
+    } else if head.starts_with(&ZSTD_MAGIC) {
+        Expanding::zstd(reader).map_err(|e| Error::io(path, e))?
     } else {
         let exact = length.map_or(InputLength::Unknown, InputLength::Exact);
-        Ok((Box::new(reader), exact, StoredBytes::default()))
-    }
+        return Ok((Box::new(reader), exact, StoredBytes::default()));
+    };
+    let stored = StoredBytes::compressed(decoder.consumed());
+    let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
+    Ok((
+        Box::new(BufReader::with_capacity(1 << 16, decoder)),
+        bound,
+        stored,
+    ))
 }
 
-/// Counts the bytes the zstd decoder takes from the compressed input.
+/// Counts the bytes a decoder takes from the compressed input.
 struct Counted<R> {
     inner: R,
     /// Shared with the readers that bound expansion by stored bytes.
