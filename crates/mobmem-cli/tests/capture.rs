@@ -449,11 +449,13 @@ fn capture_without_privileges_fails_with_the_reason() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.mmt");
-    // A state file where nobody may write it (its default would stay in the temporary
-    // directory), so that the capture gets as far as tracefs.
+    // A state file in a folder of nobody's own (its default would stay in the temporary
+    // directory; a folder others may write is refused), so that the capture gets as far
+    // as tracefs.
     let state = dir.path().join("state");
     std::fs::create_dir(&state).unwrap();
-    for (path, mode) in [(dir.path(), 0o711), (state.as_path(), 0o777)] {
+    std::os::unix::fs::chown(&state, Some(65534), Some(65534)).unwrap();
+    for (path, mode) in [(dir.path(), 0o711), (state.as_path(), 0o700)] {
         std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
     }
     let run = Command::new("/usr/bin/setpriv")
