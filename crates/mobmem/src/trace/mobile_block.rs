@@ -140,13 +140,19 @@ impl Reader {
     }
 
     fn parse(&mut self, line: &[u8]) -> Result<()> {
-        let fields: Vec<&[u8]> = line.split(|&b| b == b',').collect();
-        let [proces, device, rw, sector, size, time] = fields[..] else {
-            return Err(self.malformed(&format!(
-                "{} fields, expected 6: {EXPECTED_LINE}",
-                fields.len()
-            )));
-        };
+        // Split into six fields without allocating: this runs once a request.
+        let mut fields = [&b""[..]; 6];
+        let mut count = 0;
+        for field in line.split(|&b| b == b',') {
+            if let Some(slot) = fields.get_mut(count) {
+                *slot = field;
+            }
+            count += 1;
+        }
+        if count != 6 {
+            return Err(self.malformed(&format!("{count} fields, expected 6: {EXPECTED_LINE}")));
+        }
+        let [proces, device, rw, sector, size, time] = fields;
         let number = |what: &str, digits: &[u8]| {
             parse_u64(digits).ok_or_else(|| {
                 format!(

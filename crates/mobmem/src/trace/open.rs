@@ -120,15 +120,13 @@ fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength, StoredB
     let file = crate::input::open(path)?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
     let length = metadata.is_file().then_some(metadata.len());
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
-    let decoder = if head.starts_with(&GZIP_MAGIC) {
-        Expanding::gzip(reader)
-    } else if head.starts_with(&ZSTD_MAGIC) {
-        Expanding::zstd(reader).map_err(|e| Error::io(path, e))?
-    } else {
-        let exact = length.map_or(InputLength::Unknown, InputLength::Exact);
-        return Ok((Box::new(reader), exact, StoredBytes::default()));
+    let reader = BufReader::with_capacity(1 << 16, file);
+    let decoder = match Expanding::detect(path, reader)? {
+        Ok(decoder) => decoder,
+        Err(plain) => {
+            let exact = length.map_or(InputLength::Unknown, InputLength::Exact);
+            return Ok((Box::new(plain), exact, StoredBytes::default()));
+        }
     };
     let stored = StoredBytes::compressed(decoder.consumed());
     let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
@@ -217,6 +215,22 @@ impl Expanding {
         }
     }
 
+    /// A decoder of `input` when it starts with gzip's or zstd's magic number, else
+    /// `input` back, untouched.
+    fn detect<R: BufRead + Send + 'static>(
+        name: &Path,
+        mut input: R,
+    ) -> Result<std::result::Result<Self, R>> {
+        let head = input.fill_buf().map_err(|e| Error::io(name, e))?;
+        if head.starts_with(&GZIP_MAGIC) {
+            Ok(Ok(Expanding::gzip(input)))
+        } else if head.starts_with(&ZSTD_MAGIC) {
+            Ok(Ok(Expanding::zstd(input).map_err(|e| Error::io(name, e))?))
+        } else {
+            Ok(Err(input))
+        }
+    }
+
     /// The count of compressed bytes taken so far.
     fn consumed(&self) -> Arc<AtomicU64> {
         self.consumed.clone()
@@ -260,18 +274,12 @@ impl Read for Expanding {
 /// [`Expanding`] says), else as it is: for a stream, which can be read only once.
 pub(crate) fn decompressed_stream<R: BufRead + Send + 'static>(
     name: &Path,
-    mut input: R,
+    input: R,
 ) -> Result<Box<dyn Read + Send>> {
-    let head = input.fill_buf().map_err(|e| Error::io(name, e))?;
-    if head.starts_with(&ZSTD_MAGIC) {
-        Ok(Box::new(
-            Expanding::zstd(input).map_err(|e| Error::io(name, e))?,
-        ))
-    } else if head.starts_with(&GZIP_MAGIC) {
-        Ok(Box::new(Expanding::gzip(input)))
-    } else {
-        Ok(Box::new(input))
-    }
+    Ok(match Expanding::detect(name, input)? {
+        Ok(decoder) => Box::new(decoder),
+        Err(plain) => Box::new(plain),
+    })
 }
 
 /// Open a trace for streaming. `format` overrides detection from the file name.
