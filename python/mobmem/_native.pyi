@@ -53,9 +53,13 @@ def simulate(
     cost: str,
     format: str | None = None,
     data: bytes | None = None,
+    columns: str | None = None,
 ) -> list[tuple[str, float]]: ...
 def trace_summary(
-    path: str | PathLike[str], format: str | None = None, data: bytes | None = None
+    path: str | PathLike[str],
+    format: str | None = None,
+    data: bytes | None = None,
+    columns: str | None = None,
 ) -> str: ...
 def generate(
     seed: int,

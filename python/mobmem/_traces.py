@@ -22,27 +22,36 @@ def simulate(
     dram_fraction: float = 0.05,
     cost: str = "paper-relative",
     format: str | None = None,
+    columns: str | None = None,
 ) -> dict[str, float]:
     """Simulate one policy on one trace, as ``mobmem sim --json`` does.
 
     ``capacity`` is the memory in pages; a hybrid policy gives ``dram_fraction`` of it to
     DRAM and the rest to PCM. ``cost`` is ``paper-relative`` or ``table1-ns``; ``format``
-    (``mmt``, ``csv``, ``lis``, ``oracle-general``) overrides detection from the name.
+    (``mmt``, ``csv``, ``txt``, ``lis``, ``oracle-general`` or a layout such as
+    ``mobile-block``, ``msr``, ``blkparse``) overrides detection from the name, and
+    ``columns`` is a column spec for a CSV or text trace of any layout, as ``--columns``
+    takes it (``"obj-id-col=2, time-col=1, has-header=true"``).
 
     Returns what the CLI's JSON holds besides the trace and policy names: ``dram_pages``,
     ``pcm_pages``, then every metric in the order ``mobmem sim`` lists them. A metric that
     is undefined for the run (``null`` in the CLI's JSON) is NaN.
     """
     name, data = trace_input(trace)
-    pairs = _native.simulate(name, policy, capacity, dram_fraction, cost, format, data)
+    pairs = _native.simulate(
+        name, policy, capacity, dram_fraction, cost, format, data, columns
+    )
     return dict(pairs)
 
 
-def trace_summary(trace: TraceLike, format: str | None = None) -> dict[str, Any]:
+def trace_summary(
+    trace: TraceLike, format: str | None = None, columns: str | None = None
+) -> dict[str, Any]:
     """What a trace holds, as ``mobmem trace info --json`` prints it: events, accesses,
-    writes, distinct pages, foreground and background accesses, processes, duration."""
+    writes, distinct pages, foreground and background accesses, processes, duration.
+    ``format`` and ``columns`` as for :func:`simulate`."""
     name, data = trace_input(trace)
-    return json.loads(_native.trace_summary(name, format, data))
+    return json.loads(_native.trace_summary(name, format, data, columns))
 
 
 def _is_config_path(text: str) -> bool:

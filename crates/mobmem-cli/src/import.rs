@@ -86,9 +86,12 @@ impl ImportFlags {
 
 #[derive(Args)]
 pub struct ImportArgs {
-    /// Format of the input.
-    #[arg(long, value_enum)]
-    pub from: Source,
+    /// The tool whose output the input is (ftrace, perfetto); or give --format (and
+    /// --columns) for a trace file of a layout mobmem reads directly.
+    #[arg(long, value_enum, required_unless_present_any = ["format", "columns"], conflicts_with_all = ["format", "columns"])]
+    pub from: Option<Source>,
+    #[command(flatten)]
+    pub format: crate::trace_format::TraceFormat,
     /// Input file (`-` for standard input); may be zstd-compressed.
     pub file: PathBuf,
     /// Output trace, .mmt or .csv.
@@ -103,8 +106,11 @@ pub struct ImportArgs {
 
 pub fn run(args: ImportArgs) -> Result<()> {
     check_output(&args.out)?;
+    let Some(from) = args.from else {
+        return convert(&args);
+    };
     let mut options = args.flags.options()?;
-    options.perfetto = matches!(args.from, Source::Perfetto);
+    options.perfetto = matches!(from, Source::Perfetto);
     let stdin = args.file.as_os_str() == "-";
     let (t, report) = if stdin && options.perfetto {
         let name = std::path::Path::new("<stdin>");
@@ -124,6 +130,35 @@ pub fn run(args: ImportArgs) -> Result<()> {
         args.file.display().to_string()
     };
     write_trace(&source, &args.out, &t, &report, args.json)
+}
+
+/// A trace file of a format mobmem reads (a column spec, a preset) to `.mmt` or `.csv`,
+/// then what it holds, as `trace info` says it.
+fn convert(args: &ImportArgs) -> Result<()> {
+    let f = &args.flags;
+    if !f.foreground.is_empty() || !f.background.is_empty() || f.marked_only || f.strict {
+        anyhow::bail!(
+            "--foreground, --background, --marked-only and --strict go with --from ftrace or perfetto, not --format"
+        );
+    }
+    let format = args.format.get()?;
+    let t = trace::read_all(&args.file, format)?;
+    trace::write(&args.out, &t).with_context(|| format!("writing {}", args.out.display()))?;
+    let summary = trace::summary::summarize(&t);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!("file                 {}", args.file.display());
+        print!("{summary}");
+    }
+    eprintln!(
+        "wrote {} ({} events, {} distinct pages, {} processes)",
+        args.out.display(),
+        t.events.len(),
+        t.footprint(),
+        t.tables.processes.len()
+    );
+    Ok(())
 }
 
 /// Fail early (before reading a long capture) on an output name no writer takes.

@@ -11,6 +11,7 @@ mod numbers;
 mod reclaim;
 mod reclaim_validate;
 mod swap;
+mod trace_format;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,7 +30,7 @@ use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
 use mobmem::output::{Existing, Placed};
 use mobmem::report;
-use mobmem::trace::{self, Format};
+use mobmem::trace;
 use mobmem::workload;
 
 #[derive(Parser)]
@@ -122,9 +123,8 @@ struct SimArgs {
     /// Trace file (.mmt, .csv, .lis, oracleGeneral; optionally .zst-compressed).
     #[arg(long)]
     trace: PathBuf,
-    /// Trace format (mmt, csv, lis, oracle-general); default: from the file name.
-    #[arg(long)]
-    format: Option<Format>,
+    #[command(flatten)]
+    format: crate::trace_format::TraceFormat,
     /// Policy name (see `mobmem policies`).
     #[arg(long)]
     policy: String,
@@ -242,8 +242,8 @@ enum TraceCommand {
     /// Describe a trace: events, pages, processes, foreground/background split.
     Info {
         file: PathBuf,
-        #[arg(long)]
-        format: Option<Format>,
+        #[command(flatten)]
+        format: trace_format::TraceFormat,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -252,8 +252,8 @@ enum TraceCommand {
     Convert {
         input: PathBuf,
         output: PathBuf,
-        #[arg(long)]
-        format: Option<Format>,
+        #[command(flatten)]
+        format: trace_format::TraceFormat,
     },
     /// Build a trace from another tool's output (`--from ftrace`: trace-cmd report,
     /// /sys/kernel/tracing/trace, Android atrace) and say what was found and skipped.
@@ -395,10 +395,10 @@ fn sim(args: SimArgs) -> Result<()> {
     };
     let started = Instant::now();
     let metrics = if info.offline {
-        let t = trace::read_all(&args.trace, args.format)?;
+        let t = trace::read_all(&args.trace, args.format.get()?)?;
         run_trace(&t, &setup)?
     } else {
-        let mut source = trace::open(&args.trace, args.format)?;
+        let mut source = trace::open(&args.trace, args.format.get()?)?;
         let pb = ProgressBar::new_spinner();
         pb.set_message("simulating");
         let m = run_source(source.as_mut(), &setup, &mut |done| pb.set_position(done))?;
@@ -460,7 +460,7 @@ fn sim_sizes(
     capacities: &[u64],
 ) -> Result<()> {
     let started = Instant::now();
-    let t = trace::read_all(&args.trace, args.format)?;
+    let t = trace::read_all(&args.trace, args.format.get()?)?;
     let base = RunSetup {
         policy: info,
         capacity: Capacity::of_memory(info.family, capacities[0], args.dram_fraction)?,
@@ -513,7 +513,7 @@ fn sim_bytes(
     bytes::ByteCache::with_future(info, capacities[0], 0, no_future)?;
     let all = match capacities {
         [capacity] if !info.offline => {
-            let mut source = trace::open(&args.trace, args.format)?;
+            let mut source = trace::open(&args.trace, args.format.get()?)?;
             let pb = ProgressBar::new_spinner();
             pb.set_message("simulating");
             let m = bytes::run_source_bytes(source.as_mut(), info, *capacity, &mut |done| {
@@ -524,7 +524,7 @@ fn sim_bytes(
         }
         _ => {
             // Several sizes, or an offline policy: the trace decoded once, in memory.
-            let mut source = trace::open(&args.trace, args.format)?;
+            let mut source = trace::open(&args.trace, args.format.get()?)?;
             let requests = bytes::read_sized(source.as_mut())?;
             bytes::simulate_each_bytes(&requests, info, capacities)?
         }
@@ -858,7 +858,7 @@ fn report_command(command: ReportCommand) -> Result<()> {
 fn trace_command(command: TraceCommand) -> Result<()> {
     match command {
         TraceCommand::Info { file, format, json } => {
-            let mut source = trace::open(&file, format)?;
+            let mut source = trace::open(&file, format.get()?)?;
             let summary = trace::summary::summarize_source(source.as_mut())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -874,7 +874,7 @@ fn trace_command(command: TraceCommand) -> Result<()> {
             format,
         } => {
             mobmem::output::check_not_input(&output, &[&input])?;
-            let t = trace::read_all(&input, format)?;
+            let t = trace::read_all(&input, format.get()?)?;
             trace::write(&output, &t)?;
             eprintln!("wrote {} ({} events)", output.display(), t.events.len());
             Ok(())

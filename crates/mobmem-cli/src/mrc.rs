@@ -12,16 +12,15 @@ use mobmem::mm::placement::sim::RunSetup;
 use mobmem::mm::placement::{find_policy, Capacity};
 use mobmem::output::{self, Existing};
 use mobmem::report::{self, Figure, Row, Table};
-use mobmem::trace::{self, Format};
+use mobmem::trace;
 
 #[derive(Args)]
 pub struct MrcArgs {
     /// Trace file (.mmt, .csv, .lis, oracleGeneral; optionally .zst-compressed).
     #[arg(long)]
     trace: PathBuf,
-    /// Trace format (mmt, csv, lis, oracle-general); default: from the file name.
-    #[arg(long)]
-    format: Option<Format>,
+    #[command(flatten)]
+    format: crate::trace_format::TraceFormat,
     /// Policy (see `mobmem policies`). lru is exact in one pass of the trace (Mattson's
     /// stack distances); any other is simulated at each size, in parallel over sizes.
     #[arg(long, default_value = "lru")]
@@ -133,7 +132,7 @@ fn run_bytes(
     let started = Instant::now();
     let no_future: Option<std::sync::Arc<[u32]>> = info.offline.then(|| Vec::new().into());
     bytes::ByteCache::with_future(info, capacities[0], 0, no_future)?;
-    let mut source = trace::open(&args.trace, args.format)?;
+    let mut source = trace::open(&args.trace, args.format.get()?)?;
     let requests = bytes::read_sized(source.as_mut())?;
     let all = bytes::simulate_each_bytes(&requests, info, capacities)?;
     let seconds = started.elapsed().as_secs_f64();
@@ -204,7 +203,7 @@ pub fn run(args: MrcArgs) -> Result<()> {
     let started = Instant::now();
     let (points, method, footprint) = if info.name == "lru" {
         // One pass over the streamed trace: only page ids reach the builder.
-        let mut source = trace::open(&args.trace, args.format)?;
+        let mut source = trace::open(&args.trace, args.format.get()?)?;
         let hint = source.page_count_hint().unwrap_or(0) as usize;
         let mut builder = match sampling {
             None => mrc::CurveBuilder::exact(hint),
@@ -224,7 +223,7 @@ pub fn run(args: MrcArgs) -> Result<()> {
         };
         (builder.finish().curve(&capacities), method, footprint)
     } else {
-        let t = trace::read_all(&args.trace, args.format)?;
+        let t = trace::read_all(&args.trace, args.format.get()?)?;
         let footprint = t.footprint() as u64;
         let capacities = parse_capacities(&args.capacities, footprint)?;
         let setup = RunSetup {

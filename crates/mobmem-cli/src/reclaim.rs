@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use mobmem::core::stats::Stats;
 use mobmem::mm::reclaim::{self, policy::find_policy, ReclaimConfig, ReclaimResult, POLICIES};
 use mobmem::report::short;
-use mobmem::trace::{self, EventKind, Format, ADJ_FOREGROUND};
+use mobmem::trace::{self, EventKind, ADJ_FOREGROUND};
 
 #[derive(Args)]
 pub struct ReclaimArgs {
@@ -19,9 +19,8 @@ pub struct ReclaimArgs {
     /// side, each on its own machine (sized per trace with --memory-fraction).
     #[arg(long, required_unless_present = "list")]
     trace: Vec<PathBuf>,
-    /// Trace format; default: from the file name.
-    #[arg(long)]
-    format: Option<Format>,
+    #[command(flatten)]
+    format: crate::trace_format::TraceFormat,
     /// Policies to compare, comma-separated (see --list). Default: `policy` of the
     /// --config file when it sets one, else stock,fmp,memcg-low,mglru.
     #[arg(long, value_delimiter = ',')]
@@ -117,7 +116,7 @@ pub fn run(args: ReclaimArgs) -> Result<()> {
     }
     let mut runs = Vec::new();
     for path in &args.trace {
-        let t = trace::read_all(path, args.format)?;
+        let t = trace::read_all(path, args.format.get()?)?;
         let mut config = base.clone();
         if let Some(fraction) = args.memory_fraction {
             config.memory_pages = config

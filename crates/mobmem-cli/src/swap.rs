@@ -8,7 +8,7 @@ use clap::Args;
 use mobmem::core::stats::Stats;
 use mobmem::mm::swap::{self, workload::AppCyclingConfig, SwapConfig, ARCHITECTURES};
 use mobmem::report::short;
-use mobmem::trace::{self, Format};
+use mobmem::trace;
 
 #[derive(Args)]
 pub struct SwapArgs {
@@ -16,9 +16,8 @@ pub struct SwapArgs {
     /// default: the app-cycling preset.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Trace format; default: from the file name.
-    #[arg(long)]
-    format: Option<Format>,
+    #[command(flatten)]
+    format: crate::trace_format::TraceFormat,
     /// Seed of the app-cycling preset when no --trace is given.
     #[arg(long, default_value_t = 1, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     seed: u64,
@@ -60,7 +59,7 @@ pub fn run(args: SwapArgs) -> Result<()> {
     config.nvm_pages = args.nvm_pages.unwrap_or(config.nvm_pages);
     config.validate()?;
     let trace = match &args.trace {
-        Some(path) => trace::read_all(path, args.format)?,
+        Some(path) => trace::read_all(path, args.format.get()?)?,
         None if args.replay => bail!("--replay needs a --trace with swap events"),
         None => swap::workload::generate(&AppCyclingConfig::default(), args.seed)?,
     };

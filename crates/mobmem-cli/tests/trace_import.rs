@@ -305,3 +305,76 @@ fn mobile_block_traces_read_from_files_and_pipes() {
     ]);
     assert!(out.contains("accesses                     5"), "{out}");
 }
+
+/// `trace import --format csv --columns SPEC` reads a CSV of the user's own layout, and
+/// the same spec on a preset changes it; its errors name the line and the column, and a
+/// spec given with a format it cannot apply to is refused before anything is read.
+#[test]
+fn column_specs_import_a_csv_of_any_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("requests.csv");
+    std::fs::write(
+        &input,
+        "when;key;bytes;kind\n0.5;7;512;get\n0.75;8;4096;set\n1.0;7;512;get\n",
+    )
+    .unwrap();
+    let out = dir.path().join("requests.mmt");
+    let spec = "delimiter=;, has-header=true, time-col=when, time-unit=s, obj-id-col=key, \
+                obj-size-col=bytes, op-col=kind, read=get, write=set";
+    let run = |spec: &str, format: &str, out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_mobmem"))
+            .args([
+                "trace",
+                "import",
+                "--format",
+                format,
+                "--columns",
+                spec,
+                "--json",
+            ])
+            .arg(&input)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let done = run(spec, "csv", &out);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(summary["accesses"], 3, "{summary}");
+    assert_eq!(summary["distinct_pages"], 2, "{summary}");
+    let t = mobmem::trace::read_all(&out, None).unwrap();
+    let writes: Vec<bool> = t.events.iter().map(|e| e.is_write()).collect();
+    assert_eq!(writes, vec![false, true, false]);
+    let times: Vec<u64> = t.events.iter().map(|e| e.time_ns()).collect();
+    assert_eq!(times, vec![0, 250_000_000, 500_000_000]);
+    // A spelling the spec does not know: the line, the column and what was expected.
+    std::fs::write(&input, "when;key;bytes;kind\n0.5;7;512;put\n").unwrap();
+    let failed = run(spec, "csv", &dir.path().join("bad.mmt"));
+    assert!(!failed.status.success());
+    assert_mentions(
+        &String::from_utf8_lossy(&failed.stderr),
+        &["requests.csv: line 2: column 4 (`kind`, op-col): `put`, expected a read (get) or a write (set)"],
+    );
+    assert!(!dir.path().join("bad.mmt").exists());
+    // A spec on a format that has fixed columns.
+    let failed = run("obj-id-col=1", "lis", &dir.path().join("bad.mmt"));
+    assert_mentions(
+        &String::from_utf8_lossy(&failed.stderr),
+        &["a column spec goes with --format csv, txt or a preset"],
+    );
+    // An unknown key lists the keys.
+    let failed = run(
+        "obj-id-col=1, colour=red",
+        "csv",
+        &dir.path().join("bad.mmt"),
+    );
+    assert_mentions(
+        &String::from_utf8_lossy(&failed.stderr),
+        &["column spec `obj-id-col=1, colour=red`: `colour=red`: unknown key; the keys are delimiter"],
+    );
+}

@@ -65,8 +65,9 @@ fn detached<T: Send>(
         .map_err(raise)
 }
 
-fn parse_format(format: Option<&str>) -> mobmem::Result<Option<Format>> {
-    format.map(str::parse).transpose()
+/// The format `format` and `columns` name together, as `--format` and `--columns` do.
+fn parse_format(format: Option<&str>, columns: Option<&str>) -> mobmem::Result<Option<Format>> {
+    Format::with_columns(format.map(str::parse).transpose()?, columns)
 }
 
 /// An experiment file of any kind, parsed and validated.
@@ -193,6 +194,7 @@ impl Experiment {
                 d.set_item("config", path_text(&w.config))?;
                 d.set_item("trace", path_text(&w.trace))?;
                 d.set_item("format", &w.format)?;
+                d.set_item("columns", &w.columns)?;
                 d.set_item("seed", w.seed)?;
                 d.set_item("scale", w.scale)?;
                 Ok(d)
@@ -480,7 +482,7 @@ impl std::fmt::Display for PointFields {
 /// and every metric (what `mobmem sim --json` prints besides the names), in the order the
 /// metrics are listed.
 #[pyfunction]
-#[pyo3(signature = (trace, policy, capacity, dram_fraction, cost, format=None, data=None))]
+#[pyo3(signature = (trace, policy, capacity, dram_fraction, cost, format=None, data=None, columns=None))]
 #[allow(clippy::too_many_arguments)] // one per option of `mobmem sim`, plus fetched content
 fn simulate(
     py: Python<'_>,
@@ -491,10 +493,11 @@ fn simulate(
     cost: &str,
     format: Option<&str>,
     data: Option<Vec<u8>>,
+    columns: Option<&str>,
 ) -> PyResult<Vec<(String, f64)>> {
     detached(py, || {
         let info = find_policy(policy)?;
-        let format = parse_format(format)?;
+        let format = parse_format(format, columns)?;
         let setup = RunSetup {
             policy: info,
             // A negative capacity is refused like 0 pages is.
@@ -536,15 +539,16 @@ fn simulate(
 
 /// What a trace holds, as the JSON `mobmem trace info --json` prints.
 #[pyfunction]
-#[pyo3(signature = (path, format=None, data=None))]
+#[pyo3(signature = (path, format=None, data=None, columns=None))]
 fn trace_summary(
     py: Python<'_>,
     path: PathBuf,
     format: Option<&str>,
     data: Option<Vec<u8>>,
+    columns: Option<&str>,
 ) -> PyResult<String> {
     detached(py, || {
-        let format = parse_format(format)?;
+        let format = parse_format(format, columns)?;
         let mut source = match data {
             Some(bytes) => trace::open_data(&path, bytes, format)?,
             None => trace::open(&path, format)?,

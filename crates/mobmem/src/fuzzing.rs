@@ -56,7 +56,12 @@ pub static TARGETS: &[Target] = &[
     Target {
         name: "mobile-block",
         input: "a Pixel 6a block trace (--format mobile-block)",
-        run: |data| plain_trace(data, Format::MobileBlock),
+        run: |data| plain_trace(data, preset("mobile-block")),
+    },
+    Target {
+        name: "columns",
+        input: "a column spec on the first line, then a text trace read by it",
+        run: columns_trace,
     },
     Target {
         name: "zstd",
@@ -133,13 +138,28 @@ fn plain_trace(data: &[u8], format: Format) {
         return;
     }
     let bound = (1u64 << 20) + 64 * data.len() as u64;
-    let events = drain("fuzz-input", data.to_vec(), format, bound + 1);
+    let events = drain("fuzz-input", data.to_vec(), format.clone(), bound + 1);
     assert!(
         events <= bound,
         "{} bytes of {} gave more than {bound} events",
         data.len(),
-        format.name()
+        format
     );
+}
+
+fn preset(name: &str) -> Format {
+    name.parse()
+        .unwrap_or_else(|e| unreachable!("{name} is a preset: {e}"))
+}
+
+/// The first line a column spec (any text), the rest the trace it reads.
+fn columns_trace(data: &[u8]) {
+    let split = data.iter().position(|&b| b == b'\n').unwrap_or(data.len());
+    let spec = String::from_utf8_lossy(&data[..split]);
+    let Ok(Some(format)) = Format::with_columns(None, Some(&spec)) else {
+        return;
+    };
+    plain_trace(data.get(split + 1..).unwrap_or_default(), format);
 }
 
 fn zstd_trace(data: &[u8]) {

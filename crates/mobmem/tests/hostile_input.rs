@@ -416,7 +416,7 @@ fn every_format_reports_an_empty_input_alike() {
     }
     let null = Path::new("/dev/null");
     if null.exists() {
-        for format in trace::Format::ALL {
+        for format in trace::Format::all() {
             let err = trace::read_all(null, Some(format)).unwrap_err().to_string();
             assert!(
                 err.starts_with("/dev/null: byte offset 0: empty file: it holds no events"),

@@ -262,3 +262,79 @@ fn w_tinylfu_in_bytes_hashing_object_ids_matches_libcachesim_exactly() {
     }
     assert_eq!(compared, 6, "the byte oracle's w-tinylfu rows");
 }
+
+/// The CloudPhysics trace written out in libCacheSim's CSV and text layouts
+/// (`data/cloudPhysicsIO.csv`: `version,time,op,size,lbn`; `data/cloudPhysicsIO.txt`: an id
+/// a line) and read back by the presets `libcachesim-csv` and `libcachesim-txt`: the same
+/// requests of the same objects and sizes, so LRU's miss ratios are libCacheSim's, in
+/// bytes (the byte oracle's rows) and in objects (the shared oracle's rows).
+#[test]
+fn libcachesim_csv_and_text_layouts_read_as_libcachesim_reads_them() {
+    use mobmem::mm::placement::bytes::{read_sized, ByteCache};
+    use std::fmt::Write as _;
+    let test = "libcachesim_csv_and_text_layouts_read_as_libcachesim_reads_them";
+    let Some((mut source, requests)) = cloudphysics(test) else {
+        return;
+    };
+    let keys = source.tables().unwrap().pages;
+    let (mut csv, mut txt) = (String::from("version,time,op,size,lbn\n"), String::new());
+    for (i, (&page, &size)) in requests.pages.iter().zip(&requests.sizes).enumerate() {
+        let id = keys[page as usize].index;
+        writeln!(csv, "1,{},2a,{size},{id}", 1000 + i).unwrap();
+        writeln!(txt, "{id}").unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let read = |name: &str, text: &str, format: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut source = mobmem::trace::open(&path, Some(format.parse().unwrap())).unwrap();
+        let sized = read_sized(source.as_mut());
+        (source.tables().unwrap().pages, sized)
+    };
+    let (csv_keys, csv_requests) = read("cp.csv", &csv, "libcachesim-csv");
+    let csv_requests = csv_requests.unwrap();
+    let ids = |keys: &[mobmem::trace::PageKey], pages: &[u32]| -> Vec<u64> {
+        pages.iter().map(|&p| keys[p as usize].index).collect()
+    };
+    assert_eq!(
+        ids(&csv_keys, &csv_requests.pages),
+        ids(&keys, &requests.pages)
+    );
+    assert_eq!(csv_requests.sizes, requests.sizes);
+    let lru = find_policy("lru").unwrap();
+    let text = include_str!("data/libcachesim-cloudphysics-bytes.csv");
+    let mut compared = 0;
+    for line in text.lines().filter(|l| l.starts_with("lru,")) {
+        let fields: Vec<&str> = line.split(',').collect();
+        let capacity: u64 = fields[2].parse().unwrap();
+        let mut cache = ByteCache::new(lru, capacity, 0).unwrap();
+        for (&page, &size) in csv_requests.pages.iter().zip(&csv_requests.sizes) {
+            cache.request(page, u64::from(size)).unwrap();
+        }
+        let m = cache.metrics();
+        assert_eq!(
+            (
+                format!("{:.4}", m.miss_ratio()),
+                format!("{:.4}", m.byte_miss_ratio())
+            ),
+            (fields[4].to_string(), fields[5].to_string()),
+            "{line}"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 6);
+    // The text layout has no sizes: by objects, against the shared oracle.
+    let path = dir.path().join("cp.txt");
+    std::fs::write(&path, &txt).unwrap();
+    let trace = mobmem::trace::read_all(&path, Some("libcachesim-txt".parse().unwrap())).unwrap();
+    let Some((_, oracle)) = common::cloudphysics_with_oracle(test) else {
+        return;
+    };
+    for line in oracle.lines().filter(|l| l.starts_with("lru,")) {
+        let fields: Vec<&str> = line.split(',').collect();
+        let capacity: usize = fields[2].parse().unwrap();
+        let m = run_trace(&trace, &RunSetup::new(lru, Capacity::single(capacity))).unwrap();
+        let ratio = m.misses as f64 / m.accesses as f64;
+        assert_eq!(format!("{ratio:.4}"), fields[4], "{line}");
+    }
+}

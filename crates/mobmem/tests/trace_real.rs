@@ -199,7 +199,7 @@ fn mobile_block_traces_read_as_a_plain_reading_counts_them() {
         let Some(path) = common::public_trace(&test, &format!("mobile-block/{name}")) else {
             continue;
         };
-        let t = trace::read_all(&path, Some(trace::Format::MobileBlock)).unwrap();
+        let t = trace::read_all(&path, Some("mobile-block".parse().unwrap())).unwrap();
         let writes = t.events.iter().filter(|e| e.is_write()).count() as u64;
         let misses: Vec<u64> = sizes
             .iter()

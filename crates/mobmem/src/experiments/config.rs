@@ -58,15 +58,28 @@ pub struct WorkloadSpec {
     /// A trace file; relative paths are relative to the experiment file.
     #[serde(default)]
     pub trace: Option<PathBuf>,
-    /// Format of `trace`; detected from the file name when absent.
+    /// Format of `trace` (as `--format` takes it); detected from the file name when
+    /// absent.
     #[serde(default)]
     pub format: Option<String>,
+    /// A column spec for a text trace of any layout (as `--columns` takes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<String>,
     /// Seed of a preset; the experiment's seed when absent.
     #[serde(default)]
     pub seed: Option<u64>,
     /// Multiplies a preset's length (and footprint where the preset scales it).
     #[serde(default)]
     pub scale: Option<f64>,
+}
+
+impl WorkloadSpec {
+    /// The format to read `trace` with (`format` and `columns` together); `None` to tell
+    /// it from the file name.
+    pub fn trace_format(&self) -> Result<Option<crate::trace::Format>> {
+        let format = self.format.as_deref().map(str::parse).transpose()?;
+        crate::trace::Format::with_columns(format, self.columns.as_deref())
+    }
 }
 
 /// The grid of points to run.
@@ -245,9 +258,7 @@ impl ExperimentConfig {
                     return bad(format!("workload '{}': scale must be > 0", w.name));
                 }
             }
-            if let Some(f) = &w.format {
-                f.parse::<crate::trace::Format>()?;
-            }
+            w.trace_format()?;
             if self.workloads[..i].iter().any(|o| o.name == w.name) {
                 return bad(format!("two workloads are named '{}'", w.name));
             }

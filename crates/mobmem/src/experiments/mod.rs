@@ -87,8 +87,7 @@ pub fn load_workload(
             ))?
         }
         (None, Some(path)) => {
-            let format =
-                (spec.format.as_deref().map(str::parse).transpose()).map_err(at_key("format"))?;
+            let format = spec.trace_format().map_err(at_key("format"))?;
             let read = match data {
                 Some(bytes) => trace::read_all_data(path, bytes, format),
                 None if config::is_url(path) => {

@@ -111,7 +111,9 @@ impl Reader {
             Ok(reader)
         } else {
             let header: Vec<&[u8]> = (0..records.len()).map(|i| trim(records.get(i))).collect();
-            let block_layout = super::mobile_block::HEADER.split(',').map(str::as_bytes);
+            let block_layout = super::columns::MOBILE_BLOCK_HEADER
+                .split(',')
+                .map(str::as_bytes);
             let hint = if header.iter().copied().eq(block_layout) {
                 " (this header is the Pixel 6a block trace's: give --format mobile-block)"
             } else {

@@ -7,14 +7,15 @@
 //! trace's tables.
 //!
 //! Formats (see `docs/trace-formats.md`): the binary `.mmt` format ([`mmt`]), a CSV text
-//! format ([`csv`]), and, read only, the ARC paper's `.lis` text ([`lis`]) and
-//! libCacheSim's `oracleGeneral` binary ([`oracle`]). Any of them may be zstd-compressed.
+//! format ([`csv`]), and, read only, the ARC paper's `.lis` text ([`lis`]),
+//! libCacheSim's `oracleGeneral` binary ([`oracle`]) and any text trace by a column spec
+//! or a preset of one ([`columns`]). Any of them may be zstd- or gzip-compressed.
 
+pub mod columns;
 pub mod csv;
 pub mod ftrace;
 pub mod lis;
 pub mod mmt;
-pub mod mobile_block;
 pub mod object_ids;
 mod open;
 pub mod oracle;

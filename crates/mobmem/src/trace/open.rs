@@ -6,13 +6,14 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::columns::{ColumnSpec, PRESETS};
 use super::mmt::InputLength;
 use super::shared::StoredBytes;
 use super::{EventSource, Trace};
 use crate::{Error, Result};
 
 /// The trace formats mobmem reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Format {
     /// mobmem's binary format (`.mmt`), read and written.
     Mmt,
@@ -22,27 +23,39 @@ pub enum Format {
     Lis,
     /// libCacheSim's `oracleGeneral` binary (`.oracleGeneral.bin`, `.oracleGeneral`).
     OracleGeneral,
-    /// Block I/O of a Pixel 6a (`proces,device,rw_flag,sector,size,timestamp`), read
-    /// only; given by name, as its files end in `.csv.gz` like others.
-    MobileBlock,
+    /// A text trace read by a column spec (`--format csv --columns SPEC`, `txt`, or a
+    /// preset such as `mobile-block`), read only; given by name, never told from a file
+    /// name.
+    Columns(Arc<ColumnSpec>),
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
-        Format::Mmt,
-        Format::Csv,
-        Format::Lis,
-        Format::OracleGeneral,
-        Format::MobileBlock,
-    ];
+    /// The formats with a fixed layout, then the presets of column specs.
+    pub fn all() -> Vec<Format> {
+        let mut all = vec![Format::Mmt, Format::Csv, Format::Lis, Format::OracleGeneral];
+        all.extend(
+            PRESETS
+                .iter()
+                .filter_map(|(name, ..)| ColumnSpec::preset(name))
+                .map(|spec| Format::Columns(Arc::new(spec))),
+        );
+        all
+    }
 
-    pub fn name(self) -> &'static str {
+    /// Every name `--format` takes.
+    pub fn names() -> Vec<&'static str> {
+        let mut names = vec!["mmt", "csv", "txt", "lis", "oracle-general"];
+        names.extend(PRESETS.iter().map(|(name, ..)| *name));
+        names
+    }
+
+    pub fn name(&self) -> &'static str {
         match self {
             Format::Mmt => "mmt",
             Format::Csv => "csv",
             Format::Lis => "lis",
             Format::OracleGeneral => "oracle-general",
-            Format::MobileBlock => "mobile-block",
+            Format::Columns(spec) => spec.preset.unwrap_or("csv"),
         }
     }
 
@@ -63,6 +76,32 @@ impl Format {
             None
         }
     }
+
+    /// The format `--format` and `--columns` name together: a column spec (`columns`) on
+    /// top of `csv` (comma-separated; also when no format is given), `txt` (fields
+    /// separated by blanks) or a preset, whose keys it changes. A spec with any other
+    /// format is an error.
+    pub fn with_columns(format: Option<Format>, columns: Option<&str>) -> Result<Option<Format>> {
+        let Some(columns) = columns else {
+            return Ok(format);
+        };
+        let base = match format {
+            None | Some(Format::Csv) => ColumnSpec::base("csv"),
+            Some(Format::Columns(spec)) => (*spec).clone(),
+            Some(other) => {
+                return Err(Error::config(
+                    "--columns",
+                    format!(
+                        "a column spec goes with --format csv, txt or a preset ({}), not {other}",
+                        PRESETS.map(|(name, ..)| name).join(", ")
+                    ),
+                ))
+            }
+        };
+        Ok(Some(Format::Columns(Arc::new(ColumnSpec::parse(
+            base, columns,
+        )?))))
+    }
 }
 
 impl FromStr for Format {
@@ -70,22 +109,33 @@ impl FromStr for Format {
 
     fn from_str(s: &str) -> Result<Self> {
         let wanted = s.to_ascii_lowercase().replace('_', "-");
-        Format::ALL
+        let fixed = [Format::Mmt, Format::Csv, Format::Lis, Format::OracleGeneral]
             .into_iter()
             .find(|f| {
                 f.name() == wanted || (wanted == "oraclegeneral" && *f == Format::OracleGeneral)
-            })
-            .ok_or_else(|| Error::Unknown {
-                what: "trace format",
-                name: s.to_string(),
-                known: Format::ALL.iter().map(|f| f.name().to_string()).collect(),
-            })
+            });
+        let columns = || {
+            let spec = if wanted == "txt" {
+                Some(ColumnSpec::base("txt"))
+            } else {
+                ColumnSpec::preset(&wanted)
+            };
+            spec.map(|spec| Format::Columns(Arc::new(spec)))
+        };
+        fixed.or_else(columns).ok_or_else(|| Error::Unknown {
+            what: "trace format",
+            name: s.to_string(),
+            known: Format::names().into_iter().map(String::from).collect(),
+        })
     }
 }
 
 impl std::fmt::Display for Format {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        match self {
+            Format::Columns(spec) => write!(f, "{spec}"),
+            other => f.write_str(other.name()),
+        }
     }
 }
 
@@ -319,7 +369,7 @@ fn format_of(path: &Path, format: Option<Format>) -> Result<Format> {
             path.display().to_string(),
             format!(
                 "cannot tell the trace format from the file name; pass --format ({})",
-                Format::ALL.map(|f| f.name()).join(", ")
+                Format::names().join(", ")
             ),
         )
     })
@@ -337,8 +387,8 @@ fn source(
         Format::Csv => Box::new(super::csv::Reader::new(path, input)?),
         Format::Lis => Box::new(super::lis::Reader::with_stored(path, input, stored)),
         Format::OracleGeneral => Box::new(super::oracle::Reader::new(path, input)),
-        Format::MobileBlock => Box::new(super::mobile_block::Reader::with_stored(
-            path, input, stored,
+        Format::Columns(spec) => Box::new(super::columns::Reader::with_stored(
+            path, input, stored, &spec,
         )?),
     })
 }
@@ -346,14 +396,16 @@ fn source(
 /// Read a whole trace into memory. A `.mmt` file's events are also checked against its
 /// tables, which come after them (see [`super::mmt::check_against_tables`]).
 pub fn read_all(path: &Path, format: Option<Format>) -> Result<Trace> {
-    let trace = collect(open(path, format)?.as_mut())?;
-    check(path, format_of(path, format)?, trace)
+    let format = format_of(path, format)?;
+    let trace = collect(open(path, Some(format.clone()))?.as_mut())?;
+    check(path, format, trace)
 }
 
 /// Read a whole trace from its file content in memory (see [`open_data`]).
 pub fn read_all_data(name: &Path, data: Vec<u8>, format: Option<Format>) -> Result<Trace> {
-    let trace = collect(open_data(name, data, format)?.as_mut())?;
-    check(name, format_of(name, format)?, trace)
+    let format = format_of(name, format)?;
+    let trace = collect(open_data(name, data, Some(format.clone()))?.as_mut())?;
+    check(name, format, trace)
 }
 
 fn check(path: &Path, format: Format, trace: Trace) -> Result<Trace> {

@@ -1,0 +1,758 @@
+//! Text traces read by a column spec: `--format csv --columns SPEC` (`txt` for fields
+//! separated by blanks), or a preset that names a common layout (`--format msr`,
+//! `blkparse`, `mobile-block`, `libcachesim-csv`, `libcachesim-txt`); read only. The
+//! spec's words are in [`spec`]; `docs/trace-formats.md` lists them with examples.
+//!
+//! A line is one request:
+//! - an object (`obj-id-col`): one access of page `PageKey::file(device, id)`, with the
+//!   object's size (`obj-size-col`) for byte capacities ([`EventSource::batch_sizes`]);
+//!   ids are decimal integers, or with `obj-id-is-num=false` any text, each distinct
+//!   text the next number from 0;
+//! - a block range (`offset-col`, `length-col`): one access per 4 KiB page it covers,
+//!   from `offset/4096` through `(offset+length-1)/4096` in bytes, in order, each
+//!   `PageKey::file(device, page)`. A request of length 0 covers no page.
+//!
+//! The device column is a decimal number, or `major,minor` / `major:minor` (blkparse's
+//! `8,0`), which stands for the kernel's `MKDEV(major, minor)` (`major << 20 | minor`);
+//! without it every page is on device 0. Each distinct (pid, process text) is one
+//! process, started at its first request with the pid (`pid-col`, the tid of a
+//! `comm-tid`, else 0) and the name. Without a process or pid column, the trace has one
+//! process, pid 0 and no name. The operation column makes a write or a read (reads
+//! without one). Times are nanoseconds after the first request, from the time column in
+//! its unit (a decimal fraction allowed, rounded to the nanosecond) and kept from going
+//! backwards (a request stamped before the one above it takes that one's time); without a
+//! time column, a request's time is its 0-based index.
+//!
+//! Fields may be wrapped in double quotes, which are removed (a quoted field cannot hold
+//! the delimiter). Blank lines and comment lines (`comment=#`) are passed over, as are
+//! lines the `keep` filter leaves out.
+//!
+//! Limits: a line of at most [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES), a block request
+//! of at most [`MAX_REQUEST_BYTES`], and the pages of the whole file bounded by its size
+//! as for `.lis` ([`EXPANSION_ALLOWANCE`](super::EXPANSION_ALLOWANCE) plus
+//! [`EXPANSION_PER_BYTE`](super::EXPANSION_PER_BYTE) a byte, as stored).
+
+pub mod spec;
+
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use hashbrown::HashMap;
+
+pub use spec::{Address, Column, ColumnSpec, Delimiter, OpForm, ProcessForm, TimeUnit, PRESETS};
+
+use super::shared::{
+    empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, StoredBytes,
+    EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES,
+};
+use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
+use crate::devices::PAGE_BYTES;
+use crate::{Error, Position, Result};
+
+/// The header line of the Pixel 6a block traces (`--format mobile-block`).
+pub const MOBILE_BLOCK_HEADER: &str = "proces,device,rw_flag,sector,size,timestamp";
+/// Most bytes one block request may cover: 1 GiB. The kernel splits block requests far
+/// smaller (a few MiB at most).
+pub const MAX_REQUEST_BYTES: u64 = 1 << 30;
+
+/// Most digits after a number's decimal point (a float printed in full has about 17).
+const MAX_FRACTION_DIGITS: usize = 32;
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
+/// The spec's columns as 0-based field indexes of the file's lines.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fields {
+    time: Option<usize>,
+    id: usize,
+    size: Option<usize>,
+    length: Option<usize>,
+    op: Option<usize>,
+    pid: Option<usize>,
+    process: Option<usize>,
+    device: Option<usize>,
+    keep: Option<usize>,
+    /// Fields a line must have: one past the highest index named.
+    needed: usize,
+}
+
+pub struct Reader {
+    path: PathBuf,
+    input: BufReader<Box<dyn Read + Send>>,
+    spec: ColumnSpec,
+    fields: Fields,
+    /// Block mode: bytes in one unit of the offset and of the length; `None` for objects.
+    block_units: Option<(u64, u64)>,
+    /// Object ids as text: each distinct text's number.
+    text_ids: Option<FastMap<Vec<u8>, u64>>,
+    line: Vec<u8>,
+    /// Field boundaries of the current line, reused.
+    spans: Vec<(usize, usize)>,
+    /// 1-based number of the current line.
+    line_number: u64,
+    /// Names of the header's fields, for messages.
+    header: Vec<String>,
+    interner: Interner,
+    /// The process of each (pid field, process field) seen, and the last one looked up.
+    processes: FastMap<Vec<u8>, ProcId>,
+    last_process: Option<(Vec<u8>, ProcId)>,
+    process_key: Vec<u8>,
+    /// The current request's pages not yet returned.
+    device: u64,
+    next_page: u64,
+    pages_left: u64,
+    write: bool,
+    proc: ProcId,
+    time_ns: u64,
+    size: u32,
+    /// Time of the first request, ns.
+    first_ns: Option<u64>,
+    requests: u64,
+    bytes_read: u64,
+    accesses: Expansion,
+    stored: StoredBytes,
+    /// Object sizes of the events of the current batch (with an `obj-size-col`).
+    sizes: Vec<u32>,
+}
+
+impl Reader {
+    /// Check the spec and read the header line when it has one; requests are read by
+    /// `read_batch`.
+    pub(crate) fn with_stored(
+        path: &Path,
+        input: Box<dyn Read + Send>,
+        stored: StoredBytes,
+        spec: &ColumnSpec,
+    ) -> Result<Self> {
+        let Some(address) = &spec.address else {
+            return Err(Error::config(
+                format!("{}: {spec}", path.display()),
+                "the spec names no column to read: give obj-id-col=N (an object a line) or \
+                 offset-col=N with length-col=N (a block range a line)",
+            ));
+        };
+        let (block_units, text_ids) = match address {
+            Address::Object { id_is_num, .. } => (None, (!id_is_num).then(FastMap::default)),
+            Address::Block {
+                offset_unit,
+                length_unit,
+                ..
+            } => (
+                Some((*offset_unit, length_unit.unwrap_or(*offset_unit))),
+                None,
+            ),
+        };
+        let mut reader = Reader {
+            path: path.to_path_buf(),
+            input: BufReader::with_capacity(1 << 18, input),
+            spec: spec.clone(),
+            fields: Fields::default(),
+            block_units,
+            text_ids,
+            line: Vec::new(),
+            spans: Vec::new(),
+            line_number: 0,
+            header: Vec::new(),
+            interner: Interner::new(),
+            processes: FastMap::default(),
+            last_process: None,
+            process_key: Vec::new(),
+            device: 0,
+            next_page: 0,
+            pages_left: 0,
+            write: false,
+            proc: 0,
+            time_ns: 0,
+            size: 0,
+            first_ns: None,
+            requests: 0,
+            bytes_read: 0,
+            accesses: Expansion::default(),
+            stored,
+            sizes: Vec::new(),
+        };
+        if spec.has_header {
+            if !reader.next_content_line()? {
+                return Err(reader.empty());
+            }
+            let line = std::mem::take(&mut reader.line);
+            reader.split(&line, usize::MAX);
+            reader.header = reader
+                .spans
+                .iter()
+                .map(|&(a, b)| String::from_utf8_lossy(&line[a..b]).into_owned())
+                .collect();
+            reader.line = line;
+        }
+        reader.fields = reader.resolve()?;
+        Ok(reader)
+    }
+
+    /// The spec's columns as field indexes, names looked up in the header.
+    fn resolve(&self) -> Result<Fields> {
+        let index = |key: &str, column: &Column| -> Result<usize> {
+            match column {
+                Column::Number(n) => Ok(n - 1),
+                Column::Name(name) if !self.spec.has_header => Err(Error::config(
+                    format!("{}: {}", self.path.display(), self.spec),
+                    format!("{key}={name} names a column, which needs has-header=true"),
+                )),
+                Column::Name(name) => self
+                    .header
+                    .iter()
+                    .position(|h| h == name)
+                    .or_else(|| {
+                        self.header
+                            .iter()
+                            .position(|h| h.eq_ignore_ascii_case(name))
+                    })
+                    .ok_or_else(|| {
+                        self.malformed(&format!(
+                            "the header has no column `{name}` ({key}); its columns are {}",
+                            self.header
+                                .iter()
+                                .map(|h| format!("`{h}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    }),
+            }
+        };
+        let optional = |key: &str, column: &Option<Column>| -> Result<Option<usize>> {
+            column.as_ref().map(|c| index(key, c)).transpose()
+        };
+        let spec = &self.spec;
+        let mut fields = Fields {
+            time: optional("time-col", &spec.time)?,
+            op: optional("op-col", &spec.op)?,
+            pid: optional("pid-col", &spec.pid)?,
+            process: optional("process-col", &spec.process)?,
+            device: optional("device-col", &spec.device)?,
+            keep: optional("keep-col", &spec.keep)?,
+            ..Fields::default()
+        };
+        match &spec.address {
+            Some(Address::Object { id, size, .. }) => {
+                fields.id = index("obj-id-col", id)?;
+                fields.size = optional("obj-size-col", size)?;
+            }
+            Some(Address::Block { offset, length, .. }) => {
+                fields.id = index("offset-col", offset)?;
+                fields.length = optional("length-col", length)?;
+            }
+            None => {}
+        }
+        fields.needed = [
+            fields.time,
+            Some(fields.id),
+            fields.size,
+            fields.length,
+            fields.op,
+            fields.pid,
+            fields.process,
+            fields.device,
+            fields.keep,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .map_or(0, |i| i + 1);
+        Ok(fields)
+    }
+
+    fn empty(&self) -> Error {
+        if self.bytes_read == 0 {
+            empty_input(&self.path, &format!("a trace read by {}", self.spec))
+        } else {
+            self.malformed("no request covers a page: the file holds no events")
+        }
+    }
+
+    /// The next line into `self.line`; `false` at the end.
+    fn read_next(&mut self) -> Result<bool> {
+        match read_line(&mut self.input, &mut self.line, MAX_LINE_BYTES)
+            .map_err(|e| Error::io(&self.path, e))?
+        {
+            LineRead::End => Ok(false),
+            LineRead::TooLong => Err(line_too_long(
+                &self.path,
+                self.line_number + 1,
+                &format!("a line of {}", self.spec),
+            )),
+            LineRead::Line => {
+                self.line_number += 1;
+                self.bytes_read += self.line.len() as u64;
+                Ok(true)
+            }
+        }
+    }
+
+    /// The next line that is neither blank nor a comment; `false` at the end.
+    fn next_content_line(&mut self) -> Result<bool> {
+        loop {
+            if !self.read_next()? {
+                return Ok(false);
+            }
+            let text = trim(&self.line);
+            let start = text.iter().position(|b| !b.is_ascii_whitespace());
+            match start {
+                None => continue,
+                Some(i) if Some(text[i]) == self.spec.comment => continue,
+                Some(_) => return Ok(true),
+            }
+        }
+    }
+
+    /// Field boundaries of `line` into `self.spans`, at most `limit` fields (the rest of
+    /// the line is not looked at).
+    fn split(&mut self, line: &[u8], limit: usize) {
+        self.spans.clear();
+        let line = trim(line);
+        match self.spec.delimiter {
+            Delimiter::Byte(d) => {
+                let mut start = 0;
+                for (i, &b) in line.iter().enumerate() {
+                    if b == d {
+                        self.spans.push((start, i));
+                        if self.spans.len() == limit {
+                            return;
+                        }
+                        start = i + 1;
+                    }
+                }
+                self.spans.push((start, line.len()));
+            }
+            Delimiter::Whitespace => {
+                let mut start = None;
+                for (i, &b) in line.iter().enumerate() {
+                    let blank = b == b' ' || b == b'\t';
+                    match (start, blank) {
+                        (None, false) => start = Some(i),
+                        (Some(s), true) => {
+                            self.spans.push((s, i));
+                            if self.spans.len() == limit {
+                                return;
+                            }
+                            start = None;
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(s) = start {
+                    self.spans.push((s, line.len()));
+                }
+            }
+        }
+        for span in &mut self.spans {
+            let field = &line[span.0..span.1];
+            let mut a = span.0 + (field.len() - field.trim_ascii_start().len());
+            let mut b = a + field.trim_ascii().len();
+            if b - a >= 2 && line[a] == b'"' && line[b - 1] == b'"' {
+                a += 1;
+                b -= 1;
+            }
+            *span = (a, b);
+        }
+    }
+
+    /// Read and parse the next request; `false` at the end of the input.
+    fn next_request(&mut self) -> Result<bool> {
+        loop {
+            if !self.next_content_line()? {
+                return Ok(false);
+            }
+            let line = std::mem::take(&mut self.line);
+            self.split(&line, self.fields.needed);
+            let parsed = self.parse(&line);
+            self.line = line;
+            if parsed? {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The current line's field `index` (the line was split by `split`).
+    fn field<'a>(&self, line: &'a [u8], index: usize) -> &'a [u8] {
+        let (a, b) = self.spans[index];
+        &line[a..b]
+    }
+
+    /// Parse a request line into the pending request; `false` for a line passed over.
+    fn parse(&mut self, line: &[u8]) -> Result<bool> {
+        let f = self.fields;
+        if let Some(keep) = f.keep {
+            let kept = keep < self.spans.len() && {
+                let value = self.field(line, keep);
+                self.spec.keep_values.iter().any(|k| k.as_bytes() == value)
+            };
+            if !kept {
+                return Ok(false);
+            }
+        }
+        // A request that moves no data (RWBS without R or W) may be short of the other
+        // fields: blkparse prints a flush without a range.
+        let op = match f.op {
+            Some(i) if i < self.spans.len() => match self.op(self.field(line, i))? {
+                Some(write) => Some(write),
+                None => return Ok(false),
+            },
+            _ => None,
+        };
+        if self.spans.len() < f.needed {
+            return Err(self.malformed(&format!(
+                "{} fields, expected at least {} (split at {})",
+                self.spans.len(),
+                f.needed,
+                self.spec.delimiter
+            )));
+        }
+        let write = op.unwrap_or(false);
+        let raw_time = match f.time {
+            None => self.requests,
+            Some(i) => self.time(self.field(line, i))?,
+        };
+        let device = match f.device {
+            None => 0,
+            Some(i) => self.device(self.field(line, i))?,
+        };
+        let (first, pages, size) = match self.block_units {
+            Some((offset_unit, length_unit)) => {
+                let offset = self.number("offset-col", f.id, line)?;
+                let length = match f.length {
+                    None => 1,
+                    Some(i) => self.number("length-col", i, line)?,
+                };
+                let (first, pages) = self.pages(offset, offset_unit, length, length_unit)?;
+                (first, pages, PAGE_BYTES as u32)
+            }
+            None => {
+                let id = self.object_id(line)?;
+                let size = match f.size {
+                    None => 0,
+                    Some(i) => {
+                        let n = self.number("obj-size-col", i, line)?;
+                        u32::try_from(n).map_err(|_| {
+                            self.malformed(&format!(
+                                "obj-size-col: {n} bytes, expected at most {} (4 GiB)",
+                                u32::MAX
+                            ))
+                        })?
+                    }
+                };
+                (id, 1, size)
+            }
+        };
+        if pages == 0 {
+            return Ok(false);
+        }
+        let stored = self.stored.of(self.bytes_read);
+        if let Err(bound) = self.accesses.take(pages, stored) {
+            return Err(self.malformed(&format!(
+                "this request takes the file past {bound} page accesses, the most its first \
+                 {stored} bytes (as stored) may ask for ({EXPANSION_ALLOWANCE} plus \
+                 {EXPANSION_PER_BYTE} a byte): expected the requests of a real trace"
+            )));
+        }
+        self.proc = self.process(line)?;
+        let first_ns = *self.first_ns.get_or_insert(raw_time);
+        self.time_ns = self.time_ns.max(raw_time.saturating_sub(first_ns));
+        self.device = device;
+        self.next_page = first;
+        self.pages_left = pages;
+        self.write = write;
+        self.size = size;
+        self.requests += 1;
+        Ok(true)
+    }
+
+    /// The first page and the count of pages of a block range.
+    fn pages(
+        &self,
+        offset: u64,
+        offset_unit: u64,
+        length: u64,
+        length_unit: u64,
+    ) -> Result<(u64, u64)> {
+        let start = offset.checked_mul(offset_unit);
+        let bytes = length.checked_mul(length_unit);
+        let (Some(start), Some(bytes)) = (start, bytes) else {
+            return Err(self.malformed("the request's bytes pass 64 bits"));
+        };
+        if bytes > MAX_REQUEST_BYTES {
+            return Err(self.malformed(&format!(
+                "a request of {bytes} bytes, expected at most {MAX_REQUEST_BYTES}"
+            )));
+        }
+        if bytes == 0 {
+            return Ok((0, 0));
+        }
+        let Some(end) = start.checked_add(bytes) else {
+            return Err(self.malformed("the request's bytes pass 64 bits"));
+        };
+        let first = start / PAGE_BYTES;
+        Ok((first, (end - 1) / PAGE_BYTES + 1 - first))
+    }
+
+    fn number(&self, key: &str, index: usize, line: &[u8]) -> Result<u64> {
+        let digits = self.field(line, index);
+        parse_u64(digits).ok_or_else(|| {
+            self.malformed(&format!(
+                "{}: `{}`, expected a non-negative integer",
+                self.column_name(key, index),
+                String::from_utf8_lossy(digits)
+            ))
+        })
+    }
+
+    fn object_id(&mut self, line: &[u8]) -> Result<u64> {
+        let id = self.fields.id;
+        let text = self.field(line, id);
+        match &mut self.text_ids {
+            None => parse_u64(text).ok_or_else(|| {
+                self.malformed(&format!(
+                    "{}: `{}`, expected a non-negative integer (or give obj-id-is-num=false \
+                     to take any text as an id)",
+                    self.column_name("obj-id-col", id),
+                    String::from_utf8_lossy(text)
+                ))
+            }),
+            Some(ids) => {
+                if let Some(&n) = ids.get(text) {
+                    return Ok(n);
+                }
+                let n = ids.len() as u64;
+                ids.insert(text.to_vec(), n);
+                Ok(n)
+            }
+        }
+    }
+
+    /// `Some(true)` for a write, `Some(false)` for a read, `None` for a request that
+    /// moves no data (RWBS without R or W).
+    fn op(&self, value: &[u8]) -> Result<Option<bool>> {
+        match &self.spec.op_form {
+            OpForm::Rwbs => Ok(if value.contains(&b'W') {
+                Some(true)
+            } else if value.contains(&b'R') {
+                Some(false)
+            } else {
+                None
+            }),
+            OpForm::Spellings { reads, writes } => {
+                if writes.iter().any(|w| w.as_bytes() == value) {
+                    Ok(Some(true))
+                } else if reads.iter().any(|r| r.as_bytes() == value) {
+                    Ok(Some(false))
+                } else {
+                    Err(self.malformed(&format!(
+                        "{}: `{}`, expected a read ({}) or a write ({})",
+                        self.column_name("op-col", self.fields.op.unwrap_or(0)),
+                        String::from_utf8_lossy(value),
+                        reads.join(", "),
+                        writes.join(", ")
+                    )))
+                }
+            }
+        }
+    }
+
+    fn time(&self, value: &[u8]) -> Result<u64> {
+        decimal_to_ns(value, self.spec.time_unit.ns()).ok_or_else(|| {
+            self.malformed(&format!(
+                "{}: `{}`, expected a time in {} (digits, a point and at most \
+                 {MAX_FRACTION_DIGITS} decimals)",
+                self.column_name("time-col", self.fields.time.unwrap_or(0)),
+                String::from_utf8_lossy(value),
+                self.spec.time_unit
+            ))
+        })
+    }
+
+    fn device(&self, value: &[u8]) -> Result<u64> {
+        let split = value.iter().position(|&b| b == b',' || b == b':');
+        let parsed = match split {
+            None => parse_u64(value),
+            Some(i) => match (parse_u64(&value[..i]), parse_u64(&value[i + 1..])) {
+                // MKDEV of the kernel's kdev_t: 12 bits of major, 20 of minor.
+                (Some(major), Some(minor)) if major < 1 << 12 && minor < 1 << 20 => {
+                    Some(major << 20 | minor)
+                }
+                _ => None,
+            },
+        };
+        parsed.ok_or_else(|| {
+            self.malformed(&format!(
+                "{}: `{}`, expected a device number or major,minor",
+                self.column_name("device-col", self.fields.device.unwrap_or(0)),
+                String::from_utf8_lossy(value)
+            ))
+        })
+    }
+
+    /// The process of the current line: by its pid and process fields.
+    fn process(&mut self, line: &[u8]) -> Result<ProcId> {
+        let pid = self.fields.pid.map(|i| self.field(line, i));
+        let text = self.fields.process.map(|i| self.field(line, i));
+        self.process_key.clear();
+        self.process_key.extend_from_slice(pid.unwrap_or_default());
+        self.process_key.push(0);
+        self.process_key.extend_from_slice(text.unwrap_or_default());
+        if let Some((key, id)) = &self.last_process {
+            if *key == self.process_key {
+                return Ok(*id);
+            }
+        }
+        let id = match self.processes.get(&self.process_key) {
+            Some(&id) => id,
+            None => {
+                let id = self.new_process(pid, text)?;
+                self.processes.insert(self.process_key.clone(), id);
+                id
+            }
+        };
+        self.last_process = Some((self.process_key.clone(), id));
+        Ok(id)
+    }
+
+    fn new_process(&mut self, pid: Option<&[u8]>, text: Option<&[u8]>) -> Result<ProcId> {
+        let text = String::from_utf8_lossy(text.unwrap_or_default()).into_owned();
+        let (name, tid) = match self.spec.process_form {
+            ProcessForm::CommTid => match text.rsplit_once('-') {
+                Some((comm, tid)) if !tid.is_empty() && tid.bytes().all(|b| b.is_ascii_digit()) => {
+                    (comm, tid.parse::<u32>().ok())
+                }
+                _ => (&*text, None),
+            },
+            ProcessForm::Name => {
+                let bare = text
+                    .strip_prefix('[')
+                    .and_then(|t| t.strip_suffix(']'))
+                    .unwrap_or(&text);
+                (bare, None)
+            }
+        };
+        let pid = match pid {
+            None => tid.unwrap_or(0),
+            Some(digits) => parse_u64(digits)
+                .and_then(|p| u32::try_from(p).ok())
+                .ok_or_else(|| {
+                    self.malformed(&format!(
+                        "{}: `{}`, expected a process id (0 to {})",
+                        self.column_name("pid-col", self.fields.pid.unwrap_or(0)),
+                        String::from_utf8_lossy(digits),
+                        u32::MAX
+                    ))
+                })?,
+        };
+        let name = if name == "<...>" { "" } else { name };
+        self.interner
+            .start_process(pid, name)
+            .ok_or_else(|| self.malformed("more processes than the trace format's ids"))
+    }
+
+    /// How a column is named in messages: its number, and its header name if known.
+    fn column_name(&self, key: &str, index: usize) -> String {
+        match self.header.get(index) {
+            Some(name) => format!("column {} (`{name}`, {key})", index + 1),
+            None => format!("column {} ({key})", index + 1),
+        }
+    }
+
+    #[cold]
+    fn malformed(&self, message: &str) -> Error {
+        Error::format(&self.path, Position::Line(self.line_number), message)
+    }
+}
+
+/// Nanoseconds of a decimal number (`653406.907265`) of units of `unit_ns` nanoseconds,
+/// rounded to the nanosecond: files hold times printed from floats
+/// (`48750.608267999996`).
+fn decimal_to_ns(text: &[u8], unit_ns: u64) -> Option<u64> {
+    let (whole, fraction) = match text.iter().position(|&b| b == b'.') {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, &b""[..]),
+    };
+    if fraction.len() > MAX_FRACTION_DIGITS || !fraction.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let whole = if whole.is_empty() && !fraction.is_empty() {
+        0
+    } else {
+        parse_u64(whole)?
+    };
+    let mut ns = whole.checked_mul(unit_ns)?;
+    // Exact in u128 up to 19 digits (10^19 units of at most 10^9 ns); later digits are
+    // far below a nanosecond and do not count.
+    let digits = &fraction[..fraction.len().min(19)];
+    if !digits.is_empty() {
+        let numerator = digits
+            .iter()
+            .fold(0u128, |value, &d| value * 10 + u128::from(d - b'0'));
+        let denominator = 10u128.pow(digits.len() as u32);
+        let scaled = numerator * u128::from(unit_ns);
+        let mut extra = scaled / denominator;
+        if (scaled % denominator) * 2 >= denominator {
+            extra += 1;
+        }
+        ns = ns.checked_add(u64::try_from(extra).ok()?)?;
+    }
+    Some(ns)
+}
+
+fn trim(bytes: &[u8]) -> &[u8] {
+    bytes.trim_ascii_end()
+}
+
+impl EventSource for Reader {
+    fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
+        buf.clear();
+        self.sizes.clear();
+        let max = max.max(1);
+        let sized = self.fields.size.is_some();
+        while buf.len() < max {
+            if self.pages_left == 0 {
+                if self.next_request()? {
+                    continue;
+                }
+                break;
+            }
+            let key = PageKey::file(self.device, self.next_page);
+            let Some(page) = self.interner.page(key) else {
+                return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
+            };
+            buf.push(Event::access(
+                self.time_ns,
+                self.proc,
+                page,
+                self.write,
+                false,
+            ));
+            if sized {
+                self.sizes.push(self.size);
+            }
+            self.next_page += 1;
+            self.pages_left -= 1;
+        }
+        if buf.is_empty() && self.interner.tables().pages.is_empty() {
+            return Err(self.empty());
+        }
+        Ok(!buf.is_empty())
+    }
+
+    fn batch_sizes(&self) -> Option<&[u32]> {
+        self.fields.size.map(|_| &self.sizes[..])
+    }
+
+    /// The tables of the requests read so far.
+    fn tables(&mut self) -> Result<Tables> {
+        Ok(self.interner.tables().clone())
+    }
+
+    /// Nothing follows the requests, whose reading checked the whole input.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

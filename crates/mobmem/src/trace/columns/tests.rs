@@ -1,0 +1,280 @@
+use super::*;
+
+fn spec(preset: &str, keys: &str) -> ColumnSpec {
+    let base =
+        ColumnSpec::preset(preset).unwrap_or_else(|| ColumnSpec::empty(Delimiter::Byte(b',')));
+    ColumnSpec::parse(base, keys).unwrap()
+}
+
+fn read_with(spec: &ColumnSpec, text: &str) -> Result<(Vec<Event>, Vec<u32>, Tables)> {
+    let mut r = Reader::with_stored(
+        Path::new("t.csv"),
+        Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+        StoredBytes::default(),
+        spec,
+    )?;
+    let mut events = Vec::new();
+    let mut sizes = Vec::new();
+    let mut batch = Vec::new();
+    while r.read_batch(&mut batch, 3)? {
+        events.extend_from_slice(&batch);
+        if let Some(s) = r.batch_sizes() {
+            assert_eq!(s.len(), batch.len());
+            sizes.extend_from_slice(s);
+        }
+    }
+    Ok((events, sizes, r.tables()?))
+}
+
+/// (time, process, page key, write) of each event.
+fn accesses(events: &[Event], tables: &Tables) -> Vec<(u64, u32, PageKey, bool)> {
+    events
+        .iter()
+        .map(|e| {
+            (
+                e.time_ns(),
+                e.proc(),
+                tables.pages[e.page() as usize],
+                e.is_write(),
+            )
+        })
+        .collect()
+}
+
+fn processes(tables: &Tables) -> Vec<(u32, &str)> {
+    tables
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.name.as_str()))
+        .collect()
+}
+
+/// Worked by hand: sector 7, 2 sectors is bytes 3584..4607, pages 0 and 1; sector 8,
+/// 8 sectors is page 1 alone; 16 sectors from sector 16 are pages 2 and 3.
+#[test]
+fn mobile_block_requests_expand_into_the_pages_they_cover() {
+    let (events, sizes, tables) = read_with(
+        &spec("mobile-block", ""),
+        "proces,device,rw_flag,sector,size,timestamp\n\
+         loop40-2757,5,R,7,2,100.5\n\
+         <...>-21515,5,W,8,8,100.0000000014999\n\
+         PoolThread,6,R,16,16,101.0000000005\n",
+    )
+    .unwrap();
+    let f = PageKey::file;
+    assert_eq!(
+        accesses(&events, &tables),
+        vec![
+            (0, 0, f(5, 0), false),
+            (0, 0, f(5, 1), false),
+            // Stamped before the line above: that line's time.
+            (0, 1, f(5, 1), true),
+            (500_000_001, 2, f(6, 2), false),
+            (500_000_001, 2, f(6, 3), false),
+        ]
+    );
+    assert!(sizes.is_empty());
+    assert_eq!(
+        processes(&tables),
+        vec![(2757, "loop40"), (21515, ""), (0, "PoolThread")]
+    );
+}
+
+/// MSR Cambridge: FILETIME ticks of 100 ns, byte offsets and sizes, `Read`/`Write`.
+#[test]
+fn msr_lines_read_in_bytes_and_filetime_ticks() {
+    let (events, _, tables) = read_with(
+        &spec("msr", ""),
+        "128166372003061629,hm,1,Read,8192,4096,1331\n\
+         128166372003061639,hm,1,Write,4000,200,1000\n\
+         128166372003071629,hm,0,Read,0,0,5\n",
+    )
+    .unwrap();
+    let f = PageKey::file;
+    // 8192..12287 is page 2; 4000..4199 crosses pages 0 and 1; a length of 0 is nothing.
+    assert_eq!(
+        accesses(&events, &tables),
+        vec![
+            (0, 0, f(1, 2), false),
+            (1000, 0, f(1, 0), true),
+            (1000, 0, f(1, 1), true),
+        ]
+    );
+    assert_eq!(processes(&tables), vec![(0, "hm")]);
+}
+
+/// blkparse: only Q lines count; `8,0` is MKDEV(8, 0); a flush (`FN`) moves nothing;
+/// the summary after the events is passed over.
+#[test]
+fn blkparse_queue_lines_become_accesses() {
+    let text = "  8,0    3        1     0.000000000   697  Q  WS 16 + 8 [kworker/u8:2]\n\
+                \x20 8,0    3        2     0.000001000   697  G  WS 16 + 8 [kworker/u8:2]\n\
+                \x20 8,16   1        3     0.000002500   700  Q  RA 0 + 16 [app]\n\
+                \x20 8,16   1        4     0.000003000   700  Q  FN [app]\n\
+                \x20 8,0    3        5     0.000004000   697  C  WS 16 + 8 [0]\n\
+                CPU0 (8,0):\n\
+                \x20Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB\n";
+    let (events, _, tables) = read_with(&spec("blkparse", ""), text).unwrap();
+    let f = PageKey::file;
+    assert_eq!(
+        accesses(&events, &tables),
+        vec![
+            (0, 0, f(8 << 20, 2), true),
+            (2500, 1, f(8 << 20 | 16, 0), false),
+            (2500, 1, f(8 << 20 | 16, 1), false),
+        ]
+    );
+    assert_eq!(
+        processes(&tables),
+        vec![(697, "kworker/u8:2"), (700, "app")]
+    );
+}
+
+/// libCacheSim's CSV layout: one object a line with its size; times in µs.
+#[test]
+fn object_lines_carry_their_sizes() {
+    let (events, sizes, tables) = read_with(
+        &spec("libcachesim-csv", ""),
+        "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633899,2a,6656,40409911\n\
+         1,5633899,2a,512,42932745\n",
+    )
+    .unwrap();
+    let f = PageKey::file;
+    assert_eq!(
+        accesses(&events, &tables),
+        vec![
+            (0, 0, f(0, 42932745), false),
+            (1000, 0, f(0, 40409911), false),
+            (1000, 0, f(0, 42932745), false),
+        ]
+    );
+    assert_eq!(sizes, vec![512, 6656, 512]);
+    assert_eq!(events[0].page(), events[2].page());
+}
+
+#[test]
+fn text_ids_named_columns_comments_quotes_and_tabs() {
+    // Objects named by any text, each distinct text one number; times in ms.
+    let s = spec(
+        "",
+        "delimiter=\\t, has-header=true, comment=#, obj-id-col=key, obj-id-is-num=false, \
+         time-col=ts, time-unit=ms, op-col=op, read=get, write=set|delete, pid-col=pid",
+    );
+    let (events, _, tables) = read_with(
+        &s,
+        "# a comment before the header\nts\tkey\top\tpid\n\n1.5\t\"user:7\"\tget\t42\n\
+         # between\n2\tuser:9\tset\t42\n3\tuser:7\tdelete\t43\n",
+    )
+    .unwrap();
+    let f = PageKey::file;
+    assert_eq!(
+        accesses(&events, &tables),
+        vec![
+            (0, 0, f(0, 0), false),
+            (500_000, 0, f(0, 1), true),
+            (1_500_000, 1, f(0, 0), true),
+        ]
+    );
+    assert_eq!(processes(&tables), vec![(42, ""), (43, "")]);
+    // libCacheSim's text layout: whitespace, no time (a request's index stands for it).
+    let (events, _, tables) = read_with(
+        &spec("libcachesim-txt", ""),
+        "42932745\n  42932746 \n42932745\n",
+    )
+    .unwrap();
+    let times: Vec<u64> = events.iter().map(Event::time_ns).collect();
+    assert_eq!(times, vec![0, 1, 2]);
+    assert_eq!(tables.pages.len(), 2);
+}
+
+#[test]
+fn times_round_to_the_nanosecond_in_every_unit() {
+    for (text, unit, ns) in [
+        ("100.0000000014999", 1_000_000_000, 100_000_000_001),
+        ("100.0000000015", 1_000_000_000, 100_000_000_002),
+        ("48750.608267999996", 1_000_000_000, 48_750_608_268_000),
+        ("1.2345", 1_000, 1_235),
+        (".5", 1_000, 500),
+        ("7", 100, 700),
+        ("0.4", 1, 0),
+    ] {
+        assert_eq!(decimal_to_ns(text.as_bytes(), unit), Some(ns), "{text}");
+    }
+    for bad in ["", ".", "1e3", "-1", "1.2.3", "18446744073709551616"] {
+        assert_eq!(decimal_to_ns(bad.as_bytes(), 1), None, "{bad}");
+    }
+    assert_eq!(decimal_to_ns(b"18446744073709551615", 1_000), None);
+}
+
+#[test]
+fn bad_lines_name_the_line_the_column_and_what_was_expected() {
+    let header = "proces,device,rw_flag,sector,size,timestamp\n";
+    let block = spec("mobile-block", "");
+    for (body, expected) in [
+        (
+            "a-1,5,X,7,2,1.0\n",
+            "line 2: column 3 (`rw_flag`, op-col): `X`, expected a read (R) or a write (W)",
+        ),
+        (
+            "a-1,5,R,-7,2,1.0\n",
+            "line 2: column 4 (`sector`, offset-col): `-7`",
+        ),
+        ("a-1,5,R,7,2\n", "line 2: 5 fields, expected at least 6"),
+        (
+            "a-1,5,R,7,2,1.5e3\n",
+            "column 6 (`timestamp`, time-col): `1.5e3`, expected a time in s",
+        ),
+        ("a-1,5,R,7,9999999,1\n", "expected at most 1073741824"),
+        ("a-1,5,R,36028797018963968,1,1\n", "pass 64 bits"),
+        (
+            "a-1,x:y,R,7,2,1\n",
+            "expected a device number or major,minor",
+        ),
+        ("a-1,5,R,7,0,1\n", "no request covers a page"),
+    ] {
+        let message = read_with(&block, &format!("{header}{body}"))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains(expected), "{body:?}: {message}");
+        assert!(message.starts_with("t.csv: "), "{message}");
+    }
+    let message = read_with(&block, "time_ns,pid\n").unwrap_err().to_string();
+    assert!(
+        message.contains("line 1: the header has no column `timestamp` (time-col); its columns are `time_ns`, `pid`"),
+        "{message}"
+    );
+    assert!(read_with(&block, "")
+        .unwrap_err()
+        .to_string()
+        .contains("empty"));
+    // Text ids only when asked for; sizes within 32 bits; names need a header.
+    let objects = spec("", "obj-id-col=1, obj-size-col=2");
+    let message = read_with(&objects, "abc,1\n").unwrap_err().to_string();
+    assert!(message.contains("obj-id-is-num=false"), "{message}");
+    let message = read_with(&objects, "1,4294967296\n")
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("expected at most 4294967295"), "{message}");
+    let message = read_with(&spec("", "obj-id-col=key"), "1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("needs has-header=true"), "{message}");
+    let message = read_with(&spec("", "time-col=1"), "1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("names no column to read"), "{message}");
+}
+
+/// A crafted file of huge requests stops at the bound on pages per byte read.
+#[test]
+fn requests_are_bounded_by_the_bytes_read() {
+    let line = "a-1,5,R,0,2097152,1\n"; // 1 GiB: 262,144 pages a line
+    let text = format!("{MOBILE_BLOCK_HEADER}\n{}", line.repeat(8));
+    let message = read_with(&spec("mobile-block", ""), &text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("page accesses, the most its first"),
+        "{message}"
+    );
+}
