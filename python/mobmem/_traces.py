@@ -27,7 +27,8 @@ def simulate(
 
     ``capacity`` is the memory in pages; a hybrid policy gives ``dram_fraction`` of it to
     DRAM and the rest to PCM. ``cost`` is ``paper-relative`` or ``table1-ns``; ``format``
-    (``mmt``, ``csv``, ``lis``, ``oracle-general``) overrides detection from the name.
+    (``mmt``, ``csv``, ``lis``, ``oracle-general``, ``mobile-block``, ``vscsi``,
+    ``twr``, ``twr-ns``) overrides detection from the name.
 
     Returns what the CLI's JSON holds besides the trace and policy names: ``dram_pages``,
     ``pcm_pages``, then every metric in the order ``mobmem sim`` lists them. A metric that

@@ -7,8 +7,10 @@
 //! trace's tables.
 //!
 //! Formats (see `docs/trace-formats.md`): the binary `.mmt` format ([`mmt`]), a CSV text
-//! format ([`csv`]), and, read only, the ARC paper's `.lis` text ([`lis`]) and
-//! libCacheSim's `oracleGeneral` binary ([`oracle`]). Any of them may be zstd-compressed.
+//! format ([`csv`]), and, read only, the ARC paper's `.lis` text ([`lis`]), the Pixel 6a
+//! block traces ([`mobile_block`]), and the binary traces libCacheSim reads:
+//! `oracleGeneral` ([`oracle`]), `vscsi` ([`vscsi`]), `twr` and `twrNS` ([`twr`]). Any of
+//! them may be zstd- or gzip-compressed.
 
 pub mod csv;
 pub mod ftrace;
@@ -21,6 +23,8 @@ pub mod oracle;
 pub mod perfetto;
 mod shared;
 pub mod summary;
+pub mod twr;
+pub mod vscsi;
 
 pub use open::{
     open, open_data, read_all, read_all_data, write, zstd_bound, Format, MAX_ZSTD_EXPANSION,
@@ -439,7 +443,7 @@ pub trait EventSource {
     }
 
     /// The object size in bytes of each event of the last batch (0 for events other than
-    /// accesses), for formats that record sizes (oracleGeneral); `None` for the others.
+    /// accesses), for formats that record sizes (oracleGeneral, vscsi, twr, twrNS); `None` for the others.
     fn batch_sizes(&self) -> Option<&[u32]> {
         None
     }

@@ -25,15 +25,24 @@ pub enum Format {
     /// Block I/O of a Pixel 6a (`proces,device,rw_flag,sector,size,timestamp`), read
     /// only; given by name, as its files end in `.csv.gz` like others.
     MobileBlock,
+    /// VMware `vscsiStats` block traces as libCacheSim reads them (`.vscsi`), read only.
+    Vscsi,
+    /// libCacheSim's binary layout of Twitter's cache traces (`NAME.twr.…`), read only.
+    Twr,
+    /// `twr` with a namespace per record (`NAME.twrNS.…`), read only.
+    TwrNs,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 8] = [
         Format::Mmt,
         Format::Csv,
         Format::Lis,
         Format::OracleGeneral,
         Format::MobileBlock,
+        Format::Vscsi,
+        Format::Twr,
+        Format::TwrNs,
     ];
 
     pub fn name(self) -> &'static str {
@@ -43,6 +52,9 @@ impl Format {
             Format::Lis => "lis",
             Format::OracleGeneral => "oracle-general",
             Format::MobileBlock => "mobile-block",
+            Format::Vscsi => "vscsi",
+            Format::Twr => "twr",
+            Format::TwrNs => "twr-ns",
         }
     }
 
@@ -60,7 +72,14 @@ impl Format {
         } else if name.contains("oraclegeneral") {
             Some(Format::OracleGeneral)
         } else {
-            None
+            // As libCacheSim's `detect_trace_type` (libCacheSim/bin/cli_reader_utils.c):
+            // `.vscsi`, `.twr.` or `.twrNS.` in the name (`cluster52.twr.sample10.zst`).
+            name.split('.').skip(1).find_map(|part| match part {
+                "vscsi" => Some(Format::Vscsi),
+                "twr" => Some(Format::Twr),
+                "twrns" => Some(Format::TwrNs),
+                _ => None,
+            })
         }
     }
 }
@@ -73,7 +92,9 @@ impl FromStr for Format {
         Format::ALL
             .into_iter()
             .find(|f| {
-                f.name() == wanted || (wanted == "oraclegeneral" && *f == Format::OracleGeneral)
+                f.name() == wanted
+                    || (wanted == "oraclegeneral" && *f == Format::OracleGeneral)
+                    || (wanted == "twrns" && *f == Format::TwrNs)
             })
             .ok_or_else(|| Error::Unknown {
                 what: "trace format",
@@ -340,6 +361,17 @@ fn source(
         Format::MobileBlock => Box::new(super::mobile_block::Reader::with_stored(
             path, input, stored,
         )?),
+        Format::Vscsi => Box::new(super::vscsi::Reader::new(path, input)),
+        Format::Twr => Box::new(super::twr::Reader::new(
+            path,
+            input,
+            super::twr::Layout::Twr,
+        )),
+        Format::TwrNs => Box::new(super::twr::Reader::new(
+            path,
+            input,
+            super::twr::Layout::TwrNs,
+        )),
     })
 }
 
