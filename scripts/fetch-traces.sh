@@ -11,8 +11,9 @@
 # - arc/OLTP.lis.zst, arc/P3.lis.zst: the traces of N. Megiddo and D. S. Modha, "ARC: A
 #   Self-Tuning, Low Overhead Replacement Cache", USENIX FAST 2003 (cite the paper when
 #   using them), zstd-compressed, as published in github.com/moka-rs/cache-trace;
-# - libcachesim/cloudPhysicsIO.oracleGeneral.bin: the CloudPhysics block trace shipped
-#   with libCacheSim (github.com/1a1a11a/libCacheSim, data/).
+# - libcachesim/cloudPhysicsIO.oracleGeneral.bin, libcachesim/cloudPhysicsIO.vscsi: the
+#   CloudPhysics block trace shipped with libCacheSim (github.com/1a1a11a/libCacheSim,
+#   data/), converted and as recorded (vscsi).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-target/traces}"
@@ -23,6 +24,7 @@ traces=(
     "arc/OLTP.lis.zst $moka/arc/OLTP.lis.zst 2a81096104b6de28aae54558b764bb32fe2ac3beb8a7dcdee1259af8798d3531"
     "arc/P3.lis.zst $moka/arc/P3.lis.zst 4110048c690756400675b14f200989fae351b62147705dac9637bbcff6d29751"
     "libcachesim/cloudPhysicsIO.oracleGeneral.bin $lcs/data/cloudPhysicsIO.oracleGeneral.bin 65438dd7b2d3dec7ffe8a5c9348045da92de3311f339b7b59c9a0a44e6050dea"
+    "libcachesim/cloudPhysicsIO.vscsi $lcs/data/cloudPhysicsIO.vscsi 3e67d66a07e9292bb47f6c765eb24ab3ea3f1f7de7d64a1b9e8c28b38b7439b9"
 )
 
 fetch() {

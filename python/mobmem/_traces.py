@@ -28,10 +28,10 @@ def simulate(
 
     ``capacity`` is the memory in pages; a hybrid policy gives ``dram_fraction`` of it to
     DRAM and the rest to PCM. ``cost`` is ``paper-relative`` or ``table1-ns``; ``format``
-    (``mmt``, ``csv``, ``txt``, ``lis``, ``oracle-general`` or a layout such as
-    ``mobile-block``, ``msr``, ``blkparse``) overrides detection from the name, and
-    ``columns`` is a column spec for a CSV or text trace of any layout, as ``--columns``
-    takes it (``"obj-id-col=2, time-col=1, has-header=true"``).
+    (``mmt``, ``csv``, ``txt``, ``lis``, ``oracle-general``, ``vscsi``, ``twr``,
+    ``twr-ns`` or a layout such as ``mobile-block``, ``msr``, ``blkparse``) overrides
+    detection from the name, and ``columns`` is a column spec for a CSV or text trace of
+    any layout, as ``--columns`` takes it (``"obj-id-col=2, time-col=1, has-header=true"``).
 
     Returns what the CLI's JSON holds besides the trace and policy names: ``dram_pages``,
     ``pcm_pages``, then every metric in the order ``mobmem sim`` lists them. A metric that

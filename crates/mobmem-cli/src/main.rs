@@ -120,7 +120,7 @@ enum Command {
 
 #[derive(Args)]
 struct SimArgs {
-    /// Trace file (.mmt, .csv, .lis, oracleGeneral; optionally .zst-compressed).
+    /// Trace file (.mmt, .csv, .lis, oracleGeneral, .vscsi, .twr; optionally compressed).
     #[arg(long)]
     trace: PathBuf,
     #[command(flatten)]
@@ -129,9 +129,9 @@ struct SimArgs {
     #[arg(long)]
     policy: String,
     /// Memory size in pages (for hybrid policies: DRAM + PCM), or in bytes with a unit
-    /// (64MiB, 512KB, 4096B) on a trace with object sizes (oracleGeneral), where each
-    /// object takes its size, as in libCacheSim. Several, comma-separated, are simulated
-    /// on one decoded copy of the trace, in parallel.
+    /// (64MiB, 512KB, 4096B) on a trace with object sizes (oracleGeneral, vscsi, twr),
+    /// where each object takes its size, as in libCacheSim. Several, comma-separated, are
+    /// simulated on one decoded copy of the trace, in parallel.
     #[arg(long, required = true, value_delimiter = ',', value_parser = numbers::memory_size, allow_negative_numbers = true)]
     capacity: Vec<numbers::MemorySize>,
     /// Share of memory that is DRAM, for hybrid policies.

@@ -16,7 +16,7 @@ use mobmem::trace;
 
 #[derive(Args)]
 pub struct MrcArgs {
-    /// Trace file (.mmt, .csv, .lis, oracleGeneral; optionally .zst-compressed).
+    /// Trace file (.mmt, .csv, .lis, oracleGeneral, .vscsi, .twr; optionally compressed).
     #[arg(long)]
     trace: PathBuf,
     #[command(flatten)]
@@ -28,8 +28,8 @@ pub struct MrcArgs {
     /// Cache sizes: pages (`100,500,2000`) or shares of the trace's footprint
     /// (`1%,2%,5%`), comma-separated, or `N..M/K` for K sizes evenly spaced from N to M
     /// pages (`1%..100%/100` in shares); or sizes in bytes with a unit (`1MiB,64MiB`) on a
-    /// trace with object sizes (oracleGeneral), where each object takes its size, for any
-    /// single-tier policy.
+    /// trace with object sizes (oracleGeneral, vscsi, twr), where each object takes its
+    /// size, for any single-tier policy.
     #[arg(long, required = true, value_delimiter = ',')]
     capacities: Vec<String>,
     /// SHARDS sampling at a fixed rate (0 < RATE <= 1; lru only): track only pages whose

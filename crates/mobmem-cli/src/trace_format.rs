@@ -8,7 +8,8 @@ use mobmem::trace::Format;
 #[derive(Args, Clone, Debug, Default)]
 pub struct TraceFormat {
     /// Trace format: mmt, csv (mobmem's CSV; any CSV with --columns), txt (fields
-    /// separated by blanks, with --columns), lis, oracle-general, or a layout by name:
+    /// separated by blanks, with --columns), lis, oracle-general, vscsi, twr, twr-ns, or
+    /// a layout by name:
     /// mobile-block (Pixel 6a block I/O), msr (MSR Cambridge), blkparse (its default
     /// text), libcachesim-csv, libcachesim-txt. Default: from the file name.
     #[arg(long, value_name = "FORMAT")]

@@ -408,19 +408,16 @@ fn endless_inputs_end_with_an_error_naming_the_place() {
         30,
         "random.txt: no events found in",
     );
-    // oracleGeneral: random records are refused at the first that cannot be one.
-    fails_small_and_soon(
-        &[
-            "trace",
-            "info",
-            "/dev/urandom",
-            "--format",
-            "oracle-general",
-        ],
-        None,
-        30,
-        "/dev/urandom: record ",
-    );
+    // oracleGeneral, vscsi, twr and twrNS: random records are refused at the first that
+    // cannot be one.
+    for format in ["oracle-general", "vscsi", "twr", "twr-ns"] {
+        fails_small_and_soon(
+            &["trace", "info", "/dev/urandom", "--format", format],
+            None,
+            30,
+            "/dev/urandom: record ",
+        );
+    }
 }
 /// `payload` as a zstd frame of raw (stored) blocks: as large compressed as it is, so
 /// that the file's length admits the page count a header claims (see

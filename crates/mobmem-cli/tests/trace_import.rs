@@ -266,7 +266,12 @@ fn mobile_block_traces_read_from_files_and_pipes() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(&gz).unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // Read from a file, the command may end before taking its input: only `-` reads it.
+        if input == "-" {
+            stdin.write_all(&gz).unwrap();
+        }
+        drop(stdin);
         let done = child.wait_with_output().unwrap();
         assert!(
             done.status.success(),
@@ -377,4 +382,88 @@ fn column_specs_import_a_csv_of_any_layout() {
         &String::from_utf8_lossy(&failed.stderr),
         &["column spec `obj-id-col=1, colour=red`: `colour=red`: unknown key; the keys are delimiter"],
     );
+}
+
+/// A vscsi trace converts to `.mmt` by its name alone, a twr trace with `--format twr`:
+/// one access a record, writes from the SCSI opcode or the op.
+#[test]
+fn vscsi_and_twr_traces_convert_to_mmt() {
+    let dir = tempfile::tempdir().unwrap();
+    // Version 2 records: cmd, ver, sn, len, nSG, lbn, ts (us), rt.
+    let vscsi: Vec<u8> = [(0x28u16, 7u64), (0x2a, 8), (0x28, 7), (0x8a, 9)]
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &(cmd, lbn))| {
+            let mut r = Vec::new();
+            r.extend_from_slice(&cmd.to_le_bytes());
+            r.extend_from_slice(&0x0200u16.to_le_bytes());
+            r.extend_from_slice(&(i as u32).to_le_bytes());
+            r.extend_from_slice(&4096u32.to_le_bytes());
+            r.extend_from_slice(&1u32.to_le_bytes());
+            r.extend_from_slice(&lbn.to_le_bytes());
+            r.extend_from_slice(&(1_000_000 * i as u64).to_le_bytes());
+            r.extend_from_slice(&100u64.to_le_bytes());
+            r
+        })
+        .collect();
+    let path = dir.path().join("small.vscsi");
+    std::fs::write(&path, vscsi).unwrap();
+    let out = dir.path().join("vscsi.mmt");
+    ok(&[
+        "trace",
+        "convert",
+        path.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    let t = mobmem::trace::read_all(&out, None).unwrap();
+    assert_eq!(t.events.len(), 4);
+    assert_eq!(t.footprint(), 3);
+    let writes: Vec<bool> = t.events.iter().map(|e| e.is_write()).collect();
+    assert_eq!(writes, [false, true, false, true]);
+    assert_eq!(t.events[3].time_ns(), 3_000_000_000);
+
+    // twr records: time, obj_id, key size << 22 | value size, op << 24 | ttl.
+    let twr: Vec<u8> = [(1u32, 5u64), (3, 5), (9, 6), (2, 5), (1, 6)]
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &(op, id))| {
+            let mut r = Vec::new();
+            r.extend_from_slice(&(i as u32).to_le_bytes());
+            r.extend_from_slice(&id.to_le_bytes());
+            r.extend_from_slice(&((10u32 << 22) | 90).to_le_bytes());
+            r.extend_from_slice(&((op << 24) | 60).to_le_bytes());
+            r
+        })
+        .collect();
+    let path = dir.path().join("cluster.bin");
+    std::fs::write(&path, twr).unwrap();
+    let out = dir.path().join("twr.mmt");
+    let args = [
+        "trace",
+        "convert",
+        path.to_str().unwrap(),
+        out.to_str().unwrap(),
+    ];
+    let err = common::fails(&args);
+    assert!(err.contains("pass --format"), "{err}");
+    ok(&[&args[..], &["--format", "twr"]].concat());
+    let t = mobmem::trace::read_all(&out, None).unwrap();
+    assert_eq!(t.events.len(), 5);
+    assert_eq!(t.footprint(), 2);
+    let writes = t.events.iter().filter(|e| e.is_write()).count();
+    assert_eq!(writes, 2, "set and delete");
+    // Objects of 10 + 90 bytes: 150 bytes hold one, so only the get after the set hits.
+    let run = common::json(&[
+        "sim",
+        "--trace",
+        path.to_str().unwrap(),
+        "--format",
+        "twr",
+        "--policy",
+        "lru",
+        "--capacity",
+        "150B",
+        "--json",
+    ]);
+    assert_eq!((&run["accesses"], &run["misses"]), (&5.into(), &4.into()));
 }

@@ -54,6 +54,19 @@ pub static TARGETS: &[Target] = &[
         run: |data| plain_trace(data, Format::OracleGeneral),
     },
     Target {
+        name: "vscsi",
+        input: "a vscsi trace (libCacheSim's layouts, versions 1 and 2)",
+        run: |data| plain_trace(data, Format::Vscsi),
+    },
+    Target {
+        name: "twr",
+        input: "a twr and a twrNS trace (libCacheSim's Twitter layouts)",
+        run: |data| {
+            plain_trace(data, Format::Twr);
+            plain_trace(data, Format::TwrNs);
+        },
+    },
+    Target {
         name: "mobile-block",
         input: "a Pixel 6a block trace (--format mobile-block)",
         run: |data| plain_trace(data, preset("mobile-block")),

@@ -54,6 +54,111 @@ fn libcachesim_cloudphysics() {
     assert_eq!((requests, objects), (113_872, 48_974));
 }
 
+/// libCacheSim's CloudPhysics trace as vscsi (`data/cloudPhysicsIO.vscsi`): in the
+/// folder `$MOBMEM_LIBCACHESIM_DATA`, else beside the oracleGeneral copy among the public
+/// traces (`scripts/fetch-traces.sh` fetches it); `None` after reporting `test` as
+/// skipped.
+fn cloudphysics_vscsi(test: &str) -> Option<std::path::PathBuf> {
+    const NAME: &str = "cloudPhysicsIO.vscsi";
+    let dirs: Vec<std::path::PathBuf> = match std::env::var_os("MOBMEM_LIBCACHESIM_DATA") {
+        Some(dir) => vec![dir.into()],
+        None => common::public_traces_dir()
+            .map(|d| d.join("libcachesim"))
+            .into_iter()
+            .collect(),
+    };
+    let found = dirs.iter().map(|d| d.join(NAME)).find(|p| p.is_file());
+    if found.is_none() {
+        let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        common::skip(
+            test,
+            &format!(
+                "no {NAME} in {}: set MOBMEM_LIBCACHESIM_DATA to a folder holding \
+                 libCacheSim's data/{NAME}",
+                match looked.is_empty() {
+                    true => "the public traces (none found)".to_string(),
+                    false => looked.join(", "),
+                }
+            ),
+        );
+    }
+    found
+}
+
+/// Every event of a trace, with the object size of each when the format has them.
+fn events_and_sizes(
+    source: &mut dyn trace::EventSource,
+) -> (Vec<trace::Event>, Vec<u32>, trace::Tables) {
+    let (mut events, mut sizes, mut batch) = (Vec::new(), Vec::new(), Vec::new());
+    while source.read_batch(&mut batch, 1 << 12).unwrap() {
+        events.extend_from_slice(&batch);
+        sizes.extend_from_slice(source.batch_sizes().unwrap());
+    }
+    (events, sizes, source.tables().unwrap())
+}
+
+/// libCacheSim ships the CloudPhysics trace twice: as the vscsi trace it was recorded in
+/// and converted to oracleGeneral. The vscsi reading gives the requests of the
+/// oracleGeneral one: the same objects in the same order, the same times to the second
+/// (vscsi has microseconds), and as size the size of each object's first request, which
+/// the conversion kept for all its requests (13,671 requests have another length in the
+/// vscsi file). Reads and writes come from the SCSI opcodes: READ(10) and WRITE(10) are
+/// the only two in the file.
+#[test]
+fn libcachesim_cloudphysics_vscsi_is_the_oracle_general_trace() {
+    let test = "libcachesim_cloudphysics_vscsi_is_the_oracle_general_trace";
+    let Some(vscsi_path) = cloudphysics_vscsi(test) else {
+        return;
+    };
+    let Some(oracle_path) =
+        common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    else {
+        return;
+    };
+    let file = std::fs::File::open(&vscsi_path).unwrap();
+    let mut reader = trace::vscsi::Reader::new(&vscsi_path, Box::new(file));
+    let (events, sizes, tables) = events_and_sizes(&mut reader);
+    assert_eq!(reader.version(), Some(trace::vscsi::Version::V1));
+    let (oracle_events, oracle_sizes, oracle_tables) =
+        events_and_sizes(trace::open(&oracle_path, None).unwrap().as_mut());
+
+    assert_eq!(events.len(), 113_872);
+    assert_eq!(oracle_events.len(), events.len());
+    assert_eq!(tables.pages.len(), 48_974);
+    assert_eq!(tables, oracle_tables);
+    let pages = |e: &[trace::Event]| e.iter().map(|e| e.page()).collect::<Vec<_>>();
+    assert_eq!(pages(&events), pages(&oracle_events));
+
+    let seconds = |e: &[trace::Event]| {
+        e.iter()
+            .map(|e| e.time_ns() / 1_000_000_000)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(seconds(&events), seconds(&oracle_events));
+    assert_eq!(events[0].time_ns(), 5_633_898_368_802_000);
+    assert!(events.windows(2).all(|w| w[0].time_ns() <= w[1].time_ns()));
+
+    let mut first_size = vec![None; tables.pages.len()];
+    for (event, &size) in events.iter().zip(&sizes) {
+        first_size[event.page() as usize].get_or_insert(size);
+    }
+    let kept: Vec<u32> = events
+        .iter()
+        .map(|e| first_size[e.page() as usize].unwrap())
+        .collect();
+    assert_eq!(kept, oracle_sizes);
+    let other = sizes
+        .iter()
+        .zip(&oracle_sizes)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(other, 13_671);
+
+    let writes = events.iter().filter(|e| e.is_write()).count();
+    assert_eq!((writes, events.len() - writes), (66_898, 46_974));
+    assert!(oracle_events.iter().all(|e| !e.is_write()));
+}
+
 /// A real trace survives conversion to `.mmt` and back.
 #[test]
 fn oltp_through_mmt() {

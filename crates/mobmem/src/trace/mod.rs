@@ -7,9 +7,10 @@
 //! trace's tables.
 //!
 //! Formats (see `docs/trace-formats.md`): the binary `.mmt` format ([`mmt`]), a CSV text
-//! format ([`csv`]), and, read only, the ARC paper's `.lis` text ([`lis`]),
-//! libCacheSim's `oracleGeneral` binary ([`oracle`]) and any text trace by a column spec
-//! or a preset of one ([`columns`]). Any of them may be zstd- or gzip-compressed.
+//! format ([`csv`]), and, read only, the ARC paper's `.lis` text ([`lis`]), any text
+//! trace by a column spec or a preset of one ([`columns`]), and the binary traces
+//! libCacheSim reads: `oracleGeneral` ([`oracle`]), `vscsi` ([`vscsi`]), `twr` and `twrNS`
+//! ([`twr`]). Any of them may be zstd- or gzip-compressed.
 
 pub mod columns;
 pub mod csv;
@@ -22,6 +23,8 @@ pub mod oracle;
 pub mod perfetto;
 mod shared;
 pub mod summary;
+pub mod twr;
+pub mod vscsi;
 
 pub use open::{
     open, open_data, read_all, read_all_data, write, zstd_bound, Format, MAX_ZSTD_EXPANSION,
@@ -440,7 +443,7 @@ pub trait EventSource {
     }
 
     /// The object size in bytes of each event of the last batch (0 for events other than
-    /// accesses), for formats that record sizes (oracleGeneral); `None` for the others.
+    /// accesses), for formats that record sizes (oracleGeneral, vscsi, twr, twrNS); `None` for the others.
     fn batch_sizes(&self) -> Option<&[u32]> {
         None
     }

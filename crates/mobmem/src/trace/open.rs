@@ -23,6 +23,12 @@ pub enum Format {
     Lis,
     /// libCacheSim's `oracleGeneral` binary (`.oracleGeneral.bin`, `.oracleGeneral`).
     OracleGeneral,
+    /// VMware `vscsiStats` block traces as libCacheSim reads them (`.vscsi`), read only.
+    Vscsi,
+    /// libCacheSim's binary layout of Twitter's cache traces (`NAME.twr.…`), read only.
+    Twr,
+    /// `twr` with a namespace per record (`NAME.twrNS.…`), read only.
+    TwrNs,
     /// A text trace read by a column spec (`--format csv --columns SPEC`, `txt`, or a
     /// preset such as `mobile-block`), read only; given by name, never told from a file
     /// name.
@@ -30,9 +36,20 @@ pub enum Format {
 }
 
 impl Format {
-    /// The formats with a fixed layout, then the presets of column specs.
+    /// The formats of a fixed layout.
+    const FIXED: [Format; 7] = [
+        Format::Mmt,
+        Format::Csv,
+        Format::Lis,
+        Format::OracleGeneral,
+        Format::Vscsi,
+        Format::Twr,
+        Format::TwrNs,
+    ];
+
+    /// The formats of a fixed layout, then the presets of column specs.
     pub fn all() -> Vec<Format> {
-        let mut all = vec![Format::Mmt, Format::Csv, Format::Lis, Format::OracleGeneral];
+        let mut all = Self::FIXED.to_vec();
         all.extend(
             PRESETS
                 .iter()
@@ -44,7 +61,8 @@ impl Format {
 
     /// Every name `--format` takes.
     pub fn names() -> Vec<&'static str> {
-        let mut names = vec!["mmt", "csv", "txt", "lis", "oracle-general"];
+        let mut names: Vec<&'static str> = Self::FIXED.iter().map(Format::name).collect();
+        names.insert(2, "txt");
         names.extend(PRESETS.iter().map(|(name, ..)| *name));
         names
     }
@@ -55,6 +73,9 @@ impl Format {
             Format::Csv => "csv",
             Format::Lis => "lis",
             Format::OracleGeneral => "oracle-general",
+            Format::Vscsi => "vscsi",
+            Format::Twr => "twr",
+            Format::TwrNs => "twr-ns",
             Format::Columns(spec) => spec.preset.unwrap_or("csv"),
         }
     }
@@ -73,7 +94,14 @@ impl Format {
         } else if name.contains("oraclegeneral") {
             Some(Format::OracleGeneral)
         } else {
-            None
+            // As libCacheSim's `detect_trace_type` (libCacheSim/bin/cli_reader_utils.c):
+            // `.vscsi`, `.twr.` or `.twrNS.` in the name (`cluster52.twr.sample10.zst`).
+            name.split('.').skip(1).find_map(|part| match part {
+                "vscsi" => Some(Format::Vscsi),
+                "twr" => Some(Format::Twr),
+                "twrns" => Some(Format::TwrNs),
+                _ => None,
+            })
         }
     }
 
@@ -109,11 +137,11 @@ impl FromStr for Format {
 
     fn from_str(s: &str) -> Result<Self> {
         let wanted = s.to_ascii_lowercase().replace('_', "-");
-        let fixed = [Format::Mmt, Format::Csv, Format::Lis, Format::OracleGeneral]
-            .into_iter()
-            .find(|f| {
-                f.name() == wanted || (wanted == "oraclegeneral" && *f == Format::OracleGeneral)
-            });
+        let fixed = Self::FIXED.into_iter().find(|f| {
+            f.name() == wanted
+                || (wanted == "oraclegeneral" && *f == Format::OracleGeneral)
+                || (wanted == "twrns" && *f == Format::TwrNs)
+        });
         let columns = || {
             let spec = if wanted == "txt" {
                 Some(ColumnSpec::base("txt"))
@@ -390,6 +418,17 @@ fn source(
         Format::Columns(spec) => Box::new(super::columns::Reader::with_stored(
             path, input, stored, &spec,
         )?),
+        Format::Vscsi => Box::new(super::vscsi::Reader::new(path, input)),
+        Format::Twr => Box::new(super::twr::Reader::new(
+            path,
+            input,
+            super::twr::Layout::Twr,
+        )),
+        Format::TwrNs => Box::new(super::twr::Reader::new(
+            path,
+            input,
+            super::twr::Layout::TwrNs,
+        )),
     })
 }
 

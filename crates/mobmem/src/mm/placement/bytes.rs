@@ -248,7 +248,7 @@ pub fn read_sized(source: &mut dyn EventSource) -> Result<SizedRequests> {
 fn no_sizes() -> Error {
     Error::config(
         "memory",
-        "a capacity in bytes needs a trace with object sizes (oracleGeneral); give this trace's capacity in pages",
+        "a capacity in bytes needs a trace with object sizes (oracleGeneral, vscsi, twr, twrNS); give this trace's capacity in pages",
     )
 }
 
