@@ -146,6 +146,25 @@ fn write_oracle_general(path: &Path, t: &trace::Trace) -> Result<()> {
     Ok(())
 }
 
+/// The column spec of [`write_columns_csv`]'s file.
+const BENCH_COLUMNS: &str = "has-header=true, time-col=1, pid-col=2, obj-id-col=3, op-col=4";
+
+/// The accesses of `t` as a CSV of the user's own layout (`time_ns,pid,page,op`), read
+/// back with [`BENCH_COLUMNS`], to measure the column-spec reader beside `.mmt`.
+fn write_columns_csv(path: &Path, t: &trace::Trace) -> Result<()> {
+    use std::io::Write;
+    let file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    writeln!(out, "time_ns,pid,page,op")?;
+    for e in t.accesses() {
+        let pid = t.tables.processes[e.proc() as usize].pid;
+        let op = if e.is_write() { 'W' } else { 'R' };
+        writeln!(out, "{},{pid},{},{op}", e.time_ns(), e.page())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
 /// A Zipf (alpha 1) trace of `requests` requests over `objects` objects in oracleGeneral
 /// format: random 64-bit object ids (so that a reader must hash them), sizes 512 B to
 /// 64 KiB, one second per 1000 requests. Returns its distinct objects.
@@ -314,6 +333,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     // The generated trace is also written in libCacheSim's oracleGeneral format, to
     // measure reading a foreign format beside .mmt.
     let mut oracle_path = None;
+    let mut columns_path = None;
     let path = match &args.trace {
         Some(p) => p.clone(),
         None => {
@@ -325,6 +345,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let o = dir.path().join("bench.oracleGeneral.bin");
             write_oracle_general(&o, &t)?;
             oracle_path = Some(o);
+            let c = dir.path().join("bench.columns.csv");
+            write_columns_csv(&c, &t)?;
+            columns_path = Some(c);
             p
         }
     };
@@ -382,6 +405,38 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             })
         }
     };
+    // Reading the CSV copy by its column spec, against reading the .mmt (best of the
+    // repeats for both, so that the ratio compares like with like).
+    let columns = match &columns_path {
+        None => Value::Null,
+        Some(c) => {
+            let format = trace::Format::with_columns(None, Some(BENCH_COLUMNS))?;
+            let best_decode = |path: &Path, format: Option<trace::Format>| -> Result<(u64, f64)> {
+                let mut best = (0, f64::INFINITY);
+                let mut batch: Vec<Event> = Vec::with_capacity(1 << 16);
+                for _ in 0..args.repeat.max(1) {
+                    let started = Instant::now();
+                    let mut source = trace::open(path, format.clone())?;
+                    let mut n = 0u64;
+                    while source.read_batch(&mut batch, 1 << 16)? {
+                        n += batch.len() as u64;
+                    }
+                    best = (n, best.1.min(started.elapsed().as_secs_f64()));
+                }
+                Ok(best)
+            };
+            let (accesses, csv_s) = best_decode(c, format)?;
+            let (mmt_events, mmt_s) = best_decode(&path, None)?;
+            let csv_rate = accesses as f64 / csv_s;
+            let mmt_rate = mmt_events as f64 / mmt_s;
+            json!({
+                "spec": BENCH_COLUMNS,
+                "decode_accesses_per_second": csv_rate,
+                "mmt_decode_events_per_second": mmt_rate,
+                "over_mmt": csv_rate / mmt_rate,
+            })
+        }
+    };
     // An exact 100-size LRU miss-ratio curve (one pass, stack distances), whole run.
     let curve_s = {
         let mut best = f64::INFINITY;
@@ -416,6 +471,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "distinct_pages": pages,
         "decode_events_per_second": events as f64 / decode_s,
         "oracle_general": oracle,
+        "csv_columns": columns,
         "lru_curve_100_sizes_seconds": curve_s,
         "lru_curve_over_one_lru_run": lru_s.map(|l| curve_s / l),
         "runs": runs,
@@ -456,6 +512,14 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             "oracleGeneral copy: decode only {:.1} M records/s, lru {:.1} M accesses/s",
             o["decode_records_per_second"].as_f64().unwrap_or(0.0) / 1e6,
             o["lru_accesses_per_second"].as_f64().unwrap_or(0.0) / 1e6
+        );
+    }
+    if let Some(c) = report["csv_columns"].as_object() {
+        println!(
+            "CSV copy read by --columns: decode only {:.1} M accesses/s, {:.2}x .mmt's {:.1} M events/s",
+            c["decode_accesses_per_second"].as_f64().unwrap_or(0.0) / 1e6,
+            c["over_mmt"].as_f64().unwrap_or(0.0),
+            c["mmt_decode_events_per_second"].as_f64().unwrap_or(0.0) / 1e6
         );
     }
     if let Some(z) = report["zipf_oracle_general"].as_object() {

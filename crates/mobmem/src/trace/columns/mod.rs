@@ -93,10 +93,17 @@ pub struct Reader {
     /// Names of the header's fields, for messages.
     header: Vec<String>,
     interner: Interner,
-    /// The process of each (pid field, process field) seen, and the last one looked up.
+    /// The process of each (pid field, process field) seen.
     processes: FastMap<Vec<u8>, ProcId>,
-    last_process: Option<(Vec<u8>, ProcId)>,
+    /// The fields and process of the last request: most requests are their
+    /// predecessor's process, found without hashing.
+    last_pid: Vec<u8>,
+    last_text: Vec<u8>,
+    last_process: Option<ProcId>,
     process_key: Vec<u8>,
+    /// What each one-byte operation spelling means (0: not one, 1: read, 2: write): most
+    /// files spell operations with one letter, looked up without comparing strings.
+    one_byte_ops: [u8; 256],
     /// The current request's pages not yet returned.
     device: u64,
     next_page: u64,
@@ -155,8 +162,11 @@ impl Reader {
             header: Vec::new(),
             interner: Interner::new(),
             processes: FastMap::default(),
+            last_pid: Vec::new(),
+            last_text: Vec::new(),
             last_process: None,
             process_key: Vec::new(),
+            one_byte_ops: one_byte_ops(&spec.op_form),
             device: 0,
             next_page: 0,
             pages_left: 0,
@@ -539,6 +549,13 @@ impl Reader {
                 None
             }),
             OpForm::Spellings { reads, writes } => {
+                if let [byte] = value {
+                    match self.one_byte_ops[usize::from(*byte)] {
+                        1 => return Ok(Some(false)),
+                        2 => return Ok(Some(true)),
+                        _ => {}
+                    }
+                }
                 if writes.iter().any(|w| w.as_bytes() == value) {
                     Ok(Some(true))
                 } else if reads.iter().any(|r| r.as_bytes() == value) {
@@ -593,15 +610,16 @@ impl Reader {
     fn process(&mut self, line: &[u8]) -> Result<ProcId> {
         let pid = self.fields.pid.map(|i| self.field(line, i));
         let text = self.fields.process.map(|i| self.field(line, i));
-        self.process_key.clear();
-        self.process_key.extend_from_slice(pid.unwrap_or_default());
-        self.process_key.push(0);
-        self.process_key.extend_from_slice(text.unwrap_or_default());
-        if let Some((key, id)) = &self.last_process {
-            if *key == self.process_key {
-                return Ok(*id);
+        let (pid_bytes, text_bytes) = (pid.unwrap_or_default(), text.unwrap_or_default());
+        if let Some(id) = self.last_process {
+            if same(&self.last_pid, pid_bytes) && same(&self.last_text, text_bytes) {
+                return Ok(id);
             }
         }
+        self.process_key.clear();
+        self.process_key.extend_from_slice(pid_bytes);
+        self.process_key.push(0);
+        self.process_key.extend_from_slice(text_bytes);
         let id = match self.processes.get(&self.process_key) {
             Some(&id) => id,
             None => {
@@ -610,7 +628,11 @@ impl Reader {
                 id
             }
         };
-        self.last_process = Some((self.process_key.clone(), id));
+        self.last_pid.clear();
+        self.last_pid.extend_from_slice(pid_bytes);
+        self.last_text.clear();
+        self.last_text.extend_from_slice(text_bytes);
+        self.last_process = Some(id);
         Ok(id)
     }
 
@@ -697,6 +719,29 @@ fn decimal_to_ns(text: &[u8], unit_ns: u64) -> Option<u64> {
         ns = ns.checked_add(u64::try_from(extra).ok()?)?;
     }
     Some(ns)
+}
+
+/// Whether two short fields are equal, compared byte by byte (a call to `memcmp` costs
+/// more than the few bytes of a pid or a name).
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// The table behind `Reader::one_byte_ops`.
+fn one_byte_ops(form: &OpForm) -> [u8; 256] {
+    let mut table = [0u8; 256];
+    if let OpForm::Spellings { reads, writes } = form {
+        // Writes win where a spelling is both, as in `Reader::op`.
+        for (spellings, meaning) in [(reads, 1), (writes, 2)] {
+            for spelling in spellings {
+                if let [byte] = spelling.as_bytes() {
+                    table[usize::from(*byte)] = meaning;
+                }
+            }
+        }
+    }
+    table
 }
 
 fn trim(bytes: &[u8]) -> &[u8] {
