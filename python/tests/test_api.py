@@ -121,6 +121,28 @@ def test_trace_summary_is_trace_info_json(trace_file, cli):
     assert mobmem.trace_summary(str(trace_file), format="mmt") == json.loads(stdout)
 
 
+def test_column_specs_read_as_the_cli_reads_them(tmp_path, cli):
+    # A CSV of the user's own layout: objects with sizes, a read/write column.
+    path = tmp_path / "requests.csv"
+    path.write_text("t;key;bytes;op\n1;7;512;get\n2;8;4096;set\n3;7;512;get\n")
+    spec = ("delimiter=;, has-header=true, time-col=t, obj-id-col=key, obj-size-col=bytes, "
+            "op-col=op, read=get, write=set")
+    code, stdout, _ = cli("trace", "info", path, "--columns", spec, "--json")
+    assert code == 0
+    summary = mobmem.trace_summary(path, format="csv", columns=spec)
+    assert summary == json.loads(stdout)
+    assert summary["accesses"] == 3 and summary["distinct_pages"] == 2
+    code, stdout, _ = cli("sim", "--trace", path, "--columns", spec, "--policy", "lru",
+                          "--capacity", "4096", "--json")
+    assert code == 0
+    ours = mobmem.simulate(path, "lru", 4096, columns=spec)
+    assert ours["misses"] == json.loads(stdout)["misses"] == 2
+    with pytest.raises(mobmem.MobmemError) as e:
+        mobmem.trace_summary(path, columns="obj-id-col=key")
+    assert str(e.value) == cli_error(cli, "trace", "info", path, "--columns", "obj-id-col=key")
+    assert "needs has-header=true" in str(e.value)
+
+
 @pytest.mark.parametrize(
     "policy, capacity, extra",
     [("lru", 300, []), ("opt", 300, []), ("app-aware", 500, ["--dram-fraction", "0.1"])],
