@@ -231,10 +231,12 @@ fn mmt_read_throughput() {
 
 /// What a second, plain reading of a Pixel 6a block trace counts: page accesses,
 /// distinct pages, reads and writes, and LRU misses at each of `sizes` pages. It reads the
-/// gzip CSV line by line and keeps LRU as a map of last-use stamps with an ordered index,
-/// sharing nothing with mobmem's reader or cache engine.
+/// gzip CSV line by line and finds LRU's misses from each access's reuse distance (the
+/// distinct pages used since the page's last use, counted with a Fenwick tree over
+/// time: an access hits in `size` pages when fewer than `size` were), sharing nothing
+/// with mobmem's reader or cache engine.
 fn mobile_block_by_hand(path: &Path, sizes: &[usize]) -> (u64, usize, u64, u64, Vec<u64>) {
-    use std::collections::{BTreeMap, HashMap};
+    use std::collections::HashMap;
     use std::io::BufRead;
     let file = std::fs::File::open(path).unwrap();
     let lines = std::io::BufReader::new(flate2::read::GzDecoder::new(file)).lines();
@@ -261,29 +263,38 @@ fn mobile_block_by_hand(path: &Path, sizes: &[usize]) -> (u64, usize, u64, u64, 
         }
     }
     let distinct = pages.iter().collect::<std::collections::HashSet<_>>().len();
-    let misses = sizes
-        .iter()
-        .map(|&size| {
-            let (mut last_use, mut by_age) = (HashMap::new(), BTreeMap::new());
-            let mut misses = 0;
-            for (stamp, key) in pages.iter().enumerate() {
-                match last_use.insert(*key, stamp) {
-                    Some(old) => {
-                        by_age.remove(&old);
-                    }
-                    None => {
-                        misses += 1;
-                        if last_use.len() > size {
-                            let (_, oldest) = by_age.pop_first().unwrap();
-                            last_use.remove(&oldest);
-                        }
-                    }
+    // A 1 at each page's last use; the sum over (last, now) is the reuse distance.
+    let mut tree = vec![0i64; pages.len() + 1];
+    let add = |tree: &mut Vec<i64>, at: usize, delta: i64| {
+        let mut i = at + 1;
+        while i < tree.len() {
+            tree[i] += delta;
+            i += i & i.wrapping_neg();
+        }
+    };
+    let prefix = |tree: &Vec<i64>, end: usize| {
+        let (mut i, mut sum) = (end, 0);
+        while i > 0 {
+            sum += tree[i];
+            i -= i & i.wrapping_neg();
+        }
+        sum
+    };
+    let mut last_use: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut misses = vec![0u64; sizes.len()];
+    for (now, key) in pages.iter().enumerate() {
+        match last_use.insert(*key, now) {
+            None => misses.iter_mut().for_each(|m| *m += 1),
+            Some(last) => {
+                let distance = (prefix(&tree, now) - prefix(&tree, last + 1)) as usize;
+                for (m, &size) in misses.iter_mut().zip(sizes) {
+                    *m += u64::from(distance >= size);
                 }
-                by_age.insert(stamp, *key);
+                add(&mut tree, last, -1);
             }
-            misses
-        })
-        .collect();
+        }
+        add(&mut tree, now, 1);
+    }
     (pages.len() as u64, distinct, reads, writes, misses)
 }
 
