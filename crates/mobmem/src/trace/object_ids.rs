@@ -193,6 +193,79 @@ impl ObjectTrace {
     }
 }
 
+/// What one fixed-size record of an object trace says.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ObjectRecord {
+    pub id: u64,
+    pub size: u32,
+    pub time_ns: u64,
+    pub write: bool,
+}
+
+/// Why a batch of records could not become events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecodeError {
+    /// The trace's one process could not be interned.
+    NoProcess,
+    /// The record at this index of the batch names one object more than the page ids hold.
+    IdsExhausted(usize),
+}
+
+/// The binary object traces' common step (oracleGeneral, vscsi, twr): a batch of
+/// fixed-size records becomes one access event each, by one process, with the objects'
+/// sizes, ids interned a batch at a time ([`ObjectIds::ids`]).
+#[derive(Debug, Default)]
+pub(crate) struct ObjectRecords {
+    interned: ObjectTrace,
+    /// Scratch of the current batch: object ids, their page ids, their sizes.
+    objects: Vec<u64>,
+    pages: Vec<PageId>,
+    sizes: Vec<u32>,
+}
+
+impl ObjectRecords {
+    /// The events of `records` (each `size` bytes, as `read` reads one) appended to
+    /// `events`; their sizes replace [`ObjectRecords::sizes`].
+    pub(crate) fn decode(
+        &mut self,
+        records: &[u8],
+        size: usize,
+        read: impl Fn(&[u8]) -> ObjectRecord,
+        events: &mut Vec<crate::trace::Event>,
+    ) -> Result<(), DecodeError> {
+        let proc = self.interned.process().ok_or(DecodeError::NoProcess)?;
+        self.objects.clear();
+        self.sizes.clear();
+        for record in records.chunks_exact(size) {
+            let r = read(record);
+            self.objects.push(r.id);
+            self.sizes.push(r.size);
+        }
+        self.pages.clear();
+        self.interned
+            .page_ids(&self.objects, &mut self.pages)
+            .map_err(DecodeError::IdsExhausted)?;
+        events.reserve(self.pages.len());
+        for (record, &page) in records.chunks_exact(size).zip(&self.pages) {
+            let r = read(record);
+            events.push(crate::trace::Event::access(
+                r.time_ns, proc, page, r.write, false,
+            ));
+        }
+        Ok(())
+    }
+
+    /// The sizes of the last batch's objects.
+    pub(crate) fn sizes(&self) -> &[u32] {
+        &self.sizes
+    }
+
+    /// The tables of the requests interned so far.
+    pub(crate) fn tables(&self) -> Tables {
+        self.interned.tables()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

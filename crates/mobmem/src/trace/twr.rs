@@ -35,9 +35,9 @@
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::object_ids::ObjectTrace;
+use super::object_ids::{DecodeError, ObjectRecord, ObjectRecords};
 use super::shared::{empty_input, le_u32, le_u64, read_up_to};
-use super::{Event, EventSource, PageId, Tables};
+use super::{Event, EventSource, Tables};
 use crate::{Error, Position, Result};
 
 /// Most records decoded per `read_batch`, bounding the byte buffer (352 KiB of `twrNS`
@@ -99,13 +99,9 @@ pub struct Reader {
     next_record: u64,
     /// Raw bytes of the current batch, reused.
     bytes: Vec<u8>,
-    /// The current batch's object ids, then their page ids; reused.
-    objects: Vec<u64>,
-    pages: Vec<PageId>,
-    /// The current batch's object sizes.
-    sizes: Vec<u32>,
-    /// Page ids of object ids and the trace's one process.
-    interned: ObjectTrace,
+    /// The events of a batch of records, their sizes, and the ids interned (the pages
+    /// are `PageKey::file(0, id)`; one process, at the first record).
+    records: ObjectRecords,
     exhausted: bool,
 }
 
@@ -117,10 +113,7 @@ impl Reader {
             input: BufReader::with_capacity(1 << 18, input),
             next_record: 0,
             bytes: Vec::new(),
-            objects: Vec::new(),
-            pages: Vec::new(),
-            sizes: Vec::new(),
-            interned: ObjectTrace::default(),
+            records: ObjectRecords::default(),
             exhausted: false,
         }
     }
@@ -184,41 +177,39 @@ impl EventSource for Reader {
             }
             return Ok(false);
         }
-        let proc = self
-            .interned
-            .process()
-            .ok_or_else(|| self.error_at(0, "cannot allocate the trace's process".into()))?;
-        self.objects.clear();
-        self.objects
-            .extend(records_bytes.chunks_exact(size).map(|r| le_u64(&r[4..12])));
-        self.pages.clear();
-        if let Err(i) = self.interned.page_ids(&self.objects, &mut self.pages) {
-            let index = self.next_record + i as u64;
-            return Err(self.error_at(
-                index,
-                "more distinct objects than the 2^32 - 1 page ids".into(),
-            ));
-        }
-        self.sizes.clear();
-        self.sizes
-            .extend(records_bytes.chunks_exact(size).map(object_size));
-        buf.reserve(records);
-        for (record, &page) in records_bytes.chunks_exact(size).zip(&self.pages) {
-            let time_ns = u64::from(le_u32(&record[0..4])) * 1_000_000_000;
-            let write = op_writes(op(record)) == Some(true);
-            buf.push(Event::access(time_ns, proc, page, write, false));
-        }
+        let next = self.next_record;
+        self.records
+            .decode(
+                records_bytes,
+                size,
+                |record| ObjectRecord {
+                    id: le_u64(&record[4..12]),
+                    size: object_size(record),
+                    time_ns: u64::from(le_u32(&record[0..4])) * 1_000_000_000,
+                    write: op_writes(op(record)) == Some(true),
+                },
+                buf,
+            )
+            .map_err(|e| match e {
+                DecodeError::NoProcess => {
+                    self.error_at(0, "cannot allocate the trace's process".into())
+                }
+                DecodeError::IdsExhausted(i) => self.error_at(
+                    next + i as u64,
+                    "more distinct objects than the 2^32 - 1 page ids".into(),
+                ),
+            })?;
         self.next_record += records as u64;
         Ok(true)
     }
 
     fn batch_sizes(&self) -> Option<&[u32]> {
-        Some(&self.sizes)
+        Some(self.records.sizes())
     }
 
     /// The tables of the records read so far.
     fn tables(&mut self) -> Result<Tables> {
-        Ok(self.interned.tables())
+        Ok(self.records.tables())
     }
 
     /// Nothing follows the events, whose reading checked the whole input.

@@ -37,9 +37,9 @@
 use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
-use super::object_ids::ObjectTrace;
+use super::object_ids::{DecodeError, ObjectRecord, ObjectRecords};
 use super::shared::{empty_input, le_u32, le_u64, read_up_to};
-use super::{Event, EventSource, PageId, Tables};
+use super::{Event, EventSource, Tables};
 use crate::{Error, Position, Result};
 
 /// Most records decoded per `read_batch`, bounding the byte buffer (640 KiB of version
@@ -134,13 +134,9 @@ pub struct Reader {
     next_record: u64,
     /// Raw bytes of the current batch, reused.
     bytes: Vec<u8>,
-    /// The current batch's block numbers, then their page ids; reused.
-    objects: Vec<u64>,
-    pages: Vec<PageId>,
-    /// The current batch's request lengths.
-    sizes: Vec<u32>,
-    /// Page ids of block numbers and the trace's one process.
-    interned: ObjectTrace,
+    /// The events of a batch of records, their sizes, and the ids interned (the pages
+    /// are `PageKey::file(0, id)`; one process, at the first record).
+    records: ObjectRecords,
     exhausted: bool,
 }
 
@@ -152,10 +148,7 @@ impl Reader {
             version: None,
             next_record: 0,
             bytes: Vec::new(),
-            objects: Vec::new(),
-            pages: Vec::new(),
-            sizes: Vec::new(),
-            interned: ObjectTrace::default(),
+            records: ObjectRecords::default(),
             exhausted: false,
         }
     }
@@ -270,43 +263,41 @@ impl EventSource for Reader {
         if records == 0 {
             return Ok(false);
         }
-        let proc = self
-            .interned
-            .process()
-            .ok_or_else(|| self.error_at(0, size, "cannot allocate the trace's process".into()))?;
-        self.objects.clear();
-        self.objects
-            .extend(records_bytes.chunks_exact(size).map(Version::lbn));
-        self.pages.clear();
-        if let Err(i) = self.interned.page_ids(&self.objects, &mut self.pages) {
-            let index = self.next_record + i as u64;
-            return Err(self.error_at(
-                index,
+        let next = self.next_record;
+        self.records
+            .decode(
+                records_bytes,
                 size,
-                "more distinct blocks than the 2^32 - 1 page ids".into(),
-            ));
-        }
-        self.sizes.clear();
-        self.sizes
-            .extend(records_bytes.chunks_exact(size).map(|r| version.len(r)));
-        buf.reserve(records);
-        for (record, &page) in records_bytes.chunks_exact(size).zip(&self.pages) {
-            // Checked above: below 2^64 / 1000.
-            let time_ns = Version::ts(record) * 1000;
-            let write = writes(version.cmd(record));
-            buf.push(Event::access(time_ns, proc, page, write, false));
-        }
+                |record| ObjectRecord {
+                    id: Version::lbn(record),
+                    size: version.len(record),
+                    // Checked above: below 2^64 / 1000.
+                    time_ns: Version::ts(record) * 1000,
+                    write: writes(version.cmd(record)),
+                },
+                buf,
+            )
+            .map_err(|e| match e {
+                DecodeError::NoProcess => {
+                    self.error_at(0, size, "cannot allocate the trace's process".into())
+                }
+                DecodeError::IdsExhausted(i) => self.error_at(
+                    next + i as u64,
+                    size,
+                    "more distinct blocks than the 2^32 - 1 page ids".into(),
+                ),
+            })?;
         self.next_record += records as u64;
         Ok(true)
     }
 
     fn batch_sizes(&self) -> Option<&[u32]> {
-        Some(&self.sizes)
+        Some(self.records.sizes())
     }
 
     /// The tables of the records read so far.
     fn tables(&mut self) -> Result<Tables> {
-        Ok(self.interned.tables())
+        Ok(self.records.tables())
     }
 
     /// Nothing follows the events, whose reading checked the whole input.
