@@ -211,6 +211,27 @@ pub(crate) enum DecodeError {
     IdsExhausted(usize),
 }
 
+impl DecodeError {
+    /// The index in the file of the record at fault, given the index of the batch's
+    /// first record.
+    pub(crate) fn record(self, first: u64) -> u64 {
+        match self {
+            DecodeError::NoProcess => 0,
+            DecodeError::IdsExhausted(i) => first + i as u64,
+        }
+    }
+
+    /// What went wrong; `what` names a record's object (`objects`, `blocks`).
+    pub(crate) fn message(self, what: &str) -> String {
+        match self {
+            DecodeError::NoProcess => "cannot allocate the trace's process".into(),
+            DecodeError::IdsExhausted(_) => {
+                format!("more distinct {what} than the 2^32 - 1 page ids")
+            }
+        }
+    }
+}
+
 /// The binary object traces' common step (oracleGeneral, vscsi, twr): a batch of
 /// fixed-size records becomes one access event each, by one process, with the objects'
 /// sizes, ids interned a batch at a time ([`ObjectIds::ids`]).

@@ -37,7 +37,7 @@
 use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
-use super::object_ids::{DecodeError, ObjectRecord, ObjectRecords};
+use super::object_ids::{ObjectRecord, ObjectRecords};
 use super::shared::{empty_input, le_u32, le_u64, read_up_to};
 use super::{Event, EventSource, Tables};
 use crate::{Error, Position, Result};
@@ -277,16 +277,7 @@ impl EventSource for Reader {
                 },
                 buf,
             )
-            .map_err(|e| match e {
-                DecodeError::NoProcess => {
-                    self.error_at(0, size, "cannot allocate the trace's process".into())
-                }
-                DecodeError::IdsExhausted(i) => self.error_at(
-                    next + i as u64,
-                    size,
-                    "more distinct blocks than the 2^32 - 1 page ids".into(),
-                ),
-            })?;
+            .map_err(|e| self.error_at(e.record(next), size, e.message("blocks")))?;
         self.next_record += records as u64;
         Ok(true)
     }
