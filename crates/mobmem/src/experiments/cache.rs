@@ -48,7 +48,13 @@ impl Experiment for Cache {
         // Before the workloads are read or generated, which may take long.
         sweep::check_points(header, config.point_count(), context.runs)?;
         let workloads = load_workloads(&config)?;
-        sweep::run(&CacheGrid::new(&config, &workloads)?, header, context)
+        let grid = CacheGrid::new(&config, &workloads)?;
+        let mut report = sweep::run(&grid, header, context)?;
+        // The Pixel traces are fixed: the first run (seed 1, or the only run) adds them.
+        if header.reproduces.is_some() && (context.seed == 1 || context.runs == 1) {
+            add_real_data(&mut report, &config, &grid.cost)?;
+        }
+        Ok(report)
     }
 
     fn default_seed(&self) -> u64 {
@@ -73,6 +79,27 @@ impl Experiment for Cache {
 }
 
 use crate::report::ExperimentReport;
+
+/// The findings and notes of [`hybrid_cache::real_data`], added to a reproduction's report
+/// when its grid runs the four policies they compare (an edited copy of the file may not).
+fn add_real_data(
+    report: &mut ExperimentReport,
+    config: &ExperimentConfig,
+    cost: &CostModel,
+) -> Result<()> {
+    let policies = &config.sweep.policies;
+    if !(hybrid_cache::real_data::POLICIES.iter()).all(|p| policies.iter().any(|q| q == p)) {
+        return Ok(());
+    }
+    let dirs = hybrid_cache::real_data::candidate_dirs();
+    let real = hybrid_cache::real_data::run(dirs, cost, &config.devices)?;
+    report.notes.extend(real.notes);
+    let mut findings = report.seed_findings.concat();
+    findings.extend(real.findings);
+    report.findings = crate::report::claims::summarize_findings(std::slice::from_ref(&findings));
+    report.seed_findings = vec![findings];
+    Ok(())
+}
 
 /// One run of a cache grid on its workloads, loaded.
 pub struct CacheGrid<'a> {

@@ -14,6 +14,7 @@
 
 pub mod columns;
 pub mod csv;
+pub mod foreground;
 pub mod ftrace;
 pub mod lis;
 pub mod mmt;

@@ -12,7 +12,10 @@
 //! findings compare app-aware with the literature's clock-dwf.
 //!
 //! The workloads are synthetic, so the reproduction is seeded: each seed generates them
-//! anew ([`Context::seed`]).
+//! anew ([`Context::seed`]). Findings on real phone data, the Pixel 6a block traces, come
+//! from [`real_data`], run once per reproduction.
+
+pub mod real_data;
 
 use super::reduction_claim;
 use crate::devices::{CostModel, Devices, EvictionCharge};
