@@ -15,11 +15,15 @@
 //! from the read model's own counters and time split; findings compare the modern anchors
 //! and the modern phone; the paper's Fig. 5, power over time while reading 1 MB, is drawn
 //! from the read model step by step.
+//! Findings on real data drive the read paths with the Pixel 6a block traces: how much
+//! of what apps read is read again, and the reads priced on both paths, every page
+//! assumed stored raw (the traces carry no contents).
 //!
 //! The inputs are real files, not synthetic workloads, so the reproduction is not seeded.
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
@@ -29,10 +33,12 @@ use crate::experiments::file::{at_key, bad_key, distinct, Header, KindParams};
 use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::fs::{
     read_file_by_page, read_twice_in, store_file_policies, Codec, FsMemory, ReadCost, ReadPath,
-    StoredFile, WritePolicy,
+    StoredFile, StoredPage, WritePolicy, PAGE_SIZE,
 };
+use crate::mm::placement::mrc::lru_distances;
 use crate::report::table::filter;
 use crate::report::{format_number, Claim, Figure, Finding, PaperFigure, Row, Table};
+use crate::trace::Event;
 use crate::{Error, Result};
 
 /// The codec of JFFS2's default configuration.
@@ -455,8 +461,17 @@ paper's meter went on measuring.",
                 format_number(board.base_w)
             ));
         }
+        // The real-data findings belong to the paper's reproduction, as the others do.
+        let real = if paper {
+            real_data(&pixel_traces_dir(), self.params.codec)
+        } else {
+            RealData::default()
+        };
+        analysis.2.extend(real.notes);
         Ok(Analyzed::of(analysis, paper, || {
-            (findings(table), paper_figures())
+            let mut all = findings(table);
+            all.extend(real.findings);
+            (all, paper_figures())
         }))
     }
 
@@ -1228,6 +1243,290 @@ at {stock_end} ms, and from then until stock ends the selective system idles at 
     out
 }
 
+/// The Pixel 6a block traces the real-data findings read, in this order.
+pub const PIXEL_TRACES: [&str; 4] = ["pubg_exec", "pubg_precond", "telegram_exec", "you_cut_exec"];
+
+/// Page-cache pages of stock on the PXA250 in the real-data findings: 16 MiB, a quarter
+/// of the paper's 64 MB of SDRAM.
+pub const PAPER_CACHE_PAGES: u64 = 16 * 256;
+
+/// Page-cache pages of stock on the modern phone: 1 GiB, about a sixth of the Pixel 6a's
+/// 6 GB of RAM.
+pub const MODERN_CACHE_PAGES: u64 = 1024 * 256;
+
+/// A page cache of `pages` in MiB.
+fn cache_mib(pages: u64) -> u64 {
+    pages * PAGE_SIZE as u64 / (1 << 20)
+}
+
+/// Where the Pixel 6a traces are looked for: `$MOBMEM_TRACES/mobile-block`, else
+/// `../shared/traces/mobile-block` of the current folder (as the tests look).
+pub fn pixel_traces_dir() -> PathBuf {
+    match std::env::var_os("MOBMEM_TRACES") {
+        Some(dir) => PathBuf::from(dir).join("mobile-block"),
+        None => PathBuf::from("../shared/traces/mobile-block"),
+    }
+}
+
+/// How the reads of a trace come back to pages: what the selective page cache's pay-off
+/// depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadReuse {
+    /// Read page accesses.
+    pub reads: u64,
+    /// Write page accesses (not priced).
+    pub writes: u64,
+    /// Reads of a page read before.
+    pub re_reads: u64,
+    /// (page-cache pages, reads an LRU page cache of that size holding the pages read
+    /// would serve), for each size asked.
+    pub hits: Vec<(u64, u64)>,
+}
+
+impl ReadReuse {
+    /// The reads that hit at `cache_pages` (0 for a size not measured).
+    pub fn hits_at(&self, cache_pages: u64) -> u64 {
+        (self.hits.iter())
+            .find(|(size, _)| *size == cache_pages)
+            .map_or(0, |(_, hits)| *hits)
+    }
+}
+
+/// The reuse of the read accesses among `events`, with LRU hits at each of
+/// `cache_pages` (`footprint_hint`: about how many distinct pages there are). Writes are
+/// counted but left out of the page cache: the read paths differ only on reads.
+pub fn read_reuse(events: &[Event], footprint_hint: usize, cache_pages: &[u64]) -> ReadReuse {
+    let mut writes = 0;
+    let mut read_pages = Vec::new();
+    for access in events.iter().filter(|e| e.is_access()) {
+        if access.is_write() {
+            writes += 1;
+        } else {
+            read_pages.push(access.page());
+        }
+    }
+    let distances = lru_distances(&read_pages, footprint_hint);
+    let hits = (distances.curve(cache_pages).iter())
+        .map(|point| (point.capacity, point.hits))
+        .collect();
+    ReadReuse {
+        reads: read_pages.len() as u64,
+        writes,
+        re_reads: (read_pages.len() as u64).saturating_sub(distances.cold.round() as u64),
+        hits,
+    }
+}
+
+/// `one`'s counts `n` times over (unpriced).
+fn repeated(one: &ReadCost, n: u64) -> ReadCost {
+    ReadCost {
+        pages: one.pages.saturating_mul(n),
+        cache_hits: one.cache_hits.saturating_mul(n),
+        flash_bytes: one.flash_bytes.saturating_mul(n),
+        decompressed_bytes: one.decompressed_bytes.saturating_mul(n),
+        ram_copy_bytes: one.ram_copy_bytes.saturating_mul(n),
+        ram_read_bytes: one.ram_read_bytes.saturating_mul(n),
+        ram_write_bytes: one.ram_write_bytes.saturating_mul(n),
+        pages_allocated: one.pages_allocated.saturating_mul(n),
+        ..ReadCost::default()
+    }
+}
+
+/// `reads` reads of whole raw pages, `hits` of them page-cache hits under stock, priced
+/// on `platform`: (stock: a miss read from flash into a new page-cache page and copied,
+/// a hit copied; selective: every read from flash straight into the user buffer).
+pub fn raw_read_costs(
+    reads: u64,
+    hits: u64,
+    platform: &Platform,
+    codec: Codec,
+) -> (ReadCost, ReadCost) {
+    let raw = StoredPage::new(false, PAGE_SIZE as u32, PAGE_SIZE as u32);
+    let hits = hits.min(reads);
+    let stock = repeated(&ReadCost::into_page_cache(&raw), reads - hits)
+        + repeated(&ReadCost::cache_hit(&raw), hits);
+    let selective = repeated(&ReadCost::to_user(&raw), reads);
+    (
+        stock.priced(platform, codec),
+        selective.priced(platform, codec),
+    )
+}
+
+/// The real-data findings and their notes.
+#[derive(Debug, Default)]
+pub struct RealData {
+    pub findings: Vec<Finding>,
+    pub notes: Vec<String>,
+}
+
+/// The Pixel 6a traces under `dir` read through both read paths on the PXA250 and the
+/// modern phone, a finding per trace found; a trace absent or unreadable becomes a note,
+/// never an error of the reproduction.
+pub fn real_data(dir: &Path, codec: Codec) -> RealData {
+    let mut out = RealData::default();
+    let (Ok(board), Ok(phone)) = (
+        Platform::named(PAPER_PLATFORM),
+        Platform::named(MODERN_PLATFORM),
+    ) else {
+        return out;
+    };
+    let present: Vec<(&str, PathBuf)> = (PIXEL_TRACES.iter())
+        .map(|name| (*name, dir.join(format!("{name}.csv.gz"))))
+        .filter(|(_, path)| path.is_file())
+        .collect();
+    if present.is_empty() {
+        out.notes.push(format!(
+            "Pixel 6a traces not found at {} (set MOBMEM_TRACES to the folder holding mobile-block/); the \
+real-data findings were not run.",
+            dir.display()
+        ));
+        return out;
+    }
+    let missing: Vec<&str> = (PIXEL_TRACES.iter().copied())
+        .filter(|name| !present.iter().any(|(p, _)| p == name))
+        .collect();
+    if !missing.is_empty() {
+        out.notes.push(format!(
+            "Pixel 6a traces {} not found at {}; their real-data findings were not run.",
+            missing.join(", "),
+            dir.display()
+        ));
+    }
+    out.notes.push(format!(
+        "Real-data findings (pixel6a-*): block I/O of real apps on a Pixel 6a (Android, UFS storage), every \
+block-layer request while one app was used, captured with an eBPF probe; published with \"Space-efficient \
+FTL for Mobile Storage via Tiny Neural Nets\" (SYSTOR 2024, doi 10.1145/3688351.3689157; repository \
+acsl-technion/MobileBlockIOTraces), read from {}. Each request stands for the 4 KiB pages it covers. The \
+traces carry no page contents, so the findings assume every page is stored raw, as incompressible media is \
+under the selective write policy: the selective path then reads every page from flash straight into the user \
+buffer, and stock reads it through an LRU page cache holding the pages read ({} MiB on the PXA250, {} MiB on \
+the modern phone). Pages stored compressed would go through the page cache under both schemes, so the \
+difference measured is the most the bypass can make, for better or worse. Writes are counted, not priced: \
+both schemes write through the page cache alike.",
+        dir.display(),
+        cache_mib(PAPER_CACHE_PAGES),
+        cache_mib(MODERN_CACHE_PAGES),
+    ));
+    // The traces are read side by side; the findings keep the list's order.
+    let measured: Vec<(&str, Result<ReadReuse>)> = present
+        .par_iter()
+        .map(|(name, path)| {
+            let reuse = "mobile-block"
+                .parse()
+                .and_then(|format| crate::trace::read_all(path, Some(format)))
+                .map(|trace| {
+                    read_reuse(
+                        &trace.events,
+                        trace.footprint(),
+                        &[PAPER_CACHE_PAGES, MODERN_CACHE_PAGES],
+                    )
+                });
+            (*name, reuse)
+        })
+        .collect();
+    for (name, reuse) in measured {
+        match reuse {
+            Ok(reuse) => (out.findings).push(real_finding(name, &reuse, &board, &phone, codec)),
+            Err(err) => out.notes.push(format!(
+                "Pixel 6a trace {name} unreadable ({err}); its real-data finding was not run."
+            )),
+        }
+    }
+    out
+}
+
+/// The finding of one trace.
+fn real_finding(
+    name: &str,
+    reuse: &ReadReuse,
+    board: &Platform,
+    phone: &Platform,
+    codec: Codec,
+) -> Finding {
+    let id = format!("pixel6a-{name}");
+    if reuse.reads == 0 {
+        return Finding::new(
+            id,
+            format!(
+                "Pixel 6a trace {name}: no page reads among its {{writes}} page accesses, all writes, so the \
+read paths have nothing to differ on."
+            ),
+            vec![("writes", reuse.writes as f64)],
+        );
+    }
+    let reads = reuse.reads as f64;
+    let (px_stock, px_sel) =
+        raw_read_costs(reuse.reads, reuse.hits_at(PAPER_CACHE_PAGES), board, codec);
+    let (mp_stock, mp_sel) =
+        raw_read_costs(reuse.reads, reuse.hits_at(MODERN_CACHE_PAGES), phone, codec);
+    let saved = |stock: f64, sel: f64| pct(stock - sel, stock);
+    let px_time = saved(px_stock.time_ns, px_sel.time_ns);
+    let mp_time = saved(mp_stock.time_ns, mp_sel.time_ns);
+    let verdict = match (px_time > 0.0, mp_time > 0.0) {
+        (true, true) => {
+            "On this trace the bypass is faster on both platforms: its re-reads are too few, \
+or too far apart for the page cache, to repay the copies stock makes of every page."
+        }
+        (false, false) => {
+            "On this trace the page cache is faster on both platforms: the bypass reads \
+every re-read from flash again."
+        }
+        (true, false) => {
+            "On this trace the bypass is faster on the PXA250 and the page cache on the modern \
+phone, whose larger page cache serves more of the re-reads."
+        }
+        (false, true) => {
+            "On this trace the page cache is faster on the PXA250 and the bypass on the \
+modern phone."
+        }
+    };
+    Finding::new(
+        id,
+        format!(
+            "Pixel 6a trace {name}, if every page were stored raw: {{reads}} page reads ({{writes}} page \
+writes besides), {{re_read}} % of them re-reads of a page read before; an LRU page cache of {{px_mib}} MiB \
+would serve {{px_hit}} % of the reads, of {{mp_mib}} MiB {{mp_hit}} %. On the PXA250 ({{px_mib}} MiB) stock \
+reads them in {{px_stock_s}} s for {{px_stock_j}} J, selective in {{px_sel_s}} s for {{px_sel_j}} J: \
+{{px_time}} % of stock's time and {{px_energy}} % of its energy saved. On the modern phone ({{mp_mib}} MiB) \
+{{mp_stock_s}} s and {{mp_stock_j}} J against {{mp_sel_s}} s and {{mp_sel_j}} J: {{mp_time}} % and \
+{{mp_energy}} % saved. {verdict}"
+        ),
+        vec![
+            ("reads", reads),
+            ("writes", reuse.writes as f64),
+            ("re_read", pct(reuse.re_reads as f64, reads)),
+            ("px_mib", cache_mib(PAPER_CACHE_PAGES) as f64),
+            ("mp_mib", cache_mib(MODERN_CACHE_PAGES) as f64),
+            (
+                "px_hit",
+                pct(reuse.hits_at(PAPER_CACHE_PAGES) as f64, reads),
+            ),
+            (
+                "mp_hit",
+                pct(reuse.hits_at(MODERN_CACHE_PAGES) as f64, reads),
+            ),
+            ("px_stock_s", px_stock.time_ns / 1e9),
+            ("px_stock_j", px_stock.energy_nj / 1e9),
+            ("px_sel_s", px_sel.time_ns / 1e9),
+            ("px_sel_j", px_sel.energy_nj / 1e9),
+            ("px_time", px_time),
+            (
+                "px_energy",
+                saved(px_stock.energy_nj, px_sel.energy_nj),
+            ),
+            ("mp_stock_s", mp_stock.time_ns / 1e9),
+            ("mp_stock_j", mp_stock.energy_nj / 1e9),
+            ("mp_sel_s", mp_sel.time_ns / 1e9),
+            ("mp_sel_j", mp_sel.energy_nj / 1e9),
+            ("mp_time", mp_time),
+            (
+                "mp_energy",
+                saved(mp_stock.energy_nj, mp_sel.energy_nj),
+            ),
+        ],
+    )
+}
+
 /// The paper's figures and what became of each.
 pub fn paper_figures() -> Vec<PaperFigure> {
     vec![
@@ -1264,6 +1563,99 @@ here the read model's power, page step by page step, averaged over short windows
 mod tests {
     use super::super::{close, evidence};
     use super::*;
+
+    /// Pages 0, 1, 2 read, page 1 written, page 0 read again: four reads, one a re-read
+    /// at stack distance 3 (a hit in a page cache of 3 pages, not of 2).
+    #[test]
+    fn reuse_and_raw_read_costs_of_a_small_trace_worked_by_hand() {
+        let read = |t, page| Event::access(t, 0, page, false, false);
+        let events = [
+            read(1, 0),
+            read(2, 1),
+            read(3, 2),
+            Event::access(4, 0, 1, true, false),
+            read(5, 0),
+        ];
+        let reuse = read_reuse(&events, 3, &[2, 3]);
+        assert_eq!(
+            reuse,
+            ReadReuse {
+                reads: 4,
+                writes: 1,
+                re_reads: 1,
+                hits: vec![(2, 0), (3, 1)],
+            }
+        );
+
+        let board = Platform::named(PAPER_PLATFORM).unwrap();
+        let (stock, selective) = raw_read_costs(reuse.reads, reuse.hits_at(3), &board, CODEC);
+        let page = PAGE_SIZE as u64;
+        // Stock: three misses read 3 pages from flash into 3 new page-cache pages, and
+        // all four reads copy a page to the user.
+        let stock_counts = ReadCost {
+            pages: 4,
+            cache_hits: 1,
+            flash_bytes: 3 * page,
+            ram_copy_bytes: 4 * page,
+            ram_read_bytes: 4 * page,
+            ram_write_bytes: 3 * page + 4 * page,
+            pages_allocated: 3,
+            ..ReadCost::default()
+        };
+        // Selective: four pages read from flash straight into the user buffer.
+        let selective_counts = ReadCost {
+            pages: 4,
+            flash_bytes: 4 * page,
+            ram_write_bytes: 4 * page,
+            ..ReadCost::default()
+        };
+        assert_eq!(stock, stock_counts.clone().priced(&board, CODEC));
+        assert_eq!(selective, selective_counts.clone().priced(&board, CODEC));
+        // Pricing the sum and summing the prices differ only by rounding.
+        let near = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
+        let b = &board;
+        let stock_ns = 3.0 * 4096.0 * b.flash_read_ns_per_byte()
+            + 4.0 * 4096.0 * b.ram_copy_ns_per_byte()
+            + 3.0 * b.page_alloc_ns
+            + 4.0 * b.page_lookup_ns
+            + 3.0 * b.fs_page_ns;
+        let selective_ns =
+            4.0 * 4096.0 * b.flash_read_ns_per_byte() + 4.0 * b.page_lookup_ns + 4.0 * b.fs_page_ns;
+        assert!(near(stock.time_ns, stock_ns), "{}", stock.time_ns);
+        assert!(near(selective.time_ns, selective_ns));
+
+        // The same costs summed page by page.
+        let raw = StoredPage::new(false, 4096, 4096);
+        let by_page = |costs: Vec<ReadCost>| -> ReadCost {
+            costs.into_iter().map(|c| c.priced(&board, CODEC)).sum()
+        };
+        let stock_by_page = by_page(vec![
+            ReadCost::into_page_cache(&raw),
+            ReadCost::into_page_cache(&raw),
+            ReadCost::into_page_cache(&raw),
+            ReadCost::cache_hit(&raw),
+        ]);
+        let selective_by_page = by_page(vec![ReadCost::to_user(&raw); 4]);
+        assert!(near(stock.time_ns, stock_by_page.time_ns));
+        assert!(near(stock.energy_nj, stock_by_page.energy_nj));
+        assert!(near(selective.energy_nj, selective_by_page.energy_nj));
+        assert_eq!(stock.flash_bytes, stock_by_page.flash_bytes);
+    }
+
+    #[test]
+    fn absent_traces_are_a_note_not_an_error() {
+        let dir = Path::new("/nonexistent/mobile-block");
+        let real = real_data(dir, CODEC);
+        assert!(real.findings.is_empty());
+        assert_eq!(
+            real.notes,
+            vec![
+                "Pixel 6a traces not found at /nonexistent/mobile-block (set MOBMEM_TRACES to the folder \
+holding mobile-block/); the real-data findings were not run."
+                    .to_string()
+            ]
+        );
+    }
 
     #[test]
     fn the_read_columns_are_read_cost_figures_in_report_units() {
