@@ -8,7 +8,8 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use mobmem::experiments::reproductions::selective_page_cache::{real_data, PIXEL_TRACES};
+use mobmem::experiments::reproductions::pixel_traces::PIXEL_TRACES;
+use mobmem::experiments::reproductions::selective_page_cache::real_data;
 use mobmem::mm::fs::Codec;
 
 /// Page reads and page writes of a `mobile-block` file: each request covers the 4 KiB

@@ -91,7 +91,7 @@ fn add_real_data(
     if !(hybrid_cache::real_data::POLICIES.iter()).all(|p| policies.iter().any(|q| q == p)) {
         return Ok(());
     }
-    let dirs = hybrid_cache::real_data::candidate_dirs();
+    let dirs = super::reproductions::pixel_traces::candidate_dirs();
     let real = hybrid_cache::real_data::run(dirs, cost, &config.devices)?;
     report.notes.extend(real.notes);
     let mut findings = report.seed_findings.concat();

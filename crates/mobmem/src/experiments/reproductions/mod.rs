@@ -8,6 +8,7 @@ pub mod hybrid_cache;
 pub mod ksm;
 pub mod multi_swap;
 pub mod page_protection;
+pub mod pixel_traces;
 pub mod selective_page_cache;
 
 use std::path::Path;

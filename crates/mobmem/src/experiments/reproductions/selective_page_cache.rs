@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::pixel_traces::{candidate_dirs, find_dir, trace_path, RealData, PIXEL_TRACES};
 use super::{reduction_claim, Context};
 use crate::core::stats::Stats;
 use crate::devices::platform::Platform;
@@ -463,7 +464,10 @@ paper's meter went on measuring.",
         }
         // The real-data findings belong to the paper's reproduction, as the others do.
         let real = if paper {
-            real_data(&pixel_traces_dir(), self.params.codec)
+            real_data(
+                &find_dir(candidate_dirs()).unwrap_or_else(|looked| looked[0].clone()),
+                self.params.codec,
+            )
         } else {
             RealData::default()
         };
@@ -1243,9 +1247,6 @@ at {stock_end} ms, and from then until stock ends the selective system idles at 
     out
 }
 
-/// The Pixel 6a block traces the real-data findings read, in this order.
-pub const PIXEL_TRACES: [&str; 4] = ["pubg_exec", "pubg_precond", "telegram_exec", "you_cut_exec"];
-
 /// Page-cache pages of stock on the PXA250 in the real-data findings: 16 MiB, a quarter
 /// of the paper's 64 MB of SDRAM.
 pub const PAPER_CACHE_PAGES: u64 = 16 * 256;
@@ -1257,15 +1258,6 @@ pub const MODERN_CACHE_PAGES: u64 = 1024 * 256;
 /// A page cache of `pages` in MiB.
 fn cache_mib(pages: u64) -> u64 {
     pages * PAGE_SIZE as u64 / (1 << 20)
-}
-
-/// Where the Pixel 6a traces are looked for: `$MOBMEM_TRACES/mobile-block`, else
-/// `../shared/traces/mobile-block` of the current folder (as the tests look).
-pub fn pixel_traces_dir() -> PathBuf {
-    match std::env::var_os("MOBMEM_TRACES") {
-        Some(dir) => PathBuf::from(dir).join("mobile-block"),
-        None => PathBuf::from("../shared/traces/mobile-block"),
-    }
 }
 
 /// How the reads of a trace come back to pages: what the selective page cache's pay-off
@@ -1352,13 +1344,6 @@ pub fn raw_read_costs(
     )
 }
 
-/// The real-data findings and their notes.
-#[derive(Debug, Default)]
-pub struct RealData {
-    pub findings: Vec<Finding>,
-    pub notes: Vec<String>,
-}
-
 /// The Pixel 6a traces under `dir` read through both read paths on the PXA250 and the
 /// modern phone, a finding per trace found; a trace absent or unreadable becomes a note,
 /// never an error of the reproduction.
@@ -1371,7 +1356,7 @@ pub fn real_data(dir: &Path, codec: Codec) -> RealData {
         return out;
     };
     let present: Vec<(&str, PathBuf)> = (PIXEL_TRACES.iter())
-        .map(|name| (*name, dir.join(format!("{name}.csv.gz"))))
+        .map(|name| (*name, trace_path(dir, name)))
         .filter(|(_, path)| path.is_file())
         .collect();
     if present.is_empty() {

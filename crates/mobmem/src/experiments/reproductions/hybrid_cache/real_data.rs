@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::super::pixel_traces::{find_dir, trace_path, RealData, PIXEL_TRACES};
 use super::{mean_reduction, paired, DWF, LRU, PROPOSED, TWO_Q};
 use crate::devices::{CostModel, Devices};
 use crate::experiments::sweep::run_points;
@@ -18,9 +19,6 @@ use crate::mm::placement::metrics::Metrics;
 use crate::report::Finding;
 use crate::trace::{self, foreground, Trace};
 use crate::Result;
-
-/// The Pixel 6a traces, as their files are named (`NAME.csv.gz`).
-pub const PIXEL_TRACES: [&str; 4] = ["pubg_exec", "pubg_precond", "telegram_exec", "you_cut_exec"];
 
 /// Memory sizes, as fractions of each trace's footprint: a few, so the reproduction
 /// stays quick on some 12 million page accesses.
@@ -31,38 +29,6 @@ pub const DRAM_FRACTION: f64 = 0.05;
 
 /// The policies run, in the order their points run.
 pub const POLICIES: [&str; 4] = [LRU, TWO_Q, DWF, PROPOSED];
-
-/// Where the Pixel traces are looked for, in order: `$MOBMEM_TRACES/mobile-block`, then
-/// `../shared/traces/mobile-block` from the current folder (as the tests look for the
-/// public traces).
-pub fn candidate_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(dir) = std::env::var_os("MOBMEM_TRACES") {
-        dirs.push(PathBuf::from(dir).join("mobile-block"));
-    }
-    dirs.push(PathBuf::from("../shared/traces/mobile-block"));
-    dirs
-}
-
-/// The first of `dirs` that holds at least one of [`PIXEL_TRACES`]; otherwise `dirs`,
-/// to say where they were looked for.
-pub fn find_dir(dirs: Vec<PathBuf>) -> std::result::Result<PathBuf, Vec<PathBuf>> {
-    dirs.iter()
-        .find(|d| PIXEL_TRACES.iter().any(|t| trace_path(d, t).is_file()))
-        .cloned()
-        .ok_or(dirs)
-}
-
-fn trace_path(dir: &Path, name: &str) -> PathBuf {
-    dir.join(format!("{name}.csv.gz"))
-}
-
-/// What the real-data part adds to the report.
-#[derive(Debug, Clone, Default)]
-pub struct RealData {
-    pub findings: Vec<Finding>,
-    pub notes: Vec<String>,
-}
 
 /// The findings and notes of the Pixel traces in the first of `dirs` that has any (the
 /// reproduction passes [`candidate_dirs`]); when none has, a note saying where they were
