@@ -652,6 +652,7 @@ mod csv_format {
             &[
                 "line 1",
                 "expected the header line `time_ns,pid,event,page_kind,owner,index,op,value`",
+                "a CSV of another layout: give --columns SPEC",
             ],
         );
         let path = put(

@@ -117,7 +117,9 @@ impl Reader {
             let hint = if header.iter().copied().eq(block_layout) {
                 " (this header is the Pixel 6a block trace's: give --format mobile-block)"
             } else {
-                ""
+                // Any other layout is read by saying which column holds what.
+                " (a CSV of another layout: give --columns SPEC, which column holds what; \
+                 see docs/trace-formats.md)"
             };
             Err(Error::format(
                 path,
