@@ -24,6 +24,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mobmem::config_file::Echo;
 use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
+use mobmem::experiments::overrides::{self, Override, SweepPoint, SweptKey};
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
 use mobmem::experiments::{ExperimentFile, RunOptions};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
@@ -181,8 +182,8 @@ struct RunArgs {
     /// experiments/reference.toml those of the default kind, `cache`).
     experiment: PathBuf,
     /// Report folder: the report goes to OUT/NAME/ (NAME: the experiment's name), the
-    /// page of every report in OUT to OUT/index.html.
-    #[arg(long, default_value = "report")]
+    /// page of every report in OUT to OUT/index.html. (`reproduce` writes to `report`.)
+    #[arg(long, default_value = "runs")]
     out: PathBuf,
     /// Write even where the report folder `OUT/NAME`, `OUT/index.html` or
     /// `OUT/provenance.json` exists and is not mobmem's own (an earlier report of mobmem's
@@ -197,6 +198,48 @@ struct RunArgs {
     /// `media`; default target/media).
     #[arg(long)]
     media: Option<PathBuf>,
+    #[command(flatten)]
+    changes: KeyChanges,
+}
+
+/// Keys of the experiment file changed from the command line.
+#[derive(Args)]
+struct KeyChanges {
+    /// Change one key of the experiment file before it runs: a dotted path into its
+    /// tables, a number for a list's element (`workloads.0.seed=3`), and a TOML value
+    /// (`60`, `0.5`, `true`, `[0.05, 0.2]`; a bare word is a string). The file is then
+    /// checked as if written so, and the report's provenance lists the change.
+    /// Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// A parameter study: run the experiment once for each value of KEY (commas inside
+    /// [...] do not split), each point reported as NAME-KEY-VALUE, and write the results
+    /// of every point into OUT/NAME.sweep.csv. Repeatable: the grid of every key, the
+    /// first varying slowest (at most 1000 points).
+    #[arg(long = "sweep", value_name = "KEY=V1,V2,...")]
+    sweep: Vec<String>,
+}
+
+impl KeyChanges {
+    /// The `--set` changes and the points of the `--sweep` grid (one empty point when
+    /// there is no sweep), parsed and counted.
+    fn parse(&self) -> Result<(Vec<Override>, Vec<SweepPoint>)> {
+        let sets = (self.set.iter())
+            .map(|t| Override::parse("--set", t))
+            .collect::<mobmem::Result<Vec<_>>>()?;
+        let swept = (self.sweep.iter())
+            .map(|t| SweptKey::parse(t))
+            .collect::<mobmem::Result<Vec<_>>>()?;
+        overrides::check_count(sets.len(), swept.len())?;
+        let points = overrides::sweep_points(&swept)?;
+        Ok((sets, points))
+    }
+
+    fn swept_keys(&self) -> Vec<String> {
+        (self.sweep.iter())
+            .filter_map(|t| t.split_once('=').map(|(k, _)| k.trim().to_string()))
+            .collect()
+    }
 }
 
 #[derive(Args)]
@@ -221,17 +264,22 @@ struct ReproduceArgs {
     /// the seeds with a 95% interval (Student t). 1 to 100.
     #[arg(long, default_value_t = reproductions::DEFAULT_SEEDS, value_parser = numbers::seeds, allow_negative_numbers = true)]
     seeds: u64,
+    #[command(flatten)]
+    changes: KeyChanges,
 }
 
 #[derive(Subcommand)]
 enum ReportCommand {
     /// Print the claims of every experiment under DIR as a markdown table (reproduction,
-    /// claim, paper, mean [95% interval], verdict), from their claims.json.
+    /// claim, paper, mean [95% interval], verdict), from their claims.json, with the
+    /// command that made each (its provenance.json); then their findings.
     Summary {
         /// A report folder (`--out` of `reproduce` or `run`).
         dir: PathBuf,
-        /// Instead of printing it, write the table into FILE between the lines
-        /// `<!-- summary:begin ... -->` and `<!-- summary:end -->` (the README's).
+        /// Instead of printing them, write the claims into FILE between the lines
+        /// `<!-- summary:begin ... -->` and `<!-- summary:end -->` (the README's) and the
+        /// findings between `<!-- findings:begin ... -->` and `<!-- findings:end -->`
+        /// (docs/results.md's), whichever of the two FILE has.
         #[arg(long, value_name = "FILE")]
         write_into: Option<PathBuf>,
     },
@@ -685,21 +733,73 @@ fn parse_command_line() -> Cli {
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
-fn run(args: RunArgs) -> Result<()> {
-    let file = ExperimentFile::load(&args.experiment)?;
-    let options = RunOptions {
-        progress: &|_, _| {},
-        seeds: args.seeds,
-        media_dir: args.media.clone(),
-    };
-    let existing = existing_outputs(args.force);
-    report::check_outputs(&args.out, &[&file.header.name], existing)?;
-    let mut provenance = provenance(file.seeds(&options));
-    let report = run_experiment(&file, &options, &args.out, &mut provenance, existing)
-        .with_context(|| format!("{}", args.experiment.display()))?;
-    provenance.experiments = vec![report.table.experiment.clone()];
-    tell_kept(report::write_index(&args.out, &provenance, existing)?);
-    let headline: &[&str] = match file.header.kind {
+/// One experiment a command runs: a file with the command line's key changes (and a
+/// sweep point's), under the point's name.
+struct ChangedFile {
+    file: ExperimentFile,
+    /// Every change, as given (`--set` ones, then the point's): the provenance's.
+    overrides: Vec<String>,
+    /// The point's value of each swept key, as given (empty without a sweep).
+    values: Vec<String>,
+}
+
+/// The experiments of a command: `load` (a file read with changes) once per point of
+/// the sweep, with the `--set` changes and the point's; a point is named after the file
+/// and its values ([`SweepPoint::name`]). Every one is read and checked before any runs.
+fn changed_files(
+    load: &dyn Fn(&[Override]) -> mobmem::Result<ExperimentFile>,
+    sets: &[Override],
+    points: &[SweepPoint],
+) -> Result<Vec<ChangedFile>> {
+    let texts = |o: &[Override]| o.iter().map(|o| o.text.clone()).collect::<Vec<_>>();
+    if let [point] = points {
+        if point.assignments.is_empty() {
+            return Ok(vec![ChangedFile {
+                file: load(sets)?,
+                overrides: texts(sets),
+                values: Vec::new(),
+            }]);
+        }
+    }
+    let base = load(sets)?.header.name;
+    let mut files = Vec::with_capacity(points.len());
+    for point in points {
+        let changes: Vec<Override> = sets.iter().chain(&point.assignments).cloned().collect();
+        let mut file = load(&changes)?;
+        let name = point.name(&base);
+        mobmem::experiments::config::check_name(&name, "--sweep").with_context(|| {
+            format!("the sweep's point {name}: shorten the experiment's name with --set name=...")
+        })?;
+        file.header.name = name;
+        let values = (point.assignments.iter())
+            .map(|a| {
+                a.text
+                    .split_once('=')
+                    .map_or("", |(_, v)| v.trim())
+                    .to_string()
+            })
+            .collect();
+        files.push(ChangedFile {
+            file,
+            overrides: texts(&changes),
+            values,
+        });
+    }
+    let mut names: Vec<&str> = files.iter().map(|f| f.file.header.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        bail!(
+            "--sweep: two points are both named {} (values that differ only in characters a \
+             folder name cannot hold); give them other values",
+            w[0]
+        );
+    }
+    Ok(files)
+}
+
+/// The metrics `run` prints of an experiment of `kind` without claims.
+fn headline(kind: &str) -> &'static [&'static str] {
+    match kind {
         "cache" => &["hit_ratio", "fg_hit_ratio", "fg_time", "energy_nj"],
         "phone" => &[
             "launch_mean_ms",
@@ -710,16 +810,102 @@ fn run(args: RunArgs) -> Result<()> {
             "ksm_saved_mib",
         ],
         _ => &[],
-    };
-    if !headline.is_empty() && report.claims.is_empty() {
-        print!("{}", report::text_table(&report.table, headline));
     }
-    eprintln!(
-        "wrote {} ({} figures) and {}",
-        args.out.join(&report.table.experiment).display(),
-        report.figures.len(),
-        args.out.join("index.html").display()
-    );
+}
+
+/// Runs `files` (of one command) under `out` with their key changes in the provenance,
+/// then the index; with a sweep (`swept` keys), also the sweep's table of every point,
+/// named after `sweep_name`. Returns the reports in order.
+#[allow(clippy::too_many_arguments)]
+fn run_changed(
+    files: &[ChangedFile],
+    options: &RunOptions,
+    out: &std::path::Path,
+    mut provenance: report::Provenance,
+    existing: Existing,
+    swept: &[String],
+    sweep_name: Option<&str>,
+    context: &dyn Fn(&ChangedFile) -> String,
+) -> Result<Vec<report::ExperimentReport>> {
+    let names: Vec<&str> = files.iter().map(|f| f.file.header.name.as_str()).collect();
+    report::check_outputs(out, &names, existing)?;
+    if let Some(name) = sweep_name {
+        report::check_sweep_table(out, name, existing)?;
+    }
+    let sets = files
+        .first()
+        .map(|f| f.overrides.len() - f.values.len())
+        .unwrap_or(0);
+    let mut reports = Vec::with_capacity(files.len());
+    for f in files {
+        provenance.overrides = f.overrides.clone();
+        let report = run_experiment(&f.file, options, out, &mut provenance, existing)
+            .with_context(|| context(f))?;
+        let headline = headline(f.file.header.kind);
+        if !headline.is_empty() && report.claims.is_empty() {
+            if files.len() > 1 {
+                println!("{}:", report.table.experiment);
+            }
+            print!("{}", report::text_table(&report.table, headline));
+        }
+        reports.push(report);
+    }
+    // The index's provenance: the command's own changes, not a point's.
+    provenance.overrides = files
+        .first()
+        .map(|f| f.overrides[..sets].to_vec())
+        .unwrap_or_default();
+    provenance.experiments = reports.iter().map(|r| r.table.experiment.clone()).collect();
+    tell_kept(report::write_index(out, &provenance, existing)?);
+    if let Some(name) = sweep_name {
+        let rows: Vec<report::SweepRow> = (files.iter().zip(&reports))
+            .map(|(f, r)| report::SweepRow {
+                experiment: &r.table.experiment,
+                values: f.values.clone(),
+                table: &r.table,
+            })
+            .collect();
+        let (path, placed) = report::write_sweep_table(out, name, swept, &rows, existing)?;
+        if let Placed::KeptAside(kept) = placed {
+            tell_kept(vec![kept]);
+        }
+        eprintln!("wrote {} ({} points)", path.display(), rows.len());
+    }
+    Ok(reports)
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    let (sets, points) = args.changes.parse()?;
+    let load = |o: &[Override]| ExperimentFile::load_with(&args.experiment, o);
+    let files = changed_files(&load, &sets, &points)?;
+    let options = RunOptions {
+        progress: &|_, _| {},
+        seeds: args.seeds,
+        media_dir: args.media.clone(),
+    };
+    let sweep_name = match args.changes.sweep.is_empty() {
+        true => None,
+        false => Some(load(&sets)?.header.name),
+    };
+    let provenance = provenance(files[0].file.seeds(&options));
+    let reports = run_changed(
+        &files,
+        &options,
+        &args.out,
+        provenance,
+        existing_outputs(args.force),
+        &args.changes.swept_keys(),
+        sweep_name.as_deref(),
+        &|_| args.experiment.display().to_string(),
+    )?;
+    for report in &reports {
+        eprintln!(
+            "wrote {} ({} figures)",
+            args.out.join(&report.table.experiment).display(),
+            report.figures.len(),
+        );
+    }
+    eprintln!("wrote {}", args.out.join("index.html").display());
     Ok(())
 }
 
@@ -794,28 +980,47 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
     } else {
         vec![reproductions::find(&args.name)?]
     };
+    let (sets, points) = args.changes.parse()?;
+    if !args.changes.sweep.is_empty() && chosen.len() > 1 {
+        bail!("--sweep studies one reproduction at a time: name it instead of `all`");
+    }
     let seeds: Vec<u64> = (1..=args.seeds).collect();
-    let mut provenance = provenance(seeds.clone());
     let options = RunOptions {
         progress: &|_, _| {},
         seeds: Some(args.seeds),
         media_dir: Some(args.media.clone()),
     };
-    let existing = existing_outputs(args.force);
-    let files = (chosen.iter())
-        .map(|r| r.experiment())
-        .collect::<mobmem::Result<Vec<_>>>()?;
-    let names: Vec<&str> = files.iter().map(|f| f.header.name.as_str()).collect();
-    report::check_outputs(&args.out, &names, existing)?;
-    let mut written = Vec::new();
-    for (r, file) in chosen.iter().zip(&files) {
-        println!("{}: {}", r.name, r.summary);
-        let report = run_experiment(file, &options, &args.out, &mut provenance, existing)
+    // Every file, with its changes, is read and checked before anything runs.
+    let mut files = Vec::new();
+    let mut of = Vec::new();
+    for r in &chosen {
+        let load = |o: &[Override]| r.experiment_with(o);
+        let changed = changed_files(&load, &sets, &points)
             .with_context(|| format!("reproduction {}", r.name))?;
-        written.push(report.table.experiment.clone());
+        of.extend(std::iter::repeat_n(*r, changed.len()));
+        files.extend(changed);
     }
-    provenance.experiments = written;
-    tell_kept(report::write_index(&args.out, &provenance, existing)?);
+    let sweep_name = match args.changes.sweep.is_empty() {
+        true => None,
+        false => Some(chosen[0].experiment_with(&sets)?.header.name),
+    };
+    let announce = |f: &ChangedFile| {
+        let i = files.iter().position(|g| std::ptr::eq(g, f)).unwrap_or(0);
+        format!("reproduction {}", of[i].name)
+    };
+    for r in &chosen {
+        println!("{}: {}", r.name, r.summary);
+    }
+    run_changed(
+        &files,
+        &options,
+        &args.out,
+        provenance(seeds),
+        existing_outputs(args.force),
+        &args.changes.swept_keys(),
+        sweep_name.as_deref(),
+        &announce,
+    )?;
     println!("report: {}", args.out.join("index.html").display());
     Ok(())
 }
@@ -831,13 +1036,14 @@ fn report_command(command: ReportCommand) -> Result<()> {
             if sections.iter().all(|s| s.claims.is_empty()) {
                 bail!("{} holds no claims (reproduce writes them)", dir.display());
             }
-            let markdown = report::summary_markdown(&sections, last.as_ref());
             match write_into {
-                None => print!("{markdown}"),
+                None => print!("{}", report::summary_markdown(&sections, last.as_ref())),
                 Some(path) => {
                     let text = std::fs::read_to_string(&path)
                         .with_context(|| format!("{}", path.display()))?;
-                    let new = report::replace_summary(&text, &markdown)
+                    let claims = report::claims_markdown(&sections, last.as_ref());
+                    let findings = report::findings_markdown(&sections);
+                    let new = report::replace_summary(&text, &claims, &findings)
                         .with_context(|| format!("{}", path.display()))?;
                     // Through a temporary file and a rename: a kill never leaves it half
                     // written.

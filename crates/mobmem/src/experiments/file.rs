@@ -186,9 +186,26 @@ impl ExperimentFile {
     /// Parse a file's text; `origin` names it in errors, `base` is the folder its
     /// relative paths are relative to.
     pub fn parse(text: &str, origin: &str, base: &Path) -> Result<Self> {
-        let table: toml::Table = toml::from_str(text)
+        Self::parse_with(text, origin, base, &[])
+    }
+
+    /// [`ExperimentFile::parse`] with keys changed first (`--set`): the changed file is
+    /// checked as if it had been written so, and its errors name the changes.
+    pub fn parse_with(
+        text: &str,
+        origin: &str,
+        base: &Path,
+        overrides: &[super::overrides::Override],
+    ) -> Result<Self> {
+        let mut table: toml::Table = toml::from_str(text)
             .map_err(|e| Error::config(origin, e.to_string().trim_end().to_string()))?;
-        Self::parse_table(table, origin, base)
+        if overrides.is_empty() {
+            return Self::parse_table(table, origin, base);
+        }
+        super::overrides::apply_all(&mut table, overrides)?;
+        let sets: Vec<&str> = overrides.iter().map(|o| o.text.as_str()).collect();
+        let origin = format!("{origin} with --set {}", sets.join(" --set "));
+        Self::parse_table(table, &origin, base)
     }
 
     /// Read a file's keys already parsed (e.g. from JSON): the same checks as
@@ -256,9 +273,14 @@ impl ExperimentFile {
 
     /// Read an experiment file; relative paths in it become relative to its folder.
     pub fn load(path: &Path) -> Result<Self> {
+        Self::load_with(path, &[])
+    }
+
+    /// [`ExperimentFile::load`] with keys changed first ([`ExperimentFile::parse_with`]).
+    pub fn load_with(path: &Path, overrides: &[super::overrides::Override]) -> Result<Self> {
         let text = crate::config_file::read(path)?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Self::parse(&text, &path.display().to_string(), base)
+        Self::parse_with(&text, &path.display().to_string(), base, overrides)
     }
 
     /// The file's kind.

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod config;
 pub mod file;
 pub mod kinds;
+pub mod overrides;
 pub mod reproductions;
 pub mod sweep;
 

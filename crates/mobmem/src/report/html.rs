@@ -146,6 +146,12 @@ fn provenance_table(p: &Provenance) -> String {
         "command",
         format!("<code class=\"cmd\">{}</code>", escape(&p.command_line())),
     );
+    if !p.overrides.is_empty() {
+        let keys: Vec<String> = (p.overrides.iter())
+            .map(|o| format!("<code>{}</code>", escape(o)))
+            .collect();
+        row("changed keys", keys.join(", "));
+    }
     row("seeds", escape(&p.seeds_text()));
     row("date", format!("{} (UTC)", escape(&p.date_utc)));
     row(
@@ -516,10 +522,25 @@ fn cell(text: &str) -> String {
     text.replace('\n', " ").replace('|', "\\|")
 }
 
+/// The lines around the findings of the reproductions (docs/results.md).
+pub const FINDINGS_BEGIN: &str =
+    "<!-- findings:begin (written by scripts/update-readme.sh from findings.json; do not edit) -->";
+/// The line after them.
+pub const FINDINGS_END: &str = "<!-- findings:end -->";
+
+/// The claims of `sections` as markdown ([`claims_markdown`]), then their findings
+/// ([`findings_markdown`]): what `report summary` prints.
+pub fn summary_markdown(sections: &[Section], last: Option<&Provenance>) -> String {
+    let mut out = claims_markdown(sections, last);
+    out.push_str(&findings_markdown(sections));
+    out
+}
+
 /// The claims of `sections` as a markdown table (reproduction, claim, paper, mean [95 %
-/// interval], verdict), after a line that counts the verdicts and, when `provenance` is
-/// given, one that says which command made them; then each section's findings as a list.
-pub fn summary_markdown(sections: &[Section], provenance: Option<&Provenance>) -> String {
+/// interval], verdict), after a line that counts the verdicts and the commands that
+/// made them: each experiment's own (its folder's provenance.json), else `last` (the
+/// folder's, which names the experiments its command wrote).
+pub fn claims_markdown(sections: &[Section], last: Option<&Provenance>) -> String {
     let all: Vec<&ClaimResult> = sections.iter().flat_map(|s| &s.claims).collect();
     let mut out = String::new();
     let seeds: Vec<u64> = {
@@ -536,15 +557,7 @@ pub fn summary_markdown(sections: &[Section], provenance: Option<&Provenance>) -
         count(&all),
         seeds_text(&seeds)
     );
-    if let Some(p) = provenance {
-        let _ = writeln!(
-            out,
-            "\nMade by `{}` ({}) at {} UTC.",
-            p.command_line().replace('`', "'"),
-            p.build(),
-            p.date_utc
-        );
-    }
+    out.push_str(&made_by(sections, last));
     out.push_str(
         "\n| reproduction | claim | paper | measured: mean [95% interval] | verdict |\n|---|---|---|---|---|\n",
     );
@@ -567,8 +580,54 @@ pub fn summary_markdown(sections: &[Section], provenance: Option<&Provenance>) -
             );
         }
     }
-    // Findings: the comparisons with the modern and the literature's baselines, as
-    // measured (findings.json), after the claims.
+    out
+}
+
+/// "Made by `COMMAND` (BUILD) at DATE UTC." for the experiments with claims: one line
+/// when one command made them all, else a list naming which command made which.
+fn made_by(sections: &[Section], last: Option<&Provenance>) -> String {
+    let describe = |p: &Provenance| {
+        format!(
+            "`{}` ({}) at {} UTC",
+            p.command_line().replace('`', "'"),
+            p.build(),
+            p.date_utc
+        )
+    };
+    // In order of appearance: each command and the experiments it made.
+    let mut groups: Vec<(Option<String>, Vec<&str>)> = Vec::new();
+    for s in sections.iter().filter(|s| !s.claims.is_empty()) {
+        let name = s.info.experiment.as_str();
+        let made = s
+            .provenance
+            .as_ref()
+            .or_else(|| last.filter(|p| p.experiments.iter().any(|e| e == name)));
+        let key = made.map(describe);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((key, vec![name])),
+        }
+    }
+    match groups.as_slice() {
+        [] | [(None, _)] => String::new(),
+        [(Some(one), _)] => format!("\nMade by {one}.\n"),
+        _ => {
+            let mut out = String::from("\nMade by:\n");
+            for (key, names) in &groups {
+                let made = key
+                    .as_deref()
+                    .unwrap_or("a command that left no provenance.json");
+                let _ = writeln!(out, "- {made}: {}", names.join(", "));
+            }
+            out
+        }
+    }
+}
+
+/// Each section's findings (findings.json: the comparisons with the modern and the
+/// literature's baselines, as measured) as a list under its name.
+pub fn findings_markdown(sections: &[Section]) -> String {
+    let mut out = String::new();
     for s in sections.iter().filter(|s| !s.findings.is_empty()) {
         let _ = writeln!(out, "\nFindings of `{}`:\n", s.info.experiment);
         for f in &s.findings {
@@ -578,24 +637,46 @@ pub fn summary_markdown(sections: &[Section], provenance: Option<&Provenance>) -
     out
 }
 
-/// `text` (a README) with the lines between [`SUMMARY_BEGIN`] and [`SUMMARY_END`]
-/// replaced by `block`.
-pub fn replace_summary(text: &str, block: &str) -> Result<String> {
-    let err = |m: &str| Error::config("README", m.to_string());
-    let begin = text
-        .find(SUMMARY_BEGIN)
-        .ok_or_else(|| err("no summary:begin marker"))?;
-    let after_begin = begin + SUMMARY_BEGIN.len();
-    let end = text[after_begin..]
-        .find(SUMMARY_END)
+/// `text` with the lines between `begin` and `end` replaced by `block`; `None` when
+/// `text` has no `begin` line, an error when it has one without an `end` after it.
+fn replace_between(text: &str, begin: &str, end: &str, block: &str) -> Result<Option<String>> {
+    let Some(start) = text.find(begin) else {
+        return Ok(None);
+    };
+    let after_begin = start + begin.len();
+    let stop = text[after_begin..]
+        .find(end)
         .map(|i| after_begin + i)
-        .ok_or_else(|| err("no summary:end marker after summary:begin"))?;
-    let block = block.trim_end();
-    Ok(format!(
-        "{}\n{block}\n{}",
+        .ok_or_else(|| Error::config("README", format!("no `{end}` after `{begin}`")))?;
+    let block = block.trim();
+    let block = if block.is_empty() {
+        String::new()
+    } else {
+        format!("{block}\n")
+    };
+    Ok(Some(format!(
+        "{}\n{block}{}",
         &text[..after_begin],
-        &text[end..]
-    ))
+        &text[stop..]
+    )))
+}
+
+/// `text` (a README) with the lines between [`SUMMARY_BEGIN`] and [`SUMMARY_END`]
+/// replaced by `claims` and those between [`FINDINGS_BEGIN`] and [`FINDINGS_END`] by
+/// `findings`; a file with neither pair of markers is refused.
+pub fn replace_summary(text: &str, claims: &str, findings: &str) -> Result<String> {
+    let after_claims = replace_between(text, SUMMARY_BEGIN, SUMMARY_END, claims)?;
+    let had_claims = after_claims.is_some();
+    let text = after_claims.unwrap_or_else(|| text.to_string());
+    match replace_between(&text, FINDINGS_BEGIN, FINDINGS_END, findings)? {
+        Some(new) => Ok(new),
+        None if had_claims => Ok(text),
+        None => Err(Error::config(
+            "README",
+            "neither a summary:begin nor a findings:begin marker (the lines \
+             `<!-- summary:begin ... -->`, `<!-- findings:begin ... -->` and their ends)",
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -605,13 +686,20 @@ mod tests {
     #[test]
     fn the_summary_block_is_replaced_between_its_markers() {
         let readme = format!("# x\n\n{SUMMARY_BEGIN}\nold\nlines\n{SUMMARY_END}\n\nafter\n");
-        let new = replace_summary(&readme, "| a |\n").unwrap();
+        let new = replace_summary(&readme, "| a |\n", "- f").unwrap();
         assert_eq!(
             new,
             format!("# x\n\n{SUMMARY_BEGIN}\n| a |\n{SUMMARY_END}\n\nafter\n")
         );
-        assert_eq!(replace_summary(&new, "| a |").unwrap(), new);
-        assert!(replace_summary("no markers", "x").is_err());
-        assert!(replace_summary(&format!("{SUMMARY_END}\n{SUMMARY_BEGIN}"), "x").is_err());
+        assert_eq!(replace_summary(&new, "| a |", "- f").unwrap(), new);
+        assert!(replace_summary("no markers", "x", "y").is_err());
+        assert!(replace_summary(&format!("{SUMMARY_END}\n{SUMMARY_BEGIN}"), "x", "y").is_err());
+        // The findings alone, in a file that has only their markers.
+        let results = format!("# r\n{FINDINGS_BEGIN}\nold\n{FINDINGS_END}\n");
+        assert_eq!(
+            replace_summary(&results, "| a |", "\nFindings of `x`:\n\n- f\n").unwrap(),
+            format!("# r\n{FINDINGS_BEGIN}\nFindings of `x`:\n\n- f\n{FINDINGS_END}\n")
+        );
+        assert!(replace_summary(&format!("{FINDINGS_BEGIN}\n"), "x", "y").is_err());
     }
 }

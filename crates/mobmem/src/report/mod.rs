@@ -25,8 +25,8 @@ pub use claims::{
     Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, Verdict,
 };
 pub use html::{
-    load_sections, replace_summary, summary_markdown, write_index, Section, SUMMARY_BEGIN,
-    SUMMARY_END,
+    claims_markdown, findings_markdown, load_sections, replace_summary, summary_markdown,
+    write_index, Section, FINDINGS_BEGIN, FINDINGS_END, SUMMARY_BEGIN, SUMMARY_END,
 };
 pub use provenance::{Machine, Provenance};
 pub use table::{Row, Table};
@@ -213,6 +213,80 @@ pub fn write_results_csv(out: impl Write, table: &Table) -> Result<()> {
     }
     w.flush().map_err(|e| Error::io("results.csv", e))?;
     Ok(())
+}
+
+/// First column of a sweep's table (`DIR/NAME.sweep.csv`), by which an earlier one of
+/// mobmem's is recognised.
+const SWEEP_TABLE_HEAD: &str = "sweep_point,";
+
+/// Where `run --sweep` writes the table of every point of the sweep of experiment `name`.
+pub fn sweep_table_path(dir: &Path, name: &str) -> Result<PathBuf> {
+    Ok(dir.join(format!("{}.sweep.csv", safe_file_name(name)?)))
+}
+
+/// Whether `path` is a sweep table of mobmem's (its header).
+pub fn is_own_sweep_table(path: &Path) -> bool {
+    crate::output::file_head_is(path, |head| head.starts_with(SWEEP_TABLE_HEAD))
+}
+
+/// One point of a sweep, for its table: the report's name, the value of each swept key
+/// (as given) and its results.
+pub struct SweepRow<'a> {
+    pub experiment: &'a str,
+    pub values: Vec<String>,
+    pub table: &'a Table,
+}
+
+/// The rows of every point's results.csv in one table, each after the point's name and
+/// its value of each key in `keys`: `sweep_point,KEY...,experiment,...,metric,value`.
+/// Every point must have the same columns (one experiment file, other values).
+pub fn write_sweep_table(
+    dir: &Path,
+    name: &str,
+    keys: &[String],
+    points: &[SweepRow],
+    existing: Existing,
+) -> Result<(PathBuf, Placed)> {
+    let path = sweep_table_path(dir, name)?;
+    let csv_err = |e: csv::Error| Error::config(path.display().to_string(), e.to_string());
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut columns: Option<&[String]> = None;
+    for (n, point) in points.iter().enumerate() {
+        let cols = &point.table.keys[..];
+        if *columns.get_or_insert(cols) != cols {
+            return Err(Error::config(
+                path.display().to_string(),
+                format!(
+                    "point {} has other columns than the first",
+                    point.experiment
+                ),
+            ));
+        }
+        if n == 0 {
+            let mut header = vec!["sweep_point".to_string()];
+            header.extend(keys.iter().cloned());
+            header.push("experiment".into());
+            header.extend(cols.iter().cloned());
+            header.extend(["metric".to_string(), "value".to_string()]);
+            w.write_record(&header).map_err(csv_err)?;
+        }
+        for row in &point.table.rows {
+            for (metric, value) in &row.values {
+                let mut record = vec![point.experiment.to_string()];
+                record.extend(point.values.iter().cloned());
+                record.push(point.table.experiment.clone());
+                record.extend(row.keys.iter().cloned());
+                record.push(metric.clone());
+                record.push(format_number(*value));
+                w.write_record(&record).map_err(csv_err)?;
+            }
+        }
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::config(path.display().to_string(), e.to_string()))?;
+    let placed = crate::output::write_file(&path, &bytes, is_own_sweep_table, existing)?;
+    Ok((path, placed))
 }
 
 /// Shortest text that reads back as the same f64; empty for NaN.
@@ -595,6 +669,15 @@ pub fn check_outputs(dir: &Path, names: &[&str], existing: Existing) -> Result<(
     }
     refuse(&dir.join("index.html"), is_own_index)?;
     refuse(&dir.join("provenance.json"), is_own_provenance)
+}
+
+/// [`check_outputs`] for the table of a sweep of `name` ([`write_sweep_table`]).
+pub fn check_sweep_table(dir: &Path, name: &str, existing: Existing) -> Result<()> {
+    if existing == Existing::KeepAside {
+        return Ok(());
+    }
+    let hint = ", or pass --force to keep it (renamed NAME.replaced-N) beside the new table";
+    crate::output::check_replaceable(&sweep_table_path(dir, name)?, is_own_sweep_table, hint)
 }
 
 /// Write `DIR/<name>/` for one experiment, with its page `DIR/<name>/index.html` and
@@ -1005,7 +1088,8 @@ mod tests {
     #[test]
     fn the_summary_is_a_markdown_table_of_every_claim() {
         let dir = tempfile::tempdir().unwrap();
-        write_experiment(dir.path(), &small_report("exp"), &test_provenance()).unwrap();
+        let made = test_provenance();
+        write_experiment(dir.path(), &small_report("exp"), &made).unwrap();
         let with_finding = small_report("other").with_findings(vec![Finding::new(
             "clock-wins",
             "clock beats ours\non every size",
@@ -1013,20 +1097,38 @@ mod tests {
         )]);
         let mut with_finding = with_finding;
         with_finding.claims.clear();
-        write_experiment(dir.path(), &with_finding, &test_provenance()).unwrap();
+        // Another command, whose experiment has no claims: not named.
+        let other = Provenance {
+            command: vec!["mobmem".into(), "run".into()],
+            ..test_provenance()
+        };
+        write_experiment(dir.path(), &with_finding, &other).unwrap();
         let (_, sections, _) = load_sections(dir.path()).unwrap();
+        let made_by = format!("`mobmem` ({}) at {} UTC", made.build(), made.date_utc);
         assert_eq!(
             summary_markdown(&sections, None),
-            "1 claims of 1 reproductions: 0 reproduced, 1 direction-only, 0 not-reproduced, 0 not-testable. \
-Seeds: 1-3 (3 seeds). The rule: see any report page.\n\n\
+            format!("1 claims of 1 reproductions: 0 reproduced, 1 direction-only, 0 not-reproduced, 0 not-testable. \
+Seeds: 1-3 (3 seeds). The rule: see any report page.\n\nMade by {made_by}.\n\n\
 | reproduction | claim | paper | measured: mean [95% interval] | verdict |\n\
 |---|---|---|---|---|\n\
 | exp | ours gains 5 points (`gain`) | 5 points | 12.0 [9.5, 14.5] points | direction-only |\n\
 \nFindings of `exp`:\n\n\
 - clock-dwf beats ours by 5 % (`dwf`)\n\
 \nFindings of `other`:\n\n\
-- clock beats ours on every size (`clock-wins`)\n"
+- clock beats ours on every size (`clock-wins`)\n")
         );
+        // Claims of two commands: each named with its experiments.
+        write_experiment(dir.path(), &small_report("third"), &other).unwrap();
+        let (_, sections, _) = load_sections(dir.path()).unwrap();
+        let claims = claims_markdown(&sections, None);
+        let run_by = format!("`mobmem run` ({}) at {} UTC", other.build(), other.date_utc);
+        assert!(
+            claims.contains(&format!(
+                "\nMade by:\n- {made_by}: exp\n- {run_by}: third\n"
+            )),
+            "{claims}"
+        );
+        assert!(!claims.contains("Findings"), "{claims}");
     }
 
     #[test]

@@ -16,6 +16,10 @@ pub struct Provenance {
     pub dirty: Option<bool>,
     /// The command line, one argument an entry.
     pub command: Vec<String>,
+    /// The keys changed in the experiment file before it ran (`--set`, and a point's of
+    /// `--sweep`), as given: `reclaim.swappiness=60`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
     /// The seeds the synthetic workloads ran with (empty: none is synthetic).
     pub seeds: Vec<u64>,
     /// When the command started, UTC, RFC 3339.
@@ -128,6 +132,7 @@ impl Provenance {
             commit: commit.into(),
             dirty,
             command,
+            overrides: Vec::new(),
             seeds,
             date_utc: now_utc(),
             threads: rayon::current_num_threads(),

@@ -77,10 +77,19 @@ impl Reproduction {
     /// The shipped file, read (its relative paths, if any, are relative to the current
     /// folder).
     pub fn experiment(&self) -> Result<ExperimentFile> {
-        ExperimentFile::parse(
+        self.experiment_with(&[])
+    }
+
+    /// The shipped file with keys changed (`reproduce NAME --set KEY=VALUE`).
+    pub fn experiment_with(
+        &self,
+        overrides: &[super::overrides::Override],
+    ) -> Result<ExperimentFile> {
+        ExperimentFile::parse_with(
             self.file,
             &format!("experiments/{}.toml", self.name),
             Path::new("."),
+            overrides,
         )
     }
 }
