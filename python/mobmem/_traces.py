@@ -34,8 +34,9 @@ def simulate(
     any layout, as ``--columns`` takes it (``"obj-id-col=2, time-col=1, has-header=true"``).
 
     Returns what the CLI's JSON holds besides the trace and policy names: ``dram_pages``,
-    ``pcm_pages``, then every metric in the order ``mobmem sim`` lists them. A metric that
-    is undefined for the run (``null`` in the CLI's JSON) is NaN.
+    ``pcm_pages`` (hybrid policies), then every metric the policy's family can make, in
+    the order ``mobmem sim`` lists them (a single-tier policy has no PCM or migration
+    metrics). A metric that is undefined for the run (``null`` in the CLI's JSON) is NaN.
     """
     name, data = trace_input(trace)
     pairs = _native.simulate(

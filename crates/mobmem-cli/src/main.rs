@@ -22,7 +22,6 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use mobmem::config_file::Echo;
-use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
 use mobmem::experiments::overrides::{self, Override, SweepPoint, SweptKey};
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
@@ -454,8 +453,15 @@ fn sim(args: SimArgs) -> Result<()> {
         m
     };
     let seconds = started.elapsed().as_secs_f64();
+    warn_if_blind(info, &[&metrics]);
     if args.json {
-        let row = sim_json(&args, info.name, Some(&setup.capacity), metrics.values());
+        let row = sim_json(
+            &args,
+            info.family,
+            info.name,
+            Some(&setup.capacity),
+            info.shown_values(&metrics),
+        );
         println!("{}", serde_json::to_string_pretty(&row)?);
     } else {
         println!("trace      {}", args.trace.display());
@@ -466,7 +472,7 @@ fn sim(args: SimArgs) -> Result<()> {
             setup.capacity.dram,
             setup.capacity.pcm
         );
-        for (name, value) in metrics.values() {
+        for (name, value) in info.shown_values(&metrics) {
             println!("{name:<28} {}", report::short(value));
         }
         eprintln!(
@@ -479,10 +485,27 @@ fn sim(args: SimArgs) -> Result<()> {
     Ok(())
 }
 
+/// Warns when the policy needs what the trace does not say: a policy that places pages
+/// by foreground on a trace that marks no access as foreground.
+fn warn_if_blind(
+    info: &mobmem::mm::placement::PolicyInfo,
+    metrics: &[&mobmem::mm::placement::metrics::Metrics],
+) {
+    if info.reads_foreground && metrics.iter().all(|m| m.fg_accesses == 0 && m.accesses > 0) {
+        eprintln!(
+            "warning: {} places pages by whether their app is in the foreground, and this \
+             trace marks no access as foreground: every page was treated as background. \
+             Give a trace that marks the foreground app (docs/trace-formats.md)",
+            info.name
+        );
+    }
+}
+
 /// The JSON object of one run of `sim`: its trace and policy, the pages of each tier when
 /// the capacity is in pages (`None` when it is in bytes), then every metric.
 fn sim_json(
     args: &SimArgs,
+    family: mobmem::mm::placement::Family,
     policy: &str,
     capacity: Option<&Capacity>,
     metrics: Vec<(&'static str, f64)>,
@@ -492,7 +515,9 @@ fn sim_json(
     map.insert("policy".into(), policy.into());
     if let Some(capacity) = capacity {
         map.insert("dram_pages".into(), capacity.dram.into());
-        map.insert("pcm_pages".into(), capacity.pcm.into());
+        if family.has_metric("pcm_pages") {
+            map.insert("pcm_pages".into(), capacity.pcm.into());
+        }
     }
     for (name, value) in metrics {
         map.insert(name.into(), json_number(value));
@@ -517,17 +542,28 @@ fn sim_sizes(
     };
     let all = mobmem::mm::placement::mrc::simulate_each(&t, &base, capacities, args.dram_fraction)?;
     let seconds = started.elapsed().as_secs_f64();
+    warn_if_blind(info, &all.iter().collect::<Vec<_>>());
     if args.json {
         let mut rows = Vec::new();
         for (&capacity, metrics) in capacities.iter().zip(&all) {
             let capacity = Capacity::of_memory(info.family, capacity, args.dram_fraction)?;
-            rows.push(sim_json(args, info.name, Some(&capacity), metrics.values()));
+            rows.push(sim_json(
+                args,
+                info.family,
+                info.name,
+                Some(&capacity),
+                info.shown_values(metrics),
+            ));
         }
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         println!("trace      {}", args.trace.display());
         println!("policy     {} ({})", info.name, info.family.name());
-        let names: Vec<&str> = all[0].values().into_iter().map(|(n, _)| n).collect();
+        let names: Vec<&str> = info
+            .shown_values(&all[0])
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         print!("{:>12}", "capacity");
         for n in &names {
             print!(" {:>14}", n);
@@ -535,7 +571,7 @@ fn sim_sizes(
         println!();
         for (&capacity, metrics) in capacities.iter().zip(&all) {
             print!("{capacity:>12}");
-            for (_, v) in metrics.values() {
+            for (_, v) in info.shown_values(metrics) {
                 print!(" {:>14}", report::short(v));
             }
             println!();
@@ -581,7 +617,7 @@ fn sim_bytes(
     if args.json {
         let rows: Vec<serde_json::Value> = all
             .iter()
-            .map(|m| sim_json(args, info.name, None, m.values()))
+            .map(|m| sim_json(args, info.family, info.name, None, m.values()))
             .collect();
         let value = match rows.as_slice() {
             [one] => one.clone(),

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use common::{
     assert_figures, assert_mentions, assert_unreproduced_claims_explained, claim, fails,
-    findings_and_paper_figures, gen, json, measured, ok, read_json, reproduce,
+    findings_and_paper_figures, gen, json, measured, ok, read_json, reproduce, run_full,
     run_on_1_and_2_threads, sim, small_experiment, temp_file, verdict,
 };
 
@@ -605,4 +605,46 @@ fn devices_lists_every_built_in_profile_and_files_may_name_them() {
     std::fs::write(&config, "[devices]\nflash = \"PCM\"\n").unwrap();
     let e = fails(&swap);
     assert_mentions(&e, &["not a flash one"]);
+}
+
+/// `sim` shows the metrics a policy's family can make: no PCM or migration columns for
+/// a single tier, all of them for a hybrid; and it warns when a policy that places by
+/// foreground runs on a trace that marks none.
+#[test]
+fn sim_shows_its_familys_metrics_and_warns_a_policy_the_trace_leaves_blind() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../mobmem/tests/data");
+    let mmt = format!("{data}/small.mmt");
+    let names = |policy: &str| -> Vec<String> {
+        let v = json(&sim(&mmt, policy, "100", &["--json"]));
+        v.as_object().unwrap().keys().cloned().collect()
+    };
+    let single = names("lru");
+    let hybrid = names("hybrid-lru");
+    assert!(single
+        .iter()
+        .all(|n| !n.starts_with("pcm_") && !n.starts_with("migrations_")));
+    assert!(single.contains(&"dram_hits".to_string()) && single.contains(&"fg_time".to_string()));
+    let extra: Vec<&String> = hybrid.iter().filter(|n| !single.contains(n)).collect();
+    assert_eq!(
+        extra.len(),
+        11,
+        "PCM pages, and the PCM and migration metrics: {extra:?}"
+    );
+    let text = ok(&sim(&mmt, "lru", "100", &[]));
+    assert!(
+        !text.contains("pcm_writes") && text.contains("dram_writes"),
+        "{text}"
+    );
+
+    // small.lis has no foreground marks, small.mmt has them.
+    let lis = format!("{data}/small.lis");
+    let (_, blind) = run_full(&sim(&lis, "app-aware", "100", &[]));
+    assert_mentions(
+        &blind,
+        &["warning: app-aware", "marks no access as foreground"],
+    );
+    let (_, seeing) = run_full(&sim(&mmt, "app-aware", "100", &[]));
+    assert!(!seeing.contains("warning"), "{seeing}");
+    let (_, other) = run_full(&sim(&lis, "hybrid-lru", "100", &[]));
+    assert!(!other.contains("warning"), "{other}");
 }

@@ -17,7 +17,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use mobmem::config_file::Echo;
-use mobmem::core::stats::Stats;
 use mobmem::devices::CostModel;
 use mobmem::experiments::file::MAX_SEEDS;
 use mobmem::experiments::{
@@ -523,13 +522,12 @@ fn simulate(
             };
             run_source(source.as_mut(), &setup, &mut |_| {})?
         };
-        let mut out = vec![
-            ("dram_pages".to_string(), setup.capacity.dram as f64),
-            ("pcm_pages".to_string(), setup.capacity.pcm as f64),
-        ];
+        let mut out = vec![("dram_pages".to_string(), setup.capacity.dram as f64)];
+        if info.family.has_metric("pcm_pages") {
+            out.push(("pcm_pages".to_string(), setup.capacity.pcm as f64));
+        }
         out.extend(
-            metrics
-                .values()
+            info.shown_values(&metrics)
                 .into_iter()
                 .map(|(name, value)| (name.to_string(), value)),
         );

@@ -25,6 +25,15 @@ impl Family {
             Family::Hybrid => "hybrid",
         }
     }
+
+    /// Whether a policy of this family can make `metric` ([`super::metrics::Metrics`]'s
+    /// names) other than zero: a single tier has no PCM and migrates nothing.
+    pub fn has_metric(self, metric: &str) -> bool {
+        match self {
+            Family::Hybrid => true,
+            Family::SingleTier => !metric.starts_with("pcm_") && !metric.starts_with("migrations_"),
+        }
+    }
 }
 
 /// What a policy is built from.
@@ -45,7 +54,21 @@ crate::registry_entry! {
         pub family: Family,
         /// Needs the future ([`BuildContext::future`]); the trace is then read into memory.
         pub offline: bool,
+        /// Places pages by whether their app is in the foreground: on a trace that marks
+        /// no access as foreground it cannot do what it is for.
+        pub reads_foreground: bool,
         pub build: fn(&BuildContext) -> Result<Box<dyn CachePolicy>>,
+    }
+}
+
+impl PolicyInfo {
+    /// The metrics of a run that this policy's family can make other than zero, in the
+    /// order of [`Metrics`](super::metrics::Metrics)' listing: what `sim` shows.
+    pub fn shown_values(&self, metrics: &super::metrics::Metrics) -> Vec<(&'static str, f64)> {
+        use crate::core::stats::Stats;
+        let mut values = metrics.values();
+        values.retain(|(name, _)| self.family.has_metric(name));
+        values
     }
 }
 
@@ -58,6 +81,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "least recently used",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::lru::Lru::new(ctx.page_count_hint)))
         },
@@ -67,6 +91,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "first in, first out",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::fifo::Fifo::new(ctx.page_count_hint)))
         },
@@ -76,6 +101,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "CLOCK (second chance; Corbato 1968)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::clock::Clock::new(ctx.page_count_hint)))
         },
@@ -85,6 +111,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "SIEVE: FIFO with a visited bit and a sweeping hand (Zhang et al., NSDI 2024)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::sieve::Sieve::new(ctx.page_count_hint)))
         },
@@ -94,6 +121,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "S3-FIFO: small (10%), main and ghost FIFO queues (Yang et al., SOSP 2023)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::s3fifo::S3Fifo::new(
                 ctx.capacity.dram,
@@ -106,6 +134,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "least frequently used while resident, ties to the least recently used",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::lfu::Lfu::new(ctx.page_count_hint)))
         },
@@ -115,6 +144,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "segmented LRU, four equal segments (S4LRU; Huang et al., SOSP 2013)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::slru::Slru::new(
                 ctx.capacity.dram,
@@ -127,6 +157,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "full 2Q, Kin 25%, Kout 50% (Johnson and Shasha, VLDB 1994)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::two_q::TwoQ::new(
                 ctx.capacity.dram,
@@ -139,6 +170,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "adaptive replacement cache (Megiddo and Modha, FAST 2003)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::arc::Arc::new(
                 ctx.capacity.dram,
@@ -151,6 +183,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "LIRS as in libCacheSim, HIR share 1% (Jiang and Zhang, SIGMETRICS 2002)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::lirs::Lirs::new(
                 ctx.capacity.dram,
@@ -163,6 +196,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "W-TinyLFU as in libCacheSim: 1% window, 20/80 SLRU (Einziger, Friedman, Manes, TOS 2017)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::w_tinylfu::WTinyLfu::new(
                 ctx.capacity.dram,
@@ -175,6 +209,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::SingleTier,
         summary: "Belady's optimal offline policy (Belady 1966): the lower bound on misses",
         offline: true,
+        reads_foreground: false,
         build: |ctx| {
             let future = ctx
                 .future
@@ -188,6 +223,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::Hybrid,
         summary: "app-blind LRU over DRAM+PCM: one recency order, DRAM holds the most recent pages",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::tiered::Tiered::new(
                 policies::lru::Lru::new(ctx.page_count_hint),
@@ -201,6 +237,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary:
             "app-blind 2Q over DRAM+PCM: 2Q decides residency, DRAM holds the most recent pages",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::tiered::Tiered::new(
                 policies::two_q::TwoQ::new(ctx.capacity.total(), ctx.page_count_hint),
@@ -213,6 +250,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         family: Family::Hybrid,
         summary: "CLOCK-DWF: write-hot pages in DRAM (Lee, Bahn, Noh, IEEE TC 2014)",
         offline: false,
+        reads_foreground: false,
         build: |ctx| {
             Ok(Box::new(policies::clock_dwf::ClockDwf::new(
                 ctx.capacity,
@@ -226,6 +264,7 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         summary:
             "app-state-aware placement: foreground pages in DRAM (Oh, Kang, Lee, Eom, KIISE 2015)",
         offline: false,
+        reads_foreground: true,
         build: |ctx| {
             Ok(Box::new(policies::app_aware::AppAware::new(
                 ctx.page_count_hint,
