@@ -337,3 +337,32 @@ fn the_readme_summary_block_has_its_markers_and_parses() {
     let total: usize = counts.split(' ').next().unwrap().parse().unwrap();
     assert_eq!(total, rows, "{counts}");
 }
+
+/// docs/results.md holds the findings between their markers, each under the name of a
+/// reproduction the README's table lists; the README's block holds none.
+#[test]
+fn the_findings_block_of_docs_results_md_parses() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let results = std::fs::read_to_string(root.join("docs/results.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let begin = results
+        .find(mobmem::report::FINDINGS_BEGIN)
+        .expect("docs/results.md has the findings:begin marker");
+    let end = results
+        .find(mobmem::report::FINDINGS_END)
+        .expect("docs/results.md has the findings:end marker");
+    assert!(begin < end);
+    let block = &results[begin + mobmem::report::FINDINGS_BEGIN.len()..end];
+    let mut findings = 0;
+    for line in block.lines().filter(|l| !l.is_empty()) {
+        if let Some(name) = line.strip_prefix("Findings of `") {
+            let name = name.strip_suffix("`:").expect(line);
+            assert!(readme.contains(&format!("\n| {name} | ")), "{name} has claims");
+        } else {
+            assert!(line.starts_with("- ") && line.ends_with("`)"), "{line}");
+            findings += 1;
+        }
+    }
+    assert!(findings > 0);
+    assert!(!readme.contains("Findings of `"), "the README keeps only the claims");
+}
