@@ -998,8 +998,12 @@ fn run_experiment(
             (_, None) => "-".into(),
         };
         let [mean, lo, hi] = report::numbers::interval(c.mean, c.ci95[0], c.ci95[1]);
+        let who = match c.source {
+            report::Source::Paper => "paper",
+            report::Source::Mobmem => "mobmem's own",
+        };
         println!(
-            "  [{}] {} (paper {paper} {unit}; measured {mean} [{lo}, {hi}] {unit} over {} seed(s))",
+            "  [{}] {} ({who} {paper} {unit}; measured {mean} [{lo}, {hi}] {unit} over {} seed(s))",
             c.verdict.name(),
             c.claim,
             c.seeds,

@@ -357,12 +357,18 @@ fn the_findings_block_of_docs_results_md_parses() {
     for line in block.lines().filter(|l| !l.is_empty()) {
         if let Some(name) = line.strip_prefix("Findings of `") {
             let name = name.strip_suffix("`:").expect(line);
-            assert!(readme.contains(&format!("\n| {name} | ")), "{name} has claims");
+            assert!(
+                readme.contains(&format!("\n| {name} | ")),
+                "{name} has claims"
+            );
         } else {
             assert!(line.starts_with("- ") && line.ends_with("`)"), "{line}");
             findings += 1;
         }
     }
     assert!(findings > 0);
-    assert!(!readme.contains("Findings of `"), "the README keeps only the claims");
+    assert!(
+        !readme.contains("Findings of `"),
+        "the README keeps only the claims"
+    );
 }

@@ -25,12 +25,23 @@ pub enum Expect {
     NotTestable { why: String },
 }
 
+/// Who makes a claim: the paper reproduced, or mobmem itself (a threshold of its own,
+/// as the composed phone's, where no paper says anything).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    #[default]
+    Paper,
+    Mobmem,
+}
+
 /// One claim as one seed measured it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
     pub id: String,
     /// The claim in words.
     pub claim: String,
+    pub source: Source,
     /// The paper's number, where it gives one.
     pub paper: Option<f64>,
     /// The same quantity measured on this seed.
@@ -57,6 +68,7 @@ impl Claim {
         Claim {
             id: id.into(),
             claim: claim.into(),
+            source: Source::Paper,
             paper: Some(paper),
             measured,
             unit: unit.into(),
@@ -100,6 +112,12 @@ impl Claim {
     /// The paper's number, where the claim states one beside a bound.
     pub fn with_paper(mut self, paper: f64) -> Self {
         self.paper = Some(paper);
+        self
+    }
+
+    /// This claim as mobmem's own, not a paper's.
+    pub fn mobmems_own(mut self) -> Self {
+        self.source = Source::Mobmem;
         self
     }
 
@@ -168,6 +186,10 @@ test (for example one that holds by construction) is not-testable, with the reas
 pub struct ClaimResult {
     pub id: String,
     pub claim: String,
+    /// The paper's claim or mobmem's own (absent from reports of older versions: the
+    /// paper's).
+    #[serde(default)]
+    pub source: Source,
     /// The paper's number, or null where it states none (a bound).
     pub paper: Option<f64>,
     pub unit: String,
@@ -341,6 +363,7 @@ pub fn summarize(per_seed: &[Vec<Claim>]) -> Vec<ClaimResult> {
             ClaimResult {
                 id: claim.id.clone(),
                 claim: claim.claim.clone(),
+                source: claim.source,
                 paper: claim.paper,
                 unit: claim.unit.clone(),
                 seeds: values.len(),

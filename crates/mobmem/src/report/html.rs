@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::claims::{ClaimResult, Expect, FigureStatus, FindingResult, PaperFigure, Verdict, RULE};
+use super::claims::{
+    ClaimResult, Expect, FigureStatus, FindingResult, PaperFigure, Source, Verdict, RULE,
+};
 use super::numbers::{interval, significant};
 use super::provenance::{seeds_text, Provenance};
 use super::{safe_file_name, PageInfo};
@@ -173,6 +175,24 @@ fn rule() -> String {
     )
 }
 
+/// The verdicts of `claims` counted: the papers' claims, then (where there are any)
+/// mobmem's own apart: "46 of the papers (…), 13 of mobmem's own (…)". `papers_word`
+/// names the papers' count.
+fn count_by_source(claims: &[&ClaimResult], papers_word: &str) -> String {
+    let (own, papers): (Vec<&ClaimResult>, Vec<&ClaimResult>) =
+        claims.iter().partition(|c| c.source == Source::Mobmem);
+    if own.is_empty() {
+        return format!("{} {papers_word}: {}", papers.len(), count(&papers));
+    }
+    format!(
+        "{} {papers_word} ({}) and {} of mobmem's own ({})",
+        papers.len(),
+        count(&papers),
+        own.len(),
+        count(&own)
+    )
+}
+
 fn count(claims: &[&ClaimResult]) -> String {
     let parts: Vec<String> = Verdict::ALL
         .iter()
@@ -184,13 +204,17 @@ fn count(claims: &[&ClaimResult]) -> String {
     parts.join(", ")
 }
 
-/// The paper's side of a claim: its number, or the bound.
+/// The paper's side of a claim: its number, or the bound; mobmem's own bound says so.
 fn paper_text(c: &ClaimResult) -> String {
-    match (&c.expect, c.paper) {
+    let text = match (&c.expect, c.paper) {
         (Expect::AtLeast { bound }, _) => format!("≥ {}", significant(*bound, 4)),
         (Expect::AtMost { bound }, _) => format!("≤ {}", significant(*bound, 4)),
         (_, Some(p)) => significant(p, 4),
         (_, None) => "-".into(),
+    };
+    match c.source {
+        Source::Paper => text,
+        Source::Mobmem => format!("mobmem's own: {text}"),
     }
 }
 
@@ -404,7 +428,7 @@ fn index_page(last: &Provenance, sections: &[Section], unread: &[String]) -> Str
     let all: Vec<&ClaimResult> = sections.iter().flat_map(|s| &s.claims).collect();
     let _ = write!(h, "<p>{} experiment(s)", sections.len());
     if !all.is_empty() {
-        let _ = write!(h, "; {} paper claims: {}", all.len(), count(&all));
+        let _ = write!(h, "; {}", count_by_source(&all, "paper claims"));
     }
     h.push_str(".</p>\n<h3>Provenance</h3>\n");
     if sections
@@ -549,12 +573,16 @@ pub fn claims_markdown(sections: &[Section], last: Option<&Provenance>) -> Strin
         seeds.dedup();
         seeds
     };
+    let counted = if all.iter().any(|c| c.source == Source::Mobmem) {
+        count_by_source(&all, "of the papers")
+    } else {
+        count(&all)
+    };
     let _ = writeln!(
         out,
-        "{} claims of {} reproductions: {}. Seeds: {}. The rule: see any report page.",
+        "{} claims of {} reproductions: {counted}. Seeds: {}. The rule: see any report page.",
         all.len(),
         sections.iter().filter(|s| !s.claims.is_empty()).count(),
-        count(&all),
         seeds_text(&seeds)
     );
     out.push_str(&made_by(sections, last));
@@ -681,6 +709,69 @@ pub fn replace_summary(text: &str, claims: &str, findings: &str) -> Result<Strin
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn claim(id: &str, source: Source, verdict: Verdict) -> ClaimResult {
+        ClaimResult {
+            id: id.into(),
+            claim: format!("claim {id}"),
+            source,
+            paper: None,
+            unit: "%".into(),
+            seeds: 1,
+            mean: 12.0,
+            ci95: [12.0, 12.0],
+            verdict,
+            explanation: None,
+            expect: Expect::AtLeast { bound: 10.0 },
+            values: vec![12.0],
+        }
+    }
+
+    #[test]
+    fn the_papers_claims_and_mobmems_own_are_counted_apart() {
+        let section = Section {
+            info: PageInfo {
+                experiment: "x".into(),
+                title: String::new(),
+                seeds: vec![1],
+                notes: vec![],
+                facts: vec![],
+                figures: vec![],
+            },
+            claims: vec![
+                claim("a", Source::Paper, Verdict::Reproduced),
+                claim("b", Source::Mobmem, Verdict::NotReproduced),
+                claim("c", Source::Mobmem, Verdict::Reproduced),
+            ],
+            findings: vec![],
+            paper_figures: vec![],
+            provenance: None,
+        };
+        let text = claims_markdown(std::slice::from_ref(&section), None);
+        assert!(
+            text.starts_with(
+                "3 claims of 1 reproductions: 1 of the papers (1 reproduced, 0 direction-only, \
+                 0 not-reproduced, 0 not-testable) and 2 of mobmem's own (1 reproduced, 0 \
+                 direction-only, 1 not-reproduced, 0 not-testable)."
+            ),
+            "{text}"
+        );
+        assert!(text.contains("| x | claim a (`a`) | ≥ 10 % |"), "{text}");
+        assert!(
+            text.contains("| x | claim b (`b`) | mobmem's own: ≥ 10 % |"),
+            "{text}"
+        );
+        // Only the papers': counted as before.
+        let mut papers = section.clone();
+        papers.claims.truncate(1);
+        let text = claims_markdown(&[papers], None);
+        assert!(text.starts_with("1 claims of 1 reproductions: 1 reproduced, 0 direction-only"));
+    }
+}
+
+#[cfg(test)]
+mod replace_tests {
     use super::*;
 
     #[test]

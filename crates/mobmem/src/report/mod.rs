@@ -22,7 +22,7 @@ pub mod provenance;
 pub mod table;
 
 pub use claims::{
-    Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, Verdict,
+    Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, Source, Verdict,
 };
 pub use html::{
     claims_markdown, findings_markdown, load_sections, replace_summary, summary_markdown,

@@ -434,7 +434,9 @@ fn none_against(
         .iter()
         .map(|(name, value)| (name.as_str(), *value))
         .collect();
-    Claim::at_most(id, claim, 0.0, count, unit).explained(explain, evidence)
+    Claim::at_most(id, claim, 0.0, count, unit)
+        .mobmems_own()
+        .explained(explain, evidence)
 }
 
 /// The metric each technique sets out to improve (lower is better).
@@ -458,7 +460,9 @@ fn cut_claim(
 ) -> Claim {
     let mut cited = vec![("with", with), ("without", without)];
     cited.extend(evidence);
-    Claim::at_least(id, claim, bound, reduction(without, with), "%").explained(explain, cited)
+    Claim::at_least(id, claim, bound, reduction(without, with), "%")
+        .mobmems_own()
+        .explained(explain, cited)
 }
 
 fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) {
