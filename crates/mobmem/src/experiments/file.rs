@@ -70,6 +70,35 @@ pub struct Header {
     /// `reproduces`: the reproduction whose paper analysis (claims, findings, the
     /// paper's figure list) is applied to the results.
     pub reproduces: Option<String>,
+    /// `[[calibrated]]`: the inputs set to match a number of the paper's; the claims
+    /// about that number are not testable.
+    pub calibrated: Vec<Calibration>,
+}
+
+/// An input of the experiment that was set so that the model matches one of the paper's
+/// numbers or figures. A claim about that number measures the calibration, not the
+/// model, so each claim listed is reported not testable, naming the calibration.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// What was set (a key, a preset's sizes, a device constant).
+    pub input: String,
+    /// To match what: the paper's figure or number.
+    pub against: String,
+    /// The ids of the claims about the calibrated quantity.
+    pub claims: Vec<String>,
+}
+
+impl Calibration {
+    /// Why a claim it lists is not testable.
+    pub fn why(&self) -> String {
+        format!(
+            "calibrated: {} was set so that {}; the claim measures that calibration, not the \
+             model",
+            self.input.trim_end_matches('.'),
+            self.against.trim_end_matches('.')
+        )
+    }
 }
 
 /// The parameters of one kind, as its files give them.
@@ -260,12 +289,34 @@ impl ExperimentFile {
                 ));
             }
         }
+        let calibrated: Vec<Calibration> = match table.remove("calibrated") {
+            None => Vec::new(),
+            Some(value) => value
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    Error::config(
+                        origin,
+                        format!(
+                            "key `calibrated`: {} (expected [[calibrated]] tables of input, \
+                             against and claims)",
+                            e.message().trim_end()
+                        ),
+                    )
+                })?,
+        };
+        if !calibrated.is_empty() && reproduces.is_none() {
+            return Err(Error::config(
+                origin,
+                "key `calibrated` names claims, and only a file with `reproduces` has claims",
+            ));
+        }
         let header = Header {
             kind: kind.name,
             name,
             title,
             seeds,
             reproduces,
+            calibrated,
         };
         let params = (kind.parse)(&header, table, base, origin)?;
         Ok(ExperimentFile { header, params })
@@ -303,6 +354,11 @@ impl ExperimentFile {
         }
         if let Some(r) = &h.reproduces {
             table.insert("reproduces".into(), r.clone().into());
+        }
+        if !h.calibrated.is_empty() {
+            let list = toml::Value::try_from(&h.calibrated)
+                .map_err(|e| Error::config(&h.name, e.to_string()))?;
+            table.insert("calibrated".into(), list);
         }
         table.extend(self.params.to_toml()?);
         toml::to_string(&table).map_err(|e| Error::config(&h.name, e.to_string()))
@@ -350,7 +406,20 @@ impl ExperimentFile {
             seed,
             runs,
         };
-        self.params.run_once(&self.header, &context)
+        let mut report = self.params.run_once(&self.header, &context)?;
+        for calibration in &self.header.calibrated {
+            report
+                .mark_not_testable(&calibration.claims, &calibration.why())
+                .map_err(|unknown| {
+                    Error::config(
+                        &self.header.name,
+                        format!(
+                            "key `calibrated`: '{unknown}' is not a claim of this reproduction"
+                        ),
+                    )
+                })?;
+        }
+        Ok(report)
     }
 
     /// Run the experiment: every one of its [`ExperimentFile::runs`], in order, gathered

@@ -268,6 +268,7 @@ mod tests {
             title: "Squares".into(),
             seeds: None,
             reproduces: reproduces.map(String::from),
+            calibrated: Vec::new(),
         }
     }
 

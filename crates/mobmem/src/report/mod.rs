@@ -132,6 +132,25 @@ impl ExperimentReport {
     /// are summarized over the seeds, and the figures and facts are the first run's (the
     /// figures draw every seed: the mean, and the spread between the lowest and the
     /// highest).
+    /// Mark the claims `ids` not testable, for `why`, in every seed, and summarize again;
+    /// a claim already not testable keeps its own reason (a grid that lacks its point,
+    /// one its analysis gives). `Err` names an id that is not a claim of the report.
+    pub fn mark_not_testable(&mut self, ids: &[String], why: &str) -> std::result::Result<(), String> {
+        for id in ids {
+            if !self.claims.iter().any(|c| &c.id == id) {
+                return Err(id.clone());
+            }
+        }
+        for seed in &mut self.seed_claims {
+            let testable = |c: &&mut Claim| !matches!(c.expect, Expect::NotTestable { .. });
+            for claim in seed.iter_mut().filter(|c| ids.contains(&c.id)).filter(testable) {
+                claim.expect = Expect::NotTestable { why: why.to_string() };
+            }
+        }
+        self.claims = claims::summarize(&self.seed_claims);
+        Ok(())
+    }
+
     pub fn of_seeds(runs: Vec<(u64, ExperimentReport)>) -> Self {
         let seeds: Vec<u64> = runs.iter().map(|(s, _)| *s).collect();
         let mut runs = runs.into_iter();

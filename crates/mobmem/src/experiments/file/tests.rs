@@ -467,6 +467,7 @@ fn a_smaller_swap_grid_runs_only_its_points() {
         small_swap(t);
         t.remove("seeds");
         t.remove("reproduces");
+        t.remove("calibrated");
         set(t, "nvm_percent", vec![toml::Value::from(10)].into());
     })
     .unwrap();
@@ -621,4 +622,65 @@ fn a_smaller_fs_grid_runs_only_its_points() {
         .iter()
         .any(|c| c.verdict == Verdict::NotTestable));
     assert!(report.seeds.is_empty());
+}
+
+/// A claim the file declares calibrated is not testable, naming the calibration; without
+/// the declaration the same run judges it; a declaration of a claim the reproduction does
+/// not have, or in a file without claims, is an error.
+#[test]
+fn calibrated_claims_are_not_testable_naming_the_calibration() {
+    let small = |t: &mut toml::Table| {
+        small_swap(t);
+        t.remove("seeds");
+        set(t, "nvm_percent", vec![toml::Value::from(10)].into());
+        set(t, "architectures", vec![toml::Value::from("flash")].into());
+    };
+    let single = |report: &crate::report::ExperimentReport| {
+        let c = report.claims.iter().find(|c| c.id == "single-access-majority");
+        c.cloned().unwrap()
+    };
+    let declared = run_once(&edited("multi-swap", small).unwrap());
+    let claim = single(&declared);
+    assert_eq!(claim.verdict, Verdict::NotTestable);
+    let why = claim.explanation.unwrap();
+    assert!(
+        why.starts_with("calibrated: the app-cycling workload's sizes") && why.contains("single-access"),
+        "{why}"
+    );
+    let undeclared = run_once(
+        &edited("multi-swap", |t| {
+            small(t);
+            t.remove("calibrated");
+        })
+        .unwrap(),
+    );
+    let claim = single(&undeclared);
+    assert_ne!(claim.verdict, Verdict::NotTestable);
+    assert!(claim.mean.is_finite());
+    // Every other claim is the same either way (compared as text: NaN is not NaN).
+    let others = |r: &crate::report::ExperimentReport| -> String {
+        let kept: Vec<_> = (r.claims.iter())
+            .filter(|c| c.id != "single-access-majority")
+            .collect();
+        format!("{kept:?}")
+    };
+    assert_eq!(others(&declared), others(&undeclared));
+
+    let unknown = edited("multi-swap", |t| {
+        small(t);
+        let c = t["calibrated"].as_array_mut().unwrap()[0].as_table_mut().unwrap();
+        c.insert("claims".into(), vec![toml::Value::from("no-such-claim")].into());
+    })
+    .unwrap();
+    let e = run_err(&unknown);
+    assert!(e.contains("'no-such-claim' is not a claim"), "{e}");
+    let e = error("multi-swap", |t| {
+        t.remove("reproduces");
+    });
+    assert!(e.contains("key `calibrated`") && e.contains("reproduces"), "{e}");
+    let e = error("multi-swap", |t| {
+        let c = t["calibrated"].as_array_mut().unwrap()[0].as_table_mut().unwrap();
+        c.insert("colour".into(), 1.into());
+    });
+    assert!(e.contains("key `calibrated`") && e.contains("colour"), "{e}");
 }

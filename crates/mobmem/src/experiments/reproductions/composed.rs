@@ -675,6 +675,7 @@ mod tests {
             title: String::new(),
             seeds: None,
             reproduces: Some("composed".into()),
+            calibrated: Vec::new(),
         };
         (header, phones)
     }
