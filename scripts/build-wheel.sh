@@ -3,15 +3,20 @@
 # for every CPython from 3.10 on) with the maturin pinned in python/requirements-test.txt,
 # and prints the wheel's path. The wheel installs with pip on a machine without Rust.
 #
-#   scripts/build-wheel.sh [DIR]      (default: target/wheels)
+#   scripts/build-wheel.sh [DIR]      (default: target/wheels of the repository)
 #
 # The maturin on the PATH is used when it is the pinned version; otherwise the pinned one
 # is installed into target/wheelenv (a virtualenv of its own) first. A wheel of mobmem's
 # already in DIR under the same name is replaced; any other file of that name is left
 # alone and the build stops with an error.
 set -euo pipefail
+# DIR as given, relative to the folder the script is called from.
+out=${1:-}
+if [ -n "$out" ] && [ "${out#/}" = "$out" ]; then
+    out=$PWD/$out
+fi
 cd "$(dirname "$0")/.."
-out=${1:-target/wheels}
+out=${out:-$PWD/target/wheels}
 
 pin=$(sed -n 's/^maturin==//p' python/requirements-test.txt)
 [ -n "$pin" ] || { echo "error: python/requirements-test.txt pins no maturin" >&2; exit 1; }
