@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: makes the real media the file-system tests read, runs every
-# Rust test with every feature (LZO included), then builds the Python package into a
-# virtualenv (target/pyenv, test tools pinned in python/requirements-test.txt) and runs
-# its tests. `.ci/run` runs exactly this.
+# Rust test with every feature (LZO included), then builds the Python package's wheel
+# (scripts/build-wheel.sh), installs it into a virtualenv (target/pyenv, test tools pinned
+# in python/requirements-test.txt) and runs its tests. `.ci/run` runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/make-media.sh target/media
@@ -31,10 +31,13 @@ fi
 export PATH="$PWD/$venv/bin:$PATH"
 pip=(python -m pip --disable-pip-version-check --quiet)
 "${pip[@]}" install -r python/requirements-test.txt
-# The package as a user installs it (maturin, release build), with the pinned maturin.
-"${pip[@]}" install --no-build-isolation --no-deps ./python
+# The package as a user installs it: the wheel scripts/build-wheel.sh builds (maturin,
+# release build, the pinned maturin), installed with pip. Its tests install the same
+# wheel into a fresh virtualenv without Rust on the PATH ($MOBMEM_WHEEL).
+wheel=$(scripts/build-wheel.sh target/wheels)
+"${pip[@]}" install --no-deps --force-reinstall "$wheel"
 # The CLI the Python results are compared with: the one cargo test just built.
-MOBMEM_BIN="$PWD/target/debug/mobmem" pytest python/tests -q
+MOBMEM_BIN="$PWD/target/debug/mobmem" MOBMEM_WHEEL="$wheel" pytest python/tests -q
 
 if [ -s "$MOBMEM_SKIP_LOG" ]; then
     echo "Tests that passed without running, and why:"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import random
 from typing import Any
 
 
@@ -69,3 +70,13 @@ def write_toml(path: pathlib.Path, experiment: dict[str, Any]) -> pathlib.Path:
     _toml_table(lines, "", experiment)
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def make_media(folder: pathlib.Path) -> pathlib.Path:
+    """A media folder as scripts/make-media.sh leaves it, small: an incompressible
+    "video" of 96 KiB and a text file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "video-1.mp4").write_bytes(random.Random(1).randbytes(96 * 1024))
+    (folder / "text-1.txt").write_text("text " * 20000)
+    (folder / ".complete").write_text("")
+    return folder

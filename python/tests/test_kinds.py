@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import pathlib
-import random
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ import mobmem
 from mobmem import _tasks
 from mobmem._experiment import results_frame
 from mobmem._sweep import run_sweep
-from support import small_experiment, write_toml
+from support import make_media, small_experiment, write_toml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -153,13 +152,7 @@ def test_seeds_stand_for_the_command_lines_seeds(cli, tmp_path):
 
 @pytest.fixture(scope="module")
 def media(tmp_path_factory) -> pathlib.Path:
-    """A media folder as scripts/make-media.sh leaves it, small: an incompressible
-    "video" of 96 KiB and a text file."""
-    folder = tmp_path_factory.mktemp("media")
-    (folder / "video-1.mp4").write_bytes(random.Random(1).randbytes(96 * 1024))
-    (folder / "text-1.txt").write_text("text " * 20000)
-    (folder / ".complete").write_text("")
-    return folder
+    return make_media(tmp_path_factory.mktemp("media"))
 
 
 FS = {"kind": "fs", "name": "fs-small", "platforms": ["pxa250"], "schemes": ["stock", "selective"]}

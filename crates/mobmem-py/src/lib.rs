@@ -19,9 +19,11 @@ use pyo3::types::PyDict;
 use mobmem::config_file::Echo;
 use mobmem::devices::CostModel;
 use mobmem::experiments::file::MAX_SEEDS;
+use mobmem::experiments::reproductions::{self, composed::PHONES, REPRODUCTIONS};
 use mobmem::experiments::{
     self, ExperimentConfig, ExperimentFile, LoadedWorkload, Point, ResultRow, Results, RunOptions,
 };
+use mobmem::mm::phone::{self, PhoneConfig};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
 use mobmem::report::{ExperimentReport, Table};
@@ -129,6 +131,16 @@ impl Experiment {
             };
             ExperimentFile::parse_table(table, origin, &base)
         })?;
+        Ok(Experiment { file })
+    }
+
+    /// The experiment file shipped with mobmem as `experiments/NAME.toml`: a
+    /// reproduction's (what `mobmem reproduce NAME` runs) or a phone's. Its relative paths,
+    /// if any, are relative to the current folder, as the CLI reads them.
+    #[staticmethod]
+    fn shipped(py: Python<'_>, name: &str) -> PyResult<Self> {
+        let (text, origin) = shipped_text(name).map_err(MobmemError::new_err)?;
+        let file = detached(py, || ExperimentFile::parse(text, &origin, Path::new(".")))?;
         Ok(Experiment { file })
     }
 
@@ -330,9 +342,92 @@ impl Experiment {
             table_csv(table)
         })
     }
+
+    /// Run the whole experiment as `mobmem run` does; returns the text of the files it
+    /// writes for the results and the paper analysis: `results.csv`, `claims.json` and
+    /// `findings.json` (claims and findings are empty lists without `reproduces`).
+    #[pyo3(signature = (seeds=None, media=None))]
+    fn report(
+        &self,
+        py: Python<'_>,
+        seeds: Option<u64>,
+        media: Option<PathBuf>,
+    ) -> PyResult<(String, String, String)> {
+        let options = options(checked_seeds(seeds)?, media);
+        let file = &self.file;
+        detached(py, || {
+            let report = file.run(&options)?;
+            Ok((
+                table_csv(report.table)?,
+                as_json_file("claims.json", serde_json::to_string_pretty(&report.claims))?,
+                as_json_file(
+                    "findings.json",
+                    serde_json::to_string_pretty(&report.findings),
+                )?,
+            ))
+        })
+    }
+
+    /// The timeline of a phone experiment's run with `seed`: for each of its
+    /// configurations (`all-off`, then `all-on`, as its results list them; or only
+    /// `config`), the phone's name, the configuration's and the samples as JSON.
+    #[pyo3(signature = (seed, config=None))]
+    fn timeline(
+        &self,
+        py: Python<'_>,
+        seed: u64,
+        config: Option<&str>,
+    ) -> PyResult<Vec<(String, String, String)>> {
+        let phone = self.phone_config()?;
+        let mut configs = vec![
+            ("all-off", phone.baselines()),
+            ("all-on", phone.mechanisms()),
+        ];
+        if let Some(wanted) = config {
+            configs.retain(|(name, _)| *name == wanted);
+            if configs.is_empty() {
+                return Err(MobmemError::new_err(format!(
+                    "experiment {}: a phone runs as `all-off` and `all-on`, not '{wanted}'",
+                    self.file.header.name
+                )));
+            }
+        }
+        detached(py, || {
+            let trace = phone::workload(&phone, seed)?;
+            configs
+                .iter()
+                .map(|(name, choice)| {
+                    let (_, samples) = phone::run_with_timeline(&phone, choice, &trace, seed)?;
+                    let json = serde_json::to_string(&samples)
+                        .map_err(|e| Error::config(&phone.name, e.to_string()))?;
+                    Ok((phone.name.clone(), name.to_string(), json))
+                })
+                .collect()
+        })
+    }
 }
 
 impl Experiment {
+    /// The phone of an experiment of kind `phone`, as its file gives it; an error for
+    /// other kinds.
+    fn phone_config(&self) -> PyResult<PhoneConfig> {
+        let header = &self.file.header;
+        if header.kind != "phone" {
+            return Err(MobmemError::new_err(format!(
+                "experiment {}: a timeline is recorded for experiments of kind 'phone' \
+                 (experiments/phone.toml), not '{}'",
+                header.name, header.kind
+            )));
+        }
+        let mut table = self.file.params.to_toml().map_err(raise)?;
+        table.insert("name".into(), header.name.clone().into());
+        table.insert("title".into(), header.title.clone().into());
+        let phone: PhoneConfig = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| MobmemError::new_err(e.to_string()))?;
+        Ok(phone)
+    }
+
     /// The cache kind's grid; an error for other kinds.
     fn grid_config(&self) -> PyResult<&ExperimentConfig> {
         self.file.params.cache_grid().ok_or_else(|| {
@@ -405,6 +500,58 @@ fn of_seed(seed: Option<u64>, table: Table) -> Table {
         Some(seed) => ExperimentReport::of_seeds(vec![(seed, report_of(table))]).table,
         None => table,
     }
+}
+
+/// JSON text as `mobmem run` writes its JSON files (`name`): pretty, with a final line
+/// break.
+fn as_json_file(name: &str, text: serde_json::Result<String>) -> mobmem::Result<String> {
+    let mut text = text.map_err(|e| Error::config(name, e.to_string()))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// The text of the experiment file shipped as `experiments/NAME.toml`, and its name for
+/// errors; an unknown name lists the shipped ones.
+fn shipped_text(name: &str) -> Result<(&'static str, String), String> {
+    let reproduction = REPRODUCTIONS
+        .iter()
+        .find(|r| r.name == name)
+        .map(|r| r.file);
+    let phone = PHONES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text);
+    match reproduction.or(phone) {
+        Some(text) => Ok((text, format!("experiments/{name}.toml"))),
+        None => {
+            let known: Vec<&str> = (REPRODUCTIONS.iter().map(|r| r.name))
+                .chain(PHONES.iter().map(|(n, _)| *n))
+                .collect();
+            Err(format!(
+                "no shipped experiment '{name}' (shipped: {})",
+                known.join(", ")
+            ))
+        }
+    }
+}
+
+/// The keys of the experiment file shipped as `experiments/NAME.toml`, as a JSON object.
+#[pyfunction]
+fn shipped_json(name: &str) -> PyResult<String> {
+    let (text, origin) = shipped_text(name).map_err(MobmemError::new_err)?;
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| MobmemError::new_err(format!("{origin}: {e}")))?;
+    serde_json::to_string(&table).map_err(|e| MobmemError::new_err(format!("{origin}: {e}")))
+}
+
+/// The reproductions, as `mobmem reproduce --help` lists them: (name, summary), in the
+/// order `reproduce all` runs them; and the seeds it runs by default.
+#[pyfunction(name = "reproductions")]
+fn list_reproductions() -> (Vec<(&'static str, &'static str)>, u64) {
+    (
+        REPRODUCTIONS.iter().map(|r| (r.name, r.summary)).collect(),
+        reproductions::DEFAULT_SEEDS,
+    )
 }
 
 fn table_csv(table: Table) -> mobmem::Result<String> {
@@ -646,6 +793,7 @@ fn policies() -> Vec<(&'static str, &'static str, &'static str)> {
 mod _native {
     #[pymodule_export]
     use super::{
-        generate, policies, presets, simulate, trace_summary, Experiment, MobmemError, Workload,
+        generate, list_reproductions, policies, presets, shipped_json, simulate, trace_summary,
+        Experiment, MobmemError, Workload,
     };
 }

@@ -38,6 +38,7 @@
 //! killed. `docs/phone.md` lists each assumption.
 
 pub mod config;
+pub mod timeline;
 
 use serde::Serialize;
 
@@ -58,6 +59,8 @@ use crate::trace::{Event, PageId, PageKind, ProcId, ADJ_FOREGROUND};
 use crate::workload::phone::{content_base, AnonContent, FileClass, PhoneTrace};
 use crate::{Error, Result};
 pub use config::{Choice, PhoneConfig, SLOTS};
+pub use timeline::{Sample, SampleEvent};
+use timeline::{State, Timeline};
 
 /// Check that every slot of `choice` names a known mechanism.
 pub(crate) fn check_choice(config: &PhoneConfig, choice: &Choice) -> Result<()> {
@@ -242,6 +245,8 @@ pub struct Phone<'a> {
     fg_energy_nj: f64,
     metrics: PhoneMetrics,
     pool_peak: usize,
+    /// Samples over the run, when asked for ([`Phone::record_timeline`]).
+    timeline: Option<Timeline>,
 }
 
 /// The KSM population of a phone trace: one process per app in process order, its
@@ -451,7 +456,48 @@ impl<'a> Phone<'a> {
             fg_energy_nj: 0.0,
             metrics: PhoneMetrics::default(),
             pool_peak: 0,
+            timeline: None,
         })
+    }
+
+    /// Take a sample of the memory at every launch and at the end
+    /// ([`timeline`]); [`Phone::finish_with_timeline`] returns them.
+    pub fn record_timeline(&mut self) {
+        self.timeline = Some(Timeline::new(&self.trace.trace));
+    }
+
+    /// The memory and counters a timeline sample reads, in pages and counts.
+    fn state(&self, timeline: &Timeline) -> State {
+        let mem = &self.m.mem;
+        let (page_cache, anon) = timeline.resident(
+            |page| mem.frame_of(page).is_some(),
+            |page| (self.cache.as_ref()).is_some_and(|sim| sim.tier_of(page).is_some()),
+        );
+        State {
+            free: mem.free(),
+            page_cache,
+            anon,
+            swap_used: mem.swap_used(),
+            zram_pool: mem.pool_frames_held(),
+            ksm_saved: mem.merged_pages().saturating_sub(mem.ksm_pages()),
+            kills: self.m.killed,
+            swap_outs: mem.counters.swap_outs,
+            swap_ins: self.metrics.swap_ins,
+            file_reads: self.metrics.file_reads,
+        }
+    }
+
+    /// A sample of the timeline, if one is recorded, taken now.
+    fn sample(&mut self, event: SampleEvent, app: String, launch: Option<LaunchKind>) {
+        let Some(mut timeline) = self.timeline.take() else {
+            return;
+        };
+        let state = self.state(&timeline);
+        let time_s = self.now_ns.saturating_sub(self.start_ns.unwrap_or(0)) as f64 / 1e9;
+        let c = self.config;
+        let mib = |pages: usize| pages as f64 / 256.0 / c.scale;
+        timeline.record(time_s, event, app, launch, &state, mib);
+        self.timeline = Some(timeline);
     }
 
     /// Charge a fault of `proc` taking `ns` and `nj`: to its interaction, its launch and
@@ -597,7 +643,13 @@ impl<'a> Phone<'a> {
     }
 
     /// The run's figures.
-    pub fn finish(mut self) -> PhoneMetrics {
+    pub fn finish(self) -> PhoneMetrics {
+        self.finish_with_timeline().0
+    }
+
+    /// The run's figures and its timeline: empty unless [`Phone::record_timeline`] was
+    /// called, else a sample at every launch, with the launch's time, and a last one.
+    pub fn finish_with_timeline(mut self) -> (PhoneMetrics, Vec<Sample>) {
         self.end_interaction();
         let c = self.config;
         let mut m = std::mem::take(&mut self.metrics);
@@ -606,7 +658,11 @@ impl<'a> Phone<'a> {
             .saturating_sub(self.start_ns.unwrap_or(0))
             .max(1);
         m.duration_s = duration_ns as f64 / 1e9;
-        let records = self.launches.finish();
+        let records =
+            std::mem::replace(&mut self.launches, LaunchTracker::new(c.launch.clone())).finish();
+        if let Some(timeline) = &mut self.timeline {
+            timeline.set_launch_times(&records);
+        }
         let relaunch: Vec<_> = records
             .iter()
             .filter(|r| r.kind != LaunchKind::First)
@@ -703,7 +759,11 @@ impl<'a> Phone<'a> {
         m.protection_fallbacks = self.m.fallbacks;
         m.energy_mj = energy / 1e6;
         m.fg_energy_mj = self.fg_energy_nj / 1e6;
-        m
+        self.metrics = m;
+        self.sample(SampleEvent::End, String::new(), None);
+        let m = std::mem::take(&mut self.metrics);
+        let samples = self.timeline.take().map(|t| t.samples).unwrap_or_default();
+        (m, samples)
     }
 }
 
@@ -752,6 +812,12 @@ impl EventHandler for Phone<'_> {
         if oom_score_adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
             self.m.set_foreground(proc);
             let kind = self.m.mem.procs.launch(proc);
+            if self.timeline.is_some() {
+                let app = self.trace.trace.tables.processes[proc as usize]
+                    .name
+                    .clone();
+                self.sample(SampleEvent::Launch, app, Some(kind));
+            }
             self.launches.begin(proc, self.now_ns, kind);
         } else if oom_score_adj != ADJ_FOREGROUND {
             self.launches.end_of(proc);
@@ -811,6 +877,25 @@ pub fn run(
     let mut phone = Phone::new(config, choice, trace, pop.as_ref())?;
     events::replay(&mut phone, &trace.trace.events).map_err(|e| e.in_run("phone"))?;
     Ok(phone.finish())
+}
+
+/// [`run`], recording the run's [`timeline`] as well: the same metrics, and a sample at
+/// every launch and at the end.
+pub fn run_with_timeline(
+    config: &PhoneConfig,
+    choice: &Choice,
+    trace: &PhoneTrace,
+    seed: u64,
+) -> Result<(PhoneMetrics, Vec<Sample>)> {
+    let pop = if choice.dedup != "off" {
+        Some(population(trace, seed)?)
+    } else {
+        None
+    };
+    let mut phone = Phone::new(config, choice, trace, pop.as_ref())?;
+    phone.record_timeline();
+    events::replay(&mut phone, &trace.trace.events).map_err(|e| e.in_run("phone"))?;
+    Ok(phone.finish_with_timeline())
 }
 
 /// The workload of `config` for `seed`: its trace file, or generated.

@@ -376,3 +376,86 @@ fn a_trace_file_drives_the_phone_with_its_processes_and_importance() {
     assert!(e.contains("contents"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_timeline_samples_every_launch_and_ends_at_the_runs_metrics() {
+    let mut c = small();
+    // Memory tight enough for swapping and kills, zram as swap (its pool takes frames)
+    // and a ksmd fast enough to merge within the short workload.
+    c.memory.dram_mib = 512.0;
+    c.swap.mechanism = "zram".into();
+    c.swap.zram_mib = 32.0;
+    c.dedup.ksm.pages_to_scan = 4000;
+    let trace = workload(&c, 3).unwrap();
+    for choice in [c.mechanisms(), c.baselines()] {
+        let plain = run(&c, &choice, &trace, 3).unwrap();
+        let (m, samples) = run_with_timeline(&c, &choice, &trace, 3).unwrap();
+        // Recording it changes nothing the run measures.
+        assert_eq!(format!("{m:?}"), format!("{plain:?}"), "{choice:?}");
+
+        let (end, launches) = samples.split_last().unwrap();
+        assert_eq!(end.event, SampleEvent::End);
+        assert!(launches.iter().all(|s| s.event == SampleEvent::Launch));
+        // One sample per launch: the relaunches are the run's, with their times.
+        let relaunches: Vec<&Sample> = (launches.iter())
+            .filter(|s| s.launch != Some(LaunchKind::First))
+            .collect();
+        assert_eq!(relaunches.len() as u64, m.launches, "{choice:?}");
+        let cold = relaunches
+            .iter()
+            .filter(|s| s.launch == Some(LaunchKind::Cold));
+        assert_eq!(cold.count() as u64, m.cold_launches, "{choice:?}");
+        let times: Vec<f64> = relaunches.iter().map(|s| s.launch_ms.unwrap()).collect();
+        assert_eq!(
+            times.iter().sum::<f64>() / times.len() as f64,
+            m.launch_mean_ms
+        );
+        assert!(launches.iter().all(|s| !s.app.is_empty()));
+        assert!(launches.iter().all(|s| s.launch_ms.unwrap() > 0.0));
+
+        // The last sample is the run's end: its counters are the run's totals.
+        assert_eq!(end.time_s, m.duration_s);
+        assert_eq!(
+            (end.kills, end.swap_outs, end.swap_ins, end.file_reads),
+            (m.kills, m.swap_outs, m.swap_ins, m.file_reads),
+            "{choice:?}"
+        );
+        assert_eq!((end.launch, end.launch_ms), (None, None));
+        // Counters and time never go back; sizes stay within the run's peaks and the
+        // phone's memory.
+        for w in samples.windows(2) {
+            let (a, b) = (&w[0], &w[1]);
+            assert!(a.time_s <= b.time_s, "{a:?} then {b:?}");
+            assert!(
+                a.kills <= b.kills && a.swap_outs <= b.swap_outs,
+                "{a:?} then {b:?}"
+            );
+            assert!(a.swap_ins <= b.swap_ins && a.file_reads <= b.file_reads);
+        }
+        for s in &samples {
+            assert!(s.zram_pool_mib <= m.zram_pool_peak_mib, "{s:?}");
+            assert!(s.ksm_saved_mib <= m.ksm_saved_peak_mib, "{s:?}");
+            // The buffer cache of the placement slot is memory of its own.
+            let cached = if choice.placement == "off" {
+                s.page_cache_mib
+            } else {
+                0.0
+            };
+            let held = s.free_mib + cached + s.anon_mib + s.zram_pool_mib;
+            assert!(held <= c.memory.dram_mib, "{s:?}");
+            assert!(s.anon_mib > 0.0 || s.time_s == 0.0, "{s:?}");
+        }
+        if choice == c.mechanisms() {
+            // The pressure this test is for: swapping, kills and KSM all happened, so
+            // the counters above were seen moving.
+            assert!(
+                m.swap_outs > 0 && m.kills > 0 && m.ksm_saved_peak_mib > 0.0,
+                "{m:?}"
+            );
+            assert!(samples
+                .iter()
+                .any(|s| s.zram_pool_mib > 0.0 && s.swap_used_mib > 0.0));
+            assert!(samples.iter().any(|s| s.ksm_saved_mib > 0.0));
+        }
+    }
+}
