@@ -93,7 +93,7 @@ impl Calibration {
     /// Why a claim it lists is not testable.
     pub fn why(&self) -> String {
         format!(
-            "calibrated: {} was set so that {}; the claim measures that calibration, not the \
+            "calibrated: {}, set so that {}; the claim measures that calibration, not the \
              model",
             self.input.trim_end_matches('.'),
             self.against.trim_end_matches('.')
