@@ -291,18 +291,16 @@ impl ExperimentFile {
         }
         let calibrated: Vec<Calibration> = match table.remove("calibrated") {
             None => Vec::new(),
-            Some(value) => value
-                .try_into()
-                .map_err(|e: toml::de::Error| {
-                    Error::config(
-                        origin,
-                        format!(
-                            "key `calibrated`: {} (expected [[calibrated]] tables of input, \
+            Some(value) => value.try_into().map_err(|e: toml::de::Error| {
+                Error::config(
+                    origin,
+                    format!(
+                        "key `calibrated`: {} (expected [[calibrated]] tables of input, \
                              against and claims)",
-                            e.message().trim_end()
-                        ),
-                    )
-                })?,
+                        e.message().trim_end()
+                    ),
+                )
+            })?,
         };
         if !calibrated.is_empty() && reproduces.is_none() {
             return Err(Error::config(

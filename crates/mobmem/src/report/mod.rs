@@ -135,7 +135,11 @@ impl ExperimentReport {
     /// Mark the claims `ids` not testable, for `why`, in every seed, and summarize again;
     /// a claim already not testable keeps its own reason (a grid that lacks its point,
     /// one its analysis gives). `Err` names an id that is not a claim of the report.
-    pub fn mark_not_testable(&mut self, ids: &[String], why: &str) -> std::result::Result<(), String> {
+    pub fn mark_not_testable(
+        &mut self,
+        ids: &[String],
+        why: &str,
+    ) -> std::result::Result<(), String> {
         for id in ids {
             if !self.claims.iter().any(|c| &c.id == id) {
                 return Err(id.clone());
@@ -143,8 +147,14 @@ impl ExperimentReport {
         }
         for seed in &mut self.seed_claims {
             let testable = |c: &&mut Claim| !matches!(c.expect, Expect::NotTestable { .. });
-            for claim in seed.iter_mut().filter(|c| ids.contains(&c.id)).filter(testable) {
-                claim.expect = Expect::NotTestable { why: why.to_string() };
+            for claim in seed
+                .iter_mut()
+                .filter(|c| ids.contains(&c.id))
+                .filter(testable)
+            {
+                claim.expect = Expect::NotTestable {
+                    why: why.to_string(),
+                };
             }
         }
         self.claims = claims::summarize(&self.seed_claims);

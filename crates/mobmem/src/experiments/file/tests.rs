@@ -636,7 +636,10 @@ fn calibrated_claims_are_not_testable_naming_the_calibration() {
         set(t, "architectures", vec![toml::Value::from("flash")].into());
     };
     let single = |report: &crate::report::ExperimentReport| {
-        let c = report.claims.iter().find(|c| c.id == "single-access-majority");
+        let c = report
+            .claims
+            .iter()
+            .find(|c| c.id == "single-access-majority");
         c.cloned().unwrap()
     };
     let declared = run_once(&edited("multi-swap", small).unwrap());
@@ -644,7 +647,8 @@ fn calibrated_claims_are_not_testable_naming_the_calibration() {
     assert_eq!(claim.verdict, Verdict::NotTestable);
     let why = claim.explanation.unwrap();
     assert!(
-        why.starts_with("calibrated: the app-cycling workload's sizes") && why.contains("single-access"),
+        why.starts_with("calibrated: the app-cycling workload's sizes")
+            && why.contains("single-access"),
         "{why}"
     );
     let undeclared = run_once(
@@ -668,8 +672,13 @@ fn calibrated_claims_are_not_testable_naming_the_calibration() {
 
     let unknown = edited("multi-swap", |t| {
         small(t);
-        let c = t["calibrated"].as_array_mut().unwrap()[0].as_table_mut().unwrap();
-        c.insert("claims".into(), vec![toml::Value::from("no-such-claim")].into());
+        let c = t["calibrated"].as_array_mut().unwrap()[0]
+            .as_table_mut()
+            .unwrap();
+        c.insert(
+            "claims".into(),
+            vec![toml::Value::from("no-such-claim")].into(),
+        );
     })
     .unwrap();
     let e = run_err(&unknown);
@@ -677,10 +686,97 @@ fn calibrated_claims_are_not_testable_naming_the_calibration() {
     let e = error("multi-swap", |t| {
         t.remove("reproduces");
     });
-    assert!(e.contains("key `calibrated`") && e.contains("reproduces"), "{e}");
+    assert!(
+        e.contains("key `calibrated`") && e.contains("reproduces"),
+        "{e}"
+    );
     let e = error("multi-swap", |t| {
-        let c = t["calibrated"].as_array_mut().unwrap()[0].as_table_mut().unwrap();
+        let c = t["calibrated"].as_array_mut().unwrap()[0]
+            .as_table_mut()
+            .unwrap();
         c.insert("colour".into(), 1.into());
     });
-    assert!(e.contains("key `calibrated`") && e.contains("colour"), "{e}");
+    assert!(
+        e.contains("key `calibrated`") && e.contains("colour"),
+        "{e}"
+    );
+}
+
+/// The hybrid-cache analysis of one DRAM share never depends on another's points: a grid
+/// with shares 0.05 and 0.2 gives, for 0.05, exactly the claims, findings and figures of
+/// the grid with 0.05 alone (their ids and texts naming the share).
+#[test]
+fn adding_a_dram_share_leaves_the_claims_of_the_others_unchanged() {
+    let with_shares = |shares: &[f64]| {
+        let file = edited("hybrid-cache", |t| {
+            t.remove("seeds");
+            let workloads = t["workload"].as_array_mut().unwrap();
+            for w in workloads.iter_mut() {
+                w.as_table_mut()
+                    .unwrap()
+                    .insert("scale".into(), 0.02.into());
+            }
+            let sweep = t["sweep"].as_table_mut().unwrap();
+            // Without clock-dwf, so that the real Pixel traces are not read.
+            let policies = ["hybrid-lru", "hybrid-2q", "app-aware", "lru"];
+            sweep.insert(
+                "policies".into(),
+                policies.map(toml::Value::from).to_vec().into(),
+            );
+            let sizes = [0.2, 0.5, 0.8].map(toml::Value::from).to_vec();
+            sweep.insert("memory_fraction".into(), sizes.into());
+            let shares: Vec<toml::Value> = shares.iter().map(|&s| s.into()).collect();
+            sweep.insert("dram_fraction".into(), shares.into());
+        })
+        .unwrap();
+        run_once(&file)
+    };
+    let alone = with_shares(&[0.05]);
+    let both = with_shares(&[0.05, 0.2]);
+    assert!(alone.claims.len() >= 10, "{}", alone.claims.len());
+    assert_eq!(both.claims.len(), 2 * alone.claims.len());
+    for c in &alone.claims {
+        let faceted = both
+            .claims
+            .iter()
+            .find(|b| b.id == format!("{}-dram-0.05", c.id))
+            .unwrap_or_else(|| panic!("{} has its DRAM share 0.05 twin", c.id));
+        assert_eq!(faceted.claim, format!("DRAM share 0.05: {}", c.claim));
+        assert_eq!(
+            format!("{:?}", faceted.values),
+            format!("{:?}", c.values),
+            "{}",
+            c.id
+        );
+        assert_eq!(faceted.verdict, c.verdict, "{}", c.id);
+        assert_eq!(faceted.explanation, c.explanation, "{}", c.id);
+    }
+    // The other share's claims differ: it is another memory.
+    let other = |id: &str| {
+        both.claims
+            .iter()
+            .find(|b| b.id == format!("{id}-dram-0.2"))
+            .unwrap()
+    };
+    assert!(alone
+        .claims
+        .iter()
+        .any(|c| format!("{:?}", other(&c.id).values) != format!("{:?}", c.values)));
+    for f in &alone.findings {
+        let twin = both
+            .findings
+            .iter()
+            .find(|b| b.id == format!("{}-dram-0.05", f.id));
+        assert_eq!(twin.unwrap().text, format!("DRAM share 0.05: {}", f.text));
+    }
+    // Each share's figures show that share's hybrid points only.
+    let figure = both
+        .figures
+        .iter()
+        .find(|f| f.id == "chrome-push-fg-time-dram-0.2")
+        .unwrap();
+    assert!(figure
+        .filter
+        .contains(&("dram_fraction".to_string(), "0.2".to_string())));
+    assert!(!figure.lines.contains(&"lru".to_string()));
 }

@@ -225,13 +225,78 @@ fn fg_request_share(rows: &[&ResultRow]) -> f64 {
 }
 
 /// Figures, claims, findings and notes of the results.
+/// The DRAM shares of the grid's hybrid points, in the order they first appear.
+fn dram_shares(results: &Results) -> Vec<f64> {
+    let mut shares: Vec<f64> = Vec::new();
+    for r in results.rows.iter().filter(|r| r.point.family == "hybrid") {
+        if !shares.contains(&r.point.dram_fraction) {
+            shares.push(r.point.dram_fraction);
+        }
+    }
+    shares
+}
+
+/// The results of one DRAM share: its hybrid points and every single-tier point.
+fn facet(results: &Results, dram_fraction: f64) -> Results {
+    Results {
+        experiment: results.experiment.clone(),
+        title: results.title.clone(),
+        rows: (results.rows.iter())
+            .filter(|r| r.point.family != "hybrid" || r.point.dram_fraction == dram_fraction)
+            .cloned()
+            .collect(),
+        workloads: results.workloads.clone(),
+    }
+}
+
+/// The paper's analysis, on each DRAM share of the grid apart: a claim, a finding or a
+/// figure of one share never depends on the points of another. With one share (as
+/// shipped) ids and texts are the share's own; with several, each id ends in
+/// `-dram-SHARE` and each text begins with the share.
 pub fn analyze(results: &Results, model: &Model) -> Analysis {
+    let shares = dram_shares(results);
+    if shares.len() <= 1 {
+        return analyze_facet(results, model, None);
+    }
+    let mut all = Analysis {
+        figures: Vec::new(),
+        claims: Vec::new(),
+        findings: Vec::new(),
+        notes: notes(results, model),
+    };
+    for share in shares {
+        let one = analyze_facet(&facet(results, share), model, Some(share));
+        let tag = format!("dram-{}", crate::report::format_number(share));
+        let words = format!("DRAM share {}", crate::report::format_number(share));
+        all.figures.extend(one.figures.into_iter().map(|f| Figure {
+            id: format!("{}-{tag}", f.id),
+            title: format!("{} ({words})", f.title),
+            ..f
+        }));
+        all.claims.extend(one.claims.into_iter().map(|c| Claim {
+            id: format!("{}-{tag}", c.id),
+            claim: format!("{words}: {}", c.claim),
+            ..c
+        }));
+        all.findings
+            .extend(one.findings.into_iter().map(|f| Finding {
+                id: format!("{}-{tag}", f.id),
+                text: format!("{words}: {}", f.text),
+                ..f
+            }));
+    }
+    all
+}
+
+/// [`analyze`] of results of one DRAM share; `share` filters the figures to it when the
+/// grid has several.
+fn analyze_facet(results: &Results, model: &Model, share: Option<f64>) -> Analysis {
     let mut figures = Vec::new();
     let mut claims = Vec::new();
     let mut findings = Vec::new();
     for w in &results.workloads {
         let name = &w.name;
-        figures.extend(workload_figures(results, name));
+        figures.extend(workload_figures(results, name, share));
         let Some((paper_time, paper_energy)) = paper_numbers(name) else {
             continue;
         };
@@ -373,11 +438,11 @@ its smaller saving comes from cannot be checked.",
     }
 }
 
-fn workload_figures(results: &Results, name: &str) -> Vec<Figure> {
+fn workload_figures(results: &Results, name: &str, share: Option<f64>) -> Vec<Figure> {
     let fig = |id: &str, title: &str, metric: &str, y: &str, normalize: bool| Figure {
         id: format!("{name}-{id}"),
         normalize_to: normalize.then(|| LRU.to_string()),
-        ..results.figure(name, None, metric, title, y)
+        ..results.figure(name, share, metric, title, y)
     };
     vec![
         fig(
