@@ -12,6 +12,17 @@ from ._experiment import ExperimentLike
 from ._native import MobmemError
 from ._reports import experiment_or_shipped
 
+#: Where a timeline's memory stood at a sample, in MiB (what :func:`mobmem.plot.timeline`
+#: draws by default).
+MEMORY_COLUMNS: tuple[str, ...] = (
+    "free_mib",
+    "page_cache_mib",
+    "anon_mib",
+    "swap_used_mib",
+    "zram_pool_mib",
+    "ksm_saved_mib",
+)
+
 #: Columns of :func:`phone_timeline`: the phone and its configuration (``all-off``: every
 #: slot at its baseline; ``all-on``: at its mechanism), then one sample a row.
 TIMELINE_COLUMNS: tuple[str, ...] = (
@@ -22,12 +33,7 @@ TIMELINE_COLUMNS: tuple[str, ...] = (
     "app",
     "launch",
     "launch_ms",
-    "free_mib",
-    "page_cache_mib",
-    "anon_mib",
-    "swap_used_mib",
-    "zram_pool_mib",
-    "ksm_saved_mib",
+    *MEMORY_COLUMNS,
     "kills",
     "swap_outs",
     "swap_ins",
@@ -37,12 +43,7 @@ TIMELINE_COLUMNS: tuple[str, ...] = (
 _DTYPES: dict[str, Any] = {
     "time_s": "float64",
     "launch_ms": "float64",
-    "free_mib": "float64",
-    "page_cache_mib": "float64",
-    "anon_mib": "float64",
-    "swap_used_mib": "float64",
-    "zram_pool_mib": "float64",
-    "ksm_saved_mib": "float64",
+    **{column: "float64" for column in MEMORY_COLUMNS},
     "kills": "int64",
     "swap_outs": "int64",
     "swap_ins": "int64",

@@ -17,16 +17,10 @@ import numpy as np
 import pandas as pd
 
 from ._native import MobmemError
+from ._phone import MEMORY_COLUMNS
 
 #: The memory figures of a phone's timeline :func:`timeline` draws by default.
-TIMELINE_MEMORY: tuple[str, ...] = (
-    "free_mib",
-    "page_cache_mib",
-    "anon_mib",
-    "swap_used_mib",
-    "zram_pool_mib",
-    "ksm_saved_mib",
-)
+TIMELINE_MEMORY: tuple[str, ...] = MEMORY_COLUMNS
 
 # Key columns of a cache grid's point that depend on the seed's workload.
 _PAGE_COUNTS = ("memory_pages", "dram_pages", "pcm_pages")
