@@ -121,6 +121,36 @@ fn wrap(text: &str, width: i32, px: u32) -> Vec<String> {
     lines
 }
 
+/// A chart builder on `area` with this module's margins and `figure`'s title: one line as
+/// plotters' caption where it fits the area, else wrapped in lines drawn at the area's
+/// top, above a margin that holds them (a long title is never cut).
+fn titled_builder<'a, 'b, DB: DrawingBackend>(
+    figure: &Figure,
+    area: &'a DrawingArea<DB, Shift>,
+) -> Result<ChartBuilder<'a, 'b, DB>> {
+    let (width, _) = area.dim_in_pixel();
+    let lines = wrap(&figure.title, width as i32 - 28, TITLE_PX);
+    let mut builder = ChartBuilder::on(area);
+    if lines.len() <= 1 {
+        builder.caption(&figure.title, font(TITLE_PX)).margin(14);
+        return Ok(builder);
+    }
+    let line_px = TITLE_PX as i32 + 6;
+    let style = TextStyle::from(font(TITLE_PX).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, line) in lines.iter().enumerate() {
+        area.draw(&Text::new(
+            line.as_str(),
+            (width as i32 / 2, 10 + i as i32 * line_px),
+            style.clone(),
+        ))
+        .map_err(|e| plot_err(figure)(e.to_string()))?;
+    }
+    builder
+        .margin(14)
+        .margin_top(14 + 4 + lines.len() as i32 * line_px);
+    Ok(builder)
+}
+
 /// The SVG of `figure`, drawing `data`.
 pub fn render(figure: &Figure, data: &FigureData) -> Result<String> {
     let err = plot_err(figure);
@@ -231,9 +261,7 @@ fn draw_lines<DB: DrawingBackend>(
     (y0, y1) = (y0 - pad, y1 + pad);
     check_axes(figure, &[x0, x1, y0, y1])?;
     let (x_format, y_format) = (axis_format((x0, x1), 10), axis_format((y0, y1), 10));
-    let mut chart = ChartBuilder::on(area)
-        .caption(&figure.title, font(TITLE_PX))
-        .margin(14)
+    let mut chart = titled_builder(figure, area)?
         .x_label_area_size(62)
         .y_label_area_size(92)
         .build_cartesian_2d(x0..x1, y0..y1)
@@ -362,9 +390,7 @@ fn draw_bars<DB: DrawingBackend>(
         Some(prefix) => format!("{} (names after “{prefix}”)", figure.x_label),
         None => figure.x_label.clone(),
     };
-    let mut chart = ChartBuilder::on(area)
-        .caption(&figure.title, font(TITLE_PX))
-        .margin(14)
+    let mut chart = titled_builder(figure, area)?
         .x_label_area_size(label_area)
         .y_label_area_size(92)
         .build_cartesian_2d(-0.5..count as f64 - 0.5, y0..y1)
@@ -686,6 +712,48 @@ mod tests {
             seeds: 1,
         };
         assert!(render(&figure, &data).is_err());
+    }
+
+    /// A title wider than the plot is wrapped, never cut: every word is in the SVG, on
+    /// more than one line, and the plot starts below it; a short title is one line.
+    #[test]
+    fn a_long_title_is_wrapped_whole() {
+        let title = "memory saved: kernel default, the scan-time advisor, smart_scan, the 6.11 \
+                     merge order, and some more words to be sure";
+        let figure = |title: &str| Figure {
+            id: "t".into(),
+            title: title.into(),
+            x: "x".into(),
+            x_label: "x".into(),
+            x_scale: 1.0,
+            series: "s".into(),
+            lines: vec!["s".into()],
+            filter: vec![],
+            metric: "m".into(),
+            y_label: "y".into(),
+            normalize_to: None,
+        };
+        let point = |x: f64, y: f64| FigurePoint { x, y, lo: y, hi: y };
+        for categories in [None, Some(vec!["a".to_string(), "b".to_string()])] {
+            let data = FigureData {
+                categories,
+                lines: vec![("s".into(), vec![point(0.0, 1.0), point(1.0, 2.0)])],
+                seeds: 1,
+            };
+            let svg = render(&figure(title), &data).unwrap();
+            assert!(!svg.contains('…'), "nothing is cut");
+            let title_texts: Vec<&str> = (svg.split("<text").skip(1))
+                .filter(|t| {
+                    title.split_whitespace().take(2).all(|w| t.contains(w)) || t.contains("sure")
+                })
+                .collect();
+            assert_eq!(title_texts.len(), 2, "two lines: {title_texts:?}");
+            for word in title.split_whitespace() {
+                assert!(svg.contains(word), "{word}");
+            }
+            let short = render(&figure("short"), &data).unwrap();
+            assert_eq!(short.matches("short").count(), 1, "{short}");
+        }
     }
 
     #[test]
