@@ -165,13 +165,24 @@ pub fn render(figure: &Figure, data: &FigureData) -> Result<String> {
     let note_lines = wrap(&note, legend_width - 20, NOTE_PX);
     let legend_height =
         60 + ROW_PX * labels.len() as i32 + 12 + (NOTE_PX as i32 + 4) * note_lines.len() as i32;
-    let height = MIN_HEIGHT.max(legend_height as u32 + 20);
+    // Bars too many to stand side by side at a readable width lie down instead, one
+    // row each, the figure as tall as they need.
+    let bars = data.categories.as_ref().map_or(0, |c| c.len() * data.lines.len().max(1));
+    let lying = bars > 0 && (WIDTH as i32 - legend_width - 120) / (bars as i32) < MIN_BAR_PX;
+    let mut height = MIN_HEIGHT.max(legend_height as u32 + 20);
+    if lying {
+        let categories = data.categories.as_ref().map_or(0, Vec::len);
+        height = height.max(160 + (bars as i32 * LYING_BAR_PX + categories as i32 * 6) as u32);
+    }
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
         let (plot_area, legend_area) = root.split_horizontally(WIDTH as i32 - legend_width);
         match &data.categories {
+            Some(categories) if lying => {
+                draw_lying_bars(figure, data, categories, &plot_area, &root)?
+            }
             Some(categories) => draw_bars(figure, data, categories, &plot_area, &root)?,
             None => draw_lines(figure, data, &plot_area, &root)?,
         }
@@ -451,6 +462,103 @@ fn draw_bars<DB: DrawingBackend>(
                 let (_, low) = chart.backend_coord(&(left + width / 2.0, p.lo));
                 error_bar(root, px, top, low, BLACK.stroke_width(2))
                     .map_err(|e| err(e.to_string()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Narrowest a standing bar may be, in pixels; below, the bars lie down.
+const MIN_BAR_PX: i32 = 8;
+/// Height of a lying bar, in pixels.
+const LYING_BAR_PX: i32 = 10;
+
+/// Bars lying down: a row of bars per category, the first at the top, its name to the
+/// left; the values along the bottom axis.
+fn draw_lying_bars<DB: DrawingBackend>(
+    figure: &Figure,
+    data: &FigureData,
+    categories: &[String],
+    area: &DrawingArea<DB, Shift>,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<()> {
+    let err = plot_err(figure);
+    let count = categories.len().max(1);
+    let (prefix, categories) = strip_common_prefix(categories);
+    let (lo, hi) = y_extent(&data.lines).unwrap_or((0.0, 1.0));
+    let (mut x0, mut x1) = (lo.min(0.0), hi.max(0.0));
+    if x1 - x0 < 1e-12 {
+        x1 = x0 + 1.0;
+    }
+    let pad = (x1 - x0) * 0.06;
+    if x1 > 0.0 {
+        x1 += pad;
+    }
+    if x0 < 0.0 {
+        x0 -= pad;
+    }
+    check_axes(figure, &[x0, x1])?;
+    let x_format = axis_format((x0, x1), 8);
+    let widest = categories
+        .iter()
+        .map(|c| text_width(c, TICK_PX))
+        .max()
+        .unwrap_or(0);
+    let names_px = widest.clamp(40, 200);
+    let y_desc = match &prefix {
+        Some(prefix) => format!("{} (names after “{prefix}”)", figure.x_label),
+        None => figure.x_label.clone(),
+    };
+    let mut chart = titled_builder(figure, area)?
+        .x_label_area_size(62)
+        .y_label_area_size(names_px + 48)
+        .build_cartesian_2d(x0..x1, -0.5..count as f64 - 0.5)
+        .map_err(|e| err(e.to_string()))?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_labels(8)
+            .x_desc(format!("{}{}", figure.y_label, x_format.title_suffix()))
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| x_format.label(*x)),
+        &err,
+    )?;
+    // Category c's row is centred on count - 1 - c: the first at the top.
+    let row = |c: usize| (count - 1 - c) as f64;
+    for (c, label) in categories.iter().enumerate() {
+        let (left, py) = chart.backend_coord(&(x0, row(c)));
+        let text = TextStyle::from(font(TICK_PX).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        root.draw(&Text::new(fit(label, names_px, TICK_PX), (left - 8, py), text))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    let series = data.lines.len().max(1);
+    let group = 0.8;
+    let height = group / series as f64;
+    for (i, (_, points)) in data.lines.iter().enumerate() {
+        let (color, _, _) = style(i);
+        for p in points {
+            // The first series on top within its row.
+            let top = row(p.x.round().max(0.0) as usize) + group / 2.0 - i as f64 * height;
+            let bottom = top - height;
+            let bar = Rectangle::new([(0.0, bottom), (p.y, top)], color.filled());
+            let edge = Rectangle::new(
+                [(0.0, bottom), (p.y, top)],
+                RGBColor(40, 40, 40).stroke_width(1),
+            );
+            chart
+                .draw_series([bar, edge])
+                .map_err(|e| err(e.to_string()))?;
+            if p.hi > p.lo {
+                let middle = (top + bottom) / 2.0;
+                let (left, py) = chart.backend_coord(&(p.lo, middle));
+                let (right, _) = chart.backend_coord(&(p.hi, middle));
+                let style = BLACK.stroke_width(2);
+                let whisker = |x: i32| PathElement::new(vec![(x, py - 3), (x, py + 3)], style);
+                for element in [PathElement::new(vec![(left, py), (right, py)], style), whisker(left), whisker(right)] {
+                    root.draw(&element).map_err(|e| err(e.to_string()))?;
+                }
             }
         }
     }
@@ -754,6 +862,57 @@ mod tests {
             let short = render(&figure("short"), &data).unwrap();
             assert_eq!(short.matches("short").count(), 1, "{short}");
         }
+    }
+
+    /// Bars too many to stand at a readable width lie down, the figure as tall as they
+    /// need, every category named once; a few bars still stand in the usual frame.
+    #[test]
+    fn many_bars_lie_down_and_few_stand() {
+        let figure = Figure {
+            id: "bars".into(),
+            title: "per app".into(),
+            x: "app".into(),
+            x_label: "app".into(),
+            x_scale: 1.0,
+            series: "s".into(),
+            lines: vec![],
+            filter: vec![],
+            metric: "m".into(),
+            y_label: "ms".into(),
+            normalize_to: None,
+        };
+        let data = |apps: usize| {
+            let categories: Vec<String> = (0..apps).map(|a| format!("name{a:02}x")).collect();
+            let lines = (0..3)
+                .map(|s| {
+                    let points = (0..apps)
+                        .map(|a| FigurePoint {
+                            x: a as f64,
+                            y: 100.0 + (a * 3 + s) as f64,
+                            lo: 90.0,
+                            hi: 120.0,
+                        })
+                        .collect();
+                    (format!("series {s}"), points)
+                })
+                .collect();
+            FigureData {
+                categories: Some(categories),
+                lines,
+                seeds: 2,
+            }
+        };
+        let height = |svg: &str| -> u32 {
+            let at = svg.find("height=\"").unwrap() + 8;
+            svg[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        let many = render(&figure, &data(40)).unwrap();
+        assert!(height(&many) >= 40 * 3 * LYING_BAR_PX as u32, "{}", height(&many));
+        for a in 0..40 {
+            assert_eq!(many.matches(&format!("name{a:02}x")).count(), 1, "{a}");
+        }
+        let few = render(&figure, &data(4)).unwrap();
+        assert_eq!(height(&few), MIN_HEIGHT);
     }
 
     #[test]
