@@ -393,7 +393,8 @@ impl FigureData {
             "Lines"
         };
         let longest = self.lines.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
-        let spread = if longest > plot::BAND_ABOVE_POINTS {
+        // Bars always carry error bars; only long lines draw the spread as a band.
+        let spread = if longest > plot::BAND_ABOVE_POINTS && self.categories.is_none() {
             "the shaded band spans"
         } else {
             "the error bars span"

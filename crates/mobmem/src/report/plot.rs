@@ -167,7 +167,10 @@ pub fn render(figure: &Figure, data: &FigureData) -> Result<String> {
         60 + ROW_PX * labels.len() as i32 + 12 + (NOTE_PX as i32 + 4) * note_lines.len() as i32;
     // Bars too many to stand side by side at a readable width lie down instead, one
     // row each, the figure as tall as they need.
-    let bars = data.categories.as_ref().map_or(0, |c| c.len() * data.lines.len().max(1));
+    let bars = data
+        .categories
+        .as_ref()
+        .map_or(0, |c| c.len() * data.lines.len().max(1));
     let lying = bars > 0 && (WIDTH as i32 - legend_width - 120) / (bars as i32) < MIN_BAR_PX;
     let mut height = MIN_HEIGHT.max(legend_height as u32 + 20);
     if lying {
@@ -195,7 +198,8 @@ pub fn render(figure: &Figure, data: &FigureData) -> Result<String> {
 /// The words under the legend: what the marks and the error bars are.
 fn legend_note(data: &FigureData) -> String {
     let longest = data.lines.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
-    let spread = if longest > BAND_ABOVE_POINTS {
+    // Bars always carry error bars; only long lines draw the spread as a band.
+    let spread = if longest > BAND_ABOVE_POINTS && data.categories.is_none() {
         "Shaded band"
     } else {
         "Error bars"
@@ -529,9 +533,14 @@ fn draw_lying_bars<DB: DrawingBackend>(
     let row = |c: usize| (count - 1 - c) as f64;
     for (c, label) in categories.iter().enumerate() {
         let (left, py) = chart.backend_coord(&(x0, row(c)));
-        let text = TextStyle::from(font(TICK_PX).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-        root.draw(&Text::new(fit(label, names_px, TICK_PX), (left - 8, py), text))
-            .map_err(|e| err(e.to_string()))?;
+        let text =
+            TextStyle::from(font(TICK_PX).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        root.draw(&Text::new(
+            fit(label, names_px, TICK_PX),
+            (left - 8, py),
+            text,
+        ))
+        .map_err(|e| err(e.to_string()))?;
     }
     let series = data.lines.len().max(1);
     let group = 0.8;
@@ -556,7 +565,11 @@ fn draw_lying_bars<DB: DrawingBackend>(
                 let (right, _) = chart.backend_coord(&(p.hi, middle));
                 let style = BLACK.stroke_width(2);
                 let whisker = |x: i32| PathElement::new(vec![(x, py - 3), (x, py + 3)], style);
-                for element in [PathElement::new(vec![(left, py), (right, py)], style), whisker(left), whisker(right)] {
+                for element in [
+                    PathElement::new(vec![(left, py), (right, py)], style),
+                    whisker(left),
+                    whisker(right),
+                ] {
                     root.draw(&element).map_err(|e| err(e.to_string()))?;
                 }
             }
@@ -907,12 +920,24 @@ mod tests {
             svg[at..].split('"').next().unwrap().parse().unwrap()
         };
         let many = render(&figure, &data(40)).unwrap();
-        assert!(height(&many) >= 40 * 3 * LYING_BAR_PX as u32, "{}", height(&many));
+        assert!(
+            height(&many) >= 40 * 3 * LYING_BAR_PX as u32,
+            "{}",
+            height(&many)
+        );
         for a in 0..40 {
             assert_eq!(many.matches(&format!("name{a:02}x")).count(), 1, "{a}");
         }
         let few = render(&figure, &data(4)).unwrap();
         assert_eq!(height(&few), MIN_HEIGHT);
+        // Bars have error bars, however many there are, on the figure and in its caption.
+        for (svg, apps) in [(&many, 40), (&few, 4)] {
+            assert!(svg.contains("Error bars") && !svg.contains("Shaded band"));
+            assert!(
+                data(apps).caption().contains("the error bars span"),
+                "{apps}"
+            );
+        }
     }
 
     #[test]

@@ -326,8 +326,9 @@ impl Grid for PhoneGrid {
         let figure = |id: &str, title: &str, metric: &str, y: &str| Figure {
             id: id.into(),
             title: title.into(),
-            x: "config_index".into(),
-            x_label: "configuration (index: see the facts table)".into(),
+            // A configuration is a name, not a position on an axis: bars, not lines.
+            x: "config".into(),
+            x_label: "configuration".into(),
             x_scale: 1.0,
             series: "phone".into(),
             lines: names.clone(),
