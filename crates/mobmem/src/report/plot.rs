@@ -355,6 +355,25 @@ fn draw_lines<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The value axis of a bar chart: from zero (bars start there) to past the highest bar or
+/// error bar, padded on the side the bars grow to.
+fn bar_extent(figure: &Figure, data: &FigureData) -> Result<(f64, f64)> {
+    let (lo, hi) = y_extent(&data.lines).unwrap_or((0.0, 1.0));
+    let (mut v0, mut v1) = (lo.min(0.0), hi.max(0.0));
+    if v1 - v0 < 1e-12 {
+        v1 = v0 + 1.0;
+    }
+    let pad = (v1 - v0) * 0.06;
+    if v1 > 0.0 {
+        v1 += pad;
+    }
+    if v0 < 0.0 {
+        v0 -= pad;
+    }
+    check_axes(figure, &[v0, v1])?;
+    Ok((v0, v1))
+}
+
 fn draw_bars<DB: DrawingBackend>(
     figure: &Figure,
     data: &FigureData,
@@ -365,20 +384,7 @@ fn draw_bars<DB: DrawingBackend>(
     let err = plot_err(figure);
     let count = categories.len().max(1);
     let (prefix, categories) = strip_common_prefix(categories);
-    let (lo, hi) = y_extent(&data.lines).unwrap_or((0.0, 1.0));
-    // Bars start at zero.
-    let (mut y0, mut y1) = (lo.min(0.0), hi.max(0.0));
-    if y1 - y0 < 1e-12 {
-        y1 = y0 + 1.0;
-    }
-    let pad = (y1 - y0) * 0.06;
-    if y1 > 0.0 {
-        y1 += pad;
-    }
-    if y0 < 0.0 {
-        y0 -= pad;
-    }
-    check_axes(figure, &[y0, y1])?;
+    let (y0, y1) = bar_extent(figure, data)?;
     let y_format = axis_format((y0, y1), 10);
     // The categories' names under the axis: side by side where they fit, every other one
     // a row lower where they would run into each other, else turned upright.
@@ -489,19 +495,7 @@ fn draw_lying_bars<DB: DrawingBackend>(
     let err = plot_err(figure);
     let count = categories.len().max(1);
     let (prefix, categories) = strip_common_prefix(categories);
-    let (lo, hi) = y_extent(&data.lines).unwrap_or((0.0, 1.0));
-    let (mut x0, mut x1) = (lo.min(0.0), hi.max(0.0));
-    if x1 - x0 < 1e-12 {
-        x1 = x0 + 1.0;
-    }
-    let pad = (x1 - x0) * 0.06;
-    if x1 > 0.0 {
-        x1 += pad;
-    }
-    if x0 < 0.0 {
-        x0 -= pad;
-    }
-    check_axes(figure, &[x0, x1])?;
+    let (x0, x1) = bar_extent(figure, data)?;
     let x_format = axis_format((x0, x1), 8);
     let widest = categories
         .iter()
