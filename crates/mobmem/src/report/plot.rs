@@ -355,6 +355,17 @@ fn draw_lines<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The categories' names as a bar chart writes them, without the start they all share,
+/// and the category axis's title, which names that start.
+fn category_names(figure: &Figure, categories: &[String]) -> (Vec<String>, String) {
+    let (prefix, names) = strip_common_prefix(categories);
+    let title = match prefix {
+        Some(prefix) => format!("{} (names after “{prefix}”)", figure.x_label),
+        None => figure.x_label.clone(),
+    };
+    (names, title)
+}
+
 /// The value axis of a bar chart: from zero (bars start there) to past the highest bar or
 /// error bar, padded on the side the bars grow to.
 fn bar_extent(figure: &Figure, data: &FigureData) -> Result<(f64, f64)> {
@@ -383,7 +394,7 @@ fn draw_bars<DB: DrawingBackend>(
 ) -> Result<()> {
     let err = plot_err(figure);
     let count = categories.len().max(1);
-    let (prefix, categories) = strip_common_prefix(categories);
+    let (categories, axis_title) = category_names(figure, categories);
     let (y0, y1) = bar_extent(figure, data)?;
     let y_format = axis_format((y0, y1), 10);
     // The categories' names under the axis: side by side where they fit, every other one
@@ -407,10 +418,6 @@ fn draw_bars<DB: DrawingBackend>(
         Labels::Staggered => 84,
         Labels::Upright(width) => width + 52,
     };
-    let x_desc = match &prefix {
-        Some(prefix) => format!("{} (names after “{prefix}”)", figure.x_label),
-        None => figure.x_label.clone(),
-    };
     let mut chart = titled_builder(figure, area)?
         .x_label_area_size(label_area)
         .y_label_area_size(92)
@@ -422,7 +429,7 @@ fn draw_bars<DB: DrawingBackend>(
             .disable_x_mesh()
             .x_labels(0)
             .y_labels(10)
-            .x_desc(x_desc)
+            .x_desc(axis_title)
             .y_desc(format!("{}{}", figure.y_label, y_format.title_suffix()))
             .y_label_formatter(&|y| y_format.label(*y)),
         &err,
@@ -494,7 +501,7 @@ fn draw_lying_bars<DB: DrawingBackend>(
 ) -> Result<()> {
     let err = plot_err(figure);
     let count = categories.len().max(1);
-    let (prefix, categories) = strip_common_prefix(categories);
+    let (categories, axis_title) = category_names(figure, categories);
     let (x0, x1) = bar_extent(figure, data)?;
     let x_format = axis_format((x0, x1), 8);
     let widest = categories
@@ -503,10 +510,6 @@ fn draw_lying_bars<DB: DrawingBackend>(
         .max()
         .unwrap_or(0);
     let names_px = widest.clamp(40, 200);
-    let y_desc = match &prefix {
-        Some(prefix) => format!("{} (names after “{prefix}”)", figure.x_label),
-        None => figure.x_label.clone(),
-    };
     let mut chart = titled_builder(figure, area)?
         .x_label_area_size(62)
         .y_label_area_size(names_px + 48)
@@ -519,7 +522,7 @@ fn draw_lying_bars<DB: DrawingBackend>(
             .y_labels(0)
             .x_labels(8)
             .x_desc(format!("{}{}", figure.y_label, x_format.title_suffix()))
-            .y_desc(y_desc)
+            .y_desc(axis_title)
             .x_label_formatter(&|x| x_format.label(*x)),
         &err,
     )?;
