@@ -170,14 +170,23 @@ pub fn measured(claims: &[serde_json::Value], id: &str) -> f64 {
 }
 
 /// The findings a reproduction wrote to DIR/NAME/findings.json, after checking that
-/// DIR/NAME/paper-figures.json names only figures it drew (as SVGs) and that every claim
-/// that is not reproduced says why.
+/// DIR/NAME/paper-figures.json names only figures it drew (as SVGs), each drawn one with
+/// its shape checked, and that every claim that is not reproduced says why.
 pub fn findings_and_paper_figures(dir: &Path, name: &str) -> Vec<serde_json::Value> {
     let read = |file: &str| read_json(&dir.join(name).join(file));
     for figure in read("paper-figures.json").as_array().unwrap() {
         for id in figure["figures"].as_array().into_iter().flatten() {
             let svg = dir.join(name).join(format!("{}.svg", id.as_str().unwrap()));
             assert!(svg.exists(), "{}: {}", figure["paper"], svg.display());
+        }
+        // A drawn figure is judged by its shape, checked on the written data.
+        if figure["status"] == "reproduced" || figure["status"] == "drawn-shape-differs" {
+            let (shape, measured) = (figure["shape"].as_str(), figure["measured"].as_str());
+            assert!(shape.is_some_and(|s| !s.is_empty()), "{figure}");
+            assert!(
+                measured.is_some_and(|m| !m.is_empty() && m != "not checked"),
+                "{figure}"
+            );
         }
     }
     assert_unreproduced_claims_explained(read("claims.json").as_array().unwrap());

@@ -7,6 +7,8 @@
 //! verdict and, where the verdict is not `reproduced`, the explanation filled in with the
 //! means of the run's own counters.
 
+use super::shape::Shape;
+use super::FigureData;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// What the paper's statement is, and so how the verdict is reached.
@@ -427,8 +429,21 @@ pub fn summarize_findings(per_seed: &[Vec<Finding>]) -> Vec<FindingResult> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "status")]
 pub enum FigureStatus {
-    /// Drawn as the paper did, in these figures of the report (their ids).
-    Reproduced { figures: Vec<String> },
+    /// Drawn in these figures of the report (their ids), and the shape the paper's
+    /// figure shows holds on their data: the property, and the numbers it held on.
+    Reproduced {
+        figures: Vec<String>,
+        shape: String,
+        measured: String,
+    },
+    /// Drawn, but the shape the paper's figure shows does not hold on the data: the
+    /// property, and what was measured instead.
+    #[serde(rename = "drawn-shape-differs")]
+    ShapeDiffers {
+        figures: Vec<String>,
+        shape: String,
+        measured: String,
+    },
     /// Replaced by what the model can show instead: these figures, and why.
     Proxy { figures: Vec<String>, why: String },
     /// Not in the report, and why.
@@ -444,12 +459,25 @@ pub struct PaperFigure {
     pub shows: String,
     #[serde(flatten)]
     pub status: FigureStatus,
+    /// The shape a drawn figure must have to count as reproduced, checked on the data
+    /// when the report is written ([`PaperFigure::check_shape`]).
+    #[serde(skip)]
+    pub shape: Option<Shape>,
 }
 
 impl PaperFigure {
-    pub fn reproduced(paper: &str, shows: &str, figures: &[&str]) -> Self {
+    /// The paper's figure drawn in `figures`, reproduced when `shape` holds on their data
+    /// (until checked, it is said to differ: nothing was measured yet).
+    pub fn drawn(paper: &str, shows: &str, figures: &[&str], shape: Shape) -> Self {
         let figures = figure_ids(figures);
-        PaperFigure::new(paper, shows, FigureStatus::Reproduced { figures })
+        let status = FigureStatus::ShapeDiffers {
+            figures,
+            shape: shape.says(),
+            measured: "not checked".into(),
+        };
+        let mut figure = PaperFigure::new(paper, shows, status);
+        figure.shape = Some(shape);
+        figure
     }
 
     pub fn proxy(paper: &str, shows: &str, figures: &[&str], why: &str) -> Self {
@@ -468,6 +496,46 @@ impl PaperFigure {
             paper: paper.into(),
             shows: shows.into(),
             status,
+            shape: None,
+        }
+    }
+
+    /// Check the figure's shape on the data of the report's figures (`data(id)`), and
+    /// make its status reproduced or drawn-shape-differs by the result. A figure with no
+    /// shape to check is left as it is.
+    pub fn check_shape<'a>(&mut self, data: &dyn Fn(&str) -> Option<&'a FigureData>) {
+        let Some(shape) = &self.shape else {
+            return;
+        };
+        let figures = match &self.status {
+            FigureStatus::Reproduced { figures, .. }
+            | FigureStatus::ShapeDiffers { figures, .. } => figures.clone(),
+            _ => return,
+        };
+        let checked = shape.check(data);
+        let (shape, measured) = (shape.says(), checked.measured);
+        self.status = if checked.holds {
+            FigureStatus::Reproduced {
+                figures,
+                shape,
+                measured,
+            }
+        } else {
+            FigureStatus::ShapeDiffers {
+                figures,
+                shape,
+                measured,
+            }
+        };
+    }
+
+    /// The figures of the report it is drawn in (none when missing).
+    pub fn figure_ids(&self) -> &[String] {
+        match &self.status {
+            FigureStatus::Reproduced { figures, .. }
+            | FigureStatus::ShapeDiffers { figures, .. }
+            | FigureStatus::Proxy { figures, .. } => figures,
+            FigureStatus::Missing { .. } => &[],
         }
     }
 }
@@ -603,14 +671,23 @@ mod tests {
         claims.remove(0);
         assert_eq!(back[1..], claims[..]);
         let figures = vec![
-            PaperFigure::reproduced("Fig. 4", "hit ratio", &["hit-ratio"]),
+            PaperFigure::drawn(
+                "Fig. 4",
+                "hit ratio",
+                &["hit-ratio"],
+                Shape::rising("hit-ratio", "lru"),
+            ),
             PaperFigure::proxy("Fig. 5", "power", &["energy"], "no power trace"),
             PaperFigure::missing("Table 2", "devices", "not modelled"),
         ];
         let json = serde_json::to_string(&figures).unwrap();
+        assert!(json.contains(r#""status":"drawn-shape-differs""#), "{json}");
+        // The shape to check is not written, only what it says and what was measured.
+        let mut unchecked = figures.clone();
+        unchecked[0].shape = None;
         assert_eq!(
             serde_json::from_str::<Vec<PaperFigure>>(&json).unwrap(),
-            figures
+            unchecked
         );
     }
 }

@@ -308,7 +308,7 @@ fn section_body(s: &Section, prefix: &str) -> String {
         let _ = writeln!(
             h,
             "<h3 id=\"{name}-paper-figures\">The paper's figures and tables</h3>\n\
-<table><tr><th>paper</th><th>shows</th><th>here</th><th>figures</th><th>why</th></tr>"
+<table><tr><th>paper</th><th>shows</th><th>here</th><th>figures</th><th>shape, or why not</th></tr>"
         );
         let links = |ids: &[String]| -> String {
             let parts: Vec<String> = ids
@@ -325,13 +325,30 @@ fn section_body(s: &Section, prefix: &str) -> String {
         };
         for f in &s.paper_figures {
             let (status, figures, why) = match &f.status {
-                FigureStatus::Reproduced { figures } => ("reproduced", links(figures), ""),
-                FigureStatus::Proxy { figures, why } => ("proxy", links(figures), why.as_str()),
-                FigureStatus::Missing { why } => ("missing", String::new(), why.as_str()),
+                FigureStatus::Reproduced {
+                    figures,
+                    shape,
+                    measured,
+                } => (
+                    "reproduced",
+                    links(figures),
+                    format!("the paper's shape: {shape}. Here: {measured}"),
+                ),
+                FigureStatus::ShapeDiffers {
+                    figures,
+                    shape,
+                    measured,
+                } => (
+                    "drawn, shape differs",
+                    links(figures),
+                    format!("the paper's shape: {shape}. Here: {measured}"),
+                ),
+                FigureStatus::Proxy { figures, why } => ("proxy", links(figures), why.clone()),
+                FigureStatus::Missing { why } => ("missing", String::new(), why.clone()),
             };
             let class = match status {
                 "reproduced" => "reproduced",
-                "proxy" => "direction-only",
+                "proxy" | "drawn, shape differs" => "direction-only",
                 _ => "not-reproduced",
             };
             let _ = writeln!(
@@ -339,7 +356,7 @@ fn section_body(s: &Section, prefix: &str) -> String {
                 "<tr><td>{}</td><td>{}</td><td class=\"verdict {class}\">{status}</td><td>{figures}</td><td>{}</td></tr>",
                 escape(&f.paper),
                 escape(&f.shows),
-                escape(why)
+                escape(&why)
             );
         }
         h.push_str("</table>\n");

@@ -19,6 +19,7 @@ mod html;
 pub mod numbers;
 mod plot;
 pub mod provenance;
+pub mod shape;
 pub mod table;
 
 pub use claims::{
@@ -738,8 +739,8 @@ pub fn write_experiment(
     write_json(&partial.join("results.json"), &report.json)?;
     write_json(&partial.join("claims.json"), &report.claims)?;
     write_json(&partial.join("findings.json"), &report.findings)?;
-    write_json(&partial.join("paper-figures.json"), &report.paper_figures)?;
     let mut figures = Vec::new();
+    let mut drawn = Vec::new();
     for (figure, file) in report.figures.iter().zip(&svgs) {
         let data = figure_data(&report.table, figure);
         let svg = plot::render(figure, &data)?;
@@ -749,7 +750,18 @@ pub fn write_experiment(
             title: figure.title.clone(),
             caption: data.caption(),
         });
+        drawn.push(data);
     }
+    // A paper figure is reproduced when its shape holds on what the figures draw.
+    let mut paper_figures = report.paper_figures.clone();
+    let data_of = |id: &str| {
+        let at = report.figures.iter().position(|f| f.id == id);
+        at.map(|i| &drawn[i])
+    };
+    for paper in &mut paper_figures {
+        paper.check_shape(&data_of);
+    }
+    write_json(&partial.join("paper-figures.json"), &paper_figures)?;
     let info = PageInfo {
         experiment: name.to_string(),
         title: report.table.title.clone(),
@@ -764,7 +776,7 @@ pub fn write_experiment(
         info,
         claims: report.claims.clone(),
         findings: report.findings.clone(),
-        paper_figures: report.paper_figures.clone(),
+        paper_figures,
         provenance: Some(provenance.clone()),
     };
     write_file(
@@ -921,7 +933,12 @@ mod tests {
             vec![("x", 3.0 + s)],
         )])
         .with_paper_figures(vec![
-            PaperFigure::reproduced("Fig. 4", "hit ratio by size", &["hit-ratio"]),
+            PaperFigure::drawn(
+                "Fig. 4",
+                "hit ratio by size",
+                &["hit-ratio"],
+                shape::Shape::below("hit-ratio", "lru", "ours", shape::Along::Every),
+            ),
             PaperFigure::proxy("Fig. 5", "power over time", &["launch"], "no power trace"),
             PaperFigure::missing("Table 2", "the devices", "not modelled"),
         ])

@@ -203,13 +203,24 @@ pub(crate) fn check_report(report: &crate::report::ExperimentReport) {
     }
     let ids: Vec<&str> = report.figures.iter().map(|f| f.id.as_str()).collect();
     for p in &report.paper_figures {
-        if let FigureStatus::Reproduced { figures } | FigureStatus::Proxy { figures, .. } =
-            &p.status
-        {
-            assert!(!figures.is_empty(), "{}", p.paper);
-            for f in figures {
-                assert!(ids.contains(&f.as_str()), "{}: no figure {f}", p.paper);
-            }
+        if !matches!(p.status, FigureStatus::Missing { .. }) {
+            assert!(!p.figure_ids().is_empty(), "{}", p.paper);
+        }
+        for f in p.figure_ids() {
+            assert!(ids.contains(&f.as_str()), "{}: no figure {f}", p.paper);
+        }
+        // A drawn figure is judged by its shape, on figures the report has.
+        let drawn = matches!(
+            p.status,
+            FigureStatus::Reproduced { .. } | FigureStatus::ShapeDiffers { .. }
+        );
+        assert_eq!(drawn, p.shape.is_some(), "{}", p.paper);
+        for f in p.shape.iter().flat_map(|s| s.figures()) {
+            assert!(
+                ids.contains(&f),
+                "{}: its shape reads no figure {f}",
+                p.paper
+            );
         }
     }
 }

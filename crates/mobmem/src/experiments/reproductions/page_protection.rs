@@ -24,6 +24,7 @@ use crate::mm::reclaim::policy::{LumpyGating, LumpyUnmovable};
 use crate::mm::reclaim::{
     self, workload::GalleryUsbConfig, DirtyWriteback, ReclaimConfig, ReclaimResult,
 };
+use crate::report::shape::{Along, Shape};
 use crate::report::table::filter;
 use crate::report::{format_number, Analysis, Claim, Figure, Finding, PaperFigure, Row, Table};
 use crate::trace::Trace;
@@ -644,7 +645,9 @@ fn findings(table: &Table, params: &Params) -> Vec<Finding> {
     ]
 }
 
-/// The paper's figures and what became of each.
+/// The paper's figures, what became of each, and the shape each drawn one must have:
+/// the interactive app's faults grow with the background I/O on the stock kernel, and
+/// FMP has fewer faults and a shorter response time than stock under that I/O.
 fn paper_figures() -> Vec<PaperFigure> {
     let diagram = |fig: &str, shows: &str| {
         PaperFigure::missing(
@@ -654,10 +657,11 @@ fn paper_figures() -> Vec<PaperFigure> {
         )
     };
     vec![
-        PaperFigure::reproduced(
+        PaperFigure::drawn(
             "Fig. 1",
             "the Gallery's page faults without and with a non-interactive app's I/O (stock kernel)",
             &["interactive-faults"],
+            Shape::rising("interactive-faults", "stock"),
         ),
         diagram("Fig. 2", "Linux's page replacement flow (a flow chart)"),
         diagram(
@@ -676,15 +680,17 @@ fn paper_figures() -> Vec<PaperFigure> {
             "Fig. 6",
             "FMP's components (CIPI, FTI, page identifier, IPP)",
         ),
-        PaperFigure::reproduced(
+        PaperFigure::drawn(
             "Fig. 7",
             "page faults, stock vs FMP, without and with the I/O task",
             &["interactive-faults", "faults-vs-memory"],
+            Shape::below("interactive-faults", "fmp", "stock", Along::Largest),
         ),
-        PaperFigure::reproduced(
+        PaperFigure::drawn(
             "Fig. 8",
             "response time, stock vs FMP, without and with the I/O task",
             &["response-time", "rt-p95-vs-memory"],
+            Shape::below("response-time", "fmp", "stock", Along::Largest),
         ),
         PaperFigure::proxy(
             "Fig. 9",
