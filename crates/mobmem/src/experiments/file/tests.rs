@@ -780,3 +780,233 @@ fn adding_a_dram_share_leaves_the_claims_of_the_others_unchanged() {
         .contains(&("dram_fraction".to_string(), "0.2".to_string())));
     assert!(!figure.lines.contains(&"lru".to_string()));
 }
+
+/// Asserts that each claim of `before` that `kept` accepts is in `after` under the same
+/// id and text, with the same values, verdict and explanation; returns how many it
+/// compared.
+fn assert_claims_kept(
+    before: &crate::report::ExperimentReport,
+    after: &crate::report::ExperimentReport,
+    kept: impl Fn(&str) -> bool,
+) -> usize {
+    let mut compared = 0;
+    for c in before.claims.iter().filter(|c| kept(&c.id)) {
+        let twin = (after.claims.iter())
+            .find(|a| a.id == c.id)
+            .unwrap_or_else(|| panic!("{} is still a claim", c.id));
+        assert_eq!(twin.claim, c.claim, "{}", c.id);
+        assert_eq!(
+            format!("{:?}", twin.values),
+            format!("{:?}", c.values),
+            "{}",
+            c.id
+        );
+        assert_eq!(twin.verdict, c.verdict, "{}", c.id);
+        assert_eq!(twin.explanation, c.explanation, "{}", c.id);
+        compared += 1;
+    }
+    compared
+}
+
+/// Whether some claim of `report` has a finite value: a comparison of NaNs alone would
+/// show nothing.
+fn some_claim_measured(report: &crate::report::ExperimentReport) -> bool {
+    report.claims.iter().any(|c| c.mean.is_finite())
+}
+
+fn values<T: Into<toml::Value> + Copy>(v: &[T]) -> toml::Value {
+    v.iter().map(|&x| x.into()).collect::<Vec<_>>().into()
+}
+
+/// The reclaim kind has no facet key: its claims compare policies at the default memory
+/// and transfer rate (`[reclaim] memory_pages` and the workload's
+/// `stream_pages_per_interaction`, one value each), and `memory_mib` and `stream_pages`
+/// are the x axes of the sweep figures. So adding a policy no claim reads (memcg-low), a
+/// memory size and a transfer rate leaves every claim unchanged. The rate is added inside
+/// the swept range: the explanation of background-io-raises-faults cites the rise at the
+/// sweep's lowest and highest rates, which describe the sweep itself.
+#[test]
+fn adding_a_policy_memory_size_or_rate_leaves_the_reclaim_claims_unchanged() {
+    let with = |policies: &[&str], mib: &[i64], rates: &[i64]| {
+        let file = edited("page-protection", |t| {
+            t.remove("seeds");
+            set(t, "policies", values(policies));
+            set(t, "memory_mib", values(mib));
+            set(t, "stream_pages", values(rates));
+            set(t, "kernel_34_policies", toml::Value::Array(Vec::new()));
+            set_workload(t, "interactions", 20.into());
+        })
+        .unwrap();
+        run_once(&file)
+    };
+    let alone = with(&["stock", "fmp"], &[96], &[0, 1200, 4800]);
+    let more = with(
+        &["stock", "fmp", "memcg-low"],
+        &[96, 160],
+        &[0, 1200, 2400, 4800],
+    );
+    assert!(some_claim_measured(&alone));
+    let n = assert_claims_kept(&alone, &more, |_| true);
+    assert_eq!((n, more.claims.len()), (alone.claims.len(), n));
+    // The added points ran.
+    let t = &more.table;
+    assert!(
+        pairs(t, "scope", "sweep", "policy", "memory_mib").contains(&("fmp".into(), "160".into()))
+    );
+    assert!(pairs(t, "scope", "rate", "policy", "io_mb_s")
+        .contains(&("memcg-low".into(), "9.8".into())));
+}
+
+/// The swap kind has no facet key: its architectures are compared, and `nvm_percent` is
+/// the axis its claims range over (on average and at most over the NVM sizes, at the
+/// largest, where hierarchical swap first wins). So adding an architecture no claim
+/// reads (zram) leaves every claim unchanged, and adding an NVM size leaves unchanged the
+/// claims of one point: launch time at `launch_nvm_percent` and flash-only swap's
+/// single-access share.
+#[test]
+fn adding_an_architecture_or_nvm_size_leaves_the_swap_claims_of_other_points_unchanged() {
+    let with = |sizes: &[i64], architectures: &[&str]| {
+        let file = edited("multi-swap", |t| {
+            small_swap(t);
+            t.remove("seeds");
+            set(t, "nvm_percent", values(sizes));
+            set(t, "architectures", values(architectures));
+        })
+        .unwrap();
+        run_once(&file)
+    };
+    let alone = with(&[10, 50], &["flash", "none"]);
+    assert!(some_claim_measured(&alone));
+    let zram = with(&[10, 50], &["flash", "none", "zram"]);
+    let n = assert_claims_kept(&alone, &zram, |_| true);
+    assert_eq!((n, zram.claims.len()), (alone.claims.len(), n));
+    assert!(zram
+        .table
+        .distinct("architecture")
+        .contains(&"zram".to_string()));
+    let one_point = [
+        "launch-faster-than-flash-swap",
+        "launch-close-to-no-swap",
+        "single-access-majority",
+    ];
+    let sized = with(&[10, 30, 50], &["flash", "none"]);
+    let n = assert_claims_kept(&alone, &sized, |id| one_point.contains(&id));
+    assert_eq!(n, one_point.len());
+    assert!(sized
+        .table
+        .distinct("nvm_percent")
+        .contains(&"30".to_string()));
+}
+
+/// The ksm kind has no facet key: KSM off and the chosen setting are compared, and
+/// `pages_to_scan` and `sleep_ms` are the sweeps two of its claims range over (where the
+/// saving saturates; the spread of the final saving over the sleeps). So adding a
+/// pages_to_scan setting and a sleep inside the swept range leaves every other claim
+/// unchanged: the app impact at the chosen setting, and the times to the saving at the
+/// first, 20-ms and last sleeps.
+#[test]
+fn adding_a_ksm_setting_leaves_the_claims_of_the_other_settings_unchanged() {
+    let with = |pages: &[i64], sleeps: &[i64]| {
+        let file = edited("ksm", |t| {
+            t.remove("seeds");
+            set(t, "duration_ms", 50_000.into());
+            set(t, "sleep_duration_ms", 50_000.into());
+            set(t, "pages_to_scan", values(pages));
+            set(t, "sleep_ms", values(sleeps));
+            set(t, "apps_memory_step_mb", 100.into());
+            set_workload(t, "scale", 0.1.into());
+        })
+        .unwrap();
+        run_once(&file)
+    };
+    let alone = with(&[50, 100], &[10, 20, 200]);
+    let more = with(&[50, 100, 150], &[10, 20, 50, 200]);
+    assert!(some_claim_measured(&alone));
+    let swept = ["saturation-pages-to-scan", "sleep-changes-amount-little"];
+    let n = assert_claims_kept(&alone, &more, |id| !swept.contains(&id));
+    assert_eq!(n, alone.claims.len() - swept.len());
+    let series = more.table.distinct("series");
+    assert!(
+        series.contains(&"pages_to_scan 150".to_string()),
+        "{series:?}"
+    );
+    assert!(series.contains(&"sleep 50 ms".to_string()), "{series:?}");
+}
+
+/// The fs kind's facet is the platform (the compared axis is the scheme): its claims are
+/// the paper's, on the paper's board (pxa250), and stay so, unnamed, when the grid prices
+/// the reads on another platform too; that platform gets its own figures.
+#[test]
+fn adding_a_platform_leaves_the_claims_of_the_papers_board_unchanged() {
+    let media = small_media();
+    let dir = media.path().to_str().unwrap().to_string();
+    let with = |platforms: &[&str]| {
+        let file = edited("selective-page-cache", |t| {
+            set(t, "media", dir.clone().into());
+            set(t, "platforms", values(platforms));
+        })
+        .unwrap();
+        run_once(&file)
+    };
+    let alone = with(&["pxa250"]);
+    let both = with(&["pxa250", "modern-phone"]);
+    assert!(some_claim_measured(&alone));
+    let n = assert_claims_kept(&alone, &both, |_| true);
+    assert_eq!((n, both.claims.len()), (alone.claims.len(), n));
+    // The added platform's figures have its rows.
+    let figure = (both.figures.iter())
+        .find(|f| f.id == "modern-phone-read-time-vs-stock")
+        .unwrap();
+    assert!(figure
+        .filter
+        .contains(&("platform".to_string(), "modern-phone".to_string())));
+    assert_eq!(both.table.distinct("platform"), ["pxa250", "modern-phone"]);
+}
+
+/// The composed kind's facet is the phone (the compared axis is the configuration of the
+/// ablation): each phone's claims are its own, their ids and texts naming it whatever the
+/// grid, so adding a phone leaves another's claims unchanged and adds its own.
+#[test]
+fn adding_a_phone_leaves_the_claims_of_the_other_phone_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    // The shipped phones, smaller and with shorter workloads.
+    let small = |name: &str| {
+        let (_, text) = (reproductions::composed::PHONES.iter())
+            .find(|(n, _)| *n == name)
+            .unwrap();
+        let mut phone: toml::Table = toml::from_str(text).unwrap();
+        let scale = phone["scale"].as_float().unwrap();
+        set(&mut phone, "scale", (scale / 8.0).into());
+        set_workload(&mut phone, "sessions", 8.into());
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, toml::to_string(&phone).unwrap()).unwrap();
+        toml::Value::from(path.to_str().unwrap())
+    };
+    let (old, new) = (small("phone-2012"), small("phone"));
+    let with = |files: Vec<toml::Value>| {
+        let file = edited("composed", |t| {
+            t.remove("seeds");
+            set(t, "phones", toml::Value::Array(Vec::new()));
+            set(t, "phone_files", files.into());
+        })
+        .unwrap();
+        run_once(&file)
+    };
+    let alone = with(vec![old.clone()]);
+    let both = with(vec![old, new]);
+    assert!(some_claim_measured(&alone));
+    assert!(alone.claims.iter().all(|c| c.id.starts_with("phone-2012-")));
+    let n = assert_claims_kept(&alone, &both, |_| true);
+    assert_eq!(n, alone.claims.len());
+    let added = (both.claims.iter())
+        .filter(|c| c.id.starts_with("phone-") && !c.id.starts_with("phone-2012-"))
+        .count();
+    assert_eq!(added + n, both.claims.len());
+    assert!(added > 0);
+    // So are its findings.
+    assert!(!alone.findings.is_empty());
+    for f in &alone.findings {
+        let twin = both.findings.iter().find(|b| b.id == f.id);
+        assert_eq!(twin.map(|t| &t.text), Some(&f.text), "{}", f.id);
+    }
+}

@@ -466,6 +466,9 @@ fn cut_claim(
         .explained(explain, cited)
 }
 
+// The facet is the phone (the ablation's configurations are compared): each phone's
+// claims and findings read its own rows only and their ids name it, so adding a phone
+// leaves another's unchanged.
 fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) {
     let mut claims = Vec::new();
     let mut findings = Vec::new();

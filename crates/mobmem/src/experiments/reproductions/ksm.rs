@@ -585,6 +585,10 @@ fn pass_s(grid: &Params, pages: u64, pages_to_scan: u32, sleep_ms: u32) -> f64 {
     pages.div_ceil(pages_to_scan as u64) as f64 * params.sleep_ns() as f64 / 1e9
 }
 
+// No facet: KSM off and the chosen setting are compared, and `pages_to_scan` and
+// `sleep_ms` are sweeps that two claims range over (the saturation knee, the spread of the
+// final saving); the others read fixed points (the chosen setting, sleeps of the first,
+// 20 ms and the last), which an added setting leaves unchanged.
 pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Params) -> Analysis {
     let series_of = |sweep: &str| -> Vec<String> {
         let mut s: Vec<String> = table

@@ -457,6 +457,10 @@ fn measures(table: &Table) -> Measures {
     }
 }
 
+// No facet: the architectures are compared, and `nvm_percent` is the axis the claims
+// range over (on average, at most, at the largest size), so only the claims of one point
+// (launch time at `launch_nvm_percent`, flash-only swap's single-access share) stay
+// unchanged when a size is added.
 pub fn analyze(table: &Table, params: &Params) -> Analysis {
     let nvm_figure = |id: &str, title: &str, metric: &str, y: &str, lines: &[&str]| Figure {
         id: id.into(),

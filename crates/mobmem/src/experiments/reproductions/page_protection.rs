@@ -341,6 +341,10 @@ fn default_rate(table: &Table) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+// No facet: the claims compare policies at the default memory and transfer rate (one
+// value each); `memory_mib` and `stream_pages` are the x axes of the sweep figures, so a
+// point added to either leaves every claim's value and verdict alone (the explanation of
+// background-io-raises-faults cites the rise at the sweep's lowest and highest rates).
 pub fn analyze(table: &Table, params: &Params) -> Analysis {
     let base = &params.reclaim;
     let lines: Vec<String> = params.policies.clone();

@@ -649,6 +649,8 @@ fn power_curve(table: &Table, file: &str, scheme: &str) -> Vec<(f64, f64)> {
     )
 }
 
+// The facet is the platform (the schemes are compared): the claims are the paper's, on its
+// board (pxa250) alone, so another platform adds figures and findings, never claims.
 /// Figures, claims and notes.
 pub fn analyze(table: &Table) -> (Vec<Figure>, Vec<Claim>, Vec<String>) {
     let present = table.distinct("scheme");
