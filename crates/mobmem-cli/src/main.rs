@@ -25,6 +25,7 @@ use mobmem::config_file::Echo;
 use mobmem::devices::CostModel;
 use mobmem::experiments::overrides::{self, Override, SweepPoint, SweptKey};
 use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
+use mobmem::experiments::sensitivity;
 use mobmem::experiments::{ExperimentFile, RunOptions};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
 use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
@@ -263,6 +264,15 @@ struct ReproduceArgs {
     /// the seeds with a 95% interval (Student t). 1 to 100.
     #[arg(long, default_value_t = reproductions::DEFAULT_SEEDS, value_parser = numbers::seeds, allow_negative_numbers = true)]
     seeds: u64,
+    /// Also rerun the experiment with each constant it assumes (its file's `[[assumed]]`:
+    /// a key, the low and high ends of a plausible range, the range's source) at each end
+    /// of its range, all else as shipped and the same seeds, and compare every claim's
+    /// verdict: a claim is robust when no single end changes it. Writes
+    /// OUT/NAME/sensitivity.json, a tornado plot per claim (sensitivity-CLAIM.svg) and a
+    /// section of the page; `report summary` then adds a robust column. Costs two more
+    /// runs of the experiment per constant.
+    #[arg(long)]
+    sensitivity: bool,
     #[command(flatten)]
     changes: KeyChanges,
 }
@@ -862,6 +872,7 @@ fn run_changed(
     swept: &[String],
     sweep_name: Option<&str>,
     context: &dyn Fn(&ChangedFile) -> String,
+    sensitivity: Option<&SensitivityOf<'_>>,
 ) -> Result<Vec<report::ExperimentReport>> {
     let names: Vec<&str> = files.iter().map(|f| f.file.header.name.as_str()).collect();
     report::check_outputs(out, &names, existing)?;
@@ -875,8 +886,16 @@ fn run_changed(
     let mut reports = Vec::with_capacity(files.len());
     for f in files {
         provenance.overrides = f.overrides.clone();
-        let report = run_experiment(&f.file, options, out, &mut provenance, existing)
-            .with_context(|| context(f))?;
+        let with = sensitivity.map(|s| move |base: &report::ExperimentReport| s(f, base));
+        let report = run_experiment(
+            &f.file,
+            options,
+            out,
+            &mut provenance,
+            existing,
+            with.as_ref().map(|w| w as &dyn Fn(&_) -> _),
+        )
+        .with_context(|| context(f))?;
         let headline = headline(f.file.header.kind);
         if !headline.is_empty() && report.claims.is_empty() {
             if files.len() > 1 {
@@ -933,6 +952,7 @@ fn run(args: RunArgs) -> Result<()> {
         &args.changes.swept_keys(),
         sweep_name.as_deref(),
         &|_| args.experiment.display().to_string(),
+        None,
     )?;
     for report in &reports {
         eprintln!(
@@ -961,14 +981,21 @@ fn tell_kept(kept: Vec<std::path::PathBuf>) {
     }
 }
 
+/// What `reproduce --sensitivity` adds to a file's report: its claims rerun at each end
+/// of each assumed constant, given the file and the report as shipped.
+type SensitivityOf<'a> =
+    dyn Fn(&ChangedFile, &report::ExperimentReport) -> Result<sensitivity::Sensitivity> + 'a;
+
 /// Run an experiment file (`run` and `reproduce` alike) with a progress bar, write its
-/// report under `out` and print its claims. The provenance's seeds are the run's.
+/// report under `out` and print its claims. The provenance's seeds are the run's. With
+/// `sensitivity`, the report carries the claims' sensitivity, made after the run.
 fn run_experiment(
     file: &ExperimentFile,
     options: &RunOptions,
     out: &std::path::Path,
     provenance: &mut report::Provenance,
     existing: Existing,
+    sensitivity: Option<&dyn Fn(&report::ExperimentReport) -> Result<sensitivity::Sensitivity>>,
 ) -> Result<report::ExperimentReport> {
     let pb = bar(0, &file.header.name);
     let progress = progress_of(&pb);
@@ -977,8 +1004,11 @@ fn run_experiment(
         seeds: options.seeds,
         media_dir: options.media_dir.clone(),
     };
-    let report = file.run(&options)?;
+    let mut report = file.run(&options)?;
     pb.finish_and_clear();
+    if let Some(of) = sensitivity {
+        report.sensitivity = Some(of(&report)?);
+    }
     if provenance.seeds.is_empty() {
         provenance.seeds = report.seeds.clone();
     }
@@ -1048,6 +1078,64 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
         let i = files.iter().position(|g| std::ptr::eq(g, f)).unwrap_or(0);
         format!("reproduction {}", of[i].name)
     };
+    if args.sensitivity && !args.changes.sweep.is_empty() {
+        bail!("--sensitivity and --sweep are separate studies: give one of them");
+    }
+    // Each file's changes, parsed again, and each end of each assumed constant checked
+    // (the file read with it) before anything runs.
+    let changes_of = |f: &ChangedFile| -> Result<Vec<Override>> {
+        (f.overrides.iter())
+            .map(|t| Ok(Override::parse("--set", t)?))
+            .collect()
+    };
+    let of_file = |f: &ChangedFile| {
+        let i = files.iter().position(|g| std::ptr::eq(g, f)).unwrap_or(0);
+        of[i]
+    };
+    let variant = |f: &ChangedFile, a: &sensitivity::Assumption, end: sensitivity::End| {
+        let mut changes = changes_of(f)?;
+        changes.push(a.change(end)?);
+        of_file(f)
+            .experiment_with(&changes)
+            .with_context(|| format!("[[assumed]] {} at its {} end", a.key, end.name()))
+    };
+    if args.sensitivity {
+        for f in &files {
+            for a in &f.file.header.assumed {
+                for end in [sensitivity::End::Low, sensitivity::End::High] {
+                    variant(f, a, end).with_context(|| announce(f))?;
+                }
+            }
+        }
+    }
+    let sensitivity_of = |f: &ChangedFile, base: &report::ExperimentReport| {
+        let assumed = &f.file.header.assumed;
+        let mut runs = Vec::with_capacity(assumed.len());
+        for (i, a) in assumed.iter().enumerate() {
+            let at = |end: sensitivity::End| -> Result<report::ExperimentReport> {
+                eprintln!(
+                    "  sensitivity {}/{}: {} = {} ({} end)",
+                    2 * i + usize::from(end == sensitivity::End::High) + 1,
+                    2 * assumed.len(),
+                    a.key,
+                    a.value(end),
+                    end.name()
+                );
+                let file = variant(f, a, end)?;
+                let pb = bar(0, &file.header.name);
+                let progress = progress_of(&pb);
+                let report = file.run(&RunOptions {
+                    progress: &progress,
+                    seeds: options.seeds,
+                    media_dir: options.media_dir.clone(),
+                })?;
+                pb.finish_and_clear();
+                Ok(report)
+            };
+            runs.push((at(sensitivity::End::Low)?, at(sensitivity::End::High)?));
+        }
+        Ok(sensitivity::analyze(base, assumed, &runs))
+    };
     for r in &chosen {
         println!("{}: {}", r.name, r.summary);
     }
@@ -1060,6 +1148,8 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
         &args.changes.swept_keys(),
         sweep_name.as_deref(),
         &announce,
+        args.sensitivity
+            .then_some(&sensitivity_of as &SensitivityOf<'_>),
     )?;
     println!("report: {}", args.out.join("index.html").display());
     Ok(())

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::{
     assert_figures, assert_mentions, fails, findings_and_paper_figures, gen, measured, ok,
-    reproduce, run_full, verdict,
+    read_json, reproduce, run_full, verdict,
 };
 
 /// A gallery-usb trace at scale 0.2 in `dir`: its path.
@@ -222,6 +222,69 @@ fn reproduce_page_protection_writes_its_claims_and_figures() {
             "rt-p95-vs-memory",
         ],
     );
+}
+
+/// `reproduce --sensitivity` reruns the claims at both ends of each assumed constant: the
+/// fault counts do not depend on the time constants, the response time does, and the
+/// summary gains a robust column.
+#[test]
+fn sensitivity_reruns_the_claims_at_each_end_of_each_assumed_constant() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = [
+        "--set",
+        "workload.interactions=40",
+        "--set",
+        "memory_mib=[128]",
+        "--set",
+        "stream_pages=[0, 4800]",
+        "--set",
+        r#"policies=["stock", "fmp"]"#,
+    ];
+    let mut args = vec!["--sensitivity", "--seeds", "1"];
+    args.extend_from_slice(&small);
+    let claims = reproduce("page-protection", dir.path(), &args);
+    let folder = dir.path().join("page-protection");
+    let s = read_json(&folder.join("sensitivity.json"));
+    let keys: Vec<&str> = (s["constants"].as_array().unwrap().iter())
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["reclaim.execution_ms", "reclaim.fault_ms"]);
+    let of = |id: &str| {
+        let all = s["claims"].as_array().unwrap();
+        all.iter().find(|c| c["id"] == id).unwrap().clone()
+    };
+    assert_eq!(s["claims"].as_array().unwrap().len(), claims.len());
+    let mean_at = |c: &serde_json::Value, i: usize| c["ends"][i]["outcome"]["mean"].as_f64();
+    // Faults are counted, not timed: every end gives the base's count.
+    let faults = of("background-io-raises-faults");
+    assert_eq!(faults["ends"].as_array().unwrap().len(), 4);
+    for i in 0..4 {
+        assert_eq!(mean_at(&faults, i), faults["base"]["mean"].as_f64());
+    }
+    assert_eq!(faults["robust"], true);
+    // The response time's cut shrinks as T_E grows (the saving is a smaller share).
+    let rt = of("fmp-cuts-response-time");
+    assert!(mean_at(&rt, 0).unwrap() > mean_at(&rt, 1).unwrap(), "{rt}");
+    assert!(mean_at(&rt, 2).unwrap() < mean_at(&rt, 3).unwrap(), "{rt}");
+    for c in &claims {
+        let id = c["id"].as_str().unwrap();
+        assert!(
+            folder.join(format!("sensitivity-{id}.svg")).exists(),
+            "{id}"
+        );
+    }
+    let page = std::fs::read_to_string(folder.join("index.html")).unwrap();
+    assert!(page.contains("Sensitivity to the assumed constants"));
+    let summary = ok(&["report", "summary", dir.path().to_str().unwrap()]);
+    assert!(summary.contains("| verdict | robust |"), "{summary}");
+    // An end that is no range is refused before anything runs.
+    let mut bad = vec!["reproduce", "page-protection", "--sensitivity", "--out"];
+    let out = dir.path().join("bad");
+    bad.push(out.to_str().unwrap());
+    bad.extend_from_slice(&["--set", "assumed.0.low=500"]);
+    let e = fails(&bad);
+    assert!(e.contains("low (500) must be below high (200)"), "{e}");
+    assert!(!out.exists());
 }
 
 #[test]

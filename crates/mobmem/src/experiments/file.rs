@@ -73,6 +73,9 @@ pub struct Header {
     /// `[[calibrated]]`: the inputs set to match a number of the paper's; the claims
     /// about that number are not testable.
     pub calibrated: Vec<Calibration>,
+    /// `[[assumed]]`: the constants the model assumes, each with the ends of its
+    /// plausible range; `reproduce --sensitivity` reruns the claims at each end.
+    pub assumed: Vec<super::sensitivity::Assumption>,
 }
 
 /// An input of the experiment that was set so that the model matches one of the paper's
@@ -308,6 +311,14 @@ impl ExperimentFile {
                 "key `calibrated` names claims, and only a file with `reproduces` has claims",
             ));
         }
+        let assumed = super::sensitivity::parse_assumed(table.remove("assumed"), origin)?;
+        if !assumed.is_empty() && reproduces.is_none() {
+            return Err(Error::config(
+                origin,
+                "key `assumed` is for the claims' sensitivity, and only a file with \
+                 `reproduces` has claims",
+            ));
+        }
         let header = Header {
             kind: kind.name,
             name,
@@ -315,6 +326,7 @@ impl ExperimentFile {
             seeds,
             reproduces,
             calibrated,
+            assumed,
         };
         let params = (kind.parse)(&header, table, base, origin)?;
         Ok(ExperimentFile { header, params })
@@ -357,6 +369,11 @@ impl ExperimentFile {
             let list = toml::Value::try_from(&h.calibrated)
                 .map_err(|e| Error::config(&h.name, e.to_string()))?;
             table.insert("calibrated".into(), list);
+        }
+        if !h.assumed.is_empty() {
+            let list = toml::Value::try_from(&h.assumed)
+                .map_err(|e| Error::config(&h.name, e.to_string()))?;
+            table.insert("assumed".into(), list);
         }
         table.extend(self.params.to_toml()?);
         toml::to_string(&table).map_err(|e| Error::config(&h.name, e.to_string()))

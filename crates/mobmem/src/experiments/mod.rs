@@ -7,6 +7,7 @@ pub mod file;
 pub mod kinds;
 pub mod overrides;
 pub mod reproductions;
+pub mod sensitivity;
 pub mod sweep;
 
 pub use crate::mm::placement::split_memory;

@@ -269,6 +269,7 @@ mod tests {
             seeds: None,
             reproduces: reproduces.map(String::from),
             calibrated: Vec::new(),
+            assumed: Vec::new(),
         }
     }
 

@@ -14,6 +14,7 @@ use super::claims::{
 use super::numbers::{interval, significant};
 use super::provenance::{seeds_text, Provenance};
 use super::{safe_file_name, PageInfo};
+use crate::experiments::sensitivity::Sensitivity;
 use crate::output::{self, Existing, Placed};
 use crate::{Error, Result};
 
@@ -33,6 +34,8 @@ pub struct Section {
     pub paper_figures: Vec<PaperFigure>,
     /// The command that wrote the folder (absent from folders of older versions).
     pub provenance: Option<Provenance>,
+    /// The claims' sensitivity to the assumed constants (`reproduce --sensitivity`).
+    pub sensitivity: Option<Sensitivity>,
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
@@ -67,6 +70,7 @@ impl Section {
             findings: read_json(&folder.join("findings.json"))?.unwrap_or_default(),
             paper_figures: read_json(&folder.join("paper-figures.json"))?.unwrap_or_default(),
             provenance: read_json(&folder.join("provenance.json"))?,
+            sensitivity: read_json(&folder.join("sensitivity.json"))?,
         })
     }
 }
@@ -227,6 +231,79 @@ fn measured_text(c: &ClaimResult) -> String {
     }
 }
 
+/// The sensitivity section: the rule, the constants with their ranges and sources, and
+/// per claim its verdict at each end of each constant with a tornado plot of its value.
+fn sensitivity_html(sensitivity: &Sensitivity, name: &str, prefix: &str) -> String {
+    let mut h = String::new();
+    let _ = writeln!(
+        h,
+        "<h3 id=\"{name}-sensitivity\">Sensitivity to the assumed constants</h3>\n<p>{}</p>",
+        escape(&sensitivity.rule)
+    );
+    if sensitivity.constants.is_empty() {
+        h.push_str("<p>The experiment declares no assumed constant.</p>\n");
+        return h;
+    }
+    h.push_str(
+        "<table><tr><th>constant</th><th>low</th><th>high</th><th>the range's source</th></tr>\n",
+    );
+    for c in &sensitivity.constants {
+        let _ = writeln!(
+            h,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&c.key),
+            escape(&c.low.to_string()),
+            escape(&c.high.to_string()),
+            escape(&c.source)
+        );
+    }
+    h.push_str("</table>\n<table><tr><th>claim</th><th>verdict as shipped</th>");
+    for c in &sensitivity.constants {
+        for end in ["low", "high"] {
+            let _ = write!(h, "<th><code>{}</code> {end}</th>", escape(&c.key));
+        }
+    }
+    h.push_str("<th>robust</th></tr>\n");
+    for claim in &sensitivity.claims {
+        let _ = write!(
+            h,
+            "<tr><td>{} (<code>{}</code>)</td><td class=\"verdict {verdict}\">{verdict}</td>",
+            escape(&claim.claim),
+            escape(&claim.id),
+            verdict = claim.base.verdict.name()
+        );
+        for end in &claim.ends {
+            match &end.outcome {
+                Some(o) => {
+                    let _ = write!(
+                        h,
+                        "<td class=\"verdict {0}\">{0} ({1})</td>",
+                        o.verdict.name(),
+                        significant(o.mean, 4)
+                    );
+                }
+                None => h.push_str("<td>no such claim</td>"),
+            }
+        }
+        let robust = if claim.robust { "yes" } else { "no" };
+        let _ = writeln!(h, "<td>{robust}</td></tr>");
+    }
+    h.push_str("</table>\n");
+    for claim in &sensitivity.claims {
+        let Ok(id) = safe_file_name(&claim.id) else {
+            continue;
+        };
+        let _ = writeln!(
+            h,
+            "<figure><img src=\"{prefix}sensitivity-{id}.svg\" alt=\"{}\" width=\"960\">\
+<figcaption>{}: its value as shipped (the line) and at each end of each constant.</figcaption></figure>",
+            escape(&claim.id),
+            escape(&claim.id)
+        );
+    }
+    h
+}
+
 /// The body of one experiment's section. `prefix` leads every link to its files ("NAME/"
 /// on the index, "" on its own page); ids are prefixed with the experiment's name so that
 /// they are unique on the index.
@@ -243,6 +320,9 @@ fn section_body(s: &Section, prefix: &str) -> String {
     }
     if !s.paper_figures.is_empty() {
         nav.push(("paper-figures", "The paper's figures"));
+    }
+    if s.sensitivity.is_some() {
+        nav.push(("sensitivity", "Sensitivity"));
     }
     if !s.info.notes.is_empty() || s.info.facts.len() > 1 {
         nav.push(("notes", "Notes"));
@@ -360,6 +440,9 @@ fn section_body(s: &Section, prefix: &str) -> String {
             );
         }
         h.push_str("</table>\n");
+    }
+    if let Some(sensitivity) = &s.sensitivity {
+        h.push_str(&sensitivity_html(sensitivity, &name, prefix));
     }
     if !s.info.notes.is_empty() || s.info.facts.len() > 1 {
         let _ = writeln!(h, "<h3 id=\"{name}-notes\">Notes</h3>");
@@ -603,9 +686,21 @@ pub fn claims_markdown(sections: &[Section], last: Option<&Provenance>) -> Strin
         seeds_text(&seeds)
     );
     out.push_str(&made_by(sections, last));
-    out.push_str(
-        "\n| reproduction | claim | paper | measured: mean [95% interval] | verdict |\n|---|---|---|---|---|\n",
-    );
+    // The robust column only where a sensitivity analysis ran.
+    let analysed = sections.iter().any(|s| s.sensitivity.is_some());
+    if analysed {
+        out.push_str(
+            "\nRobust: no single assumed constant at either end of its plausible range \
+             changes the verdict (`reproduce --sensitivity`; each report's sensitivity.json \
+             lists the constants, their ranges and sources); `-`: the experiment declares no \
+             assumed constant.\n",
+        );
+    }
+    out.push_str(if analysed {
+        "\n| reproduction | claim | paper | measured: mean [95% interval] | verdict | robust |\n|---|---|---|---|---|---|\n"
+    } else {
+        "\n| reproduction | claim | paper | measured: mean [95% interval] | verdict |\n|---|---|---|---|---|\n"
+    });
     for s in sections {
         for c in &s.claims {
             let unit = if c.unit.is_empty() {
@@ -613,9 +708,14 @@ pub fn claims_markdown(sections: &[Section], last: Option<&Provenance>) -> Strin
             } else {
                 format!(" {}", c.unit)
             };
+            let robust = if analysed {
+                format!(" {} |", cell(&robust_text(s.sensitivity.as_ref(), &c.id)))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "| {} | {} (`{}`) | {}{unit} | {}{unit} | {} |",
+                "| {} | {} (`{}`) | {}{unit} | {}{unit} | {} |{robust}",
                 cell(&s.info.experiment),
                 cell(&c.claim),
                 cell(&c.id),
@@ -626,6 +726,19 @@ pub fn claims_markdown(sections: &[Section], last: Option<&Provenance>) -> Strin
         }
     }
     out
+}
+
+/// A claim's robust cell: `yes`, `no (KEY=VALUE, ...)` naming the ends that change its
+/// verdict, or `-` where no constant was varied.
+fn robust_text(sensitivity: Option<&Sensitivity>, id: &str) -> String {
+    let Some(s) = sensitivity.filter(|s| !s.constants.is_empty()) else {
+        return "-".into();
+    };
+    match s.claims.iter().find(|c| c.id == id) {
+        None => "-".into(),
+        Some(c) if c.robust => "yes".into(),
+        Some(c) => format!("no ({})", c.flipped_by.join(", ")),
+    }
 }
 
 /// "Made by `COMMAND` (BUILD) at DATE UTC." for the experiments with claims: one line
@@ -764,6 +877,7 @@ mod tests {
             findings: vec![],
             paper_figures: vec![],
             provenance: None,
+            sensitivity: None,
         };
         let text = claims_markdown(std::slice::from_ref(&section), None);
         assert!(
@@ -784,6 +898,88 @@ mod tests {
         papers.claims.truncate(1);
         let text = claims_markdown(&[papers], None);
         assert!(text.starts_with("1 claims of 1 reproductions: 1 reproduced, 0 direction-only"));
+        assert!(!text.contains("robust"));
+    }
+
+    #[test]
+    fn the_robust_column_names_the_ends_that_change_a_verdict() {
+        use crate::experiments::sensitivity::{
+            Assumption, AtEnd, ClaimSensitivity, End, Outcome, Sensitivity,
+        };
+        let outcome = |verdict| Some(Outcome { mean: 1.0, verdict });
+        let of = |id: &str, high: Verdict| ClaimSensitivity {
+            id: id.into(),
+            claim: String::new(),
+            unit: String::new(),
+            base: Outcome {
+                mean: 1.0,
+                verdict: Verdict::Reproduced,
+            },
+            ends: vec![
+                AtEnd {
+                    key: "k".into(),
+                    end: End::Low,
+                    value: "1".into(),
+                    outcome: outcome(Verdict::Reproduced),
+                },
+                AtEnd {
+                    key: "k".into(),
+                    end: End::High,
+                    value: "2".into(),
+                    outcome: outcome(high),
+                },
+            ],
+            robust: high == Verdict::Reproduced,
+            flipped_by: if high == Verdict::Reproduced {
+                vec![]
+            } else {
+                vec!["k=2".into()]
+            },
+        };
+        let section = |with: Option<Sensitivity>| Section {
+            info: PageInfo {
+                experiment: "x".into(),
+                title: String::new(),
+                seeds: vec![1],
+                notes: vec![],
+                facts: vec![],
+                figures: vec![],
+            },
+            claims: vec![
+                claim("a", Source::Paper, Verdict::Reproduced),
+                claim("b", Source::Paper, Verdict::Reproduced),
+            ],
+            findings: vec![],
+            paper_figures: vec![],
+            provenance: None,
+            sensitivity: with,
+        };
+        let sensitivity = Sensitivity {
+            rule: String::new(),
+            constants: vec![Assumption {
+                key: "k".into(),
+                low: 1.into(),
+                high: 2.into(),
+                source: "s".into(),
+            }],
+            claims: vec![
+                of("a", Verdict::Reproduced),
+                of("b", Verdict::DirectionOnly),
+            ],
+        };
+        let text = claims_markdown(&[section(Some(sensitivity.clone()))], None);
+        assert!(text.contains("| verdict | robust |"), "{text}");
+        assert!(text.contains("| reproduced | yes |"), "{text}");
+        assert!(text.contains("| reproduced | no (k=2) |"), "{text}");
+        // Run, but with no constant declared: nothing to be robust against.
+        let none = Sensitivity {
+            constants: vec![],
+            ..sensitivity
+        };
+        let text = claims_markdown(&[section(Some(none))], None);
+        assert!(text.contains("| reproduced | - |"), "{text}");
+        let page = experiment_page(&section(None));
+        assert!(!page.contains("Sensitivity"));
     }
 }
 

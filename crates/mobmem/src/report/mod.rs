@@ -22,6 +22,7 @@ pub mod provenance;
 pub mod shape;
 pub mod table;
 
+use crate::experiments::sensitivity::Sensitivity;
 pub use claims::{
     Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, Source, Verdict,
 };
@@ -91,6 +92,8 @@ pub struct ExperimentReport {
     pub paper_figures: Vec<PaperFigure>,
     /// Paragraphs shown above the figures in the HTML index.
     pub notes: Vec<String>,
+    /// How the claims' verdicts move with the assumed constants (`--sensitivity` only).
+    pub sensitivity: Option<Sensitivity>,
 }
 
 /// What a reproduction's analysis of its table gives: figures, claims and notes.
@@ -112,6 +115,7 @@ impl ExperimentReport {
             seed_findings: vec![Vec::new()],
             paper_figures: Vec::new(),
             notes,
+            sensitivity: None,
         }
     }
 
@@ -216,6 +220,7 @@ impl ExperimentReport {
             seed_findings,
             paper_figures,
             notes,
+            sensitivity: None,
         }
     }
 }
@@ -762,6 +767,13 @@ pub fn write_experiment(
         paper.check_shape(&data_of);
     }
     write_json(&partial.join("paper-figures.json"), &paper_figures)?;
+    if let Some(sensitivity) = &report.sensitivity {
+        write_json(&partial.join("sensitivity.json"), sensitivity)?;
+        for claim in &sensitivity.claims {
+            let file = format!("sensitivity-{}.svg", safe_file_name(&claim.id)?);
+            write_file(&partial.join(file), plot::render_tornado(claim)?.as_bytes())?;
+        }
+    }
     let info = PageInfo {
         experiment: name.to_string(),
         title: report.table.title.clone(),
@@ -778,6 +790,7 @@ pub fn write_experiment(
         findings: report.findings.clone(),
         paper_figures,
         provenance: Some(provenance.clone()),
+        sensitivity: report.sensitivity.clone(),
     };
     write_file(
         &partial.join("index.html"),

@@ -15,6 +15,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::numbers::AxisFormat;
 use super::{Figure, FigureData, FigurePoint};
+use crate::experiments::sensitivity::ClaimSensitivity;
 use crate::{Error, Result};
 
 /// Width of every figure, in pixels.
@@ -573,6 +574,139 @@ fn draw_lying_bars<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+/// A tornado plot of one claim's value at each end of each assumed constant: per
+/// constant a row, a bar from the value as shipped (the upright line) to the value at
+/// the low end and one to the value at the high end; an end that changes the verdict is
+/// outlined in red and named so in the legend's note.
+pub fn render_tornado(claim: &ClaimSensitivity) -> Result<String> {
+    let figure = Figure {
+        id: format!("sensitivity-{}", claim.id),
+        title: format!("{}: value at each end of each assumed constant", claim.id),
+        x: String::new(),
+        x_label: String::new(),
+        x_scale: 1.0,
+        series: String::new(),
+        lines: Vec::new(),
+        filter: Vec::new(),
+        metric: String::new(),
+        y_label: claim.unit.clone(),
+        normalize_to: None,
+    };
+    let err = plot_err(&figure);
+    // Rows: constants in the file's order, each with its low and high end.
+    let mut rows: Vec<(String, [Option<(f64, bool)>; 2])> = Vec::new();
+    for pair in claim.ends.chunks(2) {
+        let at = |i: usize| {
+            let end = pair.get(i)?;
+            let o = end.outcome.as_ref()?;
+            o.mean.is_finite().then(|| (o.mean, end.flips(&claim.base)))
+        };
+        rows.push((pair[0].key.clone(), [at(0), at(1)]));
+    }
+    let base = claim.base.mean;
+    let values = (rows.iter())
+        .flat_map(|(_, ends)| ends.iter().flatten().map(|(v, _)| *v))
+        .chain(base.is_finite().then_some(base));
+    let (mut x0, mut x1) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !x0.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    }
+    let pad = ((x1 - x0) * 0.08)
+        .max(x1.abs().max(x0.abs()) * 1e-3)
+        .max(1e-12);
+    let (x0, x1) = (x0 - pad, x1 + pad);
+    check_axes(&figure, &[x0, x1])?;
+    let count = rows.len().max(1);
+    let height = MIN_HEIGHT.max(140 + 44 * count as u32);
+    let legend_width = 230;
+    let note = "Blue: the constant's low end; orange: its high end. A red outline: that end \
+changes the verdict.";
+    let note_lines = wrap(note, legend_width - 20, NOTE_PX);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let (area, legend) = root.split_horizontally(WIDTH as i32 - legend_width);
+        let names: Vec<String> = rows.iter().map(|(k, _)| k.clone()).collect();
+        let widest = names
+            .iter()
+            .map(|c| text_width(c, TICK_PX))
+            .max()
+            .unwrap_or(0);
+        let names_px = widest.clamp(40, 260);
+        let x_format = axis_format((x0, x1), 6);
+        let mut chart = titled_builder(&figure, &area)?
+            .x_label_area_size(62)
+            .y_label_area_size(names_px + 20)
+            .build_cartesian_2d(x0..x1, -0.5..count as f64 - 0.5)
+            .map_err(|e| err(e.to_string()))?;
+        draw_mesh(
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_labels(6)
+                .x_desc(format!("{}{}", claim.unit, x_format.title_suffix()))
+                .x_label_formatter(&|x| x_format.label(*x)),
+            &err,
+        )?;
+        let row = |c: usize| (count - 1 - c) as f64;
+        for (c, (name, ends)) in rows.iter().enumerate() {
+            let (left, py) = chart.backend_coord(&(x0, row(c)));
+            let text =
+                TextStyle::from(font(TICK_PX).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+            root.draw(&Text::new(
+                fit(name, names_px, TICK_PX),
+                (left - 8, py),
+                text,
+            ))
+            .map_err(|e| err(e.to_string()))?;
+            for (i, end) in ends.iter().enumerate() {
+                let Some((value, flips)) = end else { continue };
+                let (color, _, _) = style(i);
+                // Low end above the row's middle, high end below it.
+                let top = row(c) + 0.35 - i as f64 * 0.35;
+                let bottom = top - 0.33;
+                let from = if base.is_finite() { base } else { x0 };
+                let corners = [(from, bottom), (*value, top)];
+                let edge = if *flips {
+                    RGBColor(200, 0, 0).stroke_width(3)
+                } else {
+                    RGBColor(40, 40, 40).stroke_width(1)
+                };
+                chart
+                    .draw_series([
+                        Rectangle::new(corners, color.filled()),
+                        Rectangle::new(corners, edge),
+                    ])
+                    .map_err(|e| err(e.to_string()))?;
+            }
+        }
+        if base.is_finite() {
+            chart
+                .draw_series([PathElement::new(
+                    vec![(base, -0.5), (base, count as f64 - 0.5)],
+                    BLACK.stroke_width(2),
+                )])
+                .map_err(|e| err(e.to_string()))?;
+        }
+        let style_note = TextStyle::from(font(NOTE_PX).into_font());
+        for (i, line) in note_lines.iter().enumerate() {
+            legend
+                .draw(&Text::new(
+                    line.as_str(),
+                    (10, 60 + i as i32 * (NOTE_PX as i32 + 4)),
+                    style_note.clone(),
+                ))
+                .map_err(|e| err(e.to_string()))?;
+        }
+        root.present().map_err(|e| err(e.to_string()))?;
+    }
+    Ok(svg)
 }
 
 /// How the categories' names are laid under a bar chart.

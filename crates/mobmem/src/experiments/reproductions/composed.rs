@@ -680,6 +680,7 @@ mod tests {
             seeds: None,
             reproduces: Some("composed".into()),
             calibrated: Vec::new(),
+            assumed: Vec::new(),
         };
         (header, phones)
     }
