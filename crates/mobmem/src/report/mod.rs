@@ -22,7 +22,8 @@ pub mod provenance;
 pub mod table;
 
 pub use claims::{
-    Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, Source, Verdict,
+    Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, PaperSide,
+    Source, Verdict,
 };
 pub use html::{
     claims_markdown, findings_markdown, load_sections, replace_summary, summary_markdown,
@@ -135,7 +136,8 @@ impl ExperimentReport {
     /// highest).
     /// Mark the claims `ids` not testable, for `why`, in every seed, and summarize again;
     /// a claim already not testable keeps its own reason (a grid that lacks its point,
-    /// one its analysis gives). `Err` names an id that is not a claim of the report.
+    /// one its analysis gives), and a claim of a bound keeps the bound as what it states
+    /// ([`Expect::untestable`]). `Err` names an id that is not a claim of the report.
     pub fn mark_not_testable(
         &mut self,
         ids: &[String],
@@ -153,9 +155,7 @@ impl ExperimentReport {
                 .filter(|c| ids.contains(&c.id))
                 .filter(testable)
             {
-                claim.expect = Expect::NotTestable {
-                    why: why.to_string(),
-                };
+                claim.expect = claim.expect.clone().untestable(why);
             }
         }
         self.claims = claims::summarize(&self.seed_claims);
