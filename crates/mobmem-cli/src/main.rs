@@ -1017,15 +1017,15 @@ fn run_experiment(
         tell_kept(vec![kept]);
     }
     for c in &report.claims {
-        let paper = match (&c.expect, c.paper) {
-            (report::Expect::AtLeast { bound }, _) => {
-                format!("at least {}", report::numbers::significant(*bound, 4))
+        let paper = match c.paper_side() {
+            report::PaperSide::AtLeast(bound) => {
+                format!("at least {}", report::numbers::significant(bound, 4))
             }
-            (report::Expect::AtMost { bound }, _) => {
-                format!("at most {}", report::numbers::significant(*bound, 4))
+            report::PaperSide::AtMost(bound) => {
+                format!("at most {}", report::numbers::significant(bound, 4))
             }
-            (_, Some(p)) => report::numbers::significant(p, 4),
-            (_, None) => "-".into(),
+            report::PaperSide::Number(p) => report::numbers::significant(p, 4),
+            report::PaperSide::Nothing => "-".into(),
         };
         let [mean, lo, hi] = report::numbers::interval(c.mean, c.ci95[0], c.ci95[1]);
         let who = match c.source {

@@ -23,8 +23,30 @@ pub enum Expect {
     AtLeast { bound: f64 },
     /// A bound: the measured value is at most `bound`.
     AtMost { bound: f64 },
-    /// The model cannot test the claim (for example it holds by construction): `why`.
-    NotTestable { why: String },
+    /// The model cannot test the claim (for example it holds by construction): `why`. A
+    /// claim of a bound keeps it as `claimed` (at least or at most), though nothing is
+    /// checked against it, so that the paper's side of the claim can still be shown.
+    NotTestable {
+        why: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claimed: Option<Box<Expect>>,
+    },
+}
+
+impl Expect {
+    /// This expectation made not testable for `why`: a bound is kept as what the claim
+    /// states ([`Expect::NotTestable`]'s `claimed`), a number is the claim's `paper`.
+    pub fn untestable(self, why: impl Into<String>) -> Expect {
+        let claimed = match self {
+            Expect::AtLeast { .. } | Expect::AtMost { .. } => Some(Box::new(self)),
+            Expect::NotTestable { claimed, .. } => claimed,
+            Expect::Value => None,
+        };
+        Expect::NotTestable {
+            why: why.into(),
+            claimed,
+        }
+    }
 }
 
 /// Who makes a claim: the paper reproduced, or mobmem itself (a threshold of its own,
@@ -123,9 +145,10 @@ impl Claim {
         self
     }
 
-    /// A claim the model cannot test, and why.
+    /// A claim the model cannot test, and why (a bound it states is kept: see
+    /// [`Expect::untestable`]).
     pub fn not_testable(mut self, why: impl Into<String>) -> Self {
-        self.expect = Expect::NotTestable { why: why.into() };
+        self.expect = self.expect.untestable(why);
         self
     }
 
@@ -211,6 +234,40 @@ pub struct ClaimResult {
     /// Each seed's value, in seed order.
     #[serde(deserialize_with = "nan_if_null_vec")]
     pub values: Vec<f64>,
+}
+
+/// The paper's side of a claim as the reports show it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PaperSide {
+    AtLeast(f64),
+    AtMost(f64),
+    /// The paper's number.
+    Number(f64),
+    /// The claim states no number.
+    Nothing,
+}
+
+impl ClaimResult {
+    /// The paper's side of the claim: the bound a claim of a bound is checked against;
+    /// else the paper's number; else, for a claim the model cannot test, the bound it
+    /// states.
+    pub fn paper_side(&self) -> PaperSide {
+        let bound = |expect: &Expect| match expect {
+            Expect::AtLeast { bound } => Some(PaperSide::AtLeast(*bound)),
+            Expect::AtMost { bound } => Some(PaperSide::AtMost(*bound)),
+            _ => None,
+        };
+        if let Some(side) = bound(&self.expect) {
+            return side;
+        }
+        match (&self.expect, self.paper) {
+            (_, Some(p)) => PaperSide::Number(p),
+            (Expect::NotTestable { claimed, .. }, None) => (claimed.as_deref())
+                .and_then(bound)
+                .unwrap_or(PaperSide::Nothing),
+            _ => PaperSide::Nothing,
+        }
+    }
 }
 
 fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
@@ -354,7 +411,7 @@ pub fn summarize(per_seed: &[Vec<Claim>]) -> Vec<ClaimResult> {
             let verdict = verdict(&claim.expect, claim.paper, mean, ci95);
             let explanation = match (&claim.expect, verdict) {
                 (_, Verdict::Reproduced) => None,
-                (Expect::NotTestable { why }, _) => Some(why.clone()),
+                (Expect::NotTestable { why, .. }, _) => Some(why.clone()),
                 _ if claim.explain.is_empty() => None,
                 _ => {
                     let evidence: Vec<Vec<(String, f64)>> =
@@ -609,6 +666,7 @@ mod tests {
         );
         let no = Expect::NotTestable {
             why: "by construction".into(),
+            claimed: None,
         };
         assert_eq!(
             verdict(&no, Some(3.0), 3.0, [3.0, 3.0]),

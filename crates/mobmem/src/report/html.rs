@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::claims::{
-    ClaimResult, Expect, FigureStatus, FindingResult, PaperFigure, Source, Verdict, RULE,
+    ClaimResult, FigureStatus, FindingResult, PaperFigure, PaperSide, Source, Verdict, RULE,
 };
 use super::numbers::{interval, significant};
 use super::provenance::{seeds_text, Provenance};
@@ -208,13 +208,14 @@ fn count(claims: &[&ClaimResult]) -> String {
     parts.join(", ")
 }
 
-/// The paper's side of a claim: its number, or the bound; mobmem's own bound says so.
+/// The paper's side of a claim: its number, or the bound (that of a claim the model
+/// cannot test too, see [`ClaimResult::paper_side`]); mobmem's own bound says so.
 fn paper_text(c: &ClaimResult) -> String {
-    let text = match (&c.expect, c.paper) {
-        (Expect::AtLeast { bound }, _) => format!("≥ {}", significant(*bound, 4)),
-        (Expect::AtMost { bound }, _) => format!("≤ {}", significant(*bound, 4)),
-        (_, Some(p)) => significant(p, 4),
-        (_, None) => "-".into(),
+    let text = match c.paper_side() {
+        PaperSide::AtLeast(bound) => format!("≥ {}", significant(bound, 4)),
+        PaperSide::AtMost(bound) => format!("≤ {}", significant(bound, 4)),
+        PaperSide::Number(p) => significant(p, 4),
+        PaperSide::Nothing => "-".into(),
     };
     match c.source {
         Source::Paper => text,
@@ -839,6 +840,7 @@ pub fn replace_summary(text: &str, claims: &str, findings: &str) -> Result<Strin
 
 #[cfg(test)]
 mod tests {
+    use super::super::claims::{Claim, Expect};
     use super::*;
 
     fn claim(id: &str, source: Source, verdict: Verdict) -> ClaimResult {
@@ -856,6 +858,78 @@ mod tests {
             expect: Expect::AtLeast { bound: 10.0 },
             values: vec![12.0],
         }
+    }
+
+    /// A claim of a bound made not testable (an input calibrated on it, or one the
+    /// model cannot reach) still shows the paper's bound, not "-"; one with a number of
+    /// the paper's shows that number.
+    #[test]
+    fn a_claim_not_testable_keeps_the_papers_bound_in_the_paper_column() {
+        let table = super::super::Table::default();
+        let claims = vec![
+            Claim::at_least("majority", "more than half", 50.0, 54.0, "%"),
+            Claim::at_most("close", "at most 25% slower", 25.0, -75.0, "%")
+                .not_testable("no swap is the low-memory killer"),
+            Claim::at_most("idle", "no overhead", 1.0, 0.0, "%")
+                .with_paper(0.0)
+                .not_testable("by construction"),
+            Claim::value("time", "about 330 ms", 330.0, 338.0, "ms").not_testable("calibrated"),
+        ];
+        let mut report =
+            super::super::ExperimentReport::of_table(table, vec![], (vec![], claims, vec![]));
+        report
+            .mark_not_testable(&["majority".to_string()], "calibrated")
+            .unwrap();
+        assert!(report
+            .claims
+            .iter()
+            .all(|c| c.verdict == Verdict::NotTestable));
+        let sides: Vec<PaperSide> = report.claims.iter().map(|c| c.paper_side()).collect();
+        assert_eq!(
+            sides,
+            [
+                PaperSide::AtLeast(50.0),
+                PaperSide::AtMost(25.0),
+                PaperSide::Number(0.0),
+                PaperSide::Number(330.0)
+            ]
+        );
+        let section = Section {
+            info: PageInfo {
+                experiment: "x".into(),
+                title: String::new(),
+                seeds: vec![1],
+                notes: vec![],
+                facts: vec![],
+                figures: vec![],
+            },
+            claims: report.claims.clone(),
+            findings: vec![],
+            paper_figures: vec![],
+            provenance: None,
+        };
+        let text = claims_markdown(std::slice::from_ref(&section), None);
+        for row in [
+            "| more than half (`majority`) | ≥ 50 % |",
+            "| at most 25% slower (`close`) | ≤ 25 % |",
+            "| no overhead (`idle`) | 0 % |",
+            "| about 330 ms (`time`) | 330 ms |",
+        ] {
+            assert!(text.contains(row), "{row}\n{text}");
+        }
+        let page = experiment_page(&section);
+        assert!(page.contains("≥ 50"), "{page}");
+        // The bound kept reads back from claims.json.
+        let json = serde_json::to_string(&report.claims).unwrap();
+        let back: Vec<ClaimResult> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back[0].paper_side(), PaperSide::AtLeast(50.0));
+        assert_eq!(
+            back[0].expect,
+            Expect::NotTestable {
+                why: "calibrated".into(),
+                claimed: Some(Box::new(Expect::AtLeast { bound: 50.0 })),
+            }
+        );
     }
 
     #[test]

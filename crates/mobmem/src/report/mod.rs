@@ -24,7 +24,8 @@ pub mod table;
 
 use crate::experiments::sensitivity::Sensitivity;
 pub use claims::{
-    Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, Source, Verdict,
+    Claim, ClaimResult, Expect, FigureStatus, Finding, FindingResult, PaperFigure, PaperSide,
+    Source, Verdict,
 };
 pub use html::{
     claims_markdown, findings_markdown, load_sections, replace_summary, summary_markdown,
@@ -46,8 +47,9 @@ use crate::{Error, Result};
 /// value of another key column, over the rows that match a filter.
 ///
 /// The x axis is continuous when its values are numbers, drawn as lines with markers;
-/// it is categorical (bars) when a value is not a number or the key column names things
-/// ([`CATEGORY_KEYS`], such as apps numbered 1, 2, 3): see [`figure_data`].
+/// it is categorical (bars) when a value of a row with the metric is not a number or the
+/// key column names things ([`CATEGORY_KEYS`], such as apps numbered 1, 2, 3): see
+/// [`figure_data`].
 #[derive(Debug, Clone, Serialize)]
 pub struct Figure {
     /// File stem of the SVG.
@@ -139,7 +141,8 @@ impl ExperimentReport {
     /// highest).
     /// Mark the claims `ids` not testable, for `why`, in every seed, and summarize again;
     /// a claim already not testable keeps its own reason (a grid that lacks its point,
-    /// one its analysis gives). `Err` names an id that is not a claim of the report.
+    /// one its analysis gives), and a claim of a bound keeps the bound as what it states
+    /// ([`Expect::untestable`]). `Err` names an id that is not a claim of the report.
     pub fn mark_not_testable(
         &mut self,
         ids: &[String],
@@ -157,9 +160,7 @@ impl ExperimentReport {
                 .filter(|c| ids.contains(&c.id))
                 .filter(testable)
             {
-                claim.expect = Expect::NotTestable {
-                    why: why.to_string(),
-                };
+                claim.expect = claim.expect.clone().untestable(why);
             }
         }
         self.claims = claims::summarize(&self.seed_claims);
@@ -428,7 +429,10 @@ impl FigureData {
 }
 
 /// Whether `figure` has a categorical x axis: a key column of [`CATEGORY_KEYS`], or a
-/// value on it that is not a number (an empty value, "not applicable", is neither).
+/// value on it that is not a number (an empty value, "not applicable", is neither) in a
+/// row that has the figure's metric: a row without it draws nothing, so its x (such as
+/// "all" of a whole read beside the windows of a time trace) does not make the axis one
+/// of categories.
 pub fn is_categorical(table: &Table, figure: &Figure) -> bool {
     CATEGORY_KEYS.contains(&figure.x.as_str())
         || table
@@ -437,6 +441,7 @@ pub fn is_categorical(table: &Table, figure: &Figure) -> bool {
                 table
                     .key(r, &figure.series)
                     .is_some_and(|s| figure.lines.iter().any(|l| l == s))
+                    && r.value(&figure.metric).is_some()
             })
             .filter_map(|r| table.key(r, &figure.x))
             .any(|x| !x.is_empty() && x.parse::<f64>().is_err())
@@ -1015,6 +1020,39 @@ mod tests {
             svg.contains("com.example."),
             "the shared start is said in the axis title"
         );
+    }
+
+    /// A time trace beside whole-run rows: the whole runs' x ("all") is not a number, but
+    /// they lack the figure's metric, so the axis stays one of time and the trace a line.
+    #[test]
+    fn rows_without_the_metric_do_not_make_the_axis_categorical() {
+        let row = |scheme: &str, at: &str, values: Vec<(String, f64)>| Row {
+            keys: vec![scheme.into(), at.into()],
+            values,
+        };
+        let table = Table {
+            experiment: "trace".into(),
+            title: String::new(),
+            keys: vec!["scheme".into(), "at_ms".into()],
+            rows: vec![
+                row("a", "all", vec![("time_ms".into(), 20.0)]),
+                row("a", "5", vec![("power_w".into(), 3.0)]),
+                row("a", "15", vec![("power_w".into(), 2.5)]),
+            ],
+        };
+        let figure = Figure {
+            series: "scheme".into(),
+            ..figure("trace", "at_ms", "power_w", &["a"])
+        };
+        assert!(!is_categorical(&table, &figure));
+        let data = figure_data(&table, &figure);
+        assert_eq!(data.categories, None);
+        let points: Vec<(f64, f64)> = data.lines[0].1.iter().map(|p| (p.x, p.y)).collect();
+        assert_eq!(points, [(5.0, 3.0), (15.0, 2.5)]);
+        // A row with the metric and a name on the axis still makes it one of categories.
+        let mut named = table.clone();
+        named.rows[0].values.push(("power_w".into(), 2.0));
+        assert!(is_categorical(&named, &figure));
     }
 
     #[test]

@@ -180,6 +180,14 @@ impl Point {
     fn per_app(&self) -> bool {
         self.sweep == "baseline" || self.sweep == "chosen"
     }
+
+    /// Whether this is the sleep sweep's run with KSM off: the reference line of its
+    /// figures over time, as long as the sweep's runs (the baseline is as long as the
+    /// pages_to_scan sweep's). It gives curve rows only, so nothing but those figures
+    /// reads it, and no ksmd setting: ksmd does not run.
+    fn is_sleep_reference(&self) -> bool {
+        self.sweep == "sleep_millisecs" && !self.on
+    }
 }
 
 fn base_params(grid: &Params) -> KsmParams {
@@ -217,6 +225,12 @@ fn points(grid: &Params) -> Vec<Point> {
             true,
         ));
     }
+    v.push(point(
+        "sleep_millisecs",
+        "KSM off".into(),
+        base.clone(),
+        false,
+    ));
     for &s in &grid.sleep_ms {
         let params = KsmParams {
             pages_to_scan: 100,
@@ -281,12 +295,19 @@ fn free_mb(pop: &Population, impact: &ImpactConfig, s: &dedup::Sample) -> f64 {
 
 /// The key columns of a row; `app` is an app's number and its name, or empty.
 fn keys(p: &Point, scope: &str, time_s: Option<f64>, app: (&str, &str)) -> Vec<String> {
+    let setting = |v: u32| {
+        if p.is_sleep_reference() {
+            String::new()
+        } else {
+            v.to_string()
+        }
+    };
     vec![
         scope.into(),
         p.sweep.into(),
         p.series.clone(),
-        p.params.pages_to_scan.to_string(),
-        p.params.sleep_millisecs.to_string(),
+        setting(p.params.pages_to_scan),
+        setting(p.params.sleep_millisecs),
         time_s.map(format_number).unwrap_or_default(),
         app.0.into(),
         app.1.into(),
@@ -473,6 +494,9 @@ impl Grid for KsmGrid<'_> {
         if p.sweep == "chosen" {
             rows.retain(|r| r.keys[0] == "run");
         }
+        if p.is_sleep_reference() {
+            rows.retain(|r| r.keys[0] == "curve");
+        }
         if p.per_app() {
             rows.extend(app_rows(p, &average(apps), touch_cpu_ms));
             for (mb, per_app) in self.budgets.iter().zip(apps) {
@@ -598,24 +622,27 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Pa
         s.dedup();
         s
     };
+    // Curves over time of the runs that `only` picks (key, value).
     let over_time =
-        |id: &str, title: &str, sweep: &str, metric: &str, y: &str, lines: Vec<String>| Figure {
-            id: id.into(),
-            title: title.into(),
-            x: "time_s".into(),
-            x_label: "time (s)".into(),
-            x_scale: 1.0,
-            series: "series".into(),
-            lines,
-            filter: if sweep.is_empty() {
-                filter(&[("scope", "curve")])
-            } else {
-                filter(&[("scope", "curve"), ("sweep", sweep)])
-            },
-            metric: metric.into(),
-            y_label: y.into(),
-            normalize_to: None,
+        |id: &str, title: &str, only: (&str, &str), metric: &str, y: &str, lines: Vec<String>| {
+            Figure {
+                id: id.into(),
+                title: title.into(),
+                x: "time_s".into(),
+                x_label: "time (s)".into(),
+                x_scale: 1.0,
+                series: "series".into(),
+                lines,
+                filter: filter(&[("scope", "curve"), only]),
+                metric: metric.into(),
+                y_label: y.into(),
+                normalize_to: None,
+            }
         };
+    // The pages_to_scan sweep's curves beside the baseline's KSM off (both as long as
+    // `duration_ms`, at sleep 20 ms), and the sleep sweep's beside its own KSM off (as long
+    // as `sleep_duration_ms`, with no ksmd setting).
+    let (pts_runs, sleep_runs) = (("sleep_ms", "20"), ("sweep", "sleep_millisecs"));
     let at_end =
         |id: &str, title: &str, sweep: &str, x: &str, x_label: &str, metric: &str, y: &str| {
             Figure {
@@ -654,7 +681,7 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Pa
         over_time(
             "free-vs-time-pages-to-scan",
             "free memory over time, pages_to_scan sweep (sleep 20 ms)",
-            "",
+            pts_runs,
             "free_mb",
             "free memory (MB)",
             pts_lines.clone(),
@@ -662,7 +689,7 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Pa
         over_time(
             "saved-vs-time-pages-to-scan",
             "memory saved over time, pages_to_scan sweep",
-            "",
+            pts_runs,
             "saved_mb",
             "saved (MB)",
             pts_lines,
@@ -688,7 +715,7 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Pa
         over_time(
             "free-vs-time-sleep",
             "free memory over time, sleep_millisecs sweep (pages_to_scan 100)",
-            "",
+            sleep_runs,
             "free_mb",
             "free memory (MB)",
             sleep_lines.clone(),
@@ -696,7 +723,7 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Pa
         over_time(
             "saved-vs-time-sleep",
             "memory saved over time, sleep_millisecs sweep (pages_to_scan 100)",
-            "",
+            sleep_runs,
             "saved_mb",
             "saved (MB)",
             sleep_lines,
@@ -722,7 +749,7 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Pa
         over_time(
             "saved-vs-time-modern",
             "memory saved: kernel default, the scan-time advisor, smart_scan, the 6.11 merge order",
-            "modern",
+            ("sweep", "modern"),
             "saved_mb",
             "saved (MB)",
             series_of("modern"),
@@ -730,7 +757,7 @@ pub fn analyze(table: &Table, pop: &Population, impact: &ImpactConfig, grid: &Pa
         over_time(
             "cpu-vs-time-modern",
             "ksmd CPU: kernel default, the scan-time advisor, smart_scan, the 6.11 merge order",
-            "modern",
+            ("sweep", "modern"),
             "ksmd_cpu_percent",
             "% of one core",
             series_of("modern"),
@@ -1245,5 +1272,33 @@ mod tests {
             let off = app_value(&report.table, "baseline", app, "touch_ms");
             assert!(off <= cpu && cpu <= on, "app {app}: {off} {cpu} {on}");
         }
+        // Each sweep's figures over time draw KSM off as long as the sweep's runs: the
+        // sleep sweep's to sleep_duration_ms, the pages_to_scan sweep's to duration_ms.
+        let grid = Params::default();
+        let last_x = |id: &str, line: &str| {
+            let figure = report.figures.iter().find(|f| f.id == id).unwrap();
+            let data = crate::report::figure_data(&report.table, figure);
+            let points = &data.lines.iter().find(|(l, _)| l == line).unwrap().1;
+            points.last().map_or(f64::NAN, |p| p.x)
+        };
+        let (run_s, sleep_s) = (
+            grid.duration_ms as f64 / 1000.0,
+            grid.sleep_duration_ms as f64 / 1000.0,
+        );
+        for id in ["free-vs-time-sleep", "saved-vs-time-sleep"] {
+            assert_eq!(last_x(id, "KSM off"), sleep_s, "{id}");
+            assert_eq!(last_x(id, "sleep 200 ms"), sleep_s, "{id}");
+        }
+        for id in ["free-vs-time-pages-to-scan", "saved-vs-time-pages-to-scan"] {
+            assert_eq!(last_x(id, "KSM off"), run_s, "{id}");
+            assert_eq!(last_x(id, "pages_to_scan 80"), run_s, "{id}");
+        }
+        // The sleep sweep's KSM off gives curves only: its claims read the sweep's run
+        // rows, which it is not among.
+        let sweep_runs = filter(&[("scope", "run"), ("sweep", "sleep_millisecs")]);
+        assert_eq!(
+            report.table.select(&sweep_runs).count(),
+            grid.sleep_ms.len()
+        );
     }
 }

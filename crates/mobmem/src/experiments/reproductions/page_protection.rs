@@ -796,7 +796,7 @@ mod tests {
         let claim = idle_claim(&table);
         assert_eq!(scanned_idle(&table), (0.0, 0.0));
         match &claim.expect {
-            crate::report::Expect::NotTestable { why } => {
+            crate::report::Expect::NotTestable { why, .. } => {
                 assert!(why.contains("reclaim never runs"), "{why}")
             }
             other => panic!("{other:?}"),

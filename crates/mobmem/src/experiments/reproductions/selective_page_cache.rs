@@ -456,8 +456,8 @@ impl Grid for FsGrid<'_> {
         if let (Some(window), Ok(board)) = (window_ms, Platform::named(PAPER_PLATFORM)) {
             analysis.2.push(format!(
                 "Power over time (the paper's Fig. 5): each page of the read is priced alone by the read-path \
-model, its energy over its time being the power drawn meanwhile, and averaged over windows of {} ms. \
-After a read ends the system draws the board's base power ({} W, the profile's assumption), as the \
+model, its energy over its time being the power drawn meanwhile, and averaged over windows of {} ms, \
+drawn at each window's middle. After a read ends the system draws the board's base power ({} W, the profile's assumption), as the \
 paper's meter went on measuring.",
                 format_number(window),
                 format_number(board.base_w)
@@ -1550,7 +1550,9 @@ here ffmpeg-made MPEG-4 files on a model of the paper's board",
         PaperFigure::drawn(
             "Fig. 5",
             "whole-system power over time while reading 1 MB, stock against the proposal (a Fluke 123 meter); \
-here the read model's power, page step by page step, averaged over short windows",
+here a trace of the read model's power against the time since the read began, a line each for stock \
+and the proposal: each page step is priced alone and the power averaged over short windows, a point \
+per window",
             &["pxa250-power-over-time"],
             Shape::ends_first("pxa250-power-over-time", PROPOSED, STOCK),
         ),
@@ -1916,6 +1918,23 @@ holding mobile-block/); the real-data findings were not run."
             table.curve(&power.filter, "at_ms", "power_w"),
             [(5.0, 3.0), (5.0, 2.8), (15.0, 3.0), (15.0, 2.5)]
         );
+        // A trace over time: a line per scheme against ms since the read began, not bars
+        // with a category for the whole read's rows (which the filter also matches).
+        assert_eq!(power.x, "at_ms");
+        let data = crate::report::figure_data(&table, power);
+        assert_eq!(data.categories, None);
+        let line =
+            |i: usize| -> Vec<(f64, f64)> { data.lines[i].1.iter().map(|p| (p.x, p.y)).collect() };
+        assert_eq!(data.lines[0].0, STOCK);
+        assert_eq!(line(0), [(5.0, 3.0), (15.0, 3.0)]);
+        assert_eq!(data.lines[1].0, PROPOSED);
+        assert_eq!(line(1), [(5.0, 2.8), (15.0, 2.5)]);
+        let svg = crate::report::render_figure(&table, power).unwrap();
+        assert!(
+            svg.contains("Lines:") && !svg.contains("Bars:"),
+            "a line plot"
+        );
+        assert!(!svg.contains(">all<"), "no category of the whole read");
 
         // The findings read the same table.
         let findings = crate::report::claims::summarize_findings(&[findings(&table)]);
