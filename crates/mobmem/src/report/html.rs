@@ -907,6 +907,7 @@ mod tests {
             findings: vec![],
             paper_figures: vec![],
             provenance: None,
+            sensitivity: None,
         };
         let text = claims_markdown(std::slice::from_ref(&section), None);
         for row in [

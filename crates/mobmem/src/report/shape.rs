@@ -46,13 +46,6 @@ pub enum Shape {
         line: String,
         rising: bool,
     },
-    /// `line` ends at a smaller x than `other` does: on a time axis, what it traces is
-    /// over sooner.
-    EndsFirst {
-        figure: String,
-        line: String,
-        other: String,
-    },
     /// Every one of these holds.
     All(Vec<Shape>),
 }
@@ -105,21 +98,12 @@ impl Shape {
         }
     }
 
-    pub fn ends_first(figure: &str, line: &str, other: &str) -> Shape {
-        Shape::EndsFirst {
-            figure: figure.into(),
-            line: line.into(),
-            other: other.into(),
-        }
-    }
-
     /// The figures this shape reads.
     pub fn figures(&self) -> Vec<&str> {
         match self {
             Shape::Below { figure, .. }
             | Shape::NotBelow { figure, .. }
-            | Shape::Trend { figure, .. }
-            | Shape::EndsFirst { figure, .. } => vec![figure.as_str()],
+            | Shape::Trend { figure, .. } => vec![figure.as_str()],
             Shape::All(parts) => parts.iter().flat_map(Shape::figures).collect(),
         }
     }
@@ -150,11 +134,6 @@ impl Shape {
                 "{figure}: {line} {} with x",
                 if *rising { "rises" } else { "falls" }
             ),
-            Shape::EndsFirst {
-                figure,
-                line,
-                other,
-            } => format!("{figure}: {line} ends before {other}"),
             Shape::All(parts) => parts.iter().map(Shape::says).collect::<Vec<_>>().join("; "),
         }
     }
@@ -206,27 +185,6 @@ impl Shape {
                     return missing(&format!("{figure} lacks {line}"));
                 };
                 trend(line, p, *rising)
-            }
-            Shape::EndsFirst {
-                figure,
-                line,
-                other,
-            } => {
-                let Some(fig) = data(figure) else {
-                    return missing(&format!("no figure {figure}"));
-                };
-                let (Some(a), Some(b)) = (points(fig, line), points(fig, other)) else {
-                    return missing(&format!("{figure} lacks {line} or {other}"));
-                };
-                let (end_a, end_b) = (a[a.len() - 1].x, b[b.len() - 1].x);
-                Checked {
-                    holds: fig.categories.is_none() && end_a < end_b,
-                    measured: format!(
-                        "{line} ends at x {}, {other} at x {}",
-                        x_label(fig, end_a),
-                        x_label(fig, end_b)
-                    ),
-                }
             }
         }
     }
@@ -450,22 +408,6 @@ mod tests {
         assert_eq!(both.says(), "f: a rises with x; f: a below b at every x");
         let one_fails = Shape::All(vec![Shape::rising("f", "a"), Shape::falling("f", "b")]);
         assert!(!check(&one_fails, &fig).holds);
-    }
-
-    #[test]
-    fn ends_first_compares_the_last_x_of_each_line() {
-        let fig = data(vec![
-            line("a", &[(0.0, 1.0), (2.0, 1.0)]),
-            line("b", &[(0.0, 1.0), (3.0, 1.0)]),
-        ]);
-        let c = check(&Shape::ends_first("f", "a", "b"), &fig);
-        assert!(c.holds);
-        assert_eq!(c.measured, "a ends at x 2.000, b at x 3.000");
-        assert!(!check(&Shape::ends_first("f", "b", "a"), &fig).holds);
-        // Bars have no time to end at.
-        let mut bars = fig.clone();
-        bars.categories = Some(vec!["x".into(), "y".into(), "z".into(), "w".into()]);
-        assert!(!check(&Shape::ends_first("f", "a", "b"), &bars).holds);
     }
 
     #[test]

@@ -1517,7 +1517,8 @@ reads them in {{px_stock_s}} s for {{px_stock_j}} J, selective in {{px_sel_s}} s
 
 /// The paper's figures, what became of each, and the shape each drawn one must have:
 /// read time grows with the file's size and the proposal reads faster than stock at
-/// every size; over time, the proposal's read is over before stock's.
+/// every size; over time, the proposal draws less power than stock in every window:
+/// a little less while both read, idle power once its read is over and stock's is not.
 pub fn paper_figures() -> Vec<PaperFigure> {
     let read_time = Shape::All(vec![
         Shape::rising("pxa250-read-time", STOCK),
@@ -1554,7 +1555,7 @@ here a trace of the read model's power against the time since the read began, a 
 and the proposal: each page step is priced alone and the power averaged over short windows, a point \
 per window",
             &["pxa250-power-over-time"],
-            Shape::ends_first("pxa250-power-over-time", PROPOSED, STOCK),
+            Shape::below("pxa250-power-over-time", PROPOSED, STOCK, Along::Every),
         ),
     ]
 }
