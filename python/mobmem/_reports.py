@@ -22,7 +22,8 @@ from ._native import MobmemError
 #: is the paper's number (NaN where it states a bound only), ``mean`` and
 #: ``ci95_low``/``ci95_high`` the mean over the seeds and its 95 % interval, ``expect``
 #: what the verdict compared against (``value``, ``at-least``, ``at-most`` or
-#: ``not-testable``) with its ``bound``, ``explanation`` why a claim is not reproduced
+#: ``not-testable``) with its ``bound`` (for a not-testable claim, the bound the paper
+#: claimed, where it claimed one), ``explanation`` why a claim is not reproduced
 #: (missing when it is) and ``values`` each seed's value. A ``source`` column follows
 #: ``unit`` when the claims give where in the paper each one is stated.
 CLAIM_COLUMNS: tuple[str, ...] = (
@@ -47,6 +48,15 @@ CLAIM_COLUMNS: tuple[str, ...] = (
 FINDING_COLUMNS: tuple[str, ...] = ("experiment", "id", "text", "seeds")
 
 _FLOATS = ("paper", "mean", "ci95_low", "ci95_high", "bound")
+
+
+def _bound(expect: dict, where: str) -> float:
+    """The bound a claim was judged by, or, for a claim made not testable, the one the
+    paper claimed (``expect.claimed.bound``); NaN where there is none."""
+    claimed = expect.get("claimed")
+    if expect.get("bound") is None and isinstance(claimed, dict):
+        return _number(claimed.get("bound"), f"{where}, `expect.claimed.bound`")
+    return _number(expect.get("bound"), f"{where}, `expect.bound`")
 
 
 @dataclass(frozen=True)
@@ -116,7 +126,7 @@ def claims_frame(claims: Sequence[Any], experiment: str, origin: str = "claims")
             "unit": str(c.get("unit", "")),
             "seeds": _count(c.get("seeds", len(values)), f"{where}, `seeds`"),
             "expect": str(expect.get("kind", "")),
-            "bound": _number(expect.get("bound"), f"{where}, `expect.bound`"),
+            "bound": _bound(expect, where),
             "explanation": c.get("explanation"),
             "values": tuple(_number(v, f"{where}, `values`") for v in values),
         }

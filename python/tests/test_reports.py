@@ -153,22 +153,27 @@ def test_a_report_folder_of_several_experiments_reads_in_the_order_they_ran(tmp_
     write_report(tmp_path, "b-first", [claim("one"), claim("two", paper=None, mean=None,
                                                            ci95=[None, None])])
     write_report(tmp_path, "a-second", [claim("three", expect={"kind": "at-least",
-                                                                  "bound": 1.5})],
+                                                                  "bound": 1.5}),
+                                        claim("four", expect={
+                                            "kind": "not-testable", "why": "calibrated",
+                                            "claimed": {"kind": "at-least", "bound": 50}})],
                  [{"id": "f", "text": "a finding", "seeds": 1}])
     write_report(tmp_path, "c-unlisted", [])
     (tmp_path / "provenance.json").write_text(json.dumps({"experiments": ["b-first",
                                                                           "a-second"]}))
     claims = mobmem.read_claims(tmp_path)
     assert claims[["experiment", "id"]].values.tolist() == [
-        ["b-first", "one"], ["b-first", "two"], ["a-second", "three"]]
+        ["b-first", "one"], ["b-first", "two"], ["a-second", "three"], ["a-second", "four"]]
     assert math.isnan(claims["paper"][1]) and math.isnan(claims["ci95_high"][1])
     assert claims["bound"][2] == 1.5 and math.isnan(claims["bound"][0])
+    # A claim made not testable keeps the bound the paper claimed.
+    assert claims["expect"][3] == "not-testable" and claims["bound"][3] == 50
     assert claims.dtypes["mean"] == "float64" and claims.dtypes["seeds"] == "int64"
     findings = mobmem.read_findings(tmp_path)
     assert findings.values.tolist() == [["a-second", "f", "a finding", 1]]
     # One experiment's folder alone.
     only = mobmem.read_claims(tmp_path / "a-second")
-    assert only["id"].tolist() == ["three"]
+    assert only["id"].tolist() == ["three", "four"]
 
 
 def test_a_source_column_follows_the_unit_where_claims_give_one(tmp_path):

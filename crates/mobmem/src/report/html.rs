@@ -894,21 +894,7 @@ mod tests {
                 PaperSide::Number(330.0)
             ]
         );
-        let section = Section {
-            info: PageInfo {
-                experiment: "x".into(),
-                title: String::new(),
-                seeds: vec![1],
-                notes: vec![],
-                facts: vec![],
-                figures: vec![],
-            },
-            claims: report.claims.clone(),
-            findings: vec![],
-            paper_figures: vec![],
-            provenance: None,
-            sensitivity: None,
-        };
+        let section = section_of(report.claims.clone(), None);
         let text = claims_markdown(std::slice::from_ref(&section), None);
         for row in [
             "| more than half (`majority`) | ≥ 50 % |",
@@ -933,9 +919,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_papers_claims_and_mobmems_own_are_counted_apart() {
-        let section = Section {
+    /// A page section of experiment `x` (seed 1) holding `claims`.
+    fn section_of(claims: Vec<ClaimResult>, sensitivity: Option<Sensitivity>) -> Section {
+        Section {
             info: PageInfo {
                 experiment: "x".into(),
                 title: String::new(),
@@ -944,16 +930,24 @@ mod tests {
                 facts: vec![],
                 figures: vec![],
             },
-            claims: vec![
+            claims,
+            findings: vec![],
+            paper_figures: vec![],
+            provenance: None,
+            sensitivity,
+        }
+    }
+
+    #[test]
+    fn the_papers_claims_and_mobmems_own_are_counted_apart() {
+        let section = section_of(
+            vec![
                 claim("a", Source::Paper, Verdict::Reproduced),
                 claim("b", Source::Mobmem, Verdict::NotReproduced),
                 claim("c", Source::Mobmem, Verdict::Reproduced),
             ],
-            findings: vec![],
-            paper_figures: vec![],
-            provenance: None,
-            sensitivity: None,
-        };
+            None,
+        );
         let text = claims_markdown(std::slice::from_ref(&section), None);
         assert!(
             text.starts_with(
@@ -1011,23 +1005,12 @@ mod tests {
                 vec!["k=2".into()]
             },
         };
-        let section = |with: Option<Sensitivity>| Section {
-            info: PageInfo {
-                experiment: "x".into(),
-                title: String::new(),
-                seeds: vec![1],
-                notes: vec![],
-                facts: vec![],
-                figures: vec![],
-            },
-            claims: vec![
+        let section = |with: Option<Sensitivity>| {
+            let claims = vec![
                 claim("a", Source::Paper, Verdict::Reproduced),
                 claim("b", Source::Paper, Verdict::Reproduced),
-            ],
-            findings: vec![],
-            paper_figures: vec![],
-            provenance: None,
-            sensitivity: with,
+            ];
+            section_of(claims, with)
         };
         let sensitivity = Sensitivity {
             rule: String::new(),

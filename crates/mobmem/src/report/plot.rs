@@ -529,17 +529,7 @@ fn draw_lying_bars<DB: DrawingBackend>(
     )?;
     // Category c's row is centred on count - 1 - c: the first at the top.
     let row = |c: usize| (count - 1 - c) as f64;
-    for (c, label) in categories.iter().enumerate() {
-        let (left, py) = chart.backend_coord(&(x0, row(c)));
-        let text =
-            TextStyle::from(font(TICK_PX).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-        root.draw(&Text::new(
-            fit(label, names_px, TICK_PX),
-            (left - 8, py),
-            text,
-        ))
-        .map_err(|e| err(e.to_string()))?;
-    }
+    draw_row_names(&chart, root, &categories, names_px, &err)?;
     let series = data.lines.len().max(1);
     let group = 0.8;
     let height = group / series as f64;
@@ -572,6 +562,27 @@ fn draw_lying_bars<DB: DrawingBackend>(
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// The names of a chart's rows, right-aligned left of its y axis: row c (the first at
+/// the top) is centred on y = rows - 1 - c, each name fitted to `names_px`.
+fn draw_row_names<DB: DrawingBackend>(
+    chart: &ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    root: &DrawingArea<DB, Shift>,
+    names: &[String],
+    names_px: i32,
+    err: &impl Fn(String) -> Error,
+) -> Result<()> {
+    let x0 = chart.x_range().start;
+    let count = names.len().max(1);
+    for (c, name) in names.iter().enumerate() {
+        let (left, py) = chart.backend_coord(&(x0, (count - 1 - c) as f64));
+        let text =
+            TextStyle::from(font(TICK_PX).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        root.draw(&Text::new(fit(name, names_px, TICK_PX), (left - 8, py), text))
+            .map_err(|e| err(e.to_string()))?;
     }
     Ok(())
 }
@@ -655,16 +666,8 @@ changes the verdict.";
             &err,
         )?;
         let row = |c: usize| (count - 1 - c) as f64;
-        for (c, (name, ends)) in rows.iter().enumerate() {
-            let (left, py) = chart.backend_coord(&(x0, row(c)));
-            let text =
-                TextStyle::from(font(TICK_PX).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-            root.draw(&Text::new(
-                fit(name, names_px, TICK_PX),
-                (left - 8, py),
-                text,
-            ))
-            .map_err(|e| err(e.to_string()))?;
+        draw_row_names(&chart, &root, &names, names_px, &err)?;
+        for (c, (_, ends)) in rows.iter().enumerate() {
             for (i, end) in ends.iter().enumerate() {
                 let Some((value, flips)) = end else { continue };
                 let (color, _, _) = style(i);
