@@ -242,6 +242,12 @@ impl FramePool {
             self.bits[f as usize / 64] &= !(1 << (f % 64));
         }
         self.free -= 1 << order;
+        // A full memory has no free word to look for: a run that keeps memory full (a
+        // fault takes the frame reclaim just freed) would otherwise scan every word.
+        if self.free == 0 {
+            self.hint = self.bits.len();
+            return;
+        }
         while self.hint < self.bits.len() && self.bits[self.hint] == 0 {
             self.hint += 1;
         }
@@ -290,6 +296,23 @@ mod tests {
         assert_eq!(pool.free(), 70 - 5 + 1 - 4);
         assert_eq!(pool.free_in_blocks(2), 4 * (1 + 12 + 1));
         assert_eq!(pool.find_block(6), None);
+    }
+
+    #[test]
+    fn a_full_pool_hands_out_the_lowest_frame_released_again() {
+        let mut pool = FramePool::new(200, AllocOrder::Lowest, false);
+        for expect in 0..200 {
+            assert_eq!(pool.alloc(), Some(expect));
+        }
+        pool.release(150);
+        pool.take(150, 0);
+        assert_eq!((pool.free(), pool.alloc()), (0, None));
+        pool.release(130);
+        pool.release(7);
+        assert_eq!(pool.find_block(0), Some(7));
+        assert_eq!(pool.alloc(), Some(7));
+        assert_eq!(pool.alloc(), Some(130));
+        assert_eq!(pool.alloc(), None);
     }
 
     #[test]
