@@ -134,11 +134,6 @@ impl ExperimentReport {
         self
     }
 
-    /// One report of the runs of the same experiment with different seeds, `(seed,
-    /// report)` in seed order: the table gains a `seed` key column in front, the claims
-    /// are summarized over the seeds, and the figures and facts are the first run's (the
-    /// figures draw every seed: the mean, and the spread between the lowest and the
-    /// highest).
     /// Mark the claims `ids` not testable, for `why`, in every seed, and summarize again;
     /// a claim already not testable keeps its own reason (a grid that lacks its point,
     /// one its analysis gives), and a claim of a bound keeps the bound as what it states
@@ -167,6 +162,11 @@ impl ExperimentReport {
         Ok(())
     }
 
+    /// One report of the runs of the same experiment with different seeds, `(seed,
+    /// report)` in seed order: the table gains a `seed` key column in front, the claims
+    /// are summarized over the seeds, and the figures and facts are the first run's (the
+    /// figures draw every seed: the mean, and the spread between the lowest and the
+    /// highest).
     pub fn of_seeds(runs: Vec<(u64, ExperimentReport)>) -> Self {
         let seeds: Vec<u64> = runs.iter().map(|(s, _)| *s).collect();
         let mut runs = runs.into_iter();
