@@ -504,32 +504,17 @@ fn draw_lying_bars<DB: DrawingBackend>(
     let count = categories.len().max(1);
     let (categories, axis_title) = category_names(figure, categories);
     let (x0, x1) = bar_extent(figure, data)?;
-    let x_format = axis_format((x0, x1), 8);
-    let widest = categories
-        .iter()
-        .map(|c| text_width(c, TICK_PX))
-        .max()
-        .unwrap_or(0);
-    let names_px = widest.clamp(40, 200);
-    let mut chart = titled_builder(figure, area)?
-        .x_label_area_size(62)
-        .y_label_area_size(names_px + 48)
-        .build_cartesian_2d(x0..x1, -0.5..count as f64 - 0.5)
-        .map_err(|e| err(e.to_string()))?;
-    draw_mesh(
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_labels(8)
-            .x_desc(format!("{}{}", figure.y_label, x_format.title_suffix()))
-            .y_desc(axis_title)
-            .x_label_formatter(&|x| x_format.label(*x)),
-        &err,
-    )?;
+    let rows = Rows {
+        names: &categories,
+        max_names_px: 200,
+        gap_px: 48,
+        x_labels: 8,
+        x_title: &figure.y_label,
+        y_title: Some(&axis_title),
+    };
+    let mut chart = row_chart(figure, area, root, &rows, (x0, x1))?;
     // Category c's row is centred on count - 1 - c: the first at the top.
     let row = |c: usize| (count - 1 - c) as f64;
-    draw_row_names(&chart, root, &categories, names_px, &err)?;
     let series = data.lines.len().max(1);
     let group = 0.8;
     let height = group / series as f64;
@@ -566,25 +551,63 @@ fn draw_lying_bars<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The names of a chart's rows, right-aligned left of its y axis: row c (the first at
-/// the top) is centred on y = rows - 1 - c, each name fitted to `names_px`.
-fn draw_row_names<DB: DrawingBackend>(
-    chart: &ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+/// The rows of a chart of horizontal bars: their names, and its axes.
+struct Rows<'a> {
+    names: &'a [String],
+    /// The names' column is as wide as the widest name, 40 px to this.
+    max_names_px: i32,
+    /// Room between the names and the axis, px.
+    gap_px: i32,
+    x_labels: usize,
+    x_title: &'a str,
+    y_title: Option<&'a str>,
+}
+
+/// A chart of one row per name over x in `x0..x1`, row c (the first at the top) centred
+/// on y = rows - 1 - c, its mesh drawn and each name right-aligned left of the y axis.
+fn row_chart<'a, DB: DrawingBackend>(
+    figure: &Figure,
+    area: &'a DrawingArea<DB, Shift>,
     root: &DrawingArea<DB, Shift>,
-    names: &[String],
-    names_px: i32,
-    err: &impl Fn(String) -> Error,
-) -> Result<()> {
-    let x0 = chart.x_range().start;
-    let count = names.len().max(1);
-    for (c, name) in names.iter().enumerate() {
+    rows: &Rows<'_>,
+    (x0, x1): (f64, f64),
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let err = plot_err(figure);
+    let count = rows.names.len().max(1);
+    let x_format = axis_format((x0, x1), rows.x_labels);
+    let widest = (rows.names.iter())
+        .map(|c| text_width(c, TICK_PX))
+        .max()
+        .unwrap_or(0);
+    let names_px = widest.clamp(40, rows.max_names_px);
+    let mut chart = titled_builder(figure, area)?
+        .x_label_area_size(62)
+        .y_label_area_size(names_px + rows.gap_px)
+        .build_cartesian_2d(x0..x1, -0.5..count as f64 - 0.5)
+        .map_err(|e| err(e.to_string()))?;
+    let x_label = |x: &f64| x_format.label(*x);
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_y_mesh()
+        .y_labels(0)
+        .x_labels(rows.x_labels)
+        .x_desc(format!("{}{}", rows.x_title, x_format.title_suffix()))
+        .x_label_formatter(&x_label);
+    if let Some(title) = rows.y_title {
+        mesh.y_desc(title);
+    }
+    draw_mesh(&mut mesh, &err)?;
+    for (c, name) in rows.names.iter().enumerate() {
         let (left, py) = chart.backend_coord(&(x0, (count - 1 - c) as f64));
         let text =
             TextStyle::from(font(TICK_PX).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-        root.draw(&Text::new(fit(name, names_px, TICK_PX), (left - 8, py), text))
-            .map_err(|e| err(e.to_string()))?;
+        root.draw(&Text::new(
+            fit(name, names_px, TICK_PX),
+            (left - 8, py),
+            text,
+        ))
+        .map_err(|e| err(e.to_string()))?;
     }
-    Ok(())
+    Ok(chart)
 }
 
 /// A tornado plot of one claim's value at each end of each assumed constant: per
@@ -643,30 +666,16 @@ changes the verdict.";
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
         let (area, legend) = root.split_horizontally(WIDTH as i32 - legend_width);
         let names: Vec<String> = rows.iter().map(|(k, _)| k.clone()).collect();
-        let widest = names
-            .iter()
-            .map(|c| text_width(c, TICK_PX))
-            .max()
-            .unwrap_or(0);
-        let names_px = widest.clamp(40, 260);
-        let x_format = axis_format((x0, x1), 6);
-        let mut chart = titled_builder(&figure, &area)?
-            .x_label_area_size(62)
-            .y_label_area_size(names_px + 20)
-            .build_cartesian_2d(x0..x1, -0.5..count as f64 - 0.5)
-            .map_err(|e| err(e.to_string()))?;
-        draw_mesh(
-            chart
-                .configure_mesh()
-                .disable_y_mesh()
-                .y_labels(0)
-                .x_labels(6)
-                .x_desc(format!("{}{}", claim.unit, x_format.title_suffix()))
-                .x_label_formatter(&|x| x_format.label(*x)),
-            &err,
-        )?;
+        let layout = Rows {
+            names: &names,
+            max_names_px: 260,
+            gap_px: 20,
+            x_labels: 6,
+            x_title: &claim.unit,
+            y_title: None,
+        };
+        let mut chart = row_chart(&figure, &area, &root, &layout, (x0, x1))?;
         let row = |c: usize| (count - 1 - c) as f64;
-        draw_row_names(&chart, &root, &names, names_px, &err)?;
         for (c, (_, ends)) in rows.iter().enumerate() {
             for (i, end) in ends.iter().enumerate() {
                 let Some((value, flips)) = end else { continue };
