@@ -893,7 +893,7 @@ fn run_changed(
             out,
             &mut provenance,
             existing,
-            with.as_ref().map(|w| w as &dyn Fn(&_) -> _),
+            with.as_ref().map(|w| w as &SensitivityOfRun<'_>),
         )
         .with_context(|| context(f))?;
         let headline = headline(f.file.header.kind);
@@ -986,6 +986,10 @@ fn tell_kept(kept: Vec<std::path::PathBuf>) {
 type SensitivityOf<'a> =
     dyn Fn(&ChangedFile, &report::ExperimentReport) -> Result<sensitivity::Sensitivity> + 'a;
 
+/// [`SensitivityOf`] for one file: given its report as shipped.
+type SensitivityOfRun<'a> =
+    dyn Fn(&report::ExperimentReport) -> Result<sensitivity::Sensitivity> + 'a;
+
 /// Run an experiment file (`run` and `reproduce` alike) with a progress bar, write its
 /// report under `out` and print its claims. The provenance's seeds are the run's. With
 /// `sensitivity`, the report carries the claims' sensitivity, made after the run.
@@ -995,7 +999,7 @@ fn run_experiment(
     out: &std::path::Path,
     provenance: &mut report::Provenance,
     existing: Existing,
-    sensitivity: Option<&dyn Fn(&report::ExperimentReport) -> Result<sensitivity::Sensitivity>>,
+    sensitivity: Option<&SensitivityOfRun<'_>>,
 ) -> Result<report::ExperimentReport> {
     let pb = bar(0, &file.header.name);
     let progress = progress_of(&pb);

@@ -630,7 +630,10 @@ pub fn render_tornado(claim: &ClaimSensitivity) -> Result<String> {
     };
     let err = plot_err(&figure);
     // Rows: constants in the file's order, each with its low and high end.
-    let mut rows: Vec<(String, [Option<(f64, bool)>; 2])> = Vec::new();
+    // Per constant its key, and at each end the claim's value and whether the verdict
+    // changes there.
+    type Ends = [Option<(f64, bool)>; 2];
+    let mut rows: Vec<(String, Ends)> = Vec::new();
     for pair in claim.ends.chunks(2) {
         let at = |i: usize| {
             let end = pair.get(i)?;
