@@ -468,6 +468,7 @@ fn a_smaller_swap_grid_runs_only_its_points() {
         t.remove("seeds");
         t.remove("reproduces");
         t.remove("calibrated");
+        t.remove("assumed");
         set(t, "nvm_percent", vec![toml::Value::from(10)].into());
     })
     .unwrap();
@@ -683,6 +684,11 @@ fn calibrated_claims_are_not_testable_naming_the_calibration() {
     .unwrap();
     let e = run_err(&unknown);
     assert!(e.contains("'no-such-claim' is not a claim"), "{e}");
+    let e = error("multi-swap", |t| {
+        t.remove("reproduces");
+        t.remove("calibrated");
+    });
+    assert!(e.contains("key `assumed`") && e.contains("reproduces"), "{e}");
     let e = error("multi-swap", |t| {
         t.remove("reproduces");
     });
