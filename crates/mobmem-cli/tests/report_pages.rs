@@ -306,16 +306,21 @@ fn the_readme_summary_block_has_its_markers_and_parses() {
     assert!(begin < end);
     let block = &readme[begin + mobmem::report::SUMMARY_BEGIN.len()..end];
     let mut lines = block.lines().filter(|l| l.starts_with('|'));
+    // The README is written from a run with --sensitivity: a robust column closes it.
     assert_eq!(
         lines.next(),
-        Some("| reproduction | claim | paper | measured: mean [95% interval] | verdict |")
+        Some("| reproduction | claim | paper | measured: mean [95% interval] | verdict | robust |")
     );
-    assert_eq!(lines.next(), Some("|---|---|---|---|---|"));
+    assert_eq!(lines.next(), Some("|---|---|---|---|---|---|"));
     let mut rows = 0;
     for line in lines {
         // Cells split on '|' that is not escaped.
         let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
-        assert_eq!(cells.len(), 5, "{line}");
+        assert_eq!(cells.len(), 6, "{line}");
+        assert!(
+            cells[5] == "yes" || cells[5] == "-" || cells[5].starts_with("no ("),
+            "{line}"
+        );
         assert!(
             [
                 "reproduced",

@@ -688,7 +688,10 @@ fn calibrated_claims_are_not_testable_naming_the_calibration() {
         t.remove("reproduces");
         t.remove("calibrated");
     });
-    assert!(e.contains("key `assumed`") && e.contains("reproduces"), "{e}");
+    assert!(
+        e.contains("key `assumed`") && e.contains("reproduces"),
+        "{e}"
+    );
     let e = error("multi-swap", |t| {
         t.remove("reproduces");
     });
