@@ -11,7 +11,8 @@
 //! - [`process`]: the importance of processes (`oom_score_adj`);
 //! - [`registry`]: the lists of named entries (policies, architectures, presets);
 //! - [`stats`]: named figures of a run, listed once per result type;
-//! - [`swap`]: the swap area's devices, slots and I/O, and the swap architecture trait.
+//! - [`swap`]: the swap area's devices, slots and I/O, and the swap architecture trait;
+//! - [`time`]: one clock: CPUs shared by weight, device queues, pressure stall information.
 
 pub mod clock;
 pub mod dense_ids;
@@ -25,6 +26,7 @@ pub mod process;
 pub mod registry;
 pub mod stats;
 pub mod swap;
+pub mod time;
 
 use crate::trace::PageId;
 

@@ -1,0 +1,431 @@
+//! One clock that every mechanism spends time on: threads that compete for CPUs by
+//! weight ([`sched`]), devices that serve operations in order from a queue ([`queue`]),
+//! and the memory and I/O pressure that follows ([`psi`]).
+//!
+//! A mechanism does not add a latency to a total; it gives a thread a job, a list of
+//! steps (CPU work, a device operation, a sleep), and reads when the job ended. The
+//! [`Timeline`] runs the steps of every thread against each other: two threads on one
+//! CPU share it by weight, a read queues behind the writes before it, and a thread
+//! waiting for a swap-in counts as a memory stall. So a response time includes the
+//! waits that other work caused, and the pressure a person reads is computed the way
+//! the kernel computes it.
+//!
+//! Every constant the timeline needs (CPU capacities, service times, queue depths, the
+//! tick) is an input; docs/time-model.md lists the defaults and their sources.
+
+pub mod psi;
+pub mod queue;
+pub mod sched;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+pub use psi::{Pressure, PressureLine, TaskState};
+pub use queue::{DeviceQueue, QueueStats};
+pub use sched::{weight_of_nice, Cpus, Ns, CAPACITY_SCALE, NICE_0_WEIGHT};
+
+use crate::{Error, Result};
+
+/// A thread: its name, nice value, the pressure group it counts in besides the whole
+/// machine's (an app), and the CPUs it may run on (a bit per CPU).
+#[derive(Debug, Clone)]
+pub struct ThreadSpec {
+    pub name: String,
+    pub nice: i32,
+    pub group: Option<usize>,
+    pub cpus: u64,
+}
+
+impl ThreadSpec {
+    /// A nice-0 thread of no app group, allowed on every CPU.
+    pub fn new(name: impl Into<String>) -> Self {
+        ThreadSpec {
+            name: name.into(),
+            nice: 0,
+            group: None,
+            cpus: u64::MAX,
+        }
+    }
+
+    pub fn nice(mut self, nice: i32) -> Self {
+        self.nice = nice;
+        self
+    }
+
+    pub fn group(mut self, group: usize) -> Self {
+        self.group = Some(group);
+        self
+    }
+
+    /// Allowed only on `cpu`.
+    pub fn pinned(mut self, cpu: usize) -> Self {
+        self.cpus = 1u64 << cpu.min(63);
+        self
+    }
+}
+
+/// One step of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// CPU work, ns of the reference core; `memstall` while the work is memory
+    /// management done for the thread (reclaim, decompressing a swapped page).
+    Cpu { work_ns: Ns, memstall: bool },
+    /// An operation on device `device` served for `service_ns`; the thread waits for it
+    /// (I/O wait; a memory stall too when `memstall`, as for a swap-in).
+    Io {
+        device: usize,
+        service_ns: Ns,
+        memstall: bool,
+    },
+    /// The thread sleeps (not a stall).
+    Sleep { ns: Ns },
+}
+
+/// A job's handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobId(pub u32);
+
+/// A thread's handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId(pub u32);
+
+/// What happened to a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRecord {
+    pub thread: ThreadId,
+    /// When it was given.
+    pub submitted: Ns,
+    /// When its first step began (after the thread's earlier jobs).
+    pub started: Option<Ns>,
+    pub ended: Option<Ns>,
+    steps: Vec<Step>,
+    next_step: usize,
+}
+
+impl JobRecord {
+    /// From submission to end: what a person waiting for it sees.
+    pub fn response_ns(&self) -> Option<Ns> {
+        self.ended.map(|e| e - self.submitted)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Thread {
+    spec: ThreadSpec,
+    weight: u32,
+    /// The CPU it last ran on: where its waits count for pressure.
+    cpu: usize,
+    state: TaskState,
+    pending: VecDeque<JobId>,
+    current: Option<JobId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    /// A job is given to its thread.
+    Arrive(JobId),
+    /// A thread's device operation or sleep is over.
+    Resume(ThreadId),
+}
+
+/// The machine's clock: CPUs, device queues, pressure, and the threads' jobs.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    now: Ns,
+    cpus: Cpus,
+    devices: Vec<DeviceQueue>,
+    psi: Psi,
+    threads: Vec<Thread>,
+    jobs: Vec<JobRecord>,
+    timers: BinaryHeap<Reverse<(Ns, u64, Timer)>>,
+    timer_seq: u64,
+    done: Vec<sched::Completion>,
+}
+
+use psi::Psi;
+
+/// Pressure group of the whole machine.
+pub const SYSTEM_GROUP: usize = 0;
+
+impl Timeline {
+    /// A machine of CPUs of `capacities`, with `devices`, app pressure groups
+    /// `1..=app_groups` beside the machine's (group 0), and a kernel tick of `hz`.
+    pub fn new(
+        capacities: &[u32],
+        devices: Vec<DeviceQueue>,
+        app_groups: usize,
+        hz: u32,
+    ) -> Result<Self> {
+        if !(100..=1000).contains(&hz) {
+            return Err(Error::config(
+                "timeline",
+                format!("HZ {hz} is outside 100..=1000"),
+            ));
+        }
+        let cpus = Cpus::new(capacities)?;
+        Ok(Timeline {
+            now: 0,
+            psi: Psi::new(app_groups + 1, cpus.len(), hz, 0),
+            cpus,
+            devices,
+            threads: Vec::new(),
+            jobs: Vec::new(),
+            timers: BinaryHeap::new(),
+            timer_seq: 0,
+            done: Vec::new(),
+        })
+    }
+
+    pub fn now(&self) -> Ns {
+        self.now
+    }
+
+    /// Add a thread, idle.
+    pub fn spawn(&mut self, spec: ThreadSpec) -> Result<ThreadId> {
+        let weight = weight_of_nice(spec.nice)?;
+        let allowed = spec.cpus & mask_of(self.cpus.len());
+        if allowed == 0 {
+            return Err(Error::config(
+                format!("thread {}", spec.name),
+                format!("may run on no CPU of the {}", self.cpus.len()),
+            ));
+        }
+        if let Some(g) = spec.group {
+            if g == SYSTEM_GROUP || g >= self.psi_groups() {
+                return Err(Error::config(
+                    format!("thread {}", spec.name),
+                    format!(
+                        "group {g} is not an app group (1..={})",
+                        self.psi_groups() - 1
+                    ),
+                ));
+            }
+        }
+        let id = ThreadId(self.threads.len() as u32);
+        self.threads.push(Thread {
+            cpu: allowed.trailing_zeros() as usize,
+            spec,
+            weight,
+            state: TaskState::IDLE,
+            pending: VecDeque::new(),
+            current: None,
+        });
+        Ok(id)
+    }
+
+    fn psi_groups(&self) -> usize {
+        self.psi.groups()
+    }
+
+    /// Give `thread` a job of `steps`, arriving at `at` (not before now). A thread runs its
+    /// jobs one after another, in the order they arrive.
+    pub fn submit(&mut self, thread: ThreadId, at: Ns, steps: Vec<Step>) -> Result<JobId> {
+        if thread.0 as usize >= self.threads.len() {
+            return Err(Error::config("timeline", format!("no thread {}", thread.0)));
+        }
+        if at < self.now {
+            return Err(Error::config(
+                "timeline",
+                format!("a job for {} ns submitted at {} ns", at, self.now),
+            ));
+        }
+        if let Some(d) = steps.iter().find_map(|s| match s {
+            Step::Io { device, .. } if *device >= self.devices.len() => Some(*device),
+            _ => None,
+        }) {
+            return Err(Error::config("timeline", format!("no device {d}")));
+        }
+        let id = JobId(self.jobs.len() as u32);
+        self.jobs.push(JobRecord {
+            thread,
+            submitted: at,
+            started: None,
+            ended: None,
+            steps,
+            next_step: 0,
+        });
+        self.schedule(at, Timer::Arrive(id));
+        Ok(id)
+    }
+
+    fn schedule(&mut self, at: Ns, timer: Timer) {
+        self.timer_seq += 1;
+        self.timers.push(Reverse((at, self.timer_seq, timer)));
+    }
+
+    pub fn job(&self, id: JobId) -> &JobRecord {
+        &self.jobs[id.0 as usize]
+    }
+
+    /// CPU time `thread` received so far, ns.
+    pub fn cpu_time_ns(&self, thread: ThreadId) -> f64 {
+        self.cpus.cpu_time(thread.0)
+    }
+
+    pub fn cpus(&self) -> &Cpus {
+        &self.cpus
+    }
+
+    pub fn device(&self, device: usize) -> &DeviceQueue {
+        &self.devices[device]
+    }
+
+    /// What `/proc/pressure/memory` or `io` would show for `group` now.
+    pub fn pressure(&mut self, group: usize, pressure: Pressure) -> PressureLine {
+        self.psi.read(group, pressure, self.now)
+    }
+
+    /// Run every thread up to `until`.
+    pub fn run_until(&mut self, until: Ns) -> Result<()> {
+        loop {
+            let cpu_next = self.cpus.next_completion();
+            let timer_next = self.timers.peek().map(|Reverse((t, _, _))| *t);
+            let psi_next = self.psi.next_worker();
+            let next = [cpu_next.map(|c| c.0), timer_next, psi_next]
+                .into_iter()
+                .flatten()
+                .min();
+            let Some(next) = next.filter(|&t| t <= until) else {
+                break;
+            };
+            self.cpus.advance(next);
+            self.now = next;
+            if let Some((at, first)) = cpu_next {
+                if at == next {
+                    self.cpus.finish(first);
+                    let mut done = std::mem::take(&mut self.done);
+                    done.clear();
+                    done.push(first);
+                    self.cpus.take_done(&mut done);
+                    for d in &done {
+                        self.next_step(ThreadId(d.thread))?;
+                    }
+                    self.done = done;
+                }
+            }
+            while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
+                if t != next {
+                    break;
+                }
+                self.timers.pop();
+                match timer {
+                    Timer::Arrive(job) => {
+                        let thread = self.jobs[job.0 as usize].thread;
+                        let th = &mut self.threads[thread.0 as usize];
+                        th.pending.push_back(job);
+                        if th.current.is_none() {
+                            self.next_step(thread)?;
+                        }
+                    }
+                    Timer::Resume(thread) => self.next_step(thread)?,
+                }
+            }
+            self.psi.run_workers(next);
+        }
+        self.cpus.advance(until.max(self.now));
+        self.now = until.max(self.now);
+        Ok(())
+    }
+
+    /// Move `thread` to its next step (its current one is over, or it was idle).
+    fn next_step(&mut self, thread: ThreadId) -> Result<()> {
+        loop {
+            let now = self.now;
+            let th = &mut self.threads[thread.0 as usize];
+            let job = match th.current {
+                Some(job) => job,
+                None => match th.pending.pop_front() {
+                    Some(job) => {
+                        th.current = Some(job);
+                        self.jobs[job.0 as usize].started = Some(now);
+                        job
+                    }
+                    None => {
+                        self.set_state(thread, None, TaskState::IDLE);
+                        return Ok(());
+                    }
+                },
+            };
+            let record = &mut self.jobs[job.0 as usize];
+            let Some(&step) = record.steps.get(record.next_step) else {
+                record.ended = Some(now);
+                self.threads[thread.0 as usize].current = None;
+                continue;
+            };
+            record.next_step += 1;
+            match step {
+                Step::Cpu { work_ns: 0, .. } | Step::Sleep { ns: 0 } => continue,
+                Step::Cpu { work_ns, memstall } => {
+                    let th = &self.threads[thread.0 as usize];
+                    let cpu = self
+                        .cpus
+                        .place(th.weight, th.spec.cpus)
+                        .expect("a thread's CPUs were checked at spawn");
+                    let weight = th.weight;
+                    self.set_state(
+                        thread,
+                        Some(cpu),
+                        TaskState {
+                            running: true,
+                            iowait: false,
+                            memstall,
+                        },
+                    );
+                    self.cpus.enqueue(cpu, thread.0, weight, work_ns);
+                }
+                Step::Io {
+                    device,
+                    service_ns,
+                    memstall,
+                } => {
+                    let served = self.devices[device].submit(now, service_ns)?;
+                    self.set_state(
+                        thread,
+                        None,
+                        TaskState {
+                            running: false,
+                            iowait: true,
+                            memstall,
+                        },
+                    );
+                    self.schedule(served.end, Timer::Resume(thread));
+                }
+                Step::Sleep { ns } => {
+                    self.set_state(thread, None, TaskState::IDLE);
+                    self.schedule(now.saturating_add(ns), Timer::Resume(thread));
+                }
+            }
+            return Ok(());
+        }
+    }
+
+    /// `thread` is now in `state`, on `cpu` if it moves (else where it was).
+    fn set_state(&mut self, thread: ThreadId, cpu: Option<usize>, state: TaskState) {
+        let now = self.now;
+        let th = &mut self.threads[thread.0 as usize];
+        let (old_cpu, old) = (th.cpu, th.state);
+        let new_cpu = cpu.unwrap_or(old_cpu);
+        th.cpu = new_cpu;
+        th.state = state;
+        let groups = [Some(SYSTEM_GROUP), th.spec.group];
+        for g in groups.into_iter().flatten() {
+            if new_cpu == old_cpu {
+                self.psi.change(g, new_cpu, old, state, now);
+            } else {
+                self.psi.change(g, old_cpu, old, TaskState::IDLE, now);
+                self.psi.change(g, new_cpu, TaskState::IDLE, state, now);
+            }
+        }
+    }
+}
+
+fn mask_of(cpus: usize) -> u64 {
+    if cpus >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << cpus) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,197 @@
+//! The timeline against cases worked by hand and against work conservation.
+
+use super::*;
+
+const MS: Ns = 1_000_000;
+
+fn cpu(work_ns: Ns) -> Step {
+    Step::Cpu {
+        work_ns,
+        memstall: false,
+    }
+}
+
+#[test]
+fn a_job_alone_takes_its_work_and_a_little_core_twice_that() {
+    let mut t = Timeline::new(&[1024, 512], vec![], 0, 250).unwrap();
+    let big = t.spawn(ThreadSpec::new("big").pinned(0)).unwrap();
+    let little = t.spawn(ThreadSpec::new("little").pinned(1)).unwrap();
+    let a = t.submit(big, 0, vec![cpu(3 * MS)]).unwrap();
+    let b = t.submit(little, 0, vec![cpu(3 * MS)]).unwrap();
+    t.run_until(100 * MS).unwrap();
+    assert_eq!(t.job(a).response_ns(), Some(3 * MS));
+    assert_eq!(t.job(b).response_ns(), Some(6 * MS));
+    assert_eq!(t.cpus().cpu(1).busy_ns(), 6 * MS);
+}
+
+#[test]
+fn ksmd_at_nice_5_delays_a_touch_by_its_share() {
+    // Worked by hand: a 4 ms touch and 1 ms of ksmd scanning arrive together on one
+    // CPU. Sharing 1024 : 335, ksmd ends at 1359/335 ms; the CPU never idles, so the
+    // touch ends when all 5 ms of work are done.
+    let mut t = Timeline::new(&[1024], vec![], 0, 250).unwrap();
+    let ui = t.spawn(ThreadSpec::new("ui")).unwrap();
+    let ksmd = t.spawn(ThreadSpec::new("ksmd").nice(5)).unwrap();
+    let touch = t.submit(ui, 0, vec![cpu(4 * MS)]).unwrap();
+    let scan = t.submit(ksmd, 0, vec![cpu(MS)]).unwrap();
+    t.run_until(100 * MS).unwrap();
+    // Times are whole ns, each completion rounded up.
+    assert!(t.job(touch).response_ns().unwrap().abs_diff(5 * MS) <= 1);
+    let scan_end = t.job(scan).ended.unwrap();
+    assert_eq!(scan_end, (1359.0 * MS as f64 / 335.0).ceil() as Ns);
+    // ksmd got exactly its work as CPU time on the reference core.
+    assert!((t.cpu_time_ns(ksmd) - MS as f64).abs() < 2.0);
+}
+
+#[test]
+fn a_touch_beside_a_ksmd_that_never_sleeps_takes_1359_over_1024() {
+    let mut t = Timeline::new(&[1024], vec![], 0, 250).unwrap();
+    let ui = t.spawn(ThreadSpec::new("ui")).unwrap();
+    let ksmd = t.spawn(ThreadSpec::new("ksmd").nice(5)).unwrap();
+    t.submit(ksmd, 0, vec![cpu(10_000 * MS)]).unwrap();
+    let touch = t.submit(ui, 5 * MS, vec![cpu(10 * MS)]).unwrap();
+    t.run_until(100 * MS).unwrap();
+    let response = t.job(touch).response_ns().unwrap();
+    assert!(response.abs_diff(10 * MS * 1359 / 1024) <= 1, "{response}");
+}
+
+#[test]
+fn a_read_waits_behind_writes_another_thread_issued() {
+    let flash = DeviceQueue::new("flash", 1).unwrap();
+    let mut t = Timeline::new(&[1024, 1024], vec![flash], 0, 250).unwrap();
+    let writer = t.spawn(ThreadSpec::new("kswapd")).unwrap();
+    let reader = t.spawn(ThreadSpec::new("app")).unwrap();
+    // Three 1 ms writes issued by three jobs at 0 would run one after another on the
+    // writer; give them to three writer threads so that they queue together.
+    let w2 = t.spawn(ThreadSpec::new("w2")).unwrap();
+    let w3 = t.spawn(ThreadSpec::new("w3")).unwrap();
+    let io = |service_ns| Step::Io {
+        device: 0,
+        service_ns,
+        memstall: false,
+    };
+    for w in [writer, w2, w3] {
+        t.submit(w, 0, vec![io(MS)]).unwrap();
+    }
+    let read = t.submit(reader, MS / 2, vec![io(MS / 10)]).unwrap();
+    t.run_until(100 * MS).unwrap();
+    assert_eq!(t.job(read).ended, Some(3 * MS + MS / 10));
+    assert_eq!(t.device(0).stats().busy_ns, 3 * MS + MS / 10);
+}
+
+#[test]
+fn a_swap_in_wait_is_a_memory_stall_of_the_machine_and_the_app() {
+    let flash = DeviceQueue::new("flash", 1).unwrap();
+    let mut t = Timeline::new(&[1024], vec![flash], 1, 250).unwrap();
+    let app = t.spawn(ThreadSpec::new("app").group(1)).unwrap();
+    let other = t.spawn(ThreadSpec::new("other")).unwrap();
+    let swap_in = Step::Io {
+        device: 0,
+        service_ns: 500 * MS,
+        memstall: true,
+    };
+    t.submit(app, 0, vec![cpu(MS), swap_in, cpu(MS)]).unwrap();
+    // Another thread of no app group runs during part of the stall: the machine's stall
+    // is some, not full, for that part; the app's is full throughout.
+    t.submit(other, 101 * MS, vec![cpu(100 * MS)]).unwrap();
+    t.run_until(10_000 * MS).unwrap();
+    let machine = t.pressure(SYSTEM_GROUP, Pressure::MemSome);
+    let machine_full = t.pressure(SYSTEM_GROUP, Pressure::MemFull);
+    let app_full = t.pressure(1, Pressure::MemFull);
+    assert_eq!(machine.total_us, 500_000);
+    assert_eq!(machine_full.total_us, 400_000);
+    assert_eq!(app_full.total_us, 500_000);
+    assert!(t.pressure(1, Pressure::MemSome).avg_centi[2] > 0);
+}
+
+#[test]
+fn reclaim_work_is_a_stall_while_it_runs() {
+    let mut t = Timeline::new(&[1024], vec![], 0, 250).unwrap();
+    let app = t.spawn(ThreadSpec::new("app")).unwrap();
+    let reclaim = Step::Cpu {
+        work_ns: 30 * MS,
+        memstall: true,
+    };
+    t.submit(app, 0, vec![cpu(10 * MS), reclaim, cpu(10 * MS)])
+        .unwrap();
+    t.run_until(5_000 * MS).unwrap();
+    assert_eq!(t.pressure(SYSTEM_GROUP, Pressure::MemFull).total_us, 30_000);
+    assert_eq!(t.pressure(SYSTEM_GROUP, Pressure::IoSome).total_us, 0);
+}
+
+#[test]
+fn bad_threads_and_jobs_are_refused() {
+    let mut t = Timeline::new(&[1024], vec![], 1, 250).unwrap();
+    assert!(t.spawn(ThreadSpec::new("x").pinned(3)).is_err());
+    assert!(t.spawn(ThreadSpec::new("x").nice(20)).is_err());
+    assert!(t.spawn(ThreadSpec::new("x").group(2)).is_err());
+    assert!(t.spawn(ThreadSpec::new("x").group(SYSTEM_GROUP)).is_err());
+    let a = t.spawn(ThreadSpec::new("a")).unwrap();
+    let io = Step::Io {
+        device: 0,
+        service_ns: 1,
+        memstall: false,
+    };
+    assert!(t.submit(a, 0, vec![io]).is_err());
+    assert!(t.submit(ThreadId(9), 0, vec![]).is_err());
+    t.run_until(10).unwrap();
+    assert!(t.submit(a, 5, vec![]).is_err());
+    assert!(Timeline::new(&[1024], vec![], 0, 99).is_err());
+}
+
+/// Property: on one reference CPU, the CPU is busy exactly while work is left, so its
+/// busy time is the total work (to a ns per completion), every job takes at least its
+/// own work, the jobs of a thread end in order, and the same inputs give the same
+/// records.
+#[test]
+fn work_is_conserved_and_runs_are_repeatable() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for _ in 0..30 {
+        let threads = rng.gen_range(1..5);
+        // (thread, arrival, work)
+        let jobs: Vec<(usize, Ns, Ns)> = (0..rng.gen_range(1..20))
+            .map(|_| {
+                (
+                    rng.gen_range(0..threads),
+                    rng.gen_range(0..50) * MS,
+                    rng.gen_range(1..20) * MS,
+                )
+            })
+            .collect();
+        let nices: Vec<i32> = (0..threads).map(|_| rng.gen_range(-5..10)).collect();
+        let run = || {
+            let mut t = Timeline::new(&[1024], vec![], 0, 250).unwrap();
+            let ids: Vec<ThreadId> = nices
+                .iter()
+                .map(|&n| t.spawn(ThreadSpec::new("t").nice(n)).unwrap())
+                .collect();
+            let mut sorted = jobs.clone();
+            sorted.sort_by_key(|j| j.1);
+            let handles: Vec<(JobId, &(usize, Ns, Ns))> = sorted
+                .iter()
+                .map(|j| (t.submit(ids[j.0], j.1, vec![cpu(j.2)]).unwrap(), j))
+                .collect();
+            t.run_until(10_000 * MS).unwrap();
+            let records: Vec<JobRecord> = handles.iter().map(|(h, _)| t.job(*h).clone()).collect();
+            let total: Ns = sorted.iter().map(|j| j.2).sum();
+            let busy = t.cpus().cpu(0).busy_ns();
+            assert!(
+                busy.abs_diff(total) <= 2 * sorted.len() as Ns,
+                "busy {busy}, work {total}"
+            );
+            for (h, j) in &handles {
+                let r = t.job(*h);
+                assert!(r.ended.unwrap() >= j.1 + j.2);
+            }
+            records
+        };
+        let first = run();
+        for w in first.windows(2) {
+            if w[0].thread == w[1].thread {
+                assert!(w[0].ended <= w[1].started);
+            }
+        }
+        assert_eq!(first, run());
+    }
+}
