@@ -11,6 +11,7 @@ mod numbers;
 mod reclaim;
 mod reclaim_validate;
 mod swap;
+mod time_validate;
 mod trace_format;
 
 use std::path::PathBuf;
@@ -111,6 +112,10 @@ enum Command {
     /// refaults, faults, swap and zram's pool side by side (root; restores every
     /// setting).
     ReclaimValidate(reclaim_validate::ReclaimValidateArgs),
+    /// Run a touch task beside the real ksmd on one CPU at several scan rates, replay
+    /// them on the simulator's time model and print the touch's response inflation and
+    /// ksmd's CPU share side by side (root; restores KSM's settings and ksmd's CPUs).
+    TimeValidate(time_validate::TimeValidateArgs),
     /// Deal with what host commands (reclaim-validate, ksm-validate, capture) changed
     /// on this machine: `host restore` puts back what a killed run left.
     Host {
@@ -328,6 +333,7 @@ fn main() -> ExitCode {
         Command::Capture(_)
             | Command::KsmValidate(_)
             | Command::ReclaimValidate(_)
+            | Command::TimeValidate(_)
             | Command::Host { .. }
     );
     if !changes_host {
@@ -379,6 +385,7 @@ fn main() -> ExitCode {
         Command::Snapshot(args) => ksm::snapshot(args),
         Command::KsmValidate(args) => ksm::validate(args),
         Command::ReclaimValidate(args) => reclaim_validate::run(args),
+        Command::TimeValidate(args) => time_validate::run(args),
         Command::Capture(args) => capture::run(args),
         Command::Host { command } => host::run(command),
         Command::Reclaim(args) => reclaim::run(args),

@@ -341,6 +341,11 @@ impl Workers {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(child);
     }
 
+    fn pids(&self) -> Vec<u32> {
+        let children = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        children.iter().map(Child::id).collect()
+    }
+
     /// Kill and reap every worker.
     fn kill_all(&self) {
         let mut children = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -479,6 +484,28 @@ impl KernelSession {
     /// Set KSM up as `plan` says, start the workers, run ksmd and sample it. `notes`
     /// hears of KSM metadata other processes already hold.
     pub fn drive(&mut self, plan: &Plan, notes: &dyn Fn(&str)) -> Result<Vec<RealSample>> {
+        let baseline = self.prepare(plan, notes)?;
+        self.sample(plan, &baseline)
+    }
+
+    /// Set a KSM setting (its value before is restored at the end, as every other's).
+    pub fn set(&self, name: &str, value: &str) -> Result<()> {
+        self.guard.set(name, value)
+    }
+
+    /// The workers' process ids, in the order they started.
+    pub fn worker_pids(&self) -> Vec<u32> {
+        self.workers.pids()
+    }
+
+    /// With ksmd stopped, set KSM up as `plan` says (the advisor and smart scan off, the
+    /// plan's scan rate) and start the workers; returns KSM's counters before them.
+    /// `notes` hears of KSM metadata other processes already hold.
+    pub fn prepare(
+        &mut self,
+        plan: &Plan,
+        notes: &dyn Fn(&str),
+    ) -> Result<Vec<(&'static str, f64)>> {
         let interrupted = || Error::host("interrupted");
         let options = &plan.options;
         let layout = options.layout;
@@ -535,6 +562,15 @@ impl KernelSession {
                 )));
             }
         }
+        Ok(baseline)
+    }
+
+    /// Run ksmd for the plan's duration, sampling its counters (relative to `baseline`)
+    /// and CPU time.
+    fn sample(&mut self, plan: &Plan, baseline: &[(&'static str, f64)]) -> Result<Vec<RealSample>> {
+        let interrupted = || Error::host("interrupted");
+        let options = &plan.options;
+        let fs = self.fs.clone();
         let cpu0 = ksm_sysfs::ksmd_cpu_ns();
         self.guard.set("run", "1")?;
         let start = Instant::now();
@@ -549,7 +585,7 @@ impl KernelSession {
                 return Err(interrupted());
             }
             let mut counters = fs.counters();
-            for ((name, v), (_, before)) in counters.iter_mut().zip(&baseline) {
+            for ((name, v), (_, before)) in counters.iter_mut().zip(baseline) {
                 if *name != "pages_to_scan" {
                     *v -= before;
                 }

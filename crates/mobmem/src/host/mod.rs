@@ -10,6 +10,8 @@
 //!   `mem`) into a [`crate::mm::dedup::snapshot::Snapshot`];
 //! - [`capture`]: a live workload recorded with ftrace, through [`tracefs`], with the
 //!   command in a [`process_group`] and running processes read from [`procfs`];
+//! - [`time_validate`]: a touch task sharing a CPU with the real ksmd, against the time
+//!   model ([`crate::core::time`]);
 //! - [`state`]: what these commands change, written down before it changes, for
 //!   `mobmem host restore` after a run was killed.
 
@@ -21,6 +23,7 @@ pub mod procfs;
 pub mod reclaim_validate;
 pub mod snapshot;
 pub mod state;
+pub mod time_validate;
 pub mod tracefs;
 
 use std::io::Write;

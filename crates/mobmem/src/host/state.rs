@@ -115,6 +115,13 @@ pub enum Change {
     Swap { device: PathBuf },
     /// A file system (tracefs) mounted here.
     Mount { path: PathBuf },
+    /// A thread's CPU affinity set (a kernel thread such as ksmd, found by its pid and
+    /// name); the CPUs it was allowed before.
+    Affinity {
+        pid: i32,
+        comm: String,
+        cpus: Vec<usize>,
+    },
 }
 
 /// Run a tool (mkswap, swapon, swapoff, mount, umount) to its end. It runs in a process
@@ -190,6 +197,7 @@ impl Change {
             Change::Swap { .. } => Ok(()),
             Change::Mount { path } if mounted(path) => tool("umount", &[path.as_os_str()]),
             Change::Mount { .. } => Ok(()),
+            Change::Affinity { pid, comm, cpus } => set_affinity_back(*pid, comm, cpus),
         }
     }
 
@@ -211,8 +219,32 @@ impl Change {
             }
             Change::Swap { device } => format!("swapoff {}", device.display()),
             Change::Mount { path } => format!("unmount {}", path.display()),
+            Change::Affinity { pid, comm, cpus } => {
+                let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+                format!("allow {comm} (pid {pid}) on CPUs {} again", list.join(","))
+            }
         }
     }
+}
+
+/// Give thread `pid` the CPUs `cpus` again, if it is still the thread named `comm` (a
+/// pid reused by another thread is left alone; a thread gone needs nothing).
+fn set_affinity_back(pid: i32, comm: &str, cpus: &[usize]) -> Result<()> {
+    let now = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if now.trim() != comm {
+        return Ok(());
+    }
+    let Some(raw) = rustix::process::Pid::from_raw(pid) else {
+        return Ok(());
+    };
+    let mut set = rustix::thread::CpuSet::new();
+    for &cpu in cpus {
+        if cpu < rustix::thread::CpuSet::MAX_CPU {
+            set.set(cpu);
+        }
+    }
+    rustix::thread::sched_setaffinity(Some(raw), &set)
+        .map_err(|e| Error::host(format!("setting the CPUs of {comm} (pid {pid}) back: {e}")))
 }
 
 /// Empty and remove a memory cgroup of a run; a process still in it is a worker of that
@@ -672,6 +704,39 @@ mod tests {
             .is_none());
     }
 
+    /// An affinity change put back on a thread of this process, found by its name; a
+    /// thread of another name at that pid is left alone.
+    #[test]
+    fn an_affinity_change_is_undone_only_on_the_thread_it_names() {
+        let handle = std::thread::Builder::new()
+            .name("affinity-test".into())
+            .spawn(|| {
+                let tid = rustix::thread::gettid();
+                let cpus_of = || {
+                    let set = rustix::thread::sched_getaffinity(None).unwrap();
+                    (0..rustix::thread::CpuSet::MAX_CPU)
+                        .filter(|&c| set.is_set(c))
+                        .collect::<Vec<usize>>()
+                };
+                let before = cpus_of();
+                let mut one = rustix::thread::CpuSet::new();
+                one.set(before[0]);
+                rustix::thread::sched_setaffinity(None, &one).unwrap();
+                let change = |comm: &str| Change::Affinity {
+                    pid: tid.as_raw_nonzero().get(),
+                    comm: comm.into(),
+                    cpus: before.clone(),
+                };
+                change("someone-else").undo().unwrap();
+                assert_eq!(cpus_of(), vec![before[0]]);
+                change("affinity-test").undo().unwrap();
+                assert_eq!(cpus_of(), before);
+                assert!(change("affinity-test").describe().contains("affinity-test"));
+            })
+            .unwrap();
+        handle.join().unwrap();
+    }
+
     #[test]
     fn a_state_file_reads_back_as_written() {
         let dir = tempfile::tempdir().unwrap();
@@ -701,6 +766,11 @@ mod tests {
             },
             Change::Mount {
                 path: "/sys/kernel/tracing".into(),
+            },
+            Change::Affinity {
+                pid: 37,
+                comm: "ksmd".into(),
+                cpus: vec![0, 1],
             },
         ]);
         state.write(&path).unwrap();

@@ -79,6 +79,11 @@ pub enum Step {
     },
     /// The thread sleeps (not a stall).
     Sleep { ns: Ns },
+    /// The thread sleeps on a kernel timer of `ticks` jiffies of `tick_ns` each
+    /// (`schedule_timeout`): the timer wheel rounds the expiry up by one tick so that it
+    /// never fires early (`calc_index`, `kernel/time/timer.c`), so the thread wakes at
+    /// the `ticks + 1`-th tick boundary from now.
+    SleepTicks { ticks: u32, tick_ns: Ns },
 }
 
 /// A job's handle.
@@ -393,6 +398,14 @@ impl Timeline {
                 Step::Sleep { ns } => {
                     self.set_state(thread, None, TaskState::IDLE);
                     self.schedule(now.saturating_add(ns), Timer::Resume(thread));
+                }
+                Step::SleepTicks { ticks, tick_ns } => {
+                    self.set_state(thread, None, TaskState::IDLE);
+                    let tick = tick_ns.max(1);
+                    let wake = (now / tick)
+                        .saturating_add(ticks as u64 + 1)
+                        .saturating_mul(tick);
+                    self.schedule(wake, Timer::Resume(thread));
                 }
             }
             return Ok(());

@@ -195,3 +195,33 @@ fn work_is_conserved_and_runs_are_repeatable() {
         assert_eq!(first, run());
     }
 }
+
+#[test]
+fn a_kernel_timer_wakes_at_the_tick_after_its_expiry() {
+    // 4 ms ticks: a 5-tick timer armed at 1 ms (in tick 0) fires at the 6th boundary,
+    // 24 ms; armed exactly on a boundary (8 ms) at 32 ms.
+    let mut t = Timeline::new(&[1024], vec![], 0, 250).unwrap();
+    let a = t.spawn(ThreadSpec::new("a")).unwrap();
+    let sleep = Step::SleepTicks {
+        ticks: 5,
+        tick_ns: 4 * MS,
+    };
+    let first = t.submit(a, MS, vec![sleep]).unwrap();
+    let second = t
+        .submit(
+            a,
+            30 * MS,
+            vec![
+                Step::Sleep {
+                    ns: 2 * MS - MS / 2,
+                },
+                cpu(MS / 2),
+                sleep,
+            ],
+        )
+        .unwrap();
+    t.run_until(100 * MS).unwrap();
+    assert_eq!(t.job(first).ended, Some(24 * MS));
+    // 30 + 1.5 + 0.5 = 32 ms, a boundary: 32 + 6 x 4 = 56 ms.
+    assert_eq!(t.job(second).ended, Some(56 * MS));
+}
