@@ -5,7 +5,7 @@
 //! of page `PageKey::file(0, obj_id)` by a single process (pid 0, no name) at
 //! `time_ns = timestamp * 10^9`. With a capacity in pages an object is one page, whatever
 //! its size; with a capacity in bytes ([`crate::mm::placement::bytes`]) it takes its size
-//! ([`EventSource::batch_sizes`]). `next_access_vtime` is ignored: a policy that needs the
+//! ([`EventSource::batch_sizes`](super::EventSource::batch_sizes)). `next_access_vtime` is ignored: a policy that needs the
 //! future computes it from the trace itself; one below -1 (not a vtime) is an error, as
 //! is an empty file.
 

@@ -14,7 +14,7 @@
 //!
 //! Each record becomes one access of page `PageKey::file(0, obj_id)` by a single
 //! process (pid 0, no name) at `time_ns = time * 10^9`, with object size key size +
-//! value size ([`EventSource::batch_sizes`]), the size libCacheSim gives the request.
+//! value size ([`EventSource::batch_sizes`](super::EventSource::batch_sizes)), the size libCacheSim gives the request.
 //! The namespace and the ttl are ignored: libCacheSim keys an object by `obj_id` alone.
 //!
 //! The op codes are libCacheSim's (`req_op_e`, `libCacheSim/include/libCacheSim/enum.h`),

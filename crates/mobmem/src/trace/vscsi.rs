@@ -24,7 +24,7 @@
 //! that says otherwise is not one of this trace's, and random bytes stop there.
 //!
 //! Each record becomes one access of page `PageKey::file(0, lbn)` by a single process
-//! (pid 0, no name), with object size `len` ([`EventSource::batch_sizes`]) and
+//! (pid 0, no name), with object size `len` ([`EventSource::batch_sizes`](super::EventSource::batch_sizes)) and
 //! `time_ns = ts * 1000`: the fields libCacheSim makes its request's object id, size and
 //! time of. libCacheSim reads no operation from these traces; here the SCSI opcode sets
 //! the write bit: WRITE (6, 10, 12, 16), WRITE AND VERIFY (10, 12, 16) and WRITE SAME
