@@ -178,9 +178,7 @@ fn reproduce_hybrid_cache_writes_claims_figures_and_index() {
 
 #[test]
 fn a_preset_saved_as_toml_generates_the_same_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = dir.path().join("switching.toml");
-    std::fs::write(&toml, ok(&["gen", "--show", "app-switching"])).unwrap();
+    let (dir, toml) = temp_file("switching.toml", ok(&["gen", "--show", "app-switching"]));
     let (a, b) = (dir.path().join("a.mmt"), dir.path().join("b.mmt"));
     gen("app-switching", &a, &["--scale", "0.02", "--seed", "4"]);
     ok(&[

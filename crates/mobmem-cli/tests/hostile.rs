@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{assert_mentions, fails, json, mobmem, ok, run_full, sim, temp_file, tree};
+use common::{assert_mentions, convert, fails, json, mobmem, ok, run_full, sim, temp_file, tree};
 
 /// A CSV trace of 48 distinct pages (anonymous and file), three processes, one of them
 /// in the foreground, 240 accesses.
@@ -375,12 +375,7 @@ fn an_input_is_never_its_own_output() {
     }
     assert_eq!(std::fs::read(&trace).unwrap(), before);
     // Another output is written as before.
-    ok(&[
-        "trace",
-        "convert",
-        s(&trace),
-        s(&dir.path().join("copy.csv")),
-    ]);
+    ok(&convert(&trace, &dir.path().join("copy.csv"), &[]));
 }
 
 #[test]

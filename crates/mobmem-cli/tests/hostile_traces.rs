@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{assert_mentions, fails, gen, mobmem, mrc, ok, sim};
+use common::{assert_mentions, convert, fails, gen, mobmem, mrc, ok, sim};
 
 /// A 64-byte `.mmt` header claiming `pages` pages and no records or processes.
 fn claim_mmt(pages: u64) -> Vec<u8> {
@@ -138,12 +138,7 @@ fn convert_blames_the_input_and_keeps_csv_output_unchanged() {
     let whole = dir.path().join("t.mmt");
     gen("app-switching", &whole, &["--scale", "0.001"]);
     let csv = dir.path().join("t.csv");
-    ok(&[
-        "trace",
-        "convert",
-        whole.to_str().unwrap(),
-        csv.to_str().unwrap(),
-    ]);
+    ok(&convert(&whole, &csv, &[]));
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.starts_with("time_ns,pid,event,page_kind,owner,index,op,value\n"));
     // Flip the anonymous bit of the first access record.
@@ -156,12 +151,7 @@ fn convert_blames_the_input_and_keeps_csv_output_unchanged() {
         .unwrap();
     bytes[75 + 16 * first_access] ^= 0x80;
     let bad = put(dir.path(), "bad.mmt", &bytes);
-    let err = fails(&[
-        "trace",
-        "convert",
-        bad.to_str().unwrap(),
-        dir.path().join("bad.csv").to_str().unwrap(),
-    ]);
+    let err = fails(&convert(&bad, &dir.path().join("bad.csv"), &[]));
     assert_mentions(
         &err,
         &[&format!(

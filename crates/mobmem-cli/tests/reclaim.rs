@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::{
     assert_figures, assert_mentions, fails, findings_and_paper_figures, gen, measured, ok,
-    read_json, reproduce, run_full, verdict,
+    read_json, reproduce, run_full, temp_file, verdict,
 };
 
 /// A gallery-usb trace at scale 0.2 in `dir`: its path.
@@ -372,15 +372,12 @@ fn trace_without_input_events_runs_with_a_note() {
 
 #[test]
 fn memory_fraction_and_swap_fit_the_trace() {
-    let dir = tempfile::tempdir().unwrap();
     // 10 idle apps of 6,000 anonymous pages each: 60,000+ anonymous pages, more than
     // the default 128 MiB (about 30,300 usable frames) plus 8,192 swap slots hold.
-    let config = dir.path().join("anon.toml");
-    std::fs::write(
-        &config,
+    let (dir, config) = temp_file(
+        "anon.toml",
         "interactions = 3\nbackground = false\ncached_apps = 10\ncached_anon_pages = 6000\n",
-    )
-    .unwrap();
+    );
     let trace = dir.path().join("anon.mmt");
     let trace = trace.to_str().unwrap();
     ok(&[

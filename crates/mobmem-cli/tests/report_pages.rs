@@ -292,19 +292,30 @@ fn the_summary_of_a_report_is_markdown_from_its_claims() {
     assert_mentions(&err, &["no claims"]);
 }
 
+/// What `text` (the file `name`) holds between its markers `begin` and `end`, which it
+/// MUST hold in that order.
+fn between<'a>(text: &'a str, name: &str, begin: &str, end: &str) -> &'a str {
+    let from = text
+        .find(begin)
+        .unwrap_or_else(|| panic!("{name} has the marker {begin}"));
+    let to = text
+        .find(end)
+        .unwrap_or_else(|| panic!("{name} has the marker {end}"));
+    assert!(from < to, "{name}: {begin} before {end}");
+    &text[from + begin.len()..to]
+}
+
 #[test]
 fn the_readme_summary_block_has_its_markers_and_parses() {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
             .unwrap();
-    let begin = readme
-        .find(mobmem::report::SUMMARY_BEGIN)
-        .expect("README.md has the summary:begin marker");
-    let end = readme
-        .find(mobmem::report::SUMMARY_END)
-        .expect("README.md has the summary:end marker");
-    assert!(begin < end);
-    let block = &readme[begin + mobmem::report::SUMMARY_BEGIN.len()..end];
+    let block = between(
+        &readme,
+        "README.md",
+        mobmem::report::SUMMARY_BEGIN,
+        mobmem::report::SUMMARY_END,
+    );
     let mut lines = block.lines().filter(|l| l.starts_with('|'));
     // The README is written from a run with --sensitivity: a robust column closes it.
     assert_eq!(
@@ -350,14 +361,12 @@ fn the_findings_block_of_docs_results_md_parses() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let results = std::fs::read_to_string(root.join("docs/results.md")).unwrap();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let begin = results
-        .find(mobmem::report::FINDINGS_BEGIN)
-        .expect("docs/results.md has the findings:begin marker");
-    let end = results
-        .find(mobmem::report::FINDINGS_END)
-        .expect("docs/results.md has the findings:end marker");
-    assert!(begin < end);
-    let block = &results[begin + mobmem::report::FINDINGS_BEGIN.len()..end];
+    let block = between(
+        &results,
+        "docs/results.md",
+        mobmem::report::FINDINGS_BEGIN,
+        mobmem::report::FINDINGS_END,
+    );
     let mut findings = 0;
     for line in block.lines().filter(|l| !l.is_empty()) {
         if let Some(name) = line.strip_prefix("Findings of `") {

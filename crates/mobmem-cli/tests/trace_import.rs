@@ -1,7 +1,7 @@
 //! `mobmem trace import --from ftrace` as a user runs it.
 
 mod common;
-use common::{assert_mentions, ok, sim};
+use common::{assert_mentions, convert, ok, sim, temp_file};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -287,27 +287,10 @@ fn mobile_block_traces_read_from_files_and_pipes() {
     // 1 + 2 + 2 pages (sectors 200612232..+9 reach into a second page).
     assert_eq!(t.events.len(), 5);
     assert_eq!(t.footprint(), 4);
-    let err = common::fails(&[
-        "sim",
-        "--trace",
-        path.to_str().unwrap(),
-        "--policy",
-        "lru",
-        "--capacity",
-        "2",
-    ]);
+    let trace = path.to_str().unwrap();
+    let err = common::fails(&sim(trace, "lru", "2", &[]));
     assert!(err.contains("give --format mobile-block"), "{err}");
-    let out = common::ok(&[
-        "sim",
-        "--trace",
-        path.to_str().unwrap(),
-        "--format",
-        "mobile-block",
-        "--policy",
-        "lru",
-        "--capacity",
-        "2",
-    ]);
+    let out = common::ok(&sim(trace, "lru", "2", &["--format", "mobile-block"]));
     assert!(out.contains("accesses                     5"), "{out}");
 }
 
@@ -316,13 +299,10 @@ fn mobile_block_traces_read_from_files_and_pipes() {
 /// spec given with a format it cannot apply to is refused before anything is read.
 #[test]
 fn column_specs_import_a_csv_of_any_layout() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("requests.csv");
-    std::fs::write(
-        &input,
+    let (dir, input) = temp_file(
+        "requests.csv",
         "when;key;bytes;kind\n0.5;7;512;get\n0.75;8;4096;set\n1.0;7;512;get\n",
-    )
-    .unwrap();
+    );
     let out = dir.path().join("requests.mmt");
     let spec = "delimiter=;, has-header=true, time-col=when, time-unit=s, obj-id-col=key, \
                 obj-size-col=bytes, op-col=kind, read=get, write=set";
@@ -409,12 +389,7 @@ fn vscsi_and_twr_traces_convert_to_mmt() {
     let path = dir.path().join("small.vscsi");
     std::fs::write(&path, vscsi).unwrap();
     let out = dir.path().join("vscsi.mmt");
-    ok(&[
-        "trace",
-        "convert",
-        path.to_str().unwrap(),
-        out.to_str().unwrap(),
-    ]);
+    ok(&convert(&path, &out, &[]));
     let t = mobmem::trace::read_all(&out, None).unwrap();
     assert_eq!(t.events.len(), 4);
     assert_eq!(t.footprint(), 3);
@@ -438,32 +413,16 @@ fn vscsi_and_twr_traces_convert_to_mmt() {
     let path = dir.path().join("cluster.bin");
     std::fs::write(&path, twr).unwrap();
     let out = dir.path().join("twr.mmt");
-    let args = [
-        "trace",
-        "convert",
-        path.to_str().unwrap(),
-        out.to_str().unwrap(),
-    ];
-    let err = common::fails(&args);
+    let err = common::fails(&convert(&path, &out, &[]));
     assert!(err.contains("pass --format"), "{err}");
-    ok(&[&args[..], &["--format", "twr"]].concat());
+    ok(&convert(&path, &out, &["--format", "twr"]));
     let t = mobmem::trace::read_all(&out, None).unwrap();
     assert_eq!(t.events.len(), 5);
     assert_eq!(t.footprint(), 2);
     let writes = t.events.iter().filter(|e| e.is_write()).count();
     assert_eq!(writes, 2, "set and delete");
     // Objects of 10 + 90 bytes: 150 bytes hold one, so only the get after the set hits.
-    let run = common::json(&[
-        "sim",
-        "--trace",
-        path.to_str().unwrap(),
-        "--format",
-        "twr",
-        "--policy",
-        "lru",
-        "--capacity",
-        "150B",
-        "--json",
-    ]);
+    let trace = path.to_str().unwrap();
+    let run = common::json(&sim(trace, "lru", "150B", &["--format", "twr", "--json"]));
     assert_eq!((&run["accesses"], &run["misses"]), (&5.into(), &4.into()));
 }

@@ -69,6 +69,19 @@ pub fn mrc<'a>(trace: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     args(&["mrc", "--trace", trace], extra)
 }
 
+/// `trace convert FROM TO`, then `extra`.
+pub fn convert<'a>(from: &'a Path, to: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    args(
+        &[
+            "trace",
+            "convert",
+            from.to_str().unwrap(),
+            to.to_str().unwrap(),
+        ],
+        extra,
+    )
+}
+
 /// `mobmem gen PRESET --out OUT` with the options `extra`, which must succeed.
 pub fn gen(preset: &str, out: &Path, extra: &[&str]) {
     ok(&args(

@@ -184,10 +184,14 @@ pub fn render(figure: &Figure, data: &FigureData) -> Result<String> {
         root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
         let (plot_area, legend_area) = root.split_horizontally(WIDTH as i32 - legend_width);
         match &data.categories {
-            Some(categories) if lying => {
-                draw_lying_bars(figure, data, categories, &plot_area, &root)?
+            Some(categories) => {
+                let axes = bar_axes(figure, data, categories)?;
+                if lying {
+                    draw_lying_bars(figure, data, &axes, &plot_area, &root)?
+                } else {
+                    draw_bars(figure, data, &axes, &plot_area, &root)?
+                }
             }
-            Some(categories) => draw_bars(figure, data, categories, &plot_area, &root)?,
             None => draw_lines(figure, data, &plot_area, &root)?,
         }
         draw_legend(data, &legend_area, legend_width, &note_lines, &err)?;
@@ -356,15 +360,38 @@ fn draw_lines<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The categories' names as a bar chart writes them, without the start they all share,
-/// and the category axis's title, which names that start.
-fn category_names(figure: &Figure, categories: &[String]) -> (Vec<String>, String) {
+/// The axes of a bar chart, standing or lying.
+struct BarAxes {
+    /// How many categories (at least one).
+    count: usize,
+    /// The categories' names as the chart writes them, without the start they all share.
+    names: Vec<String>,
+    /// The category axis's title, which names that start.
+    title: String,
+    /// The value axis's ends ([`bar_extent`]).
+    extent: (f64, f64),
+}
+
+fn bar_axes(figure: &Figure, data: &FigureData, categories: &[String]) -> Result<BarAxes> {
     let (prefix, names) = strip_common_prefix(categories);
     let title = match prefix {
         Some(prefix) => format!("{} (names after “{prefix}”)", figure.x_label),
         None => figure.x_label.clone(),
     };
-    (names, title)
+    Ok(BarAxes {
+        count: categories.len().max(1),
+        names,
+        title,
+        extent: bar_extent(figure, data)?,
+    })
+}
+
+/// A bar between `corners`, filled with `color` and edged in dark grey.
+fn bar<C: Clone>(corners: [C; 2], color: RGBColor) -> [Rectangle<C>; 2] {
+    [
+        Rectangle::new(corners.clone(), color.filled()),
+        Rectangle::new(corners, RGBColor(40, 40, 40).stroke_width(1)),
+    ]
 }
 
 /// The value axis of a bar chart: from zero (bars start there) to past the highest bar or
@@ -389,20 +416,19 @@ fn bar_extent(figure: &Figure, data: &FigureData) -> Result<(f64, f64)> {
 fn draw_bars<DB: DrawingBackend>(
     figure: &Figure,
     data: &FigureData,
-    categories: &[String],
+    axes: &BarAxes,
     area: &DrawingArea<DB, Shift>,
     root: &DrawingArea<DB, Shift>,
 ) -> Result<()> {
     let err = plot_err(figure);
-    let count = categories.len().max(1);
-    let (categories, axis_title) = category_names(figure, categories);
-    let (y0, y1) = bar_extent(figure, data)?;
+    let (y0, y1) = axes.extent;
     let y_format = axis_format((y0, y1), 10);
     // The categories' names under the axis: side by side where they fit, every other one
     // a row lower where they would run into each other, else turned upright.
     let (area_width, _) = area.dim_in_pixel();
-    let slot = (area_width as i32 - 92 - 28) / count as i32;
-    let widest = categories
+    let slot = (area_width as i32 - 92 - 28) / axes.count as i32;
+    let widest = axes
+        .names
         .iter()
         .map(|c| text_width(c, TICK_PX))
         .max()
@@ -422,7 +448,7 @@ fn draw_bars<DB: DrawingBackend>(
     let mut chart = titled_builder(figure, area)?
         .x_label_area_size(label_area)
         .y_label_area_size(92)
-        .build_cartesian_2d(-0.5..count as f64 - 0.5, y0..y1)
+        .build_cartesian_2d(-0.5..axes.count as f64 - 0.5, y0..y1)
         .map_err(|e| err(e.to_string()))?;
     draw_mesh(
         chart
@@ -430,13 +456,13 @@ fn draw_bars<DB: DrawingBackend>(
             .disable_x_mesh()
             .x_labels(0)
             .y_labels(10)
-            .x_desc(axis_title)
+            .x_desc(&axes.title)
             .y_desc(format!("{}{}", figure.y_label, y_format.title_suffix()))
             .y_label_formatter(&|y| y_format.label(*y)),
         &err,
     )?;
     let (_, bottom) = chart.backend_coord(&(0.0, y0));
-    for (c, label) in categories.iter().enumerate() {
+    for (c, label) in axes.names.iter().enumerate() {
         let (px, _) = chart.backend_coord(&(c as f64, y0));
         let text = TextStyle::from(font(TICK_PX).into_font());
         let (text, at, label) = match layout {
@@ -467,13 +493,8 @@ fn draw_bars<DB: DrawingBackend>(
         let (color, _, _) = style(i);
         for p in points {
             let left = p.x - group / 2.0 + i as f64 * width;
-            let bar = Rectangle::new([(left, 0.0), (left + width, p.y)], color.filled());
-            let edge = Rectangle::new(
-                [(left, 0.0), (left + width, p.y)],
-                RGBColor(40, 40, 40).stroke_width(1),
-            );
             chart
-                .draw_series([bar, edge])
+                .draw_series(bar([(left, 0.0), (left + width, p.y)], color))
                 .map_err(|e| err(e.to_string()))?;
             if p.hi > p.lo {
                 let (px, top) = chart.backend_coord(&(left + width / 2.0, p.hi));
@@ -496,25 +517,23 @@ const LYING_BAR_PX: i32 = 10;
 fn draw_lying_bars<DB: DrawingBackend>(
     figure: &Figure,
     data: &FigureData,
-    categories: &[String],
+    axes: &BarAxes,
     area: &DrawingArea<DB, Shift>,
     root: &DrawingArea<DB, Shift>,
 ) -> Result<()> {
     let err = plot_err(figure);
-    let count = categories.len().max(1);
-    let (categories, axis_title) = category_names(figure, categories);
-    let (x0, x1) = bar_extent(figure, data)?;
+    let (x0, x1) = axes.extent;
     let rows = Rows {
-        names: &categories,
+        names: &axes.names,
         max_names_px: 200,
         gap_px: 48,
         x_labels: 8,
         x_title: &figure.y_label,
-        y_title: Some(&axis_title),
+        y_title: Some(&axes.title),
     };
     let mut chart = row_chart(figure, area, root, &rows, (x0, x1))?;
     // Category c's row is centred on count - 1 - c: the first at the top.
-    let row = |c: usize| (count - 1 - c) as f64;
+    let row = |c: usize| (axes.count - 1 - c) as f64;
     let series = data.lines.len().max(1);
     let group = 0.8;
     let height = group / series as f64;
@@ -524,13 +543,8 @@ fn draw_lying_bars<DB: DrawingBackend>(
             // The first series on top within its row.
             let top = row(p.x.round().max(0.0) as usize) + group / 2.0 - i as f64 * height;
             let bottom = top - height;
-            let bar = Rectangle::new([(0.0, bottom), (p.y, top)], color.filled());
-            let edge = Rectangle::new(
-                [(0.0, bottom), (p.y, top)],
-                RGBColor(40, 40, 40).stroke_width(1),
-            );
             chart
-                .draw_series([bar, edge])
+                .draw_series(bar([(0.0, bottom), (p.y, top)], color))
                 .map_err(|e| err(e.to_string()))?;
             if p.hi > p.lo {
                 let middle = (top + bottom) / 2.0;
@@ -877,16 +891,9 @@ fn draw_legend<DB: DrawingBackend>(
     for (i, (name, points)) in data.lines.iter().enumerate() {
         let (color, dash, marker) = style(i);
         if data.categories.is_some() {
-            area.draw(&Rectangle::new(
-                [(left + 12, y - 8), (left + 32, y + 8)],
-                color.filled(),
-            ))
-            .map_err(e)?;
-            area.draw(&Rectangle::new(
-                [(left + 12, y - 8), (left + 32, y + 8)],
-                RGBColor(40, 40, 40).stroke_width(1),
-            ))
-            .map_err(e)?;
+            for swatch in bar([(left + 12, y - 8), (left + 32, y + 8)], color) {
+                area.draw(&swatch).map_err(e)?;
+            }
         } else {
             let sample = vec![(left, y), (left + 44, y)];
             match dash {

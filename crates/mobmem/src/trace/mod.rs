@@ -22,6 +22,7 @@ pub mod object_ids;
 mod open;
 pub mod oracle;
 pub mod perfetto;
+mod records;
 mod shared;
 pub mod summary;
 pub mod twr;

@@ -195,7 +195,7 @@ impl ObjectTrace {
 
 /// What one fixed-size record of an object trace says.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ObjectRecord {
+pub struct ObjectRecord {
     pub id: u64,
     pub size: u32,
     pub time_ns: u64,

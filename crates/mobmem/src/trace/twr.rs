@@ -14,7 +14,7 @@
 //!
 //! Each record becomes one access of page `PageKey::file(0, obj_id)` by a single
 //! process (pid 0, no name) at `time_ns = time * 10^9`, with object size key size +
-//! value size ([`EventSource::batch_sizes`]), the size libCacheSim gives the request.
+//! value size ([`EventSource::batch_sizes`](super::EventSource::batch_sizes)), the size libCacheSim gives the request.
 //! The namespace and the ttl are ignored: libCacheSim keys an object by `obj_id` alone.
 //!
 //! The op codes are libCacheSim's (`req_op_e`, `libCacheSim/include/libCacheSim/enum.h`),
@@ -33,16 +33,12 @@
 //! silently); so is an empty file.
 
 use std::io::{BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::object_ids::{ObjectRecord, ObjectRecords};
-use super::shared::{empty_input, le_u32, le_u64, read_up_to};
-use super::{Event, EventSource, Tables};
-use crate::{Error, Position, Result};
-
-/// Most records decoded per `read_batch`, bounding the byte buffer (352 KiB of `twrNS`
-/// records).
-const MAX_BATCH: usize = 1 << 14;
+use super::object_ids::ObjectRecord;
+use super::records::{truncated, RecordFormat, RecordReader};
+use super::shared::{le_u32, le_u64};
+use crate::Result;
 
 /// The two layouts, which differ only by the trailing namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,129 +87,63 @@ fn object_size(record: &[u8]) -> u32 {
     (kv >> 22) + (kv & ((1 << 22) - 1))
 }
 
-pub struct Reader {
-    path: PathBuf,
-    layout: Layout,
-    input: BufReader<Box<dyn Read + Send>>,
-    /// Records read so far.
-    next_record: u64,
-    /// Raw bytes of the current batch, reused.
-    bytes: Vec<u8>,
-    /// The events of a batch of records, their sizes, and the ids interned (the pages
-    /// are `PageKey::file(0, id)`; one process, at the first record).
-    records: ObjectRecords,
-    exhausted: bool,
-}
+/// A reader of a `twr` or `twrNS` trace.
+pub type Reader = RecordReader<Layout>;
 
 impl Reader {
     pub fn new(path: &Path, input: Box<dyn Read + Send>, layout: Layout) -> Self {
-        Reader {
-            path: path.to_path_buf(),
-            layout,
-            input: BufReader::with_capacity(1 << 18, input),
-            next_record: 0,
-            bytes: Vec::new(),
-            records: ObjectRecords::default(),
-            exhausted: false,
-        }
-    }
-
-    fn error_at(&self, index: u64, message: String) -> Error {
-        Error::format(
-            &self.path,
-            Position::Record {
-                index,
-                offset: index * self.layout.record_size() as u64,
-            },
-            message,
-        )
+        RecordReader::with_format(path, BufReader::with_capacity(1 << 18, input), layout)
     }
 }
 
-impl EventSource for Reader {
-    fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
-        buf.clear();
-        if self.exhausted {
-            return Ok(false);
-        }
-        let size = self.layout.record_size();
-        let count = max.clamp(1, MAX_BATCH);
-        self.bytes.resize(count * size, 0);
-        let got =
-            read_up_to(&mut self.input, &mut self.bytes).map_err(|e| Error::io(&self.path, e))?;
-        self.exhausted = got < self.bytes.len();
-        let records = got / size;
-        let records_bytes = &self.bytes[..records * size];
-        // A bad whole record is named before a partial one after it.
-        if let Some(i) = records_bytes
+impl RecordFormat for Layout {
+    type Input = BufReader<Box<dyn Read + Send>>;
+
+    const IDS: &'static str = "objects";
+
+    fn expected(&self) -> String {
+        format!("a libCacheSim {} trace", self.name())
+    }
+
+    fn record_size(&mut self, _: &mut Self::Input, _: &Path) -> Result<usize> {
+        Ok(Layout::record_size(*self))
+    }
+
+    /// A bad whole record is named before a partial one after it.
+    fn fault(&self, bytes: &[u8], size: usize) -> Option<(usize, String)> {
+        if let Some(i) = bytes
             .chunks_exact(size)
             .position(|r| op_writes(op(r)).is_none())
         {
-            let code = op(&records_bytes[i * size..][..size]);
-            return Err(self.error_at(
-                self.next_record + i as u64,
+            let code = op(&bytes[i * size..][..size]);
+            return Some((
+                i,
                 format!(
                     "op code {code} (byte 19), expected 1 to 11 (get, gets, set, add, cas, \
                      replace, append, prepend, delete, incr, decr): the file is corrupt or \
                      not a {} trace",
-                    self.layout.name()
+                    self.name()
                 ),
             ));
         }
-        if got % size != 0 {
-            return Err(self.error_at(
-                self.next_record + records as u64,
-                format!(
-                    "truncated record: the file ends {} bytes into it ({} records are {size} bytes)",
-                    got % size,
-                    self.layout.name()
-                ),
-            ));
+        truncated(bytes, size, format_args!("{} records", self.name()))
+    }
+
+    fn decoder(&self) -> impl Fn(&[u8]) -> ObjectRecord + '_ {
+        |record| ObjectRecord {
+            id: le_u64(&record[4..12]),
+            size: object_size(record),
+            time_ns: u64::from(le_u32(&record[0..4])) * 1_000_000_000,
+            write: op_writes(op(record)) == Some(true),
         }
-        if records == 0 {
-            if self.next_record == 0 {
-                let what = format!("a libCacheSim {} trace", self.layout.name());
-                return Err(empty_input(&self.path, &what));
-            }
-            return Ok(false);
-        }
-        let next = self.next_record;
-        self.records
-            .decode(
-                records_bytes,
-                size,
-                |record| ObjectRecord {
-                    id: le_u64(&record[4..12]),
-                    size: object_size(record),
-                    time_ns: u64::from(le_u32(&record[0..4])) * 1_000_000_000,
-                    write: op_writes(op(record)) == Some(true),
-                },
-                buf,
-            )
-            .map_err(|e| self.error_at(e.record(next), e.message("objects")))?;
-        self.next_record += records as u64;
-        Ok(true)
-    }
-
-    fn batch_sizes(&self) -> Option<&[u32]> {
-        Some(self.records.sizes())
-    }
-
-    /// The tables of the records read so far.
-    fn tables(&mut self) -> Result<Tables> {
-        Ok(self.records.tables())
-    }
-
-    /// Nothing follows the events, whose reading checked the whole input.
-    fn finish(&mut self) -> Result<()> {
-        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Format, PageKey, Trace};
+    use crate::trace::records::read_in_batches;
+    use crate::trace::{Event, Format, PageKey, Trace};
 
     /// A record of `layout`; `ns` is written for `twrNS` only.
     fn record(
@@ -244,17 +174,7 @@ mod tests {
     }
 
     fn read(name: &str, bytes: Vec<u8>, layout: Layout) -> Result<(Trace, Vec<u32>)> {
-        let mut source = super::super::open_data(Path::new(name), bytes, Some(format(layout)))?;
-        let (mut events, mut sizes, mut batch) = (Vec::new(), Vec::new(), Vec::new());
-        // Small batches, so that records cross batches.
-        while source.read_batch(&mut batch, 3)? {
-            events.extend_from_slice(&batch);
-            let batch_sizes = source.batch_sizes().expect("twr has sizes");
-            assert_eq!(batch_sizes.len(), batch.len());
-            sizes.extend_from_slice(batch_sizes);
-        }
-        let tables = source.tables()?;
-        Ok((Trace { events, tables }, sizes))
+        read_in_batches(name, bytes, format(layout), 3)
     }
 
     fn err(name: &str, bytes: Vec<u8>, layout: Layout) -> String {

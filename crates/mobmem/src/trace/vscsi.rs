@@ -24,7 +24,7 @@
 //! that says otherwise is not one of this trace's, and random bytes stop there.
 //!
 //! Each record becomes one access of page `PageKey::file(0, lbn)` by a single process
-//! (pid 0, no name), with object size `len` ([`EventSource::batch_sizes`]) and
+//! (pid 0, no name), with object size `len` ([`EventSource::batch_sizes`](super::EventSource::batch_sizes)) and
 //! `time_ns = ts * 1000`: the fields libCacheSim makes its request's object id, size and
 //! time of. libCacheSim reads no operation from these traces; here the SCSI opcode sets
 //! the write bit: WRITE (6, 10, 12, 16), WRITE AND VERIFY (10, 12, 16) and WRITE SAME
@@ -35,16 +35,12 @@
 //! naming the partial record (libCacheSim drops it silently); so is an empty file.
 
 use std::io::{self, BufReader, Cursor, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::object_ids::{ObjectRecord, ObjectRecords};
+use super::object_ids::ObjectRecord;
+use super::records::{record_error, truncated, RecordFormat, RecordReader};
 use super::shared::{empty_input, le_u32, le_u64, read_up_to};
-use super::{Event, EventSource, Tables};
-use crate::{Error, Position, Result};
-
-/// Most records decoded per `read_batch`, bounding the byte buffer (640 KiB of version
-/// 2 records).
-const MAX_BATCH: usize = 1 << 14;
+use crate::{Error, Result};
 
 /// The two record layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,58 +120,41 @@ fn writes(cmd: u16) -> bool {
     )
 }
 
-pub struct Reader {
-    path: PathBuf,
-    /// The file; once the version is known, its first bytes (read to tell it) again,
-    /// then the rest.
-    input: Box<dyn Read + Send>,
+/// The vscsi records, of the version the file's first records say once they are read.
+pub struct Vscsi {
     version: Option<Version>,
-    /// Records read so far.
-    next_record: u64,
-    /// Raw bytes of the current batch, reused.
-    bytes: Vec<u8>,
-    /// The events of a batch of records, their sizes, and the ids interned (the pages
-    /// are `PageKey::file(0, id)`; one process, at the first record).
-    records: ObjectRecords,
-    exhausted: bool,
 }
+
+/// A reader of a vscsi trace. Its input is the file; once the version is known, its
+/// first bytes (read to tell it) again, then the rest.
+pub type Reader = RecordReader<Vscsi>;
 
 impl Reader {
     pub fn new(path: &Path, input: Box<dyn Read + Send>) -> Self {
-        Reader {
-            path: path.to_path_buf(),
-            input: Box::new(BufReader::with_capacity(1 << 18, input)),
-            version: None,
-            next_record: 0,
-            bytes: Vec::new(),
-            records: ObjectRecords::default(),
-            exhausted: false,
-        }
+        let input: Box<dyn Read + Send> = Box::new(BufReader::with_capacity(1 << 18, input));
+        RecordReader::with_format(path, input, Vscsi { version: None })
     }
 
     /// The version the file's first records say, once known.
     pub fn version(&self) -> Option<Version> {
-        self.version
+        self.format().version
     }
+}
 
-    fn error_at(&self, index: u64, record_size: usize, message: String) -> Error {
-        Error::format(
-            &self.path,
-            Position::Record {
-                index,
-                offset: index * record_size as u64,
-            },
-            message,
-        )
+impl Vscsi {
+    /// The version, told by the time records are checked and decoded.
+    fn known(&self) -> Version {
+        self.version
+            .expect("the version is told before the first batch")
     }
 
     /// Read the first bytes, tell the version from them and put them back before the
     /// rest of the input.
-    fn detect(&mut self) -> Result<Version> {
+    fn detect(&mut self, input: &mut Box<dyn Read + Send>, path: &Path) -> Result<Version> {
         let mut head = [0u8; HEAD];
-        let got = read_up_to(&mut self.input, &mut head).map_err(|e| Error::io(&self.path, e))?;
+        let got = read_up_to(input, &mut head).map_err(|e| Error::io(path, e))?;
         if got == 0 {
-            return Err(empty_input(&self.path, "a vscsi trace"));
+            return Err(empty_input(path, &self.expected()));
         }
         let head = &head[..got];
         let Some(version) = Version::of(head) else {
@@ -189,12 +168,69 @@ impl Reader {
                     version_bytes(head, Version::V1),
                 )
             };
-            return Err(self.error_at(0, 0, message));
+            return Err(record_error(path, 0, 0, message));
         };
-        let rest = std::mem::replace(&mut self.input, Box::new(io::empty()));
-        self.input = Box::new(Cursor::new(head.to_vec()).chain(rest));
+        let rest = std::mem::replace(input, Box::new(io::empty()));
+        *input = Box::new(Cursor::new(head.to_vec()).chain(rest));
         self.version = Some(version);
         Ok(version)
+    }
+}
+
+impl RecordFormat for Vscsi {
+    type Input = Box<dyn Read + Send>;
+
+    const IDS: &'static str = "blocks";
+
+    fn expected(&self) -> String {
+        "a vscsi trace".into()
+    }
+
+    fn record_size(&mut self, input: &mut Self::Input, path: &Path) -> Result<usize> {
+        let version = match self.version {
+            Some(v) => v,
+            None => self.detect(input, path)?,
+        };
+        Ok(version.record_size())
+    }
+
+    /// A bad whole record is named before a partial one after it.
+    fn fault(&self, bytes: &[u8], size: usize) -> Option<(usize, String)> {
+        let version = self.known();
+        let bad = bytes.chunks_exact(size).position(|r| {
+            r[version.version_byte()] != version.number() || Version::ts(r) > u64::MAX / 1000
+        });
+        if let Some(i) = bad {
+            let record = &bytes[i * size..][..size];
+            let message = if record[version.version_byte()] != version.number() {
+                format!(
+                    "version byte {} (byte {} of the record), but the trace's first records \
+                     are vscsi version {}: the file is cut, corrupt or not a vscsi trace",
+                    record[version.version_byte()],
+                    version.version_byte(),
+                    version.number()
+                )
+            } else {
+                format!("timestamp {} us is past 2^64 - 1 ns", Version::ts(record))
+            };
+            return Some((i, message));
+        }
+        truncated(
+            bytes,
+            size,
+            format_args!("vscsi version {} records", version.number()),
+        )
+    }
+
+    fn decoder(&self) -> impl Fn(&[u8]) -> ObjectRecord + '_ {
+        let version = self.known();
+        move |record| ObjectRecord {
+            id: Version::lbn(record),
+            size: version.len(record),
+            // Checked by `fault`: below 2^64 / 1000.
+            time_ns: Version::ts(record) * 1000,
+            write: writes(version.cmd(record)),
+        }
     }
 }
 
@@ -212,95 +248,11 @@ fn version_bytes(head: &[u8], version: Version) -> String {
     }
 }
 
-impl EventSource for Reader {
-    fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
-        buf.clear();
-        if self.exhausted {
-            return Ok(false);
-        }
-        let version = match self.version {
-            Some(v) => v,
-            None => self.detect().inspect_err(|_| self.exhausted = true)?,
-        };
-        let size = version.record_size();
-        let count = max.clamp(1, MAX_BATCH);
-        self.bytes.resize(count * size, 0);
-        let got =
-            read_up_to(&mut self.input, &mut self.bytes).map_err(|e| Error::io(&self.path, e))?;
-        self.exhausted = got < self.bytes.len();
-        let records = got / size;
-        let records_bytes = &self.bytes[..records * size];
-        // A bad whole record is named before a partial one after it.
-        let bad = records_bytes.chunks_exact(size).position(|r| {
-            r[version.version_byte()] != version.number() || Version::ts(r) > u64::MAX / 1000
-        });
-        if let Some(i) = bad {
-            let record = &records_bytes[i * size..][..size];
-            let message = if record[version.version_byte()] != version.number() {
-                format!(
-                    "version byte {} (byte {} of the record), but the trace's first records \
-                     are vscsi version {}: the file is cut, corrupt or not a vscsi trace",
-                    record[version.version_byte()],
-                    version.version_byte(),
-                    version.number()
-                )
-            } else {
-                format!("timestamp {} us is past 2^64 - 1 ns", Version::ts(record))
-            };
-            return Err(self.error_at(self.next_record + i as u64, size, message));
-        }
-        if got % size != 0 {
-            return Err(self.error_at(
-                self.next_record + records as u64,
-                size,
-                format!(
-                    "truncated record: the file ends {} bytes into it (vscsi version {} records are {size} bytes)",
-                    got % size,
-                    version.number()
-                ),
-            ));
-        }
-        if records == 0 {
-            return Ok(false);
-        }
-        let next = self.next_record;
-        self.records
-            .decode(
-                records_bytes,
-                size,
-                |record| ObjectRecord {
-                    id: Version::lbn(record),
-                    size: version.len(record),
-                    // Checked above: below 2^64 / 1000.
-                    time_ns: Version::ts(record) * 1000,
-                    write: writes(version.cmd(record)),
-                },
-                buf,
-            )
-            .map_err(|e| self.error_at(e.record(next), size, e.message("blocks")))?;
-        self.next_record += records as u64;
-        Ok(true)
-    }
-
-    fn batch_sizes(&self) -> Option<&[u32]> {
-        Some(self.records.sizes())
-    }
-
-    /// The tables of the records read so far.
-    fn tables(&mut self) -> Result<Tables> {
-        Ok(self.records.tables())
-    }
-
-    /// Nothing follows the events, whose reading checked the whole input.
-    fn finish(&mut self) -> Result<()> {
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Format, PageKey};
+    use crate::trace::records::read_in_batches;
+    use crate::trace::{Event, EventSource, Format, PageKey};
 
     /// A version 1 record.
     fn v1(cmd: u16, len: u32, lbn: u64, ts: u64) -> Vec<u8> {
@@ -314,6 +266,12 @@ mod tests {
         r.extend_from_slice(&ts.to_le_bytes());
         assert_eq!(r.len(), 32);
         r
+    }
+
+    /// Version 1 READ(10)s of 512 bytes, of each block of `blocks` at that many
+    /// microseconds.
+    fn v1_reads(blocks: std::ops::Range<u64>) -> Vec<u8> {
+        blocks.flat_map(|i| v1(0x28, 512, i, i)).collect()
     }
 
     /// A version 2 record.
@@ -332,18 +290,7 @@ mod tests {
     }
 
     fn read(name: &str, bytes: Vec<u8>) -> Result<(crate::trace::Trace, Vec<u32>)> {
-        let path = Path::new(name);
-        let mut source = super::super::open_data(path, bytes, Some(Format::Vscsi))?;
-        let (mut events, mut sizes, mut batch) = (Vec::new(), Vec::new(), Vec::new());
-        // Small batches, so that records cross batches.
-        while source.read_batch(&mut batch, 2)? {
-            events.extend_from_slice(&batch);
-            let batch_sizes = source.batch_sizes().expect("vscsi has sizes");
-            assert_eq!(batch_sizes.len(), batch.len());
-            sizes.extend_from_slice(batch_sizes);
-        }
-        let tables = source.tables()?;
-        Ok((crate::trace::Trace { events, tables }, sizes))
+        read_in_batches(name, bytes, Format::Vscsi, 2)
     }
 
     fn err(name: &str, bytes: Vec<u8>) -> String {
@@ -412,12 +359,7 @@ mod tests {
 
     #[test]
     fn a_truncated_record_names_its_index_and_offset() {
-        let mut bytes = [
-            v1(0x28, 512, 1, 1),
-            v1(0x28, 512, 2, 2),
-            v1(0x28, 512, 3, 3),
-        ]
-        .concat();
+        let mut bytes = v1_reads(1..4);
         bytes.extend_from_slice(&v1(0x28, 512, 4, 4)[..20]);
         let message = err("cut.vscsi", bytes);
         assert!(
@@ -452,12 +394,7 @@ mod tests {
 
     #[test]
     fn neither_version_is_an_error() {
-        let mut bytes = [
-            v1(0x28, 512, 1, 1),
-            v1(0x28, 512, 2, 2),
-            v1(0x28, 512, 3, 3),
-        ]
-        .concat();
+        let mut bytes = v1_reads(1..4);
         bytes[14 + 32 + 1] = 3; // the second record says version 3
         let message = err("odd.vscsi", bytes);
         assert!(
@@ -469,7 +406,7 @@ mod tests {
 
     #[test]
     fn a_later_record_of_another_version_is_an_error() {
-        let mut bytes: Vec<u8> = (0..5).flat_map(|i| v1(0x28, 512, i, i)).collect();
+        let mut bytes = v1_reads(0..5);
         bytes[3 * 32 + 15] = 0;
         let message = err("mixed.vscsi", bytes.clone());
         assert!(

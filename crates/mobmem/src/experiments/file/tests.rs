@@ -751,14 +751,7 @@ fn adding_a_dram_share_leaves_the_claims_of_the_others_unchanged() {
             .find(|b| b.id == format!("{}-dram-0.05", c.id))
             .unwrap_or_else(|| panic!("{} has its DRAM share 0.05 twin", c.id));
         assert_eq!(faceted.claim, format!("DRAM share 0.05: {}", c.claim));
-        assert_eq!(
-            format!("{:?}", faceted.values),
-            format!("{:?}", c.values),
-            "{}",
-            c.id
-        );
-        assert_eq!(faceted.verdict, c.verdict, "{}", c.id);
-        assert_eq!(faceted.explanation, c.explanation, "{}", c.id);
+        assert_same_outcome(faceted, c);
     }
     // The other share's claims differ: it is another memory.
     let other = |id: &str| {
@@ -804,17 +797,22 @@ fn assert_claims_kept(
             .find(|a| a.id == c.id)
             .unwrap_or_else(|| panic!("{} is still a claim", c.id));
         assert_eq!(twin.claim, c.claim, "{}", c.id);
-        assert_eq!(
-            format!("{:?}", twin.values),
-            format!("{:?}", c.values),
-            "{}",
-            c.id
-        );
-        assert_eq!(twin.verdict, c.verdict, "{}", c.id);
-        assert_eq!(twin.explanation, c.explanation, "{}", c.id);
+        assert_same_outcome(twin, c);
         compared += 1;
     }
     compared
+}
+
+/// Asserts that `twin` has `c`'s values (NaNs as equal), verdict and explanation.
+fn assert_same_outcome(twin: &crate::report::ClaimResult, c: &crate::report::ClaimResult) {
+    assert_eq!(
+        format!("{:?}", twin.values),
+        format!("{:?}", c.values),
+        "{}",
+        c.id
+    );
+    assert_eq!(twin.verdict, c.verdict, "{}", c.id);
+    assert_eq!(twin.explanation, c.explanation, "{}", c.id);
 }
 
 /// Whether some claim of `report` has a finite value: a comparison of NaNs alone would

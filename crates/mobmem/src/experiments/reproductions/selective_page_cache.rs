@@ -1443,14 +1443,9 @@ read paths have nothing to differ on."
         );
     }
     let reads = reuse.reads as f64;
-    let (px_stock, px_sel) =
-        raw_read_costs(reuse.reads, reuse.hits_at(PAPER_CACHE_PAGES), board, codec);
-    let (mp_stock, mp_sel) =
-        raw_read_costs(reuse.reads, reuse.hits_at(MODERN_CACHE_PAGES), phone, codec);
-    let saved = |stock: f64, sel: f64| pct(stock - sel, stock);
-    let px_time = saved(px_stock.time_ns, px_sel.time_ns);
-    let mp_time = saved(mp_stock.time_ns, mp_sel.time_ns);
-    let verdict = match (px_time > 0.0, mp_time > 0.0) {
+    let px = RawReads::new(reuse, PAPER_CACHE_PAGES, board, codec);
+    let mp = RawReads::new(reuse, MODERN_CACHE_PAGES, phone, codec);
+    let verdict = match (px.time_saved() > 0.0, mp.time_saved() > 0.0) {
         (true, true) => {
             "On this trace the bypass is faster on both platforms: its re-reads are too few, \
 or too far apart for the page cache, to repay the copies stock makes of every page."
@@ -1468,9 +1463,9 @@ phone, whose larger page cache serves more of the re-reads."
 modern phone."
         }
     };
-    Finding::new(
+    Finding {
         id,
-        format!(
+        text: format!(
             "Pixel 6a trace {name}, if every page were stored raw: {{reads}} page reads ({{writes}} page \
 writes besides), {{re_read}} % of them re-reads of a page read before; an LRU page cache of {{px_mib}} MiB \
 would serve {{px_hit}} % of the reads, of {{mp_mib}} MiB {{mp_hit}} %. On the PXA250 ({{px_mib}} MiB) stock \
@@ -1479,40 +1474,70 @@ reads them in {{px_stock_s}} s for {{px_stock_j}} J, selective in {{px_sel_s}} s
 {{mp_stock_s}} s and {{mp_stock_j}} J against {{mp_sel_s}} s and {{mp_sel_j}} J: {{mp_time}} % and \
 {{mp_energy}} % saved. {verdict}"
         ),
-        vec![
-            ("reads", reads),
-            ("writes", reuse.writes as f64),
-            ("re_read", pct(reuse.re_reads as f64, reads)),
-            ("px_mib", cache_mib(PAPER_CACHE_PAGES) as f64),
-            ("mp_mib", cache_mib(MODERN_CACHE_PAGES) as f64),
+        evidence:         [
+            ("reads".to_string(), reads),
+            ("writes".to_string(), reuse.writes as f64),
+            ("re_read".to_string(), pct(reuse.re_reads as f64, reads)),
+        ]
+        .into_iter()
+        .chain(px.evidence("px", reuse))
+        .chain(mp.evidence("mp", reuse))
+        .collect(),
+    }
+}
+
+/// One platform's side of a real-data finding: the trace's reads by stock, through a
+/// page cache of `cache_pages`, and by the selective path, every page stored raw.
+struct RawReads {
+    cache_pages: u64,
+    stock: ReadCost,
+    sel: ReadCost,
+}
+
+impl RawReads {
+    fn new(reuse: &ReadReuse, cache_pages: u64, platform: &Platform, codec: Codec) -> Self {
+        let hits = reuse.hits_at(cache_pages);
+        let (stock, sel) = raw_read_costs(reuse.reads, hits, platform, codec);
+        RawReads {
+            cache_pages,
+            stock,
+            sel,
+        }
+    }
+
+    /// The % of stock's time the selective path saves.
+    fn time_saved(&self) -> f64 {
+        pct(self.stock.time_ns - self.sel.time_ns, self.stock.time_ns)
+    }
+
+    /// What the finding cites of this platform, each name after `prefix` and `_`: the
+    /// page cache in MiB, the % of reads it serves, stock's and selective's seconds and
+    /// joules, and the % of time and energy saved.
+    fn evidence<'a>(
+        &self,
+        prefix: &'a str,
+        reuse: &ReadReuse,
+    ) -> impl Iterator<Item = (String, f64)> + 'a {
+        let reads = reuse.reads as f64;
+        [
+            ("mib", cache_mib(self.cache_pages) as f64),
+            ("hit", pct(reuse.hits_at(self.cache_pages) as f64, reads)),
+            ("stock_s", self.stock.time_ns / 1e9),
+            ("stock_j", self.stock.energy_nj / 1e9),
+            ("sel_s", self.sel.time_ns / 1e9),
+            ("sel_j", self.sel.energy_nj / 1e9),
+            ("time", self.time_saved()),
             (
-                "px_hit",
-                pct(reuse.hits_at(PAPER_CACHE_PAGES) as f64, reads),
+                "energy",
+                pct(
+                    self.stock.energy_nj - self.sel.energy_nj,
+                    self.stock.energy_nj,
+                ),
             ),
-            (
-                "mp_hit",
-                pct(reuse.hits_at(MODERN_CACHE_PAGES) as f64, reads),
-            ),
-            ("px_stock_s", px_stock.time_ns / 1e9),
-            ("px_stock_j", px_stock.energy_nj / 1e9),
-            ("px_sel_s", px_sel.time_ns / 1e9),
-            ("px_sel_j", px_sel.energy_nj / 1e9),
-            ("px_time", px_time),
-            (
-                "px_energy",
-                saved(px_stock.energy_nj, px_sel.energy_nj),
-            ),
-            ("mp_stock_s", mp_stock.time_ns / 1e9),
-            ("mp_stock_j", mp_stock.energy_nj / 1e9),
-            ("mp_sel_s", mp_sel.time_ns / 1e9),
-            ("mp_sel_j", mp_sel.energy_nj / 1e9),
-            ("mp_time", mp_time),
-            (
-                "mp_energy",
-                saved(mp_stock.energy_nj, mp_sel.energy_nj),
-            ),
-        ],
-    )
+        ]
+        .into_iter()
+        .map(move |(name, value)| (format!("{prefix}_{name}"), value))
+    }
 }
 
 /// The paper's figures, what became of each, and the shape each drawn one must have:
