@@ -397,6 +397,37 @@ impl ValidateArgs {
     }
 }
 
+/// Begin `command`'s journal in `state_file` and a KSM session on `plan`'s directory,
+/// with a signal handler: a first signal stops the workers (`first` says so) and the
+/// command then restores as on a normal end; a second restores the KSM settings at once
+/// (`again` says so) and exits.
+pub(crate) fn start_session(
+    plan: &Plan,
+    state_file: &std::path::Path,
+    command: &str,
+    wording: &'static Wording,
+    again: &'static str,
+    first: &'static str,
+) -> Result<(Journal, KernelSession)> {
+    let journal = Journal::begin(state_file, command)?;
+    let session = KernelSession::start(plan.sysfs(), &journal);
+    let interrupt = session.interrupt();
+    let handler_journal = journal.clone();
+    ctrlc::set_handler(move || {
+        // Act first, then say so: a message to a closed terminal must not stop anything.
+        if interrupt.mark() {
+            let failures = interrupt.restore_now();
+            let restored = close_journal(&handler_journal, &failures, wording);
+            crate::note(again);
+            std::process::exit(if restored { 130 } else { 1 });
+        }
+        interrupt.stop_workers();
+        crate::note(first);
+    })
+    .context("installing the signal handler")?;
+    Ok((journal, session))
+}
+
 pub fn validate(args: ValidateArgs) -> Result<()> {
     let layout = args.layout();
     if let Some(index) = args.worker {
@@ -425,22 +456,14 @@ pub fn validate(args: ValidateArgs) -> Result<()> {
         },
     })?;
 
-    let journal = Journal::begin(&args.state_file, "ksm-validate")?;
-    let mut session = KernelSession::start(plan.sysfs(), &journal);
-    let interrupt = session.interrupt();
-    let handler_journal = journal.clone();
-    ctrlc::set_handler(move || {
-        // Act first, then say so: a message to a closed terminal must not stop anything.
-        if interrupt.mark() {
-            let failures = interrupt.restore_now();
-            let restored = close_journal(&handler_journal, &failures, &WORDING);
-            crate::note("interrupted again: KSM settings restored without waiting for ksmd");
-            std::process::exit(if restored { 130 } else { 1 });
-        }
-        interrupt.stop_workers();
-        crate::note("interrupted: stopping the workers; KSM settings will be restored");
-    })
-    .context("installing the signal handler")?;
+    let (journal, mut session) = start_session(
+        &plan,
+        &args.state_file,
+        "ksm-validate",
+        &WORDING,
+        "interrupted again: KSM settings restored without waiting for ksmd",
+        "interrupted: stopping the workers; KSM settings will be restored",
+    )?;
     let notes = |m: &str| crate::note(m);
     let outcome = session.drive(&plan, &notes);
     let failures = session.finish(&notes);

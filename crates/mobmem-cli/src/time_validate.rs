@@ -8,10 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use mobmem::host::ksm_sysfs;
-use mobmem::host::ksm_validate::{
-    KernelSession, Plan, ValidateOptions, WorkerCommand, DEFAULT_LAYOUT,
-};
-use mobmem::host::state::Journal;
+use mobmem::host::ksm_validate::{Plan, ValidateOptions, WorkerCommand, DEFAULT_LAYOUT};
 use mobmem::host::time_validate::{self, PinnedKsmd, ScanRate, TouchOptions};
 
 use crate::host::{after_undo, close_journal, Wording};
@@ -91,21 +88,14 @@ pub fn run(args: TimeValidateArgs) -> Result<()> {
         },
     })?;
     time_validate::ksmd_pid()?;
-    let journal = Journal::begin(&args.state_file, "time-validate")?;
-    let mut session = KernelSession::start(plan.sysfs(), &journal);
-    let interrupt = session.interrupt();
-    let handler_journal = journal.clone();
-    ctrlc::set_handler(move || {
-        if interrupt.mark() {
-            let failures = interrupt.restore_now();
-            let restored = close_journal(&handler_journal, &failures, &WORDING);
-            crate::note("interrupted again: KSM settings restored; `mobmem host restore` puts ksmd's CPUs back");
-            std::process::exit(if restored { 130 } else { 1 });
-        }
-        interrupt.stop_workers();
-        crate::note("interrupted: stopping; KSM settings and ksmd's CPUs will be restored");
-    })
-    .context("installing the signal handler")?;
+    let (journal, mut session) = crate::ksm::start_session(
+        &plan,
+        &args.state_file,
+        "time-validate",
+        &WORDING,
+        "interrupted again: KSM settings restored; `mobmem host restore` puts ksmd's CPUs back",
+        "interrupted: stopping; KSM settings and ksmd's CPUs will be restored",
+    )?;
     let notes = |m: &str| crate::note(m);
     let progress = |m: &str| crate::note(&format!("time-validate: {m}"));
     let outcome = (|| {

@@ -413,45 +413,68 @@ mod tests {
         assert_eq!(line.avg_centi[0], 887);
     }
 
+    /// The totals (io some, io full, mem some, mem full) after `changes` (cpu, from, to,
+    /// time) on `cpus` CPUs, aggregated at the end of the first period.
+    fn totals(cpus: usize, changes: &[(usize, TaskState, TaskState, Ns)]) -> [Ns; 4] {
+        let mut psi = Psi::new(1, cpus, HZ, 0);
+        for &(cpu, from, to, t) in changes {
+            psi.change(0, cpu, from, to, t);
+        }
+        psi.run_workers(psi.period_ns());
+        [
+            Pressure::IoSome,
+            Pressure::IoFull,
+            Pressure::MemSome,
+            Pressure::MemFull,
+        ]
+        .map(|p| psi.total_ns(0, p))
+    }
+
+    const IDLE: TaskState = TaskState::IDLE;
+
     #[test]
     fn another_task_running_makes_the_stall_some_but_not_full() {
-        let mut psi = Psi::new(1, 1, HZ, 0);
-        psi.change(0, 0, TaskState::IDLE, RUN, 0);
-        psi.change(0, 0, TaskState::IDLE, STALL, 0);
-        psi.change(0, 0, STALL, TaskState::IDLE, 500_000_000);
-        psi.run_workers(psi.period_ns());
-        assert_eq!(psi.total_ns(0, Pressure::MemSome), 500_000_000);
-        assert_eq!(psi.total_ns(0, Pressure::MemFull), 0);
-        assert_eq!(psi.total_ns(0, Pressure::IoFull), 0);
-        assert_eq!(psi.total_ns(0, Pressure::IoSome), 500_000_000);
+        let t = totals(
+            1,
+            &[
+                (0, IDLE, RUN, 0),
+                (0, IDLE, STALL, 0),
+                (0, STALL, IDLE, 500_000_000),
+            ],
+        );
+        assert_eq!(t, [500_000_000, 0, 500_000_000, 0]);
     }
 
     #[test]
     fn reclaiming_while_running_is_full_when_it_is_all_that_runs() {
         // A task in direct reclaim (running and stalled): full, since every running task
         // is stalled; a second running task makes it some only.
-        let mut psi = Psi::new(1, 1, HZ, 0);
-        psi.change(0, 0, TaskState::IDLE, RECLAIM, 0);
-        psi.change(0, 0, TaskState::IDLE, RUN, 300_000_000);
-        psi.change(0, 0, RUN, TaskState::IDLE, 400_000_000);
-        psi.change(0, 0, RECLAIM, TaskState::IDLE, 1_000_000_000);
-        psi.run_workers(psi.period_ns());
-        assert_eq!(psi.total_ns(0, Pressure::MemSome), 1_000_000_000);
-        assert_eq!(psi.total_ns(0, Pressure::MemFull), 900_000_000);
-        assert_eq!(psi.total_ns(0, Pressure::IoSome), 0);
+        let t = totals(
+            1,
+            &[
+                (0, IDLE, RECLAIM, 0),
+                (0, IDLE, RUN, 300_000_000),
+                (0, RUN, IDLE, 400_000_000),
+                (0, RECLAIM, IDLE, 1_000_000_000),
+            ],
+        );
+        assert_eq!(t, [0, 0, 1_000_000_000, 900_000_000]);
     }
 
     #[test]
     fn cpus_are_weighted_by_their_non_idle_time() {
         // CPU 0 non-idle for 1 s with a stall of 1 s; CPU 1 non-idle for 1 s without
         // stall: total = (1 s * 250 + 0 * 250) / 500 = 0.5 s.
-        let mut psi = Psi::new(1, 2, HZ, 0);
-        psi.change(0, 0, TaskState::IDLE, STALL, 0);
-        psi.change(0, 0, STALL, TaskState::IDLE, 1_000_000_000);
-        psi.change(0, 1, TaskState::IDLE, RUN, 0);
-        psi.change(0, 1, RUN, TaskState::IDLE, 1_000_000_000);
-        psi.run_workers(psi.period_ns());
-        assert_eq!(psi.total_ns(0, Pressure::MemSome), 500_000_000);
+        let t = totals(
+            2,
+            &[
+                (0, IDLE, STALL, 0),
+                (0, STALL, IDLE, 1_000_000_000),
+                (1, IDLE, RUN, 0),
+                (1, RUN, IDLE, 1_000_000_000),
+            ],
+        );
+        assert_eq!(t[2], 500_000_000);
     }
 
     #[test]
