@@ -112,7 +112,8 @@ enum Command {
     /// setting).
     ReclaimValidate(reclaim_validate::ReclaimValidateArgs),
     /// Deal with what host commands (reclaim-validate, ksm-validate, capture) changed
-    /// on this machine: `host restore` puts back what a killed run left.
+    /// on this machine: `host restore` puts back what a killed run left; `host costs`
+    /// measures this CPU's per-page costs (compression, a page copy, a first-touch fault).
     Host {
         #[command(subcommand)]
         command: host::HostCommand,
@@ -328,7 +329,9 @@ fn main() -> ExitCode {
         Command::Capture(_)
             | Command::KsmValidate(_)
             | Command::ReclaimValidate(_)
-            | Command::Host { .. }
+            | Command::Host {
+                command: host::HostCommand::Restore(_)
+            }
     );
     if !changes_host {
         sigpipe::reset();

@@ -11,9 +11,12 @@
 //! - [`capture`]: a live workload recorded with ftrace, through [`tracefs`], with the
 //!   command in a [`process_group`] and running processes read from [`procfs`];
 //! - [`state`]: what these commands change, written down before it changes, for
-//!   `mobmem host restore` after a run was killed.
+//!   `mobmem host restore` after a run was killed;
+//! - [`costs`]: this CPU's per-page costs (compression, a page copy, a first-touch
+//!   fault), measured for the time model's constants; it changes nothing.
 
 pub mod capture;
+pub mod costs;
 pub mod ksm_sysfs;
 pub mod ksm_validate;
 pub mod process_group;
