@@ -1,15 +1,20 @@
 //! `mobmem host restore`: put back what a killed host command left changed, from its
-//! state file.
+//! state file. `mobmem host costs`: this CPU's per-page costs, for the time model.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
+use indicatif::ProgressDrawTarget;
 
 use mobmem::host::capture::CaptureLock;
+use mobmem::host::costs::{self, CorpusSource, Figure, HostCosts};
 use mobmem::host::state::{self, Journal, Restored};
+
+use crate::numbers::non_negative;
 
 #[derive(Subcommand)]
 pub enum HostCommand {
@@ -26,6 +31,77 @@ pub enum HostCommand {
     /// file is still alive. Without a state file there is nothing to do. Undoing a change
     /// that was recorded but never made does nothing.
     Restore(RestoreArgs),
+    /// Measure this CPU's per-page costs: compressing and decompressing a page, copying
+    /// a page, a first-touch page fault.
+    ///
+    /// These are the host measurements the time model names as the source of its CPU
+    /// constants: zram's compress_ns and decompress_ns (and a platform's lz4 and lzo
+    /// decompress_ns_per_byte), a platform's ram_copy_ns_per_byte, the phone's
+    /// response.minor_fault_ns. Each figure is in ns per page, given as the median and
+    /// the 10th and 90th percentiles (p10, p90) over --rounds rounds; a round times one
+    /// pass over all its pages on one thread and divides by their count, so the spread
+    /// is the machine's noise from pass to pass.
+    ///
+    /// lz4 compress, lz4 decompress: each 4 KiB page of the corpus compressed on its own
+    /// with LZ4 (block format, as zram and F2FS use it), then each result decompressed,
+    /// through the same lz4_flex calls as the simulator's zram and file-system models
+    /// (the output's allocation included). Every page is decompressed and compared with
+    /// the original before any timing; a mismatch is an error.
+    ///
+    /// lzo compress, lzo decompress: the same with LZO1X-1, in builds with the cargo
+    /// feature `lzo` (GPL-2.0); other builds list LZO as not measured.
+    ///
+    /// page copy: a 4 KiB copy from one half of a --region-mib region to the other, both
+    /// halves written beforehand so that no fault is timed; 64 MiB is beyond most CPUs'
+    /// last-level cache, so the copy is RAM to RAM.
+    ///
+    /// first-touch fault: one byte written to each page of a fresh anonymous mapping of
+    /// --region-mib, huge pages advised off: the minor fault that allocates, zeroes and
+    /// maps one page (of the system's page size).
+    ///
+    /// Compression depends on the bytes, so its times are also given per kind of page,
+    /// with each kind's compression ratio (original over compressed bytes, from the real
+    /// compressed sizes). The built-in corpus (--seed; the same pages for the same seed)
+    /// is a quarter each of zero pages, pages repeating a random 16-256-byte record,
+    /// text-like pages and random bytes; --from FILE measures on a file's pages instead
+    /// (a memory dump, a binary).
+    ///
+    /// Prints a table, or with --json one JSON object (the CPU model, kernel release,
+    /// rounds, corpus, and each figure with its unit). Writes no file. With the defaults
+    /// it takes about a second; memory is about three times --pages x 4 KiB plus twice
+    /// --region-mib.
+    Costs(CostsArgs),
+}
+
+#[derive(Args)]
+pub struct CostsArgs {
+    /// Pages of the corpus: the built-in one's, or at most this many whole pages of
+    /// --from (1 to 65536).
+    #[arg(long, default_value_t = costs::DEFAULT_PAGES,
+          value_parser = non_negative::<usize>, allow_negative_numbers = true)]
+    pages: usize,
+    /// Measure on the pages of FILE instead of the built-in corpus: its first --pages
+    /// whole pages (a last partial page is left out; a file of less than one page is an
+    /// error), its all-zero pages counted as the kind zero, the others as file. `-`
+    /// reads standard input.
+    #[arg(long, value_name = "FILE", conflicts_with = "seed")]
+    from: Option<PathBuf>,
+    /// Seed of the built-in corpus.
+    #[arg(long, default_value_t = costs::DEFAULT_SEED,
+          value_parser = non_negative::<u64>, allow_negative_numbers = true)]
+    seed: u64,
+    /// Rounds of every measurement (1 to 1000).
+    #[arg(long, default_value_t = costs::DEFAULT_ROUNDS,
+          value_parser = non_negative::<usize>, allow_negative_numbers = true)]
+    rounds: usize,
+    /// Region of the page copy (its two halves) and of each round's first touches, MiB
+    /// (1 to 1024; really allocated).
+    #[arg(long, default_value_t = costs::DEFAULT_REGION_MIB,
+          value_parser = non_negative::<usize>, allow_negative_numbers = true)]
+    region_mib: usize,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -39,7 +115,125 @@ pub struct RestoreArgs {
 pub fn run(command: HostCommand) -> Result<()> {
     match command {
         HostCommand::Restore(args) => restore(args),
+        HostCommand::Costs(args) => measure_costs(args),
     }
+}
+
+/// A run longer than this shows its progress (on a terminal).
+const QUIET_FOR: Duration = Duration::from_secs(2);
+
+fn measure_costs(args: CostsArgs) -> Result<()> {
+    let settings = costs::Settings {
+        source: match args.from {
+            Some(path) => CorpusSource::File(path),
+            None => CorpusSource::BuiltIn { seed: args.seed },
+        },
+        pages: args.pages,
+        rounds: args.rounds,
+        region_mib: args.region_mib,
+    };
+    let pb = crate::bar(0, "measuring");
+    pb.set_draw_target(ProgressDrawTarget::hidden());
+    let started = Instant::now();
+    let mut shown = false;
+    let measured = costs::measure(&settings, &mut |done, total| {
+        if !shown && started.elapsed() > QUIET_FOR {
+            pb.set_draw_target(ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    });
+    pb.finish_and_clear();
+    let measured = measured?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&measured)?);
+    } else {
+        print!("{}", costs_table(&measured));
+    }
+    Ok(())
+}
+
+/// The figures as a table, then the compression of each kind of page.
+fn costs_table(c: &HostCosts) -> String {
+    let h = &c.host;
+    let mut out = String::new();
+    let mut line = |text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    line(format!(
+        "cpu     {} ({} CPUs), {}; kernel {}; {}-byte pages; mobmem {}",
+        h.cpu_model.as_deref().unwrap_or("model unknown"),
+        h.cpus,
+        h.arch,
+        h.kernel_release,
+        h.page_bytes,
+        h.mobmem_version,
+    ));
+    line(format!("corpus  {}", c.corpus.description));
+    line(format!(
+        "rounds  {}: ns per page, median and the 10th and 90th percentiles over the rounds",
+        c.rounds
+    ));
+    if !h.optimized_build {
+        line("warning: a debug build; its figures are no measure of this CPU".into());
+    }
+    if !c.region.huge_pages_advised_off {
+        line("warning: huge pages could not be advised off: a touch may fault a huge page".into());
+    }
+    line(String::new());
+    line(format!(
+        "{:<20} {:>10} {:>10} {:>10} {:>15}",
+        "figure", "median", "p10", "p90", "pages a round"
+    ));
+    let mut row = |name: &str, f: &Figure| {
+        line(format!(
+            "{name:<20} {:>10.1} {:>10.1} {:>10.1} {:>15}",
+            f.median, f.p10, f.p90, f.pages_per_round
+        ))
+    };
+    for codec in &c.compression {
+        row(&format!("{} compress", codec.codec), &codec.compress);
+        row(&format!("{} decompress", codec.codec), &codec.decompress);
+    }
+    row("page copy", &c.page_copy);
+    row("first-touch fault", &c.first_touch_fault);
+    for n in &c.not_measured {
+        line(format!("{}: not measured: {}", n.figure, n.reason));
+    }
+    line(String::new());
+    let mut header = format!("{:<8} {:>6}", "kind", "pages");
+    for codec in &c.compression {
+        let name = codec.codec.name();
+        header += &format!(
+            " {:>10} {:>13} {:>15}",
+            format!("{name} ratio"),
+            format!("{name} compress"),
+            format!("{name} decompress")
+        );
+    }
+    line(header);
+    for (k, count) in c.corpus.kinds.iter().enumerate() {
+        let mut text = format!("{:<8} {:>6}", count.kind.name(), count.pages);
+        for codec in &c.compression {
+            let kind = &codec.kinds[k];
+            text += &format!(
+                " {:>10.2} {:>13.1} {:>15.1}",
+                kind.ratio, kind.compress.median, kind.decompress.median
+            );
+        }
+        line(text);
+    }
+    let mut all = format!("{:<8} {:>6}", "all", c.corpus.pages);
+    for codec in &c.compression {
+        all += &format!(
+            " {:>10.2} {:>13.1} {:>15.1}",
+            codec.ratio, codec.compress.median, codec.decompress.median
+        );
+    }
+    line(all);
+    out
 }
 
 fn restore(args: RestoreArgs) -> Result<()> {

@@ -116,8 +116,10 @@ enum Command {
     /// them on the simulator's time model and print the touch's response inflation and
     /// ksmd's CPU share side by side (root; restores KSM's settings and ksmd's CPUs).
     TimeValidate(time_validate::TimeValidateArgs),
-    /// Deal with what host commands (reclaim-validate, ksm-validate, capture) changed
-    /// on this machine: `host restore` puts back what a killed run left.
+    /// Deal with what host commands (reclaim-validate, ksm-validate, time-validate,
+    /// capture) changed
+    /// on this machine: `host restore` puts back what a killed run left; `host costs`
+    /// measures this CPU's per-page costs (compression, a page copy, a first-touch fault).
     Host {
         #[command(subcommand)]
         command: host::HostCommand,
@@ -334,7 +336,9 @@ fn main() -> ExitCode {
             | Command::KsmValidate(_)
             | Command::ReclaimValidate(_)
             | Command::TimeValidate(_)
-            | Command::Host { .. }
+            | Command::Host {
+                command: host::HostCommand::Restore(_)
+            }
     );
     if !changes_host {
         sigpipe::reset();

@@ -13,9 +13,12 @@
 //! - [`time_validate`]: a touch task sharing a CPU with the real ksmd, against the time
 //!   model ([`crate::core::time`]);
 //! - [`state`]: what these commands change, written down before it changes, for
-//!   `mobmem host restore` after a run was killed.
+//!   `mobmem host restore` after a run was killed;
+//! - [`costs`]: this CPU's per-page costs (compression, a page copy, a first-touch
+//!   fault), measured for the time model's constants; it changes nothing.
 
 pub mod capture;
+pub mod costs;
 pub mod ksm_sysfs;
 pub mod ksm_validate;
 pub mod process_group;

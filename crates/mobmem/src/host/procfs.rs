@@ -1,5 +1,6 @@
 //! The processes of `/proc` (proc(5)): their `stat` lines, their importance
-//! (`oom_score_adj`), and whether a process group still has a live member.
+//! (`oom_score_adj`), and whether a process group still has a live member; and the
+//! CPU's model from `/proc/cpuinfo`.
 
 use std::fs;
 use std::io::Read;
@@ -125,9 +126,46 @@ fn read_adj(path: &Path) -> Option<i16> {
         .filter(|a| (-1000..=1000).contains(a))
 }
 
+/// The CPU model of /proc/cpuinfo's text (the first `model name`, else `Hardware`,
+/// `Processor` or `cpu model` as ARM and MIPS kernels write it), if it names one, and
+/// the number of `processor` entries.
+pub fn parse_cpuinfo(text: &str) -> (Option<String>, usize) {
+    let mut model = None;
+    let mut fallback = None;
+    let mut processors = 0;
+    for line in text.lines() {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        match name {
+            "processor" => processors += 1,
+            "model name" if model.is_none() && !value.is_empty() => model = Some(value.to_string()),
+            "Hardware" | "Processor" | "cpu model" if fallback.is_none() && !value.is_empty() => {
+                fallback = Some(value.to_string())
+            }
+            _ => {}
+        }
+    }
+    (model.or(fallback), processors)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpuinfo_names_the_model_on_x86_and_arm() {
+        let x86 = "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nprocessor\t: 1\nmodel name\t: AMD EPYC 7B13\n";
+        assert_eq!(parse_cpuinfo(x86), (Some("AMD EPYC 7B13".into()), 2));
+        let arm =
+            "processor\t: 0\nBogoMIPS\t: 38.40\n\nHardware\t: Qualcomm Technologies, Inc SM8150\n";
+        assert_eq!(
+            parse_cpuinfo(arm),
+            (Some("Qualcomm Technologies, Inc SM8150".into()), 1)
+        );
+        assert_eq!(parse_cpuinfo(""), (None, 0));
+    }
 
     #[test]
     fn stat_lines_with_odd_names() {

@@ -59,7 +59,8 @@ impl Machine {
         );
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        let (cpu, listed) = parse_cpuinfo(&cpuinfo);
+        let (cpu, listed) = crate::host::procfs::parse_cpuinfo(&cpuinfo);
+        let cpu = cpu.unwrap_or_else(|| "unknown CPU".into());
         let cores = if listed > 0 {
             listed
         } else {
@@ -84,30 +85,6 @@ impl Machine {
             self.os, self.arch, self.cpu, self.cores
         )
     }
-}
-
-/// The CPU model (the first `model name`, else `Hardware` or `Processor` as ARM kernels
-/// write it) and the number of `processor` entries.
-fn parse_cpuinfo(text: &str) -> (String, usize) {
-    let mut model = None;
-    let mut fallback = None;
-    let mut processors = 0;
-    for line in text.lines() {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let (name, value) = (name.trim(), value.trim());
-        match name {
-            "processor" => processors += 1,
-            "model name" if model.is_none() && !value.is_empty() => model = Some(value.to_string()),
-            "Hardware" | "Processor" | "cpu model" if fallback.is_none() && !value.is_empty() => {
-                fallback = Some(value.to_string())
-            }
-            _ => {}
-        }
-    }
-    let cpu = model.or(fallback).unwrap_or_else(|| "unknown CPU".into());
-    (cpu, processors)
 }
 
 /// `MemTotal` of /proc/meminfo, in bytes.
@@ -215,16 +192,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpuinfo_and_meminfo_are_read() {
-        let x86 = "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nprocessor\t: 1\nmodel name\t: AMD EPYC 7B13\n";
-        assert_eq!(parse_cpuinfo(x86), ("AMD EPYC 7B13".into(), 2));
-        let arm =
-            "processor\t: 0\nBogoMIPS\t: 38.40\n\nHardware\t: Qualcomm Technologies, Inc SM8150\n";
-        assert_eq!(
-            parse_cpuinfo(arm),
-            ("Qualcomm Technologies, Inc SM8150".into(), 1)
-        );
-        assert_eq!(parse_cpuinfo(""), ("unknown CPU".into(), 0));
+    fn meminfo_is_read() {
         assert_eq!(
             parse_meminfo("MemTotal:       24596012 kB\nMemFree: 1 kB\n"),
             Some(24596012 * 1024)
