@@ -123,9 +123,11 @@ pub fn run(args: TimeValidateArgs) -> Result<()> {
     }
     writeln!(
         out,
-        "touch: {:.3} ms alone ({:.3} ms after), every {} ms, on CPU {}; ksmd: {:.0} ns a page at {}; HZ {}",
-        measured.alone_ns / 1e6,
-        measured.alone_after_ns / 1e6,
+        "touch: {:.3} ms of CPU alone, waiting {:.2} % more (after the rates: {:.3} ms, {:.2} %), every {} ms, on CPU {}; ksmd: {:.0} ns a page at {}; HZ {}",
+        measured.alone.mean_cpu_ns / 1e6,
+        100.0 * (measured.alone.mean_response_ns / measured.alone.mean_cpu_ns - 1.0),
+        measured.alone_after.mean_cpu_ns / 1e6,
+        100.0 * (measured.alone_after.mean_response_ns / measured.alone_after.mean_cpu_ns - 1.0),
         options.period_ms,
         options.cpu,
         measured.ksmd_ns_per_page,

@@ -132,14 +132,41 @@ pub struct KernelRate {
     pub rate: ScanRate,
     pub touches: u64,
     pub mean_response_ns: f64,
+    /// The touch task's own CPU time per touch (`CLOCK_THREAD_CPUTIME_ID`).
+    pub mean_cpu_ns: f64,
     pub ksmd_cpu_ns: u64,
     pub pages_scanned: u64,
     pub wall_ns: u64,
 }
 
 impl KernelRate {
+    /// How much longer a touch took than its own CPU time, %: the time it waited while
+    /// other work had its CPU.
+    pub fn inflation_pct(&self) -> f64 {
+        100.0 * (self.mean_response_ns / self.mean_cpu_ns.max(1.0) - 1.0)
+    }
+
     pub fn ksmd_share(&self) -> f64 {
         self.ksmd_cpu_ns as f64 / self.wall_ns.max(1) as f64
+    }
+}
+
+/// Touches measured together: how many, and their mean response and own CPU time, ns.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Touches {
+    pub count: u64,
+    pub mean_response_ns: f64,
+    pub mean_cpu_ns: f64,
+}
+
+impl Touches {
+    fn of(samples: &[(u64, u64)]) -> Touches {
+        let n = samples.len().max(1) as f64;
+        Touches {
+            count: samples.len() as u64,
+            mean_response_ns: samples.iter().map(|s| s.0 as f64).sum::<f64>() / n,
+            mean_cpu_ns: samples.iter().map(|s| s.1 as f64).sum::<f64>() / n,
+        }
     }
 }
 
@@ -148,9 +175,10 @@ impl KernelRate {
 pub struct KernelMeasure {
     /// Iterations of the touch loop.
     pub touch_iterations: u64,
-    /// The touch's mean response with ksmd stopped, before and after the rates.
-    pub alone_ns: f64,
-    pub alone_after_ns: f64,
+    /// The touch with ksmd stopped, before and after the rates: its mean response and
+    /// CPU time.
+    pub alone: Touches,
+    pub alone_after: Touches,
     /// ksmd's CPU time per page scanned, at the calibration rate.
     pub ksmd_ns_per_page: f64,
     /// Pages in one full scan (the workers' mergeable pages).
@@ -288,7 +316,9 @@ const SHARE_GOAL: &str = "within 10 % of the kernel's";
 /// response alone, %, and ksmd's share of the CPU, %.
 pub fn compare(measure: &KernelMeasure, period_ns: u64, duration_ns: u64) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let alone = measure.alone_ns;
+    // The touch's work is its own CPU time alone; the kernel's inflation at a rate is its
+    // wait over its own CPU time there, which a slower or faster CPU stretches alike.
+    let alone = measure.alone.mean_cpu_ns;
     rows.push(Row {
         case: format!("{} alone (calibration)", measure.calibration.rate.name()),
         metric: "ksmd_cpu_share_pct",
@@ -316,8 +346,10 @@ pub fn compare(measure: &KernelMeasure, period_ns: u64, duration_ns: u64) -> Res
             (measure.scan_pages, measure.ksmd_ns_per_page),
             measure.hz,
         )?;
-        let inflation = |r: f64| 100.0 * (r / alone - 1.0);
-        let (ki, si) = (inflation(k.mean_response_ns), inflation(s.mean_response_ns));
+        let (ki, si) = (
+            k.inflation_pct(),
+            100.0 * (s.mean_response_ns / alone - 1.0),
+        );
         rows.push(Row {
             case: k.rate.name(),
             metric: "touch_inflation_pct",
@@ -374,7 +406,7 @@ fn size_touch(ms: f64) -> u64 {
 }
 
 /// Touches every `period` for `duration`: each one's response, from when the touch task
-/// runs again after its sleep to the end of its work, ns. Stops early (returning what it
+/// runs again after its sleep to the end of its work, and its own CPU time meanwhile, ns. Stops early (returning what it
 /// has) when `stop` says so.
 ///
 /// The response starts when the task runs, not when the touch was due: waking a CPU from
@@ -386,7 +418,11 @@ fn touches(
     period: Duration,
     duration: Duration,
     stop: &dyn Fn() -> bool,
-) -> Vec<u64> {
+) -> Vec<(u64, u64)> {
+    let thread_cpu = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    };
     let start = Instant::now();
     let mut out = Vec::new();
     for k in 0u32.. {
@@ -397,15 +433,11 @@ fn touches(
         if let Some(wait) = due.checked_sub(start.elapsed()) {
             std::thread::sleep(wait);
         }
-        let began = Instant::now();
+        let (began, cpu) = (Instant::now(), thread_cpu());
         touch_work(iterations);
-        out.push(began.elapsed().as_nanos() as u64);
+        out.push((began.elapsed().as_nanos() as u64, thread_cpu() - cpu));
     }
     out
-}
-
-fn mean(values: &[u64]) -> f64 {
-    values.iter().sum::<u64>() as f64 / values.len().max(1) as f64
 }
 
 /// ksmd's pid, or an error saying it is not there.
@@ -559,10 +591,12 @@ pub fn measure(
             if stop() {
                 return Err(interrupted());
             }
+            let touched = Touches::of(&responses);
             Ok(KernelRate {
                 rate,
-                touches: responses.len() as u64,
-                mean_response_ns: mean(&responses),
+                touches: touched.count,
+                mean_response_ns: touched.mean_response_ns,
+                mean_cpu_ns: touched.mean_cpu_ns,
                 ksmd_cpu_ns: cpu1.saturating_sub(cpu0),
                 pages_scanned: pages1.saturating_sub(pages0),
                 wall_ns: wall,
@@ -590,8 +624,8 @@ pub fn measure(
         }
         Ok(KernelMeasure {
             touch_iterations: iterations,
-            alone_ns: mean(&alone),
-            alone_after_ns: mean(&after),
+            alone: Touches::of(&alone),
+            alone_after: Touches::of(&after),
             ksmd_ns_per_page: calibration.ksmd_cpu_ns as f64 / calibration.pages_scanned as f64,
             scan_pages: plan.options.layout.workers as u64
                 * plan.options.layout.pages_per_worker() as u64,
@@ -707,14 +741,23 @@ mod tests {
             rate,
             touches: 40,
             mean_response_ns,
+            mean_cpu_ns: 10.0 * MS as f64,
             ksmd_cpu_ns,
             pages_scanned: 100_000,
             wall_ns: 2_000 * MS,
         };
         let measure = KernelMeasure {
             touch_iterations: 1,
-            alone_ns: 10.0 * MS as f64,
-            alone_after_ns: 10.0 * MS as f64,
+            alone: Touches {
+                count: 40,
+                mean_response_ns: 10.0 * MS as f64,
+                mean_cpu_ns: 10.0 * MS as f64,
+            },
+            alone_after: Touches {
+                count: 40,
+                mean_response_ns: 10.2 * MS as f64,
+                mean_cpu_ns: 10.0 * MS as f64,
+            },
             ksmd_ns_per_page: 1000.0,
             scan_pages: 1000,
             calibration: kernel_rate(0.0, 95 * MS),
