@@ -207,7 +207,7 @@ pub fn msecs_to_jiffies(ms: u32, hz: u32) -> u64 {
 pub fn batches(scan_pages: u64, pages_to_scan: u32) -> Vec<u64> {
     let per = pages_to_scan.max(1) as u64;
     let mut out = vec![per; (scan_pages / per) as usize];
-    if scan_pages % per != 0 || scan_pages == 0 {
+    if !scan_pages.is_multiple_of(per) || scan_pages == 0 {
         out.push(scan_pages % per);
     }
     out
