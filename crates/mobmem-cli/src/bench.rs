@@ -51,6 +51,9 @@ pub struct BenchArgs {
     /// size 1) beside `mobmem sim`.
     #[arg(long, value_name = "PATH")]
     cachesim: Option<PathBuf>,
+    /// Simulated seconds of the time model's machine (32 threads on 8 CPUs); 0 skips it.
+    #[arg(long, default_value_t = 600, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
+    time_model_seconds: u64,
     /// Print as JSON.
     #[arg(long)]
     json: bool,
@@ -318,6 +321,63 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
     }))
 }
 
+/// The time model's throughput: a phone-like machine (four big and four LITTLE CPUs, a
+/// flash queue of depth 8 and a zram-like queue of depth 1) with 32 threads, each
+/// repeating CPU work, a device operation and a timer sleep, from a fixed seed.
+fn bench_time_model(simulated_s: u64) -> Result<Value> {
+    use mobmem::core::time::{DeviceQueue, Step, ThreadSpec, Timeline};
+    use rand::{Rng, SeedableRng};
+    const MS: u64 = 1_000_000;
+    let capacities = [1024, 1024, 1024, 1024, 512, 512, 512, 512];
+    let simulated_ns = simulated_s.min(86_400) * 1000 * MS;
+    let devices = vec![DeviceQueue::new("flash", 8)?, DeviceQueue::new("zram", 1)?];
+    let mut timeline = Timeline::new(&capacities, devices, 8, 250)?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let threads = 32;
+    for i in 0..threads {
+        let spec = ThreadSpec::new(format!("t{i}"))
+            .nice(rng.gen_range(-2..6))
+            .group(1 + i % 8);
+        let thread = timeline.spawn(spec)?;
+        let mut job = Vec::new();
+        // One job a thread, long enough to outlast the run.
+        let mut planned = 0u64;
+        while planned < simulated_ns {
+            let work = rng.gen_range(100..4000) * 1000;
+            let service = rng.gen_range(50..800) * 1000;
+            let ticks = rng.gen_range(1..8);
+            job.push(Step::Cpu {
+                work_ns: work,
+                memstall: false,
+            });
+            job.push(Step::Io {
+                device: rng.gen_range(0..2),
+                service_ns: service,
+                memstall: rng.gen_bool(0.3),
+            });
+            job.push(Step::SleepTicks {
+                ticks,
+                tick_ns: 4 * MS,
+            });
+            planned += work + service + (ticks as u64 + 1) * 4 * MS;
+        }
+        timeline.submit(thread, 0, job)?;
+    }
+    let started = Instant::now();
+    timeline.run_until(simulated_ns)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let steps = timeline.steps_begun();
+    Ok(json!({
+        "threads": threads,
+        "cpus": capacities.len(),
+        "steps": steps,
+        "simulated_seconds": simulated_ns as f64 / 1e9,
+        "seconds": seconds,
+        "steps_per_second": steps as f64 / seconds,
+        "simulated_seconds_per_second": simulated_ns as f64 / 1e9 / seconds,
+    }))
+}
+
 pub fn bench(args: BenchArgs) -> Result<()> {
     if let Some(policy) = &args.one {
         let Some(path) = &args.trace else {
@@ -461,6 +521,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     } else {
         Value::Null
     };
+    let time_model = if args.time_model_seconds > 0 {
+        bench_time_model(args.time_model_seconds)?
+    } else {
+        Value::Null
+    };
     let lru_s = runs
         .iter()
         .find(|r| r["policy"] == "lru")
@@ -476,6 +541,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "lru_curve_over_one_lru_run": lru_s.map(|l| curve_s / l),
         "runs": runs,
         "zipf_oracle_general": zipf,
+        "time_model": time_model,
     });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -538,6 +604,18 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 c["mobmem_speedup"].as_f64().unwrap_or(0.0)
             );
         }
+    }
+    if !time_model.is_null() {
+        println!(
+        "time model: {} threads on {} CPUs and 2 device queues, {} steps over {:.0} simulated s in {:.3} s ({:.2} M steps/s, {:.0} simulated s per s)",
+        time_model["threads"],
+        time_model["cpus"],
+        time_model["steps"],
+        time_model["simulated_seconds"].as_f64().unwrap_or(0.0),
+        time_model["seconds"].as_f64().unwrap_or(0.0),
+        time_model["steps_per_second"].as_f64().unwrap_or(0.0) / 1e6,
+        time_model["simulated_seconds_per_second"].as_f64().unwrap_or(0.0)
+    );
     }
     match lru_s {
         Some(l) => println!(

@@ -250,6 +250,8 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
         "lru,clock",
         "--repeat",
         "1",
+        "--time-model-seconds",
+        "5",
         "--json",
     ]);
     let runs = report["runs"].as_array().unwrap();
@@ -276,4 +278,9 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
             > 0.0
     );
     assert!(zipf["cachesim"].is_null());
+    // The time model's machine ran its 5 simulated seconds: every thread began steps.
+    let time = &report["time_model"];
+    assert_eq!(time["simulated_seconds"], 5.0);
+    assert!(time["steps"].as_u64().unwrap() > 32 * 3, "{time}");
+    assert!(time["simulated_seconds_per_second"].as_f64().unwrap() > 0.0);
 }

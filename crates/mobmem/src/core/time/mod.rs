@@ -145,6 +145,7 @@ pub struct Timeline {
     timers: BinaryHeap<Reverse<(Ns, u64, Timer)>>,
     timer_seq: u64,
     done: Vec<sched::Completion>,
+    steps_begun: u64,
 }
 
 use psi::Psi;
@@ -178,6 +179,7 @@ impl Timeline {
             timers: BinaryHeap::new(),
             timer_seq: 0,
             done: Vec::new(),
+            steps_begun: 0,
         })
     }
 
@@ -256,6 +258,11 @@ impl Timeline {
     fn schedule(&mut self, at: Ns, timer: Timer) {
         self.timer_seq += 1;
         self.timers.push(Reverse((at, self.timer_seq, timer)));
+    }
+
+    /// Steps begun so far, over every thread (a measure of the work the clock did).
+    pub fn steps_begun(&self) -> u64 {
+        self.steps_begun
     }
 
     pub fn job(&self, id: JobId) -> &JobRecord {
@@ -358,6 +365,7 @@ impl Timeline {
                 continue;
             };
             record.next_step += 1;
+            self.steps_begun += 1;
             match step {
                 Step::Cpu { work_ns: 0, .. } | Step::Sleep { ns: 0 } => continue,
                 Step::Cpu { work_ns, memstall } => {

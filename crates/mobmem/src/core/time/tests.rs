@@ -225,3 +225,114 @@ fn a_kernel_timer_wakes_at_the_tick_after_its_expiry() {
     // 30 + 1.5 + 0.5 = 32 ms, a boundary: 32 + 6 x 4 = 56 ms.
     assert_eq!(t.job(second).ended, Some(56 * MS));
 }
+
+/// Property: on random machines (CPUs of mixed capacity, devices of mixed depth, app
+/// groups) and random jobs of every kind of step, the counters conserve: each CPU and
+/// device is busy no longer than the run; the CPU time handed out is within the busy
+/// time; FULL pressure never exceeds SOME, nor SOME the run; every job ends, and no
+/// earlier than its CPU work alone would.
+#[test]
+fn counters_conserve_on_random_machines() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    for case in 0..40 {
+        let caps: Vec<u32> = (0..rng.gen_range(1..4))
+            .map(|_| [1024, 512, 768][rng.gen_range(0..3)])
+            .collect();
+        let devices: Vec<DeviceQueue> = (0..rng.gen_range(1..3))
+            .map(|d| DeviceQueue::new(format!("d{d}"), rng.gen_range(1..4)).unwrap())
+            .collect();
+        let n_devices = devices.len();
+        let apps = rng.gen_range(1..3);
+        let mut t = Timeline::new(&caps, devices, apps, 250).unwrap();
+        let threads: Vec<ThreadId> = (0..rng.gen_range(1..6))
+            .map(|i| {
+                let mut spec = ThreadSpec::new(format!("t{i}")).nice(rng.gen_range(-5..10));
+                if rng.gen_bool(0.6) {
+                    spec = spec.group(rng.gen_range(1..=apps));
+                }
+                t.spawn(spec).unwrap()
+            })
+            .collect();
+        let mut jobs = Vec::new();
+        let mut arrivals: Vec<(Ns, ThreadId, Vec<Step>)> = (0..rng.gen_range(1..25))
+            .map(|_| {
+                let steps = (0..rng.gen_range(1..5))
+                    .map(|_| match rng.gen_range(0..4) {
+                        0 => Step::Cpu {
+                            work_ns: rng.gen_range(0..5) * MS,
+                            memstall: rng.gen_bool(0.3),
+                        },
+                        1 => Step::Io {
+                            device: rng.gen_range(0..n_devices),
+                            service_ns: rng.gen_range(1..3000) * 1000,
+                            memstall: rng.gen_bool(0.5),
+                        },
+                        2 => Step::Sleep {
+                            ns: rng.gen_range(0..10) * MS,
+                        },
+                        _ => Step::SleepTicks {
+                            ticks: rng.gen_range(0..4),
+                            tick_ns: 4 * MS,
+                        },
+                    })
+                    .collect();
+                (
+                    rng.gen_range(0..200) * MS,
+                    threads[rng.gen_range(0..threads.len())],
+                    steps,
+                )
+            })
+            .collect();
+        arrivals.sort_by_key(|a| a.0);
+        for (at, thread, steps) in arrivals {
+            let work: Ns = steps
+                .iter()
+                .map(|s| match s {
+                    Step::Cpu { work_ns, .. } => *work_ns,
+                    _ => 0,
+                })
+                .sum();
+            jobs.push((t.submit(thread, at, steps).unwrap(), work));
+        }
+        let end = 20_000 * MS;
+        t.run_until(end).unwrap();
+        for &(job, work) in &jobs {
+            let r = t.job(job);
+            let ended = r
+                .ended
+                .unwrap_or_else(|| panic!("case {case}: a job never ended"));
+            // Alone on the fastest CPU the work takes work * 1024 / capacity.
+            assert!(ended >= r.submitted + work, "case {case}");
+        }
+        let mut handed_out = 0.0;
+        for thread in &threads {
+            handed_out += t.cpu_time_ns(*thread);
+        }
+        let busy: Ns = (0..caps.len()).map(|c| t.cpus().cpu(c).busy_ns()).sum();
+        assert!(
+            handed_out <= busy as f64 + 1e-3 * jobs.len() as f64,
+            "case {case}"
+        );
+        assert!((0..caps.len()).all(|c| t.cpus().cpu(c).busy_ns() <= end));
+        assert!((0..n_devices).all(|d| t.device(d).stats().busy_ns <= end));
+        for (some, full) in [
+            (Pressure::MemSome, Pressure::MemFull),
+            (Pressure::IoSome, Pressure::IoFull),
+        ] {
+            let machine = t.pressure(SYSTEM_GROUP, some).total_us;
+            assert!(
+                t.pressure(SYSTEM_GROUP, full).total_us <= machine,
+                "case {case}"
+            );
+            assert!(machine <= end / 1000, "case {case}");
+            for app in 1..=apps {
+                let (s, f) = (
+                    t.pressure(app, some).total_us,
+                    t.pressure(app, full).total_us,
+                );
+                assert!(f <= s, "case {case}: app {app}");
+            }
+        }
+    }
+}
