@@ -80,7 +80,18 @@ fn time_validate_real_kernel() {
     if cpus < 2 {
         return common::skip(name, "one CPU: the workers need a CPU of their own");
     }
-    let (before, cpus_before) = (settings(), ksmd_cpus());
+    let metadata = || -> Vec<String> {
+        [
+            "pages_shared",
+            "pages_sharing",
+            "pages_unshared",
+            "pages_volatile",
+        ]
+        .iter()
+        .map(|n| std::fs::read_to_string(Path::new(KSM).join(n)).unwrap_or_default())
+        .collect()
+    };
+    let (before, cpus_before, metadata_before) = (settings(), ksmd_cpus(), metadata());
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join("state.json");
     let rows = json(&[

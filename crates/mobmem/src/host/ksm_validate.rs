@@ -463,8 +463,15 @@ impl KernelSession {
             return Vec::new();
         }
         self.workers.kill_all();
-        let ksmd_runs = self.fs.read("run").is_ok_and(|r| r == "1");
+        // ksmd frees the exited workers' metadata only while it runs: a run that ended
+        // with ksmd stopped (time-validate's last step, an error) starts it for this.
         // No baseline: the run ended before any worker started.
+        if let Some(baseline) = self.baseline_items {
+            if rmap_items(&self.fs) > baseline && self.fs.read("run").is_ok_and(|r| r != "1") {
+                let _ = self.guard.set("run", "1");
+            }
+        }
+        let ksmd_runs = self.fs.read("run").is_ok_and(|r| r == "1");
         if let Some(baseline) = self.baseline_items.filter(|_| ksmd_runs) {
             let start = Instant::now();
             while rmap_items(&self.fs) > baseline && start.elapsed() < CLEANUP_LIMIT {
