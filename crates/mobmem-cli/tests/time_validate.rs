@@ -110,6 +110,9 @@ fn time_validate_real_kernel() {
         !file.exists(),
         "the state file is removed once all is undone"
     );
+    // The run ends with ksmd stopped; it is started again until the workers' KSM
+    // metadata is freed, so that the next KSM run starts where this one did.
+    assert_eq!(metadata(), metadata_before, "KSM metadata left behind");
     let rows = rows.as_array().unwrap();
     // The calibration row, then inflation and share for each rate.
     assert_eq!(rows.len(), 5, "{rows:?}");
