@@ -247,11 +247,16 @@ impl Drop for SettingsGuard {
     }
 }
 
+/// ksmd's pid and `/proc` directory, or None if no thread is named ksmd.
+pub fn ksmd_dir() -> Option<(u32, std::path::PathBuf)> {
+    super::procfs::pids().find(|(_, dir)| {
+        std::fs::read_to_string(dir.join("comm")).is_ok_and(|c| c.trim() == "ksmd")
+    })
+}
+
 /// ksmd's CPU time so far, ns (`/proc/PID/schedstat`), or None if ksmd is not found.
 pub fn ksmd_cpu_ns() -> Option<u64> {
-    let (_, dir) = super::procfs::pids().find(|(_, dir)| {
-        std::fs::read_to_string(dir.join("comm")).is_ok_and(|c| c.trim() == "ksmd")
-    })?;
+    let (_, dir) = ksmd_dir()?;
     let text = std::fs::read_to_string(dir.join("schedstat")).ok()?;
     text.split_whitespace().next()?.parse().ok()
 }

@@ -237,14 +237,20 @@ fn set_affinity_back(pid: i32, comm: &str, cpus: &[usize]) -> Result<()> {
     let Some(raw) = rustix::process::Pid::from_raw(pid) else {
         return Ok(());
     };
-    let mut set = rustix::thread::CpuSet::new();
-    for &cpu in cpus {
-        if cpu < rustix::thread::CpuSet::MAX_CPU {
-            set.set(cpu);
-        }
-    }
-    rustix::thread::sched_setaffinity(Some(raw), &set)
+    rustix::thread::sched_setaffinity(Some(raw), &cpu_set(cpus))
         .map_err(|e| Error::host(format!("setting the CPUs of {comm} (pid {pid}) back: {e}")))
+}
+
+/// The CPUs listed, as the kernel's affinity mask (numbers past its size left out).
+pub(crate) fn cpu_set(cpus: &[usize]) -> rustix::thread::CpuSet {
+    let mut set = rustix::thread::CpuSet::new();
+    for &cpu in cpus
+        .iter()
+        .filter(|&&c| c < rustix::thread::CpuSet::MAX_CPU)
+    {
+        set.set(cpu);
+    }
+    set
 }
 
 /// Empty and remove a memory cgroup of a run; a process still in it is a worker of that

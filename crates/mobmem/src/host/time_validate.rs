@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::ksm_validate::{KernelSession, Plan};
-use super::state::{Change, Journal};
+use super::state::{cpu_set, Change, Journal};
 use crate::core::time::{Step, ThreadSpec, Timeline};
 use crate::{Error, Result};
 
@@ -442,10 +442,7 @@ fn touches(
 
 /// ksmd's pid, or an error saying it is not there.
 pub fn ksmd_pid() -> Result<i32> {
-    super::procfs::pids()
-        .find(|(_, dir)| {
-            std::fs::read_to_string(dir.join("comm")).is_ok_and(|c| c.trim() == "ksmd")
-        })
+    super::ksm_sysfs::ksmd_dir()
         .map(|(pid, _)| pid as i32)
         .ok_or_else(|| Error::host("no ksmd thread in /proc: this kernel has no KSM"))
 }
@@ -454,14 +451,6 @@ fn cpu_list(set: &rustix::thread::CpuSet) -> Vec<usize> {
     (0..rustix::thread::CpuSet::MAX_CPU)
         .filter(|&c| set.is_set(c))
         .collect()
-}
-
-fn cpu_set(cpus: &[usize]) -> rustix::thread::CpuSet {
-    let mut set = rustix::thread::CpuSet::new();
-    for &c in cpus {
-        set.set(c);
-    }
-    set
 }
 
 fn set_affinity(pid: Option<i32>, cpus: &[usize], what: &str) -> Result<()> {

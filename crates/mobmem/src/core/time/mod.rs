@@ -20,6 +20,7 @@ pub mod sched;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use psi::Psi;
 pub use psi::{Pressure, PressureLine, TaskState};
 pub use queue::{DeviceQueue, QueueStats};
 pub use sched::{weight_of_nice, Cpus, Ns, CAPACITY_SCALE, NICE_0_WEIGHT};
@@ -147,8 +148,6 @@ pub struct Timeline {
     done: Vec<sched::Completion>,
     steps_begun: u64,
 }
-
-use psi::Psi;
 
 /// Pressure group of the whole machine.
 pub const SYSTEM_GROUP: usize = 0;

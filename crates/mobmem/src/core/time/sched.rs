@@ -170,9 +170,7 @@ impl Cpus {
             if i >= 64 || allowed & (1u64 << i) == 0 {
                 continue;
             }
-            // Compare (W + w) / c across CPUs without division: (W + w) * prod of the
-            // others' capacities is monotone in the same way; cross-multiplying pairwise
-            // is enough.
+            // (W + w) / c compared across CPUs by cross-multiplying, without division.
             let load = (cpu.total_weight + weight as u64) as u128;
             let better = match best {
                 None => true,
