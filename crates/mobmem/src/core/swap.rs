@@ -115,6 +115,52 @@ pub fn op_price(devices: &SwapDevices, device: SwapDevice, op: IoOp) -> OpPrice 
 }
 
 impl IoCounts {
+    /// The operations counted since `earlier` (a copy of these counts taken before).
+    pub fn since(&self, earlier: &IoCounts) -> IoCounts {
+        let mut d = *self;
+        for (now, then) in d.fields_mut().into_iter().zip(earlier.fields()) {
+            *now = now.saturating_sub(then);
+        }
+        d
+    }
+
+    /// Add `other`'s operations to these.
+    pub fn add_all(&mut self, other: &IoCounts) {
+        for (sum, more) in self.fields_mut().into_iter().zip(other.fields()) {
+            *sum += more;
+        }
+    }
+
+    fn fields(&self) -> [u64; 9] {
+        let c = self;
+        [
+            c.nvm_reads,
+            c.nvm_writes,
+            c.flash_reads,
+            c.flash_writes,
+            c.zram_compressions,
+            c.zram_decompressions,
+            c.promotions,
+            c.demotions,
+            c.writebacks,
+        ]
+    }
+
+    fn fields_mut(&mut self) -> [&mut u64; 9] {
+        let c = self;
+        [
+            &mut c.nvm_reads,
+            &mut c.nvm_writes,
+            &mut c.flash_reads,
+            &mut c.flash_writes,
+            &mut c.zram_compressions,
+            &mut c.zram_decompressions,
+            &mut c.promotions,
+            &mut c.demotions,
+            &mut c.writebacks,
+        ]
+    }
+
     /// Operations of one kind.
     pub fn count(&self, device: SwapDevice, op: IoOp) -> u64 {
         let mut counts = *self;

@@ -78,6 +78,10 @@ pub enum Step {
         service_ns: Ns,
         memstall: bool,
     },
+    /// An operation handed to device `device` for `service_ns` that the thread does not
+    /// wait for (a write submitted for writeback): it occupies the device's queue, so
+    /// later operations wait behind it, while the thread goes on at once.
+    Submit { device: usize, service_ns: Ns },
     /// The thread sleeps (not a stall).
     Sleep { ns: Ns },
     /// The thread sleeps on a kernel timer of `ticks` jiffies of `tick_ns` each
@@ -147,6 +151,8 @@ pub struct Timeline {
     timer_seq: u64,
     done: Vec<sched::Completion>,
     steps_begun: u64,
+    /// Jobs submitted that have not ended.
+    open_jobs: usize,
 }
 
 /// Pressure group of the whole machine.
@@ -179,6 +185,7 @@ impl Timeline {
             timer_seq: 0,
             done: Vec::new(),
             steps_begun: 0,
+            open_jobs: 0,
         })
     }
 
@@ -236,7 +243,11 @@ impl Timeline {
             ));
         }
         if let Some(d) = steps.iter().find_map(|s| match s {
-            Step::Io { device, .. } if *device >= self.devices.len() => Some(*device),
+            Step::Io { device, .. } | Step::Submit { device, .. }
+                if *device >= self.devices.len() =>
+            {
+                Some(*device)
+            }
             _ => None,
         }) {
             return Err(Error::config("timeline", format!("no device {d}")));
@@ -250,6 +261,7 @@ impl Timeline {
             steps,
             next_step: 0,
         });
+        self.open_jobs += 1;
         self.schedule(at, Timer::Arrive(id));
         Ok(id)
     }
@@ -262,6 +274,30 @@ impl Timeline {
     /// Steps begun so far, over every thread (a measure of the work the clock did).
     pub fn steps_begun(&self) -> u64 {
         self.steps_begun
+    }
+
+    /// Jobs submitted that have not ended.
+    pub fn open_jobs(&self) -> usize {
+        self.open_jobs
+    }
+
+    /// Threads spawned so far.
+    pub fn threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    pub fn thread_spec(&self, thread: ThreadId) -> &ThreadSpec {
+        &self.threads[thread.0 as usize].spec
+    }
+
+    /// Devices, in the order given.
+    pub fn devices(&self) -> &[DeviceQueue] {
+        &self.devices
+    }
+
+    /// The total stall time of `group` so far, ns, as last aggregated.
+    pub fn stall_total_ns(&self, group: usize, pressure: Pressure) -> Ns {
+        self.psi.total_ns(group, pressure)
     }
 
     pub fn job(&self, id: JobId) -> &JobRecord {
@@ -288,6 +324,19 @@ impl Timeline {
 
     /// Run every thread up to `until`.
     pub fn run_until(&mut self, until: Ns) -> Result<()> {
+        self.run(until)?;
+        self.cpus.advance(until.max(self.now));
+        self.now = until.max(self.now);
+        Ok(())
+    }
+
+    /// Run until every job has ended and the pressure averaging has stopped; the clock
+    /// stays at the last thing that happened.
+    pub fn run_to_end(&mut self) -> Result<()> {
+        self.run(Ns::MAX)
+    }
+
+    fn run(&mut self, until: Ns) -> Result<()> {
         loop {
             let cpu_next = self.cpus.next_completion();
             let timer_next = self.timers.peek().map(|Reverse((t, _, _))| *t);
@@ -333,8 +382,6 @@ impl Timeline {
             }
             self.psi.run_workers(next);
         }
-        self.cpus.advance(until.max(self.now));
-        self.now = until.max(self.now);
         Ok(())
     }
 
@@ -360,6 +407,7 @@ impl Timeline {
             let record = &mut self.jobs[job.0 as usize];
             let Some(&step) = record.steps.get(record.next_step) else {
                 record.ended = Some(now);
+                self.open_jobs -= 1;
                 self.threads[thread.0 as usize].current = None;
                 continue;
             };
@@ -401,6 +449,10 @@ impl Timeline {
                         },
                     );
                     self.schedule(served.end, Timer::Resume(thread));
+                }
+                Step::Submit { device, service_ns } => {
+                    self.devices[device].submit(now, service_ns)?;
+                    continue;
                 }
                 Step::Sleep { ns } => {
                     self.set_state(thread, None, TaskState::IDLE);

@@ -466,6 +466,34 @@ fn cut_claim(
         .explained(explain, cited)
 }
 
+/// Where the time of configurations `with` and `without` went, when the phone runs on
+/// the contended clock: the text to add to an explanation and its evidence.
+fn where_time_went(
+    p: &PhoneConfig,
+    v: &dyn Fn(&str, &str) -> f64,
+    with: &str,
+    without: &str,
+) -> (&'static str, Vec<(&'static str, f64)>) {
+    if p.time.accounting == crate::mm::phone::clock::Accounting::Sum {
+        return ("", Vec::new());
+    }
+    (
+        "; on the clock, memory stall (PSI some) {stall_with} s against {stall_without} s, the worst app's {app_stall_with} s against {app_stall_without} s, I/O stall {io_with} s against {io_without} s, flash queue waits {qw_with} ms against {qw_without} ms, kswapd's CPU {kswapd_with} ms against {kswapd_without} ms",
+        vec![
+            ("stall_with", v(with, "psi_memory_some_s")),
+            ("stall_without", v(without, "psi_memory_some_s")),
+            ("app_stall_with", v(with, "psi_memory_some_worst_app_s")),
+            ("app_stall_without", v(without, "psi_memory_some_worst_app_s")),
+            ("io_with", v(with, "psi_io_some_s")),
+            ("io_without", v(without, "psi_io_some_s")),
+            ("qw_with", v(with, "flash_queue_wait_ms")),
+            ("qw_without", v(without, "flash_queue_wait_ms")),
+            ("kswapd_with", v(with, "kswapd_cpu_ms")),
+            ("kswapd_without", v(without, "kswapd_cpu_ms")),
+        ],
+    )
+}
+
 // The facet is the phone (the ablation's configurations are compared): each phone's
 // claims and findings read its own rows only and their ids name it, so adding a phone
 // leaves another's unchanged.
@@ -502,6 +530,7 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                 v("all-but-reclaim", "rt_mean_ms"),
                 v("all-on", "rt_mean_ms"),
             );
+            let (time_text, time_evidence) = where_time_went(p, &v, "all-on", "all-but-reclaim");
             claims.push(
                 cut_claim(
                     format!("{n}-fmp-response"),
@@ -511,8 +540,8 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                     ),
                     5.0,
                     (without, with),
-                    "mean {with} ms with FMP against {without} ms: the interactive task took {fg_with} major faults with it against {fg_without}; FMP skipped {skips} of its pages in reclaim and fell back {fallbacks} times; in all, swap-ins {si_with} against {si_without}, file reads {fr_with} against {fr_without}, beside {te} ms of work per interaction",
-                    vec![
+                    &format!("mean {{with}} ms with FMP against {{without}} ms: the interactive task took {{fg_with}} major faults with it against {{fg_without}}; FMP skipped {{skips}} of its pages in reclaim and fell back {{fallbacks}} times; in all, swap-ins {{si_with}} against {{si_without}}, file reads {{fr_with}} against {{fr_without}}, beside {{te}} ms of work per interaction{time_text}"),
+                    [vec![
                         ("fg_with", v("all-on", "interactive_major_faults")),
                         ("fg_without", v("all-but-reclaim", "interactive_major_faults")),
                         ("skips", v("all-on", "protected_skips")),
@@ -522,7 +551,7 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                         ("fr_with", v("all-on", "file_reads")),
                         ("fr_without", v("all-but-reclaim", "file_reads")),
                         ("te", p.response.execution_ms),
-                    ],
+                    ], time_evidence].concat(),
                 ),
             );
         }
@@ -564,21 +593,22 @@ fn analyze(table: &Table, phones: &[PhoneConfig]) -> (Vec<Claim>, Vec<Finding>) 
                 v("all-but-swap", "launch_mean_ms"),
                 v("all-on", "launch_mean_ms"),
             );
+            let (time_text, time_evidence) = where_time_went(p, &v, "all-on", "all-but-swap");
             claims.push(
                 cut_claim(
                     format!("{n}-swap-launch"),
                     format!("{n}: with everything else on, {} cuts the mean relaunch time by at least 5% against {}", p.swap.mechanism, p.swap.baseline),
                     5.0,
                     (without, with),
-                    "{with} ms with it against {without} ms; cold relaunches {cold_with} against {cold_without}, kills {kills_with} against {kills_without}; {nvm} pages were written to NVM and {si} swapped in",
-                    vec![
+                    &format!("{{with}} ms with it against {{without}} ms; cold relaunches {{cold_with}} against {{cold_without}}, kills {{kills_with}} against {{kills_without}}; {{nvm}} pages were written to NVM and {{si}} swapped in{time_text}"),
+                    [vec![
                         ("nvm", v("all-on", "nvm_writes")),
                         ("si", v("all-on", "swap_ins")),
                         ("cold_with", v("all-on", "cold_launches")),
                         ("cold_without", v("all-but-swap", "cold_launches")),
                         ("kills_with", v("all-on", "kills")),
                         ("kills_without", v("all-but-swap", "kills")),
-                    ],
+                    ], time_evidence].concat(),
                 ),
             );
         }

@@ -45,6 +45,8 @@ pub struct PhoneConfig {
     #[serde(default)]
     pub response: ResponseModel,
     #[serde(default)]
+    pub time: super::clock::TimeModel,
+    #[serde(default)]
     pub workload: PhoneWorkload,
     /// A trace file to run instead of the generated workload (any format mobmem reads;
     /// relative to the phone file). Its accesses, importance changes, inputs and exits
@@ -333,6 +335,7 @@ impl PhoneConfig {
             }
         }
         self.swap.devices.validate()?;
+        self.time.validate()?;
         self.dedup.ksm.validate()?;
         crate::devices::platform::Platform::named(&self.fs.platform)?;
         let mut w = self.workload.clone();

@@ -37,6 +37,7 @@
 //! and PCM writes with the lifetimes they imply, memory saved by KSM and processes
 //! killed. `docs/phone.md` lists each assumption.
 
+pub mod clock;
 pub mod config;
 pub mod timeline;
 
@@ -45,6 +46,7 @@ use serde::Serialize;
 use crate::core::events::{self, EventHandler};
 use crate::core::stats::{percentile, Stats};
 use crate::core::swap::{op_price, IoOp, SwapDevice, SwapSlots};
+use crate::core::time::Step;
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
 use crate::mm::dedup::{pages::NEVER, Deduplicator, PageContent, Population, DEDUP_VARIANTS};
@@ -58,6 +60,7 @@ use crate::mm::swap::launch::{LaunchKind, LaunchTracker};
 use crate::trace::{Event, PageId, PageKind, ProcId, ADJ_FOREGROUND};
 use crate::workload::phone::{content_base, AnonContent, FileClass, PhoneTrace};
 use crate::{Error, Result};
+use clock::{Accounting, ClockFigures, PhoneClock};
 pub use config::{Choice, PhoneConfig, SLOTS};
 pub use timeline::{Sample, SampleEvent};
 use timeline::{State, Timeline};
@@ -156,6 +159,23 @@ pub struct PhoneMetrics {
     /// Major faults (swap-ins, file reads) of the interactive task during interactions.
     #[stats(then(accesses = self.accesses))]
     pub interactive_major_faults: u64,
+    /// Frames interactions missed: each one's response in vsync periods, less the
+    /// periods its own execution takes.
+    pub janky_frames: u64,
+    /// Interactions that missed at least one frame.
+    pub janky_interactions: u64,
+    /// Memory and I/O stall of the whole phone as PSI counts it (`some`, `full`), s;
+    /// none with the sum accounting, which has no clock to stall on.
+    pub psi_memory_some_s: Option<f64>,
+    pub psi_memory_full_s: Option<f64>,
+    pub psi_io_some_s: Option<f64>,
+    /// Memory stall (`some`) of the app that stalled most, s.
+    pub psi_memory_some_worst_app_s: Option<f64>,
+    /// CPU time of the apps' threads together and of kswapd, ms.
+    pub app_cpu_ms: Option<f64>,
+    pub kswapd_cpu_ms: Option<f64>,
+    /// Time operations waited in the flash's queue, ms.
+    pub flash_queue_wait_ms: Option<f64>,
     pub duration_s: f64,
 }
 
@@ -217,6 +237,8 @@ impl PageCache for BufferCache<'_> {
 /// The dedup slot's daemon on the reclaim machine's memory, woken on the loop's timer.
 struct Dedup<'a> {
     ksmd: Box<dyn Deduplicator + 'a>,
+    /// ksmd's CPU time at its last wake-up, ns.
+    cpu_ns: f64,
     next_wake_ns: u64,
     sleep_ns: u64,
     saved_sum: f64,
@@ -247,6 +269,12 @@ pub struct Phone<'a> {
     pool_peak: usize,
     /// Samples over the run, when asked for ([`Phone::record_timeline`]).
     timeline: Option<Timeline>,
+    /// The clock the work runs on (the contended accounting), and the work of the
+    /// access in progress.
+    clock: Option<PhoneClock>,
+    steps: Vec<Step>,
+    /// Frames each interaction's own execution takes.
+    execution_frames: u64,
 }
 
 /// The KSM population of a phone trace: one process per app in process order, its
@@ -397,6 +425,7 @@ impl<'a> Phone<'a> {
                 let sleep_ns = ksmd.sleep_ns();
                 Some(Dedup {
                     ksmd,
+                    cpu_ns: 0.0,
                     next_wake_ns: sleep_ns,
                     sleep_ns,
                     saved_sum: 0.0,
@@ -433,6 +462,16 @@ impl<'a> Phone<'a> {
             None
         };
         let platform = Platform::named(&config.fs.platform)?;
+        let clock = match config.time.accounting {
+            Accounting::Sum => None,
+            Accounting::Contended => {
+                let names: Vec<String> = (trace.trace.tables.processes.iter())
+                    .map(|p| p.name.clone())
+                    .collect();
+                Some(PhoneClock::new(&config.time, &names, &config.swap.devices)?)
+            }
+        };
+        let execution_frames = frames(config.response.execution_ms, config.time.vsync_ms);
         Ok(Phone {
             config,
             trace,
@@ -457,6 +496,9 @@ impl<'a> Phone<'a> {
             metrics: PhoneMetrics::default(),
             pool_peak: 0,
             timeline: None,
+            clock,
+            steps: Vec::new(),
+            execution_frames,
         })
     }
 
@@ -501,7 +543,7 @@ impl<'a> Phone<'a> {
     }
 
     /// Charge a fault of `proc` taking `ns` and `nj`: to its interaction, its launch and
-    /// the energy counts.
+    /// the energy counts (the sum accounting). Its steps on the clock are in `steps`.
     fn charge(&mut self, proc: ProcId, ns: f64, nj: f64, major: bool) {
         self.energy_nj += nj;
         if self.m.mem.procs.importance().is_foreground(proc) {
@@ -571,6 +613,10 @@ impl<'a> Phone<'a> {
             self.metrics.file_bypass_reads += u64::from(!through_cache);
         }
         let priced = cost.priced(&self.fs.platform, self.fs.codec);
+        if self.clock.is_some() {
+            let flash_ns = priced.time_ns - priced.cpu_busy_ns;
+            PhoneClock::file_read(flash_ns, priced.cpu_busy_ns, &mut self.steps);
+        }
         self.charge(proc, priced.time_ns, priced.energy_nj, from_flash);
         Ok(())
     }
@@ -593,11 +639,26 @@ impl<'a> Phone<'a> {
                 Some(device) => {
                     self.metrics.swap_ins += 1;
                     let (ns, nj) = self.swap_read(device);
+                    if self.clock.is_some() {
+                        self.steps.push(match device {
+                            SwapDevice::Zram => Step::Cpu {
+                                work_ns: ns.round() as u64,
+                                memstall: true,
+                            },
+                            d => PhoneClock::device_read(d == SwapDevice::Nvm, ns),
+                        });
+                    }
                     self.charge(proc, ns, nj, true);
                 }
                 None => {
                     self.metrics.minor_faults += 1;
                     let ns = self.config.response.minor_fault_ns;
+                    if self.clock.is_some() {
+                        self.steps.push(Step::Cpu {
+                            work_ns: ns.round() as u64,
+                            memstall: false,
+                        });
+                    }
                     self.charge(proc, ns, 0.0, false);
                 }
             }
@@ -622,10 +683,51 @@ impl<'a> Phone<'a> {
         Ok(())
     }
 
-    fn end_interaction(&mut self) {
+    fn end_interaction(&mut self) -> Result<()> {
         if let Some((_, t)) = self.interaction.take() {
             self.responses.push(t / 1e6);
         }
+        if let Some(clock) = &mut self.clock {
+            clock.end_interaction()?;
+        }
+        Ok(())
+    }
+
+    /// The trace reached `now_ns` (after [`EventHandler::tick`]): the clock follows the
+    /// launch tracker and runs up to the trace.
+    fn ticked(&mut self) -> Result<()> {
+        self.sync_launch()?;
+        match &mut self.clock {
+            Some(clock) => clock.advance(self.now_ns),
+            None => Ok(()),
+        }
+    }
+
+    /// The clock follows the launch tracker: a launch that ended is given to its thread.
+    fn sync_launch(&mut self) -> Result<()> {
+        match &mut self.clock {
+            Some(clock) => clock.sync_launch(self.launches.active()),
+            None => Ok(()),
+        }
+    }
+
+    /// The work of the access of `proc` just done: its direct reclaim, then its fault
+    /// (in `steps`), on its thread; kswapd's reclaim on kswapd's.
+    fn clock_access(&mut self, proc: ProcId) -> Result<()> {
+        let Some(clock) = &mut self.clock else {
+            return Ok(());
+        };
+        let [kswapd, direct] = self.m.take_work();
+        let mut steps = Vec::new();
+        if !direct.is_empty() {
+            clock.reclaim_steps(&direct, true, &mut steps);
+        }
+        steps.append(&mut self.steps);
+        clock.work(proc, self.now_ns, &steps)?;
+        if !kswapd.is_empty() {
+            clock.kswapd(self.now_ns, &kswapd)?;
+        }
+        Ok(())
     }
 
     /// Check that every page is in exactly one place and every held frame is accounted
@@ -643,14 +745,14 @@ impl<'a> Phone<'a> {
     }
 
     /// The run's figures.
-    pub fn finish(self) -> PhoneMetrics {
-        self.finish_with_timeline().0
+    pub fn finish(self) -> Result<PhoneMetrics> {
+        Ok(self.finish_with_timeline()?.0)
     }
 
     /// The run's figures and its timeline: empty unless [`Phone::record_timeline`] was
     /// called, else a sample at every launch, with the launch's time, and a last one.
-    pub fn finish_with_timeline(mut self) -> (PhoneMetrics, Vec<Sample>) {
-        self.end_interaction();
+    pub fn finish_with_timeline(mut self) -> Result<(PhoneMetrics, Vec<Sample>)> {
+        self.end_interaction()?;
         let c = self.config;
         let mut m = std::mem::take(&mut self.metrics);
         let duration_ns = self
@@ -658,8 +760,34 @@ impl<'a> Phone<'a> {
             .saturating_sub(self.start_ns.unwrap_or(0))
             .max(1);
         m.duration_s = duration_ns as f64 / 1e9;
-        let records =
+        let mut records =
             std::mem::replace(&mut self.launches, LaunchTracker::new(c.launch.clone())).finish();
+        let clock = match self.clock.take() {
+            Some(clock) => Some(clock.finish()?),
+            None => None,
+        };
+        if let Some(figures) = &clock {
+            if figures.launches_ns.len() != records.len()
+                || figures.responses_ns.len() != self.responses.len()
+            {
+                return Err(Error::config(
+                    "phone clock",
+                    format!(
+                        "{} launches and {} interactions on the clock, {} and {} counted",
+                        figures.launches_ns.len(),
+                        figures.responses_ns.len(),
+                        records.len(),
+                        self.responses.len()
+                    ),
+                ));
+            }
+            for (r, &t) in records.iter_mut().zip(&figures.launches_ns) {
+                r.launch_ns = t;
+            }
+            for (r, &t) in self.responses.iter_mut().zip(&figures.responses_ns) {
+                *r = t / 1e6;
+            }
+        }
         if let Some(timeline) = &mut self.timeline {
             timeline.set_launch_times(&records);
         }
@@ -694,6 +822,14 @@ impl<'a> Phone<'a> {
         );
         let mut rts = std::mem::take(&mut self.responses);
         m.interactions = rts.len() as u64;
+        for &rt in &rts {
+            let missed = frames(rt, c.time.vsync_ms).saturating_sub(self.execution_frames);
+            m.janky_frames += missed;
+            m.janky_interactions += u64::from(missed > 0);
+        }
+        if let Some(f) = &clock {
+            set_clock_figures(&mut m, f);
+        }
         m.rt_mean_ms = mean(&rts);
         rts.sort_by(f64::total_cmp);
         m.rt_p10_ms = percentile(&rts, 10.0);
@@ -763,8 +899,25 @@ impl<'a> Phone<'a> {
         self.sample(SampleEvent::End, String::new(), None);
         let m = std::mem::take(&mut self.metrics);
         let samples = self.timeline.take().map(|t| t.samples).unwrap_or_default();
-        (m, samples)
+        Ok((m, samples))
     }
+}
+
+/// Frames of `vsync_ms` a piece of `ms` spans (a partial frame counts whole).
+fn frames(ms: f64, vsync_ms: f64) -> u64 {
+    // A hair under a whole frame is that frame: responses are sums of rounded ns.
+    ((ms / vsync_ms) - 1e-9).ceil().max(0.0) as u64
+}
+
+fn set_clock_figures(m: &mut PhoneMetrics, f: &ClockFigures) {
+    let s = |ns: u64| Some(ns as f64 / 1e9);
+    m.psi_memory_some_s = s(f.mem_some_ns);
+    m.psi_memory_full_s = s(f.mem_full_ns);
+    m.psi_io_some_s = s(f.io_some_ns);
+    m.psi_memory_some_worst_app_s = s(f.mem_some_worst_app_ns);
+    m.app_cpu_ms = Some(f.app_cpu_ns / 1e6);
+    m.kswapd_cpu_ms = Some(f.kswapd_cpu_ns / 1e6);
+    m.flash_queue_wait_ms = Some(f.flash_wait_ns as f64 / 1e6);
 }
 
 impl EventHandler for Phone<'_> {
@@ -790,6 +943,7 @@ impl EventHandler for Phone<'_> {
                 ),
             ));
         }
+        self.ticked()?;
         self.metrics.accesses += 1;
         if event.is_anon() {
             self.anon_access(event)?;
@@ -797,14 +951,16 @@ impl EventHandler for Phone<'_> {
             self.file_access(event)?;
         }
         self.settle(proc)?;
+        self.clock_access(proc)?;
         self.launches.access_done(proc);
-        Ok(())
+        self.sync_launch()
     }
 
     fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
         if proc as usize >= self.procs {
             return Ok(());
         }
+        self.ticked()?;
         let was = self.m.mem.procs.set_importance(proc, oom_score_adj);
         if let Some(cache) = &mut self.cache {
             cache.step(&Event::importance(self.now_ns, proc, oom_score_adj))?;
@@ -822,20 +978,27 @@ impl EventHandler for Phone<'_> {
         } else if oom_score_adj != ADJ_FOREGROUND {
             self.launches.end_of(proc);
         }
-        Ok(())
+        self.sync_launch()
     }
 
     fn input(&mut self, proc: ProcId) -> Result<()> {
-        self.end_interaction();
+        self.ticked()?;
+        self.end_interaction()?;
         self.m.set_input(proc);
-        self.interaction = Some((proc, self.config.response.execution_ms * 1e6));
+        let execution_ns = self.config.response.execution_ms * 1e6;
+        self.interaction = Some((proc, execution_ns));
+        if let Some(clock) = &mut self.clock {
+            clock.begin_interaction(proc, self.now_ns, execution_ns)?;
+        }
         Ok(())
     }
 
     fn exit(&mut self, proc: ProcId) -> Result<()> {
         if (proc as usize) < self.procs {
+            self.ticked()?;
             self.m.end_process(proc, false);
             self.launches.end_of(proc);
+            self.sync_launch()?;
         }
         Ok(())
     }
@@ -853,6 +1016,11 @@ impl EventHandler for Phone<'_> {
         };
         d.ksmd.wake(&mut self.m, at_ns)?;
         d.next_wake_ns = at_ns + d.sleep_ns;
+        if let Some(clock) = &mut self.clock {
+            let cpu_ns = d.ksmd.cpu_ns(&self.m.mem);
+            clock.ksmd(at_ns, cpu_ns - d.cpu_ns)?;
+            d.cpu_ns = cpu_ns;
+        }
         d.wakes += 1;
         let mem = &self.m.mem;
         let saved = mem.merged_pages().saturating_sub(mem.ksm_pages()) as u64;
@@ -876,7 +1044,7 @@ pub fn run(
     };
     let mut phone = Phone::new(config, choice, trace, pop.as_ref())?;
     events::replay(&mut phone, &trace.trace.events).map_err(|e| e.in_run("phone"))?;
-    Ok(phone.finish())
+    phone.finish()
 }
 
 /// [`run`], recording the run's [`timeline`] as well: the same metrics, and a sample at
@@ -895,7 +1063,7 @@ pub fn run_with_timeline(
     let mut phone = Phone::new(config, choice, trace, pop.as_ref())?;
     phone.record_timeline();
     events::replay(&mut phone, &trace.trace.events).map_err(|e| e.in_run("phone"))?;
-    Ok(phone.finish_with_timeline())
+    phone.finish_with_timeline()
 }
 
 /// The workload of `config` for `seed`: its trace file, or generated.

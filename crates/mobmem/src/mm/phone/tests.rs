@@ -61,7 +61,7 @@ fn every_page_is_in_one_place_in_every_combination() {
         phone
             .validate()
             .unwrap_or_else(|m| panic!("{choice:?} at the end: {m}"));
-        let m = phone.finish();
+        let m = phone.finish().unwrap();
         assert_eq!(
             m.accesses as usize,
             trace.trace.accesses().count(),
@@ -273,7 +273,7 @@ fn file_pages_reclaim_evicts_are_read_from_flash_again_and_the_rest_are_hits() {
     phone.validate().unwrap();
     let drops = phone.m.mem.counters.file_drops;
     let accesses = (trace.trace.accesses()).filter(|e| !e.is_anon()).count() as u64;
-    let m = phone.finish();
+    let m = phone.finish().unwrap();
     // Reclaim dropped file pages, and reading them again went to flash: more flash
     // reads than pages, every access a flash read or a hit.
     assert!(drops > 0);
@@ -458,4 +458,39 @@ fn the_timeline_samples_every_launch_and_ends_at_the_runs_metrics() {
             assert!(samples.iter().any(|s| s.ksm_saved_mib > 0.0));
         }
     }
+}
+
+#[test]
+fn the_clock_changes_times_and_never_what_the_memory_does() {
+    // The same run with the latencies summed and on the clock: every count is the
+    // same (the clock only watches), the times differ, and only the clock has PSI.
+    let mut c = small();
+    c.memory.dram_mib = 512.0;
+    let trace = workload(&c, 5).unwrap();
+    let on = c.mechanisms();
+    let mut sum = c.clone();
+    sum.time.accounting = clock::Accounting::Sum;
+    let timed = run(&c, &on, &trace, 5).unwrap();
+    let summed = run(&sum, &on, &trace, 5).unwrap();
+    for (name, a, b) in [
+        ("swap_outs", timed.swap_outs, summed.swap_outs),
+        ("swap_ins", timed.swap_ins, summed.swap_ins),
+        ("file_reads", timed.file_reads, summed.file_reads),
+        ("kills", timed.kills, summed.kills),
+        ("interactions", timed.interactions, summed.interactions),
+        ("launches", timed.launches, summed.launches),
+        ("pages_scanned", timed.pages_scanned, summed.pages_scanned),
+    ] {
+        assert_eq!(a, b, "{name}");
+    }
+    assert!(summed.psi_memory_some_s.is_none() && summed.app_cpu_ms.is_none());
+    let stall = timed.psi_memory_some_s.unwrap();
+    assert!(stall > 0.0 && stall <= timed.duration_s, "{stall}");
+    assert!(timed.psi_memory_full_s.unwrap() <= stall);
+    // Two equal cores: an interaction runs its 100 ms of work at full speed at best.
+    assert!(timed.rt_p10_ms >= c.response.execution_ms - 1e-6);
+    assert_ne!(timed.rt_mean_ms, summed.rt_mean_ms);
+    // The apps' threads ran every interaction's execution at least.
+    let executions = timed.interactions as f64 * c.response.execution_ms;
+    assert!(timed.app_cpu_ms.unwrap() >= executions - 1e-3);
 }

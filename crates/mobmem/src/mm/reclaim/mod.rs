@@ -480,6 +480,35 @@ pub struct Machine {
     /// swapped out and nobody killed.
     pub killed: u64,
     pub dropped_pages: u64,
+    /// Who is reclaiming now, and what reclaim did in each context since the last
+    /// [`Machine::take_work`]: the work a thread spends time on.
+    context: Context,
+    work: [ReclaimWork; 2],
+}
+
+/// Whose time a reclaim call spends: kswapd's, or that of the task whose allocation
+/// reclaims directly (a memory stall of that task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    Kswapd = 0,
+    Direct = 1,
+}
+
+/// What reclaim did in one context: pages scanned, and the device operations its
+/// swap-outs and writebacks issued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReclaimWork {
+    pub scanned: u64,
+    /// Dirty file pages written back.
+    pub writebacks: u64,
+    /// Swap device operations (compressions for zram, writes for flash and NVM).
+    pub io: crate::core::swap::IoCounts,
+}
+
+impl ReclaimWork {
+    pub fn is_empty(&self) -> bool {
+        *self == ReclaimWork::default()
+    }
 }
 
 /// A page fault: how it was served and, for a swap-in, the device read.
@@ -526,6 +555,8 @@ impl Machine {
             kills: Vec::new(),
             killed: 0,
             dropped_pages: 0,
+            context: Context::Kswapd,
+            work: [ReclaimWork::default(); 2],
         })
     }
 
@@ -539,6 +570,11 @@ impl Machine {
     /// The processes killed since the last call, each with the pages it owned.
     pub fn take_kills(&mut self) -> Vec<(ProcId, Vec<PageId>)> {
         std::mem::take(&mut self.kills)
+    }
+
+    /// What reclaim did in each context ([`Context`] as index) since the last call.
+    pub fn take_work(&mut self) -> [ReclaimWork; 2] {
+        std::mem::take(&mut self.work)
     }
 
     /// The replay reached `now_ns` (for policies that act on time).
@@ -623,6 +659,20 @@ impl Machine {
 
     /// One reclaim call with the fallback of protecting policies.
     pub fn reclaim(&mut self, goal: Goal, order: u32) -> usize {
+        let (scanned, writebacks, io) = (
+            self.mem.counters.scanned,
+            self.mem.counters.writebacks,
+            *self.mem.swap().counts(),
+        );
+        let reclaimed = self.reclaim_once(goal, order);
+        let work = &mut self.work[self.context as usize];
+        work.scanned += self.mem.counters.scanned - scanned;
+        work.writebacks += self.mem.counters.writebacks - writebacks;
+        work.io.add_all(&self.mem.swap().counts().since(&io));
+        reclaimed
+    }
+
+    fn reclaim_once(&mut self, goal: Goal, order: u32) -> usize {
         if self.flusher.is_some() {
             for pfn in self.mem.end_kept_writeback() {
                 self.policy.rotate_reclaimable(&mut self.mem, pfn);
@@ -735,7 +785,9 @@ impl Machine {
                 continue;
             }
             self.direct_reclaims += 1;
+            self.context = Context::Direct;
             let r = self.reclaim(Goal::Reclaim(self.reclaim_batch), order);
+            self.context = Context::Kswapd;
             self.check_errors()?;
             self.direct_reclaimed += r as u64;
             tries += 1;

@@ -89,6 +89,17 @@ impl LaunchTracker {
         }
     }
 
+    /// The launch in progress: its process, start and base time (ns).
+    pub fn active(&self) -> Option<(ProcId, u64, f64)> {
+        self.active.as_ref().map(|a| {
+            let base = match a.kind {
+                LaunchKind::Warm => self.model.warm_base_ns,
+                LaunchKind::Cold | LaunchKind::First => self.model.cold_start_ns,
+            };
+            (a.proc, a.start_ns, base)
+        })
+    }
+
     /// Whether `proc` is launching now.
     #[inline]
     pub fn launching(&self, proc: ProcId) -> bool {
