@@ -96,6 +96,8 @@ fn time_validate_real_kernel() {
     let file = state.path().join("state.json");
     let rows = json(&[
         "time-validate",
+        "--part",
+        "touch",
         "--seconds",
         "1.5",
         "--rates",
@@ -142,4 +144,84 @@ fn time_validate_real_kernel() {
         assert!(r["within_goal"].is_boolean(), "{r}");
         assert!(r["kernel"].as_f64().unwrap().is_finite(), "{r}");
     }
+}
+
+#[test]
+fn time_validate_worker_real_kernel() {
+    let name = "time_validate_worker_real_kernel";
+    let zram = Path::new("/sys/block/zram0");
+    let cgroup = Path::new("/sys/fs/cgroup/memory");
+    if !Path::new("/proc/pressure/memory").exists() {
+        return common::skip(name, "no /proc/pressure/memory (PSI off)");
+    }
+    if !cgroup.join("memory.limit_in_bytes").exists() {
+        return common::skip(name, "no memory cgroup v1 at /sys/fs/cgroup/memory");
+    }
+    match std::fs::read_to_string(zram.join("disksize")) {
+        Err(_) => return common::skip(name, "no zram0 (load the zram module)"),
+        Ok(size) if size.trim() != "0" => return common::skip(name, "zram0 is in use"),
+        Ok(_) => {}
+    }
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
+    });
+    if !root {
+        return common::skip(name, "not root: cgroups and zram cannot be changed");
+    }
+    let swaps = || std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let cgroups = || {
+        let mut names: Vec<_> = std::fs::read_dir(cgroup)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let (swaps_before, cgroups_before) = (swaps(), cgroups());
+    let state = tempfile::tempdir().unwrap();
+    let file = state.path().join("state.json");
+    let rows = json(&[
+        "time-validate",
+        "--part",
+        "worker",
+        "--worker-pages",
+        "4096",
+        "--worker-reads",
+        "40000",
+        "--worker-limits-mib",
+        "64,10",
+        "--state-file",
+        file.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(swaps(), swaps_before, "zram is no longer swap");
+    assert_eq!(
+        std::fs::read_to_string(zram.join("disksize"))
+            .unwrap()
+            .trim(),
+        "0",
+        "zram0 is reset"
+    );
+    assert_eq!(cgroups(), cgroups_before, "the cgroup is removed");
+    assert!(
+        !file.exists(),
+        "the state file is removed once all is undone"
+    );
+    let rows = rows.as_array().unwrap();
+    // The roomy run calibrates; the tight one compares wall time and stall.
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows[0]["within_goal"].is_null());
+    assert_eq!(rows[1]["metric"], "wall_s");
+    assert_eq!(rows[2]["metric"], "memory_stall_some_s");
+    let f = |r: usize, side: &str| rows[r][side].as_f64().unwrap();
+    // At 10 MiB for 16 MiB of pages the worker swaps: the kernel stalls, the simulator
+    // too, and both take longer than the roomy run.
+    assert!(f(2, "kernel") > 0.0 && f(2, "sim") > 0.0, "{rows:?}");
+    assert!(
+        f(1, "kernel") > f(0, "kernel") && f(1, "sim") > f(0, "sim"),
+        "{rows:?}"
+    );
 }

@@ -587,7 +587,7 @@ impl CopyBuffers {
 
 /// Time the first touch of every page of a fresh anonymous mapping of `bytes`: ns, and
 /// whether huge pages could be advised off.
-fn first_touches(bytes: usize, page_bytes: usize) -> Result<(f64, bool)> {
+pub(crate) fn first_touches(bytes: usize, page_bytes: usize) -> Result<(f64, bool)> {
     let mut map = MmapMut::map_anon(bytes).map_err(|e| {
         Error::host(format!(
             "mapping {} MiB of anonymous memory to time first touches: {e}",

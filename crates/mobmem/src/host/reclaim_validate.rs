@@ -621,6 +621,9 @@ pub struct KernelRun {
     /// The trace's file owners of the workload's files.
     pub file_owners: Vec<u64>,
     pub seconds: f64,
+    /// The machine's memory stall over the run, µs (`/proc/pressure/memory` totals,
+    /// SOME and FULL); none on a kernel without PSI.
+    pub memory_stall_us: Option<[u64; 2]>,
     /// When the cgroup's statistics were flushed.
     pub flushes: FlushClock,
     /// Events ftrace lost.
@@ -845,6 +848,7 @@ impl KernelSession {
             None => None,
         };
         tracefs.set("tracing_on", "1")?;
+        let stall0 = memory_stall_us();
         let started = Instant::now();
         let done = Arc::new(AtomicBool::new(false));
         let said = Arc::new(Mutex::new(String::new()));
@@ -879,6 +883,10 @@ impl KernelSession {
             &|| done.load(Ordering::SeqCst) || interrupted.load(Ordering::SeqCst),
         )?;
         let seconds = started.elapsed().as_secs_f64();
+        let memory_stall_us = match (stall0, memory_stall_us()) {
+            (Some(a), Some(b)) => Some([b[0].saturating_sub(a[0]), b[1].saturating_sub(a[1])]),
+            _ => None,
+        };
         drop(pipe);
         let failures = tracefs.restore();
         if !failures.is_empty() {
@@ -944,10 +952,28 @@ impl KernelSession {
             region_vpn: address / PAGE_BYTES as u64,
             file_owners,
             seconds,
+            memory_stall_us,
             flushes: clock,
             lost_events: report.lost_events,
         })
     }
+}
+
+/// The machine's memory stall totals, µs: SOME and FULL of `/proc/pressure/memory`.
+pub fn memory_stall_us() -> Option<[u64; 2]> {
+    parse_pressure(&fs::read_to_string("/proc/pressure/memory").ok()?)
+}
+
+/// The `total=` of the `some` and `full` lines of a pressure file.
+pub fn parse_pressure(text: &str) -> Option<[u64; 2]> {
+    let total = |kind: &str| {
+        let line = text.lines().find(|l| l.starts_with(kind))?;
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix("total="))?
+            .parse()
+            .ok()
+    };
+    Some([total("some ")?, total("full ")?])
 }
 
 /// The memory controller's hierarchy id (/proc/cgroups), as `cgroup_rstat_locked`
@@ -1734,6 +1760,7 @@ mod tests {
             region_vpn,
             file_owners: vec![file],
             seconds: 0.0,
+            memory_stall_us: None,
             flushes: FlushClock::default(),
             lost_events: 0,
         }

@@ -627,8 +627,222 @@ pub fn measure(
     result
 }
 
+/// Part (2): a worker under a memory cgroup limit with zram as swap
+/// ([`super::reclaim_validate`]'s workload, session and simulator replay), timed.
+///
+/// The kernel side is reclaim-validate's run at two limits: one roomy enough that
+/// nothing is reclaimed, whose wall time per access is the worker's own work (the one
+/// input taken from the worker, so that row is calibrated, not evidence), and a tight
+/// one. The simulator's side of the tight run: the swap-outs and swap-ins its own
+/// replay of the captured trace makes (reclaim-validate's `workingset` machine), each a
+/// memory stall of the worker (a cgroup's limit is enforced by the task that charges
+/// the page: direct reclaim), priced by what this host measured: a compression per
+/// swap-out, a decompression and a fault per swap-in. The worker's thread runs on the
+/// timeline, which gives its wall time and its memory stall as PSI counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WorkerCosts {
+    /// Compressing one of the worker's pages, ns (this host, mobmem's codec standing
+    /// for zram's algorithm).
+    pub compress_ns: f64,
+    pub decompress_ns: f64,
+    /// A first-touch fault of a base page, ns (this host).
+    pub fault_ns: f64,
+}
+
+/// Measure [`WorkerCosts`] on this host: `codec` on the worker's own page contents
+/// (the median of 5 rounds), and first touches of 64 MiB.
+pub fn worker_costs(
+    spec: &super::reclaim_validate::WorkloadSpec,
+    codec: crate::mm::fs::codec::Codec,
+) -> Result<WorkerCosts> {
+    const PAGE: usize = 4096;
+    let pages = spec.anon_pages.clamp(1, 4096);
+    let mut contents = vec![vec![0u8; PAGE]; pages as usize];
+    for (i, page) in contents.iter_mut().enumerate() {
+        spec.anon_contents(i as u32, page);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (mut comp, mut decomp) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let t = Instant::now();
+        let stored = contents
+            .iter()
+            .map(|p| codec.compress(p))
+            .collect::<Result<Vec<_>>>()?;
+        comp.push(t.elapsed().as_nanos() as f64 / pages as f64);
+        let t = Instant::now();
+        for s in &stored {
+            std::hint::black_box(codec.decompress(s, PAGE)?);
+        }
+        decomp.push(t.elapsed().as_nanos() as f64 / pages as f64);
+    }
+    let mut faults = Vec::new();
+    for _ in 0..5 {
+        let (ns, _) = super::costs::first_touches(64 << 20, PAGE)?;
+        faults.push(ns / (16384.0));
+    }
+    Ok(WorkerCosts {
+        compress_ns: median(comp),
+        decompress_ns: median(decomp),
+        fault_ns: median(faults),
+    })
+}
+
+/// The worker on the timeline: one thread, `accesses` of `ns_per_access` of work, and
+/// `swap_outs` compressions and `swap_ins` decompressions and faults as memory stalls.
+/// Its wall time and its memory stall (SOME), ns.
+pub fn simulate_worker(
+    accesses: u64,
+    ns_per_access: f64,
+    swap_outs: u64,
+    swap_ins: u64,
+    costs: &WorkerCosts,
+) -> Result<(f64, f64)> {
+    let mut t = Timeline::new(&[1024], Vec::new(), 0, 250)?;
+    let worker = t.spawn(ThreadSpec::new("worker"))?;
+    let ns = |x: f64| x.max(0.0).round() as u64;
+    let steps = vec![
+        Step::Cpu {
+            work_ns: ns(accesses as f64 * ns_per_access),
+            memstall: false,
+        },
+        Step::Cpu {
+            work_ns: ns(swap_outs as f64 * costs.compress_ns),
+            memstall: true,
+        },
+        Step::Cpu {
+            work_ns: ns(swap_ins as f64 * (costs.decompress_ns + costs.fault_ns)),
+            memstall: true,
+        },
+    ];
+    let job = t.submit(worker, 0, steps)?;
+    t.run_to_end()?;
+    let wall = t.job(job).response_ns().unwrap_or(0) as f64;
+    let stall = t
+        .pressure(
+            crate::core::time::SYSTEM_GROUP,
+            crate::core::time::Pressure::MemSome,
+        )
+        .total_us as f64
+        * 1000.0;
+    Ok((wall, stall))
+}
+
+/// One run of the worker as the kernel did it, and the simulator's counts on its trace.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WorkerRun {
+    pub limit_mib: u64,
+    pub wall_s: f64,
+    /// `/proc/pressure/memory` totals over the run, s: SOME and FULL.
+    pub stall_some_s: f64,
+    pub stall_full_s: f64,
+    pub kernel_swap_outs: u64,
+    pub kernel_swap_ins: u64,
+    pub sim_swap_outs: u64,
+    pub sim_swap_ins: u64,
+}
+
+const WALL_GOAL: &str = "within 20 % of the kernel's";
+const STALL_GOAL: &str = "within 20 % of the kernel's";
+
+/// Kernel against simulator for the worker: the roomy run calibrates the work per
+/// access; at every tight run, wall time and memory stall (SOME), s.
+pub fn compare_worker(
+    roomy: &WorkerRun,
+    tight: &[WorkerRun],
+    accesses: u64,
+    costs: &WorkerCosts,
+) -> Result<Vec<Row>> {
+    let per_access = roomy.wall_s * 1e9 / accesses.max(1) as f64;
+    let (roomy_wall, _) = simulate_worker(
+        accesses,
+        per_access,
+        roomy.sim_swap_outs,
+        roomy.sim_swap_ins,
+        costs,
+    )?;
+    let mut rows = vec![Row {
+        case: format!("worker {} MiB (calibration)", roomy.limit_mib),
+        metric: "wall_s",
+        kernel: roomy.wall_s,
+        sim: roomy_wall / 1e9,
+        goal: "",
+        within_goal: None,
+    }];
+    let within = |k: f64, s: f64| (s - k).abs() <= 0.20 * k.abs();
+    for run in tight {
+        let (wall, stall) = simulate_worker(
+            accesses,
+            per_access,
+            run.sim_swap_outs,
+            run.sim_swap_ins,
+            costs,
+        )?;
+        let case = format!("worker {} MiB", run.limit_mib);
+        rows.push(Row {
+            case: case.clone(),
+            metric: "wall_s",
+            kernel: run.wall_s,
+            sim: wall / 1e9,
+            goal: WALL_GOAL,
+            within_goal: Some(within(run.wall_s, wall / 1e9)),
+        });
+        rows.push(Row {
+            case,
+            metric: "memory_stall_some_s",
+            kernel: run.stall_some_s,
+            sim: stall / 1e9,
+            goal: STALL_GOAL,
+            within_goal: Some(within(run.stall_some_s, stall / 1e9)),
+        });
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_worker_stalls_for_its_swap_work_alone() {
+        // 1000 accesses of 1 ms, 10 swap-outs of 4 ms and 20 swap-ins of 1 + 2 ms:
+        // wall 1000 + 40 + 60 ms, of which 100 ms are a memory stall. (PSI weighs each
+        // CPU's times by its non-idle jiffies since the last aggregation: a run shorter
+        // than a jiffy would count no stall, as in the kernel.)
+        let costs = WorkerCosts {
+            compress_ns: 4e6,
+            decompress_ns: 1e6,
+            fault_ns: 2e6,
+        };
+        let (wall, stall) = simulate_worker(1000, 1e6, 10, 20, &costs).unwrap();
+        assert_eq!(wall, 1.1e9);
+        assert_eq!(stall, 1e8);
+        let run = |limit_mib, wall_s, stall_some_s, outs, ins| WorkerRun {
+            limit_mib,
+            wall_s,
+            stall_some_s,
+            stall_full_s: stall_some_s,
+            kernel_swap_outs: outs,
+            kernel_swap_ins: ins,
+            sim_swap_outs: outs,
+            sim_swap_ins: ins,
+        };
+        // Roomy: 1000 accesses in 1 s, nothing swapped. Tight: the kernel took 1.2 s
+        // and stalled 0.15 s; the simulator gives 1.1 s (within 20 %) and 0.1 s (not).
+        let rows = compare_worker(
+            &run(64, 1.0, 0.0, 0, 0),
+            &[run(8, 1.2, 0.15, 10, 20)],
+            1000,
+            &costs,
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].within_goal, None);
+        assert!((rows[1].sim - 1.1).abs() < 1e-9 && rows[1].within_goal == Some(true));
+        assert!((rows[2].sim - 0.1).abs() < 1e-9 && rows[2].within_goal == Some(false));
+    }
+
     use super::*;
 
     const MS: u64 = 1_000_000;
