@@ -121,7 +121,7 @@ fn run_worker(args: &TimeValidateArgs) -> Result<(String, Vec<Row>)> {
         ..WorkloadSpec::default()
     };
     let plan = reclaim_validate::Plan::new(ReclaimOptions {
-        spec: spec.clone(),
+        spec,
         limits_mib: args.worker_limits_mib.clone(),
         swappiness: 60,
         zram: Some(ZramOptions {
