@@ -474,7 +474,7 @@ fn where_time_went(
     with: &str,
     without: &str,
 ) -> (&'static str, Vec<(&'static str, f64)>) {
-    if p.time.accounting == crate::mm::phone::clock::Accounting::Sum {
+    if p.time.accounting == crate::mm::clock::Accounting::Sum {
         return ("", Vec::new());
     }
     (

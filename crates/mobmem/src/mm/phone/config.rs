@@ -45,7 +45,7 @@ pub struct PhoneConfig {
     #[serde(default)]
     pub response: ResponseModel,
     #[serde(default)]
-    pub time: super::clock::TimeModel,
+    pub time: crate::mm::clock::TimeModel,
     #[serde(default)]
     pub workload: PhoneWorkload,
     /// A trace file to run instead of the generated workload (any format mobmem reads;

@@ -37,7 +37,6 @@
 //! and PCM writes with the lifetimes they imply, memory saved by KSM and processes
 //! killed. `docs/phone.md` lists each assumption.
 
-pub mod clock;
 pub mod config;
 pub mod timeline;
 
@@ -60,7 +59,7 @@ use crate::mm::swap::launch::{LaunchKind, LaunchTracker};
 use crate::trace::{Event, PageId, PageKind, ProcId, ADJ_FOREGROUND};
 use crate::workload::phone::{content_base, AnonContent, FileClass, PhoneTrace};
 use crate::{Error, Result};
-use clock::{Accounting, ClockFigures, PhoneClock};
+use crate::mm::clock::{Accounting, ClockFigures, MachineClock};
 pub use config::{Choice, PhoneConfig, SLOTS};
 pub use timeline::{Sample, SampleEvent};
 use timeline::{State, Timeline};
@@ -271,7 +270,7 @@ pub struct Phone<'a> {
     timeline: Option<Timeline>,
     /// The clock the work runs on (the contended accounting), and the work of the
     /// access in progress.
-    clock: Option<PhoneClock>,
+    clock: Option<MachineClock>,
     steps: Vec<Step>,
     /// Frames each interaction's own execution takes.
     execution_frames: u64,
@@ -468,7 +467,7 @@ impl<'a> Phone<'a> {
                 let names: Vec<String> = (trace.trace.tables.processes.iter())
                     .map(|p| p.name.clone())
                     .collect();
-                Some(PhoneClock::new(&config.time, &names, &config.swap.devices)?)
+                Some(MachineClock::new(&config.time, &names, &config.swap.devices)?)
             }
         };
         let execution_frames = frames(config.response.execution_ms, config.time.vsync_ms);
@@ -615,7 +614,7 @@ impl<'a> Phone<'a> {
         let priced = cost.priced(&self.fs.platform, self.fs.codec);
         if self.clock.is_some() {
             let flash_ns = priced.time_ns - priced.cpu_busy_ns;
-            PhoneClock::file_read(flash_ns, priced.cpu_busy_ns, &mut self.steps);
+            MachineClock::file_read(flash_ns, priced.cpu_busy_ns, &mut self.steps);
         }
         self.charge(proc, priced.time_ns, priced.energy_nj, from_flash);
         Ok(())
@@ -645,7 +644,7 @@ impl<'a> Phone<'a> {
                                 work_ns: ns.round() as u64,
                                 memstall: true,
                             },
-                            d => PhoneClock::device_read(d == SwapDevice::Nvm, ns),
+                            d => MachineClock::device_read(d == SwapDevice::Nvm, ns),
                         });
                     }
                     self.charge(proc, ns, nj, true);

@@ -469,7 +469,7 @@ fn the_clock_changes_times_and_never_what_the_memory_does() {
     let trace = workload(&c, 5).unwrap();
     let on = c.mechanisms();
     let mut sum = c.clone();
-    sum.time.accounting = clock::Accounting::Sum;
+    sum.time.accounting = crate::mm::clock::Accounting::Sum;
     let timed = run(&c, &on, &trace, 5).unwrap();
     let summed = run(&sum, &on, &trace, 5).unwrap();
     for (name, a, b) in [

@@ -1,5 +1,7 @@
-//! The phone on one clock ([`crate::core::time`]): every app has a UI thread, kswapd and
-//! ksmd have theirs, and the work each mechanism does is a job on one of them. CPUs are
+//! A machine's mechanisms on one clock ([`crate::core::time`]): every app (process) has a
+//! UI thread, kswapd and ksmd have theirs, and the work each mechanism does is a job on
+//! one of them. The phone ([`super::phone`]) and reclaim's replay ([`super::reclaim`])
+//! run on it. CPUs are
 //! shared by weight, the flash is a queue that reads wait in behind writes, and a task
 //! waiting for a swap-in or reclaiming for itself is a memory stall, counted as PSI.
 //!
@@ -26,7 +28,7 @@ use crate::mm::reclaim::ReclaimWork;
 use crate::trace::ProcId;
 use crate::{Error, Result};
 
-/// How a phone run turns work into times.
+/// How a run turns work into times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Accounting {
@@ -38,7 +40,7 @@ pub enum Accounting {
     Sum,
 }
 
-/// The phone's CPUs, tick, queues and the costs of work that the sum accounting does
+/// A machine's CPUs, tick, queues and the costs of work that the sum accounting does
 /// not charge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -142,8 +144,8 @@ pub struct ClockFigures {
     pub flash_wait_ns: u64,
 }
 
-/// The phone's timeline and the threads on it.
-pub struct PhoneClock {
+/// A machine's timeline and the threads on it.
+pub struct MachineClock {
     timeline: Timeline,
     apps: Vec<ThreadId>,
     kswapd: ThreadId,
@@ -163,7 +165,7 @@ fn ns(x: f64) -> u64 {
     x.max(0.0).round() as u64
 }
 
-impl PhoneClock {
+impl MachineClock {
     /// A clock for `procs` apps (named `names`) on `model`'s CPUs, pricing swap work by
     /// `devices`.
     pub fn new(model: &TimeModel, names: &[String], devices: &SwapDevices) -> Result<Self> {
@@ -181,7 +183,7 @@ impl PhoneClock {
         let kswapd = timeline.spawn(ThreadSpec::new("kswapd0"))?;
         // mm/ksm.c: `set_user_nice(current, 5)`.
         let ksmd = timeline.spawn(ThreadSpec::new("ksmd").nice(5))?;
-        Ok(PhoneClock {
+        Ok(MachineClock {
             timeline,
             apps,
             kswapd,
@@ -417,9 +419,9 @@ mod tests {
         }
     }
 
-    fn clock(model: &TimeModel, apps: usize) -> PhoneClock {
+    fn clock(model: &TimeModel, apps: usize) -> MachineClock {
         let names: Vec<String> = (0..apps).map(|i| format!("app{i}")).collect();
-        PhoneClock::new(model, &names, &SwapDevices::default()).unwrap()
+        MachineClock::new(model, &names, &SwapDevices::default()).unwrap()
     }
 
     const MS: u64 = 1_000_000;
@@ -476,10 +478,10 @@ mod tests {
         c.advance(100 * MS).unwrap();
         c.begin_interaction(0, 100 * MS, 100.0e6).unwrap();
         c.advance(150 * MS).unwrap();
-        c.work(0, 150 * MS, &[PhoneClock::device_read(false, 2.0e6)])
+        c.work(0, 150 * MS, &[MachineClock::device_read(false, 2.0e6)])
             .unwrap();
         // Another app's fault outside any episode runs on its own thread at once.
-        c.work(1, 150 * MS, &[PhoneClock::device_read(false, 2.0e6)])
+        c.work(1, 150 * MS, &[MachineClock::device_read(false, 2.0e6)])
             .unwrap();
         c.sync_launch(None).unwrap();
         let f = c.finish().unwrap();
@@ -511,7 +513,7 @@ mod tests {
         };
         c.kswapd(0, &work).unwrap();
         c.begin_interaction(0, 0, 0.0).unwrap();
-        c.work(0, 0, &[PhoneClock::device_read(false, r)]).unwrap();
+        c.work(0, 0, &[MachineClock::device_read(false, r)]).unwrap();
         let f = c.finish().unwrap();
         assert_eq!(f.responses_ns, vec![(3 * ns(w) + ns(r)) as f64]);
         // Waits: the writes 0, w and 2w; the read 3w.
