@@ -513,7 +513,8 @@ mod tests {
         };
         c.kswapd(0, &work).unwrap();
         c.begin_interaction(0, 0, 0.0).unwrap();
-        c.work(0, 0, &[MachineClock::device_read(false, r)]).unwrap();
+        c.work(0, 0, &[MachineClock::device_read(false, r)])
+            .unwrap();
         let f = c.finish().unwrap();
         assert_eq!(f.responses_ns, vec![(3 * ns(w) + ns(r)) as f64]);
         // Waits: the writes 0, w and 2w; the read 3w.

@@ -48,6 +48,7 @@ use crate::core::swap::{op_price, IoOp, SwapDevice, SwapSlots};
 use crate::core::time::Step;
 use crate::devices::platform::Platform;
 use crate::devices::{CostModel, Devices};
+use crate::mm::clock::{Accounting, ClockFigures, MachineClock};
 use crate::mm::dedup::{pages::NEVER, Deduplicator, PageContent, Population, DEDUP_VARIANTS};
 use crate::mm::fs::read::{FilePage, PageCache, ReadCost, ReadPath};
 use crate::mm::fs::{Codec, FsVariantInfo, MachineCache, StoredPage, FS_VARIANTS};
@@ -59,7 +60,6 @@ use crate::mm::swap::launch::{LaunchKind, LaunchTracker};
 use crate::trace::{Event, PageId, PageKind, ProcId, ADJ_FOREGROUND};
 use crate::workload::phone::{content_base, AnonContent, FileClass, PhoneTrace};
 use crate::{Error, Result};
-use crate::mm::clock::{Accounting, ClockFigures, MachineClock};
 pub use config::{Choice, PhoneConfig, SLOTS};
 pub use timeline::{Sample, SampleEvent};
 use timeline::{State, Timeline};
@@ -467,7 +467,11 @@ impl<'a> Phone<'a> {
                 let names: Vec<String> = (trace.trace.tables.processes.iter())
                     .map(|p| p.name.clone())
                     .collect();
-                Some(MachineClock::new(&config.time, &names, &config.swap.devices)?)
+                Some(MachineClock::new(
+                    &config.time,
+                    &names,
+                    &config.swap.devices,
+                )?)
             }
         };
         let execution_frames = frames(config.response.execution_ms, config.time.vsync_ms);

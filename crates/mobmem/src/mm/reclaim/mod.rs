@@ -193,6 +193,10 @@ pub struct ReclaimConfig {
     /// kernel; 1 reclaims exactly as a page is needed, as the multi-swap paper's model).
     #[serde(skip_serializing_if = "is_cluster")]
     pub reclaim_batch: usize,
+    /// The clock a replay's work runs on ([`crate::mm::clock`]): CPUs, flash queue, and
+    /// whether times are contended or summed. Its flash is `devices::EMMC` with reads
+    /// of `fault_ms`.
+    pub time: crate::mm::clock::TimeModel,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -229,6 +233,7 @@ impl Default for ReclaimConfig {
             stats_flush_ms: 0,
             stats_flush_at_ns: Vec::new(),
             reclaim_batch: policy::SWAP_CLUSTER_MAX,
+            time: crate::mm::clock::TimeModel::default(),
         }
     }
 }
@@ -252,6 +257,7 @@ impl ReclaimConfig {
         let policy = find_policy(&self.policy)?;
         check.range("memory_pages", self.memory_pages, 1..=MAX_MEMORY_PAGES)?;
         check.range("reclaim_batch", self.reclaim_batch, 1..=1024)?;
+        self.time.validate()?;
         if self.reserved_pages > 0 && self.reserved_pages >= self.memory_pages / 2 {
             return check.fail(format!(
                 "reserved_pages ({}) must be below half of memory_pages ({})",
@@ -445,6 +451,12 @@ pub struct ReclaimResult {
     /// Order-0 allocations that had to dip below the min watermark.
     #[stats(skip)]
     pub reserve_dips: u64,
+    /// On the clock (contended accounting; none when summed): the machine's memory
+    /// stall (PSI SOME), s, the time reads and writes waited in the flash's queue, ms,
+    /// and kswapd's CPU time, ms.
+    pub memory_stall_s: Option<f64>,
+    pub flash_queue_wait_ms: Option<f64>,
+    pub kswapd_cpu_ms: Option<f64>,
     pub counters: ReclaimCounters,
     pub per_process: Vec<ProcessFaults>,
 }
@@ -939,7 +951,7 @@ pub fn run_detailed(config: &ReclaimConfig, trace: &Trace) -> Result<DetailedRun
         .collect();
     let lists = [0, 1, 2, 3 as lists::ListId].map(|l| replay.m.policy.lists().len(l));
     Ok(DetailedRun {
-        result: replay.finish(),
+        result: replay.finish()?,
         workingset,
         swapped,
         lists,
@@ -963,6 +975,10 @@ struct Replay<'a> {
     held: VecDeque<u32>,
     high_order_allocs: u64,
     high_order_failures: u64,
+    /// The clock the processes' faults and kswapd's work run on (contended accounting).
+    clock: Option<crate::mm::clock::MachineClock>,
+    /// The time of the event in progress.
+    now_ns: u64,
 }
 
 impl<'a> Replay<'a> {
@@ -995,7 +1011,48 @@ impl<'a> Replay<'a> {
             held: VecDeque::new(),
             high_order_allocs: 0,
             high_order_failures: 0,
+            now_ns: 0,
+            clock: match config.time.accounting {
+                crate::mm::clock::Accounting::Sum => None,
+                crate::mm::clock::Accounting::Contended => {
+                    let names: Vec<String> =
+                        tables.processes.iter().map(|p| p.name.clone()).collect();
+                    let devices = crate::devices::swap::SwapDevices {
+                        flash: crate::devices::EMMC,
+                        ..Default::default()
+                    };
+                    Some(crate::mm::clock::MachineClock::new(
+                        &config.time,
+                        &names,
+                        &devices,
+                    )?)
+                }
+            },
         })
+    }
+
+    /// The work of `proc`'s access at `now`: its direct reclaim and its major fault (a
+    /// flash read of `fault_ms`, a memory stall) on its thread, kswapd's on kswapd's.
+    fn clock_access(&mut self, proc: ProcId, now: u64, major: bool) -> Result<()> {
+        let Some(clock) = &mut self.clock else {
+            return Ok(());
+        };
+        let [kswapd, direct] = self.m.take_work();
+        let mut steps = Vec::new();
+        if !direct.is_empty() {
+            clock.reclaim_steps(&direct, true, &mut steps);
+        }
+        if major {
+            steps.push(crate::mm::clock::MachineClock::device_read(
+                false,
+                self.config.fault_ms * 1e6,
+            ));
+        }
+        clock.work(proc, now, &steps)?;
+        if !kswapd.is_empty() {
+            clock.kswapd(now, &kswapd)?;
+        }
+        Ok(())
     }
 
     /// Every `every_faults` faults of the driver process, one high-order allocation; the
@@ -1025,13 +1082,20 @@ impl<'a> Replay<'a> {
         Ok(())
     }
 
-    fn finish(self) -> ReclaimResult {
+    fn finish(mut self) -> Result<ReclaimResult> {
         let config = self.config;
-        let mut rts: Vec<f64> = self
-            .interaction_faults
-            .iter()
-            .map(|&n| config.execution_ms + n as f64 * config.fault_ms)
-            .collect();
+        let figures = match self.clock.take() {
+            Some(clock) => Some(clock.finish()?),
+            None => None,
+        };
+        let mut rts: Vec<f64> = match &figures {
+            Some(f) => f.responses_ns.iter().map(|ns| ns / 1e6).collect(),
+            None => self
+                .interaction_faults
+                .iter()
+                .map(|&n| config.execution_ms + n as f64 * config.fault_ms)
+                .collect(),
+        };
         let rt_mean_ms = if rts.is_empty() {
             f64::NAN
         } else {
@@ -1041,7 +1105,7 @@ impl<'a> Replay<'a> {
         let m = self.m;
         let mut interactive = self.interactive;
         interactive.name = "interactive task".into();
-        ReclaimResult {
+        Ok(ReclaimResult {
             policy: config.policy.clone(),
             memory_pages: config.memory_pages,
             watermarks: config.watermarks(),
@@ -1060,9 +1124,12 @@ impl<'a> Replay<'a> {
             high_order_allocs: self.high_order_allocs,
             high_order_failures: self.high_order_failures,
             reserve_dips: m.reserve_dips,
+            memory_stall_s: figures.as_ref().map(|f| f.mem_some_ns as f64 / 1e9),
+            flash_queue_wait_ms: figures.as_ref().map(|f| f.flash_wait_ns as f64 / 1e6),
+            kswapd_cpu_ms: figures.as_ref().map(|f| f.kswapd_cpu_ns / 1e6),
             counters: m.mem.counters,
             per_process: self.per_process,
-        }
+        })
     }
 }
 
@@ -1071,6 +1138,10 @@ impl<'a> Replay<'a> {
 impl EventHandler for Replay<'_> {
     fn check(&self) -> std::result::Result<(), String> {
         self.m.check()
+    }
+
+    fn tick(&mut self, e: &Event) {
+        self.now_ns = e.time_ns();
     }
 
     fn access(&mut self, e: &Event) -> Result<()> {
@@ -1086,8 +1157,13 @@ impl EventHandler for Replay<'_> {
         };
         self.accesses += 1;
         self.m.set_time(e.time_ns());
+        if let Some(clock) = &mut self.clock {
+            clock.advance(e.time_ns())?;
+        }
         let anon = key.kind == PageKind::Anon;
-        let Some(fault) = self.m.access(page, proc, anon, e.is_write())? else {
+        let fault = self.m.access(page, proc, anon, e.is_write())?;
+        self.clock_access(proc, e.time_ns(), fault.is_some_and(|f| f.kind.is_major()))?;
+        let Some(fault) = fault else {
             return Ok(());
         };
         let kind = fault.kind;
@@ -1109,6 +1185,11 @@ impl EventHandler for Replay<'_> {
     fn input(&mut self, proc: ProcId) -> Result<()> {
         self.m.set_input(proc);
         self.interaction_faults.push(0);
+        if let Some(clock) = &mut self.clock {
+            let now = self.now_ns;
+            clock.advance(now)?;
+            clock.begin_interaction(proc, now, self.config.execution_ms * 1e6)?;
+        }
         Ok(())
     }
 

@@ -1016,3 +1016,39 @@ fn mglru_honours_swappiness_and_lumpy_unmovable() {
     assert_eq!(taken(LumpyUnmovable::Skip), 6);
     assert_eq!(taken(LumpyUnmovable::Abort), 1);
 }
+
+#[test]
+fn the_clock_lengthens_responses_by_waits_and_changes_no_count() {
+    // The gallery-usb workload with its transfer, summed and on the clock: every count
+    // is the same; on the clock each interaction is its summed time plus what it waited
+    // for (CPUs, the flash queue behind the writeback), so no mean is shorter.
+    let wl = workload::GalleryUsbConfig {
+        interactions: 12,
+        ..Default::default()
+    };
+    let trace = workload::generate(&wl, 3).unwrap();
+    let timed = ReclaimConfig {
+        memory_pages: 16384,
+        ..Default::default()
+    };
+    let mut summed = timed.clone();
+    summed.time.accounting = crate::mm::clock::Accounting::Sum;
+    let (a, b) = (run(&timed, &trace).unwrap(), run(&summed, &trace).unwrap());
+    assert_eq!(a.counters, b.counters);
+    assert_eq!(a.per_process, b.per_process);
+    assert_eq!(a.interactive, b.interactive);
+    assert!(a.counters.writebacks > 0, "the transfer is written back");
+    assert!(
+        a.rt_mean_ms >= b.rt_mean_ms - 1e-6,
+        "{} {}",
+        a.rt_mean_ms,
+        b.rt_mean_ms
+    );
+    assert!(a.rt_p95_ms >= b.rt_p95_ms - 1e-6);
+    assert!(b.memory_stall_s.is_none() && b.flash_queue_wait_ms.is_none());
+    // The interactive task's major faults alone stall it for T_pf each, and PSI's SOME
+    // counts at least one task's stall (its own reads do not overlap each other).
+    let stall = a.memory_stall_s.unwrap();
+    let own = a.interactive.major() as f64 * timed.fault_ms / 1e3;
+    assert!(stall >= own * 0.99, "{stall} against {own}");
+}
