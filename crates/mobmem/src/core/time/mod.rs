@@ -211,6 +211,11 @@ impl Timeline {
         self.recorder.as_deref().map(|r| &r.done)
     }
 
+    /// The recording so far (as [`Timeline::recording`]), taken out: recording stops.
+    pub fn take_recording(&mut self) -> Option<Recording> {
+        self.recorder.take().map(|r| r.done)
+    }
+
     /// Add a thread, idle.
     pub fn spawn(&mut self, spec: ThreadSpec) -> Result<ThreadId> {
         let weight = weight_of_nice(spec.nice)?;

@@ -326,7 +326,8 @@ mod tests {
             (d[3].parent_uuid, d[3].description.as_deref()),
             (Some(1), Some("a note"))
         );
-        let events: Vec<(u64, i32, u64, Option<&str>, Option<f64>)> = p[4..]
+        type Row<'a> = (u64, i32, u64, Option<&'a str>, Option<f64>);
+        let events: Vec<Row> = p[4..]
             .iter()
             .map(|p| {
                 let e = p.track_event.as_ref().unwrap();
