@@ -205,6 +205,14 @@ struct RunArgs {
     /// `media`; default target/media).
     #[arg(long)]
     media: Option<PathBuf>,
+    /// Files of kind `phone`: also write the run of each configuration (the first seed)
+    /// as a Perfetto trace, OUT-<config>.pftrace for OUT.pftrace (runs/x.pftrace gives
+    /// runs/x-all-off.pftrace and runs/x-all-on.pftrace), to open in ui.perfetto.dev:
+    /// what each thread ran when, memory, pressure, launches and kills
+    /// (docs/time-model.md, "Looking at it in Perfetto"). A trace mobmem wrote before is
+    /// replaced; any other file there stops the command unless --force.
+    #[arg(long, value_name = "OUT.pftrace")]
+    perfetto: Option<PathBuf>,
     #[command(flatten)]
     changes: KeyChanges,
 }
@@ -953,13 +961,18 @@ fn run(args: RunArgs) -> Result<()> {
         true => None,
         false => Some(load(&sets)?.header.name),
     };
+    let existing = existing_outputs(args.force);
+    let traces = match &args.perfetto {
+        Some(out) => Some(perfetto_plan(&files, out, &args.experiment, existing)?),
+        None => None,
+    };
     let provenance = provenance(files[0].file.seeds(&options));
     let reports = run_changed(
         &files,
         &options,
         &args.out,
         provenance,
-        existing_outputs(args.force),
+        existing,
         &args.changes.swept_keys(),
         sweep_name.as_deref(),
         &|_| args.experiment.display().to_string(),
@@ -973,6 +986,80 @@ fn run(args: RunArgs) -> Result<()> {
         );
     }
     eprintln!("wrote {}", args.out.join("index.html").display());
+    if let Some(plan) = traces {
+        let seed = files[0].file.runs(&options).seeds[0];
+        write_perfetto(&plan, seed, existing)?;
+    }
+    Ok(())
+}
+
+/// The Perfetto traces of `run --perfetto`: the phone and, per configuration, its name,
+/// its mechanisms and where its trace goes.
+struct PerfettoPlan {
+    phone: mobmem::mm::phone::PhoneConfig,
+    traces: Vec<(String, mobmem::mm::phone::Choice, PathBuf)>,
+}
+
+/// Checks before anything runs that `run --perfetto OUT` can write its traces: one file
+/// of kind `phone` (no sweep), on the clock, and nothing foreign where the traces go
+/// (unless `existing` keeps it aside).
+fn perfetto_plan(
+    files: &[ChangedFile],
+    out: &std::path::Path,
+    experiment: &std::path::Path,
+    existing: Existing,
+) -> Result<PerfettoPlan> {
+    use mobmem::mm::phone::{clock::Accounting, perfetto};
+    if files.len() != 1 {
+        bail!("--perfetto traces one run of a phone: leave --sweep out");
+    }
+    let file = &files[0].file;
+    let Some(phone) = file.params.phone() else {
+        bail!(
+            "--perfetto draws the run of a phone, and {} is of kind '{}': give a file of              kind 'phone' (such as experiments/phone.toml)",
+            experiment.display(),
+            file.header.kind
+        );
+    };
+    if phone.time.accounting == Accounting::Sum {
+        bail!(
+            "--perfetto draws the phone's clock, and {} sets `[time] accounting = \"sum\"`,              which runs without one: leave it out or add --set time.accounting=contended",
+            experiment.display()
+        );
+    }
+    let mut traces = Vec::new();
+    for (name, choice) in mobmem::experiments::reproductions::composed::ends(phone) {
+        let path = perfetto::trace_path(out, &name);
+        mobmem::output::check_not_input(&path, &[experiment])?;
+        if existing == Existing::Refuse {
+            mobmem::output::check_replaceable(
+                &path,
+                perfetto::is_own_trace,
+                ", or add --force to keep it aside",
+            )?;
+        }
+        traces.push((name, choice, path));
+    }
+    Ok(PerfettoPlan {
+        phone: phone.clone(),
+        traces,
+    })
+}
+
+/// Runs each configuration of `plan` with `seed`, recording it, and writes its trace.
+fn write_perfetto(plan: &PerfettoPlan, seed: u64, existing: Existing) -> Result<()> {
+    use mobmem::mm::phone::{self, perfetto};
+    let trace = phone::workload(&plan.phone, seed)?;
+    for (name, choice, path) in &plan.traces {
+        let title = format!("{} {name} (seed {seed})", plan.phone.name);
+        let (_, bytes) = perfetto::run_with_perfetto(&plan.phone, choice, &trace, seed, &title)
+            .with_context(|| format!("the Perfetto trace of {name}"))?;
+        let placed = mobmem::output::write_file(path, &bytes, perfetto::is_own_trace, existing)?;
+        if let Placed::KeptAside(kept) = placed {
+            tell_kept(vec![kept]);
+        }
+        eprintln!("wrote {}", path.display());
+    }
     Ok(())
 }
 

@@ -138,6 +138,10 @@ pub trait Experiment: std::fmt::Debug + Send + Sync {
     fn cache_grid(&self) -> Option<&super::ExperimentConfig> {
         None
     }
+    /// The phone of a file of kind `phone`; `None` for every other kind.
+    fn phone(&self) -> Option<&crate::mm::phone::PhoneConfig> {
+        None
+    }
 }
 
 impl<P: KindParams> Experiment for P {

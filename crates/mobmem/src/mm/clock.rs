@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::swap::{op_price, IoOp};
 use crate::core::time::{
-    DeviceQueue, JobId, Pressure, Step, ThreadId, ThreadSpec, Timeline, SYSTEM_GROUP,
+    DeviceQueue, JobId, Pressure, Recording, Step, ThreadId, ThreadSpec, Timeline, SYSTEM_GROUP,
 };
 use crate::devices::swap::SwapDevices;
 use crate::mm::reclaim::ReclaimWork;
@@ -142,6 +142,21 @@ pub struct ClockFigures {
     /// queue, ns.
     pub flash_busy_ns: u64,
     pub flash_wait_ns: u64,
+    /// What ran when, if [`PhoneClock::record`] was called.
+    pub recording: Option<ClockRecording>,
+}
+
+/// What ran when on the phone's clock, and whose threads and devices the recording's
+/// ids name.
+#[derive(Debug, Clone)]
+pub struct ClockRecording {
+    pub recording: Recording,
+    /// Each app's thread, by process.
+    pub apps: Vec<ThreadId>,
+    pub kswapd: ThreadId,
+    pub ksmd: ThreadId,
+    /// The devices' names, by index.
+    pub devices: Vec<String>,
 }
 
 /// A machine's timeline and the threads on it.
@@ -197,6 +212,12 @@ impl MachineClock {
             flash_write_ns: devices.flash.write_ns,
             nvm_write_ns: devices.nvm.write_ns,
         })
+    }
+
+    /// Record what runs when from now on ([`Timeline::record`]); [`PhoneClock::finish`]
+    /// returns it.
+    pub fn record(&mut self) {
+        self.timeline.record();
     }
 
     /// The trace reached `now`: run the clock up to it, or to the start of the oldest
@@ -385,7 +406,15 @@ impl MachineClock {
         }
         let line = |t: &mut Timeline, p| t.pressure(SYSTEM_GROUP, p).total_us * 1000;
         let flash = t.device(FLASH).stats();
+        let recording = t.take_recording().map(|recording| ClockRecording {
+            recording,
+            apps: self.apps.clone(),
+            kswapd: self.kswapd,
+            ksmd: self.ksmd,
+            devices: t.devices().iter().map(|d| d.name().to_string()).collect(),
+        });
         Ok(ClockFigures {
+            recording,
             responses_ns,
             launches_ns,
             mem_some_ns: line(t, Pressure::MemSome),

@@ -15,6 +15,7 @@
 
 pub mod psi;
 pub mod queue;
+pub mod record;
 pub mod sched;
 
 use std::cmp::Reverse;
@@ -23,6 +24,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use psi::Psi;
 pub use psi::{Pressure, PressureLine, TaskState};
 pub use queue::{DeviceQueue, QueueStats};
+pub use record::{CpuSpan, IoSpan, PsiPoint, Recording};
 pub use sched::{weight_of_nice, Cpus, Ns, CAPACITY_SCALE, NICE_0_WEIGHT};
 
 use crate::{Error, Result};
@@ -153,6 +155,8 @@ pub struct Timeline {
     steps_begun: u64,
     /// Jobs submitted that have not ended.
     open_jobs: usize,
+    /// What ran when, if asked for ([`Timeline::record`]).
+    recorder: Option<Box<record::Recorder>>,
 }
 
 /// Pressure group of the whole machine.
@@ -186,11 +190,30 @@ impl Timeline {
             done: Vec::new(),
             steps_begun: 0,
             open_jobs: 0,
+            recorder: None,
         })
     }
 
     pub fn now(&self) -> Ns {
         self.now
+    }
+
+    /// Keep a [`Recording`] from now on: every stretch of CPU work and device wait of
+    /// every thread, and the machine's pressure at each run of its averaging worker.
+    /// Off by default; what the timeline computes is the same either way.
+    pub fn record(&mut self) {
+        self.recorder.get_or_insert_with(Default::default);
+    }
+
+    /// What was recorded so far, if [`Timeline::record`] was called: the steps that have
+    /// ended (one still in progress is not in it).
+    pub fn recording(&self) -> Option<&Recording> {
+        self.recorder.as_deref().map(|r| &r.done)
+    }
+
+    /// The recording so far (as [`Timeline::recording`]), taken out: recording stops.
+    pub fn take_recording(&mut self) -> Option<Recording> {
+        self.recorder.take().map(|r| r.done)
     }
 
     /// Add a thread, idle.
@@ -380,13 +403,34 @@ impl Timeline {
                     Timer::Resume(thread) => self.next_step(thread)?,
                 }
             }
+            let psi_due = self.recorder.is_some() && self.psi.worker_due(SYSTEM_GROUP, next);
             self.psi.run_workers(next);
+            if psi_due {
+                self.record_psi();
+            }
         }
         Ok(())
     }
 
+    /// The machine's pressure as its averaging worker just left it, into the recording.
+    fn record_psi(&mut self) {
+        let point = PsiPoint {
+            at: self.now,
+            mem_some_total_ns: self.psi.total_ns(SYSTEM_GROUP, Pressure::MemSome),
+            mem_full_total_ns: self.psi.total_ns(SYSTEM_GROUP, Pressure::MemFull),
+            io_some_total_ns: self.psi.total_ns(SYSTEM_GROUP, Pressure::IoSome),
+            mem_some_avg10: self.psi.avg10(SYSTEM_GROUP, Pressure::MemSome),
+        };
+        if let Some(r) = &mut self.recorder {
+            r.done.psi.push(point);
+        }
+    }
+
     /// Move `thread` to its next step (its current one is over, or it was idle).
     fn next_step(&mut self, thread: ThreadId) -> Result<()> {
+        if let Some(r) = &mut self.recorder {
+            r.end(thread, self.now, self.cpus.cpu_time(thread.0));
+        }
         loop {
             let now = self.now;
             let th = &mut self.threads[thread.0 as usize];
@@ -432,6 +476,9 @@ impl Timeline {
                         },
                     );
                     self.cpus.enqueue(cpu, thread.0, weight, work_ns);
+                    if let Some(r) = &mut self.recorder {
+                        r.begin_cpu(thread, cpu, now, memstall, self.cpus.cpu_time(thread.0));
+                    }
                 }
                 Step::Io {
                     device,
@@ -449,6 +496,9 @@ impl Timeline {
                         },
                     );
                     self.schedule(served.end, Timer::Resume(thread));
+                    if let Some(r) = &mut self.recorder {
+                        r.begin_io(thread, device, now, memstall);
+                    }
                 }
                 Step::Submit { device, service_ns } => {
                     self.devices[device].submit(now, service_ns)?;

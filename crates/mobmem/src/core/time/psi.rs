@@ -248,6 +248,18 @@ impl Psi {
         }
     }
 
+    /// Whether `group`'s averaging worker is due at `now` ([`Psi::run_workers`] runs it).
+    pub fn worker_due(&self, group: usize, now: Ns) -> bool {
+        self.groups[group].worker_at.is_some_and(|t| t <= now)
+    }
+
+    /// The 10-second average of `pressure` in `group`, percent, as the averaging worker
+    /// last left it (without reading, which would aggregate first).
+    pub fn avg10(&self, group: usize, pressure: Pressure) -> f64 {
+        let a = self.groups[group].avg[pressure as usize][0];
+        a as f64 / FIXED_1 as f64
+    }
+
     /// The total stall time of `group` so far, ns, as aggregated (without reading).
     pub fn total_ns(&self, group: usize, pressure: Pressure) -> Ns {
         self.groups[group].total[pressure as usize]

@@ -336,3 +336,89 @@ fn counters_conserve_on_random_machines() {
         }
     }
 }
+
+#[test]
+fn a_recording_holds_each_step_as_it_ran() {
+    // Worked by hand, as `ksmd_at_nice_5_delays_a_touch_by_its_share`: a 4 ms touch and
+    // 1 ms of ksmd arrive at 0 on one CPU. ksmd's stretch is [0, 1359/335 ms], the
+    // touch's [0, 5 ms]; each got exactly its work as CPU time, so the CPU time
+    // recorded in a thread's stretches adds up to the thread's CPU time. Then the touch
+    // reads a page from flash (2 ms) and sleeps 1 ms (not recorded).
+    let flash = DeviceQueue::new("flash", 1).unwrap();
+    let mut t = Timeline::new(&[1024], vec![flash], 0, 250).unwrap();
+    t.record();
+    let ui = t.spawn(ThreadSpec::new("ui")).unwrap();
+    let ksmd = t.spawn(ThreadSpec::new("ksmd").nice(5)).unwrap();
+    let read = Step::Io {
+        device: 0,
+        service_ns: 2 * MS,
+        memstall: true,
+    };
+    t.submit(ui, 0, vec![cpu(4 * MS), read, Step::Sleep { ns: MS }])
+        .unwrap();
+    t.submit(ksmd, 0, vec![cpu(MS)]).unwrap();
+    t.run_to_end().unwrap();
+    let r = t.recording().unwrap();
+    assert_eq!(r.cpu.len(), 2);
+    let (k, u) = (&r.cpu[0], &r.cpu[1]);
+    assert_eq!((k.thread, k.cpu, k.start), (ksmd, 0, 0));
+    assert_eq!(k.end, (1359.0 * MS as f64 / 335.0).ceil() as Ns);
+    assert_eq!((u.thread, u.start), (ui, 0));
+    assert!(u.end.abs_diff(5 * MS) <= 1, "{}", u.end);
+    for thread in [ui, ksmd] {
+        let recorded: f64 = (r.cpu.iter().filter(|s| s.thread == thread))
+            .map(|s| s.cpu_ns)
+            .sum();
+        assert!((recorded - t.cpu_time_ns(thread)).abs() < 1e-3);
+    }
+    assert!((u.cpu_ns - 4e6).abs() < 2.0 && (k.cpu_ns - 1e6).abs() < 2.0);
+    assert_eq!(
+        r.io,
+        vec![IoSpan {
+            thread: ui,
+            device: 0,
+            start: u.end,
+            end: u.end + 2 * MS,
+            memstall: true,
+        }]
+    );
+    // The averaging worker ran (armed by the first change, every 2 s and a jiffy) and
+    // saw the 2 ms stall once it was over.
+    assert!(!r.psi.is_empty());
+    assert_eq!(r.psi.last().unwrap().mem_some_total_ns, 2 * MS);
+}
+
+#[test]
+fn recording_changes_nothing_the_timeline_computes() {
+    let flash = DeviceQueue::new("flash", 2).unwrap();
+    let run = |record: bool| {
+        let mut t = Timeline::new(&[1024, 512], vec![flash.clone()], 1, 250).unwrap();
+        if record {
+            t.record();
+        }
+        let a = t.spawn(ThreadSpec::new("a").group(1)).unwrap();
+        let b = t.spawn(ThreadSpec::new("b").nice(5)).unwrap();
+        let io = Step::Io {
+            device: 0,
+            service_ns: 3 * MS,
+            memstall: true,
+        };
+        let mut jobs = Vec::new();
+        for i in 0..20u64 {
+            jobs.push(t.submit(a, i * 7 * MS, vec![cpu(5 * MS), io]).unwrap());
+            jobs.push(t.submit(b, i * 5 * MS, vec![cpu(9 * MS)]).unwrap());
+        }
+        t.run_to_end().unwrap();
+        let records: Vec<JobRecord> = jobs.iter().map(|&j| t.job(j).clone()).collect();
+        let pressure = [Pressure::MemSome, Pressure::MemFull, Pressure::IoSome]
+            .map(|p| (t.pressure(SYSTEM_GROUP, p), t.pressure(1, p)));
+        (
+            records,
+            pressure,
+            t.cpu_time_ns(a),
+            t.cpu_time_ns(b),
+            t.now(),
+        )
+    };
+    assert_eq!(run(false), run(true));
+}

@@ -144,6 +144,10 @@ impl Experiment for PhoneKind {
         1
     }
 
+    fn phone(&self) -> Option<&PhoneConfig> {
+        Some(&self.0)
+    }
+
     fn to_toml(&self) -> Result<toml::Table> {
         let mut table = toml::Table::try_from(&self.0)
             .map_err(|e| Error::config(&self.0.name, e.to_string()))?;
@@ -154,8 +158,9 @@ impl Experiment for PhoneKind {
     }
 }
 
-/// A phone with every slot at its baseline, then at its mechanism.
-fn ends(p: &PhoneConfig) -> Vec<(String, Choice)> {
+/// A phone with every slot at its baseline, then at its mechanism: the configurations
+/// a file of kind `phone` runs, by name.
+pub fn ends(p: &PhoneConfig) -> Vec<(String, Choice)> {
     vec![
         ("all-off".to_string(), p.baselines()),
         ("all-on".to_string(), p.mechanisms()),

@@ -38,6 +38,7 @@
 //! killed. `docs/phone.md` lists each assumption.
 
 pub mod config;
+pub mod perfetto;
 pub mod timeline;
 
 use serde::Serialize;
@@ -511,6 +512,24 @@ impl<'a> Phone<'a> {
         self.timeline = Some(Timeline::new(&self.trace.trace));
     }
 
+    /// Record what a Perfetto trace of the run needs ([`perfetto`]): the timeline's
+    /// samples with their [`timeline::Detail`], and what ran when on the clock. An error
+    /// with the sum accounting, which has no clock.
+    pub fn record_perfetto(&mut self) -> Result<()> {
+        let Some(clock) = &mut self.clock else {
+            return Err(Error::config(
+                &self.config.name,
+                "a Perfetto trace draws the phone's clock, and `[time] accounting = \"sum\"` \
+                 runs without one: use `accounting = \"contended\"` (the default)",
+            ));
+        };
+        clock.record();
+        let mut timeline = Timeline::new(&self.trace.trace);
+        timeline.keep_detail(&self.trace.trace);
+        self.timeline = Some(timeline);
+        Ok(())
+    }
+
     /// The memory and counters a timeline sample reads, in pages and counts.
     fn state(&self, timeline: &Timeline) -> State {
         let mem = &self.m.mem;
@@ -538,10 +557,18 @@ impl<'a> Phone<'a> {
             return;
         };
         let state = self.state(&timeline);
-        let time_s = self.now_ns.saturating_sub(self.start_ns.unwrap_or(0)) as f64 / 1e9;
+        let time_ns = self.now_ns.saturating_sub(self.start_ns.unwrap_or(0));
+        let time_s = time_ns as f64 / 1e9;
         let c = self.config;
         let mib = |pages: usize| pages as f64 / 256.0 / c.scale;
         timeline.record(time_s, event, app, launch, &state, mib);
+        let mem = &self.m.mem;
+        timeline.detail_sample(
+            time_ns,
+            self.procs,
+            |page| mem.frame_of(page).is_some(),
+            mib,
+        );
         self.timeline = Some(timeline);
     }
 
@@ -571,8 +598,12 @@ impl<'a> Phone<'a> {
     /// Processes the machine's killer took: their launches end. (Their pages left
     /// memory with them, merged ones their shared frames: `Memory::discard`.)
     fn settle_kills(&mut self) {
+        let time_ns = self.now_ns.saturating_sub(self.start_ns.unwrap_or(0));
         for (proc, _) in self.m.take_kills() {
             self.launches.end_of(proc);
+            if let Some(timeline) = &mut self.timeline {
+                timeline.mark(time_ns, timeline::MarkKind::Kill, proc);
+            }
         }
     }
 
@@ -754,7 +785,13 @@ impl<'a> Phone<'a> {
 
     /// The run's figures and its timeline: empty unless [`Phone::record_timeline`] was
     /// called, else a sample at every launch, with the launch's time, and a last one.
-    pub fn finish_with_timeline(mut self) -> Result<(PhoneMetrics, Vec<Sample>)> {
+    pub fn finish_with_timeline(self) -> Result<(PhoneMetrics, Vec<Sample>)> {
+        let (m, timeline, _) = self.finish_all()?;
+        Ok((m, timeline.map(|t| t.samples).unwrap_or_default()))
+    }
+
+    /// The run's figures, its timeline as recorded and what its clock measured.
+    fn finish_all(mut self) -> Result<(PhoneMetrics, Option<Timeline>, Option<ClockFigures>)> {
         self.end_interaction()?;
         let c = self.config;
         let mut m = std::mem::take(&mut self.metrics);
@@ -901,8 +938,7 @@ impl<'a> Phone<'a> {
         self.metrics = m;
         self.sample(SampleEvent::End, String::new(), None);
         let m = std::mem::take(&mut self.metrics);
-        let samples = self.timeline.take().map(|t| t.samples).unwrap_or_default();
-        Ok((m, samples))
+        Ok((m, self.timeline.take(), clock))
     }
 }
 
@@ -971,7 +1007,9 @@ impl EventHandler for Phone<'_> {
         if oom_score_adj == ADJ_FOREGROUND && was != ADJ_FOREGROUND {
             self.m.set_foreground(proc);
             let kind = self.m.mem.procs.launch(proc);
-            if self.timeline.is_some() {
+            let time_ns = self.now_ns.saturating_sub(self.start_ns.unwrap_or(0));
+            if let Some(timeline) = &mut self.timeline {
+                timeline.mark(time_ns, timeline::MarkKind::Launch, proc);
                 let app = self.trace.trace.tables.processes[proc as usize]
                     .name
                     .clone();

@@ -494,3 +494,72 @@ fn the_clock_changes_times_and_never_what_the_memory_does() {
     let executions = timed.interactions as f64 * c.response.execution_ms;
     assert!(timed.app_cpu_ms.unwrap() >= executions - 1e-3);
 }
+
+#[test]
+fn a_perfetto_trace_of_a_run_leaves_its_metrics_alone_and_draws_every_thread() {
+    use crate::trace::perfetto::write::{EventType, Trace};
+    use prost::Message;
+    let mut c = small();
+    // Tight memory, zram and a fast ksmd, as above: kswapd and ksmd have work, and the
+    // killer takes apps.
+    c.memory.dram_mib = 512.0;
+    c.swap.mechanism = "zram".into();
+    c.swap.zram_mib = 32.0;
+    c.dedup.ksm.pages_to_scan = 4000;
+    let trace = workload(&c, 3).unwrap();
+    let choice = c.mechanisms();
+    let plain = run(&c, &choice, &trace, 3).unwrap();
+    let (m, bytes) = perfetto::run_with_perfetto(&c, &choice, &trace, 3, "t").unwrap();
+    assert_eq!(format!("{m:?}"), format!("{plain:?}"));
+    let again = perfetto::run_with_perfetto(&c, &choice, &trace, 3, "t")
+        .unwrap()
+        .1;
+    assert_eq!(bytes, again, "the same run, the same bytes");
+
+    let packets = Trace::decode(bytes.as_slice()).unwrap().packet;
+    let d: Vec<_> = packets
+        .iter()
+        .filter_map(|p| p.track_descriptor.as_ref())
+        .collect();
+    assert_eq!(d[0].description.as_deref(), Some(perfetto::MARKER));
+    let thread_of = |name: &str| {
+        d.iter()
+            .find(|d| d.thread.as_ref().and_then(|t| t.thread_name.as_deref()) == Some(name))
+            .and_then(|d| d.uuid)
+            .unwrap_or_else(|| panic!("no thread {name}"))
+    };
+    let events: Vec<_> = packets
+        .iter()
+        .filter_map(|p| p.track_event.as_ref())
+        .collect();
+    let slices_on = |uuid: u64| {
+        (events.iter())
+            .filter(|e| {
+                e.track_uuid == Some(uuid) && e.r#type == Some(EventType::SliceBegin as i32)
+            })
+            .count()
+    };
+    for name in ["kswapd0", "ksmd"] {
+        assert!(slices_on(thread_of(name)) > 0, "{name}");
+    }
+    for p in &trace.trace.tables.processes {
+        thread_of(&p.name);
+    }
+    let instants: Vec<&str> = (events.iter())
+        .filter(|e| e.r#type == Some(EventType::Instant as i32))
+        .filter_map(|e| e.name.as_deref())
+        .collect();
+    assert_eq!(
+        instants.iter().filter(|n| n.starts_with("launch")).count() as u64,
+        m.launches + instants.iter().filter(|n| n.contains("first")).count() as u64
+    );
+    assert_eq!(
+        instants.iter().filter(|n| **n == "killed").count() as u64,
+        m.kills
+    );
+
+    // With the sum accounting there is no clock to draw.
+    c.time.accounting = clock::Accounting::Sum;
+    let e = perfetto::run_with_perfetto(&c, &choice, &trace, 3, "t").unwrap_err();
+    assert!(e.to_string().contains("accounting"), "{e}");
+}

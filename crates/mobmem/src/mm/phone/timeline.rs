@@ -55,11 +55,38 @@ pub struct Sample {
     pub file_reads: u64,
 }
 
+/// Something that happened to an app, for a Perfetto trace ([`Detail`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkKind {
+    /// The app moved to the foreground.
+    Launch,
+    /// The low-memory killer took it.
+    Kill,
+}
+
+/// What a Perfetto trace of the run adds to the samples
+/// ([`super::Phone::record_perfetto`]): each sample's time in ns and each app's
+/// anonymous pages in memory then, and the launches and kills as they happened. Times
+/// are ns since the run's first event.
+#[derive(Debug, Clone, Default)]
+pub struct Detail {
+    /// Per page id: the process an anonymous page belongs to.
+    owner: Vec<Option<u32>>,
+    /// Each sample's time, in the samples' order.
+    pub sample_ns: Vec<u64>,
+    /// Each sample's anonymous memory of each app (its pages with a frame of their own),
+    /// MiB, by process.
+    pub app_anon_mib: Vec<Vec<f64>>,
+    /// (time, what, process), in order.
+    pub marks: Vec<(u64, MarkKind, u32)>,
+}
+
 /// The samples of a run in progress.
 pub(super) struct Timeline {
     /// Per page id: whether it is anonymous.
     anon: Vec<bool>,
     pub(super) samples: Vec<Sample>,
+    pub(super) detail: Option<Detail>,
 }
 
 /// What a sample reads off the phone, in pages and counts.
@@ -83,6 +110,57 @@ impl Timeline {
                 .map(|key| key.kind == PageKind::Anon)
                 .collect(),
             samples: Vec::new(),
+            detail: None,
+        }
+    }
+
+    /// Keep a [`Detail`] too.
+    pub(super) fn keep_detail(&mut self, trace: &Trace) {
+        let procs = &trace.tables.processes;
+        let owner = (trace.tables.pages.iter())
+            .map(|key| {
+                (key.kind == PageKind::Anon)
+                    .then(|| procs.iter().position(|p| p.pid as u64 == key.owner))
+                    .flatten()
+                    .map(|p| p as u32)
+            })
+            .collect();
+        self.detail = Some(Detail {
+            owner,
+            ..Detail::default()
+        });
+    }
+
+    /// Into the detail, if kept: a sample at `time_ns` with each app's anonymous pages
+    /// in memory (`in_memory`) in MiB (`mib`), out of `procs` processes.
+    pub(super) fn detail_sample(
+        &mut self,
+        time_ns: u64,
+        procs: usize,
+        in_memory: impl Fn(PageId) -> bool,
+        mib: impl Fn(usize) -> f64,
+    ) {
+        let Some(d) = &mut self.detail else {
+            return;
+        };
+        let mut pages = vec![0usize; procs];
+        for (page, owner) in d.owner.iter().enumerate() {
+            if let Some(p) = owner {
+                if in_memory(page as PageId) {
+                    if let Some(n) = pages.get_mut(*p as usize) {
+                        *n += 1;
+                    }
+                }
+            }
+        }
+        d.sample_ns.push(time_ns);
+        d.app_anon_mib.push(pages.into_iter().map(mib).collect());
+    }
+
+    /// Into the detail, if kept: `proc` was launched or killed at `time_ns`.
+    pub(super) fn mark(&mut self, time_ns: u64, kind: MarkKind, proc: u32) {
+        if let Some(d) = &mut self.detail {
+            d.marks.push((time_ns, kind, proc));
         }
     }
 

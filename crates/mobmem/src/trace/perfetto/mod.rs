@@ -36,6 +36,7 @@
 mod framing;
 pub mod proto;
 mod walk;
+pub mod write;
 
 pub use framing::{is_packet_stream, MAX_COMPRESSED_DEPTH, MAX_INFLATED_BATCH};
 
