@@ -1009,21 +1009,21 @@ fn perfetto_plan(
     experiment: &std::path::Path,
     existing: Existing,
 ) -> Result<PerfettoPlan> {
-    use mobmem::mm::phone::{clock::Accounting, perfetto};
+    use mobmem::mm::{clock::Accounting, phone::perfetto};
     if files.len() != 1 {
         bail!("--perfetto traces one run of a phone: leave --sweep out");
     }
     let file = &files[0].file;
     let Some(phone) = file.params.phone() else {
         bail!(
-            "--perfetto draws the run of a phone, and {} is of kind '{}': give a file of              kind 'phone' (such as experiments/phone.toml)",
+            "--perfetto draws the run of a phone, and {} is of kind '{}': give a file of kind 'phone' (such as experiments/phone.toml)",
             experiment.display(),
             file.header.kind
         );
     };
     if phone.time.accounting == Accounting::Sum {
         bail!(
-            "--perfetto draws the phone's clock, and {} sets `[time] accounting = \"sum\"`,              which runs without one: leave it out or add --set time.accounting=contended",
+            "--perfetto draws the phone's clock, and {} sets `[time] accounting = \"sum\"`, which runs without one: leave it out or add --set time.accounting=contended",
             experiment.display()
         );
     }

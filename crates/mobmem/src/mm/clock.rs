@@ -142,7 +142,7 @@ pub struct ClockFigures {
     /// queue, ns.
     pub flash_busy_ns: u64,
     pub flash_wait_ns: u64,
-    /// What ran when, if [`PhoneClock::record`] was called.
+    /// What ran when, if [`MachineClock::record`] was called.
     pub recording: Option<ClockRecording>,
 }
 
@@ -214,7 +214,7 @@ impl MachineClock {
         })
     }
 
-    /// Record what runs when from now on ([`Timeline::record`]); [`PhoneClock::finish`]
+    /// Record what runs when from now on ([`Timeline::record`]); [`MachineClock::finish`]
     /// returns it.
     pub fn record(&mut self) {
         self.timeline.record();

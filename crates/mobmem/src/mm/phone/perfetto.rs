@@ -19,10 +19,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::clock::ClockRecording;
 use super::timeline::{Detail, MarkKind};
 use super::{population, Choice, Phone, PhoneConfig, PhoneMetrics, Sample, SampleEvent};
 use crate::core::events;
+use crate::mm::clock::ClockRecording;
 use crate::trace::perfetto::write::{TraceWriter, Track};
 use crate::workload::phone::PhoneTrace;
 use crate::{Error, Result};

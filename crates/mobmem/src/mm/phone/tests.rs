@@ -559,7 +559,7 @@ fn a_perfetto_trace_of_a_run_leaves_its_metrics_alone_and_draws_every_thread() {
     );
 
     // With the sum accounting there is no clock to draw.
-    c.time.accounting = clock::Accounting::Sum;
+    c.time.accounting = crate::mm::clock::Accounting::Sum;
     let e = perfetto::run_with_perfetto(&c, &choice, &trace, 3, "t").unwrap_err();
     assert!(e.to_string().contains("accounting"), "{e}");
 }
