@@ -281,6 +281,7 @@ impl MachineClock {
     }
 
     fn submit_episode(&mut self, e: Episode) -> Result<JobId> {
+        check_steps(&e.steps)?;
         let thread = self.app(e.proc)?;
         self.timeline.submit(thread, e.start, e.steps)
     }
@@ -338,10 +339,34 @@ impl MachineClock {
         }
     }
 
+    /// An access of `proc` at `now` is done: reclaim's `work` since the last one
+    /// ([`crate::mm::reclaim::Machine::take_work`], kswapd's then direct) and the access's
+    /// own `fault` steps. The direct reclaim (a memory stall) and then the fault are
+    /// `proc`'s work; kswapd's is a job of kswapd's. `fault` is left empty.
+    pub fn access_done(
+        &mut self,
+        proc: ProcId,
+        now: u64,
+        [kswapd, direct]: [ReclaimWork; 2],
+        fault: &mut Vec<Step>,
+    ) -> Result<()> {
+        let mut steps = Vec::new();
+        if !direct.is_empty() {
+            self.reclaim_steps(&direct, true, &mut steps);
+        }
+        steps.append(fault);
+        self.work(proc, now, &steps)?;
+        if !kswapd.is_empty() {
+            self.kswapd(now, &kswapd)?;
+        }
+        Ok(())
+    }
+
     /// kswapd did `work` at `now`.
     pub fn kswapd(&mut self, now: u64, work: &ReclaimWork) -> Result<()> {
         let mut steps = Vec::new();
         self.reclaim_steps(work, false, &mut steps);
+        check_steps(&steps)?;
         if !steps.is_empty() {
             self.timeline.submit(self.kswapd, now, steps)?;
         }
@@ -428,6 +453,32 @@ impl MachineClock {
             flash_wait_ns: flash.wait_ns,
         })
     }
+}
+
+/// The longest step the clock takes, ns: an hour. A longer one comes from a time
+/// constant no device has, and would keep the pressure averaging (every 2 s while
+/// anything runs) going for simulated years.
+pub const MAX_STEP_NS: u64 = 3_600_000_000_000;
+
+fn check_steps(steps: &[Step]) -> Result<()> {
+    for step in steps {
+        let ns = match *step {
+            Step::Cpu { work_ns, .. } => work_ns,
+            Step::Io { service_ns, .. } | Step::Submit { service_ns, .. } => service_ns,
+            Step::Sleep { ns } => ns,
+            Step::SleepTicks { .. } => 0,
+        };
+        if ns > MAX_STEP_NS {
+            return Err(Error::config(
+                "clock",
+                format!(
+                    "a step of {:.0} s: at most an hour (check the time constants: T_E, fault and device times)",
+                    ns as f64 / 1e9
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn cpu(work_ns: f64, memstall: bool) -> Step {
@@ -643,5 +694,16 @@ mod tests {
             assert!(e.contains(needle), "{e}");
         }
         TimeModel::default().validate().unwrap();
+        // A step longer than an hour is refused, with what to check.
+        let mut c = clock(&one_cpu(), 1);
+        let long = Step::Cpu {
+            work_ns: MAX_STEP_NS + 1,
+            memstall: false,
+        };
+        let e = c.work(0, 0, &[long]).unwrap_err().to_string();
+        assert!(e.contains("at most an hour"), "{e}");
+        c.begin_interaction(0, 0, (MAX_STEP_NS + 1) as f64).unwrap();
+        let e = c.finish().unwrap_err().to_string();
+        assert!(e.contains("at most an hour"), "{e}");
     }
 }

@@ -325,13 +325,15 @@ impl PhoneConfig {
             ));
         }
         let r = &self.response;
-        for (name, v) in [
-            ("response.execution_ms", r.execution_ms),
-            ("response.minor_fault_ns", r.minor_fault_ns),
-            ("response.cpu_w", r.cpu_w),
+        // Bounds far beyond any phone: larger values would only make the clock run for
+        // simulated years.
+        for (name, v, most) in [
+            ("response.execution_ms", r.execution_ms, 60_000.0),
+            ("response.minor_fault_ns", r.minor_fault_ns, 1e9),
+            ("response.cpu_w", r.cpu_w, f64::MAX),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return fail(format!("{name} must be a number >= 0, got {v}"));
+            if !(v.is_finite() && (0.0..=most).contains(&v)) {
+                return fail(format!("{name} must be a number from 0 to {most}, got {v}"));
             }
         }
         self.swap.devices.validate()?;

@@ -748,20 +748,12 @@ impl<'a> Phone<'a> {
     /// The work of the access of `proc` just done: its direct reclaim, then its fault
     /// (in `steps`), on its thread; kswapd's reclaim on kswapd's.
     fn clock_access(&mut self, proc: ProcId) -> Result<()> {
-        let Some(clock) = &mut self.clock else {
-            return Ok(());
-        };
-        let [kswapd, direct] = self.m.take_work();
-        let mut steps = Vec::new();
-        if !direct.is_empty() {
-            clock.reclaim_steps(&direct, true, &mut steps);
+        match &mut self.clock {
+            Some(clock) => {
+                clock.access_done(proc, self.now_ns, self.m.take_work(), &mut self.steps)
+            }
+            None => Ok(()),
         }
-        steps.append(&mut self.steps);
-        clock.work(proc, self.now_ns, &steps)?;
-        if !kswapd.is_empty() {
-            clock.kswapd(self.now_ns, &kswapd)?;
-        }
-        Ok(())
     }
 
     /// Check that every page is in exactly one place and every held frame is accounted

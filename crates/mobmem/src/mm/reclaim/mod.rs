@@ -293,9 +293,14 @@ does not have: use lumpy_gating = \"any-order\" with it",
                 self.usable_pages()
             ));
         }
-        for (name, v) in crate::fields!(self; execution_ms, fault_ms) {
-            if !(v.is_finite() && v >= 0.0) {
-                return check.fail(format!("{name} must be a number >= 0, got {v}"));
+        // A minute of work per interaction and ten seconds per fault are far beyond any
+        // phone; larger values would only make the clock run for simulated years.
+        for (name, v, most) in [
+            ("execution_ms", self.execution_ms, 60_000.0),
+            ("fault_ms", self.fault_ms, 10_000.0),
+        ] {
+            if !(v.is_finite() && (0.0..=most).contains(&v)) {
+                return check.fail(format!("{name} must be a number from 0 to {most}, got {v}"));
             }
         }
         let h = &self.high_order;
@@ -1037,22 +1042,12 @@ impl<'a> Replay<'a> {
         let Some(clock) = &mut self.clock else {
             return Ok(());
         };
-        let [kswapd, direct] = self.m.take_work();
-        let mut steps = Vec::new();
-        if !direct.is_empty() {
-            clock.reclaim_steps(&direct, true, &mut steps);
-        }
+        let mut fault = Vec::new();
         if major {
-            steps.push(crate::mm::clock::MachineClock::device_read(
-                false,
-                self.config.fault_ms * 1e6,
-            ));
+            let read_ns = self.config.fault_ms * 1e6;
+            fault.push(crate::mm::clock::MachineClock::device_read(false, read_ns));
         }
-        clock.work(proc, now, &steps)?;
-        if !kswapd.is_empty() {
-            clock.kswapd(now, &kswapd)?;
-        }
-        Ok(())
+        clock.access_done(proc, now, self.m.take_work(), &mut fault)
     }
 
     /// Every `every_faults` faults of the driver process, one high-order allocation; the
