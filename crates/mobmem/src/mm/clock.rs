@@ -299,6 +299,7 @@ impl MachineClock {
         if steps.is_empty() {
             return Ok(());
         }
+        check_steps(steps)?;
         for e in [&mut self.launch, &mut self.interaction]
             .into_iter()
             .flatten()
@@ -376,8 +377,9 @@ impl MachineClock {
     /// ksmd woke at `now` and spent `cpu_ns` scanning.
     pub fn ksmd(&mut self, now: u64, cpu_ns: f64) -> Result<()> {
         if cpu_ns > 0.0 {
-            self.timeline
-                .submit(self.ksmd, now, vec![cpu(cpu_ns, false)])?;
+            let steps = vec![cpu(cpu_ns, false)];
+            check_steps(&steps)?;
+            self.timeline.submit(self.ksmd, now, steps)?;
         }
         Ok(())
     }
