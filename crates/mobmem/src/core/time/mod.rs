@@ -373,8 +373,10 @@ impl Timeline {
             };
             self.cpus.advance(next);
             self.now = next;
+            let mut completed = false;
             if let Some((at, first)) = cpu_next {
                 if at == next {
+                    completed = true;
                     self.cpus.finish(first);
                     let mut done = std::mem::take(&mut self.done);
                     done.clear();
@@ -402,6 +404,9 @@ impl Timeline {
                     }
                     Timer::Resume(thread) => self.next_step(thread)?,
                 }
+            }
+            if completed {
+                self.balance_idle();
             }
             let psi_due = self.recorder.is_some() && self.psi.worker_due(SYSTEM_GROUP, next);
             self.psi.run_workers(next);
@@ -463,9 +468,9 @@ impl Timeline {
                     let th = &self.threads[thread.0 as usize];
                     let cpu = self
                         .cpus
-                        .place(th.weight, th.spec.cpus)
+                        .place(th.weight, th.spec.cpus, th.cpu)
                         .expect("a thread's CPUs were checked at spawn");
-                    let weight = th.weight;
+                    let (weight, th_cpus) = (th.weight, th.spec.cpus);
                     self.set_state(
                         thread,
                         Some(cpu),
@@ -475,7 +480,7 @@ impl Timeline {
                             memstall,
                         },
                     );
-                    self.cpus.enqueue(cpu, thread.0, weight, work_ns);
+                    self.cpus.enqueue(cpu, thread.0, weight, work_ns, th_cpus);
                     if let Some(r) = &mut self.recorder {
                         r.begin_cpu(thread, cpu, now, memstall, self.cpus.cpu_time(thread.0));
                     }
@@ -518,6 +523,23 @@ impl Timeline {
                 }
             }
             return Ok(());
+        }
+    }
+
+    /// CPUs that went idle pull threads from shared ones ([`Cpus::balance_idle`]); a
+    /// moved thread's pressure and recorded slice follow it.
+    fn balance_idle(&mut self) {
+        let mut moves = Vec::new();
+        self.cpus.balance_idle(&mut moves);
+        for (thread, _, to) in moves {
+            let id = ThreadId(thread);
+            let state = self.threads[thread as usize].state;
+            self.set_state(id, Some(to), state);
+            if let Some(r) = &mut self.recorder {
+                let cpu_time = self.cpus.cpu_time(thread);
+                r.end(id, self.now, cpu_time);
+                r.begin_cpu(id, to, self.now, state.memstall, cpu_time);
+            }
         }
     }
 

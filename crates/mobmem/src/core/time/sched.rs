@@ -59,6 +59,8 @@ struct Runnable {
     weight: u32,
     /// Work still to do, ns of the reference core.
     remaining: f64,
+    /// The CPUs it may run on, a bit per CPU.
+    allowed: u64,
 }
 
 /// One CPU: its capacity, its runnable threads and what it did.
@@ -161,10 +163,11 @@ impl Cpus {
     }
 
     /// Where a thread that wakes now runs, among the CPUs `allowed` (a bit per CPU):
-    /// the one whose load per unit of capacity would be lowest with the thread on it,
-    /// the lowest-numbered among equals. This is wake-up placement on the idlest
-    /// allowed CPU; the fluid does not move a thread while it stays runnable.
-    pub fn place(&self, weight: u32, allowed: u64) -> Option<usize> {
+    /// the one whose load per unit of capacity would be lowest with the thread on it;
+    /// among equals the CPU it last ran on (`prev`), as `select_task_rq_fair` keeps a
+    /// waking task on its previous CPU when no other is idler, else the lowest-numbered.
+    /// The fluid does not move a thread while it stays runnable.
+    pub fn place(&self, weight: u32, allowed: u64, prev: usize) -> Option<usize> {
         let mut best: Option<(usize, u128)> = None;
         for (i, cpu) in self.cpus.iter().enumerate() {
             if i >= 64 || allowed & (1u64 << i) == 0 {
@@ -175,7 +178,11 @@ impl Cpus {
             let better = match best {
                 None => true,
                 Some((b, b_load)) => {
-                    load * (self.cpus[b].capacity as u128) < b_load * (cpu.capacity as u128)
+                    let (mine, theirs) = (
+                        load * (self.cpus[b].capacity as u128),
+                        b_load * (cpu.capacity as u128),
+                    );
+                    mine < theirs || (mine == theirs && i == prev)
                 }
             };
             if better {
@@ -185,15 +192,17 @@ impl Cpus {
         best.map(|(i, _)| i)
     }
 
-    /// Put `thread` of `weight` on `cpu` with `work` ns of the reference core to do. The
-    /// caller has brought the shares up to now ([`Cpus::advance`]).
-    pub fn enqueue(&mut self, cpu: usize, thread: u32, weight: u32, work: Ns) {
+    /// Put `thread` of `weight`, which may run on the CPUs `allowed`, on `cpu` with
+    /// `work` ns of the reference core to do. The caller has brought the shares up to now
+    /// ([`Cpus::advance`]).
+    pub fn enqueue(&mut self, cpu: usize, thread: u32, weight: u32, work: Ns, allowed: u64) {
         let c = &mut self.cpus[cpu];
         debug_assert!(!c.runnable.iter().any(|r| r.thread == thread));
         c.runnable.push(Runnable {
             thread,
             weight,
             remaining: work as f64,
+            allowed,
         });
         c.total_weight += weight as u64;
         crate::core::ensure_index(&mut self.cpu_time, thread, 0.0);
@@ -268,6 +277,50 @@ impl Cpus {
         }
     }
 
+    /// Idle balancing: every CPU left without a runnable thread pulls one from a CPU
+    /// that runs several, as the kernel's `newidle_balance` does when a CPU goes idle,
+    /// so that the fluid never keeps two threads on one CPU beside an idle one. A thread
+    /// moves only where it may run and where it would run faster alone than it does
+    /// now (a LITTLE core does not pull from a shared big one unless that helps); the
+    /// most loaded CPU per capacity gives first, its last-enqueued thread that may move.
+    /// The caller has brought the shares up to now. Each move is pushed to `moves` as
+    /// (thread, from, to).
+    pub fn balance_idle(&mut self, moves: &mut Vec<(u32, usize, usize)>) {
+        for to in 0..self.cpus.len() {
+            if !self.cpus[to].runnable.is_empty() || to >= 64 {
+                continue;
+            }
+            let bit = 1u64 << to;
+            let capacity = self.cpus[to].capacity as f64;
+            let mut best: Option<(usize, usize, f64)> = None;
+            for (from, cpu) in self.cpus.iter().enumerate() {
+                if cpu.runnable.len() < 2 {
+                    continue;
+                }
+                let load = cpu.total_weight as f64 / cpu.capacity as f64;
+                if best.is_some_and(|(_, _, l)| load <= l) {
+                    continue;
+                }
+                // Work per ns alone on `to` against its share here.
+                let alone = capacity / CAPACITY_SCALE as f64;
+                if let Some(k) = cpu
+                    .runnable
+                    .iter()
+                    .rposition(|r| r.allowed & bit != 0 && alone > cpu.rate(r.weight))
+                {
+                    best = Some((from, k, load));
+                }
+            }
+            if let Some((from, k, _)) = best {
+                let r = self.cpus[from].runnable.remove(k);
+                self.cpus[from].total_weight -= r.weight as u64;
+                self.cpus[to].total_weight += r.weight as u64;
+                moves.push((r.thread, from, to));
+                self.cpus[to].runnable.push(r);
+            }
+        }
+    }
+
     /// Force `done` off its CPU now (its completion time has come, whatever crumbs of
     /// floating point are left).
     pub fn finish(&mut self, done: Completion) {
@@ -315,7 +368,7 @@ mod tests {
     #[test]
     fn one_thread_alone_takes_its_work_scaled_by_capacity() {
         let mut cpus = Cpus::new(&[1024, 512]).unwrap();
-        cpus.enqueue(1, 0, NICE_0_WEIGHT, 1_000_000);
+        cpus.enqueue(1, 0, NICE_0_WEIGHT, 1_000_000, 1 << 1);
         assert_eq!(run_all(&mut cpus), vec![(2_000_000, 0)]);
         assert_eq!(cpus.cpu(1).busy_ns(), 2_000_000);
         assert_eq!(cpus.cpu(0).busy_ns(), 0);
@@ -327,8 +380,8 @@ mod tests {
         // 4 ms and 10 ms of work, both nice 0: the short one ends at 8 ms (half the CPU),
         // having left the long one 6 ms of work, done alone by 14 ms.
         let mut cpus = Cpus::new(&[1024]).unwrap();
-        cpus.enqueue(0, 0, NICE_0_WEIGHT, 4_000_000);
-        cpus.enqueue(0, 1, NICE_0_WEIGHT, 10_000_000);
+        cpus.enqueue(0, 0, NICE_0_WEIGHT, 4_000_000, 1 << 0);
+        cpus.enqueue(0, 1, NICE_0_WEIGHT, 10_000_000, 1 << 0);
         assert_eq!(run_all(&mut cpus), vec![(8_000_000, 0), (14_000_000, 1)]);
         assert!((cpus.cpu_time(0) - 4e6).abs() < 1e-3);
         assert!((cpus.cpu_time(1) - 10e6).abs() < 1e-3);
@@ -339,8 +392,8 @@ mod tests {
         // ksmd (nice 5) beside an app thread (nice 0), both with long work: over 1.359 s
         // the app thread gets 1.024 s and ksmd 0.335 s.
         let mut cpus = Cpus::new(&[1024]).unwrap();
-        cpus.enqueue(0, 0, NICE_0_WEIGHT, 10_000_000_000);
-        cpus.enqueue(0, 1, weight_of_nice(5).unwrap(), 10_000_000_000);
+        cpus.enqueue(0, 0, NICE_0_WEIGHT, 10_000_000_000, 1 << 0);
+        cpus.enqueue(0, 1, weight_of_nice(5).unwrap(), 10_000_000_000, 1 << 0);
         cpus.advance(1_359_000_000);
         assert!((cpus.cpu_time(0) - 1_024_000_000.0).abs() < 1.0);
         assert!((cpus.cpu_time(1) - 335_000_000.0).abs() < 1.0);
@@ -350,13 +403,15 @@ mod tests {
     fn placement_takes_the_idlest_cpu_per_capacity() {
         let mut cpus = Cpus::new(&[512, 1024]).unwrap();
         // Both idle: the big core, where one more thread is half the load per capacity.
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b11), Some(1));
-        cpus.enqueue(1, 0, NICE_0_WEIGHT, 1);
-        // Big with one thread: 2048/1024 = 2 against little 1024/512 = 2: the lower index.
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b11), Some(0));
+        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b11, 0), Some(1));
+        cpus.enqueue(1, 0, NICE_0_WEIGHT, 1, 1 << 1);
+        // Big with one thread: 2048/1024 = 2 against little 1024/512 = 2: the CPU the
+        // thread last ran on, either one.
+        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b11, 0), Some(0));
+        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b11, 1), Some(1));
         // Pinned to the big core, it goes there anyway; no allowed CPU, nowhere.
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b10), Some(1));
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b100), None);
+        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b10, 0), Some(1));
+        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b100, 0), None);
     }
 
     #[test]
@@ -389,7 +444,7 @@ mod tests {
                 .collect();
             let mut cpus = Cpus::new(&caps).unwrap();
             for (t, &(cpu, w, work)) in jobs.iter().enumerate() {
-                cpus.enqueue(cpu, t as u32, w, work);
+                cpus.enqueue(cpu, t as u32, w, work, 1 << cpu);
             }
             let mut fluid = run_all(&mut cpus);
             fluid.sort_by_key(|&(_, t)| t);

@@ -56,6 +56,46 @@ fn a_touch_beside_a_ksmd_that_never_sleeps_takes_1359_over_1024() {
 }
 
 #[test]
+fn a_cpu_that_goes_idle_pulls_a_thread_from_a_shared_one() {
+    // Worked by hand: A (10 ms) takes CPU 0, B (2 ms) CPU 1, and C (10 ms), last on
+    // CPU 0, joins A there (both CPUs equally loaded: it stays where it ran). A and C
+    // each do 1 ms by 2 ms; then B ends, CPU 1 pulls C, and A and C finish their 9 ms
+    // alone, at 11 ms. Without the pull they would share CPU 0 to 20 ms.
+    let mut t = Timeline::new(&[1024, 1024], vec![], 0, 250).unwrap();
+    let [a, b, c] = ["a", "b", "c"].map(|n| t.spawn(ThreadSpec::new(n)).unwrap());
+    let ja = t.submit(a, 0, vec![cpu(10 * MS)]).unwrap();
+    let jb = t.submit(b, 0, vec![cpu(2 * MS)]).unwrap();
+    let jc = t.submit(c, 0, vec![cpu(10 * MS)]).unwrap();
+    t.run_until(100 * MS).unwrap();
+    assert_eq!(t.job(jb).ended, Some(2 * MS));
+    assert!(t.job(ja).ended.unwrap().abs_diff(11 * MS) <= 1);
+    assert!(t.job(jc).ended.unwrap().abs_diff(11 * MS) <= 1);
+    assert_eq!(t.cpus().cpu(1).busy_ns(), t.job(jc).ended.unwrap());
+}
+
+#[test]
+fn a_little_core_does_not_pull_a_thread_that_would_run_slower_there() {
+    // Two threads share the big core (each at 512 of 1024); the LITTLE core of 256 is
+    // idle but would give a thread only 256: nothing moves, both end at 20 ms.
+    let mut t = Timeline::new(&[1024, 256, 1024], vec![], 0, 250).unwrap();
+    let hold = t.spawn(ThreadSpec::new("hold").pinned(2)).unwrap();
+    let [x, y] = ["x", "y"].map(|n| {
+        t.spawn(ThreadSpec {
+            cpus: 0b011,
+            ..ThreadSpec::new(n)
+        })
+        .unwrap()
+    });
+    t.submit(hold, 0, vec![cpu(MS)]).unwrap();
+    let jx = t.submit(x, 0, vec![cpu(10 * MS)]).unwrap();
+    let jy = t.submit(y, 0, vec![cpu(10 * MS)]).unwrap();
+    t.run_until(100 * MS).unwrap();
+    assert!(t.job(jx).ended.unwrap().abs_diff(20 * MS) <= 1);
+    assert!(t.job(jy).ended.unwrap().abs_diff(20 * MS) <= 1);
+    assert_eq!(t.cpus().cpu(1).busy_ns(), 0);
+}
+
+#[test]
 fn a_read_waits_behind_writes_another_thread_issued() {
     let flash = DeviceQueue::new("flash", 1).unwrap();
     let mut t = Timeline::new(&[1024, 1024], vec![flash], 0, 250).unwrap();

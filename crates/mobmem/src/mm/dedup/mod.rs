@@ -35,7 +35,7 @@ pub use config::{AdvisorMode, KsmParams, MergeOrder, ScanCosts};
 pub use ksmd::{Counters, Ksmd, MemoryState};
 pub use memory::{KsmMemory, Standalone};
 pub use pages::{PageContent, Population, Potential};
-pub use run::{simulate, KsmRun, RunSpec, Sample};
+pub use run::{simulate, simulate_with_wakes, KsmRun, RunSpec, Sample, Wake};
 pub use variants::{DedupInfo, Deduplicator, DEDUP_VARIANTS};
 
 #[cfg(test)]

@@ -115,12 +115,43 @@ impl KsmRun {
     }
 }
 
+/// One wake-up of ksmd: when it woke and the CPU time its scan cost (ns of the core
+/// the costs are for).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Wake {
+    pub at_ns: u64,
+    pub cpu_ns: f64,
+}
+
 /// Run ksmd over `pop`.
 pub fn simulate(
     pop: &Population,
     params: &KsmParams,
     costs: &ScanCosts,
     spec: RunSpec,
+) -> Result<KsmRun> {
+    run(pop, params, costs, spec, None)
+}
+
+/// [`simulate`], also listing every wake-up: what the app-impact model replays on the
+/// clock. The list grows with the run's wake-ups (a day at 10-ms sleeps is 8.6 million).
+pub fn simulate_with_wakes(
+    pop: &Population,
+    params: &KsmParams,
+    costs: &ScanCosts,
+    spec: RunSpec,
+) -> Result<(KsmRun, Vec<Wake>)> {
+    let mut wakes = Vec::new();
+    let run = run(pop, params, costs, spec, Some(&mut wakes))?;
+    Ok((run, wakes))
+}
+
+fn run(
+    pop: &Population,
+    params: &KsmParams,
+    costs: &ScanCosts,
+    spec: RunSpec,
+    mut wakes: Option<&mut Vec<Wake>>,
 ) -> Result<KsmRun> {
     params.validate()?;
     costs.validate()?;
@@ -164,6 +195,12 @@ pub fn simulate(
         alone.start_until(pop, t);
         let cpu = ksmd.wake(&mut alone.mem, t)?;
         wakeups += 1;
+        if let Some(w) = wakes.as_deref_mut() {
+            w.push(Wake {
+                at_ns: t,
+                cpu_ns: cpu,
+            });
+        }
         crate::core::events::check_step(wakeups, || {
             alone.mem.check()?;
             ksmd.audit(&alone.mem)
