@@ -207,7 +207,7 @@ fn run_checked(config: &SwapConfig, events: &[Event]) -> Result<(), TestCaseErro
     prop_assert_eq!(io.nvm_writes, count(SwapDevice::Nvm, IoOp::Write));
     prop_assert_eq!(io.zram_decompressions, count(SwapDevice::Zram, IoOp::Read));
     prop_assert_eq!(io.zram_compressions, count(SwapDevice::Zram, IoOp::Write));
-    let m = machine.finish(&Tables::default());
+    let m = machine.finish(&Tables::default()).unwrap();
     let caused = |op: IoOp, cause: IoCause| {
         all.iter()
             .filter(|r| r.op == op && r.cause == cause)

@@ -82,7 +82,7 @@ fn the_filter_replayed_by_hand() {
             (Nvm, Read, 1),
         ]
     );
-    let m = machine.finish(&Tables::default());
+    let m = machine.finish(&Tables::default()).unwrap();
     assert_eq!((m.swap_outs, m.swap_ins, m.swapped_pages), (5, 4, 2));
     assert_eq!((m.ignored_accesses, m.accesses), (1, 0));
     // 1 swapped in 3 times, 2 once: 1 of 4 swap-ins is single-access.
@@ -214,7 +214,7 @@ proptest! {
                     }
                 }
             }
-            let simulated = machine.finish(&Tables::default());
+            let simulated = machine.finish(&Tables::default()).unwrap();
             let replayed = replay(&trace(swap_events), &sim_config)
                 .map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
             prop_assert_eq!(simulated.io, replayed.io, "{}", info.name);
@@ -258,7 +258,7 @@ proptest! {
                         .validate()
                         .map_err(|e| TestCaseError::fail(format!("{} {slot:?} after {i}: {e}", info.name)))?;
                 }
-                let m = machine.finish(&Tables::default());
+                let m = machine.finish(&Tables::default()).unwrap();
                 let ins = events.iter().filter(|e| e.kind() == EventKind::SwapIn).count() as u64;
                 prop_assert_eq!(m.swap_ins + m.fresh_allocations, ins);
             }

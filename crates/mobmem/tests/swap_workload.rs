@@ -128,3 +128,65 @@ fn every_architecture_runs_with_sizes_far_beyond_the_trace() {
         assert_eq!(m.swap_outs, 0, "{}: everything fits in DRAM", a.name);
     }
 }
+
+/// Launches on the clock against summed: the same counts; no launch faster; where the
+/// flash serves one command at a time, reads wait behind the swap-out writes and flash
+/// swap's launches slow down.
+#[test]
+fn launches_on_the_clock_keep_every_count_and_wait_behind_writes_on_a_one_command_flash() {
+    use mobmem::mm::clock::{Accounting, TimeModel};
+    let trace = generate(&common::small_app_cycling(), 1).unwrap();
+    let with = |accounting, depth| SwapConfig {
+        architecture: "flash".into(),
+        dram_pages: 120,
+        time: TimeModel {
+            accounting,
+            flash_queue_depth: depth,
+            ..TimeModel::default()
+        },
+        ..SwapConfig::default()
+    };
+    let summed = run(&trace, &with(Accounting::Sum, 32)).unwrap();
+    let clock = run(&trace, &with(Accounting::Contended, 32)).unwrap();
+    let one = run(&trace, &with(Accounting::Contended, 1)).unwrap();
+    assert!(
+        summed.swap_ins > 50 && summed.warm_launches > 0,
+        "{summed:?}"
+    );
+    assert!(summed.memory_stall_ms.is_nan() && summed.flash_queue_wait_ms.is_nan());
+    for m in [&clock, &one] {
+        assert_eq!(
+            (
+                m.swap_outs,
+                m.swap_ins,
+                m.io,
+                m.kills,
+                m.cold_starts,
+                m.warm_launches
+            ),
+            (
+                summed.swap_outs,
+                summed.swap_ins,
+                summed.io,
+                summed.kills,
+                summed.cold_starts,
+                summed.warm_launches
+            )
+        );
+        for (c, s) in m.launches.iter().zip(&summed.launches) {
+            assert_eq!(
+                (c.proc, c.start_ns, c.faults),
+                (s.proc, s.start_ns, s.faults)
+            );
+            assert!(c.launch_ns >= s.launch_ns - 1.0, "{c:?} {s:?}");
+        }
+        assert!(m.memory_stall_ms > 0.0);
+    }
+    assert!(one.flash_queue_wait_ms > clock.flash_queue_wait_ms);
+    assert!(
+        one.launch_mean_ms > clock.launch_mean_ms,
+        "{} {}",
+        one.launch_mean_ms,
+        clock.launch_mean_ms
+    );
+}

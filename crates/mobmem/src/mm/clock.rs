@@ -163,6 +163,8 @@ pub struct ClockRecording {
 pub struct MachineClock {
     timeline: Timeline,
     apps: Vec<ThreadId>,
+    /// Apps named at the start, each with its pressure group (1..=named_apps).
+    named_apps: usize,
     kswapd: ThreadId,
     ksmd: ThreadId,
     interaction: Option<Episode>,
@@ -200,6 +202,7 @@ impl MachineClock {
         let ksmd = timeline.spawn(ThreadSpec::new("ksmd").nice(5))?;
         Ok(MachineClock {
             timeline,
+            named_apps: apps.len(),
             apps,
             kswapd,
             ksmd,
@@ -286,11 +289,25 @@ impl MachineClock {
         self.timeline.submit(thread, e.start, e.steps)
     }
 
-    fn app(&self, proc: ProcId) -> Result<ThreadId> {
-        self.apps
-            .get(proc as usize)
-            .copied()
-            .ok_or_else(|| Error::config("phone", format!("no app thread for process {proc}")))
+    /// `proc`'s thread. A process past the names given at the start (a run that learns
+    /// its processes as it goes) gets a thread when it first works, in no app pressure
+    /// group; ids are bounded so that a stray one cannot make millions of threads.
+    fn app(&mut self, proc: ProcId) -> Result<ThreadId> {
+        if let Some(&t) = self.apps.get(proc as usize) {
+            return Ok(t);
+        }
+        if proc as usize >= MAX_LATE_APPS {
+            return Err(Error::config(
+                "clock",
+                format!("process {proc} has no thread: ids past {MAX_LATE_APPS} are refused"),
+            ));
+        }
+        while self.apps.len() <= proc as usize {
+            let name = format!("process {}", self.apps.len());
+            let thread = self.timeline.spawn(ThreadSpec::new(name))?;
+            self.apps.push(thread);
+        }
+        Ok(self.apps[proc as usize])
     }
 
     /// Work `proc` did at `now` for an access (its fault, its direct reclaim): part of its
@@ -428,7 +445,7 @@ impl MachineClock {
             .collect::<Result<_>>()?;
         // Reading aggregates the last state times into the totals.
         let mut worst = 0;
-        for g in 1..=self.apps.len() {
+        for g in 1..=self.named_apps {
             worst = worst.max(t.pressure(g, Pressure::MemSome).total_us * 1000);
         }
         let line = |t: &mut Timeline, p| t.pressure(SYSTEM_GROUP, p).total_us * 1000;
@@ -456,6 +473,9 @@ impl MachineClock {
         })
     }
 }
+
+/// Most processes a clock gives threads to when they first work (see `MachineClock::app`).
+pub const MAX_LATE_APPS: usize = 1 << 16;
 
 /// The longest step the clock takes, ns: an hour. A longer one comes from a time
 /// constant no device has, and would keep the pressure averaging (every 2 s while

@@ -26,6 +26,9 @@ pub struct SwapConfig {
     pub reclaim: ReclaimOrder,
     /// What a swap-in does to the page's swap slot on the NVM and flash devices.
     pub slot_on_swap_in: SlotOnSwapIn,
+    /// How launches become times: on the clock (the default; CPUs, device queues) or as
+    /// a sum of the launch's latencies.
+    pub time: crate::mm::clock::TimeModel,
 }
 
 /// Default DRAM for apps: 32768 pages (128 MiB), a third or less of the working sets of
@@ -45,6 +48,7 @@ impl Default for SwapConfig {
             launch: LaunchModel::default(),
             reclaim: ReclaimOrder::default(),
             slot_on_swap_in: SlotOnSwapIn::default(),
+            time: crate::mm::clock::TimeModel::default(),
         }
     }
 }
@@ -143,6 +147,7 @@ impl SwapConfig {
     pub fn validate(&self) -> Result<()> {
         let info = find_architecture(&self.architecture)?;
         self.devices.validate()?;
+        self.time.validate()?;
         let launch = &self.launch;
         check_non_negative(
             "swap launch model",

@@ -83,6 +83,11 @@ pub struct SwapMetrics {
     pub launch_mean_ms: f64,
     pub launch_p50_ms: f64,
     pub launch_p95_ms: f64,
+    /// On the clock: the apps' memory stall (PSI memory some of the whole machine), ms;
+    /// NaN when times are summed.
+    pub memory_stall_ms: f64,
+    /// On the clock: time operations waited in the flash's queue, ms; NaN when summed.
+    pub flash_queue_wait_ms: f64,
     /// Pages swapped in at least once, and exactly once.
     pub pages_swapped_in: u64,
     pub single_access_pages: u64,
@@ -211,7 +216,7 @@ mod tests {
     #[test]
     fn every_value_has_a_distinct_name() {
         crate::core::stats::check_listing::<SwapMetrics>().unwrap();
-        assert_eq!(SwapMetrics::names().len(), 37);
+        assert_eq!(SwapMetrics::names().len(), 39);
     }
 
     #[test]

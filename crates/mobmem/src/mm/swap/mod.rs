@@ -106,7 +106,7 @@ pub fn run_with_contents(
     let mut run = SwapRun::new(config, trace.footprint(), trace.tables.processes.len())?;
     run.set_zram_sizes(sizes);
     events::replay(&mut run, &trace.events).map_err(|e| e.in_run("swap run"))?;
-    Ok(run.finish(&trace.tables))
+    run.finish(&trace.tables)
 }
 
 /// Run one point of a sweep: `config` with its architecture and NVM size replaced.
@@ -143,7 +143,7 @@ fn drive(
     check_ids(trace)?;
     let mut run = build(config, trace.footprint(), trace.tables.processes.len())?;
     events::replay(&mut run, &trace.events).map_err(|e| e.in_run("swap run"))?;
-    Ok(run.finish(&trace.tables))
+    run.finish(&trace.tables)
 }
 
 /// The swap footprint of a trace: the distinct pages ever swapped out under flash-only

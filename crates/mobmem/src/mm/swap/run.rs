@@ -33,8 +33,10 @@ use super::metrics::SwapMetrics;
 use crate::core::events::{self, EventError, EventHandler};
 use crate::core::pages::{Location, PageFlags};
 use crate::core::swap::{op_price, IoCounts, IoOp, IoRecord, SwapDevice, SwapSlots};
+use crate::core::time::Step;
 use crate::devices::swap::SwapDevices;
-use crate::mm::reclaim::{Machine, ReclaimConfig};
+use crate::mm::clock::{Accounting, MachineClock};
+use crate::mm::reclaim::{Machine, ReclaimConfig, ReclaimWork};
 use crate::trace::{Event, PageId, ProcId, Tables, ADJ_FOREGROUND};
 use crate::{Error, Result};
 
@@ -52,6 +54,10 @@ pub struct SwapRun {
     now_ns: u64,
     /// Driven by swap events, with no DRAM model.
     replaying: bool,
+    /// The clock launches are timed on (none when times are summed).
+    clock: Option<MachineClock>,
+    /// Scratch for one access's fault steps on the clock.
+    fault_steps: Vec<Step>,
 }
 
 impl SwapRun {
@@ -96,6 +102,13 @@ impl SwapRun {
         );
         m.mem.set_swap(slots, (info.build)(config), UNBOUNDED_SLOTS);
         m.enable_killer();
+        let clock = match config.time.accounting {
+            Accounting::Sum => None,
+            Accounting::Contended => {
+                let names: Vec<String> = (0..procs).map(|p| format!("app{p}")).collect();
+                Some(MachineClock::new(&config.time, &names, &config.devices)?)
+            }
+        };
         Ok(SwapRun {
             m,
             devices: config.devices.clone(),
@@ -107,6 +120,8 @@ impl SwapRun {
             },
             now_ns: 0,
             replaying: false,
+            clock,
+            fault_steps: Vec::new(),
         })
     }
 
@@ -226,6 +241,7 @@ impl SwapRun {
                         self.metrics.swap_ins += 1;
                         self.swap_ins_per_page[page as usize] += 1;
                         self.launches.fault(proc, self.read_ns(device));
+                        self.fault_steps.push(self.read_step(device));
                     }
                     None => self.metrics.fresh_allocations += 1,
                 }
@@ -233,6 +249,43 @@ impl SwapRun {
         }
         self.m.take_kills();
         self.launches.access_done(proc);
+        if let Some(clock) = &mut self.clock {
+            // The allocating app's direct reclaim (its writes handed to the devices), then
+            // its swap-in, on its thread: part of its launch while it launches.
+            clock.access_done(proc, self.now_ns, self.m.take_work(), &mut self.fault_steps)?;
+        }
+        Ok(())
+    }
+
+    /// A swap-in from `device` on the clock: a device read, or decompression on the
+    /// faulting thread for zram; a memory stall either way.
+    fn read_step(&self, device: SwapDevice) -> Step {
+        match device {
+            SwapDevice::Zram => Step::Cpu {
+                work_ns: self.read_ns(device).max(0.0).round() as u64,
+                memstall: true,
+            },
+            SwapDevice::Nvm | SwapDevice::Flash => {
+                MachineClock::device_read(device == SwapDevice::Nvm, self.read_ns(device))
+            }
+        }
+    }
+
+    /// Before an event's work: the clock runs up to the event and follows the launch in
+    /// progress (a launch whose window passed has ended).
+    fn clock_to_event(&mut self) -> Result<()> {
+        if let Some(clock) = &mut self.clock {
+            clock.advance(self.now_ns)?;
+            clock.sync_launch(self.launches.active())?;
+        }
+        Ok(())
+    }
+
+    /// After an event's work: a launch that began or ended with it.
+    fn clock_launch(&mut self) -> Result<()> {
+        if let Some(clock) = &mut self.clock {
+            clock.sync_launch(self.launches.active())?;
+        }
         Ok(())
     }
 
@@ -262,8 +315,20 @@ impl SwapRun {
             mem.pages_mut().set_owner(page, proc);
         }
         let owner = mem.owner_of(page);
+        let io_before = *self.io_counts();
         loop {
             if self.m.mem.swap_out_unmapped(page)? {
+                if let Some(clock) = &mut self.clock {
+                    // The kernel's swap-out (kswapd's, as far as the trace tells).
+                    let io = self.m.mem.swap().counts().since(&io_before);
+                    clock.kswapd(
+                        self.now_ns,
+                        &ReclaimWork {
+                            io,
+                            ..Default::default()
+                        },
+                    )?;
+                }
                 break;
             }
             // No room (zram): the killer frees another app's pool pages, or the page is
@@ -310,6 +375,12 @@ impl SwapRun {
         self.metrics.swap_ins += 1;
         self.swap_ins_per_page[page as usize] += 1;
         self.launches.fault(proc, self.read_ns(device));
+        if self.clock.is_some() {
+            let mut steps = vec![self.read_step(device)];
+            if let Some(clock) = &mut self.clock {
+                clock.access_done(proc, self.now_ns, Default::default(), &mut steps)?;
+            }
+        }
         Ok(())
     }
 
@@ -333,8 +404,9 @@ impl SwapRun {
         self.m.mem.swap_mut().set_zram_sizes(sizes);
     }
 
-    /// End the run: launches closed, costs and shares derived.
-    pub fn finish(mut self, tables: &Tables) -> SwapMetrics {
+    /// End the run: launches closed (on the clock, each one's time is the clock's),
+    /// costs and shares derived.
+    pub fn finish(mut self, tables: &Tables) -> Result<SwapMetrics> {
         let c = &self.m.mem.counters;
         self.metrics.swap_outs = c.swap_outs;
         self.metrics.kills += self.m.killed;
@@ -344,7 +416,29 @@ impl SwapRun {
         self.metrics.io = *self.io_counts();
         self.metrics.derive_costs(&self.devices);
         self.metrics.set_swap_in_counts(&self.swap_ins_per_page);
-        let launches = self.launches.finish();
+        let mut launches = self.launches.finish();
+        (
+            self.metrics.memory_stall_ms,
+            self.metrics.flash_queue_wait_ms,
+        ) = (f64::NAN, f64::NAN);
+        if let Some(clock) = self.clock.take() {
+            let figures = clock.finish()?;
+            if figures.launches_ns.len() != launches.len() {
+                return Err(Error::config(
+                    "swap run",
+                    format!(
+                        "the clock timed {} launches of the run's {}",
+                        figures.launches_ns.len(),
+                        launches.len()
+                    ),
+                ));
+            }
+            for (record, ns) in launches.iter_mut().zip(&figures.launches_ns) {
+                record.launch_ns = *ns;
+            }
+            self.metrics.memory_stall_ms = figures.mem_some_ns as f64 / 1e6;
+            self.metrics.flash_queue_wait_ms = figures.flash_wait_ns as f64 / 1e6;
+        }
         self.metrics.set_launches(launches, |proc| {
             tables
                 .processes
@@ -352,7 +446,7 @@ impl SwapRun {
                 .map(|p| (p.pid, p.name.clone()))
                 .unwrap_or((proc, String::new()))
         });
-        self.metrics
+        Ok(self.metrics)
     }
 }
 
@@ -376,31 +470,42 @@ impl EventHandler for SwapRun {
             self.metrics.ignored_accesses += 1;
             return Ok(());
         }
-        self.touch(event)
+        self.clock_to_event()?;
+        self.touch(event)?;
+        self.clock_launch()
     }
 
     fn importance(&mut self, proc: ProcId, oom_score_adj: i16) -> Result<()> {
+        self.clock_to_event()?;
         self.set_importance(proc, oom_score_adj);
-        Ok(())
+        self.clock_launch()
     }
 
     fn exit(&mut self, proc: ProcId) -> Result<()> {
+        self.clock_to_event()?;
         self.launches.end_of(proc);
         self.m.end_process(proc, false);
         self.metrics.exits += 1;
-        Ok(())
+        self.clock_launch()
     }
 
     fn swap_out(&mut self, event: &Event) -> Result<()> {
         match self.replaying {
-            true => self.replay_swap_out(event),
+            true => {
+                self.clock_to_event()?;
+                self.replay_swap_out(event)
+            }
             false => Err(not_replaying()),
         }
     }
 
     fn swap_in(&mut self, event: &Event) -> Result<()> {
         match self.replaying {
-            true => self.replay_swap_in(event),
+            true => {
+                self.clock_to_event()?;
+                self.replay_swap_in(event)?;
+                self.clock_launch()
+            }
             false => Err(not_replaying()),
         }
     }
