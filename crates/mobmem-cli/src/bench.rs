@@ -20,6 +20,19 @@ use mobmem::workload;
 
 #[derive(Args)]
 pub struct BenchArgs {
+    /// What to measure: nothing (the cache engine on a trace), or `phone` (a phone file's
+    /// day with every technique on: simulated seconds per wall second, bytes per page).
+    #[arg(value_parser = ["phone"])]
+    what: Option<String>,
+    /// With `phone`: the phone file to run; default: the shipped experiments/phone.toml.
+    #[arg(long, value_name = "FILE")]
+    phone_file: Option<PathBuf>,
+    /// With `phone`: the scale to run it at (1 is full size); default: the file's own.
+    #[arg(long, allow_negative_numbers = true)]
+    scale: Option<f64>,
+    /// With `phone`: the workload's seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// Trace to measure on; default: the app-switching preset scaled to --accesses.
     #[arg(long)]
     trace: Option<PathBuf>,
@@ -378,7 +391,104 @@ fn bench_time_model(simulated_s: u64) -> Result<Value> {
     }))
 }
 
+/// A simulated day in under a minute: the full-scale goal of `bench phone`.
+const PHONE_GOAL_SIM_S_PER_WALL_S: f64 = 86_400.0 / 60.0;
+
+/// `bench phone`: generate the phone's workload, then run it once with every slot at its
+/// mechanism, timing each part; peak resident memory over the trace's distinct pages.
+fn bench_phone(args: &BenchArgs) -> Result<()> {
+    use mobmem::config_file::Echo;
+    use mobmem::experiments::reproductions::composed::shipped_phone;
+    use mobmem::mm::phone::{self, PhoneConfig};
+    let (mut config, origin) = match &args.phone_file {
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text = mobmem::config_file::read(path)?;
+            let mut config = PhoneConfig::parse_with(&text, &origin, Echo::Withhold)?;
+            if let (Some(trace), Some(dir)) = (&config.trace, path.parent()) {
+                config.trace = Some(dir.join(trace));
+            }
+            (config, origin)
+        }
+        None => (
+            shipped_phone("phone")?,
+            "experiments/phone.toml".to_string(),
+        ),
+    };
+    if let Some(scale) = args.scale {
+        config.scale = scale;
+    }
+    config
+        .validate()
+        .with_context(|| format!("{origin} at scale {}", config.scale))?;
+    let baseline = current_rss().unwrap_or(0);
+    let started = Instant::now();
+    let trace = phone::workload(&config, args.seed)?;
+    let generate_s = started.elapsed().as_secs_f64();
+    let choice = config.mechanisms();
+    let started = Instant::now();
+    let m = phone::run(&config, &choice, &trace, args.seed)?;
+    let run_s = started.elapsed().as_secs_f64();
+    let events = &trace.trace.events;
+    let simulated_s = match (events.first(), events.last()) {
+        (Some(a), Some(b)) => (b.time_ns() - a.time_ns()) as f64 / 1e9,
+        _ => 0.0,
+    };
+    let pages = trace.trace.tables.pages.len().max(1) as u64;
+    let growth = peak_rss().unwrap_or(0).saturating_sub(baseline);
+    let rate = simulated_s / run_s.max(1e-9);
+    let value = json!({
+        "phone": origin,
+        "scale": config.scale,
+        "seed": args.seed,
+        "configuration": "all-on",
+        "events": events.len(),
+        "distinct_pages": pages,
+        "simulated_seconds": simulated_s,
+        "generate_seconds": generate_s,
+        "run_seconds": run_s,
+        "simulated_seconds_per_wall_second": rate,
+        "goal_simulated_seconds_per_wall_second": PHONE_GOAL_SIM_S_PER_WALL_S,
+        "meets_goal": rate >= PHONE_GOAL_SIM_S_PER_WALL_S,
+        "peak_rss_growth_bytes": growth,
+        "bytes_per_distinct_page": growth as f64 / pages as f64,
+        "time_model": format!("{:?}", config.time.accounting).to_lowercase(),
+        "launches": m.launches,
+    });
+    if args.json {
+        println!("{value}");
+        return Ok(());
+    }
+    println!(
+        "phone bench: {origin} at scale {}, seed {}, every technique on",
+        config.scale, args.seed
+    );
+    println!(
+        "  workload: {} events over {:.0} simulated s, {} distinct pages (generated in {:.2} s)",
+        events.len(),
+        simulated_s,
+        pages,
+        generate_s
+    );
+    println!(
+        "  run: {run_s:.2} s wall, {rate:.0} simulated s per wall s (goal at full scale: a day in a minute, {:.0})",
+        PHONE_GOAL_SIM_S_PER_WALL_S
+    );
+    println!(
+        "  memory: peak resident growth {:.1} MiB, {:.0} bytes per distinct page",
+        growth as f64 / (1 << 20) as f64,
+        growth as f64 / pages as f64
+    );
+    Ok(())
+}
+
 pub fn bench(args: BenchArgs) -> Result<()> {
+    if args.what.as_deref() == Some("phone") {
+        return bench_phone(&args);
+    }
+    if args.phone_file.is_some() || args.scale.is_some() {
+        bail!("--phone-file and --scale belong to `bench phone`");
+    }
     if let Some(policy) = &args.one {
         let Some(path) = &args.trace else {
             bail!("--one needs --trace")

@@ -284,3 +284,26 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
     assert!(time["steps"].as_u64().unwrap() > 32 * 3, "{time}");
     assert!(time["simulated_seconds_per_second"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn bench_phone_times_a_phone_day_and_refuses_what_it_cannot_run() {
+    let report = json(&["bench", "phone", "--scale", "0.01", "--json"]);
+    assert_eq!(report["configuration"], "all-on");
+    assert_eq!(report["scale"], 0.01);
+    let simulated = report["simulated_seconds"].as_f64().unwrap();
+    let run = report["run_seconds"].as_f64().unwrap();
+    assert!(simulated > 60.0 && run > 0.0, "{report}");
+    let rate = report["simulated_seconds_per_wall_second"]
+        .as_f64()
+        .unwrap();
+    assert!((rate - simulated / run).abs() <= 1e-6 * rate, "{report}");
+    assert_eq!(report["goal_simulated_seconds_per_wall_second"], 1440.0);
+    assert_eq!(report["meets_goal"].as_bool().unwrap(), rate >= 1440.0);
+    assert!(report["distinct_pages"].as_u64().unwrap() > 1000);
+    assert!(report["launches"].as_u64().unwrap() > 0);
+    // A scale the phone refuses, and the phone's options on the cache bench, are errors.
+    let message = common::fails(&["bench", "phone", "--scale", "2"]);
+    assert!(message.contains("scale"), "{message}");
+    let message = common::fails(&["bench", "--scale", "0.5"]);
+    assert!(message.contains("bench phone"), "{message}");
+}

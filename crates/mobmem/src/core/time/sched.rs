@@ -286,6 +286,10 @@ impl Cpus {
     /// The caller has brought the shares up to now. Each move is pushed to `moves` as
     /// (thread, from, to).
     pub fn balance_idle(&mut self, moves: &mut Vec<(u32, usize, usize)>) {
+        // Most completions leave no CPU with two threads: nothing to pull.
+        if !self.cpus.iter().any(|c| c.runnable.len() >= 2) {
+            return;
+        }
         for to in 0..self.cpus.len() {
             if !self.cpus[to].runnable.is_empty() || to >= 64 {
                 continue;

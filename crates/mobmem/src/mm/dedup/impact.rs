@@ -469,6 +469,10 @@ impl Drawing<'_> {
     }
 }
 
+/// Most jobs and steps the app-impact model puts on the clock (frames, ksmd's scans and
+/// sleeps): the timeline keeps a record of each, about 100 bytes.
+pub const MAX_CLOCK_JOBS: u64 = 4_000_000;
+
 /// The clock: ksmd and the apps' threads on the device's cores.
 fn on_clock(
     run: &KsmRun,
@@ -477,6 +481,23 @@ fn on_clock(
     config: &ImpactConfig,
     launches: &[Launch],
 ) -> Result<Vec<Times>> {
+    let end_ms = run.last().time_ms;
+    let frames = end_ms.saturating_sub(config.together_from_ms) as f64 / config.vsync_ms;
+    let helpers = (config.apps.iter())
+        .map(|a| helper_shares(a.fg_load).count())
+        .max()
+        .unwrap_or(0);
+    let jobs = frames * helpers as f64 + 2.0 * wakes.len() as f64;
+    if jobs > MAX_CLOCK_JOBS as f64 {
+        return Err(Error::config(
+            "ksm impact",
+            format!(
+                "on the clock this run makes about {jobs:.0} frames and ksmd steps, more than \
+                 the {MAX_CLOCK_JOBS} allowed: run for less time, or set [impact] \
+                 accounting = \"sum\""
+            ),
+        ));
+    }
     let cores = vec![crate::core::time::CAPACITY_SCALE; config.cores as usize];
     // The tick only paces the pressure averaging, which this model does not read.
     let hz = run.params.hz.clamp(100, 1000);
@@ -743,5 +764,21 @@ mod tests {
                 .to_string();
             assert!(err.contains("ksm impact"), "{err}");
         }
+        // More ksmd steps than the clock keeps records of: refused before anything runs,
+        // and the summed accounting still runs.
+        let many = vec![
+            Wake {
+                at_ns: 0,
+                cpu_ns: 1.0
+            };
+            (MAX_CLOCK_JOBS / 2 + 1) as usize
+        ];
+        let err = evaluate(&run, &many, &pop, &base).unwrap_err().to_string();
+        assert!(err.contains("accounting = \"sum\""), "{err}");
+        let summed = ImpactConfig {
+            accounting: Accounting::Sum,
+            ..base
+        };
+        assert!(evaluate(&run, &many, &pop, &summed).is_ok());
     }
 }

@@ -626,6 +626,12 @@ impl<'a> Ksmd<'a> {
         }
     }
 
+    /// ksmd's CPU time so far, ns (the `cpu_ns` of [`Ksmd::counters`], without walking
+    /// the stable tree for the other counters).
+    pub fn cpu_ns_so_far(&self) -> f64 {
+        self.c.cpu_ns
+    }
+
     /// The counters now, as the kernel would show them (`ksm_zero_pages` is the
     /// memory's count of pages mapped to the zero page).
     pub fn counters(&self, mem: &Memory) -> Counters {
