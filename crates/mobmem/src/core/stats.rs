@@ -17,6 +17,17 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 pub use mobmem_derive::Stats;
 
+/// The arithmetic mean, summed in order; NaN when there are no values.
+pub fn mean(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut n = 0usize;
+    let sum: f64 = values.into_iter().inspect(|_| n += 1).sum();
+    if n == 0 {
+        f64::NAN
+    } else {
+        sum / n as f64
+    }
+}
+
 /// Nearest-rank percentile `p` (0 to 100) of sorted values; NaN when there are none.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {

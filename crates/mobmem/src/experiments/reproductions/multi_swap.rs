@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{reduction_claim, Context};
+use crate::core::stats::mean;
 use crate::experiments::file::{at_key, bad_key, distinct, in_table, Header, KindParams};
 use crate::experiments::sweep::{Analyzed, Grid};
 use crate::mm::swap::find_architecture;
@@ -370,15 +371,6 @@ fn reductions(ours: &[(f64, f64)], base: &[(f64, f64)]) -> Vec<(f64, f64)> {
             (b > 0.0).then(|| (x, 100.0 * (1.0 - v / b)))
         })
         .collect()
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    let v: Vec<f64> = values.collect();
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
 }
 
 fn max(values: impl Iterator<Item = f64>) -> f64 {

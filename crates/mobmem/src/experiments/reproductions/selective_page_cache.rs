@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use super::pixel_traces::{candidate_dirs, find_dir, trace_path, RealData, PIXEL_TRACES};
 use super::{reduction_claim, Context};
+use crate::core::stats::mean;
 use crate::core::stats::Stats;
 use crate::devices::platform::Platform;
 use crate::experiments::file::{at_key, bad_key, distinct, Header, KindParams};
@@ -547,17 +548,6 @@ fn savings(table: &Table, platform: &str, scheme: &str, metric: &str) -> Vec<(f6
 /// when there is none.
 fn value_at_smallest(points: Vec<(f64, f64)>) -> f64 {
     points.first().map_or(f64::NAN, |p| p.1)
-}
-
-fn mean(values: impl IntoIterator<Item = f64>) -> f64 {
-    let (sum, n) = values
-        .into_iter()
-        .fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-    if n == 0 {
-        f64::NAN
-    } else {
-        sum / n as f64
-    }
 }
 
 /// How a row's stock read time splits, in % of it: decompression; page-cache copies and

@@ -239,43 +239,31 @@ pub fn evaluate(
     }
     config.validate()?;
     let (launches, killed) = launches(run, pop, config);
-    let mut out: Vec<AppImpact> = config
-        .apps
-        .iter()
-        .zip(killed)
-        .map(|(a, killed)| AppImpact {
-            name: a.name.clone(),
-            touch_ms: 0.0,
-            touch_wait_ms: 0.0,
-            launch_ms: 0.0,
-            launch_wait_ms: 0.0,
-            relaunches: 0,
-            cold_relaunches: 0,
-            killed,
-        })
-        .collect();
     let times = match config.accounting {
         Accounting::Sum => summed(run, pop, config, &launches),
         Accounting::Contended => on_clock(run, wakes, pop, config, &launches)?,
     };
+    // Relaunches and cold ones, per app.
+    let mut relaunches = vec![(0u64, 0u64); n];
     for l in launches.iter().filter(|l| l.relaunch) {
-        out[l.app].relaunches += 1;
-        out[l.app].cold_relaunches += l.cold as u64;
+        relaunches[l.app].0 += 1;
+        relaunches[l.app].1 += l.cold as u64;
     }
-    let mean = |v: &[f64]| {
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
-    };
-    for (a, t) in out.iter_mut().zip(&times) {
-        a.touch_ms = mean(&t.touch_ms);
-        a.touch_wait_ms = mean(&t.touch_wait_ms);
-        a.launch_ms = mean(&t.launch_ms);
-        a.launch_wait_ms = mean(&t.launch_wait_ms);
-    }
-    Ok(out)
+    let mean = |v: &[f64]| crate::core::stats::mean(v.iter().copied());
+    Ok((config.apps.iter().zip(killed).zip(times).zip(relaunches))
+        .map(
+            |(((a, killed), t), (relaunches, cold_relaunches))| AppImpact {
+                name: a.name.clone(),
+                touch_ms: mean(&t.touch_ms),
+                touch_wait_ms: mean(&t.touch_wait_ms),
+                launch_ms: mean(&t.launch_ms),
+                launch_wait_ms: mean(&t.launch_wait_ms),
+                relaunches,
+                cold_relaunches,
+                killed,
+            },
+        )
+        .collect())
 }
 
 /// The sample in force at `t_ms`.

@@ -832,13 +832,7 @@ impl<'a> Phone<'a> {
             .iter()
             .filter(|r| r.kind == LaunchKind::Cold)
             .count() as u64;
-        let mean = |v: &[f64]| {
-            if v.is_empty() {
-                f64::NAN
-            } else {
-                v.iter().sum::<f64>() / v.len() as f64
-            }
-        };
+        let mean = |v: &[f64]| crate::core::stats::mean(v.iter().copied());
         m.launch_mean_ms = mean(
             &relaunch
                 .iter()

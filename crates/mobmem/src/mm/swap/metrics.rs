@@ -103,11 +103,7 @@ pub struct SwapMetrics {
 }
 
 fn mean(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        f64::NAN
-    } else {
-        values.iter().sum::<f64>() / values.len() as f64
-    }
+    crate::core::stats::mean(values.iter().copied())
 }
 
 impl SwapMetrics {

@@ -375,11 +375,9 @@ impl SwapRun {
         self.metrics.swap_ins += 1;
         self.swap_ins_per_page[page as usize] += 1;
         self.launches.fault(proc, self.read_ns(device));
-        if self.clock.is_some() {
-            let mut steps = vec![self.read_step(device)];
-            if let Some(clock) = &mut self.clock {
-                clock.access_done(proc, self.now_ns, Default::default(), &mut steps)?;
-            }
+        let step = self.read_step(device);
+        if let Some(clock) = &mut self.clock {
+            clock.access_done(proc, self.now_ns, Default::default(), &mut vec![step])?;
         }
         Ok(())
     }
