@@ -151,7 +151,33 @@ impl KindParams for Params {
         }
         self.impact
             .validate()
-            .map_err(crate::experiments::file::in_table(origin, "impact"))
+            .map_err(crate::experiments::file::in_table(origin, "impact"))?;
+        if self.impact.accounting == Accounting::Contended {
+            // The chosen run's wake-ups are kept for the clock (a scan and a sleep each),
+            // so their number is bounded before the run, not after it.
+            let sleep_ns = KsmParams {
+                sleep_millisecs: self.chosen[1],
+                ..base_params(self)
+            }
+            .sleep_ns()
+            .max(1);
+            let steps = 2 * (self.duration_ms * 1_000_000 / sleep_ns);
+            if steps > impact::MAX_CLOCK_JOBS {
+                return bad_key(
+                    origin,
+                    "chosen",
+                    format!(
+                        "ksmd would wake {} times in duration_ms at a sleep of {} ms, more than \
+                         the clock of [impact] keeps ({} steps): sleep longer, run shorter, or \
+                         set [impact] accounting = \"sum\"",
+                        steps / 2,
+                        self.chosen[1],
+                        impact::MAX_CLOCK_JOBS
+                    ),
+                );
+            }
+        }
+        Ok(())
     }
 
     type Grid<'a> = KsmGrid<'a>;
@@ -1343,5 +1369,24 @@ mod tests {
             report.table.select(&sweep_runs).count(),
             grid.sleep_ms.len()
         );
+    }
+
+    #[test]
+    fn a_chosen_run_with_more_wake_ups_than_the_clock_keeps_is_refused_before_it_runs() {
+        // A day at 1-ms sleeps (HZ 1000): 86.4 million wake-ups.
+        let day = Params {
+            duration_ms: 86_400_000,
+            sleep_duration_ms: 86_400_000,
+            chosen: [80, 1],
+            hz: 1000,
+            ..Params::default()
+        };
+        let e = day.validate("day.toml").unwrap_err().to_string();
+        assert!(e.contains("day.toml") && e.contains("chosen"), "{e}");
+        assert!(e.contains("accounting = \"sum\""), "{e}");
+        let mut summed = day.clone();
+        summed.impact.accounting = Accounting::Sum;
+        summed.validate("day.toml").unwrap();
+        Params::default().validate("ksm.toml").unwrap();
     }
 }
