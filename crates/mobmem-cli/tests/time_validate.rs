@@ -4,8 +4,12 @@
 mod common;
 
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 
 use common::{fails, json};
+
+/// One test at a time changes KSM, ksmd's CPUs, zram or the memory cgroups.
+static TURN: Mutex<()> = Mutex::new(());
 
 const KSM: &str = "/sys/kernel/mm/ksm";
 const SETTINGS: [&str; 5] = [
@@ -43,6 +47,127 @@ fn ksmd_cpus() -> Option<String> {
     })
 }
 
+const ZRAM: &str = "/sys/block/zram0";
+const CGROUP: &str = "/sys/fs/cgroup/memory";
+
+/// The turn to change KSM and ksmd's CPUs, or `None` (the test listed as skipped, with
+/// why) where the touch part cannot run.
+fn touch_part_can_run(name: &str) -> Option<MutexGuard<'static, ()>> {
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let run = Path::new(KSM).join("run");
+    match std::fs::read_to_string(&run).map(|v| std::fs::write(&run, v.trim())) {
+        Err(_) => common::skip(name, "no /sys/kernel/mm/ksm/run"),
+        Ok(Err(_)) => common::skip(name, "KSM settings not writable: not root"),
+        Ok(Ok(())) if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 => {
+            common::skip(name, "one CPU: the workers need a CPU of their own")
+        }
+        Ok(Ok(())) => return Some(turn),
+    }
+    None
+}
+
+/// The turn to change zram, swap and the memory cgroups, or `None` (the test listed as
+/// skipped, with why) where the worker part cannot run.
+fn worker_part_can_run(name: &str) -> Option<MutexGuard<'static, ()>> {
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
+    });
+    if !Path::new("/proc/pressure/memory").exists() {
+        common::skip(name, "no /proc/pressure/memory (PSI off)");
+    } else if !Path::new(CGROUP).join("memory.limit_in_bytes").exists() {
+        common::skip(name, &format!("no memory cgroup v1 at {CGROUP}"));
+    } else {
+        match std::fs::read_to_string(Path::new(ZRAM).join("disksize")) {
+            Err(_) => common::skip(name, "no zram0 (load the zram module)"),
+            Ok(size) if size.trim() != "0" => common::skip(name, "zram0 is in use"),
+            Ok(_) if !root => common::skip(name, "not root: cgroups and zram cannot be changed"),
+            Ok(_) => return Some(turn),
+        }
+    }
+    None
+}
+
+/// What the worker part changes: swap devices, zram0's size and the memory cgroups.
+fn worker_host_state() -> (String, String, Vec<std::ffi::OsString>) {
+    let mut cgroups: Vec<_> = std::fs::read_dir(CGROUP)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    cgroups.sort();
+    (
+        std::fs::read_to_string("/proc/swaps").unwrap_or_default(),
+        std::fs::read_to_string(Path::new(ZRAM).join("disksize")).unwrap_or_default(),
+        cgroups,
+    )
+}
+
+/// Killed with SIGKILL right after each of several seeded changes it records (KSM's
+/// settings, then ksmd's CPUs; 7 in all): `mobmem host restore` puts every setting and
+/// ksmd's CPUs back and removes the state file.
+#[test]
+fn host_restore_puts_back_what_a_killed_time_validate_touch_part_changed() {
+    let name = "host_restore_puts_back_what_a_killed_time_validate_touch_part_changed";
+    let Some(_turn) = touch_part_can_run(name) else {
+        return;
+    };
+    let before = (settings(), ksmd_cpus());
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let args = [
+        "time-validate",
+        "--part",
+        "touch",
+        "--seconds",
+        "0.3",
+        "--rates",
+        "1000/20",
+    ];
+    // Point 8 lets it run to its end, which must also leave nothing behind.
+    for point in [1, 7, 8].into_iter().chain(common::kill_points(35, 6, 2)) {
+        let report = common::restored_after_kill_at(&args, &state_file, point);
+        assert_eq!(report.is_some(), point <= 7, "killed at {point}");
+        assert_eq!(
+            (settings(), ksmd_cpus()),
+            before,
+            "killed at {point}: {report:?}"
+        );
+    }
+}
+
+/// Killed with SIGKILL right after seeded changes among the many the worker part records
+/// (zram, swap, the worker's files, its cgroup, the tracefs settings; twice, for its two
+/// memory limits): `mobmem host restore` puts every one back.
+#[test]
+fn host_restore_puts_back_what_a_killed_time_validate_worker_part_changed() {
+    let name = "host_restore_puts_back_what_a_killed_time_validate_worker_part_changed";
+    let Some(_turn) = worker_part_can_run(name) else {
+        return;
+    };
+    let before = worker_host_state();
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let args = [
+        "time-validate",
+        "--part",
+        "worker",
+        "--worker-pages",
+        "1024",
+        "--worker-reads",
+        "2000",
+        "--worker-limits-mib",
+        "64,3",
+    ];
+    let mut killed = 0;
+    for point in common::kill_points(36, 60, 5) {
+        let report = common::restored_after_kill_at(&args, &state_file, point);
+        killed += usize::from(report.is_some());
+        assert_eq!(worker_host_state(), before, "killed at {point}: {report:?}");
+    }
+    assert!(killed >= 3, "only {killed} of 5 runs were killed midway");
+}
+
 #[test]
 fn bad_options_are_refused_before_anything_changes() {
     let state = tempfile::tempdir().unwrap();
@@ -69,17 +194,9 @@ fn bad_options_are_refused_before_anything_changes() {
 
 #[test]
 fn time_validate_real_kernel() {
-    let name = "time_validate_real_kernel";
-    let run = Path::new(KSM).join("run");
-    match std::fs::read_to_string(&run).map(|v| std::fs::write(&run, v.trim())) {
-        Err(_) => return common::skip(name, "no /sys/kernel/mm/ksm/run"),
-        Ok(Err(_)) => return common::skip(name, "KSM settings not writable: not root"),
-        Ok(Ok(())) => {}
-    }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cpus < 2 {
-        return common::skip(name, "one CPU: the workers need a CPU of their own");
-    }
+    let Some(_turn) = touch_part_can_run("time_validate_real_kernel") else {
+        return;
+    };
     let metadata = || -> Vec<String> {
         [
             "pages_shared",
@@ -148,39 +265,10 @@ fn time_validate_real_kernel() {
 
 #[test]
 fn time_validate_worker_real_kernel() {
-    let name = "time_validate_worker_real_kernel";
-    let zram = Path::new("/sys/block/zram0");
-    let cgroup = Path::new("/sys/fs/cgroup/memory");
-    if !Path::new("/proc/pressure/memory").exists() {
-        return common::skip(name, "no /proc/pressure/memory (PSI off)");
-    }
-    if !cgroup.join("memory.limit_in_bytes").exists() {
-        return common::skip(name, "no memory cgroup v1 at /sys/fs/cgroup/memory");
-    }
-    match std::fs::read_to_string(zram.join("disksize")) {
-        Err(_) => return common::skip(name, "no zram0 (load the zram module)"),
-        Ok(size) if size.trim() != "0" => return common::skip(name, "zram0 is in use"),
-        Ok(_) => {}
-    }
-    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find(|l| l.starts_with("Uid:"))
-            .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
-    });
-    if !root {
-        return common::skip(name, "not root: cgroups and zram cannot be changed");
-    }
-    let swaps = || std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    let cgroups = || {
-        let mut names: Vec<_> = std::fs::read_dir(cgroup)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
-        names.sort();
-        names
+    let Some(_turn) = worker_part_can_run("time_validate_worker_real_kernel") else {
+        return;
     };
-    let (swaps_before, cgroups_before) = (swaps(), cgroups());
+    let before = worker_host_state();
     let state = tempfile::tempdir().unwrap();
     let file = state.path().join("state.json");
     let rows = json(&[
@@ -197,15 +285,11 @@ fn time_validate_worker_real_kernel() {
         file.to_str().unwrap(),
         "--json",
     ]);
-    assert_eq!(swaps(), swaps_before, "zram is no longer swap");
     assert_eq!(
-        std::fs::read_to_string(zram.join("disksize"))
-            .unwrap()
-            .trim(),
-        "0",
-        "zram0 is reset"
+        worker_host_state(),
+        before,
+        "zram is no longer swap and is reset, the cgroup is removed"
     );
-    assert_eq!(cgroups(), cgroups_before, "the cgroup is removed");
     assert!(
         !file.exists(),
         "the state file is removed once all is undone"
