@@ -3,7 +3,8 @@
 # fuzz; the targets are `mobmem::fuzzing::TARGETS`, listed by `--list`):
 #   scripts/fuzz.sh [--seconds N | --runs N] [--timeout S] [TARGET...]   (default: 60 s each)
 # --runs N runs N inputs of each target instead of a time.
-# Each target runs with a memory limit of 1 GiB and S seconds per input (default 10;
+# Each target runs without a sanitizer (fuzz/fuzz_targets/target.rs says why) with a
+# memory limit of 1 GiB and S seconds per input (default 10;
 # give more when it runs niced beside other work, which can starve one input that long).
 # New inputs that widen coverage go to fuzz/corpus/TARGET/ (minimized at the end), and
 # an input that panics, runs out of memory or time goes to fuzz/regressions/TARGET/. The
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
         --list)
             sed -n 's/^ *name: "\(.*\)",$/\1/p' crates/mobmem/src/fuzzing.rs
             exit 0 ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) targets+=("$1"); shift ;;
     esac
 done
@@ -53,7 +54,7 @@ for t in "${targets[@]}"; do
         limit=(-max_total_time="$seconds"); echo "fuzzing $t for ${seconds}s"
     fi
     status=0
-    MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz run target "corpus/$t" -- \
+    MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz run -s none target "corpus/$t" -- \
         -rss_limit_mb=1024 -timeout="$timeout" "${limit[@]}" \
         -artifact_prefix="regressions/$t/" -print_final_stats=1 >"$log" 2>&1 || status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
@@ -67,7 +68,7 @@ for t in "${targets[@]}"; do
     [ -f campaigns.tsv ] || printf 'date\tcommit\ttarget\tinputs\toutcome\n' >campaigns.tsv
     printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$(git rev-parse --short HEAD)" "$t" \
         "${runs:-?}" "$outcome" >>campaigns.tsv
-    MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz cmin target "corpus/$t" -- \
+    MOBMEM_FUZZ_TARGET="$t" cargo +nightly fuzz cmin -s none target "corpus/$t" -- \
         -rss_limit_mb=1024 -timeout="$timeout" >>"$log" 2>&1 || true
 done
 printf '%s\n' "${summary[@]}"
