@@ -468,6 +468,7 @@ fn sim(args: SimArgs) -> Result<()> {
         capacity: Capacity::of_memory(info.family, pages[0], args.dram_fraction)?,
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
+        clock: None,
     };
     let started = Instant::now();
     let metrics = if info.offline {
@@ -568,6 +569,7 @@ fn sim_sizes(
         capacity: Capacity::of_memory(info.family, capacities[0], args.dram_fraction)?,
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
+        clock: None,
     };
     let all = mobmem::mm::placement::mrc::simulate_each(&t, &base, capacities, args.dram_fraction)?;
     let seconds = started.elapsed().as_secs_f64();

@@ -231,6 +231,7 @@ pub fn run(args: MrcArgs) -> Result<()> {
             capacity: Capacity::of_memory(info.family, 1, 0.05)?,
             cost: CostModel::paper_relative(),
             devices: Default::default(),
+            clock: None,
         };
         (
             mrc::simulate_sizes(&t, &setup, &capacities, 0.05)?,

@@ -264,7 +264,9 @@ impl Experiment {
         let trace = &workload.loaded.trace;
         detached(py, || {
             let cost = config.cost.resolve()?;
-            let metrics = experiments::run_point(&point, trace, &cost, &config.devices)?;
+            let clock = config.clock.as_ref().map(|c| c.setup()).transpose()?;
+            let metrics =
+                experiments::run_point(&point, trace, &cost, &config.devices, clock.as_ref())?;
             let results = Results {
                 experiment: config.name.clone(),
                 title: config.title.clone(),
@@ -654,6 +656,7 @@ fn simulate(
             )?,
             cost: CostModel::named(cost)?,
             devices: Default::default(),
+            clock: None,
         };
         let metrics = if info.offline {
             // An offline policy needs the whole future, so the trace is read into memory.

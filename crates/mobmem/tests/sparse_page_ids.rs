@@ -119,7 +119,7 @@ fn per_page_state_is_sized_by_the_pages_seen() {
             "{}: {resident} resident",
             info.name
         );
-        let m = sim.finish();
+        let m = sim.finish().unwrap();
         assert_eq!(m.accesses, 1000, "{}", info.name);
     }
 }

@@ -9,6 +9,7 @@ use super::sweep::{self, Analyzed, Grid};
 use super::{load_workloads, points, run_point, ExperimentConfig, LoadedWorkload, Point};
 use super::{ResultRow, Results, WorkloadFacts};
 use crate::devices::CostModel;
+use crate::mm::placement::clock::{ClockSetup, ClockSpec};
 use crate::mm::placement::metrics::Metrics;
 use crate::report::{Row, Table};
 use crate::{Error, Result};
@@ -106,6 +107,7 @@ pub struct CacheGrid<'a> {
     config: &'a ExperimentConfig,
     workloads: &'a [LoadedWorkload],
     cost: CostModel,
+    clock: Option<ClockSetup>,
 }
 
 impl<'a> CacheGrid<'a> {
@@ -114,6 +116,7 @@ impl<'a> CacheGrid<'a> {
             config,
             workloads,
             cost: config.cost.resolve()?,
+            clock: config.clock.as_ref().map(ClockSpec::setup).transpose()?,
         })
     }
 
@@ -154,7 +157,13 @@ impl Grid for CacheGrid<'_> {
         let w = (self.workloads.iter())
             .find(|w| w.name == point.workload)
             .ok_or_else(|| Error::config(&self.config.name, "a point of no workload"))?;
-        run_point(point, &w.trace, &self.cost, &self.config.devices)
+        run_point(
+            point,
+            &w.trace,
+            &self.cost,
+            &self.config.devices,
+            self.clock.as_ref(),
+        )
     }
 
     fn point_rows(&self, point: &Point, metrics: &Metrics) -> Vec<Row> {
@@ -173,6 +182,7 @@ impl Grid for CacheGrid<'_> {
         let model = hybrid_cache::Model {
             cost: self.cost.clone(),
             devices: self.config.devices.clone(),
+            clock: self.clock.clone(),
         };
         let analysis = hybrid_cache::analyze(&results, &model);
         Ok(Analyzed {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::devices::{CostModel, Devices, EvictionCharge};
+use crate::mm::placement::clock::ClockSpec;
 use crate::mm::placement::find_policy;
 use crate::report;
 use crate::{Error, Result};
@@ -36,6 +37,9 @@ pub struct ExperimentConfig {
     pub cost: CostSpec,
     #[serde(default)]
     pub devices: Devices,
+    /// Run every point's requests on the machine's clock too (`[clock]`; absent: not).
+    #[serde(default)]
+    pub clock: Option<ClockSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -262,6 +266,11 @@ impl ExperimentConfig {
             if self.workloads[..i].iter().any(|o| o.name == w.name) {
                 return bad(format!("two workloads are named '{}'", w.name));
             }
+        }
+        if let Some(clock) = &self.clock {
+            clock
+                .setup()
+                .map_err(|e| Error::config(origin, e.to_string()))?;
         }
         let s = &self.sweep;
         if s.policies.is_empty() {

@@ -23,6 +23,7 @@ use serde::Serialize;
 use crate::config_file::Echo;
 use crate::core::stats::Stats;
 use crate::devices::{CostModel, Devices};
+use crate::mm::placement::clock::ClockSetup;
 use crate::mm::placement::metrics::Metrics;
 use crate::mm::placement::sim::{run_trace, RunSetup};
 use crate::mm::placement::{find_policy, Capacity, Family};
@@ -231,6 +232,7 @@ pub fn run_point(
     trace: &Trace,
     cost: &CostModel,
     devices: &Devices,
+    clock: Option<&ClockSetup>,
 ) -> Result<Metrics> {
     let info = find_policy(&point.policy)?;
     let setup = RunSetup {
@@ -241,6 +243,7 @@ pub fn run_point(
         },
         cost: cost.clone(),
         devices: devices.clone(),
+        clock: clock.cloned(),
     };
     run_trace(trace, &setup).map_err(|e| {
         Error::config(

@@ -148,7 +148,10 @@ pub struct Timeline {
     devices: Vec<DeviceQueue>,
     psi: Psi,
     threads: Vec<Thread>,
-    jobs: Vec<JobRecord>,
+    /// Jobs from the first not yet released ([`Timeline::release_ended`]) on.
+    jobs: VecDeque<JobRecord>,
+    /// Jobs released from the front of `jobs`: job `id` is at `id - released`.
+    released: u32,
     timers: BinaryHeap<Reverse<(Ns, u64, Timer)>>,
     timer_seq: u64,
     done: Vec<sched::Completion>,
@@ -184,7 +187,8 @@ impl Timeline {
             cpus,
             devices,
             threads: Vec::new(),
-            jobs: Vec::new(),
+            jobs: VecDeque::new(),
+            released: 0,
             timers: BinaryHeap::new(),
             timer_seq: 0,
             done: Vec::new(),
@@ -275,8 +279,17 @@ impl Timeline {
         }) {
             return Err(Error::config("timeline", format!("no device {d}")));
         }
-        let id = JobId(self.jobs.len() as u32);
-        self.jobs.push(JobRecord {
+        let Some(id) = u32::try_from(self.jobs.len())
+            .ok()
+            .and_then(|n| n.checked_add(self.released))
+            .map(JobId)
+        else {
+            return Err(Error::config(
+                "timeline",
+                "more than 2^32 - 1 jobs in one run",
+            ));
+        };
+        self.jobs.push_back(JobRecord {
             thread,
             submitted: at,
             started: None,
@@ -323,8 +336,30 @@ impl Timeline {
         self.psi.total_ns(group, pressure)
     }
 
+    /// Job `id`, which must not have been released.
     pub fn job(&self, id: JobId) -> &JobRecord {
-        &self.jobs[id.0 as usize]
+        let index =
+            id.0.checked_sub(self.released)
+                .unwrap_or_else(|| panic!("job {} was released from the timeline", id.0));
+        &self.jobs[index as usize]
+    }
+
+    fn job_mut(&mut self, id: JobId) -> &mut JobRecord {
+        &mut self.jobs[(id.0 - self.released) as usize]
+    }
+
+    /// Hand every ended job at the front of the submission order to `each`, oldest
+    /// first, and forget it: a run of millions of jobs then holds only those not yet
+    /// ended and the ones after them. A released job's id is not asked for again.
+    pub fn release_ended(&mut self, mut each: impl FnMut(JobId, &JobRecord)) {
+        while let Some(front) = self.jobs.front() {
+            if front.ended.is_none() {
+                break;
+            }
+            each(JobId(self.released), front);
+            self.jobs.pop_front();
+            self.released += 1;
+        }
     }
 
     /// CPU time `thread` received so far, ns.
@@ -395,7 +430,7 @@ impl Timeline {
                 self.timers.pop();
                 match timer {
                     Timer::Arrive(job) => {
-                        let thread = self.jobs[job.0 as usize].thread;
+                        let thread = self.job(job).thread;
                         let th = &mut self.threads[thread.0 as usize];
                         th.pending.push_back(job);
                         if th.current.is_none() {
@@ -444,7 +479,7 @@ impl Timeline {
                 None => match th.pending.pop_front() {
                     Some(job) => {
                         th.current = Some(job);
-                        self.jobs[job.0 as usize].started = Some(now);
+                        self.job_mut(job).started = Some(now);
                         job
                     }
                     None => {
@@ -453,7 +488,7 @@ impl Timeline {
                     }
                 },
             };
-            let record = &mut self.jobs[job.0 as usize];
+            let record = self.job_mut(job);
             let Some(&step) = record.steps.get(record.next_step) else {
                 record.ended = Some(now);
                 self.open_jobs -= 1;

@@ -462,3 +462,27 @@ fn recording_changes_nothing_the_timeline_computes() {
     };
     assert_eq!(run(false), run(true));
 }
+
+#[test]
+fn released_jobs_are_handed_over_in_submission_order_once_the_oldest_has_ended() {
+    // Worked by hand: a 5 ms job on thread a, then 1 ms jobs on b at 1 ms and 2 ms.
+    // b's jobs end first (2 ms, 3 ms) but wait behind a's, which ends at 5 ms.
+    let mut t = Timeline::new(&[1024, 1024], vec![], 0, 250).unwrap();
+    let a = t.spawn(ThreadSpec::new("a")).unwrap();
+    let b = t.spawn(ThreadSpec::new("b")).unwrap();
+    t.submit(a, 0, vec![cpu(5 * MS)]).unwrap();
+    t.submit(b, MS, vec![cpu(MS)]).unwrap();
+    t.submit(b, 2 * MS, vec![cpu(MS)]).unwrap();
+    let mut out = Vec::new();
+    t.run_until(4 * MS).unwrap();
+    t.release_ended(|id, job| out.push((id.0, job.response_ns())));
+    assert!(out.is_empty(), "{out:?}");
+    t.run_until(10 * MS).unwrap();
+    t.release_ended(|id, job| out.push((id.0, job.response_ns())));
+    assert_eq!(out, [(0, Some(5 * MS)), (1, Some(MS)), (2, Some(MS))]);
+    // Ids go on from the released ones; a later job is still asked for by its id.
+    let late = t.submit(a, 10 * MS, vec![cpu(MS)]).unwrap();
+    assert_eq!(late, JobId(3));
+    t.run_to_end().unwrap();
+    assert_eq!(t.job(late).response_ns(), Some(MS));
+}

@@ -318,6 +318,30 @@ fn unknown_keys_and_bad_values_are_errors_naming_the_file_and_key() {
             }),
             &["missing key `name`"],
         ),
+        (
+            "hybrid-cache",
+            Box::new(|t| {
+                let clock = t["clock"].as_table_mut().unwrap();
+                clock.insert("cost".into(), "paper-relative".into());
+            }),
+            &["t.toml", "clock", "\"paper-relative\"", "in ns"],
+        ),
+        (
+            "hybrid-cache",
+            Box::new(|t| {
+                let clock = t["clock"].as_table_mut().unwrap();
+                clock.insert("storage_queue_depth".into(), 0.into());
+            }),
+            &["clock", "queue depth 0"],
+        ),
+        (
+            "hybrid-cache",
+            Box::new(|t| {
+                let clock = t["clock"].as_table_mut().unwrap();
+                clock.insert("cpu".into(), 4.into());
+            }),
+            &["unknown field `cpu`"],
+        ),
     ];
     for (name, edit, parts) in cases {
         let err = error(name, edit);

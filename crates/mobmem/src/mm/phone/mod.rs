@@ -456,6 +456,7 @@ impl<'a> Phone<'a> {
                 capacity,
                 cost: CostModel::table1_ns(),
                 devices: Devices::default(),
+                clock: None,
             };
             Some(Simulator::new(&setup, pages, None)?)
         } else {
@@ -898,7 +899,7 @@ impl<'a> Phone<'a> {
             d.nvm.endurance_writes,
         );
         if let Some(cache) = self.cache.take() {
-            let pm = cache.finish();
+            let pm = cache.finish()?;
             m.pcm_writes = pm.pcm_writes;
             m.pcm_lifetime_years = pm.pcm_lifetime_years_leveled;
             energy += pm.energy_nj;

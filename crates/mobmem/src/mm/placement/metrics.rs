@@ -60,6 +60,20 @@ pub struct Metrics {
     pub pcm_lifetime_years: Option<f64>,
     /// The same with ideal wear leveling (the mean frame).
     pub pcm_lifetime_years_leveled: Option<f64>,
+    /// On the machine's clock (the cache kind's `[clock]`; `None` without one), ns: the
+    /// foreground app's requests from their time in the trace to their end, summed, and
+    /// the same requests' own work (memory and storage operations, no waits).
+    pub fg_response_ns: Option<f64>,
+    pub fg_work_ns: Option<f64>,
+    /// Of the foreground response, the time its requests spent behind their app's own
+    /// earlier requests (the rest of the waits is for the storage queue or a core).
+    pub fg_backlog_ns: Option<f64>,
+    /// The same for the other apps' requests.
+    pub bg_response_ns: Option<f64>,
+    pub bg_work_ns: Option<f64>,
+    /// Time the storage had an operation in service, and operations' waits in its queue.
+    pub storage_busy_ns: Option<f64>,
+    pub storage_wait_ns: Option<f64>,
 }
 
 fn ratio(num: u64, den: u64) -> f64 {
@@ -133,6 +147,6 @@ mod tests {
     fn every_value_has_a_distinct_name() {
         crate::core::stats::check_listing::<Metrics>().unwrap();
         assert_eq!(Metrics::default().value("hit_ratio"), Some(0.0));
-        assert_eq!(Metrics::names().len(), 32);
+        assert_eq!(Metrics::names().len(), 39);
     }
 }

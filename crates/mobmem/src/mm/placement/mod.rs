@@ -16,6 +16,7 @@
 //! [`Tier::Dram`] and is built with no PCM.
 
 pub mod bytes;
+pub mod clock;
 pub mod engine;
 pub mod metrics;
 pub mod mrc;

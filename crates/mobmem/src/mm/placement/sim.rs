@@ -15,6 +15,7 @@
 //! The engine checks the policy's contracts on every access (capacity per tier, moves
 //! consistent with where pages are) and the run stops with an error if one is broken.
 
+use super::clock::{ClockSetup, RequestClock, RequestWork};
 use super::engine::{Engine, Violation};
 use super::{BuildContext, Capacity, Effect, PolicyInfo, Request, Tier, Unit};
 use crate::core::dense_ids::renumber;
@@ -33,6 +34,8 @@ pub struct RunSetup {
     pub capacity: Capacity,
     pub cost: CostModel,
     pub devices: Devices,
+    /// Run the requests on the machine's clock too ([`super::clock`]).
+    pub clock: Option<ClockSetup>,
 }
 
 impl RunSetup {
@@ -42,6 +45,7 @@ impl RunSetup {
             capacity,
             cost: CostModel::paper_relative(),
             devices: Devices::default(),
+            clock: None,
         }
     }
 }
@@ -67,6 +71,7 @@ pub struct Simulator {
     writeback_reads: [u64; 2],
     /// Dirty evictions charged to the foreground.
     fg_writebacks: u64,
+    clock: Option<RequestClock>,
 }
 
 #[inline]
@@ -108,6 +113,7 @@ impl Simulator {
             writeback_reads: [0; 2],
             fg_writebacks: 0,
             devices,
+            clock: setup.clock.as_ref().map(RequestClock::new).transpose()?,
         })
     }
 
@@ -163,12 +169,39 @@ impl Simulator {
         if let Err(violation) = self.engine.access(&req) {
             return Err(self.violation(&req, violation));
         }
+        let before = self.clock.is_some().then(|| self.work_so_far(&req));
         self.account(&req);
+        if let Some(before) = before {
+            let after = self.work_so_far(&req);
+            let work = RequestWork {
+                memory_ops: std::array::from_fn(|i| after.memory_ops[i] - before.memory_ops[i]),
+                writeback_reads: std::array::from_fn(|i| {
+                    after.writeback_reads[i] - before.writeback_reads[i]
+                }),
+                evictions: after.evictions - before.evictions,
+                storage_reads: after.storage_reads - before.storage_reads,
+                storage_writes: after.storage_writes - before.storage_writes,
+            };
+            let clock = self.clock.as_mut().expect("checked above");
+            clock.request(event.time_ns(), req.proc, req.foreground, &work)?;
+        }
         self.engine
             .memory_mut()
             .pages_mut()
             .touch(page, req.proc, write);
         Ok(())
+    }
+
+    /// The counters a request adds to, as they stand: the difference over [`Self::account`]
+    /// is what the request caused. Misses are storage reads (a bypassed miss too).
+    fn work_so_far(&self, req: &Request) -> RequestWork {
+        RequestWork {
+            memory_ops: self.ops[req.foreground as usize],
+            writeback_reads: self.writeback_reads,
+            evictions: self.metrics.evictions,
+            storage_reads: self.metrics.misses,
+            storage_writes: self.metrics.storage_writes,
+        }
     }
 
     fn violation(&self, req: &Request, violation: Violation) -> Error {
@@ -321,9 +354,20 @@ impl Simulator {
             .sum();
     }
 
-    /// Finish the run: costs, wear and duration figures.
-    pub fn finish(mut self) -> Metrics {
+    /// Finish the run: costs, wear and duration figures, and the clock's sums.
+    pub fn finish(mut self) -> Result<Metrics> {
         self.derive_costs();
+        if let Some(clock) = self.clock.take() {
+            let t = clock.finish()?;
+            let m = &mut self.metrics;
+            m.fg_response_ns = Some(t.fg_response_ns);
+            m.fg_work_ns = Some(t.fg_work_ns);
+            m.fg_backlog_ns = Some(t.fg_backlog_ns);
+            m.bg_response_ns = Some(t.bg_response_ns);
+            m.bg_work_ns = Some(t.bg_work_ns);
+            m.storage_busy_ns = Some(t.storage_busy_ns);
+            m.storage_wait_ns = Some(t.storage_wait_ns);
+        }
         self.metrics.duration_ns = self.last_time - self.first_time.unwrap_or(0);
         // In floating point: a capacity far beyond any trace (up to 2^64 - 1 pages) must not
         // overflow; exact, as the integer product was, wherever that did not overflow.
@@ -336,7 +380,7 @@ impl Simulator {
         let endurance = self.devices.pcm.endurance_writes;
         let wear = self.engine.memory().pcm_frames().wear();
         self.metrics.set_wear(wear, self.capacity.pcm, endurance);
-        self.metrics
+        Ok(self.metrics)
     }
 }
 
@@ -396,7 +440,7 @@ pub fn run_trace(trace: &Trace, setup: &RunSetup) -> Result<Metrics> {
     let mut sim = Simulator::new(setup, hint, future)?;
     // The simulator's errors name the event already.
     events::replay(&mut sim, &trace.events).map_err(EventError::into_inner)?;
-    Ok(sim.finish())
+    sim.finish()
 }
 
 /// Run one online policy over a streamed trace in constant memory (besides per-page
@@ -417,12 +461,13 @@ pub fn run_source(
     events::replay_source(&mut sim, source, progress).map_err(EventError::into_inner)?;
     // A result only for a whole, valid input (a `.mmt` file's tables included).
     source.finish()?;
-    Ok(sim.finish())
+    sim.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::placement::clock::ClockSpec;
     use crate::mm::placement::find_policy;
     use crate::trace::{Event, Tables};
 
@@ -488,6 +533,112 @@ mod tests {
         // 1 DRAM page at 1 W/GiB + 1 PCM page at 0.01 W/GiB for 5 ns.
         let page_gib = 4096.0 / (1u64 << 30) as f64;
         assert!((m.static_energy_nj - page_gib * 1.01 * 5.0).abs() < 1e-15);
+    }
+
+    /// Worked by hand on the clock: Table 1's memory latencies, an eMMC read of 100 us and
+    /// write of 300 us on one queue serving one at a time; DRAM 1 page, PCM 1 page.
+    #[test]
+    fn requests_on_the_clock_by_hand() {
+        let (fg, bg) = (0, 1);
+        const US: u64 = 1000;
+        let t = trace(vec![
+            Event::importance(0, fg, 0),
+            Event::importance(0, bg, 900),
+            // bg writes p1: miss, read 0..100 us, then filled in DRAM.
+            Event::access(0, bg, 1, true, false),
+            // fg reads p0 at 10 us: miss; its read waits for bg's until 100 us and ends at
+            // 200 us; p1 demoted to PCM, p0 filled in DRAM.
+            Event::access(10 * US, fg, 0, false, false),
+            // bg reads p2 at 1 ms: dirty p1 leaves PCM (read, written back 1.0..1.3 ms), p0
+            // demoted, p2 read 1.3..1.4 ms and filled.
+            Event::access(1000 * US, bg, 2, false, false),
+            // fg reads p0 at 1.05 ms: a PCM hit, promoted (p2 demoted) and served from
+            // DRAM; no storage, so no wait although bg's write-back is in progress.
+            Event::access(1050 * US, fg, 0, false, false),
+        ]);
+        let mut setup = RunSetup::new(
+            find_policy("hybrid-lru").unwrap(),
+            Capacity { dram: 1, pcm: 1 },
+        );
+        let clock = ClockSpec::default().setup().unwrap();
+        let c = clock.cost.clone();
+        assert_eq!((c.storage_read, c.writeback), (100_000.0, 300_000.0));
+        setup.clock = Some(clock);
+        let m = run_trace(&t, &setup).unwrap();
+        let ns = |x: f64| x.round();
+        let (dr, dw, pr, pw) = (c.dram_read, c.dram_write, c.pcm_read, c.pcm_write);
+        let fg1 = ns(dr + pw + dw);
+        let fg2 = ns(pr + dw + dr + pw + dr);
+        let (bg1, bg2) = (ns(dw), ns(pr + dr + pw + dw));
+        assert_eq!(m.fg_work_ns, Some(100_000.0 + fg1 + fg2));
+        assert_eq!(m.fg_response_ns, Some(190_000.0 + fg1 + fg2));
+        // Each fg request found its thread idle: its wait was all for the storage.
+        assert_eq!(m.fg_backlog_ns, Some(0.0));
+        assert_eq!(m.bg_work_ns, Some(100_000.0 + bg1 + 400_000.0 + bg2));
+        assert_eq!(m.bg_response_ns, m.bg_work_ns);
+        assert_eq!(m.storage_busy_ns, Some(600_000.0));
+        assert_eq!(m.storage_wait_ns, Some(90_000.0));
+        // Without a clock the figures are absent, and the rest is the same.
+        setup.clock = None;
+        let plain = run_trace(&t, &setup).unwrap();
+        assert_eq!(plain.fg_response_ns, None);
+        let cleared = Metrics {
+            fg_response_ns: None,
+            fg_work_ns: None,
+            fg_backlog_ns: None,
+            bg_response_ns: None,
+            bg_work_ns: None,
+            storage_busy_ns: None,
+            storage_wait_ns: None,
+            ..m
+        };
+        assert_eq!(cleared, plain);
+    }
+
+    /// Two misses of one app at the same instant: the second waits for the first to end
+    /// (its backlog) and then for nothing, the storage being free again.
+    #[test]
+    fn an_apps_requests_queue_behind_each_other_on_the_clock() {
+        let fg = 0;
+        let t = trace(vec![
+            Event::importance(0, fg, 0),
+            Event::access(5, fg, 0, false, false),
+            Event::access(5, fg, 1, false, false),
+        ]);
+        let mut setup = RunSetup::new(find_policy("lru").unwrap(), Capacity::single(4));
+        let clock = ClockSpec::default().setup().unwrap();
+        let fill = clock.cost.dram_write.round();
+        setup.clock = Some(clock);
+        let m = run_trace(&t, &setup).unwrap();
+        let one = 100_000.0 + fill;
+        assert_eq!(m.fg_work_ns, Some(2.0 * one));
+        assert_eq!(m.fg_backlog_ns, Some(one));
+        assert_eq!(m.fg_response_ns, Some(3.0 * one));
+        assert_eq!(m.storage_wait_ns, Some(0.0));
+    }
+
+    #[test]
+    fn a_clock_refuses_a_cost_model_not_in_ns() {
+        let spec = ClockSpec {
+            cost: "paper-relative".into(),
+            ..ClockSpec::default()
+        };
+        let err = spec.setup().unwrap_err().to_string();
+        assert!(err.contains("needs one in ns"), "{err}");
+        let spec = ClockSpec {
+            storage_queue_depth: 0,
+            ..ClockSpec::default()
+        };
+        assert!(spec
+            .setup()
+            .unwrap_err()
+            .to_string()
+            .contains("queue depth"));
+        let spec = ClockSpec {
+            cpus: vec![],
+            ..ClockSpec::default()
+        };
+        assert!(spec.setup().is_err());
     }
 
     #[test]
@@ -615,7 +766,7 @@ mod tests {
                         sim.check_agreement().map_err(|e| TestCaseError::fail(e.to_string()))?;
                     }
                     let resident = sim.engine().memory().used_total() as usize;
-                    let m = sim.finish();
+                    let m = sim.finish().unwrap();
                     prop_assert_eq!(m.hits + m.misses, m.accesses, "{}", info.name);
                     prop_assert_eq!(m.fg_hits + m.fg_misses, m.fg_accesses, "{}", info.name);
                     prop_assert_eq!(m.dram_hits + m.pcm_hits, m.hits, "{}", info.name);

@@ -158,7 +158,9 @@ pub fn trace_findings(
     let workload = format!("pixel-{name}");
     let points = points(&workload, footprint);
     // Points run in parallel and come back in point order: nothing depends on the threads.
-    let metrics = run_points(&points, &|_, _| {}, |p| run_point(p, trace, cost, devices))?;
+    let metrics = run_points(&points, &|_, _| {}, |p| {
+        run_point(p, trace, cost, devices, None)
+    })?;
     let results = Results {
         experiment: "hybrid-cache".into(),
         title: String::new(),
