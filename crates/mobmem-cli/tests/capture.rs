@@ -17,11 +17,24 @@ use std::time::{Duration, Instant};
 
 use mobmem::trace::{EventKind, Trace};
 
-const TRACEFS: &str = "/sys/kernel/tracing";
+const TRACEFS: &str = mobmem::host::tracefs::TRACEFS;
+
+/// Where the capture finds tracefs: its own mount point, else debugfs's `tracing`
+/// (as `host::tracefs` looks), so that a host with tracefs only under debugfs is read
+/// and written where the capture does.
+fn tracefs_dir() -> &'static Path {
+    [TRACEFS, mobmem::host::tracefs::DEBUGFS_TRACING]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.join("trace").exists())
+        .unwrap_or(Path::new(TRACEFS))
+}
 
 /// One real capture at a time in this test binary.
 static TRACEFS_TURN: Mutex<()> = Mutex::new(());
 
+/// Whether tracefs's own mount point is mounted (the one a capture mounts when tracefs
+/// is nowhere, and must unmount again).
 fn mounted() -> bool {
     Path::new(TRACEFS).join("trace").exists()
 }
@@ -36,7 +49,7 @@ fn settings() -> BTreeMap<String, String> {
         "current_tracer".to_string(),
     ];
     for group in ["filemap", "oom", "task", "sched", "exceptions", "vmscan"] {
-        let dir = Path::new(TRACEFS).join("events").join(group);
+        let dir = tracefs_dir().join("events").join(group);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -50,7 +63,7 @@ fn settings() -> BTreeMap<String, String> {
         }
     }
     for f in files {
-        if let Ok(text) = std::fs::read_to_string(Path::new(TRACEFS).join(&f)) {
+        if let Ok(text) = std::fs::read_to_string(tracefs_dir().join(&f)) {
             let text = text.trim();
             out.insert(f, text.to_string());
         }
@@ -681,8 +694,9 @@ fn strict_error_ends_the_command() {
         &["--strict", "--no-anon-faults"],
         &format!(
             "echo $$ >> '{0}'; sleep 60 & echo $! >> '{0}'; sleep 0.2; \
-             printf 'marker\\nnot an event line\\n' > {TRACEFS}/trace_marker; wait",
-            scratch.pids.display()
+             printf 'marker\\nnot an event line\\n' > {1}/trace_marker; wait",
+            scratch.pids.display(),
+            tracefs_dir().display()
         ),
     );
     let stderr = stderr_of(&run, false);
