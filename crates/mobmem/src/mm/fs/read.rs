@@ -587,6 +587,43 @@ mod tests {
         mem.check().unwrap();
     }
 
+    /// The selective-page-cache experiment reads one file at a time on a board running
+    /// nothing else, synchronously: on the clock (its one core, the flash as a queue, the
+    /// steps as the phone gives them, `MachineClock::file_read`) a read takes what the
+    /// sum gives it, to the ns of rounding per step. So that reproduction keeps the sum.
+    #[test]
+    fn a_lone_read_on_the_clock_takes_its_summed_time() {
+        use crate::core::time::{DeviceQueue, ThreadSpec, Timeline};
+        use crate::mm::clock::MachineClock;
+        let f = file(
+            "f",
+            &[(4096, 4096, false), (4096, 900, true), (100, 100, false)],
+        );
+        for platform in [Platform::pxa250(), Platform::modern_phone()] {
+            for path in ReadPath::all() {
+                let pages = read_file_by_page(&f, path, &platform, &mut memory()).unwrap();
+                let mut steps = Vec::new();
+                for p in &pages {
+                    MachineClock::file_read(p.time_ns - p.cpu_busy_ns, p.cpu_busy_ns, &mut steps);
+                }
+                // The clock's flash is device 0 (device 1 the NVM), as on the phone.
+                let devices = ["flash", "nvm"].map(|n| DeviceQueue::new(n, 1).unwrap());
+                let mut t = Timeline::new(&[1024], devices.to_vec(), 0, 250).unwrap();
+                let reader = t.spawn(ThreadSpec::new("reader")).unwrap();
+                let job = t.submit(reader, 0, steps.clone()).unwrap();
+                t.run_to_end().unwrap();
+                let clock = t.job(job).response_ns().unwrap() as f64;
+                let summed: f64 = pages.iter().map(|p| p.time_ns).sum();
+                assert!(
+                    (clock - summed).abs() <= steps.len() as f64,
+                    "{} on {}: {clock} ns on the clock, {summed} summed",
+                    path.name(),
+                    platform.name
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_read_by_page_adds_up_to_the_whole_read_and_its_parts_to_its_totals() {
         let f = file(
