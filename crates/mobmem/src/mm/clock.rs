@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::swap::{op_price, IoOp};
 use crate::core::time::{
-    DeviceQueue, JobId, Pressure, Recording, Step, ThreadId, ThreadSpec, Timeline, SYSTEM_GROUP,
+    DeviceQueue, JobId, Pressure, Recording, Step, ThreadId, ThreadSpec, Timeline, MAX_CPUS,
+    SYSTEM_GROUP,
 };
 use crate::devices::swap::SwapDevices;
 use crate::mm::reclaim::ReclaimWork;
@@ -82,8 +83,11 @@ pub const GS101_CAPACITIES: [u32; 8] = [161, 161, 161, 161, 499, 499, 1024, 1024
 impl TimeModel {
     pub fn validate(&self) -> Result<()> {
         let fail = |m: String| Err(Error::config("phone time", m));
-        if self.cpus.is_empty() || self.cpus.len() > 64 {
-            return fail(format!("cpus lists {} CPUs: give 1 to 64", self.cpus.len()));
+        if self.cpus.is_empty() || self.cpus.len() > MAX_CPUS {
+            return fail(format!(
+                "cpus lists {} CPUs: give 1 to {MAX_CPUS}",
+                self.cpus.len()
+            ));
         }
         if let Some(c) = self.cpus.iter().find(|&&c| c == 0 || c > 1024) {
             return fail(format!("a CPU capacity of {c}: capacities are 1 to 1024"));

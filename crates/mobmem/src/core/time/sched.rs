@@ -94,6 +94,10 @@ impl Cpu {
     }
 }
 
+/// CPUs of one machine: a thread's allowed CPUs are one 64-bit mask
+/// ([`ThreadSpec::cpus`](super::ThreadSpec)).
+pub const MAX_CPUS: usize = 64;
+
 /// The CPUs of a machine and the time their shares were last brought up to.
 #[derive(Debug, Clone)]
 pub struct Cpus {
@@ -116,6 +120,15 @@ impl Cpus {
     pub fn new(capacities: &[u32]) -> Result<Self> {
         if capacities.is_empty() {
             return Err(Error::config("cpus", "a machine needs at least one CPU"));
+        }
+        if capacities.len() > MAX_CPUS {
+            return Err(Error::config(
+                "cpus",
+                format!(
+                    "{} CPUs: a machine has at most {MAX_CPUS}",
+                    capacities.len()
+                ),
+            ));
         }
         if let Some(c) = capacities
             .iter()

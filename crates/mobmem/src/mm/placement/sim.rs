@@ -634,11 +634,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("queue depth"));
-        let spec = ClockSpec {
-            cpus: vec![],
-            ..ClockSpec::default()
-        };
-        assert!(spec.setup().is_err());
+        for cpus in [vec![], vec![1024; 65]] {
+            let spec = ClockSpec {
+                cpus,
+                ..ClockSpec::default()
+            };
+            assert!(spec.setup().unwrap_err().to_string().contains("CPU"));
+        }
     }
 
     #[test]
