@@ -107,6 +107,21 @@ pub struct RequestWork {
     pub storage_writes: u64,
 }
 
+impl RequestWork {
+    /// What was added to these counters since `before` (counters never go down).
+    pub fn since(&self, before: &RequestWork) -> RequestWork {
+        RequestWork {
+            memory_ops: std::array::from_fn(|i| self.memory_ops[i] - before.memory_ops[i]),
+            writeback_reads: std::array::from_fn(|i| {
+                self.writeback_reads[i] - before.writeback_reads[i]
+            }),
+            evictions: self.evictions - before.evictions,
+            storage_reads: self.storage_reads - before.storage_reads,
+            storage_writes: self.storage_writes - before.storage_writes,
+        }
+    }
+}
+
 /// Sums over a run's requests on the clock, ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ClockTotals {

@@ -172,16 +172,7 @@ impl Simulator {
         let before = self.clock.is_some().then(|| self.work_so_far(&req));
         self.account(&req);
         if let Some(before) = before {
-            let after = self.work_so_far(&req);
-            let work = RequestWork {
-                memory_ops: std::array::from_fn(|i| after.memory_ops[i] - before.memory_ops[i]),
-                writeback_reads: std::array::from_fn(|i| {
-                    after.writeback_reads[i] - before.writeback_reads[i]
-                }),
-                evictions: after.evictions - before.evictions,
-                storage_reads: after.storage_reads - before.storage_reads,
-                storage_writes: after.storage_writes - before.storage_writes,
-            };
+            let work = self.work_so_far(&req).since(&before);
             let clock = self.clock.as_mut().expect("checked above");
             clock.request(event.time_ns(), req.proc, req.foreground, &work)?;
         }
