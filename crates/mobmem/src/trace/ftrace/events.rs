@@ -83,7 +83,8 @@ impl FtraceImporter {
             Ok(Line::Blank) => self.report.skip("blank", self.line),
             Ok(Line::Comment) => self.report.skip("comment (# ...)", self.line),
             Ok(Line::Lost(n)) => {
-                self.report.lost_events += n;
+                // Counts written in the text: many huge ones must not overflow.
+                self.report.lost_events = self.report.lost_events.saturating_add(n);
                 self.report
                     .skip("lost-events marker (CPU:N [LOST M EVENTS])", self.line);
             }
