@@ -1,8 +1,9 @@
 //! Runs the fuzz target named by the environment variable MOBMEM_FUZZ_TARGET (one of
 //! `mobmem::fuzzing::TARGETS`) on every input libFuzzer makes.
 //!
-//! Built without a sanitizer (`cargo fuzz build -s none`, scripts/fuzz.sh): mobmem has
-//! no unsafe code, and AddressSanitizer made inputs 4-15 times slower. What it gave
+//! Built without a sanitizer (`cargo fuzz build -s none`, scripts/fuzz.sh): mobmem's
+//! one unsafe block is a prefetch hint (core/prefetch.rs), which cannot touch memory, and
+//! AddressSanitizer made inputs 4-15 times slower. What it gave
 //! beyond that, libFuzzer's limit on one allocation (`-malloc_limit_mb`, which needs a
 //! sanitizer's malloc hooks), is [`Limited`]: an allocation reserved but never touched
 //! counts in no resident set, so `-rss_limit_mb` alone would miss it.
