@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 
 use mobmem::host::capture::{self, CaptureOptions, CommandEnd};
@@ -84,8 +84,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let flag = interrupted.clone();
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-            .context("installing the signal handler")?;
+        crate::host::on_interrupt(move || flag.store(true, Ordering::SeqCst))?;
     }
     let journal = Journal::begin(&args.state_file, "capture")?;
     let captured = capture::capture(options, &journal, &interrupted, &note);

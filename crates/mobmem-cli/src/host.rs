@@ -16,6 +16,30 @@ use mobmem::host::state::{self, Journal, Restored};
 
 use crate::numbers::non_negative;
 
+/// What SIGINT, SIGTERM and SIGHUP do now. A process has one handler, installed on the
+/// first call; each later call replaces the action, so that a command of two parts
+/// (`time-validate --part both`) never leaves the first part's action (and its
+/// journal) in charge of the second.
+pub(crate) fn on_interrupt(action: impl Fn() + Send + 'static) -> Result<()> {
+    use std::sync::{Mutex, OnceLock};
+    type Action = Box<dyn Fn() + Send>;
+    static ACTION: Mutex<Option<Action>> = Mutex::new(None);
+    static INSTALLED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    *ACTION.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(action));
+    INSTALLED
+        .get_or_init(|| {
+            ctrlc::set_handler(|| {
+                // ctrlc runs this on a thread of its own, never inside the signal.
+                if let Some(act) = ACTION.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                    act();
+                }
+            })
+            .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(|e| anyhow::anyhow!("installing the signal handler: {e}"))
+}
+
 #[derive(Subcommand)]
 pub enum HostCommand {
     /// Put back what a killed `reclaim-validate`, `ksm-validate` or `capture` left

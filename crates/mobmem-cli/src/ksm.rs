@@ -413,7 +413,7 @@ pub(crate) fn start_session(
     let session = KernelSession::start(plan.sysfs(), &journal);
     let interrupt = session.interrupt();
     let handler_journal = journal.clone();
-    ctrlc::set_handler(move || {
+    crate::host::on_interrupt(move || {
         // Act first, then say so: a message to a closed terminal must not stop anything.
         if interrupt.mark() {
             let failures = interrupt.restore_now();
@@ -423,8 +423,7 @@ pub(crate) fn start_session(
         }
         interrupt.stop_workers();
         crate::note(first);
-    })
-    .context("installing the signal handler")?;
+    })?;
     Ok((journal, session))
 }
 

@@ -94,6 +94,9 @@ pub struct ReclaimValidateArgs {
     /// Internal, for the worker: the directory of the files.
     #[arg(long, hide = true)]
     dir: Option<PathBuf>,
+    /// Internal, for the worker: probe the kernel's swap path instead (time-validate).
+    #[arg(long, hide = true)]
+    probe_swap: bool,
 }
 
 impl ReclaimValidateArgs {
@@ -127,6 +130,14 @@ fn pool_text(p: Option<mobmem::mm::swap::zram_pool::ZramPoolStats>) -> String {
 
 pub fn run(args: ReclaimValidateArgs) -> Result<()> {
     let spec = args.spec();
+    if args.worker && args.probe_swap {
+        let mut stdout = std::io::stdout();
+        return Ok(reclaim_validate::run_swap_probe(
+            &spec,
+            std::io::stdin(),
+            &mut stdout,
+        )?);
+    }
     if args.worker {
         let dir = args.dir.as_ref().context("the worker needs --dir")?;
         let mut stdout = std::io::stdout();
@@ -155,17 +166,18 @@ pub fn run(args: ReclaimValidateArgs) -> Result<()> {
         },
         raw_dir: args.raw_dir.clone(),
         stats_flush_ms: args.stats_flush_ms,
+        timed_runs: 0,
+        psi_group_root: None,
     })?;
 
     let journal = Journal::begin(&args.state_file, "reclaim-validate")?;
     let mut session = KernelSession::start(&journal);
     let interrupt = session.interrupt();
-    ctrlc::set_handler(move || {
+    crate::host::on_interrupt(move || {
         // Stop first; the message may fail (a closed terminal) and must not panic.
         interrupt.stop();
         crate::note("interrupted: stopping the worker; every setting will be restored");
-    })
-    .context("installing the signal handler")?;
+    })?;
     let notes = |m: &str| crate::note(m);
     let outcome = session.drive(&plan, &notes);
     let failures = session.finish();

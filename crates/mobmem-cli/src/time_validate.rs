@@ -17,7 +17,7 @@ use mobmem::host::reclaim_validate::{
     WorkerCommand as ReclaimWorker, WorkloadSpec, ZramOptions, CGROUP_V1_MEMORY, ZRAM_DEVICE,
 };
 use mobmem::host::state::Journal;
-use mobmem::host::time_validate::{Row, WorkerRun};
+use mobmem::host::time_validate::{Row, SwapCounts, WorkerRun};
 
 use crate::host::{after_undo, close_journal, Wording};
 
@@ -70,6 +70,16 @@ pub struct TimeValidateArgs {
     /// The worker's reads after it wrote its pages.
     #[arg(long, default_value_t = 100_000, value_parser = crate::numbers::non_negative::<u32>, allow_negative_numbers = true)]
     worker_reads: u32,
+    /// Untraced runs of the worker at each limit, after the traced one: their median
+    /// wall time and memory stall are compared (the traced run is slowed by its
+    /// tracing).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    worker_timed_runs: u32,
+    /// A cgroup v2 hierarchy where the worker gets a group of its own, for its own
+    /// memory stall (`memory.pressure`); default: the mounted one, if any (else the
+    /// machine's /proc/pressure/memory, which psi weighs by every CPU's busy time).
+    #[arg(long)]
+    psi_cgroup_root: Option<PathBuf>,
     /// Where the worker's (one-page) file is written.
     #[arg(long, default_value_os_t = std::env::temp_dir())]
     scratch: PathBuf,
@@ -137,37 +147,58 @@ fn run_worker(args: &TimeValidateArgs) -> Result<(String, Vec<Row>)> {
         },
         raw_dir: None,
         stats_flush_ms: 2000,
+        timed_runs: args.worker_timed_runs,
+        psi_group_root: args
+            .psi_cgroup_root
+            .clone()
+            .or_else(reclaim_validate::cgroup2_mount),
     })?;
     let (codec, _) = plan.codec.context("zram's algorithm has no codec here")?;
-    let costs = time_validate::worker_costs(&spec, codec)?;
     let journal = Journal::begin(&args.state_file, "time-validate")?;
     let mut session = ReclaimSession::start(&journal);
     let interrupt = session.interrupt();
-    // The touch part's handler, if it ran, is already installed; a second install fails.
-    let _ = ctrlc::set_handler(move || {
+    // Replaces the touch part's action, if it ran: its journal is closed.
+    crate::host::on_interrupt(move || {
         interrupt.stop();
         crate::note("interrupted: stopping the worker; every setting will be restored");
-    });
+    })?;
     let progress = |m: &str| crate::note(&format!("time-validate: worker: {m}"));
-    let outcome = session.drive(&plan, &progress);
+    progress("measuring the kernel's swap path (reclaim to zram and back)");
+    let outcome = session
+        .probe_swap_path(&plan, 5)
+        .and_then(|path| Ok((path, session.drive(&plan, &progress)?)));
     let failures = session.finish();
     let restored = close_journal(&journal, &failures, &WORKER_WORDING);
-    let runs = after_undo(outcome, session.interrupted(), restored, &WORKER_WORDING)?;
+    let (swap_path, runs) = after_undo(outcome, session.interrupted(), restored, &WORKER_WORDING)?;
+    let costs = time_validate::worker_costs(&spec, codec, swap_path)?;
     let mut measured = Vec::new();
     for run in &runs {
         let row = reclaim_validate::compare(&plan, run)?;
-        let [some, full] = run
-            .memory_stall_us
-            .context("this kernel has no /proc/pressure/memory")?;
+        let of_group = run.timed.iter().all(|t| t.group_stall_us.is_some());
+        let mut stalls = Vec::new();
+        for t in &run.timed {
+            let stall = if of_group {
+                t.group_stall_us
+            } else {
+                t.system_stall_us
+            };
+            stalls.push(stall.context("this kernel has no /proc/pressure/memory")?);
+        }
+        let median_s = |v: Vec<f64>| time_validate::median(v);
+        let counts = |f: &reclaim_validate::Figures| SwapCounts {
+            swap_outs: f.swap_outs,
+            swap_ins: f.swap_ins,
+            restores: f.anon_restores,
+        };
         measured.push(WorkerRun {
             limit_mib: run.limit_mib,
-            wall_s: run.seconds,
-            stall_some_s: some as f64 / 1e6,
-            stall_full_s: full as f64 / 1e6,
-            kernel_swap_outs: row.kernel.swap_outs,
-            kernel_swap_ins: row.kernel.swap_ins,
-            sim_swap_outs: row.sim.swap_outs,
-            sim_swap_ins: row.sim.swap_ins,
+            wall_s: median_s(run.timed.iter().map(|t| t.seconds).collect()),
+            traced_wall_s: run.seconds,
+            stall_some_s: median_s(stalls.iter().map(|s| s[0] as f64 / 1e6).collect()),
+            stall_full_s: median_s(stalls.iter().map(|s| s[1] as f64 / 1e6).collect()),
+            stall_of_group: of_group,
+            kernel: counts(&row.kernel),
+            sim: counts(&row.sim),
         });
     }
     let accesses = spec.anon_pages as u64 + spec.accesses as u64;
@@ -176,20 +207,34 @@ fn run_worker(args: &TimeValidateArgs) -> Result<(String, Vec<Row>)> {
         .iter()
         .map(|m| {
             format!(
-                "{} MiB: swap-outs {} (sim {}), swap-ins {} (sim {}), stall full {:.3} s",
+                "{} MiB: swap-outs {} (sim {}), swap-ins {} (sim {}), of them restores {} (sim {}); \
+                 traced run {:.3} s; stall full {:.3} s",
                 m.limit_mib,
-                m.kernel_swap_outs,
-                m.sim_swap_outs,
-                m.kernel_swap_ins,
-                m.sim_swap_ins,
+                m.kernel.swap_outs,
+                m.sim.swap_outs,
+                m.kernel.swap_ins,
+                m.sim.swap_ins,
+                m.kernel.restores,
+                m.sim.restores,
+                m.traced_wall_s,
                 m.stall_full_s
             )
         })
         .collect();
+    let stall_of = if measured.iter().all(|m| m.stall_of_group) {
+        "the worker's own cgroup v2 group"
+    } else {
+        "the machine's /proc/pressure/memory (no cgroup v2 group: psi weighs it by every CPU's busy time)"
+    };
     let text = format!(
-        "worker: {} pages written then {} reads under a cgroup limit, zram lz4; this host: compress {:.0} ns, decompress {:.0} ns, fault {:.0} ns a page; {}",
+        "worker: {} pages written then {} reads under a cgroup limit, zram lz4; times: the median of {} untraced runs a limit, stall of {}; \
+         this host: the kernel's reclaim to zram {:.0} ns and swap-in {:.0} ns a page (mobmem's codec alone: compress {:.0} ns, decompress {:.0} ns; a first-touch fault {:.0} ns); {}",
         spec.anon_pages,
         spec.accesses,
+        args.worker_timed_runs,
+        stall_of,
+        costs.swap_path.reclaim_ns,
+        costs.swap_path.swapin_ns,
         costs.compress_ns,
         costs.decompress_ns,
         costs.fault_ns,

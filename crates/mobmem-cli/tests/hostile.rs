@@ -8,7 +8,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{assert_mentions, convert, fails, json, mobmem, ok, run_full, sim, temp_file, tree};
+use common::{
+    assert_mentions, convert, fails, json, mobmem, mrc, ok, run_full, sim, temp_file, tree,
+};
 
 /// A CSV trace of 48 distinct pages (anonymous and file), three processes, one of them
 /// in the foreground, 240 accesses.
@@ -348,6 +350,54 @@ fn links_at_the_reports_paths_are_never_written_through() {
         let e = fails(&["run", s(&exp), "--out", s(&out)]);
         assert_mentions(&e, &[link, "symbolic link"]);
         assert_eq!(tree(dir.path()), before, "{link}");
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+}
+
+/// Links at the temporary names outputs are first written under, and at `mrc --out`'s
+/// files: the run writes beside them (or refuses), never through them.
+#[test]
+fn links_at_temporary_names_and_curve_files_are_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = tiny_experiment(dir.path());
+    let trace = tiny_trace(dir.path());
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    for name in [
+        "index.html.partial",
+        "provenance.json.partial",
+        "exp.partial",
+        ".exp.partial",
+    ] {
+        std::os::unix::fs::symlink(&victim, out.join(name)).unwrap();
+    }
+    ok(&["run", s(&exp), "--out", s(&out)]);
+    assert!(out.join("exp").join("results.csv").is_file());
+    assert!(out.join("index.html").is_file());
+    for link in ["mrc.csv", "mrc.svg"] {
+        let curve = dir.path().join(format!("curve-{link}"));
+        std::fs::create_dir(&curve).unwrap();
+        std::os::unix::fs::symlink(&victim, curve.join(link)).unwrap();
+        let before = tree(dir.path());
+        let e = fails(&mrc(
+            s(&trace),
+            &["--capacities", "8,16", "--out", s(&curve)],
+        ));
+        assert_mentions(&e, &[link]);
+        assert_eq!(tree(dir.path()), before, "{link}");
+        // Links at the temporary names are passed by.
+        let fresh = dir.path().join(format!("fresh-{link}"));
+        std::fs::create_dir(&fresh).unwrap();
+        std::os::unix::fs::symlink(&victim, fresh.join(format!("{link}.partial"))).unwrap();
+        ok(&mrc(
+            s(&trace),
+            &["--capacities", "8,16", "--out", s(&fresh)],
+        ));
+        assert!(std::fs::symlink_metadata(fresh.join(link))
+            .unwrap()
+            .is_file());
     }
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
 }

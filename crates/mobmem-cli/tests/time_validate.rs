@@ -70,31 +70,55 @@ fn touch_part_can_run(name: &str) -> Option<MutexGuard<'static, ()>> {
 /// skipped, with why) where the worker part cannot run.
 fn worker_part_can_run(name: &str) -> Option<MutexGuard<'static, ()>> {
     let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    match worker_part_why_not() {
+        Some(why) => {
+            common::skip(name, &why);
+            None
+        }
+        None => Some(turn),
+    }
+}
+
+/// Why the worker part cannot run here, if it cannot.
+fn worker_part_why_not() -> Option<String> {
     let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
         s.lines()
             .find(|l| l.starts_with("Uid:"))
             .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
     });
     if !Path::new("/proc/pressure/memory").exists() {
-        common::skip(name, "no /proc/pressure/memory (PSI off)");
-    } else if !Path::new(CGROUP).join("memory.limit_in_bytes").exists() {
-        common::skip(name, &format!("no memory cgroup v1 at {CGROUP}"));
-    } else {
-        match std::fs::read_to_string(Path::new(ZRAM).join("disksize")) {
-            Err(_) => common::skip(name, "no zram0 (load the zram module)"),
-            Ok(size) if size.trim() != "0" => common::skip(name, "zram0 is in use"),
-            Ok(_) if !root => common::skip(name, "not root: cgroups and zram cannot be changed"),
-            Ok(_) => return Some(turn),
-        }
+        return Some("no /proc/pressure/memory (PSI off)".into());
     }
-    None
+    if !Path::new(CGROUP).join("memory.limit_in_bytes").exists() {
+        return Some(format!("no memory cgroup v1 at {CGROUP}"));
+    }
+    match std::fs::read_to_string(Path::new(ZRAM).join("disksize")) {
+        Err(_) => Some("no zram0 (load the zram module)".into()),
+        Ok(size) if size.trim() != "0" => Some("zram0 is in use".into()),
+        Ok(_) if !root => Some("not root: cgroups and zram cannot be changed".into()),
+        Ok(_) => None,
+    }
 }
 
-/// What the worker part changes: swap devices, zram0's size and the memory cgroups.
+/// What the worker part changes: swap devices, zram0's size, the memory cgroups and
+/// the groups of the cgroup v2 hierarchy (one a limit, for the worker's own pressure).
 fn worker_host_state() -> (String, String, Vec<std::ffi::OsString>) {
-    let mut cgroups: Vec<_> = std::fs::read_dir(CGROUP)
-        .map(|d| d.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_default();
+    let v2 = std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"cgroup2")).then(|| f[1].to_string())
+        });
+    let mut cgroups: Vec<_> = [Some(CGROUP.to_string()), v2]
+        .into_iter()
+        .flatten()
+        .flat_map(|root| {
+            std::fs::read_dir(root)
+                .map(|d| d.flatten().map(|e| e.path().into_os_string()).collect())
+                .unwrap_or_else(|_| Vec::new())
+        })
+        .collect();
     cgroups.sort();
     (
         std::fs::read_to_string("/proc/swaps").unwrap_or_default(),
@@ -166,6 +190,71 @@ fn host_restore_puts_back_what_a_killed_time_validate_worker_part_changed() {
         assert_eq!(worker_host_state(), before, "killed at {point}: {report:?}");
     }
     assert!(killed >= 3, "only {killed} of 5 runs were killed midway");
+}
+
+/// SIGINT while `--part both` runs its second part (the worker): the worker part's
+/// action answers it, not the touch part's (whose journal is closed), so its zram, swap
+/// and cgroups are put back, the state file goes, and the exit is 130.
+#[test]
+fn an_interrupt_in_the_second_part_restores_the_second_parts_changes() {
+    let name = "an_interrupt_in_the_second_part_restores_the_second_parts_changes";
+    let Some(_turn) = touch_part_can_run(name) else {
+        return;
+    };
+    if let Some(why) = worker_part_why_not() {
+        common::skip(name, &why);
+        return;
+    }
+    let before = (settings(), ksmd_cpus(), worker_host_state());
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args([
+            "time-validate",
+            "--part",
+            "both",
+            "--seconds",
+            "0.3",
+            "--rates",
+            "1000/20",
+            "--worker-timed-runs",
+            "20",
+            "--state-file",
+        ])
+        .arg(&state_file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("worker: limit") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let started = rx.recv_timeout(std::time::Duration::from_secs(120));
+    common::kill(child.id(), "INT");
+    let status = child.wait().unwrap();
+    let err = reader.join().unwrap();
+    assert!(started.is_ok(), "the worker part never started: {err}");
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(
+        (settings(), ksmd_cpus(), worker_host_state()),
+        before,
+        "{err}"
+    );
+    assert!(!state_file.exists(), "state file left: {err}");
 }
 
 #[test]

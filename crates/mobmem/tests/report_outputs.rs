@@ -72,7 +72,7 @@ fn a_folder_of_the_users_at_the_reports_name_is_refused_then_kept_aside_with_for
 }
 
 #[test]
-fn an_earlier_report_is_replaced_whole_with_or_without_its_marker() {
+fn an_earlier_report_is_replaced_whole_and_one_without_its_marker_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let folder = write_experiment(dir.path(), &report("exp"), &provenance()).unwrap();
     assert!(folder.join(REPORT_MARKER).is_file());
@@ -82,19 +82,19 @@ fn an_earlier_report_is_replaced_whole_with_or_without_its_marker() {
         !folder.join("stale.svg").exists(),
         "the old folder went whole"
     );
-    // A report written before the marker existed: report files only.
-    fs::remove_file(folder.join(REPORT_MARKER)).unwrap();
-    assert!(is_own_report(&folder));
-    write_experiment(dir.path(), &report("exp"), &provenance()).unwrap();
     assert_eq!(
         fs::read_dir(dir.path()).unwrap().count(),
         1,
         "no temporary left"
     );
-    // One foreign file makes it the user's.
+    // Report files alone, without the marker, may be a person's: refused, untouched.
     fs::remove_file(folder.join(REPORT_MARKER)).unwrap();
-    fs::write(folder.join("notes.txt"), "mine").unwrap();
+    fs::write(folder.join("figure.svg"), "a figure of theirs").unwrap();
     assert!(!is_own_report(&folder));
+    let before = tree(dir.path());
+    let e = write_experiment(dir.path(), &report("exp"), &provenance()).unwrap_err();
+    assert!(e.to_string().contains("not mobmem's own"), "{e}");
+    assert_eq!(tree(dir.path()), before);
 }
 
 #[test]
@@ -106,10 +106,14 @@ fn links_at_every_output_path_are_never_written_through() {
     let out = dir.path().join("out");
     fs::create_dir(&out).unwrap();
     let victim = victim_dir.join("file");
+    // The outputs and every temporary name they are written under first.
     for name in [
         "index.html",
         "provenance.json",
+        "index.html.partial",
+        "provenance.json.partial",
         ".exp.partial",
+        "exp.partial",
         ".index.html.partial",
     ] {
         std::os::unix::fs::symlink(&victim, out.join(name)).unwrap();

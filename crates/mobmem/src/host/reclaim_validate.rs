@@ -316,6 +316,63 @@ pub fn run_worker(
     Ok(())
 }
 
+/// The worker's probe of the kernel's swap path ([`KernelSession::probe_swap_path`]):
+/// map the anonymous region, say `ready ADDRESS`, wait for `go`, write every page, say
+/// `written`; then at each `touch` read a byte of every page and say `touched NS` (the
+/// time it took); return when `input` ends.
+pub fn run_swap_probe(spec: &WorkloadSpec, input: impl Read, out: &mut dyn Write) -> Result<()> {
+    spec.validate()?;
+    let pages = spec.anon_pages.max(1) as usize;
+    let mut map = memmap2::MmapMut::map_anon(pages * PAGE_BYTES)
+        .map_err(|e| Error::host(format!("mapping anonymous memory: {e}")))?;
+    let _ = map.advise(memmap2::Advice::NoHugePage);
+    let say = |out: &mut dyn Write, line: String| {
+        writeln!(out, "{line}")
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::host(format!("worker output: {e}")))
+    };
+    say(out, format!("ready {:x}", map.as_ptr() as usize))?;
+    let mut input = BufReader::new(input);
+    let mut line = String::new();
+    let mut next = |line: &mut String| -> Result<bool> {
+        line.clear();
+        let n = input
+            .read_line(line)
+            .map_err(|e| Error::host(format!("worker input: {e}")))?;
+        Ok(n > 0)
+    };
+    if !next(&mut line)? || line.trim() != "go" {
+        return Ok(());
+    }
+    for i in 0..pages {
+        spec.anon_contents(i as u32, &mut map[i * PAGE_BYTES..(i + 1) * PAGE_BYTES]);
+    }
+    say(out, "written".into())?;
+    let mut checksum = 0u64;
+    while next(&mut line)? && line.trim() == "touch" {
+        let t = Instant::now();
+        for i in 0..pages {
+            checksum = checksum.wrapping_add(std::hint::black_box(map[i * PAGE_BYTES + 8]) as u64);
+        }
+        say(out, format!("touched {}", t.elapsed().as_nanos()))?;
+    }
+    std::hint::black_box(checksum);
+    Ok(())
+}
+
+/// What the kernel's own swap path costs a page on this host, through zram: reclaim
+/// of a memory cgroup (`memory.force_empty`, the same `try_to_free_mem_cgroup_pages`
+/// a cgroup's limit runs) and the fault that reads a page back.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SwapPathCosts {
+    /// Reclaiming one anonymous page to zram, ns (the median of the rounds).
+    pub reclaim_ns: f64,
+    /// A fault that reads one page back from zram, ns (the median of the rounds).
+    pub swapin_ns: f64,
+    /// Pages swapped out and back in, each round.
+    pub pages: u64,
+}
+
 /// zram as swap: which device, its algorithm and size.
 #[derive(Debug, Clone)]
 pub struct ZramOptions {
@@ -352,6 +409,13 @@ pub struct ValidateOptions {
     /// The simulator's period of the cgroup statistics flush, ms (the kernel's
     /// `FLUSH_TIME`, 2 s; 0 for exact statistics).
     pub stats_flush_ms: u64,
+    /// Untraced runs of the workload after the traced one at each limit, timed
+    /// ([`TimedRun`]): tracing every fault slows the traced run, so its time is not the
+    /// workload's. 0: none.
+    pub timed_runs: u32,
+    /// A cgroup v2 hierarchy where each timed run's worker also gets a group of its
+    /// own, for its own `memory.pressure` ([`TimedRun::group_stall_us`]).
+    pub psi_group_root: Option<PathBuf>,
 }
 
 /// Everything checked before the machine is touched.
@@ -477,6 +541,30 @@ impl UndoLog {
         Ok(())
     }
 
+    /// Create the directory `change` names (a scratch folder or a cgroup), written down
+    /// first. A path that already exists is refused before anything is written down,
+    /// and one that cannot be created is forgotten without an undo: no undo (nor `mobmem
+    /// host restore`) ever removes a folder or a cgroup this run did not create.
+    fn create_dir(&self, change: Change) -> Result<()> {
+        let path = match &change {
+            Change::Dir { path } | Change::Cgroup { path } => path.clone(),
+            other => return Err(Error::host(format!("not a folder: {}", other.describe()))),
+        };
+        if fs::symlink_metadata(&path).is_ok() {
+            return Err(Error::host(format!(
+                "{} already exists and is not this run's: it was left alone",
+                path.display()
+            )));
+        }
+        self.push(change.clone())?;
+        if let Err(e) = fs::create_dir(&path) {
+            self.changes.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let _ = self.journal.forget(&change);
+            return Err(Error::io(&path, e));
+        }
+        Ok(())
+    }
+
     /// Undo every change from `from` on, newest first; what failed.
     fn undo_from(&self, from: usize) -> Vec<String> {
         let mut log = self.changes.lock().unwrap_or_else(|e| e.into_inner());
@@ -585,17 +673,39 @@ impl CgroupStat {
 }
 
 /// `pswpin` and `pswpout` of /proc/vmstat.
-fn swap_counts() -> Result<(u64, u64)> {
+/// Machine-wide counters of `/proc/vmstat`, in the order asked (0 where missing).
+fn vmstat<const N: usize>(names: [&str; N]) -> Result<[u64; N]> {
     let text = read_trimmed(Path::new("/proc/vmstat"))?;
-    let get = |name: &str| {
+    Ok(names.map(|name| {
         text.lines()
             .find_map(|l| {
                 let (k, v) = l.split_once(' ')?;
                 (k == name).then(|| v.parse::<u64>().ok())?
             })
             .unwrap_or(0)
-    };
-    Ok((get("pswpin"), get("pswpout")))
+    }))
+}
+
+fn swap_counts() -> Result<(u64, u64)> {
+    let [ins, outs] = vmstat(["pswpin", "pswpout"])?;
+    Ok((ins, outs))
+}
+
+/// An untraced run of the workload: its time, and the memory stall the kernel counted.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct TimedRun {
+    /// From `go` to `done`, s.
+    pub seconds: f64,
+    /// The worker's own group's `memory.pressure` totals over the run, µs (SOME,
+    /// FULL); none without a cgroup v2 hierarchy. The machine's `/proc/pressure/memory`
+    /// is not the worker's: psi weighs each CPU's stall by that CPU's non-idle time, so
+    /// a busy second CPU halves a single thread's stall there.
+    pub group_stall_us: Option<[u64; 2]>,
+    /// `/proc/pressure/memory` totals over the run, µs (SOME, FULL).
+    pub system_stall_us: Option<[u64; 2]>,
+    /// Machine-wide pages swapped in and out during the run.
+    pub swap_ins: u64,
+    pub swap_outs: u64,
 }
 
 /// What the kernel did at one limit.
@@ -628,6 +738,11 @@ pub struct KernelRun {
     pub flushes: FlushClock,
     /// Events ftrace lost.
     pub lost_events: u64,
+    /// Machine-wide `workingset_restore_anon` over the run: swap-ins of pages that were
+    /// active before eviction, the ones psi counts as a stall (`swap_read_folio`).
+    pub anon_restores: u64,
+    /// The untraced runs ([`ValidateOptions::timed_runs`]).
+    pub timed: Vec<TimedRun>,
 }
 
 /// What a run changes on the machine; see the module's description.
@@ -757,8 +872,7 @@ impl KernelSession {
         let spec = &options.spec;
         let tag = format!("mobmem-reclaim-{}-{k}", std::process::id());
         let dir = options.scratch.join(&tag);
-        self.undo.push(Change::Dir { path: dir.clone() })?;
-        fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        self.undo.create_dir(Change::Dir { path: dir.clone() })?;
         write_files(spec, &dir)?;
         let mut file_owners = Vec::new();
         for f in 0..spec.files {
@@ -772,10 +886,9 @@ impl KernelSession {
             ));
         }
         let cgroup = options.cgroup_root.join(&tag);
-        self.undo.push(Change::Cgroup {
+        self.undo.create_dir(Change::Cgroup {
             path: cgroup.clone(),
         })?;
-        fs::create_dir(&cgroup).map_err(|e| Error::io(&cgroup, e))?;
         write_value(
             &cgroup.join("memory.limit_in_bytes"),
             &(limit_mib << 20).to_string(),
@@ -785,31 +898,18 @@ impl KernelSession {
             &options.swappiness.to_string(),
         )?;
 
-        let mut child = Command::new(&options.worker.program)
-            .args(&options.worker.args)
-            .args(spec.worker_flags())
-            .arg("--dir")
-            .arg(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::host(format!("starting the worker: {e}")))?;
-        let pid = child.id();
-        let mut stdin: ChildStdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        *self.worker.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
-        let mut lines = BufReader::new(stdout).lines();
-        let ready = lines.next().and_then(|l| l.ok()).unwrap_or_default();
-        self.check_interrupt()?;
-        let address = ready
-            .strip_prefix("ready ")
-            .and_then(|a| u64::from_str_radix(a, 16).ok())
-            .ok_or_else(|| Error::host(format!("the worker did not start (said '{ready}')")))?;
+        let StartedWorker {
+            pid,
+            mut stdin,
+            mut lines,
+            address,
+        } = self.start_worker(options, &dir, &[])?;
         // Into the cgroup before it touches anything: what it allocated so far stays
         // charged to where it was.
         write_value(&cgroup.join("cgroup.procs"), &pid.to_string())?;
         let stat0 = CgroupStat::read(&cgroup)?;
         let (in0, out0) = swap_counts()?;
+        let [restores0] = vmstat(["workingset_restore_anon"])?;
         let mm0 = match &options.zram {
             Some(z) => Some(MmStat::parse(&read_trimmed(&z.sysfs.join("mm_stat"))?)?),
             None => None,
@@ -909,6 +1009,7 @@ impl KernelSession {
         // Read while the worker still holds its pages.
         let stat1 = CgroupStat::read(&cgroup)?;
         let (in1, out1) = swap_counts()?;
+        let [restores1] = vmstat(["workingset_restore_anon"])?;
         let mm_stat = match (&options.zram, mm0) {
             (Some(z), Some(m0)) => {
                 let m1 = MmStat::parse(&read_trimmed(&z.sysfs.join("mm_stat"))?)?;
@@ -939,6 +1040,23 @@ impl KernelSession {
             pgmajfault: stat1.pgmajfault - stat0.pgmajfault.min(stat1.pgmajfault),
             ..stat1
         };
+        let mut timed = Vec::new();
+        if options.timed_runs > 0 {
+            let group = match &options.psi_group_root {
+                Some(root) => {
+                    let group = root.join(&tag);
+                    self.undo.create_dir(Change::Cgroup {
+                        path: group.clone(),
+                    })?;
+                    Some(group)
+                }
+                None => None,
+            };
+            for _ in 0..options.timed_runs {
+                self.check_interrupt()?;
+                timed.push(self.timed_run(options, &dir, &cgroup, group.as_deref())?);
+            }
+        }
         Ok(KernelRun {
             limit_mib,
             stat,
@@ -955,8 +1073,213 @@ impl KernelSession {
             memory_stall_us,
             flushes: clock,
             lost_events: report.lost_events,
+            anon_restores: restores1.saturating_sub(restores0),
+            timed,
         })
     }
+
+    /// Measure [`SwapPathCosts`]: a worker in a memory cgroup of its own (no limit)
+    /// writes the workload's anonymous pages; each of `rounds` rounds reclaims the
+    /// cgroup (every page goes to zram, which is set up first) and times the worker
+    /// reading a byte of every page back.
+    pub fn probe_swap_path(&mut self, plan: &Plan, rounds: u32) -> Result<SwapPathCosts> {
+        let options = &plan.options;
+        let Some(z) = &options.zram else {
+            return Err(Error::host("the swap path needs zram as swap"));
+        };
+        if !self.zram_ready {
+            self.setup_zram(z)?;
+            self.zram_ready = true;
+        }
+        let mark = self.undo.len();
+        let outcome = self.probe_rounds(options, rounds.max(1));
+        self.worker.kill();
+        let failures = self.undo.undo_from(mark);
+        match outcome {
+            Ok(costs) if failures.is_empty() => Ok(costs),
+            Ok(_) => Err(Error::host(format!(
+                "could not undo: {}",
+                failures.join("; ")
+            ))),
+            Err(e) if failures.is_empty() => Err(e),
+            Err(e) => Err(Error::host(format!(
+                "{e}; and could not undo: {}",
+                failures.join("; ")
+            ))),
+        }
+    }
+
+    fn probe_rounds(&mut self, options: &ValidateOptions, rounds: u32) -> Result<SwapPathCosts> {
+        let cgroup = options
+            .cgroup_root
+            .join(format!("mobmem-probe-{}", std::process::id()));
+        self.undo.create_dir(Change::Cgroup {
+            path: cgroup.clone(),
+        })?;
+        let mut w = self.start_worker(options, &options.scratch, &["--probe-swap"])?;
+        write_value(&cgroup.join("cgroup.procs"), &w.pid.to_string())?;
+        let tell = |what: &str, w: &mut StartedWorker| -> Result<String> {
+            writeln!(w.stdin, "{what}")
+                .and_then(|()| w.stdin.flush())
+                .map_err(|e| Error::host(format!("the swap probe's worker: {e}")))?;
+            Ok(w.lines.next().and_then(|l| l.ok()).unwrap_or_default())
+        };
+        let said = tell("go", &mut w)?;
+        if said != "written" {
+            return Err(Error::host(format!(
+                "the swap probe's worker did not write its pages (said '{said}')"
+            )));
+        }
+        let pages = options.spec.anon_pages as u64;
+        let (mut reclaim, mut swapin) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            self.check_interrupt()?;
+            let (_, out0) = swap_counts()?;
+            let t = Instant::now();
+            write_value(&cgroup.join("memory.force_empty"), "0")?;
+            let reclaim_ns = t.elapsed().as_nanos() as f64;
+            let (in0, out1) = swap_counts()?;
+            let outs = out1.saturating_sub(out0);
+            if outs < pages / 2 {
+                return Err(Error::host(format!(
+                    "reclaiming the swap probe's cgroup swapped out {outs} of its {pages} pages"
+                )));
+            }
+            let said = tell("touch", &mut w)?;
+            let touch_ns: f64 = said
+                .strip_prefix("touched ")
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| {
+                    Error::host(format!(
+                        "the swap probe's worker said '{said}', not 'touched NS'"
+                    ))
+                })?;
+            let (in1, _) = swap_counts()?;
+            let ins = in1.saturating_sub(in0);
+            if ins < pages / 2 {
+                return Err(Error::host(format!(
+                    "the swap probe read back {ins} of its {pages} pages from swap"
+                )));
+            }
+            reclaim.push(reclaim_ns / outs as f64);
+            swapin.push(touch_ns / ins as f64);
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        Ok(SwapPathCosts {
+            reclaim_ns: median(reclaim),
+            swapin_ns: median(swapin),
+            pages,
+        })
+    }
+
+    /// Start the worker on the files in `dir` (with `extra` flags) and wait for its
+    /// `ready`; it is killed with the session's other workers.
+    fn start_worker(
+        &mut self,
+        options: &ValidateOptions,
+        dir: &Path,
+        extra: &[&str],
+    ) -> Result<StartedWorker> {
+        self.worker.kill();
+        let mut child = Command::new(&options.worker.program)
+            .args(&options.worker.args)
+            .args(options.spec.worker_flags())
+            .args(extra)
+            .arg("--dir")
+            .arg(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::host(format!("starting the worker: {e}")))?;
+        let pid = child.id();
+        let stdin: ChildStdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        *self.worker.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
+        let mut lines = BufReader::new(stdout).lines();
+        let ready = lines.next().and_then(|l| l.ok()).unwrap_or_default();
+        self.check_interrupt()?;
+        let address = ready
+            .strip_prefix("ready ")
+            .and_then(|a| u64::from_str_radix(a, 16).ok())
+            .ok_or_else(|| Error::host(format!("the worker did not start (said '{ready}')")))?;
+        Ok(StartedWorker {
+            pid,
+            stdin,
+            lines,
+            address,
+        })
+    }
+
+    /// One untraced run of the workload in `cgroup` (and in `group`, a cgroup v2 group
+    /// of its own, for its pressure), timed from `go` to `done`.
+    fn timed_run(
+        &mut self,
+        options: &ValidateOptions,
+        dir: &Path,
+        cgroup: &Path,
+        group: Option<&Path>,
+    ) -> Result<TimedRun> {
+        let mut w = self.start_worker(options, dir, &[])?;
+        write_value(&cgroup.join("cgroup.procs"), &w.pid.to_string())?;
+        if let Some(g) = group {
+            write_value(&g.join("cgroup.procs"), &w.pid.to_string())?;
+        }
+        let group_pressure = || -> Option<[u64; 2]> {
+            parse_pressure(&fs::read_to_string(group?.join("memory.pressure")).ok()?)
+        };
+        let (in0, out0) = swap_counts()?;
+        let (group0, system0) = (group_pressure(), memory_stall_us());
+        let started = Instant::now();
+        writeln!(w.stdin, "go")
+            .and_then(|()| w.stdin.flush())
+            .map_err(|e| Error::host(format!("starting the workload: {e}")))?;
+        let said = w.lines.next().and_then(|l| l.ok()).unwrap_or_default();
+        let seconds = started.elapsed().as_secs_f64();
+        let (group1, system1) = (group_pressure(), memory_stall_us());
+        let (in1, out1) = swap_counts()?;
+        self.worker.kill();
+        self.check_interrupt()?;
+        if !said.starts_with("done") {
+            return Err(Error::host(format!(
+                "the worker's untraced run ended before its workload did (said '{said}')"
+            )));
+        }
+        let delta = |a: Option<[u64; 2]>, b: Option<[u64; 2]>| {
+            let (a, b) = (a?, b?);
+            Some([b[0].saturating_sub(a[0]), b[1].saturating_sub(a[1])])
+        };
+        Ok(TimedRun {
+            seconds,
+            group_stall_us: delta(group0, group1),
+            system_stall_us: delta(system0, system1),
+            swap_ins: in1.saturating_sub(in0),
+            swap_outs: out1.saturating_sub(out0),
+        })
+    }
+}
+
+/// A worker that said `ready`.
+struct StartedWorker {
+    pid: u32,
+    stdin: ChildStdin,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    /// Its anonymous region's first byte.
+    address: u64,
+}
+
+/// Where a cgroup v2 hierarchy is mounted (the first in `/proc/self/mounts`); none
+/// without one, or without psi (its groups have no `memory.pressure`).
+pub fn cgroup2_mount() -> Option<PathBuf> {
+    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let mut f = l.split_whitespace();
+        let (path, kind) = (f.nth(1)?, f.next()?);
+        let path = PathBuf::from(path);
+        (kind == "cgroup2" && path.join("memory.pressure").exists()).then_some(path)
+    })
 }
 
 /// The machine's memory stall totals, µs: SOME and FULL of `/proc/pressure/memory`.
@@ -1078,6 +1401,7 @@ impl KernelRun {
             file_owners: self.file_owners.clone(),
             swapped_indices: self.swapped_indices.clone(),
             flushes: self.flushes.clone(),
+            timed: self.timed.clone(),
             ..*self
         }
     }
@@ -1179,6 +1503,9 @@ pub struct Figures {
     pub major_faults: u64,
     pub swap_outs: u64,
     pub swap_ins: u64,
+    /// Swap-ins of pages active before their eviction (`workingset_restore_anon`; the
+    /// kernel's is machine-wide).
+    pub anon_restores: u64,
     /// Pages on the lists at the end: inactive anon, active anon, inactive file,
     /// active file.
     pub lists: [u64; 4],
@@ -1506,6 +1833,7 @@ pub fn compare(plan: &Plan, run: &KernelRun) -> Result<LimitComparison> {
             major_faults: run.stat.pgmajfault,
             swap_outs: run.swap_outs,
             swap_ins: run.swap_ins,
+            anon_restores: run.anon_restores,
             lists: run.stat.lists,
             pool: kernel_pool,
         },
@@ -1515,6 +1843,7 @@ pub fn compare(plan: &Plan, run: &KernelRun) -> Result<LimitComparison> {
             major_faults: swap_ins,
             swap_outs: r.counters.swap_outs,
             swap_ins,
+            anon_restores: ws.restore[0],
             lists: detailed.lists.map(|n| n as u64),
             pool: sim_pool,
         },
@@ -1614,6 +1943,48 @@ pub fn explain_file_gap(row: &LimitComparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_that_already_exists_is_never_recorded_nor_removed() {
+        let home = tempfile::tempdir().unwrap();
+        let state_dir = tempfile::tempdir().unwrap();
+        let state_file = state_dir.path().join("state.json");
+        let journal = Journal::begin(&state_file, "test").unwrap();
+        let undo = UndoLog {
+            changes: Arc::default(),
+            journal: journal.clone(),
+        };
+        let theirs = home.path().join("theirs");
+        fs::create_dir(&theirs).unwrap();
+        fs::write(theirs.join("keep"), "a user's file").unwrap();
+        for change in [
+            Change::Dir {
+                path: theirs.clone(),
+            },
+            Change::Cgroup {
+                path: theirs.clone(),
+            },
+        ] {
+            let e = undo.create_dir(change).unwrap_err().to_string();
+            assert!(e.contains("already exists"), "{e}");
+        }
+        // One that cannot be made (its parent is missing) is forgotten, not undone.
+        let orphan = home.path().join("missing").join("ours");
+        assert!(undo.create_dir(Change::Dir { path: orphan }).is_err());
+        assert_eq!(undo.len(), 0);
+        let recorded = state::HostState::read(&state_file).unwrap().unwrap();
+        assert!(recorded.changes.is_empty(), "{:?}", recorded.changes);
+        let ours = home.path().join("ours");
+        undo.create_dir(Change::Dir { path: ours.clone() }).unwrap();
+        assert!(ours.is_dir());
+        assert!(undo.undo_from(0).is_empty());
+        assert!(!ours.exists());
+        assert_eq!(
+            fs::read_to_string(theirs.join("keep")).unwrap(),
+            "a user's file"
+        );
+        journal.close().unwrap();
+    }
 
     #[test]
     fn steps_follow_the_seed_and_the_shares() {
@@ -1763,6 +2134,8 @@ mod tests {
             memory_stall_us: None,
             flushes: FlushClock::default(),
             lost_events: 0,
+            anon_restores: 0,
+            timed: Vec::new(),
         }
     }
 

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::ksm_validate::{KernelSession, Plan};
+use super::reclaim_validate::SwapPathCosts;
 use super::state::{cpu_set, Change, Journal};
 use crate::core::time::{Step, ThreadSpec, Timeline};
 use crate::{Error, Result};
@@ -633,27 +634,39 @@ pub fn measure(
 /// The kernel side is reclaim-validate's run at two limits: one roomy enough that
 /// nothing is reclaimed, whose wall time per access is the worker's own work (the one
 /// input taken from the worker, so that row is calibrated, not evidence), and a tight
-/// one. The simulator's side of the tight run: the swap-outs and swap-ins its own
-/// replay of the captured trace makes (reclaim-validate's `workingset` machine), each a
-/// memory stall of the worker (a cgroup's limit is enforced by the task that charges
-/// the page: direct reclaim), priced by what this host measured: a compression per
-/// swap-out, a decompression and a fault per swap-in. The worker's thread runs on the
-/// timeline, which gives its wall time and its memory stall as PSI counts it.
+/// one. Each limit's captured run gives the counts; untraced runs after it give the
+/// times ([`super::reclaim_validate::TimedRun`]), since recording every fault slows
+/// the workload itself.
+///
+/// The simulator's side of the tight run: the swap-outs and swap-ins its own replay of
+/// the captured trace makes (reclaim-validate's `workingset` machine), priced by the
+/// kernel's own swap path on this host ([`super::reclaim_validate::SwapPathCosts`],
+/// measured on the worker's page contents, not on its run). A swap-out is reclaim in
+/// the worker's context (a cgroup's limit is enforced by the task that charges the
+/// page), which psi counts as a stall (`try_charge_memcg`); a swap-in is a stall only
+/// for a page that was active before its eviction (`swap_read_folio` checks
+/// `folio_test_workingset`), the replay's `workingset_restore_anon`. The worker's
+/// thread runs on the timeline, which gives its wall time and its memory stall.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WorkerCosts {
     /// Compressing one of the worker's pages, ns (this host, mobmem's codec standing
-    /// for zram's algorithm).
+    /// for zram's algorithm): shown beside the kernel's reclaim, not used.
     pub compress_ns: f64,
     pub decompress_ns: f64,
-    /// A first-touch fault of a base page, ns (this host).
+    /// A first-touch fault of a base page, ns (this host): shown, not used.
     pub fault_ns: f64,
+    /// The kernel's reclaim of a page to zram and its fault that reads one back, ns.
+    pub swap_path: SwapPathCosts,
 }
 
-/// Measure [`WorkerCosts`] on this host: `codec` on the worker's own page contents
-/// (the median of 5 rounds), and first touches of 64 MiB.
+/// Measure the codec's and the fault's part of [`WorkerCosts`] on this host: `codec`
+/// on the worker's own page contents (the median of 5 rounds), and first touches of
+/// 64 MiB. `swap_path` is the kernel's, measured in a session
+/// ([`super::reclaim_validate::KernelSession::probe_swap_path`]).
 pub fn worker_costs(
     spec: &super::reclaim_validate::WorkloadSpec,
     codec: crate::mm::fs::codec::Codec,
+    swap_path: SwapPathCosts,
 ) -> Result<WorkerCosts> {
     const PAGE: usize = 4096;
     let pages = spec.anon_pages.clamp(1, 4096);
@@ -661,10 +674,6 @@ pub fn worker_costs(
     for (i, page) in contents.iter_mut().enumerate() {
         spec.anon_contents(i as u32, page);
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let (mut comp, mut decomp) = (Vec::new(), Vec::new());
     for _ in 0..5 {
         let t = Instant::now();
@@ -688,34 +697,59 @@ pub fn worker_costs(
         compress_ns: median(comp),
         decompress_ns: median(decomp),
         fault_ns: median(faults),
+        swap_path,
     })
 }
 
-/// The worker on the timeline: one thread, `accesses` of `ns_per_access` of work, and
-/// `swap_outs` compressions and `swap_ins` decompressions and faults as memory stalls.
-/// Its wall time and its memory stall (SOME), ns.
+/// The middle value (the upper one of an even count); NaN for none.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// What the worker did, counted by the replay: its swap-outs, its swap-ins and how
+/// many of those were restores (pages active before eviction).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SwapCounts {
+    pub swap_outs: u64,
+    pub swap_ins: u64,
+    pub restores: u64,
+}
+
+/// The worker on the timeline: one thread, `accesses` of `ns_per_access` of work,
+/// each swap-out a reclaim (a memory stall), each swap-in a fault that reads the page
+/// back (a memory stall only for a restore). Its wall time and its memory stall (SOME),
+/// ns.
 pub fn simulate_worker(
     accesses: u64,
     ns_per_access: f64,
-    swap_outs: u64,
-    swap_ins: u64,
+    counts: SwapCounts,
     costs: &WorkerCosts,
 ) -> Result<(f64, f64)> {
     let mut t = Timeline::new(&[1024], Vec::new(), 0, 250)?;
     let worker = t.spawn(ThreadSpec::new("worker"))?;
     let ns = |x: f64| x.max(0.0).round() as u64;
+    let restores = counts.restores.min(counts.swap_ins);
+    let path = &costs.swap_path;
     let steps = vec![
         Step::Cpu {
             work_ns: ns(accesses as f64 * ns_per_access),
             memstall: false,
         },
         Step::Cpu {
-            work_ns: ns(swap_outs as f64 * costs.compress_ns),
+            work_ns: ns(counts.swap_outs as f64 * path.reclaim_ns),
             memstall: true,
         },
         Step::Cpu {
-            work_ns: ns(swap_ins as f64 * (costs.decompress_ns + costs.fault_ns)),
+            work_ns: ns(restores as f64 * path.swapin_ns),
             memstall: true,
+        },
+        Step::Cpu {
+            work_ns: ns((counts.swap_ins - restores) as f64 * path.swapin_ns),
+            memstall: false,
         },
     ];
     let job = t.submit(worker, 0, steps)?;
@@ -731,18 +765,22 @@ pub fn simulate_worker(
     Ok((wall, stall))
 }
 
-/// One run of the worker as the kernel did it, and the simulator's counts on its trace.
+/// One limit as the kernel did it, and the simulator's counts on its trace.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct WorkerRun {
     pub limit_mib: u64,
+    /// The untraced runs' median wall time, s.
     pub wall_s: f64,
-    /// `/proc/pressure/memory` totals over the run, s: SOME and FULL.
+    /// The traced run's wall time, s (shown, not compared).
+    pub traced_wall_s: f64,
+    /// The untraced runs' median memory stall, s: SOME and FULL of the worker's own
+    /// group where there is one, else of the machine.
     pub stall_some_s: f64,
     pub stall_full_s: f64,
-    pub kernel_swap_outs: u64,
-    pub kernel_swap_ins: u64,
-    pub sim_swap_outs: u64,
-    pub sim_swap_ins: u64,
+    /// Whether the stall is the worker's own group's.
+    pub stall_of_group: bool,
+    pub kernel: SwapCounts,
+    pub sim: SwapCounts,
 }
 
 const WALL_GOAL: &str = "within 20 % of the kernel's";
@@ -757,13 +795,7 @@ pub fn compare_worker(
     costs: &WorkerCosts,
 ) -> Result<Vec<Row>> {
     let per_access = roomy.wall_s * 1e9 / accesses.max(1) as f64;
-    let (roomy_wall, _) = simulate_worker(
-        accesses,
-        per_access,
-        roomy.sim_swap_outs,
-        roomy.sim_swap_ins,
-        costs,
-    )?;
+    let (roomy_wall, _) = simulate_worker(accesses, per_access, roomy.sim, costs)?;
     let mut rows = vec![Row {
         case: format!("worker {} MiB (calibration)", roomy.limit_mib),
         metric: "wall_s",
@@ -774,13 +806,7 @@ pub fn compare_worker(
     }];
     let within = |k: f64, s: f64| (s - k).abs() <= 0.20 * k.abs();
     for run in tight {
-        let (wall, stall) = simulate_worker(
-            accesses,
-            per_access,
-            run.sim_swap_outs,
-            run.sim_swap_ins,
-            costs,
-        )?;
+        let (wall, stall) = simulate_worker(accesses, per_access, run.sim, costs)?;
         let case = format!("worker {} MiB", run.limit_mib);
         rows.push(Row {
             case: case.clone(),
@@ -811,28 +837,39 @@ mod tests {
         // CPU's times by its non-idle jiffies since the last aggregation: a run shorter
         // than a jiffy would count no stall, as in the kernel.)
         let costs = WorkerCosts {
-            compress_ns: 4e6,
-            decompress_ns: 1e6,
-            fault_ns: 2e6,
+            compress_ns: 1.0,
+            decompress_ns: 1.0,
+            fault_ns: 1.0,
+            swap_path: SwapPathCosts {
+                reclaim_ns: 4e6,
+                swapin_ns: 3e6,
+                pages: 1,
+            },
         };
-        let (wall, stall) = simulate_worker(1000, 1e6, 10, 20, &costs).unwrap();
+        let counts = |swap_outs, swap_ins, restores| SwapCounts {
+            swap_outs,
+            swap_ins,
+            restores,
+        };
+        let (wall, stall) = simulate_worker(1000, 1e6, counts(10, 20, 5), &costs).unwrap();
         assert_eq!(wall, 1.1e9);
-        assert_eq!(stall, 1e8);
-        let run = |limit_mib, wall_s, stall_some_s, outs, ins| WorkerRun {
+        // The 10 reclaims and the 5 restores stall; the other 15 swap-ins do not.
+        assert_eq!(stall, 0.055e9);
+        let run = |limit_mib, wall_s, stall_some_s, c| WorkerRun {
             limit_mib,
             wall_s,
+            traced_wall_s: 2.0 * wall_s,
             stall_some_s,
             stall_full_s: stall_some_s,
-            kernel_swap_outs: outs,
-            kernel_swap_ins: ins,
-            sim_swap_outs: outs,
-            sim_swap_ins: ins,
+            stall_of_group: true,
+            kernel: c,
+            sim: c,
         };
         // Roomy: 1000 accesses in 1 s, nothing swapped. Tight: the kernel took 1.2 s
-        // and stalled 0.15 s; the simulator gives 1.1 s (within 20 %) and 0.1 s (not).
+        // and stalled 0.1 s; the simulator gives 1.1 s (within 20 %) and 0.055 s (not).
         let rows = compare_worker(
-            &run(64, 1.0, 0.0, 0, 0),
-            &[run(8, 1.2, 0.15, 10, 20)],
+            &run(64, 1.0, 0.0, counts(0, 0, 0)),
+            &[run(8, 1.2, 0.1, counts(10, 20, 5))],
             1000,
             &costs,
         )
@@ -840,7 +877,7 @@ mod tests {
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].within_goal, None);
         assert!((rows[1].sim - 1.1).abs() < 1e-9 && rows[1].within_goal == Some(true));
-        assert!((rows[2].sim - 0.1).abs() < 1e-9 && rows[2].within_goal == Some(false));
+        assert!((rows[2].sim - 0.055).abs() < 1e-9 && rows[2].within_goal == Some(false));
     }
 
     use super::*;

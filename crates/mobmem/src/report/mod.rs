@@ -641,46 +641,12 @@ pub const REPORT_MARKER: &str = ".mobmem-report";
 const MARKER_TEXT: &str = "This folder is a report written by mobmem. mobmem replaces it \
 whole when the experiment is run again into the same --out folder.\n";
 
-/// The names of the files a report folder holds, besides its SVGs.
-const REPORT_FILES: [&str; 9] = [
-    REPORT_MARKER,
-    "results.csv",
-    "results.json",
-    "claims.json",
-    "findings.json",
-    "paper-figures.json",
-    "report.json",
-    "provenance.json",
-    "index.html",
-];
-
 /// Whether `dir` is a report folder mobmem wrote: a real folder (not a link) holding
-/// the marker file, or, for reports written before the marker, holding `report.json`
-/// and nothing but regular files of the names a report has.
+/// the marker file. Anything else at a report's name (a folder of report-like files
+/// included: its files may be a person's) is refused without `--force`.
 pub fn is_own_report(dir: &Path) -> bool {
     let is_file = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
-    if !fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
-        return false;
-    }
-    if is_file(&dir.join(REPORT_MARKER)) {
-        return true;
-    }
-    let Ok(entries) = fs::read_dir(dir) else {
-        return false;
-    };
-    let mut has_report = false;
-    for entry in entries {
-        let Ok(entry) = entry else { return false };
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            return false;
-        };
-        if !(REPORT_FILES.contains(&name) || name.ends_with(".svg")) || !is_file(&entry.path()) {
-            return false;
-        }
-        has_report |= name == "report.json";
-    }
-    has_report
+    fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) && is_file(&dir.join(REPORT_MARKER))
 }
 
 /// Whether `path` is an index page mobmem wrote (`DIR/index.html`): a regular file
