@@ -35,6 +35,9 @@ use mobmem::report;
 use mobmem::trace;
 use mobmem::workload;
 
+/// The largest file `report summary --write-into` reads (a README is a few tens of KB).
+const MAX_SUMMARY_FILE_BYTES: u64 = 16 << 20;
+
 #[derive(Parser)]
 #[command(
     name = "mobmem",
@@ -1273,8 +1276,11 @@ fn report_command(command: ReportCommand) -> Result<()> {
             match write_into {
                 None => print!("{}", report::summary_markdown(&sections, last.as_ref())),
                 Some(path) => {
-                    let text = std::fs::read_to_string(&path)
-                        .with_context(|| format!("{}", path.display()))?;
+                    let text = mobmem::input::read_text(
+                        &path,
+                        MAX_SUMMARY_FILE_BYTES,
+                        "a file a summary is written into",
+                    )?;
                     let claims = report::claims_markdown(&sections, last.as_ref());
                     let findings = report::findings_markdown(&sections);
                     let new = report::replace_summary(&text, &claims, &findings)

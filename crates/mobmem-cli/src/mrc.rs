@@ -49,6 +49,10 @@ pub struct MrcArgs {
 }
 
 /// Sizes in pages from the `--capacities` items, given the footprint.
+/// The most sizes one curve is computed at (`--capacities`, ranges expanded), checked
+/// as the ranges expand: each is a row of the table and a point of the figure.
+pub const MAX_CAPACITIES: u64 = 100_000;
+
 pub fn parse_capacities(items: &[String], footprint: u64) -> Result<Vec<u64>> {
     let one = |text: &str| -> Result<u64> {
         let text = text.trim();
@@ -77,10 +81,16 @@ pub fn parse_capacities(items: &[String], footprint: u64) -> Result<Vec<u64>> {
                 .trim()
                 .parse()
                 .ok()
-                .filter(|&n| (1..=100_000).contains(&n))
-                .with_context(|| format!("capacity `{item}`: expected 1 to 100000 steps"))?;
+                .filter(|&n| (1..=MAX_CAPACITIES).contains(&n))
+                .with_context(|| {
+                    format!("capacity `{item}`: expected 1 to {MAX_CAPACITIES} steps")
+                })?;
             if to < from {
                 bail!("capacity `{item}`: the range ends before it starts");
+            }
+            // Before the range is expanded: many ranges must not fill memory first.
+            if out.len() as u64 + steps > MAX_CAPACITIES {
+                bail!("capacity `{item}`: more than {MAX_CAPACITIES} capacities in all");
             }
             for i in 0..steps {
                 let at = if steps == 1 {
@@ -94,8 +104,8 @@ pub fn parse_capacities(items: &[String], footprint: u64) -> Result<Vec<u64>> {
             out.push(one(item)?);
         }
     }
-    if out.len() > 100_000 {
-        bail!("{} capacities: at most 100000", out.len());
+    if out.len() as u64 > MAX_CAPACITIES {
+        bail!("{} capacities: at most {MAX_CAPACITIES}", out.len());
     }
     Ok(out)
 }
@@ -347,4 +357,22 @@ fn own_svg(path: &std::path::Path) -> bool {
     output::file_head_is(path, |head| {
         head.starts_with("<svg") && head.contains("miss-ratio curve")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_past_the_limit_are_refused_before_they_expand() {
+        let items = |n: usize| vec!["1..1000/60000".to_string(); n];
+        assert_eq!(parse_capacities(&items(1), 1000).unwrap().len(), 60_000);
+        // The second range would make 120,000: refused before it is expanded.
+        let e = parse_capacities(&items(1_000_000), 1000).unwrap_err();
+        assert!(e.to_string().contains("more than 100000"), "{e}");
+        assert!(e.to_string().contains("1..1000/60000"), "{e}");
+        let shares = ["5%".to_string(), "1..50%/10".to_string()];
+        // A range from 1 page to 50 % of 200 pages starts at 1.
+        assert_eq!(parse_capacities(&shares, 200).unwrap()[..2], [10, 1]);
+    }
 }

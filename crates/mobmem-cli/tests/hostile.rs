@@ -549,8 +549,20 @@ fn grids_beyond_the_point_limit_are_refused_before_anything_runs() {
                 .join(", ")
         ),
     );
-    let runs: [(&[&str], &str); 3] = [
+    // The KSM kind's lists: 100,000 pages_to_scan settings.
+    let ksm = write(
+        "ksm.toml",
+        format!(
+            "kind = \"ksm\"\nname = \"k\"\npages_to_scan = [{}]\n",
+            (1..=100_000)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    let runs: [(&[&str], &str); 4] = [
         (&["run", s(&cache), "--out", s(&out)], "1000000 points"),
+        (&["run", s(&ksm), "--out", s(&out)], "100012 points"),
         (
             &["run", s(&seeded), "--out", s(&out), "--seeds", "100"],
             "200 points x 100 seeds = 20000",

@@ -52,10 +52,61 @@ pub fn open(path: &Path) -> Result<File> {
     Ok(file)
 }
 
+/// Reads all of `path` (opened by [`open`]), refusing one longer than `limit` bytes
+/// once that many are read: a FIFO or a device then ends in an error, not a hang or an
+/// unbounded buffer. `what` names the file in that error ("a media file").
+pub fn read_all(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    open(path)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::io(
+            path,
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("is longer than {limit} bytes, the most {what} may be"),
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_all`] as UTF-8 text.
+pub fn read_text(path: &Path, limit: u64, what: &str) -> Result<String> {
+    String::from_utf8(read_all(path, limit, what)?).map_err(|e| {
+        Error::io(
+            path,
+            io::Error::new(io::ErrorKind::InvalidData, format!("is not UTF-8 text: {e}")),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Read;
+
+    #[test]
+    fn whole_reads_stop_at_their_limit_and_on_special_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"12345").unwrap();
+        assert_eq!(read_all(&file, 5, "a test file").unwrap(), b"12345");
+        let e = read_all(&file, 4, "a test file").unwrap_err().to_string();
+        assert!(e.contains("longer than 4 bytes") && e.contains("f"), "{e}");
+        // An endless device ends at the limit, with the error.
+        let e = read_all(Path::new("/dev/zero"), 1 << 16, "a test file")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev/zero"), "{e}");
+        let e = read_all(dir.path(), 10, "a test file").unwrap_err().to_string();
+        assert!(e.contains("a folder"), "{e}");
+        std::fs::write(&file, [0xff, 0xfe]).unwrap();
+        assert!(read_text(&file, 10, "a test file").is_err());
+    }
 
     #[test]
     fn a_fifo_without_a_writer_reads_as_empty_at_once_and_a_folder_is_an_error() {

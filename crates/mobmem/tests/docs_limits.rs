@@ -1,5 +1,6 @@
-//! docs/limits.md lists every limit of the code: each `MAX_` constant (and the page
-//! count hint of streams) in the sources of the library and the command line has a row
+//! docs/limits.md lists every limit of the code: each `MAX_` constant (and the
+//! allowances and bounds per byte or page read, the page count hint of streams) in the
+//! sources of the library and the command line has a row
 //! naming it by its module path, and every constant a row names exists.
 
 use std::collections::BTreeSet;
@@ -43,8 +44,13 @@ fn declared_limit(line: &str) -> Option<&str> {
     is_limit(name).then_some(name)
 }
 
+/// A limit: `MAX_…`, an allowance a bound grants whatever the input's size
+/// (`…_ALLOWANCE`), and the bounds that grow with what was read and the page count hint
+/// of streams, by name.
 fn is_limit(name: &str) -> bool {
-    name.starts_with("MAX_") || name == "HINT_WITHOUT_LENGTH"
+    name.starts_with("MAX_")
+        || name.ends_with("_ALLOWANCE")
+        || ["EXPANSION_PER_BYTE", "NEAR_PER_PAGE", "HINT_WITHOUT_LENGTH"].contains(&name)
 }
 
 fn limits_in_code() -> BTreeSet<String> {

@@ -366,6 +366,28 @@ pub(crate) fn stream(
     }
 }
 
+/// The lock file at `path`, created if missing; none without the right to create it.
+/// Never opened through a link: in a shared /tmp anyone could put one at this name.
+fn open_lock(path: &Path) -> Result<Option<fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+    {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
+            Err(Error::host(format!(
+                "{} is a symbolic link, not mobmem's lock file: remove it",
+                path.display()
+            )))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
 /// An exclusive lock held for the whole capture (see [`lock_path`]); `mobmem host
 /// restore` takes it too, so that it never puts back settings under a running capture.
 pub struct CaptureLock {
@@ -377,12 +399,7 @@ impl CaptureLock {
     /// create the lock file no capture can run anyway: tracefs then says why.
     pub fn acquire(interrupted: &AtomicBool, notes: &dyn Fn(&str)) -> Result<CaptureLock> {
         let path = lock_path();
-        let Ok(file) = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-        else {
+        let Some(file) = open_lock(&path)? else {
             return Ok(CaptureLock { _file: None });
         };
         let mut told = false;
@@ -412,5 +429,27 @@ impl CaptureLock {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_is_never_opened_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        let link = dir.path().join("lock");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = open_lock(&link).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(!target.exists(), "nothing created through the link");
+        let plain = dir.path().join("plain");
+        assert!(open_lock(&plain).unwrap().is_some());
+        assert!(
+            open_lock(&plain).unwrap().is_some(),
+            "an existing lock file opens"
+        );
     }
 }

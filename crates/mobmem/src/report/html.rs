@@ -38,14 +38,21 @@ pub struct Section {
     pub sensitivity: Option<Sensitivity>,
 }
 
+/// The largest report file read back (`report.json`, `claims.json`...): a report of
+/// the largest grid writes a few MB.
+pub const MAX_REPORT_FILE_BYTES: u64 = 256 << 20;
+
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
-    match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| Error::config(path.display().to_string(), e.to_string())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
+    let bytes = match crate::input::read_all(path, MAX_REPORT_FILE_BYTES, "a report file") {
+        Ok(bytes) => bytes,
+        Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| Error::config(path.display().to_string(), e.to_string()))
 }
 
 impl Section {

@@ -227,6 +227,9 @@ fn base_params(grid: &Params) -> KsmParams {
     }
 }
 
+/// The modern ksmd options [`points`] compares, each a point.
+const MODERN_SERIES: usize = 4;
+
 fn points(grid: &Params) -> Vec<Point> {
     let point = |sweep, series: String, params, on| Point {
         sweep,
@@ -273,7 +276,7 @@ fn points(grid: &Params) -> Vec<Point> {
             true,
         ));
     }
-    let modern = [
+    let modern: [(&str, KsmParams); MODERN_SERIES] = [
         (
             "advisor scan-time",
             KsmParams {
@@ -480,6 +483,13 @@ impl Grid for KsmGrid<'_> {
         "app_name",
         "apps_memory_mb",
     ];
+
+    /// The baselines and settings [`points`] makes: told before they are built, so a
+    /// file of millions of settings is refused first.
+    fn point_count(&self) -> Option<u128> {
+        let (scans, sleeps) = (self.grid.pages_to_scan.len(), self.grid.sleep_ms.len());
+        Some((1 + scans + 1 + sleeps + MODERN_SERIES + 1) as u128)
+    }
 
     fn points(&self) -> Result<Vec<Point>> {
         Ok(points(self.grid))

@@ -177,6 +177,10 @@ fn schemes() -> Vec<(&'static str, WritePolicy, ReadPath)> {
     ]
 }
 
+/// The largest media file read (held whole, with each write policy's stored copy): the
+/// shipped ones are at most 32 MiB.
+pub const MAX_MEDIA_FILE_BYTES: u64 = 256 << 20;
+
 /// The media files: videos by size, then text.
 fn media_files(dir: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
     let missing = || {
@@ -279,7 +283,7 @@ fn file_rows(
     power: bool,
     params: &Params,
 ) -> Result<(Vec<Row>, Option<f64>)> {
-    let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let data = crate::input::read_all(path, MAX_MEDIA_FILE_BYTES, "a media file")?;
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
