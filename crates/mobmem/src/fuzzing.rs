@@ -82,7 +82,7 @@ pub static TARGETS: &[Target] = &[
     },
     Target {
         name: "zstd",
-        input: "a zstd-compressed .lis trace (the bytes after the zstd magic)",
+        input: "a zstd-compressed .lis and .mmt trace (the bytes after the zstd magic)",
         run: zstd_trace,
     },
     Target {
@@ -104,6 +104,11 @@ pub static TARGETS: &[Target] = &[
         name: "ksm-snapshot",
         input: "a .ksnap snapshot of page fingerprints",
         run: ksm_snapshot,
+    },
+    Target {
+        name: "host-state",
+        input: "a host state file (`mobmem host restore` reads it)",
+        run: host_state,
     },
     Target {
         name: "experiment",
@@ -128,9 +133,17 @@ pub fn target(name: &str) -> Option<&'static Target> {
 }
 
 /// Read every event and the tables, stopping once more than `cap` were read.
-/// Returns the events read.
+/// Returns the events read. An input of an odd length is read as a stream of
+/// unknown length (a FIFO's), the others as bytes of a known length, so that both
+/// bounds are exercised; either may be gzip- or zstd-compressed.
 fn drain(name: &str, data: Vec<u8>, format: Format, cap: u64) -> u64 {
-    let Ok(mut source) = trace::open_data(Path::new(name), data, Some(format)) else {
+    let name = Path::new(name);
+    let opened = if data.len() % 2 == 1 {
+        trace::open_stream(name, Cursor::new(data), Some(format))
+    } else {
+        trace::open_data(name, data, Some(format))
+    };
+    let Ok(mut source) = opened else {
         return 0;
     };
     let mut batch = Vec::new();
@@ -187,14 +200,19 @@ fn columns_trace(data: &[u8]) {
 fn zstd_trace(data: &[u8]) {
     let mut bytes = vec![0x28, 0xb5, 0x2f, 0xfd];
     bytes.extend_from_slice(data);
-    // The requests of a .lis file are bounded by its bytes as stored, compressed or not.
+    // The events of a trace are bounded by its bytes as stored, compressed or not.
     let bound = expansion_bound(bytes.len());
-    let events = drain("fuzz-input.lis.zst", bytes, Format::Lis, bound + 1);
-    assert!(
-        events <= bound,
-        "{} zstd bytes gave {events} events",
-        data.len() + 4
-    );
+    for (name, format) in [
+        ("fuzz-input.lis.zst", Format::Lis),
+        ("fuzz-input.mmt.zst", Format::Mmt),
+    ] {
+        let events = drain(name, bytes.clone(), format, bound + 1);
+        assert!(
+            events <= bound,
+            "{} zstd bytes gave {events} events of {name}",
+            data.len() + 4
+        );
+    }
 }
 
 fn ftrace_text(data: &[u8], perfetto: bool) {
@@ -221,6 +239,16 @@ fn ksm_snapshot(data: &[u8]) {
     }
 }
 
+fn host_state(data: &[u8]) {
+    // Read and described, as `host restore` lists what it will undo (never undone here).
+    if let Ok(state) = crate::host::state::HostState::parse(data, Path::new("state.json")) {
+        for change in &state.changes {
+            let _ = change.describe();
+        }
+        let _ = state.owner_alive();
+    }
+}
+
 /// The input as config text, as `config_file::read` takes it (`None` if it refuses).
 fn config_text(data: &[u8]) -> Option<String> {
     crate::config_file::text(Path::new("fuzz-input.toml"), data.to_vec()).ok()
@@ -233,9 +261,18 @@ fn experiment(data: &[u8]) {
     // Every kind: the file's `kind` picks the parser of its keys. What parses must
     // write back as TOML.
     let base = Path::new("fuzz-folder");
-    if let Ok(file) = crate::experiments::ExperimentFile::parse(&text, "fuzz", base) {
-        let _ = file.to_toml();
-    }
+    let Ok(file) = crate::experiments::ExperimentFile::parse(&text, "fuzz", base) else {
+        return;
+    };
+    // What parses writes back as TOML that parses again, to the same file. (Its paths
+    // are written resolved, so read back from the current folder.)
+    let written = file
+        .to_toml()
+        .unwrap_or_else(|e| panic!("a file that parses does not write back: {e}"));
+    let again = crate::experiments::ExperimentFile::parse(&written, "fuzz", Path::new(""))
+        .unwrap_or_else(|e| panic!("a file written back does not parse: {e}\n{written}"));
+    let rewritten = again.to_toml().expect("it wrote once");
+    assert_eq!(written, rewritten, "writing back is not stable");
 }
 
 fn workload(data: &[u8]) {

@@ -79,7 +79,10 @@ pub fn read_text(path: &Path, limit: u64, what: &str) -> Result<String> {
     String::from_utf8(read_all(path, limit, what)?).map_err(|e| {
         Error::io(
             path,
-            io::Error::new(io::ErrorKind::InvalidData, format!("is not UTF-8 text: {e}")),
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("is not UTF-8 text: {e}"),
+            ),
         )
     })
 }
@@ -102,7 +105,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("/dev/zero"), "{e}");
-        let e = read_all(dir.path(), 10, "a test file").unwrap_err().to_string();
+        let e = read_all(dir.path(), 10, "a test file")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a folder"), "{e}");
         std::fs::write(&file, [0xff, 0xfe]).unwrap();
         assert!(read_text(&file, 10, "a test file").is_err());

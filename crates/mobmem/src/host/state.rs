@@ -325,6 +325,10 @@ fn process_start(pid: u32) -> Option<(u64, bool)> {
     Some((fields.nth(18)?.parse().ok()?, zombie))
 }
 
+/// The largest state file read: a run records a few hundred changes of a few hundred
+/// bytes each.
+pub const MAX_STATE_FILE_BYTES: u64 = 16 << 20;
+
 impl HostState {
     /// A new, empty state of this process.
     pub fn new(command: &str) -> HostState {
@@ -345,11 +349,16 @@ impl HostState {
             Err(Error::Io { error, .. }) if error.kind() == ErrorKind::NotFound => return Ok(None),
             checked => checked?,
         }
-        let text = match fs::read(path) {
+        let text = match crate::input::read_all(path, MAX_STATE_FILE_BYTES, "a host state file") {
             Ok(t) => t,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(path, e)),
+            Err(Error::Io { error, .. }) if error.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
         };
+        Self::parse(&text, path).map(Some)
+    }
+
+    /// The state file's bytes, read from `path` (which names it in errors).
+    pub fn parse(text: &[u8], path: &Path) -> Result<HostState> {
         let corrupt = |position, why: String| {
             Error::format(
                 path,
@@ -360,7 +369,7 @@ impl HostState {
                 ),
             )
         };
-        let state: HostState = serde_json::from_slice(&text)
+        let state: HostState = serde_json::from_slice(text)
             .map_err(|e| corrupt(Position::Line(e.line() as u64), e.to_string()))?;
         if state.format != FORMAT {
             return Err(corrupt(
@@ -368,7 +377,7 @@ impl HostState {
                 format!("format {}, this mobmem reads {FORMAT}", state.format),
             ));
         }
-        Ok(Some(state))
+        Ok(state)
     }
 
     /// Whether the process that wrote it still runs.
@@ -649,6 +658,21 @@ pub fn restore(path: &Path, step: &mut dyn FnMut(&Step)) -> Result<(Restored, us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fuzz_seeds_of_state_files_are_state_files() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/host-state");
+        let mut read = 0;
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if let Ok(state) = HostState::parse(&fs::read(&path).unwrap(), &path) {
+                read += 1;
+                let again = HostState::parse(&state.bytes(), &path).unwrap();
+                assert_eq!(again, state);
+            }
+        }
+        assert!(read >= 1, "none of the seeds in {} parses", dir.display());
+    }
 
     fn dead_state(changes: Vec<Change>) -> HostState {
         HostState {

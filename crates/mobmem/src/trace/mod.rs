@@ -29,8 +29,8 @@ pub mod twr;
 pub mod vscsi;
 
 pub use open::{
-    open, open_data, read_all, read_all_data, write, zstd_bound, Format, MAX_ZSTD_EXPANSION,
-    ZSTD_ALLOWANCE,
+    open, open_data, open_stream, read_all, read_all_data, write, zstd_bound, Format,
+    MAX_ZSTD_EXPANSION, ZSTD_ALLOWANCE,
 };
 pub use shared::{PartialFile, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES};
 

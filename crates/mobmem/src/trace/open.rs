@@ -183,9 +183,13 @@ pub(crate) fn open_bytes_metered(path: &Path) -> Result<(Box<dyn Read + Send>, S
 /// format allows about 2^15 (a 128 KiB block in a few bytes); real traces compress 3 to 10
 /// times. A stream that expands further is refused, so that a few KiB of crafted zstd
 /// data cannot stand for gigabytes of trace.
-pub const MAX_ZSTD_EXPANSION: u64 = 1 << 10;
-/// Bytes a zstd stream may decompress to whatever its size.
-pub const ZSTD_ALLOWANCE: u64 = 1 << 20;
+///
+/// Smaller in the fuzz driver (`cfg(fuzzing)`), as [`super::shared::EXPANSION_PER_BYTE`]
+/// is: an input of a few KiB that decompresses to megabytes of text would otherwise take
+/// milliseconds of the campaign, through the same checks.
+pub const MAX_ZSTD_EXPANSION: u64 = if cfg!(fuzzing) { 1 << 4 } else { 1 << 10 };
+/// Bytes a zstd stream may decompress to whatever its size (smaller in the fuzz driver).
+pub const ZSTD_ALLOWANCE: u64 = if cfg!(fuzzing) { 1 << 12 } else { 1 << 20 };
 
 /// Most decompressed bytes `compressed` bytes of zstd data may stand for.
 pub fn zstd_bound(compressed: u64) -> u64 {
@@ -198,21 +202,33 @@ fn open_input(path: &Path) -> Result<(Box<dyn Read + Send>, InputLength, StoredB
     let file = crate::input::open(path)?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
     let length = metadata.is_file().then_some(metadata.len());
-    let reader = BufReader::with_capacity(1 << 16, file);
-    let decoder = match Expanding::detect(path, reader)? {
-        Ok(decoder) => decoder,
+    decoded(path, BufReader::with_capacity(1 << 16, file), length)
+}
+
+/// `input`, decompressed when it starts with gzip's or zstd's magic number, and what is
+/// known of its length before reading it: `length` (its size as stored, when known)
+/// for plain bytes, a bound from it for compressed ones. Files, bytes in memory and
+/// streams all go through here, so each is decoded and bounded alike.
+fn decoded<R: BufRead + Send + 'static>(
+    name: &Path,
+    input: R,
+    length: Option<u64>,
+) -> Result<(Box<dyn Read + Send>, InputLength, StoredBytes)> {
+    match Expanding::detect(name, input)? {
         Err(plain) => {
             let exact = length.map_or(InputLength::Unknown, InputLength::Exact);
-            return Ok((Box::new(plain), exact, StoredBytes::default()));
+            Ok((Box::new(plain), exact, StoredBytes::default()))
         }
-    };
-    let stored = StoredBytes::compressed(decoder.consumed());
-    let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
-    Ok((
-        Box::new(BufReader::with_capacity(1 << 16, decoder)),
-        bound,
-        stored,
-    ))
+        Ok(decoder) => {
+            let stored = StoredBytes::compressed(decoder.consumed());
+            let bound = length.map_or(InputLength::Unknown, |n| InputLength::AtMost(zstd_bound(n)));
+            Ok((
+                Box::new(BufReader::with_capacity(1 << 16, decoder)),
+                bound,
+                stored,
+            ))
+        }
+    }
 }
 
 /// Counts the bytes a decoder takes from the compressed input.
@@ -375,19 +391,20 @@ pub fn open_data(
     format: Option<Format>,
 ) -> Result<Box<dyn EventSource + Send>> {
     let format = format_of(name, format)?;
-    let (input, length, stored): (Box<dyn Read + Send>, _, _) = if data.starts_with(&ZSTD_MAGIC) {
-        let bound = InputLength::AtMost(zstd_bound(data.len() as u64));
-        let decoder = Expanding::zstd(Cursor::new(data)).map_err(|e| Error::io(name, e))?;
-        let stored = StoredBytes::compressed(decoder.consumed());
-        (
-            Box::new(BufReader::with_capacity(1 << 16, decoder)),
-            bound,
-            stored,
-        )
-    } else {
-        let length = InputLength::Exact(data.len() as u64);
-        (Box::new(Cursor::new(data)), length, StoredBytes::default())
-    };
+    let length = data.len() as u64;
+    let (input, length, stored) = decoded(name, Cursor::new(data), Some(length))?;
+    source(name, input, length, stored, format)
+}
+
+/// Open a trace read from a stream of unknown length (a pipe, a socket): as a FIFO
+/// given as a file is read, with the bounds of an input whose size is not known.
+pub fn open_stream(
+    name: &Path,
+    stream: impl Read + Send + 'static,
+    format: Option<Format>,
+) -> Result<Box<dyn EventSource + Send>> {
+    let format = format_of(name, format)?;
+    let (input, length, stored) = decoded(name, BufReader::with_capacity(1 << 16, stream), None)?;
     source(name, input, length, stored, format)
 }
 
