@@ -337,7 +337,12 @@ pub(crate) fn after_undo<T>(
         std::process::exit(130);
     }
     match outcome {
-        Ok(o) => Ok(o),
+        Ok(o) if restored => Ok(o),
+        // The run's results are not shown: a machine left changed is the news.
+        Ok(_) => bail!(
+            "some {settings} could not be restored (each is listed above); the state \
+             file keeps them for `mobmem host restore`"
+        ),
         // The undo failures were reported already; the run's own error is the error.
         Err(e) if restored => Err(e.into()),
         Err(e) => bail!("{e}\nand some {settings} could not be restored"),

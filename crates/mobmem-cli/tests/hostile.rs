@@ -284,46 +284,77 @@ fn a_users_folder_at_the_reports_name_is_never_removed() {
     );
 }
 
+/// Killed (SIGKILL) at every step of writing its report in turn (each file or folder
+/// made, written, renamed or removed; the test hook of `mobmem::output`): the user's file
+/// and every file of the report stay byte-identical to the report before (a run is
+/// deterministic, so the new one has the same bytes; only the provenance's clock may
+/// differ), and no report folder is ever missing or partial.
 #[test]
-fn a_run_killed_at_any_moment_leaves_the_old_report_or_the_new_one_whole() {
+fn a_run_killed_at_every_step_of_writing_leaves_the_old_report_or_the_new_one_whole() {
     let dir = tempfile::tempdir().unwrap();
     let exp = tiny_experiment(dir.path());
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("users-file.txt"), "the user's").unwrap();
     ok(&["run", s(&exp), "--out", s(&out)]);
-    let whole = |report: &Path| {
-        [
-            "results.csv",
-            "results.json",
-            "report.json",
-            "index.html",
-            ".mobmem-report",
-        ]
-        .iter()
-        .all(|f| report.join(f).is_file())
+    // The report's files, each with its bytes; the pages and provenance files, which
+    // carry the run's date, with whether they are whole instead. Temporary names of
+    // killed runs are not the report.
+    let report = |out: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        tree(out)
+            .into_iter()
+            .filter(|(p, _)| {
+                !p.strip_prefix(out)
+                    .unwrap()
+                    .iter()
+                    .any(|part| part.to_string_lossy().contains(".partial"))
+            })
+            .map(|(p, bytes)| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                let bytes = if name == "index.html" {
+                    vec![u8::from(bytes.ends_with(b"</html>\n"))]
+                } else if name == "provenance.json" {
+                    vec![u8::from(
+                        serde_json::from_slice::<serde_json::Value>(&bytes).is_ok(),
+                    )]
+                } else {
+                    bytes
+                };
+                (p, bytes)
+            })
+            .collect()
     };
-    let started = Instant::now();
-    ok(&["run", s(&exp), "--out", s(&out)]);
-    let run_time = started.elapsed();
-    // Kills spread over the whole run, the last ones during the writing at its end.
-    for step in 0..24u32 {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mobmem"))
+    let before = report(&out);
+    assert!(before.len() > 5, "{before:?}");
+    let mut killed = 0;
+    for step in 1.. {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_mobmem"))
             .args(["run", s(&exp), "--out", s(&out)])
+            .env("MOBMEM_TEST_KILL_AT_OUTPUT_STEP", step.to_string())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
-            .spawn()
+            .status()
             .unwrap();
-        std::thread::sleep(run_time.mul_f64(f64::from(step) / 20.0));
-        let _ = child.kill();
-        child.wait().unwrap();
-        assert!(whole(&out.join("exp")), "after a kill at step {step}");
-        assert_eq!(
-            std::fs::read(out.join("users-file.txt")).unwrap(),
-            b"the user's"
-        );
+        let was_killed = std::os::unix::process::ExitStatusExt::signal(&status) == Some(9);
+        let after = report(&out);
+        let names = |r: &[(PathBuf, Vec<u8>)]| r.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&after), names(&before), "after a kill at step {step}");
+        for ((path, now), (_, then)) in after.iter().zip(&before) {
+            assert!(
+                now == then,
+                "{} changed after a kill at step {step}",
+                path.display()
+            );
+        }
+        if !was_killed {
+            assert!(status.success(), "step {step}: {status}");
+            break;
+        }
+        killed += 1;
     }
-    // Killed runs leave only their own hidden temporary folders beside the report.
+    assert!(killed >= 10, "only {killed} steps: the hook is not reached");
+    // Killed runs leave only their own hidden temporary folders and files beside the
+    // report.
     for entry in std::fs::read_dir(&out).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         assert!(

@@ -373,6 +373,51 @@ fn ksm_validate_cleans_up_on_sigint_sigterm_and_sighup() {
     }
 }
 
+/// A setting that cannot be put back at the end (here `pages_to_scan`, turned into a
+/// folder while the run goes on): the run says so, exits non-zero without its results,
+/// and its state file keeps the change for `mobmem host restore`, which finishes the job
+/// once the setting can be written again.
+#[test]
+fn ksm_validate_fails_when_a_setting_cannot_be_restored() {
+    let fake = fake_sysfs(&[]);
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let args = small_validate(fake.path(), "74", "3");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = Command::new(env!("CARGO_BIN_EXE_mobmem"))
+        .args(args_with_state(&args, &state_file))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = fake.path().join("run");
+    wait_until(
+        Duration::from_secs(20),
+        Duration::from_millis(20),
+        "the run never started",
+        || std::fs::read_to_string(&run).unwrap().trim() == "1",
+    );
+    let setting = fake.path().join("pages_to_scan");
+    std::fs::remove_file(&setting).unwrap();
+    std::fs::create_dir(&setting).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("pages_to_scan"), "{err}");
+    assert!(err.contains("could not be restored"), "{err}");
+    assert!(out.stdout.is_empty(), "no results shown");
+    let kept = std::fs::read_to_string(&state_file).unwrap();
+    assert!(kept.contains("pages_to_scan"), "{kept}");
+    std::fs::remove_dir(&setting).unwrap();
+    std::fs::write(&setting, "100\n").unwrap();
+    common::host_restore(&state_file);
+    assert!(!state_file.exists());
+    assert_eq!(
+        dir_contents(fake.path()),
+        dir_contents(fake_sysfs(&[]).path())
+    );
+}
+
 /// A small ksm-validate on the fake KSM directory `fake`.
 fn small_validate(fake: &Path, period: &str, duration: &str) -> Vec<String> {
     [

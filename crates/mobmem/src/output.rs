@@ -52,6 +52,29 @@ pub type Owned = fn(&Path) -> bool;
 /// (or stale temporary names left by killed runs) can use them up.
 const MAX_NAME_TRIES: u32 = 1000;
 
+/// Set to N, mobmem kills itself with SIGKILL at the N-th step of writing its outputs
+/// (a file or folder created, a file written, a rename, an exchange, a removal): how
+/// the tests kill a run at every step of writing a report, rather than at times that
+/// happen to fall between steps.
+pub const KILL_AT_STEP_ENV: &str = "MOBMEM_TEST_KILL_AT_OUTPUT_STEP";
+
+/// One step of writing outputs done (see [`KILL_AT_STEP_ENV`]).
+fn step() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static KILL_AT: OnceLock<Option<u64>> = OnceLock::new();
+    static STEPS: AtomicU64 = AtomicU64::new(0);
+    let kill_at = KILL_AT.get_or_init(|| std::env::var(KILL_AT_STEP_ENV).ok()?.parse().ok());
+    if let Some(at) = *kill_at {
+        if STEPS.fetch_add(1, Ordering::SeqCst) + 1 == at {
+            let _ = rustix::process::kill_process(
+                rustix::process::getpid(),
+                rustix::process::Signal::KILL,
+            );
+        }
+    }
+}
+
 /// The `n`th candidate temporary name for `target`: `NAME.partial`, `NAME.partial-2`...
 /// for a file (kept there when an output is cut short, to be looked at); the same with a
 /// leading dot for a folder, which is never kept.
@@ -67,18 +90,22 @@ fn temp_name(target: &Path, n: u32, hidden: bool) -> PathBuf {
 
 /// Creates a file that did not exist at `path`, without following a link there.
 pub fn create_new(path: &Path) -> Result<File> {
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| Error::io(path, e))
+        .map_err(|e| Error::io(path, e))?;
+    step();
+    Ok(file)
 }
 
 /// Writes `bytes` to a new file at `path` (see [`create_new`]).
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let mut file = create_new(path)?;
-    file.write_all(bytes).map_err(|e| Error::io(path, e))
+    file.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    step();
+    Ok(())
 }
 
 /// A fresh temporary file beside `target`, created exclusively; returns its name.
@@ -86,7 +113,10 @@ pub fn create_temp_file(target: &Path) -> Result<(PathBuf, File)> {
     for n in 1..=MAX_NAME_TRIES {
         let temp = temp_name(target, n, false);
         match OpenOptions::new().write(true).create_new(true).open(&temp) {
-            Ok(file) => return Ok((temp, file)),
+            Ok(file) => {
+                step();
+                return Ok((temp, file));
+            }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(Error::io(&temp, e)),
         }
@@ -108,6 +138,7 @@ pub fn create_temp_dir(target: &Path) -> Result<TempDir> {
         let temp = temp_name(target, n, true);
         match fs::create_dir(&temp) {
             Ok(()) => {
+                step();
                 let dir = TempDir { path: Some(temp) };
                 write_new(
                     &dir.path().join(WRITER_FILE),
@@ -231,6 +262,7 @@ impl TempDir {
         // later run removes: a rare leftover, never a removal of another run's folder.
         let writer = self.path().join(WRITER_FILE);
         fs::remove_file(&writer).map_err(|e| Error::io(&writer, e))?;
+        step();
         let temp = self.path.take().unwrap_or_default();
         let placed = put_in_place(&temp, target, owned, existing);
         if placed.is_err() {
@@ -271,6 +303,7 @@ pub fn put_in_place(
                 replace_dir(temp, target)?;
             } else {
                 fs::rename(temp, target).map_err(|e| Error::io(target, e))?;
+                step();
             }
             Ok(Placed::Replaced)
         }
@@ -327,34 +360,43 @@ fn what_stands(meta: &fs::Metadata) -> &'static str {
 /// removed.
 fn replace_dir(temp: &Path, target: &Path) -> Result<()> {
     match renameat_with(CWD, temp, CWD, target, RenameFlags::EXCHANGE) {
-        Ok(()) => {}
+        Ok(()) => step(),
         // File systems without the exchange: the old folder is moved aside first, so a
         // kill between the two renames leaves it whole under its temporary name.
         Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
             let old = create_temp_dir(target)?;
             let old_path = old.path().to_path_buf();
             fs::rename(target, &old_path).map_err(|e| Error::io(target, e))?;
+            step();
             fs::rename(temp, target).map_err(|e| Error::io(target, e))?;
+            step();
             drop(old);
             return Ok(());
         }
         Err(e) => return Err(Error::io(target, io::Error::from(e))),
     }
-    fs::remove_dir_all(temp).map_err(|e| Error::io(temp, e))
+    fs::remove_dir_all(temp).map_err(|e| Error::io(temp, e))?;
+    step();
+    Ok(())
 }
 
 /// Renames `from` to `to`, failing if anything stands at `to` (no race can make it
 /// replace a file that appeared meanwhile).
 fn rename_no_replace(from: &Path, to: &Path) -> Result<()> {
     match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            step();
+            Ok(())
+        }
         Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
             // Without the flag: checked just before, which leaves a window only for a
             // racing writer.
             if fs::symlink_metadata(to).is_ok() {
                 return Err(Error::io(to, io::Error::from(ErrorKind::AlreadyExists)));
             }
-            fs::rename(from, to).map_err(|e| Error::io(to, e))
+            fs::rename(from, to).map_err(|e| Error::io(to, e))?;
+            step();
+            Ok(())
         }
         Err(e) => Err(Error::io(to, io::Error::from(e))),
     }
@@ -387,7 +429,10 @@ pub fn write_file(target: &Path, bytes: &[u8], owned: Owned, existing: Existing)
     let written = file
         .write_all(bytes)
         .map_err(|e| Error::io(&temp, e))
-        .and_then(|()| put_in_place(&temp, target, owned, existing));
+        .and_then(|()| {
+            step();
+            put_in_place(&temp, target, owned, existing)
+        });
     if written.is_err() {
         let _ = fs::remove_file(&temp);
     }

@@ -1410,7 +1410,7 @@ impl KernelRun {
 impl Drop for KernelSession {
     fn drop(&mut self) {
         for f in self.finish() {
-            note(&format!("warning: could not undo: {f}"));
+            note(&format!("could not undo: {f}; it stays in the state file"));
         }
     }
 }

@@ -660,6 +660,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cleanup_tools_run_in_a_process_group_of_their_own() {
+        // A tool that writes its pid and its process group (field 5 of /proc/PID/stat):
+        // it leads a group of its own, so a Ctrl-C at the terminal (sent to the
+        // terminal's group, this process's) never reaches it.
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("groups");
+        let script = format!(
+            "echo $$ > {0}; cut -d' ' -f5 /proc/$$/stat >> {0}",
+            out.display()
+        );
+        tool(
+            "sh",
+            &[std::ffi::OsStr::new("-c"), std::ffi::OsStr::new(&script)],
+        )
+        .unwrap();
+        let text = fs::read_to_string(&out).unwrap();
+        let ids: Vec<&str> = text.split_whitespace().collect();
+        assert_eq!(ids.len(), 2, "{text}");
+        assert_eq!(ids[0], ids[1], "the tool leads its own group: {text}");
+        let ours = rustix::process::getpgrp()
+            .as_raw_nonzero()
+            .get()
+            .to_string();
+        assert_ne!(ids[1], ours, "the tool shares this process's group");
+    }
+
+    #[test]
     fn the_fuzz_seeds_of_state_files_are_state_files() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/host-state");
         let mut read = 0;

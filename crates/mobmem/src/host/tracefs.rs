@@ -174,7 +174,7 @@ impl Drop for Tracefs {
     /// On an error's way out; a normal end calls [`Tracefs::restore`] and reports.
     fn drop(&mut self) {
         for f in self.restore() {
-            note(&format!("warning: could not undo: {f}"));
+            note(&format!("could not undo: {f}; it stays in the state file"));
         }
     }
 }
