@@ -16,6 +16,11 @@ use crate::{Error, Result};
 
 /// Opens `path` for reading (see the module's notes); `-` is standard input.
 pub fn open(path: &Path) -> Result<File> {
+    // A socket cannot be opened at all (ENXIO, "no such device or address"): say what
+    // it is before trying.
+    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+        return Err(not_a_file(path, "a socket"));
+    }
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(OFlags::NONBLOCK.bits() as i32)
@@ -36,13 +41,7 @@ pub fn open(path: &Path) -> Result<File> {
         None
     };
     if let Some(what) = refused {
-        return Err(Error::io(
-            path,
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("is {what}, not a file to read"),
-            ),
-        ));
+        return Err(not_a_file(path, what));
     }
     if kind.is_fifo() || kind.is_char_device() {
         // Opened: from here on reads wait for data as usual.
@@ -50,6 +49,16 @@ pub fn open(path: &Path) -> Result<File> {
         fcntl_setfl(&file, flags - OFlags::NONBLOCK).map_err(|e| Error::io(path, e.into()))?;
     }
     Ok(file)
+}
+
+fn not_a_file(path: &Path, what: &str) -> Error {
+    Error::io(
+        path,
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("is {what}, not a file to read"),
+        ),
+    )
 }
 
 /// Reads all of `path` (opened by [`open`]), refusing one longer than `limit` bytes
@@ -91,6 +100,24 @@ pub fn read_text(path: &Path, limit: u64, what: &str) -> Result<String> {
 mod tests {
     use super::*;
     use std::io::Read;
+
+    #[test]
+    fn sockets_and_block_devices_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let e = open(&socket).unwrap_err().to_string();
+        assert!(e.contains("is a socket"), "{e}");
+        // Any block device of the machine (none in some containers).
+        let block = std::fs::read_dir("/dev")
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_type().is_ok_and(|t| t.is_block_device()));
+        if let Some(device) = block {
+            let e = open(&device.path()).unwrap_err().to_string();
+            assert!(e.contains("is a block device"), "{e}");
+        }
+    }
 
     #[test]
     fn whole_reads_stop_at_their_limit_and_on_special_files() {
