@@ -373,6 +373,30 @@ fn ksm_validate_cleans_up_on_sigint_sigterm_and_sighup() {
     }
 }
 
+/// SIGINT with stderr closed (the terminal gone): the messages fail to print, the
+/// handler still stops the workers and the run still restores everything and exits 130.
+#[test]
+fn ksm_validate_cleans_up_on_sigint_with_its_stderr_closed() {
+    let fake = fake_sysfs(&[]);
+    let before = dir_contents(fake.path());
+    let state = tempfile::tempdir().unwrap();
+    let state_file = state.path().join("state.json");
+    let mut child = start_mid_run(
+        fake.path(),
+        "75",
+        &state_file,
+        Stdio::piped(),
+        "the run never started",
+    );
+    drop(child.stderr.take());
+    kill(child.id(), "INT");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status}");
+    assert_eq!(dir_contents(fake.path()), before);
+    assert!(workers_with_period("75").is_empty(), "workers left running");
+    assert!(!state_file.exists(), "state file left");
+}
+
 /// A setting that cannot be put back at the end (here `pages_to_scan`, turned into a
 /// folder while the run goes on): the run says so, exits non-zero without its results,
 /// and its state file keeps the change for `mobmem host restore`, which finishes the job
