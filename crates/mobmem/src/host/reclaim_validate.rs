@@ -239,6 +239,22 @@ pub fn write_files(spec: &WorkloadSpec, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The worker's anonymous region: `spec.anon_pages` (at least one) of whole 4 KiB
+/// pages, so that the kernel's reclaim and zram see the pages the trace has.
+fn anon_region(spec: &WorkloadSpec) -> Result<memmap2::MmapMut> {
+    let map = memmap2::MmapMut::map_anon(spec.anon_pages.max(1) as usize * PAGE_BYTES)
+        .map_err(|e| Error::host(format!("mapping anonymous memory: {e}")))?;
+    let _ = map.advise(memmap2::Advice::NoHugePage);
+    Ok(map)
+}
+
+/// One line of the worker's to its parent, flushed at once.
+fn say(out: &mut dyn Write, line: String) -> Result<()> {
+    writeln!(out, "{line}")
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::host(format!("worker output: {e}")))
+}
+
 /// The worker: open the files in `dir` for random reads, map the anonymous region,
 /// say `ready ADDRESS` (the region's first byte, hex), wait for `go`, run every step,
 /// say `done CHECKSUM`, and return when `input` ends.
@@ -257,16 +273,8 @@ pub fn run_worker(
             .map_err(|e| Error::host(format!("fadvise RANDOM {}: {e}", path.display())))?;
         files.push(file);
     }
-    let mut map = memmap2::MmapMut::map_anon(spec.anon_pages.max(1) as usize * PAGE_BYTES)
-        .map_err(|e| Error::host(format!("mapping anonymous memory: {e}")))?;
-    // Whole 4 KiB pages: the kernel's reclaim and zram then see the pages the trace has.
-    let _ = map.advise(memmap2::Advice::NoHugePage);
+    let mut map = anon_region(spec)?;
     let mut buf = vec![0u8; PAGE_BYTES];
-    let say = |out: &mut dyn Write, line: String| {
-        writeln!(out, "{line}")
-            .and_then(|()| out.flush())
-            .map_err(|e| Error::host(format!("worker output: {e}")))
-    };
     say(out, format!("ready {:x}", map.as_ptr() as usize))?;
     let mut input = BufReader::new(input);
     let mut line = String::new();
@@ -323,14 +331,7 @@ pub fn run_worker(
 pub fn run_swap_probe(spec: &WorkloadSpec, input: impl Read, out: &mut dyn Write) -> Result<()> {
     spec.validate()?;
     let pages = spec.anon_pages.max(1) as usize;
-    let mut map = memmap2::MmapMut::map_anon(pages * PAGE_BYTES)
-        .map_err(|e| Error::host(format!("mapping anonymous memory: {e}")))?;
-    let _ = map.advise(memmap2::Advice::NoHugePage);
-    let say = |out: &mut dyn Write, line: String| {
-        writeln!(out, "{line}")
-            .and_then(|()| out.flush())
-            .map_err(|e| Error::host(format!("worker output: {e}")))
-    };
+    let mut map = anon_region(spec)?;
     say(out, format!("ready {:x}", map.as_ptr() as usize))?;
     let mut input = BufReader::new(input);
     let mut line = String::new();
