@@ -111,6 +111,11 @@ pub static TARGETS: &[Target] = &[
         run: host_state,
     },
     Target {
+        name: "report",
+        input: "a report folder's JSON files, NUL-separated: report, claims, findings, paper figures, provenance (`report index`, `report summary`)",
+        run: report_folder,
+    },
+    Target {
         name: "experiment",
         input: "an experiment file of any kind (TOML)",
         run: experiment,
@@ -236,6 +241,29 @@ fn perfetto_protobuf(data: &[u8]) {
 fn ksm_snapshot(data: &[u8]) {
     if let Ok(snapshot) = crate::mm::dedup::snapshot::Snapshot::parse(data, Path::new("f.ksnap")) {
         let _ = snapshot.population();
+    }
+}
+
+fn report_folder(data: &[u8]) {
+    use crate::report::{experiment_page, summary_markdown, Section, SectionFiles};
+    // An empty part is a file the folder lacks.
+    let mut parts = data.split(|&b| b == 0).map(|p| p.to_vec());
+    let Some(report) = parts.next() else {
+        return;
+    };
+    let mut next = || parts.next().filter(|p| !p.is_empty());
+    let files = SectionFiles {
+        claims: next(),
+        findings: next(),
+        paper_figures: next(),
+        provenance: next(),
+        sensitivity: None,
+    };
+    // Read as `report index` reads a folder, then drawn as its pages are.
+    if let Ok(section) = Section::parse(&report, &files, &|name| Path::new("fuzz").join(name)) {
+        let _ = experiment_page(&section);
+        let last = section.provenance.clone();
+        let _ = summary_markdown(std::slice::from_ref(&section), last.as_ref());
     }
 }
 

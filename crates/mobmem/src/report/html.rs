@@ -60,26 +60,75 @@ impl Section {
     /// other files are read when present). Its name and figure ids must be plain file
     /// names, as [`safe_file_name`] checks, since the pages link them.
     pub fn load(folder: &Path) -> Result<Section> {
-        let report = folder.join("report.json");
-        let info: PageInfo = read_json(&report)?.ok_or_else(|| {
+        let read = |name: &str| -> Result<Option<Vec<u8>>> {
+            let path = folder.join(name);
+            match crate::input::read_all(&path, MAX_REPORT_FILE_BYTES, "a report file") {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(Error::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
+        };
+        let info = read("report.json")?.ok_or_else(|| {
             Error::config(
                 folder.display().to_string(),
                 "no report.json: not an experiment folder of this version",
             )
         })?;
+        let files = SectionFiles {
+            claims: read("claims.json")?,
+            findings: read("findings.json")?,
+            paper_figures: read("paper-figures.json")?,
+            provenance: read("provenance.json")?,
+            sensitivity: read("sensitivity.json")?,
+        };
+        Section::parse(&info, &files, &|name| folder.join(name))
+    }
+
+    /// A section from the bytes of its files (`report.json` and the others, when
+    /// present); `path` names a file in errors.
+    pub fn parse(
+        report: &[u8],
+        files: &SectionFiles,
+        path: &dyn Fn(&str) -> std::path::PathBuf,
+    ) -> Result<Section> {
+        fn json<T: serde::de::DeserializeOwned>(
+            bytes: Option<&[u8]>,
+            path: std::path::PathBuf,
+        ) -> Result<Option<T>> {
+            bytes
+                .map(|b| {
+                    serde_json::from_slice(b)
+                        .map_err(|e| Error::config(path.display().to_string(), e.to_string()))
+                })
+                .transpose()
+        }
+        let info: PageInfo = json(Some(report), path("report.json"))?.expect("given");
         safe_file_name(&info.experiment)?;
         for f in &info.figures {
             safe_file_name(&f.id)?;
         }
         Ok(Section {
             info,
-            claims: read_json(&folder.join("claims.json"))?.unwrap_or_default(),
-            findings: read_json(&folder.join("findings.json"))?.unwrap_or_default(),
-            paper_figures: read_json(&folder.join("paper-figures.json"))?.unwrap_or_default(),
-            provenance: read_json(&folder.join("provenance.json"))?,
-            sensitivity: read_json(&folder.join("sensitivity.json"))?,
+            claims: json(files.claims.as_deref(), path("claims.json"))?.unwrap_or_default(),
+            findings: json(files.findings.as_deref(), path("findings.json"))?.unwrap_or_default(),
+            paper_figures: json(files.paper_figures.as_deref(), path("paper-figures.json"))?
+                .unwrap_or_default(),
+            provenance: json(files.provenance.as_deref(), path("provenance.json"))?,
+            sensitivity: json(files.sensitivity.as_deref(), path("sensitivity.json"))?,
         })
     }
+}
+
+/// The files of a report folder besides `report.json`, as read (none when absent).
+#[derive(Debug, Default)]
+pub struct SectionFiles {
+    pub claims: Option<Vec<u8>>,
+    pub findings: Option<Vec<u8>>,
+    pub paper_figures: Option<Vec<u8>>,
+    pub provenance: Option<Vec<u8>>,
+    pub sensitivity: Option<Vec<u8>>,
 }
 
 /// The sections of every experiment folder under `dir`: first those the last command
@@ -849,6 +898,30 @@ pub fn replace_summary(text: &str, claims: &str, findings: &str) -> Result<Strin
 mod tests {
     use super::super::claims::{Claim, Expect};
     use super::*;
+
+    #[test]
+    fn the_fuzz_seeds_of_report_folders_read_as_sections() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/report");
+        let mut read = 0;
+        for entry in fs::read_dir(&dir).unwrap() {
+            let data = fs::read(entry.unwrap().path()).unwrap();
+            let mut parts = data.split(|&b| b == 0).map(|p| p.to_vec());
+            let report = parts.next().unwrap();
+            let mut next = || parts.next().filter(|p| !p.is_empty());
+            let files = SectionFiles {
+                claims: next(),
+                findings: next(),
+                paper_figures: next(),
+                provenance: next(),
+                sensitivity: None,
+            };
+            if let Ok(s) = Section::parse(&report, &files, &|n| Path::new("seed").join(n)) {
+                read += 1;
+                assert!(experiment_page(&s).contains(&s.info.experiment));
+            }
+        }
+        assert!(read >= 1, "none of the seeds in {} reads", dir.display());
+    }
 
     fn claim(id: &str, source: Source, verdict: Verdict) -> ClaimResult {
         ClaimResult {

@@ -28,8 +28,9 @@ pub use claims::{
     Source, Verdict,
 };
 pub use html::{
-    claims_markdown, findings_markdown, load_sections, replace_summary, summary_markdown,
-    write_index, Section, FINDINGS_BEGIN, FINDINGS_END, SUMMARY_BEGIN, SUMMARY_END,
+    claims_markdown, experiment_page, findings_markdown, load_sections, replace_summary,
+    summary_markdown, write_index, Section, SectionFiles, FINDINGS_BEGIN, FINDINGS_END,
+    SUMMARY_BEGIN, SUMMARY_END,
 };
 pub use provenance::{Machine, Provenance};
 pub use table::{Row, Table};
