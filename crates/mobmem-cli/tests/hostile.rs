@@ -591,8 +591,35 @@ fn grids_beyond_the_point_limit_are_refused_before_anything_runs() {
                 .join(", ")
         ),
     );
-    let runs: [(&[&str], &str); 4] = [
+    // The composed kind: 1000 phones, each a dozen configurations, refused before any
+    // phone's workload is generated.
+    let phone_text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/phone.toml"),
+    )
+    .unwrap();
+    let phones: Vec<String> = (0..1000)
+        .map(|i| {
+            let file = format!("phone-{i}.toml");
+            write(
+                &file,
+                phone_text.replace("name = \"phone\"", &format!("name = \"p{i}\"")),
+            );
+            toml::Value::String(file).to_string()
+        })
+        .collect();
+    let composed = write(
+        "composed.toml",
+        format!(
+            "kind = \"composed\"\nname = \"c\"\nphone_files = [{}]\n",
+            phones.join(", ")
+        ),
+    );
+    let runs: [(&[&str], &str); 5] = [
         (&["run", s(&cache), "--out", s(&out)], "1000000 points"),
+        (
+            &["run", s(&composed), "--out", s(&out)],
+            "more than the 10000",
+        ),
         (&["run", s(&ksm), "--out", s(&out)], "100012 points"),
         (
             &["run", s(&seeded), "--out", s(&out), "--seeds", "100"],

@@ -104,6 +104,9 @@ impl KindParams for Params {
                 format!("two phones are named '{}': their rows would mix", w[0]),
             ));
         }
+        // Each phone's workload is generated before its points exist: count them first.
+        let points: usize = phones.iter().map(|p| ablation(p).len()).sum();
+        sweep::check_points(header, points as u128, context.runs)?;
         PhoneGrid::new(phones, ablation, context.seed)
     }
 }
