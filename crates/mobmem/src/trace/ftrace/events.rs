@@ -67,6 +67,7 @@ impl FtraceImporter {
         let classified = classify(line, self.options.perfetto);
         if matches!(classified, Ok(Line::Event(_))) {
             self.lines_without_event = 0;
+            self.event_line_seen = true;
         } else {
             self.no_event()?;
         }
@@ -143,7 +144,7 @@ impl FtraceImporter {
         if self.lines_without_event <= MAX_LINES_WITHOUT_EVENT {
             return Ok(());
         }
-        let what = if self.seen_event {
+        let what = if self.event_line_seen {
             "since the last event"
         } else {
             "from the start"

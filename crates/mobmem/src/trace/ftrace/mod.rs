@@ -242,6 +242,9 @@ pub struct FtraceImporter {
     seen_event: bool,
     /// Lines since the last event line (see [`MAX_LINES_WITHOUT_EVENT`]).
     lines_without_event: u64,
+    /// Whether a well-formed event line was read (`seen_event` also counts a line that
+    /// only looks like one): how the error past the limit says where it counted from.
+    event_line_seen: bool,
     /// The input is an HTML page (a systrace file): its text before the trace data is
     /// the page, not a malformed header.
     html: Option<bool>,
@@ -298,6 +301,7 @@ impl FtraceImporter {
             line: 0,
             seen_event: false,
             lines_without_event: 0,
+            event_line_seen: false,
             html: None,
             interner: Interner::new(),
             events: Vec::new(),
