@@ -154,10 +154,19 @@ fn run_worker(args: &TimeValidateArgs) -> Result<(String, Vec<Row>)> {
             .or_else(reclaim_validate::cgroup2_mount),
     })?;
     let (codec, _) = plan.codec.context("zram's algorithm has no codec here")?;
+    // Replaces the touch part's action (its journal is closed) before anything changes;
+    // a signal until the session exists is kept and acted on once it does.
+    let early = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let early = early.clone();
+        crate::host::on_interrupt(move || early.store(true, std::sync::atomic::Ordering::SeqCst))?;
+    }
     let journal = Journal::begin(&args.state_file, "time-validate")?;
     let mut session = ReclaimSession::start(&journal);
     let interrupt = session.interrupt();
-    // Replaces the touch part's action, if it ran: its journal is closed.
+    if early.load(std::sync::atomic::Ordering::SeqCst) {
+        interrupt.stop();
+    }
     crate::host::on_interrupt(move || {
         interrupt.stop();
         crate::note("interrupted: stopping the worker; every setting will be restored");

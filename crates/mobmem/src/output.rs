@@ -364,18 +364,27 @@ fn replace_dir(temp: &Path, target: &Path) -> Result<()> {
         // File systems without the exchange: the old folder is moved aside first, so a
         // kill between the two renames leaves it whole under its temporary name.
         Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
-            let old = create_temp_dir(target)?;
-            let old_path = old.path().to_path_buf();
-            fs::rename(target, &old_path).map_err(|e| Error::io(target, e))?;
-            step();
-            fs::rename(temp, target).map_err(|e| Error::io(target, e))?;
-            step();
-            drop(old);
-            return Ok(());
+            return replace_dir_by_renames(temp, target);
         }
         Err(e) => return Err(Error::io(target, io::Error::from(e))),
     }
     fs::remove_dir_all(temp).map_err(|e| Error::io(temp, e))?;
+    step();
+    Ok(())
+}
+
+/// [`replace_dir`] on file systems without the exchange: the old folder is moved to a
+/// free hidden name first, so a kill between the two renames leaves it whole there.
+fn replace_dir_by_renames(temp: &Path, target: &Path) -> Result<()> {
+    // A free name: a rename cannot go onto a folder that holds anything.
+    let old_path = (2..=MAX_NAME_TRIES)
+        .map(|n| temp_name(target, n, true))
+        .find(|p| fs::symlink_metadata(p).is_err())
+        .ok_or_else(|| names_used_up(target, true))?;
+    rename_no_replace(target, &old_path)?;
+    fs::rename(temp, target).map_err(|e| Error::io(target, e))?;
+    step();
+    fs::remove_dir_all(&old_path).map_err(|e| Error::io(&old_path, e))?;
     step();
     Ok(())
 }
@@ -594,6 +603,25 @@ mod tests {
         fs::write(target.join(name), bytes).unwrap();
         let temp = create_temp_dir(&target).unwrap();
         (dir, target, temp)
+    }
+
+    #[test]
+    fn without_the_exchange_an_own_folder_is_replaced_by_two_renames() {
+        let (dir, target, temp) = folder_and_temp("file", b"old");
+        fs::write(temp.path().join("file"), b"new").unwrap();
+        fs::remove_file(temp.path().join(WRITER_FILE)).unwrap();
+        replace_dir_by_renames(temp.path(), &target).unwrap();
+        assert_eq!(fs::read(target.join("file")).unwrap(), b"new");
+        let left: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(
+            left,
+            [target.file_name().unwrap()],
+            "the old folder is removed"
+        );
     }
 
     #[test]

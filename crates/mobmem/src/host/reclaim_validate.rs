@@ -1141,7 +1141,7 @@ impl KernelSession {
             let reclaim_ns = t.elapsed().as_nanos() as f64;
             let (in0, out1) = swap_counts()?;
             let outs = out1.saturating_sub(out0);
-            if outs < pages / 2 {
+            if outs == 0 || outs < pages / 2 {
                 return Err(Error::host(format!(
                     "reclaiming the swap probe's cgroup swapped out {outs} of its {pages} pages"
                 )));
@@ -1157,7 +1157,7 @@ impl KernelSession {
                 })?;
             let (in1, _) = swap_counts()?;
             let ins = in1.saturating_sub(in0);
-            if ins < pages / 2 {
+            if ins == 0 || ins < pages / 2 {
                 return Err(Error::host(format!(
                     "the swap probe read back {ins} of its {pages} pages from swap"
                 )));

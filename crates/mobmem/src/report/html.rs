@@ -39,7 +39,7 @@ pub struct Section {
 }
 
 /// The largest report file read back (`report.json`, `claims.json`...): a report of
-/// the largest grid writes a few MB.
+/// the largest grid (10,000 points) writes about 100 MB.
 pub const MAX_REPORT_FILE_BYTES: u64 = 256 << 20;
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
