@@ -369,7 +369,7 @@ fn time_validate_worker_real_kernel() {
         "--worker-reads",
         "40000",
         "--worker-limits-mib",
-        "64,10",
+        "64,13",
         "--state-file",
         file.to_str().unwrap(),
         "--json",
@@ -390,8 +390,10 @@ fn time_validate_worker_real_kernel() {
     assert_eq!(rows[1]["metric"], "wall_s");
     assert_eq!(rows[2]["metric"], "memory_stall_some_s");
     let f = |r: usize, side: &str| rows[r][side].as_f64().unwrap();
-    // At 10 MiB for 16 MiB of pages the worker swaps: the kernel stalls, the simulator
-    // too, and both take longer than the roomy run.
+    // At 13 MiB for 16 MiB of pages the worker swaps: the kernel stalls, the simulator
+    // too, and both take longer than the roomy run. (At 10 MiB the kernel's memcg OOM
+    // killer ended an untraced run now and then: nearly all of the worker's pages were
+    // active, and reclaim gave up.)
     assert!(f(2, "kernel") > 0.0 && f(2, "sim") > 0.0, "{rows:?}");
     assert!(
         f(1, "kernel") > f(0, "kernel") && f(1, "sim") > f(0, "sim"),

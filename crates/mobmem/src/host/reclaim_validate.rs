@@ -1245,7 +1245,9 @@ impl KernelSession {
         self.check_interrupt()?;
         if !said.starts_with("done") {
             return Err(Error::host(format!(
-                "the worker's untraced run ended before its workload did (said '{said}')"
+                "the worker's untraced run ended before its workload did (said '{said}'; killed \
+                 by the OOM killer? a limit far below the workload's pages can leave reclaim \
+                 nothing to take)"
             )));
         }
         let delta = |a: Option<[u64; 2]>, b: Option<[u64; 2]>| {
