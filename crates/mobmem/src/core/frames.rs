@@ -55,6 +55,9 @@ pub struct FramePool {
     bits: Vec<u64>,
     /// `Lowest`: lowest word of `bits` that may have a free frame.
     hint: usize,
+    /// `Lowest`: one bit per word of `bits`, set when that word has a free frame, so that
+    /// finding the next free frame past a long run of used ones reads one word in 64.
+    summary: Vec<u64>,
     /// Writes per frame, grown as frames are written; `None` when the pool does not
     /// count wear.
     writes: Option<Vec<u64>>,
@@ -81,6 +84,12 @@ impl FramePool {
                 bits
             }
         };
+        let mut summary = vec![0u64; bits.len().div_ceil(64)];
+        for (w, &word) in bits.iter().enumerate() {
+            if word != 0 {
+                summary[w / 64] |= 1 << (w % 64);
+            }
+        }
         FramePool {
             order,
             total,
@@ -89,6 +98,7 @@ impl FramePool {
             fresh: 0,
             bits,
             hint: 0,
+            summary,
             writes: count_wear.then(Vec::new),
         }
     }
@@ -142,8 +152,10 @@ impl FramePool {
             AllocOrder::LastFreed => self.stack.push(frame),
             AllocOrder::Lowest => {
                 debug_assert!(!self.is_free(frame), "frame {frame} released twice");
-                self.bits[frame as usize / 64] |= 1 << (frame % 64);
-                self.hint = self.hint.min(frame as usize / 64);
+                let w = frame as usize / 64;
+                self.bits[w] |= 1 << (frame % 64);
+                self.summary[w / 64] |= 1 << (w % 64);
+                self.hint = self.hint.min(w);
             }
         }
         self.free += 1;
@@ -239,7 +251,11 @@ impl FramePool {
         debug_assert_eq!(self.order, AllocOrder::Lowest);
         for f in first..first + (1 << order) {
             debug_assert!(self.is_free(f), "frame {f} taken while in use");
-            self.bits[f as usize / 64] &= !(1 << (f % 64));
+            let w = f as usize / 64;
+            self.bits[w] &= !(1 << (f % 64));
+            if self.bits[w] == 0 {
+                self.summary[w / 64] &= !(1 << (w % 64));
+            }
         }
         self.free -= 1 << order;
         // A full memory has no free word to look for: a run that keeps memory full (a
@@ -248,8 +264,28 @@ impl FramePool {
             self.hint = self.bits.len();
             return;
         }
-        while self.hint < self.bits.len() && self.bits[self.hint] == 0 {
-            self.hint += 1;
+        if self.bits[self.hint] == 0 {
+            self.hint = self.next_free_word(self.hint);
+        }
+    }
+
+    /// The lowest word of `bits` at or after `from` with a free frame (`bits.len()` if
+    /// none), found through the summary.
+    fn next_free_word(&self, from: usize) -> usize {
+        let mut s = from / 64;
+        if s >= self.summary.len() {
+            return self.bits.len();
+        }
+        let mut word = self.summary[s] & (u64::MAX << (from % 64));
+        loop {
+            if word != 0 {
+                return s * 64 + word.trailing_zeros() as usize;
+            }
+            s += 1;
+            if s == self.summary.len() {
+                return self.bits.len();
+            }
+            word = self.summary[s];
         }
     }
 }
@@ -388,6 +424,43 @@ mod tests {
                 }
                 prop_assert_eq!(pool.used(), in_use.len());
                 prop_assert_eq!(pool.free() + pool.used(), total);
+            }
+        }
+
+        /// A pool of thousands of words (the summary spans several words): after any run
+        /// of taking blocks and releasing frames, the next frame is the lowest free one of
+        /// a plain ordered set.
+        #[test]
+        fn the_lowest_free_frame_is_found_across_a_large_pool(
+            total in 1usize..300_000,
+            ops in proptest::collection::vec((0u8..4, any::<u32>()), 0..300),
+        ) {
+            let mut pool = FramePool::new(total, AllocOrder::Lowest, false);
+            let mut free: std::collections::BTreeSet<FrameId> = (0..total as FrameId).collect();
+            for (what, pick) in ops {
+                match what {
+                    // Take a long run, as a memory filling up does.
+                    0 => {
+                        for _ in 0..(pick % 5000) {
+                            let got = pool.alloc();
+                            prop_assert_eq!(got, free.pop_first());
+                        }
+                    }
+                    1 => {
+                        let got = pool.alloc();
+                        prop_assert_eq!(got, free.pop_first());
+                    }
+                    // Release one frame in use, anywhere.
+                    _ => {
+                        let f = pick % total as FrameId;
+                        if !free.contains(&f) {
+                            pool.release(f);
+                            free.insert(f);
+                        }
+                    }
+                }
+                prop_assert_eq!(pool.free(), free.len());
+                prop_assert_eq!(pool.find_block(0), free.first().copied());
             }
         }
     }
