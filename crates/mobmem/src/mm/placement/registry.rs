@@ -140,6 +140,49 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "mru",
+        family: Family::SingleTier,
+        summary: "most recently used, for loops larger than memory (Chou and DeWitt, VLDB 1985)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::mru::Mru::new(ctx.page_count_hint)))
+        },
+    },
+    PolicyInfo {
+        name: "clock-2",
+        family: Family::SingleTier,
+        summary: "CLOCK with a 2-bit counter a page, as libCacheSim's Clock n-bit-counter=2",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::clock_counter::ClockCounter::new(
+                2,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
+        name: "lfuda",
+        family: Family::SingleTier,
+        summary: "LFU with dynamic aging, as libCacheSim's LFUDA (Arlitt et al., 2000)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::lfuda::Lfuda::new(ctx.page_count_hint)))
+        },
+    },
+    PolicyInfo {
+        name: "gdsf",
+        family: Family::SingleTier,
+        summary: "greedy-dual-size-frequency: uses over size plus age (Cherkasova, HP Labs 1998)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::gdsf::Gdsf::new(ctx.page_count_hint)))
+        },
+    },
+    PolicyInfo {
         name: "slru-4",
         family: Family::SingleTier,
         summary: "segmented LRU, four equal segments (S4LRU; Huang et al., SOSP 2013)",

@@ -4,11 +4,15 @@
 pub mod app_aware;
 pub mod arc;
 pub mod clock;
+pub mod clock_counter;
 pub mod clock_dwf;
 pub mod fifo;
+pub mod gdsf;
 pub mod lfu;
+pub mod lfuda;
 pub mod lirs;
 pub mod lru;
+pub mod mru;
 pub mod opt;
 pub mod queued;
 pub mod queues;

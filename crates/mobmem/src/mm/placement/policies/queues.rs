@@ -52,6 +52,11 @@ impl Queue {
         self.list.back()
     }
 
+    #[inline]
+    pub fn front(&self) -> Option<PageId> {
+        self.list.front()
+    }
+
     /// Take `page`, which MUST be on the queue, off it.
     #[inline]
     pub fn remove(&mut self, page: PageId) {
