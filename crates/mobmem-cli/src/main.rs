@@ -29,7 +29,7 @@ use mobmem::experiments::reproductions::{self, REPRODUCTIONS};
 use mobmem::experiments::sensitivity;
 use mobmem::experiments::{ExperimentFile, RunOptions};
 use mobmem::mm::placement::sim::{run_source, run_trace, RunSetup};
-use mobmem::mm::placement::{find_policy, Capacity, REGISTRY};
+use mobmem::mm::placement::{find_policy, Capacity, PolicyInfo, REGISTRY};
 use mobmem::output::{Existing, Placed};
 use mobmem::report;
 use mobmem::trace;
@@ -136,9 +136,11 @@ struct SimArgs {
     trace: PathBuf,
     #[command(flatten)]
     format: crate::trace_format::TraceFormat,
-    /// Policy name (see `mobmem policies`).
-    #[arg(long)]
-    policy: String,
+    /// Policy name (see `mobmem policies`). Several, comma-separated (`lru,arc,s3fifo`),
+    /// run side by side on one decoded copy of the trace, in parallel: a row per policy
+    /// and capacity.
+    #[arg(long, required = true, value_delimiter = ',')]
+    policy: Vec<String>,
     /// Memory size in pages (for hybrid policies: DRAM + PCM), or in bytes with a unit
     /// (64MiB, 512KB, 4096B) on a trace with object sizes (oracleGeneral, vscsi, twr),
     /// where each object takes its size, as in libCacheSim. Several, comma-separated, are
@@ -458,7 +460,18 @@ fn capacities(sizes: &[numbers::MemorySize]) -> Result<Capacities> {
 }
 
 fn sim(args: SimArgs) -> Result<()> {
-    let info = find_policy(&args.policy)?;
+    let mut policies = Vec::new();
+    for name in &args.policy {
+        let info = find_policy(name.trim())?;
+        if policies.iter().any(|p: &&PolicyInfo| p.name == info.name) {
+            bail!("--policy: {} is given twice", info.name);
+        }
+        policies.push(info);
+    }
+    let info = match policies.as_slice() {
+        [one] => *one,
+        _ => return sim_policies(&args, &policies),
+    };
     let pages = match capacities(&args.capacity)? {
         Capacities::Bytes(bytes) => return sim_bytes(&args, info, &bytes),
         Capacities::Pages(pages) => pages,
@@ -516,6 +529,159 @@ fn sim(args: SimArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `sim` with several policies: the trace decoded once, every policy at every capacity,
+/// in parallel; a row (or a JSON object) per policy and capacity, policies in the order
+/// given. With capacities in pages the table shows the figures every policy can make
+/// (a hybrid policy's PCM figures only when every policy given is hybrid).
+fn sim_policies(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> {
+    use mobmem::core::stats::Stats;
+    use mobmem::mm::placement::{bytes, Family};
+    use rayon::prelude::*;
+    let started = Instant::now();
+    let (rows, accesses): (Vec<SimRow>, u64) = match capacities(&args.capacity)? {
+        Capacities::Pages(pages) => {
+            let cost = CostModel::named(&args.cost)?;
+            for info in policies {
+                Capacity::of_memory(info.family, pages[0], args.dram_fraction)?;
+            }
+            let t = trace::read_all(&args.trace, args.format.get()?)?;
+            let all: Vec<Vec<mobmem::mm::placement::metrics::Metrics>> = policies
+                .par_iter()
+                .map(|info| {
+                    let base = RunSetup {
+                        policy: info,
+                        capacity: Capacity::of_memory(info.family, pages[0], args.dram_fraction)?,
+                        cost: cost.clone(),
+                        devices: Default::default(),
+                        clock: None,
+                    };
+                    mobmem::mm::placement::mrc::simulate_each(&t, &base, &pages, args.dram_fraction)
+                })
+                .collect::<mobmem::Result<_>>()?;
+            let all_hybrid = policies.iter().all(|p| p.family == Family::Hybrid);
+            let mut rows = Vec::new();
+            let mut accesses = 0;
+            for (info, metrics) in policies.iter().zip(&all) {
+                warn_if_blind(info, &metrics.iter().collect::<Vec<_>>());
+                for (&capacity, m) in pages.iter().zip(metrics) {
+                    let mut values = m.values();
+                    values.retain(|(name, _)| {
+                        (if all_hybrid {
+                            Family::Hybrid
+                        } else {
+                            Family::SingleTier
+                        })
+                        .has_metric(name)
+                    });
+                    accesses += m.accesses;
+                    rows.push(SimRow {
+                        policy: info,
+                        capacity,
+                        tiers: Some(Capacity::of_memory(
+                            info.family,
+                            capacity,
+                            args.dram_fraction,
+                        )?),
+                        values,
+                    });
+                }
+            }
+            (rows, accesses)
+        }
+        Capacities::Bytes(sizes) => {
+            for info in policies {
+                let no_future: Option<std::sync::Arc<[u32]>> =
+                    info.offline.then(|| Vec::new().into());
+                bytes::ByteCache::with_future(info, sizes[0], 0, no_future)?;
+            }
+            let mut source = trace::open(&args.trace, args.format.get()?)?;
+            let requests = bytes::read_sized(source.as_mut())?;
+            let all: Vec<Vec<bytes::ByteMetrics>> = policies
+                .par_iter()
+                .map(|info| bytes::simulate_each_bytes(&requests, info, &sizes))
+                .collect::<mobmem::Result<_>>()?;
+            let mut rows = Vec::new();
+            let mut accesses = 0;
+            for (info, metrics) in policies.iter().zip(&all) {
+                for (&capacity, m) in sizes.iter().zip(metrics) {
+                    accesses += m.accesses;
+                    let mut values = m.values();
+                    values.retain(|(name, _)| *name != "capacity_bytes");
+                    rows.push(SimRow {
+                        policy: info,
+                        capacity,
+                        tiers: None,
+                        values,
+                    });
+                }
+            }
+            (rows, accesses)
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        let json: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                let mut row = sim_json(
+                    args,
+                    r.policy.family,
+                    r.policy.name,
+                    r.tiers.as_ref(),
+                    r.values.clone(),
+                );
+                if r.tiers.is_none() {
+                    row["capacity_bytes"] = r.capacity.into();
+                }
+                row
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        println!("trace      {}", args.trace.display());
+        let unit = if rows[0].tiers.is_some() {
+            "pages"
+        } else {
+            "bytes"
+        };
+        print!("{:>12} {:>14}", "policy", format!("capacity_{unit}"));
+        for (name, _) in &rows[0].values {
+            print!(" {name:>14}");
+        }
+        println!();
+        for r in &rows {
+            print!("{:>12} {:>14}", r.policy.name, r.capacity);
+            for &(_, v) in &r.values {
+                // In bytes, counts and bytes in full and ratios to four decimals, as
+                // libCacheSim prints them.
+                match (r.tiers.is_none(), v.fract() == 0.0) {
+                    (true, true) => print!(" {v:>14}"),
+                    (true, false) => print!(" {v:>14.4}"),
+                    (false, _) => print!(" {:>14}", report::short(v)),
+                }
+            }
+            println!();
+        }
+        eprintln!(
+            "{} policies x {} capacities, {} requests in {:.2} s",
+            policies.len(),
+            rows.len() / policies.len(),
+            accesses,
+            seconds
+        );
+    }
+    Ok(())
+}
+
+/// One row of `sim` with several policies.
+struct SimRow {
+    policy: &'static PolicyInfo,
+    /// In pages, or in bytes when `tiers` is `None`.
+    capacity: u64,
+    tiers: Option<Capacity>,
+    values: Vec<(&'static str, f64)>,
 }
 
 /// Warns when the policy needs what the trace does not say: a policy that places pages

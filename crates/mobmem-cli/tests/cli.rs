@@ -32,6 +32,34 @@ fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
     );
 }
 
+/// Several policies in one `sim`: each row is what that policy gives alone, in pages and
+/// in bytes, policies in the order given.
+#[test]
+fn sim_with_several_policies_gives_each_ones_own_rows() {
+    let test = "sim_with_several_policies_gives_each_ones_own_rows";
+    let Some(trace) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    else {
+        return;
+    };
+    let trace = trace.to_str().unwrap();
+    for capacities in ["300,3000", "1MiB,64MiB"] {
+        let together = json(&sim(trace, "gdsf,lru,2q", capacities, &["--json"]));
+        let rows = together.as_array().unwrap();
+        assert_eq!(rows.len(), 6, "{capacities}");
+        for (k, policy) in ["gdsf", "lru", "2q"].into_iter().enumerate() {
+            let alone = json(&sim(trace, policy, capacities, &["--json"]));
+            let alone = alone.as_array().unwrap();
+            for (c, row) in alone.iter().enumerate() {
+                assert_eq!(&rows[2 * k + c], row, "{policy} at {capacities}");
+            }
+        }
+    }
+    let err = fails(&sim(trace, "lru,lru", "300", &[]));
+    assert_mentions(&err, &["lru is given twice"]);
+    let err = fails(&sim(trace, "lru,hybrid-lru", "1MiB", &[]));
+    assert_mentions(&err, &["hybrid-lru", "capacities in pages only"]);
+}
+
 #[test]
 fn bad_inputs_are_clear_errors() {
     let err = fails(&sim("/nonexistent/t.mmt", "lru", "10", &[]));
