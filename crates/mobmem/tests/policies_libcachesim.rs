@@ -154,7 +154,7 @@ fn cloudphysics(
 ///   1048576,4194304,16777216,67108864,268435456,1073741824
 /// ```
 ///
-/// and, added later, `lfuda`, `gdsf` and `clock -e n-bit-counter=2` (mobmem's `clock-2`)
+/// and, added later, `lfuda`, `gdsf`, `qdlp` and `clock -e n-bit-counter=2` (mobmem's `clock-2`)
 /// at the same capacities.
 ///
 /// Every single-tier policy runs by bytes and must match both ratios to the four decimals
@@ -205,7 +205,7 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
         compared.push(policy);
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(compared.len(), 90, "15 policies at 6 capacities");
+    assert_eq!(compared.len(), 96, "16 policies at 6 capacities");
     // Every single-tier policy that libCacheSim's simulator runs has its rows.
     for policy in bytes::byte_policies()
         .into_iter()
@@ -361,7 +361,7 @@ fn libcachesim_csv_and_text_layouts_read_as_libcachesim_reads_them() {
 /// ```
 /// where `oltp.txt` is OLTP.lis expanded to one page a line (each `start count` line
 /// gives pages `start..start+count`, as mobmem's .lis reader expands it), POLICY is
-/// `lfuda`, `gdsf` or `clock` (with `-e n-bit-counter=2`: mobmem's `clock-2`). MRU is
+/// `lfuda`, `gdsf`, `qdlp` or `clock` (with `-e n-bit-counter=2`: mobmem's `clock-2`). MRU is
 /// not among the policies libCacheSim's `cachesim` can run; its test is a second, plain
 /// implementation (`mru.rs`). Every row must match to the four decimals printed.
 #[test]
@@ -408,5 +408,5 @@ fn added_policies_match_libcachesim_on_cloudphysics_and_oltp() {
         compared += 1;
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(compared, 18, "3 policies, 2 traces, 3 capacities");
+    assert_eq!(compared, 24, "4 policies, 2 traces, 3 capacities");
 }

@@ -415,6 +415,7 @@ mod tests {
                 "clock-2",
                 "lfuda",
                 "gdsf",
+                "qdlp",
                 "slru-4",
                 "2q",
                 "arc",

@@ -183,6 +183,19 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "qdlp",
+        family: Family::SingleTier,
+        summary: "QD-LP: 10% FIFO probation, 2-bit CLOCK main, 90% ghost (Yang et al., HotOS 2023)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::qdlp::Qdlp::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
         name: "slru-4",
         family: Family::SingleTier,
         summary: "segmented LRU, four equal segments (S4LRU; Huang et al., SOSP 2013)",

@@ -14,6 +14,7 @@ pub mod lirs;
 pub mod lru;
 pub mod mru;
 pub mod opt;
+pub mod qdlp;
 pub mod queued;
 pub mod queues;
 pub mod s3fifo;
