@@ -9,7 +9,7 @@ use clap::Args;
 use mobmem::devices::CostModel;
 use mobmem::mm::placement::mrc::{self, CurvePoint, Sampling};
 use mobmem::mm::placement::sim::RunSetup;
-use mobmem::mm::placement::{find_policy, Capacity};
+use mobmem::mm::placement::{find_policy, Capacity, Family};
 use mobmem::output::{self, Existing};
 use mobmem::report::{self, Figure, Row, Table};
 use mobmem::trace;
@@ -21,10 +21,12 @@ pub struct MrcArgs {
     trace: PathBuf,
     #[command(flatten)]
     format: crate::trace_format::TraceFormat,
-    /// Policy (see `mobmem policies`). lru is exact in one pass of the trace (Mattson's
-    /// stack distances); any other is simulated at each size, in parallel over sizes.
-    #[arg(long, default_value = "lru")]
-    policy: String,
+    /// Policy (see `mobmem policies`), or several, comma-separated (`lru,arc,s3fifo`),
+    /// drawn together. lru is exact in one pass of the trace (Mattson's stack distances);
+    /// any other is simulated at each size, in parallel over sizes, or estimated from
+    /// miniature caches with `--sample`.
+    #[arg(long, default_value = "lru", value_delimiter = ',')]
+    policy: Vec<String>,
     /// Cache sizes: pages (`100,500,2000`) or shares of the trace's footprint
     /// (`1%,2%,5%`), comma-separated, or `N..M/K` for K sizes evenly spaced from N to M
     /// pages (`1%..100%/100` in shares); or sizes in bytes with a unit (`1MiB,64MiB`) on a
@@ -32,15 +34,17 @@ pub struct MrcArgs {
     /// size, for any single-tier policy.
     #[arg(long, required = true, value_delimiter = ',')]
     capacities: Vec<String>,
-    /// SHARDS sampling at a fixed rate (0 < RATE <= 1; lru only): track only pages whose
-    /// hash falls in that share of the hash space.
+    /// Spatial sampling at a fixed rate (0 < RATE <= 1): only pages whose hash falls in
+    /// that share of the hash space are followed. lru: SHARDS (sampled stack distances);
+    /// any other policy: miniature simulation, a cache of RATE times each size run on the
+    /// sampled requests (Waldspurger et al., USENIX ATC 2017). Capacities in pages.
     #[arg(long, value_name = "RATE", conflicts_with = "sample_size")]
     sample: Option<f64>,
     /// SHARDS sampling of fixed size (lru only): track at most N pages, the rate lowered
     /// as needed.
     #[arg(long, value_name = "N")]
     sample_size: Option<usize>,
-    /// Print `[{"capacity", "hits", "misses", "accesses"}, ...]` as JSON.
+    /// Print `[{"policy", "capacity", "hits", "misses", "accesses"}, ...]` as JSON.
     #[arg(long)]
     json: bool,
     /// Also write DIR/mrc.csv and DIR/mrc.svg (the curve).
@@ -155,7 +159,13 @@ fn run_bytes(
                 values: m.values().into_iter().map(|(n, v)| (n.into(), v)).collect(),
             })
             .collect();
-        write_table(dir, rows, &method, &args.trace, "cache size (bytes)")?;
+        write_table(
+            dir,
+            rows,
+            std::slice::from_ref(&method),
+            &args.trace,
+            "cache size (bytes)",
+        )?;
     }
     if args.json {
         let rows: Vec<serde_json::Value> = all
@@ -193,9 +203,26 @@ fn run_bytes(
     Ok(())
 }
 
+/// One policy's curve: its points and how they were made.
+struct Curve {
+    policy: &'static str,
+    method: String,
+    points: Vec<CurvePoint>,
+}
+
 pub fn run(args: MrcArgs) -> Result<()> {
-    let info = find_policy(&args.policy)?;
+    let mut policies: Vec<&'static mobmem::mm::placement::PolicyInfo> = Vec::new();
+    for name in &args.policy {
+        let info = find_policy(name.trim())?;
+        if policies.iter().any(|p| p.name == info.name) {
+            bail!("--policy: {} is given twice", info.name);
+        }
+        policies.push(info);
+    }
     if let Some(capacities) = byte_capacities(&args.capacities)? {
+        let [info] = policies[..] else {
+            bail!("--capacities in bytes take one policy (several side by side: `mobmem sim --policy A,B --capacity 1MiB,...`)");
+        };
         return run_bytes(&args, info, &capacities);
     }
     let sampling = match (args.sample, args.sample_size) {
@@ -207,99 +234,174 @@ pub fn run(args: MrcArgs) -> Result<()> {
         (None, Some(n)) => Some(Sampling::FixedSize(n)),
         (None, None) => None,
     };
-    if sampling.is_some() && info.name != "lru" {
-        bail!("--sample and --sample-size apply to lru only (SHARDS samples LRU stack distances)");
+    for info in &policies {
+        if info.name != "lru" && args.sample_size.is_some() {
+            bail!("--sample-size applies to lru only (SHARDS of fixed size); for {} give a rate with --sample", info.name);
+        }
+        if info.name != "lru" && args.sample.is_some() && info.family != Family::SingleTier {
+            bail!(
+                "--sample: {} is a hybrid policy; miniature simulation runs single-tier policies",
+                info.name
+            );
+        }
     }
     let started = Instant::now();
-    let (points, method, footprint) = if info.name == "lru" {
-        // One pass over the streamed trace: only page ids reach the builder.
-        let mut source = trace::open(&args.trace, args.format.get()?)?;
-        let hint = source.page_count_hint().unwrap_or(0) as usize;
-        let mut builder = match sampling {
-            None => mrc::CurveBuilder::exact(hint),
-            Some(s) => mrc::CurveBuilder::shards(s),
-        };
-        mobmem::core::events::for_each_batch(source.as_mut(), &mut |batch, _| {
-            builder.access_events(batch);
-            Ok(())
-        })
-        .map_err(|e| e.error)?;
-        let footprint = source.tables()?.pages.len() as u64;
-        let capacities = parse_capacities(&args.capacities, footprint)?;
-        let method = match sampling {
-            None => "lru (exact, stack distances)".to_string(),
-            Some(Sampling::FixedRate(r)) => format!("lru (SHARDS, rate {r})"),
-            Some(Sampling::FixedSize(n)) => format!("lru (SHARDS, at most {n} pages)"),
-        };
-        (builder.finish().curve(&capacities), method, footprint)
+    let mut curves = Vec::new();
+    let footprint;
+    if let [info] = policies[..] {
+        if info.name == "lru" {
+            // One pass over the streamed trace: only page ids reach the builder.
+            let mut source = trace::open(&args.trace, args.format.get()?)?;
+            let hint = source.page_count_hint().unwrap_or(0) as usize;
+            let mut builder = match sampling {
+                None => mrc::CurveBuilder::exact(hint),
+                Some(s) => mrc::CurveBuilder::shards(s),
+            };
+            mobmem::core::events::for_each_batch(source.as_mut(), &mut |batch, _| {
+                builder.access_events(batch);
+                Ok(())
+            })
+            .map_err(|e| e.error)?;
+            footprint = source.tables()?.pages.len() as u64;
+            let capacities = parse_capacities(&args.capacities, footprint)?;
+            curves.push(Curve {
+                policy: info.name,
+                method: lru_method(sampling),
+                points: builder.finish().curve(&capacities),
+            });
+        } else {
+            let t = trace::read_all(&args.trace, args.format.get()?)?;
+            footprint = t.footprint() as u64;
+            let capacities = parse_capacities(&args.capacities, footprint)?;
+            curves.push(simulated(&t, info, &capacities, args.sample)?);
+        }
     } else {
+        // Several: the trace decoded once, each policy's curve from it.
         let t = trace::read_all(&args.trace, args.format.get()?)?;
-        let footprint = t.footprint() as u64;
+        footprint = t.footprint() as u64;
         let capacities = parse_capacities(&args.capacities, footprint)?;
-        let setup = RunSetup {
-            policy: info,
-            capacity: Capacity::of_memory(info.family, 1, 0.05)?,
-            cost: CostModel::paper_relative(),
-            devices: Default::default(),
-            clock: None,
-        };
-        (
-            mrc::simulate_sizes(&t, &setup, &capacities, 0.05)?,
-            format!("{} (simulated at each size)", info.name),
-            footprint,
-        )
-    };
+        for info in &policies {
+            if info.name == "lru" {
+                let pages: Vec<u32> = t.accesses().map(|e| e.page()).collect();
+                let histogram = match sampling {
+                    None => mrc::lru_distances(&pages, footprint as usize),
+                    Some(s) => mrc::shards_distances(&pages, s),
+                };
+                curves.push(Curve {
+                    policy: info.name,
+                    method: lru_method(sampling),
+                    points: histogram.curve(&capacities),
+                });
+            } else {
+                curves.push(simulated(&t, info, &capacities, args.sample)?);
+            }
+        }
+    }
     let seconds = started.elapsed().as_secs_f64();
     if let Some(dir) = &args.out {
-        write_out(dir, &points, &method, &args.trace)?;
+        write_out(dir, &curves, &args.trace)?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&points)?);
+        let rows: Vec<serde_json::Value> = curves
+            .iter()
+            .flat_map(|c| {
+                c.points.iter().map(|p| {
+                    serde_json::json!({
+                        "policy": c.policy,
+                        "capacity": p.capacity,
+                        "hits": p.hits,
+                        "misses": p.misses,
+                        "accesses": p.accesses,
+                    })
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         println!(
             "trace      {} ({footprint} distinct pages)",
             args.trace.display()
         );
-        println!("method     {method}");
+        for c in &curves {
+            println!("method     {}", c.method);
+        }
         println!(
-            "{:>12} {:>12} {:>12} {:>12} {:>10}",
-            "capacity", "hits", "misses", "accesses", "miss_ratio"
+            "{:>12} {:>12} {:>12} {:>12} {:>12} {:>10}",
+            "policy", "capacity", "hits", "misses", "accesses", "miss_ratio"
         );
-        for p in &points {
-            println!(
-                "{:>12} {:>12} {:>12} {:>12} {:>10.4}",
-                p.capacity,
-                p.hits,
-                p.misses,
-                p.accesses,
-                p.miss_ratio()
-            );
+        for c in &curves {
+            for p in &c.points {
+                println!(
+                    "{:>12} {:>12} {:>12} {:>12} {:>12} {:>10.4}",
+                    c.policy,
+                    p.capacity,
+                    p.hits,
+                    p.misses,
+                    p.accesses,
+                    p.miss_ratio()
+                );
+            }
         }
     }
-    eprintln!("{} sizes in {seconds:.2} s", points.len());
+    let sizes: usize = curves.iter().map(|c| c.points.len()).sum();
+    eprintln!("{sizes} sizes in {seconds:.2} s");
     Ok(())
 }
 
-/// DIR/mrc.csv (one row a size) and DIR/mrc.svg.
-fn write_out(
-    dir: &std::path::Path,
-    points: &[CurvePoint],
-    method: &str,
-    trace: &std::path::Path,
-) -> Result<()> {
-    let rows = points
+fn lru_method(sampling: Option<Sampling>) -> String {
+    match sampling {
+        None => "lru (exact, stack distances)".to_string(),
+        Some(Sampling::FixedRate(r)) => format!("lru (SHARDS, rate {r})"),
+        Some(Sampling::FixedSize(n)) => format!("lru (SHARDS, at most {n} pages)"),
+    }
+}
+
+/// A policy other than lru: simulated at each size, or by miniature caches at `rate`.
+fn simulated(
+    t: &trace::Trace,
+    info: &'static mobmem::mm::placement::PolicyInfo,
+    capacities: &[u64],
+    rate: Option<f64>,
+) -> Result<Curve> {
+    if let Some(rate) = rate {
+        return Ok(Curve {
+            policy: info.name,
+            method: format!("{} (miniature simulation, rate {rate})", info.name),
+            points: mrc::miniature_sizes(t, info, capacities, rate)?,
+        });
+    }
+    let setup = RunSetup {
+        policy: info,
+        capacity: Capacity::of_memory(info.family, 1, 0.05)?,
+        cost: CostModel::paper_relative(),
+        devices: Default::default(),
+        clock: None,
+    };
+    Ok(Curve {
+        policy: info.name,
+        method: format!("{} (simulated at each size)", info.name),
+        points: mrc::simulate_sizes(t, &setup, capacities, 0.05)?,
+    })
+}
+
+/// DIR/mrc.csv (one row a policy and size) and DIR/mrc.svg (a line a policy).
+fn write_out(dir: &std::path::Path, curves: &[Curve], trace: &std::path::Path) -> Result<()> {
+    let rows = curves
         .iter()
-        .map(|p| Row {
-            keys: vec![method.to_string(), p.capacity.to_string()],
-            values: vec![
-                ("hits".into(), p.hits as f64),
-                ("misses".into(), p.misses as f64),
-                ("accesses".into(), p.accesses as f64),
-                ("miss_ratio".into(), p.miss_ratio()),
-            ],
+        .flat_map(|c| {
+            c.points.iter().map(|p| Row {
+                keys: vec![c.method.clone(), p.capacity.to_string()],
+                values: vec![
+                    ("hits".into(), p.hits as f64),
+                    ("misses".into(), p.misses as f64),
+                    ("accesses".into(), p.accesses as f64),
+                    ("miss_ratio".into(), p.miss_ratio()),
+                ],
+            })
         })
         .collect();
-    write_table(dir, rows, method, trace, "cache size (pages)")
+    let methods: Vec<String> = curves.iter().map(|c| c.method.clone()).collect();
+    write_table(dir, rows, &methods, trace, "cache size (pages)")
 }
 
 /// DIR/mrc.csv of `rows` (keyed by method and capacity) and DIR/mrc.svg, the miss ratio
@@ -307,7 +409,7 @@ fn write_out(
 fn write_table(
     dir: &std::path::Path,
     rows: Vec<Row>,
-    method: &str,
+    methods: &[String],
     trace: &std::path::Path,
     x_label: &str,
 ) -> Result<()> {
@@ -328,7 +430,7 @@ fn write_table(
         x_label: x_label.into(),
         x_scale: 1.0,
         series: "method".into(),
-        lines: vec![method.to_string()],
+        lines: methods.to_vec(),
         filter: Vec::new(),
         metric: "miss_ratio".into(),
         y_label: "miss ratio".into(),

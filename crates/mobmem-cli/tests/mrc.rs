@@ -86,9 +86,28 @@ fn mrc_of_another_policy_and_sampled_lru() {
     assert_eq!(sampled.as_array().unwrap().len(), 2);
     let e = fails(&mrc(
         &trace,
-        &["--policy", "arc", "--capacities", "50", "--sample", "0.1"],
+        &[
+            "--policy",
+            "arc",
+            "--capacities",
+            "50",
+            "--sample-size",
+            "100",
+        ],
     ));
     assert_mentions(&e, &["lru only"]);
+    let e = fails(&mrc(
+        &trace,
+        &[
+            "--policy",
+            "hybrid-lru",
+            "--capacities",
+            "50",
+            "--sample",
+            "0.5",
+        ],
+    ));
+    assert_mentions(&e, &["single-tier"]);
     for bad in ["0", "x", "150%x", "10..5/2", "1..2/0"] {
         let e = fails(&["mrc", "--trace", &trace, "--capacities", bad]);
         assert!(e.contains("capacity"), "{bad}: {e}");
@@ -306,4 +325,43 @@ fn bench_phone_times_a_phone_day_and_refuses_what_it_cannot_run() {
     assert!(message.contains("scale"), "{message}");
     let message = common::fails(&["bench", "--scale", "0.5"]);
     assert!(message.contains("bench phone"), "{message}");
+}
+
+/// Miniature simulation (`--sample` with a policy other than lru) on the ARC paper's P3
+/// trace: ARC, S3-FIFO and SIEVE from mini caches of 1 % of each size, against full
+/// simulations at the same ten sizes: a mean absolute error of the miss ratio under 0.01
+/// for each, every row naming its policy.
+#[test]
+fn miniature_curves_come_within_a_hundredth_of_full_simulation_on_p3() {
+    let test = "miniature_curves_come_within_a_hundredth_of_full_simulation_on_p3";
+    let Some(p3) = common::public_trace(test, "arc/P3.lis.zst") else {
+        return;
+    };
+    let p3 = p3.to_str().unwrap();
+    let base = [
+        "--policy",
+        "arc,s3fifo,sieve",
+        "--capacities",
+        "1%..100%/10",
+        "--json",
+    ];
+    let mini = json(&mrc(p3, &[&base[..], &["--sample", "0.01"]].concat()));
+    let full = json(&mrc(p3, &base));
+    let (mini, full) = (mini.as_array().unwrap(), full.as_array().unwrap());
+    assert_eq!(mini.len(), 30);
+    assert_eq!(full.len(), 30);
+    let ratio = |row: &serde_json::Value| {
+        row["misses"].as_f64().unwrap() / row["accesses"].as_f64().unwrap()
+    };
+    for (k, policy) in ["arc", "s3fifo", "sieve"].into_iter().enumerate() {
+        let rows = k * 10..(k + 1) * 10;
+        let mut error = 0.0;
+        for i in rows {
+            assert_eq!(mini[i]["policy"], policy);
+            assert_eq!(full[i]["policy"], policy);
+            assert_eq!(mini[i]["capacity"], full[i]["capacity"]);
+            error += (ratio(&mini[i]) - ratio(&full[i])).abs() / 10.0;
+        }
+        assert!(error < 0.01, "{policy}: mean absolute error {error:.4}");
+    }
 }

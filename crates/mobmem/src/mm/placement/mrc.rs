@@ -656,3 +656,134 @@ mod tests {
         assert_eq!(exact.curve(&[10, 100, 600]), sized.curve(&[10, 100, 600]));
     }
 }
+
+/// Miniature simulation: any single-tier policy's miss-ratio curve from small caches run
+/// on a spatially sampled trace (C. A. Waldspurger, T. Saemundsson, I. Ahmad and N. Park,
+/// "Cache modeling and optimization using miniature simulations", USENIX ATC 2017).
+///
+/// The requests of pages whose hash falls below `rate` of the hash space (the hash and
+/// threshold SHARDS uses, [`CurveBuilder::shards`]) are kept, in order; a cache of
+/// `round(C * R)` pages (at least 1) runs on them for each size `C`, `R` being the rate
+/// the threshold gives. The estimate at `C` is the mini cache's own miss ratio (its
+/// misses over the sampled requests), as the paper reads a miniature simulation, given
+/// as misses and hits of the whole trace. SHARDS-adj's reading, misses over the `R N`
+/// requests the rate should have sampled, was measured too and is not used: on the ARC
+/// paper's P3 trace at rate 0.01 its mean error against full simulation was 0.010-0.013
+/// (ARC, S3-FIFO, SIEVE at 20 sizes), the mini caches' own ratio 0.004-0.006.
+///
+/// The sizes run in parallel on one copy of the sampled requests; an offline policy
+/// (`opt`) sees the sampled requests as its future.
+pub fn miniature_sizes(
+    trace: &Trace,
+    policy: &'static super::PolicyInfo,
+    capacities: &[u64],
+    rate: f64,
+) -> Result<Vec<CurvePoint>> {
+    use super::engine::{Engine, Memory};
+    use super::{BuildContext, Effect, Family, Request, Unit};
+    if policy.family != Family::SingleTier {
+        return Err(crate::Error::config(
+            format!("policy {}", policy.name),
+            "miniature simulation runs single-tier policies (a hybrid one splits memory into tiers a mini cache cannot scale)",
+        ));
+    }
+    if !(rate > 0.0 && rate <= 1.0) {
+        return Err(crate::Error::config(
+            "sample",
+            format!("rate {rate}: expected above 0 and at most 1"),
+        ));
+    }
+    let threshold = ((rate * HASH_SPACE as f64).round() as u64).clamp(1, HASH_SPACE);
+    let rate = threshold as f64 / HASH_SPACE as f64;
+    // The sampled requests, their pages renumbered densely so that a mini cache's state
+    // grows with the pages sampled.
+    let mut ids = DenseIds::new();
+    let mut sampled: Vec<PageId> = Vec::new();
+    let mut accesses = 0u64;
+    for event in trace.accesses() {
+        accesses += 1;
+        let page = event.page();
+        if page_hash(page) < threshold {
+            if let Some(dense) = ids.dense(page) {
+                sampled.push(dense);
+            }
+        }
+    }
+    let distinct = ids.len();
+    let future: Option<std::sync::Arc<[PageId]>> =
+        policy.offline.then(|| sampled.as_slice().into());
+    capacities
+        .par_iter()
+        .map(|&capacity| {
+            let mini = ((capacity as f64 * rate).round() as u64).max(1);
+            let mini = usize::try_from(mini).unwrap_or(usize::MAX);
+            let context = BuildContext {
+                capacity: Capacity::single(mini),
+                page_count_hint: distinct,
+                future: future.clone(),
+            };
+            let cache = (policy.build)(&context)?;
+            let memory = Memory::new(Unit::Pages, Capacity::single(mini), distinct);
+            let mut engine = Engine::new(cache, memory);
+            let mut misses = 0u64;
+            for &page in &sampled {
+                engine.access(&Request::read(page)).map_err(|v| {
+                    crate::Error::config(format!("policy {}", policy.name), v.to_string())
+                })?;
+                misses += u64::from(!matches!(engine.effects()[0], Effect::Hit { .. }));
+            }
+            // The mini cache's own miss ratio, applied to the whole trace.
+            let misses = if sampled.is_empty() {
+                0
+            } else {
+                ((misses as f64 / sampled.len() as f64 * accesses as f64).round() as u64)
+                    .min(accesses)
+            };
+            Ok(CurvePoint {
+                capacity,
+                hits: accesses - misses,
+                misses,
+                accesses,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod miniature_tests {
+    use super::*;
+    use crate::mm::placement::find_policy;
+
+    /// At rate 1 every page is sampled and every mini cache is the full cache: the
+    /// estimate is the simulation itself.
+    #[test]
+    fn at_rate_one_a_miniature_simulation_is_the_full_one() {
+        // Skewed reads of 2,000 pages: a page's id is the square of a uniform draw, so
+        // low ids come up far more often.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let trace = Trace {
+            events: (0..30_000u64)
+                .map(|i| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let u = state % 2_000;
+                    let page = (u * u / 2_000) as PageId;
+                    crate::trace::Event::access(i, 0, page, false, false)
+                })
+                .collect(),
+            tables: Default::default(),
+        };
+        let capacities = [1, 10, 100, 700, 2_000];
+        for name in ["arc", "s3fifo", "sieve", "lfuda", "opt"] {
+            let info = find_policy(name).unwrap();
+            let setup = RunSetup::new(info, Capacity::single(1));
+            let full = simulate_sizes(&trace, &setup, &capacities, 0.05).unwrap();
+            let mini = miniature_sizes(&trace, info, &capacities, 1.0).unwrap();
+            assert_eq!(mini, full, "{name}");
+        }
+        let hybrid = find_policy("hybrid-lru").unwrap();
+        assert!(miniature_sizes(&trace, hybrid, &capacities, 0.5).is_err());
+        assert!(miniature_sizes(&trace, find_policy("arc").unwrap(), &capacities, 0.0).is_err());
+    }
+}
