@@ -60,10 +60,15 @@ pub struct BenchArgs {
     /// Objects of the Zipf trace.
     #[arg(long, default_value_t = 1_000_000, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     zipf_objects: u64,
-    /// libCacheSim's `cachesim` binary, to time on the same Zipf trace (LRU, objects of
-    /// size 1) beside `mobmem sim`.
+    /// libCacheSim's `cachesim` binary, to time on the same Zipf trace (objects of size
+    /// 1) beside `mobmem sim`, policy by policy (--zipf-policies).
     #[arg(long, value_name = "PATH")]
     cachesim: Option<PathBuf>,
+    /// Policies timed as whole `mobmem sim` processes on the Zipf trace (and by cachesim
+    /// with --cachesim), comma-separated; `all`: every single-tier policy libCacheSim's
+    /// cachesim runs.
+    #[arg(long, value_delimiter = ',', default_value = "lru")]
+    zipf_policies: Vec<String>,
     /// Simulated seconds of the time model's machine (32 threads on 8 CPUs); 0 skips it.
     #[arg(long, default_value_t = 600, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     time_model_seconds: u64,
@@ -279,20 +284,51 @@ fn measure_in_child(
     serde_json::from_slice(&out.stdout).context("reading the child's result")
 }
 
-/// LRU on the Zipf oracleGeneral trace: `mobmem sim` as a whole process, the run alone
-/// with its memory per distinct object (`bench --one`), and libCacheSim's `cachesim`
-/// when given.
+/// mobmem's single-tier policies and how libCacheSim's `cachesim` names them (with the
+/// parameters that make its variant mobmem's): the same policy on the same file.
+pub const LIBCACHESIM_NAMES: &[(&str, &[&str])] = &[
+    ("lru", &["lru"]),
+    ("fifo", &["fifo"]),
+    ("clock", &["clock"]),
+    ("sieve", &["sieve"]),
+    ("s3fifo", &["s3fifo"]),
+    ("lfu", &["lfu"]),
+    ("clock-2", &["clock", "-e", "n-bit-counter=2"]),
+    ("lfuda", &["lfuda"]),
+    ("gdsf", &["gdsf"]),
+    ("qdlp", &["qdlp"]),
+    ("slru-4", &["slru"]),
+    ("2q", &["twoq"]),
+    ("arc", &["arc"]),
+    ("lirs", &["lirs"]),
+    ("w-tinylfu", &["wtinylfu"]),
+    ("opt", &["belady"]),
+];
+
+/// The Zipf oracleGeneral trace: each policy of --zipf-policies as a whole `mobmem sim`
+/// process, LRU's run alone with its memory per distinct object (`bench --one`), and
+/// libCacheSim's `cachesim` on the same file for each policy when given.
 fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
+    let policies: Vec<&str> = if args.zipf_policies.iter().any(|p| p.trim() == "all") {
+        LIBCACHESIM_NAMES.iter().map(|(p, _)| *p).collect()
+    } else {
+        let mut out = Vec::new();
+        for p in &args.zipf_policies {
+            let info = mobmem::mm::placement::find_policy(p.trim())?;
+            if info.family != mobmem::mm::placement::Family::SingleTier {
+                bail!(
+                    "--zipf-policies: {} is a hybrid policy; the Zipf trace is a cache trace",
+                    info.name
+                );
+            }
+            out.push(info.name);
+        }
+        out
+    };
     let path = dir.join("zipf.oracleGeneral.bin");
     let distinct = write_zipf_oracle_general(&path, args.zipf_requests, args.zipf_objects)?;
     let capacity = ((distinct as f64 * args.memory_fraction).round() as u64).max(2);
     let trace = path.display().to_string();
-    let sim_args: Vec<String> = ["sim", "--trace", &trace, "--policy", "lru", "--capacity"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([capacity.to_string()])
-        .collect();
-    let whole = time_process(exe, &sim_args, dir, args.repeat, "misses")?;
     let one = measure_in_child(
         exe,
         args,
@@ -302,35 +338,57 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
         1,
         "lru on the Zipf trace",
     )?;
-    let cachesim = match &args.cachesim {
-        None => Value::Null,
-        Some(program) => {
-            // It runs in the temporary folder: a relative path is taken from here first
-            // (a bare name is still looked up on the PATH).
-            let program = if program.components().count() > 1 {
-                std::path::absolute(program)
-                    .with_context(|| format!("--cachesim {}", program.display()))?
-            } else {
-                program.clone()
-            };
-            let program = &program;
-            let cs_args: Vec<String> = [trace.as_str(), "oracleGeneral", "lru"]
-                .iter()
-                .map(|s| s.to_string())
-                .chain([capacity.to_string(), "--ignore-obj-size".into(), "1".into()])
-                .collect();
-            let seconds = time_process(program, &cs_args, dir, args.repeat, "miss ratio")?;
-            json!({ "seconds": seconds, "mobmem_speedup": seconds / whole })
-        }
+    let program = match &args.cachesim {
+        None => None,
+        // It runs in the temporary folder: a relative path is taken from here first (a
+        // bare name is still looked up on the PATH).
+        Some(program) if program.components().count() > 1 => Some(
+            std::path::absolute(program)
+                .with_context(|| format!("--cachesim {}", program.display()))?,
+        ),
+        Some(program) => Some(program.clone()),
     };
+    let mut rows = Vec::new();
+    for policy in policies {
+        let sim_args: Vec<String> = ["sim", "--trace", &trace, "--policy", policy, "--capacity"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([capacity.to_string()])
+            .collect();
+        let whole = time_process(exe, &sim_args, dir, args.repeat, "misses")?;
+        let cachesim = match (
+            &program,
+            LIBCACHESIM_NAMES.iter().find(|(p, _)| *p == policy),
+        ) {
+            (Some(program), Some((_, name))) => {
+                let cs_args: Vec<String> = [trace.as_str(), "oracleGeneral", name[0]]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain([capacity.to_string(), "--ignore-obj-size".into(), "1".into()])
+                    .chain(name[1..].iter().map(|s| s.to_string()))
+                    .collect();
+                let seconds = time_process(program, &cs_args, dir, args.repeat, "miss ratio")?;
+                json!({ "seconds": seconds, "mobmem_speedup": seconds / whole })
+            }
+            _ => Value::Null,
+        };
+        rows.push(json!({
+            "policy": policy,
+            "whole_process_seconds": whole,
+            "requests_per_second": args.zipf_requests as f64 / whole,
+            "cachesim": cachesim,
+        }));
+    }
+    let lru = rows.iter().find(|r| r["policy"] == "lru");
     Ok(json!({
         "requests": args.zipf_requests,
         "distinct_objects": distinct,
         "capacity_objects": capacity,
-        "lru_whole_process_seconds": whole,
-        "lru_whole_process_requests_per_second": args.zipf_requests as f64 / whole,
+        "lru_whole_process_seconds": lru.map(|r| r["whole_process_seconds"].clone()),
+        "lru_whole_process_requests_per_second": lru.map(|r| r["requests_per_second"].clone()),
         "lru_bytes_per_distinct_object": one["bytes_per_distinct_page"],
-        "cachesim": cachesim,
+        "cachesim": lru.map(|r| r["cachesim"].clone()),
+        "policies": rows,
     }))
 }
 
@@ -707,11 +765,20 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             z["lru_whole_process_requests_per_second"].as_f64().unwrap_or(0.0) / 1e6,
             z["lru_bytes_per_distinct_object"].as_f64().unwrap_or(0.0)
         );
-        if let Some(c) = z["cachesim"].as_object() {
+        for row in z["policies"].as_array().into_iter().flatten() {
+            let cachesim = match row["cachesim"].as_object() {
+                Some(c) => format!(
+                    "; libCacheSim cachesim {:.3} s, mobmem {:.2}x as fast",
+                    c["seconds"].as_f64().unwrap_or(0.0),
+                    c["mobmem_speedup"].as_f64().unwrap_or(0.0)
+                ),
+                None => String::new(),
+            };
             println!(
-                "  libCacheSim cachesim on the same file: {:.3} s; mobmem {:.2}x as fast",
-                c["seconds"].as_f64().unwrap_or(0.0),
-                c["mobmem_speedup"].as_f64().unwrap_or(0.0)
+                "  {:>10}: mobmem sim {:.3} s ({:.1} M requests/s){cachesim}",
+                row["policy"].as_str().unwrap_or(""),
+                row["whole_process_seconds"].as_f64().unwrap_or(0.0),
+                row["requests_per_second"].as_f64().unwrap_or(0.0) / 1e6
             );
         }
     }

@@ -267,6 +267,8 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
         "1000",
         "--policies",
         "lru,clock",
+        "--zipf-policies",
+        "gdsf,lru",
         "--repeat",
         "1",
         "--time-model-seconds",
@@ -297,6 +299,13 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
             > 0.0
     );
     assert!(zipf["cachesim"].is_null());
+    let timed: Vec<&str> = zipf["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(timed, ["gdsf", "lru"]);
     // The time model's machine ran its 5 simulated seconds: every thread began steps.
     let time = &report["time_model"];
     assert_eq!(time["simulated_seconds"], 5.0);
