@@ -19,10 +19,13 @@
 //! so the order is libCacheSim's. With capacities in pages every page has size 1 and
 //! GDSF is LFU with aging.
 //!
-//! Per page: its count, priority and request number; the order is a `BTreeSet` of
-//! (priority, request number, page).
+//! Per page: its count, priority and request number. The order is a binary heap of
+//! (priority, request number, page) entries: a hit pushes the page's new entry and leaves
+//! the old one, which eviction skips (its request number is no longer the page's), and
+//! the heap is rebuilt from the live entries when stale ones outnumber them.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::core::ensure_index;
 use crate::mm::placement::engine::Memory;
@@ -45,15 +48,19 @@ impl Priority {
 #[derive(Debug, Clone, Copy, Default)]
 struct State {
     count: u64,
-    /// The key the page has in the order; `stamp` 0 when not resident.
-    priority: u64,
+    /// The request number of the page's live entry in the order.
     stamp: u64,
 }
+
+type Entry = Reverse<(Priority, u64, PageId)>;
 
 #[derive(Debug, Clone)]
 pub struct Gdsf {
     pages: Vec<State>,
-    order: BTreeSet<(Priority, u64, PageId)>,
+    /// Min-heap of entries; an entry is live while its page's `stamp` is its own.
+    order: BinaryHeap<Entry>,
+    /// Live entries (resident pages).
+    live: usize,
     /// L: the priority of the last victim.
     age: f64,
     /// Requests so far (libCacheSim's `n_req`).
@@ -64,7 +71,8 @@ impl Gdsf {
     pub fn new(page_count_hint: usize) -> Self {
         Gdsf {
             pages: vec![State::default(); page_count_hint],
-            order: BTreeSet::new(),
+            order: BinaryHeap::new(),
+            live: 0,
             age: 0.0,
             requests: 0,
         }
@@ -72,31 +80,53 @@ impl Gdsf {
 
     /// The resident pages from the next victim on, each with its priority.
     pub fn by_priority(&self) -> Vec<(PageId, f64)> {
-        self.order
+        let mut live: Vec<(Priority, u64, PageId)> = self
+            .order
             .iter()
-            .map(|&(p, _, page)| (page, p.value()))
+            .map(|Reverse(e)| *e)
+            .filter(|&e| self.is_live(e))
+            .collect();
+        live.sort_unstable();
+        live.into_iter()
+            .map(|(p, _, page)| (page, p.value()))
             .collect()
+    }
+
+    fn is_live(&self, (_, stamp, page): (Priority, u64, PageId)) -> bool {
+        let state = &self.pages[page as usize];
+        state.count > 0 && state.stamp == stamp
     }
 
     fn place(&mut self, page: PageId, size: u64) {
         let state = &mut self.pages[page as usize];
         let priority = Priority::of(self.age + state.count as f64 * 1.0e6 / size as f64);
-        state.priority = priority.0;
         state.stamp = self.requests;
-        self.order.insert((priority, self.requests, page));
+        self.order.push(Reverse((priority, self.requests, page)));
+        // Stale entries past the live ones (and a floor): rebuild from the live.
+        if self.order.len() > 2 * self.live + 1024 {
+            let entries = std::mem::take(&mut self.order).into_vec();
+            let live: Vec<Entry> = entries
+                .into_iter()
+                .filter(|Reverse(e)| self.is_live(*e))
+                .collect();
+            self.order = BinaryHeap::from(live);
+        }
     }
 
-    fn unplace(&mut self, page: PageId) {
-        let state = self.pages[page as usize];
-        self.order
-            .remove(&(Priority(state.priority), state.stamp, page));
+    /// The live entry of least (priority, request number), taken off the heap.
+    fn pop_least(&mut self) -> Option<(Priority, u64, PageId)> {
+        while let Some(Reverse(entry)) = self.order.pop() {
+            if self.is_live(entry) {
+                return Some(entry);
+            }
+        }
+        None
     }
 }
 
 impl CachePolicy for Gdsf {
     fn hit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) {
         self.requests += 1;
-        self.unplace(req.page);
         self.pages[req.page as usize].count += 1;
         self.place(req.page, mem.size_of(req.page).max(1));
     }
@@ -107,9 +137,10 @@ impl CachePolicy for Gdsf {
     }
 
     fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
-        if let Some((priority, _, victim)) = self.order.pop_first() {
+        if let Some((priority, _, victim)) = self.pop_least() {
             self.age = priority.value();
             self.pages[victim as usize] = State::default();
+            self.live -= 1;
             out.evict(victim);
         }
     }
@@ -117,12 +148,16 @@ impl CachePolicy for Gdsf {
     fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
         ensure_index(&mut self.pages, req.page, State::default());
         self.pages[req.page as usize].count = 1;
+        self.live += 1;
         self.place(req.page, req.size.max(1));
         Tier::Dram
     }
 
     fn remove(&mut self, page: PageId, _mem: &Memory) {
-        self.unplace(page);
+        // Its entry goes stale with its state.
+        if self.pages[page as usize].count > 0 {
+            self.live -= 1;
+        }
         self.pages[page as usize] = State::default();
     }
 

@@ -25,15 +25,15 @@
 //! bucket 1. Where that bucket is empty (every filled bucket lies above the highest
 //! priority a hit gave, so the search left the least on an empty one) eviction takes
 //! from the lowest filled bucket; no filled bucket lies below the least, so elsewhere
-//! that is the same bucket. Buckets are a map from priority to a list, and the filled
-//! ones are also kept in order, so the search is a lookup instead of a walk over every
+//! that is the same bucket. Buckets are an ordered map from priority to a list, holding
+//! only buckets with pages, so the search is a lookup instead of a walk over every
 //! priority up to the highest, which is what made libCacheSim's run at 100 objects on
 //! the CloudPhysics trace take more than ten minutes.
 //!
 //! Per page: two `u32` links and its `u64` priority. With sizes in bytes, victims are
 //! taken until the new page fits.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
 use crate::core::ensure_index;
 use crate::core::list::{Links, List};
@@ -41,16 +41,13 @@ use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
-type Buckets = HashMap<u64, List, foldhash::fast::FixedState>;
-
 #[derive(Debug, Clone)]
 pub struct Lfuda {
     links: Links,
     /// Per page its priority; 0 for a page not resident.
     priority: Vec<u64>,
-    buckets: Buckets,
-    /// Priorities whose bucket holds a page.
-    filled: BTreeSet<u64>,
+    /// The buckets that hold a page, by priority (an emptied bucket is dropped).
+    buckets: BTreeMap<u64, List>,
     /// libCacheSim's `min_freq`: L, the priority of the last victim, until the bucket
     /// search moves it.
     least: u64,
@@ -63,8 +60,7 @@ impl Lfuda {
         Lfuda {
             links: Links::with_pages(page_count_hint),
             priority: vec![0; page_count_hint],
-            buckets: Buckets::default(),
-            filled: BTreeSet::new(),
+            buckets: BTreeMap::new(),
             least: 0,
             highest: 0,
         }
@@ -73,16 +69,15 @@ impl Lfuda {
     /// The resident pages by priority, lowest first, each bucket from its front (the
     /// next victim among equals).
     pub fn by_priority(&self) -> Vec<(u64, Vec<PageId>)> {
-        self.filled
+        self.buckets
             .iter()
-            .map(|p| (*p, self.links.iter(&self.buckets[p]).collect()))
+            .map(|(p, list)| (*p, self.links.iter(list).collect()))
             .collect()
     }
 
     fn append(&mut self, page: PageId, priority: u64) {
         let list = self.buckets.entry(priority).or_default();
         self.links.push_back(list, page);
-        self.filled.insert(priority);
         self.priority[page as usize] = priority;
     }
 
@@ -96,7 +91,7 @@ impl Lfuda {
         self.links.remove(list, page);
         let emptied = list.is_empty();
         if emptied {
-            self.filled.remove(&priority);
+            self.buckets.remove(&priority);
         }
         emptied
     }
@@ -107,7 +102,7 @@ impl Lfuda {
         if self.least >= self.highest {
             return;
         }
-        if let Some(&next) = self.filled.range(self.least + 1..=self.highest).next() {
+        if let Some((&next, _)) = self.buckets.range(self.least + 1..=self.highest).next() {
             self.least = next;
         }
     }
@@ -129,12 +124,10 @@ impl CachePolicy for Lfuda {
     fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
         // No filled bucket lies below the least, so the lowest filled bucket is the
         // least's wherever that one holds a page.
-        let Some(&bucket) = self.filled.first() else {
+        let Some((&bucket, list)) = self.buckets.first_key_value() else {
             return;
         };
-        let victim = self.buckets[&bucket]
-            .front()
-            .expect("a filled bucket has a page");
+        let victim = list.front().expect("a kept bucket has a page");
         self.least = bucket;
         if self.unlink(victim) {
             self.raise_least();
