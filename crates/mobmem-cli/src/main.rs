@@ -153,6 +153,10 @@ struct SimArgs {
     /// Cost model: paper-relative or table1-ns.
     #[arg(long, default_value = "paper-relative")]
     cost: String,
+    /// Requests that only warm the cache up: the figures count from the request after
+    /// them (capacities in pages).
+    #[arg(long, default_value_t = 0, value_name = "REQUESTS")]
+    warmup: u64,
     /// Print every metric as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -460,6 +464,9 @@ fn capacities(sizes: &[numbers::MemorySize]) -> Result<Capacities> {
 }
 
 fn sim(args: SimArgs) -> Result<()> {
+    if args.warmup > 0 && matches!(capacities(&args.capacity)?, Capacities::Bytes(_)) {
+        bail!("--warmup applies to capacities in pages");
+    }
     let mut policies = Vec::new();
     for name in &args.policy {
         let info = find_policy(name.trim())?;
@@ -485,6 +492,7 @@ fn sim(args: SimArgs) -> Result<()> {
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
         clock: None,
+        warmup: args.warmup,
     };
     let started = Instant::now();
     let metrics = if info.offline {
@@ -556,6 +564,7 @@ fn sim_policies(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> 
                         cost: cost.clone(),
                         devices: Default::default(),
                         clock: None,
+                        warmup: args.warmup,
                     };
                     mobmem::mm::placement::mrc::simulate_each(&t, &base, &pages, args.dram_fraction)
                 })
@@ -739,6 +748,7 @@ fn sim_sizes(
         cost: CostModel::named(&args.cost)?,
         devices: Default::default(),
         clock: None,
+        warmup: args.warmup,
     };
     let all = mobmem::mm::placement::mrc::simulate_each(&t, &base, capacities, args.dram_fraction)?;
     let seconds = started.elapsed().as_secs_f64();

@@ -376,6 +376,7 @@ fn simulated(
         cost: CostModel::paper_relative(),
         devices: Default::default(),
         clock: None,
+        warmup: 0,
     };
     Ok(Curve {
         policy: info.name,

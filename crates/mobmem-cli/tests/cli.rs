@@ -58,6 +58,18 @@ fn sim_with_several_policies_gives_each_ones_own_rows() {
     assert_mentions(&err, &["lru is given twice"]);
     let err = fails(&sim(trace, "lru,hybrid-lru", "1MiB", &[]));
     assert_mentions(&err, &["hybrid-lru", "capacities in pages only"]);
+    // A warm-up leaves its requests out of every row.
+    let warm = json(&sim(
+        trace,
+        "lru,arc",
+        "300",
+        &["--warmup", "10000", "--json"],
+    ));
+    for row in warm.as_array().unwrap() {
+        assert_eq!(row["accesses"], 113_872 - 10_000, "{row}");
+    }
+    let err = fails(&sim(trace, "lru", "1MiB", &["--warmup", "10"]));
+    assert_mentions(&err, &["--warmup", "pages"]);
 }
 
 #[test]

@@ -657,6 +657,7 @@ fn simulate(
             cost: CostModel::named(cost)?,
             devices: Default::default(),
             clock: None,
+            warmup: 0,
         };
         let metrics = if info.offline {
             // An offline policy needs the whole future, so the trace is read into memory.

@@ -244,6 +244,7 @@ pub fn run_point(
         cost: cost.clone(),
         devices: devices.clone(),
         clock: clock.cloned(),
+        warmup: 0,
     };
     run_trace(trace, &setup).map_err(|e| {
         Error::config(

@@ -457,6 +457,7 @@ impl<'a> Phone<'a> {
                 cost: CostModel::table1_ns(),
                 devices: Devices::default(),
                 clock: None,
+                warmup: 0,
             };
             Some(Simulator::new(&setup, pages, None)?)
         } else {

@@ -36,6 +36,10 @@ pub struct RunSetup {
     pub devices: Devices,
     /// Run the requests on the machine's clock too ([`super::clock`]).
     pub clock: Option<ClockSetup>,
+    /// Requests that warm the cache up and are left out of every figure but PCM wear:
+    /// the figures count from the request after them (0: every request counts). Not with
+    /// the clock, whose times follow from every request before.
+    pub warmup: u64,
 }
 
 impl RunSetup {
@@ -46,6 +50,7 @@ impl RunSetup {
             cost: CostModel::paper_relative(),
             devices: Devices::default(),
             clock: None,
+            warmup: 0,
         }
     }
 }
@@ -72,6 +77,8 @@ pub struct Simulator {
     /// Dirty evictions charged to the foreground.
     fg_writebacks: u64,
     clock: Option<RequestClock>,
+    /// Requests of the warm-up still to come.
+    warmup_left: u64,
 }
 
 #[inline]
@@ -87,6 +94,12 @@ impl Simulator {
     ) -> Result<Self> {
         setup.cost.validate()?;
         setup.devices.validate()?;
+        if setup.warmup > 0 && setup.clock.is_some() {
+            return Err(Error::config(
+                "warmup",
+                "a warm-up with the clock: its times follow from every request before, so none can be left out",
+            ));
+        }
         // Requests are renumbered in first-seen order (`serve`), so the future is too.
         let future = future.map(|f| renumber(&f).map_or(f, Into::into));
         let engine = Engine::build(
@@ -114,6 +127,7 @@ impl Simulator {
             fg_writebacks: 0,
             devices,
             clock: setup.clock.as_ref().map(RequestClock::new).transpose()?,
+            warmup_left: setup.warmup,
         })
     }
 
@@ -180,7 +194,23 @@ impl Simulator {
             .memory_mut()
             .pages_mut()
             .touch(page, req.proc, write);
+        if self.warmup_left > 0 {
+            self.warmup_left -= 1;
+            if self.warmup_left == 0 {
+                self.end_warmup(event.time_ns());
+            }
+        }
         Ok(())
+    }
+
+    /// The warm-up's last request is served: every figure starts again from here (the
+    /// duration from its time), the cache as the warm-up left it.
+    fn end_warmup(&mut self, time_ns: u64) {
+        self.metrics = Metrics::default();
+        self.ops = [[0; 4]; 2];
+        self.writeback_reads = [0; 2];
+        self.fg_writebacks = 0;
+        self.first_time = Some(time_ns);
     }
 
     /// The counters a request adds to, as they stand: the difference over [`Self::account`]
@@ -463,6 +493,59 @@ mod tests {
     use crate::trace::{Event, Tables};
 
     const PAGE_NJ: f64 = 0.1 * 32768.0;
+
+    /// After a warm-up of N requests the figures are those of the whole run less those
+    /// of its first N requests run alone: the warm-up leaves the cache as it would be,
+    /// and counts nothing.
+    #[test]
+    fn a_warmup_counts_nothing_and_leaves_the_cache_warm() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let events: Vec<Event> = (0..20_000u64)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let u = state % 1_000;
+                Event::access(i * 10, 0, (u * u / 1_000) as PageId, state % 3 == 0, false)
+            })
+            .collect();
+        for name in ["lru", "arc", "s3fifo", "gdsf", "hybrid-lru"] {
+            let info = find_policy(name).unwrap();
+            let capacity = Capacity::of_memory(info.family, 150, 0.1).unwrap();
+            let setup = RunSetup::new(info, capacity);
+            let warm = 7_000;
+            let full = run_trace(&trace(events.clone()), &setup).unwrap();
+            let prefix = run_trace(&trace(events[..warm].to_vec()), &setup).unwrap();
+            let after = run_trace(
+                &trace(events.clone()),
+                &RunSetup {
+                    warmup: warm as u64,
+                    ..setup.clone()
+                },
+            )
+            .unwrap();
+            assert_eq!(after.accesses, full.accesses - prefix.accesses, "{name}");
+            assert_eq!(after.hits, full.hits - prefix.hits, "{name}");
+            assert_eq!(after.misses, full.misses - prefix.misses, "{name}");
+            assert_eq!(after.evictions, full.evictions - prefix.evictions, "{name}");
+            assert_eq!(
+                after.storage_writes,
+                full.storage_writes - prefix.storage_writes,
+                "{name}"
+            );
+            assert_eq!(
+                after.dram_writes,
+                full.dram_writes - prefix.dram_writes,
+                "{name}"
+            );
+            assert_eq!(after.duration_ns, (20_000 - warm as u64) * 10, "{name}");
+        }
+        // With the clock, nothing can be left out.
+        let mut setup = RunSetup::new(find_policy("lru").unwrap(), Capacity::single(10));
+        setup.clock = Some(ClockSpec::default().setup().unwrap());
+        setup.warmup = 5;
+        assert!(Simulator::new(&setup, 0, None).is_err());
+    }
 
     fn trace(events: Vec<Event>) -> Trace {
         Trace {
