@@ -506,7 +506,13 @@ mod tests {
                 state ^= state >> 7;
                 state ^= state << 17;
                 let u = state % 1_000;
-                Event::access(i * 10, 0, (u * u / 1_000) as PageId, state.is_multiple_of(3), false)
+                Event::access(
+                    i * 10,
+                    0,
+                    (u * u / 1_000) as PageId,
+                    state.is_multiple_of(3),
+                    false,
+                )
             })
             .collect();
         for name in ["lru", "arc", "s3fifo", "gdsf", "hybrid-lru"] {

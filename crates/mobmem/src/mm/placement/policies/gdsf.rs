@@ -155,10 +155,12 @@ impl CachePolicy for Gdsf {
 
     fn remove(&mut self, page: PageId, _mem: &Memory) {
         // Its entry goes stale with its state.
-        if self.pages[page as usize].count > 0 {
-            self.live -= 1;
+        if let Some(state) = self.pages.get_mut(page as usize) {
+            if state.count > 0 {
+                self.live -= 1;
+            }
+            *state = State::default();
         }
-        self.pages[page as usize] = State::default();
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {

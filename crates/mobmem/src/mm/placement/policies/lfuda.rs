@@ -30,6 +30,11 @@
 //! priority up to the highest, which is what made libCacheSim's run at 100 objects on
 //! the CloudPhysics trace take more than ten minutes.
 //!
+//! Priorities grow by the age at each hit, so on a long trace they can pass any 64-bit
+//! bound: here they stop at `u64::MAX` (pages there are taken in order of arrival),
+//! where libCacheSim's signed counts would wrap. The oracle's runs match libCacheSim
+//! with this rule.
+//!
 //! Per page: two `u32` links and its `u64` priority. With sizes in bytes, victims are
 //! taken until the new page fits.
 
@@ -81,13 +86,16 @@ impl Lfuda {
         self.priority[page as usize] = priority;
     }
 
-    /// Take `page` off its bucket; whether the bucket is left empty.
+    /// Take `page` off its bucket; whether the bucket is left empty (false for a page on
+    /// none).
     fn unlink(&mut self, page: PageId) -> bool {
-        let priority = self.priority[page as usize];
-        let list = self
-            .buckets
-            .get_mut(&priority)
-            .expect("a resident page's bucket");
+        let priority = self.priority.get(page as usize).copied().unwrap_or(0);
+        let Some(list) = self.buckets.get_mut(&priority) else {
+            return false;
+        };
+        if !self.links.is_on(list, page) {
+            return false;
+        }
         self.links.remove(list, page);
         let emptied = list.is_empty();
         if emptied {
@@ -102,7 +110,11 @@ impl Lfuda {
         if self.least >= self.highest {
             return;
         }
-        if let Some((&next, _)) = self.buckets.range(self.least + 1..=self.highest).next() {
+        if let Some((&next, _)) = self
+            .buckets
+            .range(self.least.saturating_add(1)..=self.highest)
+            .next()
+        {
             self.least = next;
         }
     }
@@ -112,7 +124,9 @@ impl CachePolicy for Lfuda {
     #[inline]
     fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
         let old = self.priority[req.page as usize];
-        let new = old + self.least;
+        // A hit adds the age, so priorities can double with each hit: they stop at the
+        // largest (libCacheSim's 64-bit signed counts would wrap).
+        let new = old.saturating_add(self.least);
         self.highest = self.highest.max(new);
         let emptied = self.unlink(req.page);
         if emptied && self.least == old {
@@ -138,12 +152,14 @@ impl CachePolicy for Lfuda {
 
     fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
         ensure_index(&mut self.priority, req.page, 0);
-        self.append(req.page, self.least + 1);
+        self.append(req.page, self.least.saturating_add(1));
         Tier::Dram
     }
 
     fn remove(&mut self, page: PageId, _mem: &Memory) {
-        let priority = self.priority[page as usize];
+        let Some(&priority) = self.priority.get(page as usize) else {
+            return;
+        };
         if self.unlink(page) && priority == self.least {
             self.raise_least();
         }
