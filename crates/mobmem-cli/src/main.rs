@@ -157,6 +157,12 @@ struct SimArgs {
     /// them (capacities in pages).
     #[arg(long, default_value_t = 0, value_name = "REQUESTS")]
     warmup: u64,
+    /// The miss ratio over time: print, instead of the figures, hits and misses per
+    /// window of this many requests (after the warm-up) as CSV (`policy,capacity,
+    /// first_request,requests,misses,miss_ratio`), or as JSON with --json (capacities
+    /// in pages).
+    #[arg(long, default_value_t = 0, value_name = "REQUESTS")]
+    window: u64,
     /// Print every metric as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -467,6 +473,9 @@ fn sim(args: SimArgs) -> Result<()> {
     if args.warmup > 0 && matches!(capacities(&args.capacity)?, Capacities::Bytes(_)) {
         bail!("--warmup applies to capacities in pages");
     }
+    if args.window > 0 {
+        return sim_windows(&args);
+    }
     let mut policies = Vec::new();
     for name in &args.policy {
         let info = find_policy(name.trim())?;
@@ -680,6 +689,79 @@ fn sim_policies(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> 
             accesses,
             seconds
         );
+    }
+    Ok(())
+}
+
+/// `sim --window`: hits and misses per window of requests, for every policy at every
+/// capacity (in pages), the trace decoded once and the runs in parallel.
+fn sim_windows(args: &SimArgs) -> Result<()> {
+    use rayon::prelude::*;
+    let Capacities::Pages(pages) = capacities(&args.capacity)? else {
+        bail!("--window applies to capacities in pages");
+    };
+    let mut policies: Vec<&'static PolicyInfo> = Vec::new();
+    for name in &args.policy {
+        let info = find_policy(name.trim())?;
+        if policies.iter().any(|p| p.name == info.name) {
+            bail!("--policy: {} is given twice", info.name);
+        }
+        Capacity::of_memory(info.family, pages[0], args.dram_fraction)?;
+        policies.push(info);
+    }
+    let cost = CostModel::named(&args.cost)?;
+    let t = trace::read_all(&args.trace, args.format.get()?)?;
+    let runs: Vec<(&'static PolicyInfo, u64)> = policies
+        .iter()
+        .flat_map(|&p| pages.iter().map(move |&c| (p, c)))
+        .collect();
+    let all: Vec<Vec<mobmem::mm::placement::sim::WindowPoint>> = runs
+        .par_iter()
+        .map(|&(info, capacity)| {
+            let setup = RunSetup {
+                policy: info,
+                capacity: Capacity::of_memory(info.family, capacity, args.dram_fraction)?,
+                cost: cost.clone(),
+                devices: Default::default(),
+                clock: None,
+                warmup: args.warmup,
+            };
+            mobmem::mm::placement::sim::run_trace_windows(&t, &setup, args.window)
+                .map(|(_, windows)| windows)
+        })
+        .collect::<mobmem::Result<_>>()?;
+    if args.json {
+        let rows: Vec<serde_json::Value> = runs
+            .iter()
+            .zip(&all)
+            .flat_map(|(&(info, capacity), windows)| {
+                windows.iter().map(move |w| {
+                    serde_json::json!({
+                        "policy": info.name,
+                        "capacity": capacity,
+                        "first_request": w.first_request,
+                        "requests": w.requests,
+                        "misses": w.misses,
+                        "miss_ratio": w.miss_ratio(),
+                    })
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("policy,capacity,first_request,requests,misses,miss_ratio");
+        for (&(info, capacity), windows) in runs.iter().zip(&all) {
+            for w in windows {
+                println!(
+                    "{},{capacity},{},{},{},{:.6}",
+                    info.name,
+                    w.first_request,
+                    w.requests,
+                    w.misses,
+                    w.miss_ratio()
+                );
+            }
+        }
     }
     Ok(())
 }

@@ -70,6 +70,30 @@ fn sim_with_several_policies_gives_each_ones_own_rows() {
     }
     let err = fails(&sim(trace, "lru", "1MiB", &["--warmup", "10"]));
     assert_mentions(&err, &["--warmup", "pages"]);
+    // The miss ratio over time: windows that add up to the warmed run.
+    let windows = json(&sim(
+        trace,
+        "lru,arc",
+        "300",
+        &["--warmup", "10000", "--window", "25000", "--json"],
+    ));
+    let windows = windows.as_array().unwrap();
+    // 103,872 requests after the warm-up: four of 25,000 and one of 3,872, per policy.
+    assert_eq!(windows.len(), 10);
+    for (k, row) in warm.as_array().unwrap().iter().enumerate() {
+        let mine = &windows[5 * k..5 * (k + 1)];
+        assert!(mine.iter().all(|w| w["policy"] == row["policy"]));
+        let sum = |key: &str| mine.iter().map(|w| w[key].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(sum("requests"), row["accesses"].as_u64().unwrap());
+        assert_eq!(sum("misses"), row["misses"].as_u64().unwrap());
+    }
+    let csv = ok(&sim(trace, "lru", "300", &["--window", "50000"]));
+    assert!(
+        csv.starts_with(
+            "policy,capacity,first_request,requests,misses,miss_ratio\nlru,300,0,50000,"
+        ),
+        "{csv}"
+    );
 }
 
 #[test]

@@ -79,6 +79,30 @@ pub struct Simulator {
     clock: Option<RequestClock>,
     /// Requests of the warm-up still to come.
     warmup_left: u64,
+    /// Requests a window of [`Simulator::windows`] holds (0: none are kept).
+    window: u64,
+    windows: Vec<WindowPoint>,
+    /// The window being filled.
+    current: WindowPoint,
+}
+
+/// Hits and misses of one window of requests ([`Simulator::set_window`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WindowPoint {
+    /// Its first request, counted from 0 after the warm-up.
+    pub first_request: u64,
+    pub requests: u64,
+    pub misses: u64,
+}
+
+impl WindowPoint {
+    pub fn miss_ratio(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.misses as f64 / self.requests as f64
+        }
+    }
 }
 
 #[inline]
@@ -128,6 +152,9 @@ impl Simulator {
             devices,
             clock: setup.clock.as_ref().map(RequestClock::new).transpose()?,
             warmup_left: setup.warmup,
+            window: 0,
+            windows: Vec::new(),
+            current: WindowPoint::default(),
         })
     }
 
@@ -194,6 +221,9 @@ impl Simulator {
             .memory_mut()
             .pages_mut()
             .touch(page, req.proc, write);
+        if self.window > 0 && self.warmup_left == 0 {
+            self.count_window(matches!(self.engine.effects()[0], Effect::Hit { .. }));
+        }
         if self.warmup_left > 0 {
             self.warmup_left -= 1;
             if self.warmup_left == 0 {
@@ -201,6 +231,35 @@ impl Simulator {
             }
         }
         Ok(())
+    }
+
+    /// Keep hits and misses per window of `requests` requests (after the warm-up), for
+    /// the miss ratio over time; 0 keeps none.
+    pub fn set_window(&mut self, requests: u64) {
+        self.window = requests;
+    }
+
+    /// The windows so far, the one being filled last if it holds a request.
+    pub fn take_windows(&mut self) -> Vec<WindowPoint> {
+        let mut out = std::mem::take(&mut self.windows);
+        if self.current.requests > 0 {
+            out.push(self.current);
+        }
+        out
+    }
+
+    fn count_window(&mut self, hit: bool) {
+        let w = &mut self.current;
+        w.requests += 1;
+        w.misses += u64::from(!hit);
+        if w.requests == self.window {
+            let next = w.first_request + w.requests;
+            self.windows.push(*w);
+            self.current = WindowPoint {
+                first_request: next,
+                ..Default::default()
+            };
+        }
     }
 
     /// The warm-up's last request is served: every figure starts again from here (the
@@ -464,6 +523,22 @@ pub fn run_trace(trace: &Trace, setup: &RunSetup) -> Result<Metrics> {
     sim.finish()
 }
 
+/// [`run_trace`], with hits and misses per window of `window` requests (after the
+/// warm-up): the miss ratio over time.
+pub fn run_trace_windows(
+    trace: &Trace,
+    setup: &RunSetup,
+    window: u64,
+) -> Result<(Metrics, Vec<WindowPoint>)> {
+    let future = setup.policy.offline.then(|| access_sequence(trace));
+    let hint = trace.footprint().min(trace.events.len());
+    let mut sim = Simulator::new(setup, hint, future)?;
+    sim.set_window(window);
+    events::replay(&mut sim, &trace.events).map_err(EventError::into_inner)?;
+    let windows = sim.take_windows();
+    Ok((sim.finish()?, windows))
+}
+
 /// Run one online policy over a streamed trace in constant memory (besides per-page
 /// state). `progress` is called after each batch with the number of events done.
 pub fn run_source(
@@ -546,6 +621,28 @@ mod tests {
             );
             assert_eq!(after.duration_ns, (20_000 - warm as u64) * 10, "{name}");
         }
+        // Windows after the warm-up add up to the warmed run's figures.
+        let info = find_policy("arc").unwrap();
+        let setup = RunSetup {
+            warmup: 7_000,
+            ..RunSetup::new(info, Capacity::single(150))
+        };
+        let (metrics, windows) = run_trace_windows(&trace(events.clone()), &setup, 3_000).unwrap();
+        assert_eq!(
+            windows.len(),
+            5,
+            "13,000 requests: four windows of 3,000 and one of 1,000"
+        );
+        assert_eq!(windows[4].requests, 1_000);
+        assert_eq!(windows[2].first_request, 6_000);
+        assert_eq!(
+            windows.iter().map(|w| w.requests).sum::<u64>(),
+            metrics.accesses
+        );
+        assert_eq!(
+            windows.iter().map(|w| w.misses).sum::<u64>(),
+            metrics.misses
+        );
         // With the clock, nothing can be left out.
         let mut setup = RunSetup::new(find_policy("lru").unwrap(), Capacity::single(10));
         setup.clock = Some(ClockSpec::default().setup().unwrap());
