@@ -469,20 +469,26 @@ fn capacities(sizes: &[numbers::MemorySize]) -> Result<Capacities> {
     }
 }
 
+/// The policies of a `--policy` list, in its order; a name given twice is refused.
+pub(crate) fn find_policies(names: &[String]) -> Result<Vec<&'static PolicyInfo>> {
+    let mut policies: Vec<&'static PolicyInfo> = Vec::new();
+    for name in names {
+        let info = find_policy(name.trim())?;
+        if policies.iter().any(|p| p.name == info.name) {
+            bail!("--policy: {} is given twice", info.name);
+        }
+        policies.push(info);
+    }
+    Ok(policies)
+}
+
 fn sim(args: SimArgs) -> Result<()> {
     if args.warmup > 0 && matches!(capacities(&args.capacity)?, Capacities::Bytes(_)) {
         bail!("--warmup applies to capacities in pages");
     }
+    let policies = find_policies(&args.policy)?;
     if args.window > 0 {
-        return sim_windows(&args);
-    }
-    let mut policies = Vec::new();
-    for name in &args.policy {
-        let info = find_policy(name.trim())?;
-        if policies.iter().any(|p: &&PolicyInfo| p.name == info.name) {
-            bail!("--policy: {} is given twice", info.name);
-        }
-        policies.push(info);
+        return sim_windows(&args, &policies);
     }
     let info = match policies.as_slice() {
         [one] => *one,
@@ -695,19 +701,13 @@ fn sim_policies(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> 
 
 /// `sim --window`: hits and misses per window of requests, for every policy at every
 /// capacity (in pages), the trace decoded once and the runs in parallel.
-fn sim_windows(args: &SimArgs) -> Result<()> {
+fn sim_windows(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> {
     use rayon::prelude::*;
     let Capacities::Pages(pages) = capacities(&args.capacity)? else {
         bail!("--window applies to capacities in pages");
     };
-    let mut policies: Vec<&'static PolicyInfo> = Vec::new();
-    for name in &args.policy {
-        let info = find_policy(name.trim())?;
-        if policies.iter().any(|p| p.name == info.name) {
-            bail!("--policy: {} is given twice", info.name);
-        }
+    for info in policies {
         Capacity::of_memory(info.family, pages[0], args.dram_fraction)?;
-        policies.push(info);
     }
     let cost = CostModel::named(&args.cost)?;
     let t = trace::read_all(&args.trace, args.format.get()?)?;

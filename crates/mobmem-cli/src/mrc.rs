@@ -9,7 +9,7 @@ use clap::Args;
 use mobmem::devices::CostModel;
 use mobmem::mm::placement::mrc::{self, CurvePoint, Sampling};
 use mobmem::mm::placement::sim::RunSetup;
-use mobmem::mm::placement::{find_policy, Capacity, Family};
+use mobmem::mm::placement::{Capacity, Family};
 use mobmem::output::{self, Existing};
 use mobmem::report::{self, Figure, Row, Table};
 use mobmem::trace;
@@ -211,14 +211,7 @@ struct Curve {
 }
 
 pub fn run(args: MrcArgs) -> Result<()> {
-    let mut policies: Vec<&'static mobmem::mm::placement::PolicyInfo> = Vec::new();
-    for name in &args.policy {
-        let info = find_policy(name.trim())?;
-        if policies.iter().any(|p| p.name == info.name) {
-            bail!("--policy: {} is given twice", info.name);
-        }
-        policies.push(info);
-    }
+    let policies = crate::find_policies(&args.policy)?;
     if let Some(capacities) = byte_capacities(&args.capacities)? {
         let [info] = policies[..] else {
             bail!("--capacities in bytes take one policy (several side by side: `mobmem sim --policy A,B --capacity 1MiB,...`)");

@@ -246,19 +246,7 @@ fn ksm_snapshot(data: &[u8]) {
 
 fn report_folder(data: &[u8]) {
     use crate::report::{experiment_page, summary_markdown, Section, SectionFiles};
-    // An empty part is a file the folder lacks.
-    let mut parts = data.split(|&b| b == 0).map(|p| p.to_vec());
-    let Some(report) = parts.next() else {
-        return;
-    };
-    let mut next = || parts.next().filter(|p| !p.is_empty());
-    let files = SectionFiles {
-        claims: next(),
-        findings: next(),
-        paper_figures: next(),
-        provenance: next(),
-        sensitivity: None,
-    };
+    let (report, files) = SectionFiles::from_nul_separated(data);
     // Read as `report index` reads a folder, then drawn as its pages are.
     if let Ok(section) = Section::parse(&report, &files, &|name| Path::new("fuzz").join(name)) {
         let _ = experiment_page(&section);

@@ -131,6 +131,26 @@ pub struct SectionFiles {
     pub sensitivity: Option<Vec<u8>>,
 }
 
+impl SectionFiles {
+    /// A report folder packed into one buffer, as the `report` fuzz target's inputs and
+    /// seeds are: `report.json`, then the claims, findings, paper figures and provenance
+    /// files, separated by NUL bytes; an empty or missing part is a file the folder
+    /// lacks. Returns `report.json`'s bytes and the other files.
+    pub fn from_nul_separated(data: &[u8]) -> (Vec<u8>, SectionFiles) {
+        let mut parts = data.split(|&b| b == 0).map(|p| p.to_vec());
+        let report = parts.next().unwrap_or_default();
+        let mut next = || parts.next().filter(|p| !p.is_empty());
+        let files = SectionFiles {
+            claims: next(),
+            findings: next(),
+            paper_figures: next(),
+            provenance: next(),
+            sensitivity: None,
+        };
+        (report, files)
+    }
+}
+
 /// The sections of every experiment folder under `dir`: first those the last command
 /// wrote (`DIR/provenance.json`), in its order, then the others by name. Returns that
 /// provenance, the sections, and the folders that could not be read with the reason.
@@ -905,16 +925,7 @@ mod tests {
         let mut read = 0;
         for entry in fs::read_dir(&dir).unwrap() {
             let data = fs::read(entry.unwrap().path()).unwrap();
-            let mut parts = data.split(|&b| b == 0).map(|p| p.to_vec());
-            let report = parts.next().unwrap();
-            let mut next = || parts.next().filter(|p| !p.is_empty());
-            let files = SectionFiles {
-                claims: next(),
-                findings: next(),
-                paper_figures: next(),
-                provenance: next(),
-                sensitivity: None,
-            };
+            let (report, files) = SectionFiles::from_nul_separated(&data);
             if let Ok(s) = Section::parse(&report, &files, &|n| Path::new("seed").join(n)) {
                 read += 1;
                 assert!(experiment_page(&s).contains(&s.info.experiment));
