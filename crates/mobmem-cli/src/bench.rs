@@ -69,6 +69,13 @@ pub struct BenchArgs {
     /// cachesim runs.
     #[arg(long, value_delimiter = ',', default_value = "lru")]
     zipf_policies: Vec<String>,
+    /// A text trace of your own (a CSV, a block trace) to time reading against its `.mmt`
+    /// copy, written to a temporary folder: decoding alone and LRU's whole run on each,
+    /// read with --format and --columns as `sim` reads it.
+    #[arg(long, value_name = "FILE")]
+    ingest: Option<PathBuf>,
+    #[command(flatten)]
+    ingest_format: crate::trace_format::TraceFormat,
     /// Simulated seconds of the time model's machine (32 threads on 8 CPUs); 0 skips it.
     #[arg(long, default_value_t = 600, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     time_model_seconds: u64,
@@ -184,6 +191,71 @@ fn write_columns_csv(path: &Path, t: &trace::Trace) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// Reading a text trace against reading its `.mmt` copy (best of the repeats for both,
+/// so that the ratios compare like with like): decoding alone, and LRU's whole run at
+/// `--memory-fraction` of the footprint (`pages`), decoding on a second thread as `sim`
+/// does.
+fn ingest_figures(
+    text: &Path,
+    format: Option<trace::Format>,
+    mmt: &Path,
+    pages: u64,
+    args: &BenchArgs,
+) -> Result<Value> {
+    let best = |path: &Path, format: Option<trace::Format>, lru: bool| -> Result<(u64, f64)> {
+        let mut best = (0, f64::INFINITY);
+        let mut batch: Vec<Event> = Vec::with_capacity(1 << 16);
+        let memory = ((pages as f64 * args.memory_fraction).round() as usize).max(2);
+        let setup = RunSetup::new(find_policy("lru")?, Capacity::single(memory));
+        for _ in 0..args.repeat.max(1) {
+            let started = Instant::now();
+            let mut source = trace::open(path, format.clone())?;
+            let n = if lru {
+                run_source(source.as_mut(), &setup, &mut |_| {})?.accesses
+            } else {
+                let mut n = 0u64;
+                while source.read_batch(&mut batch, 1 << 16)? {
+                    n += batch.len() as u64;
+                }
+                n
+            };
+            best = (n, best.1.min(started.elapsed().as_secs_f64()));
+        }
+        Ok(best)
+    };
+    let rate = |(n, s): (u64, f64)| n as f64 / s;
+    let (accesses, text_s) = best(text, format.clone(), false)?;
+    let (mmt_events, mmt_s) = best(mmt, None, false)?;
+    let (text_decode, mmt_decode) = (rate((accesses, text_s)), rate((mmt_events, mmt_s)));
+    let text_lru = rate(best(text, format, true)?);
+    let mmt_lru = rate(best(mmt, None, true)?);
+    Ok(json!({
+        "accesses": accesses,
+        "mmt_events": mmt_events,
+        "decode_accesses_per_second": text_decode,
+        "mmt_decode_events_per_second": mmt_decode,
+        "over_mmt": text_decode / mmt_decode,
+        "lru_accesses_per_second": text_lru,
+        "mmt_lru_accesses_per_second": mmt_lru,
+        "lru_over_mmt": text_lru / mmt_lru,
+    }))
+}
+
+fn print_ingest(what: &str, c: &serde_json::Map<String, Value>) {
+    let m = |key: &str| c[key].as_f64().unwrap_or(0.0) / 1e6;
+    let x = |key: &str| c[key].as_f64().unwrap_or(0.0);
+    println!(
+        "{what}: decode only {:.1} M accesses/s, {:.2}x .mmt's {:.1} M events/s; \
+         lru whole run {:.1} M accesses/s, {:.2}x .mmt's {:.1}",
+        m("decode_accesses_per_second"),
+        x("over_mmt"),
+        m("mmt_decode_events_per_second"),
+        m("lru_accesses_per_second"),
+        x("lru_over_mmt"),
+        m("mmt_lru_accesses_per_second"),
+    );
 }
 
 /// A Zipf (alpha 1) trace of `requests` requests over `objects` objects in oracleGeneral
@@ -547,6 +619,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     if args.phone_file.is_some() || args.scale.is_some() {
         bail!("--phone-file and --scale belong to `bench phone`");
     }
+    if args.ingest.is_none()
+        && (args.ingest_format.format.is_some() || args.ingest_format.columns.is_some())
+    {
+        bail!("--format and --columns say how to read the --ingest file: give --ingest FILE");
+    }
     if let Some(policy) = &args.one {
         let Some(path) = &args.trace else {
             bail!("--one needs --trace")
@@ -633,36 +710,27 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             })
         }
     };
-    // Reading the CSV copy by its column spec, against reading the .mmt (best of the
-    // repeats for both, so that the ratio compares like with like).
+    // Reading the CSV copy by its column spec, against reading the .mmt.
     let columns = match &columns_path {
         None => Value::Null,
         Some(c) => {
             let format = trace::Format::with_columns(None, Some(BENCH_COLUMNS))?;
-            let best_decode = |path: &Path, format: Option<trace::Format>| -> Result<(u64, f64)> {
-                let mut best = (0, f64::INFINITY);
-                let mut batch: Vec<Event> = Vec::with_capacity(1 << 16);
-                for _ in 0..args.repeat.max(1) {
-                    let started = Instant::now();
-                    let mut source = trace::open(path, format.clone())?;
-                    let mut n = 0u64;
-                    while source.read_batch(&mut batch, 1 << 16)? {
-                        n += batch.len() as u64;
-                    }
-                    best = (n, best.1.min(started.elapsed().as_secs_f64()));
-                }
-                Ok(best)
-            };
-            let (accesses, csv_s) = best_decode(c, format)?;
-            let (mmt_events, mmt_s) = best_decode(&path, None)?;
-            let csv_rate = accesses as f64 / csv_s;
-            let mmt_rate = mmt_events as f64 / mmt_s;
-            json!({
-                "spec": BENCH_COLUMNS,
-                "decode_accesses_per_second": csv_rate,
-                "mmt_decode_events_per_second": mmt_rate,
-                "over_mmt": csv_rate / mmt_rate,
-            })
+            let mut figures = ingest_figures(c, format, &path, pages, &args)?;
+            figures["spec"] = json!(BENCH_COLUMNS);
+            figures
+        }
+    };
+    // A text trace of the user's, against its .mmt copy.
+    let ingest = match &args.ingest {
+        None => Value::Null,
+        Some(text) => {
+            let format = args.ingest_format.get()?;
+            let t = trace::read_all(text, format.clone())?;
+            let copy = dir.path().join("ingest.mmt");
+            trace::mmt::write(&copy, &t)?;
+            let mut figures = ingest_figures(text, format, &copy, t.footprint() as u64, &args)?;
+            figures["trace"] = json!(text.display().to_string());
+            figures
         }
     };
     // An exact 100-size LRU miss-ratio curve (one pass, stack distances), whole run.
@@ -705,6 +773,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "decode_events_per_second": events as f64 / decode_s,
         "oracle_general": oracle,
         "csv_columns": columns,
+        "ingest": ingest,
         "lru_curve_100_sizes_seconds": curve_s,
         "lru_curve_over_one_lru_run": lru_s.map(|l| curve_s / l),
         "runs": runs,
@@ -749,11 +818,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         );
     }
     if let Some(c) = report["csv_columns"].as_object() {
-        println!(
-            "CSV copy read by --columns: decode only {:.1} M accesses/s, {:.2}x .mmt's {:.1} M events/s",
-            c["decode_accesses_per_second"].as_f64().unwrap_or(0.0) / 1e6,
-            c["over_mmt"].as_f64().unwrap_or(0.0),
-            c["mmt_decode_events_per_second"].as_f64().unwrap_or(0.0) / 1e6
+        print_ingest("CSV copy read by --columns", c);
+    }
+    if let Some(c) = report["ingest"].as_object() {
+        print_ingest(
+            &format!("{} (--ingest)", c["trace"].as_str().unwrap_or("")),
+            c,
         );
     }
     if let Some(z) = report["zipf_oracle_general"].as_object() {

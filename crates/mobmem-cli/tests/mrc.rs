@@ -257,8 +257,25 @@ fn a_bad_trace_is_named_once_with_its_line() {
 
 #[test]
 fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
+    // A block trace of the user's, timed against its .mmt copy.
+    let dir = tempfile::tempdir().unwrap();
+    let blocks = dir.path().join("blocks.csv");
+    let mut text = String::from("proces,device,rw_flag,sector,size,timestamp\n");
+    for i in 0..3000u64 {
+        text.push_str(&format!(
+            "app-{},8388608,R,{},16,{}.5\n",
+            i % 3,
+            (i * 7919) % 4000 * 8,
+            i
+        ));
+    }
+    std::fs::write(&blocks, text).unwrap();
     let report = json(&[
         "bench",
+        "--ingest",
+        blocks.to_str().unwrap(),
+        "--format",
+        "mobile-block",
         "--accesses",
         "20000",
         "--zipf-requests",
@@ -288,6 +305,35 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
             > 0.0
     );
     assert!(report["lru_curve_over_one_lru_run"].as_f64().unwrap() > 0.0);
+    // The CSV copy holds the generated trace's accesses (its .mmt also the starts and
+    // importance changes); the --ingest file's copy, its 6000 accesses (16 sectors, two
+    // pages, a line). Each has its four rates.
+    for (key, accesses, mmt_events) in [
+        ("csv_columns", 20000, 20000..20100),
+        ("ingest", 6000, 6000..6001),
+    ] {
+        let c = &report[key];
+        assert_eq!(c["accesses"], accesses, "{key}: {c}");
+        assert!(
+            mmt_events.contains(&c["mmt_events"].as_u64().unwrap()),
+            "{key}: {c}"
+        );
+        for rate in [
+            "decode_accesses_per_second",
+            "mmt_decode_events_per_second",
+            "lru_accesses_per_second",
+            "mmt_lru_accesses_per_second",
+        ] {
+            assert!(c[rate].as_f64().unwrap() > 0.0, "{key} {rate}: {c}");
+        }
+    }
+    assert!(report["ingest"]["trace"]
+        .as_str()
+        .unwrap()
+        .ends_with("blocks.csv"));
+    // How to read a file goes with the file.
+    let message = common::fails(&["bench", "--format", "mobile-block"]);
+    assert!(message.contains("--ingest"), "{message}");
     let zipf = &report["zipf_oracle_general"];
     assert_eq!(zipf["requests"], 20000);
     let distinct = zipf["distinct_objects"].as_u64().unwrap();

@@ -28,6 +28,40 @@ fn the_interner_numbers_pages_in_order_of_first_appearance() {
     }
 }
 
+/// `page_after` gives `page`'s id whatever `previous` is: the page after it in a run
+/// seen before, a run seen in another order, or an id unrelated or past the end.
+#[test]
+fn page_after_gives_the_ids_page_gives() {
+    let mut fast = Interner::new();
+    let mut plain = Interner::new();
+    let mut x = 99u64;
+    let mut step = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        x >> 33
+    };
+    for _ in 0..20_000 {
+        // A block request: a run of pages from a start that repeats often.
+        let (device, first, pages) = (step() % 3, step() % 500, 1 + step() % 9);
+        let mut previous = match step() % 4 {
+            0 => None,
+            1 => Some(step() as u32),
+            _ => Some(u32::MAX),
+        };
+        for page in first..first + pages {
+            let key = PageKey::file(device, page);
+            let id = match previous {
+                Some(p) => fast.page_after(p, key),
+                None => fast.page(key),
+            };
+            assert_eq!(id, plain.page(key), "{key:?} after {previous:?}");
+            previous = id;
+        }
+    }
+    assert_eq!(fast.tables().pages, plain.tables().pages);
+}
+
 /// Bytes per distinct page the interner holds at 50 million pages: at most 32 (it was
 /// 87 with a map of keys to ids). Counted from capacities, the lookup table's allocation
 /// included, and checked at the peak: when the lookup table grows, its old and new

@@ -353,10 +353,35 @@ impl Interner {
             // Double while small; then steps, so the spare capacity stays a small share.
             pages.reserve_exact(pages.len().clamp(64, PAGE_TABLE_STEP));
         }
+        if self.page_ids.len() == self.page_ids.capacity() {
+            // Grown by hand, reading the keys in id order: the table's own growth would
+            // rehash its entries in slot order, a cache miss in `pages` for each one
+            // once the table holds millions.
+            let mut grown = HashTable::with_capacity((2 * self.page_ids.len()).max(16));
+            for (id, key) in pages.iter().enumerate() {
+                grown.insert_unique(page_hash(key), id as PageId, |&id| {
+                    page_hash(&pages[id as usize])
+                });
+            }
+            self.page_ids = grown;
+        }
         pages.push(key);
         self.page_ids
             .insert_unique(hash, id, |&id| page_hash(&pages[id as usize]));
         Some(id)
+    }
+
+    /// Dense id of `key`, the page after `previous` in a run of pages (a block request's
+    /// next page): when the two were first seen together their ids are consecutive, and
+    /// that is checked with one comparison in the entry beside `previous`'s before the
+    /// key is hashed. The id is [`Interner::page`]'s either way.
+    #[inline]
+    pub fn page_after(&mut self, previous: PageId, key: PageKey) -> Option<PageId> {
+        let next = previous.wrapping_add(1);
+        match self.tables.pages.get(next as usize) {
+            Some(k) if *k == key => Some(next),
+            _ => self.page(key),
+        }
     }
 
     /// Bytes the interner holds for its pages: the page table's capacity and the lookup

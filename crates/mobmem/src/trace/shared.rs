@@ -313,6 +313,19 @@ pub(crate) fn parse_u64(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() {
         return None;
     }
+    // Nineteen digits are below 10^19 < 2^64: no step can overflow, so the common case
+    // skips the checked arithmetic.
+    if digits.len() <= 19 {
+        let mut value = 0u64;
+        for &b in digits {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            value = value * 10 + u64::from(d);
+        }
+        return Some(value);
+    }
     digits.iter().try_fold(0u64, |value, &b| {
         if b.is_ascii_digit() {
             value.checked_mul(10)?.checked_add(u64::from(b - b'0'))

@@ -41,11 +41,12 @@ use hashbrown::HashMap;
 
 pub use spec::{Address, Column, ColumnSpec, Delimiter, OpForm, ProcessForm, TimeUnit, PRESETS};
 
+use super::object_ids::ObjectIds;
 use super::shared::{
     empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, StoredBytes,
     EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES,
 };
-use super::{Event, EventSource, Interner, PageKey, ProcId, Tables};
+use super::{Event, EventSource, Interner, PageId, PageKey, ProcId, Tables};
 use crate::devices::PAGE_BYTES;
 use crate::{Error, Position, Result};
 
@@ -93,6 +94,9 @@ pub struct Reader {
     /// Names of the header's fields, for messages.
     header: Vec<String>,
     interner: Interner,
+    /// How pages are numbered, and the keys of the batch waiting for their ids.
+    page_ids: PageIds,
+    pending: Pending,
     /// The process of each (pid field, process field) seen.
     processes: FastMap<Vec<u8>, ProcId>,
     /// The fields and process of the last request: most requests are their
@@ -108,6 +112,8 @@ pub struct Reader {
     device: u64,
     next_page: u64,
     pages_left: u64,
+    /// The id of the current request's page before `next_page`, if one was returned.
+    previous_page: Option<PageId>,
     write: bool,
     proc: ProcId,
     time_ns: u64,
@@ -161,6 +167,8 @@ impl Reader {
             line_number: 0,
             header: Vec::new(),
             interner: Interner::new(),
+            page_ids: PageIds::General,
+            pending: Pending::default(),
             processes: FastMap::default(),
             last_pid: Vec::new(),
             last_text: Vec::new(),
@@ -170,6 +178,7 @@ impl Reader {
             device: 0,
             next_page: 0,
             pages_left: 0,
+            previous_page: None,
             write: false,
             proc: 0,
             time_ns: 0,
@@ -195,6 +204,10 @@ impl Reader {
             reader.line = line;
         }
         reader.fields = reader.resolve()?;
+        reader.page_ids = match reader.fields.device {
+            None => PageIds::Objects(ObjectIds::new()),
+            Some(_) => PageIds::Packed(ObjectIds::new()),
+        };
         Ok(reader)
     }
 
@@ -354,6 +367,11 @@ impl Reader {
             }
         }
         for span in &mut self.spans {
+            // Most fields start and end with neither a blank nor a quote: leave them.
+            let plain = |b: u8| !b.is_ascii_whitespace() && b != b'"';
+            if span.1 > span.0 && plain(line[span.0]) && plain(line[span.1 - 1]) {
+                continue;
+            }
             let field = &line[span.0..span.1];
             let mut a = span.0 + (field.len() - field.trim_ascii_start().len());
             let mut b = a + field.trim_ascii().len();
@@ -469,6 +487,7 @@ impl Reader {
         self.device = device;
         self.next_page = first;
         self.pages_left = pages;
+        self.previous_page = None;
         self.write = write;
         self.size = size;
         self.requests += 1;
@@ -706,6 +725,20 @@ fn decimal_to_ns(text: &[u8], unit_ns: u64) -> Option<u64> {
     // Exact in u128 up to 19 digits (10^19 units of at most 10^9 ns); later digits are
     // far below a nanosecond and do not count.
     let digits = &fraction[..fraction.len().min(19)];
+    // Up to nine decimals of a unit of at most a second fit in u64 (10^9 x 10^9 < 2^64),
+    // and where the unit is a whole number of the last decimal's steps (a time in s
+    // printed to the us) the product is exact without a division.
+    if !digits.is_empty() && digits.len() <= 9 && unit_ns <= 1_000_000_000 {
+        let numerator = parse_u64(digits)?;
+        let denominator = 10u64.pow(digits.len() as u32);
+        let extra = if unit_ns % denominator == 0 {
+            numerator * (unit_ns / denominator)
+        } else {
+            let scaled = numerator * unit_ns;
+            scaled / denominator + u64::from((scaled % denominator) * 2 >= denominator)
+        };
+        return ns.checked_add(extra);
+    }
     if !digits.is_empty() {
         let numerator = digits
             .iter()
@@ -748,6 +781,104 @@ fn trim(bytes: &[u8]) -> &[u8] {
     bytes.trim_ascii_end()
 }
 
+/// How the reader numbers its pages. A page is `PageKey::file(device, index)`; while
+/// each key fits in 64 bits, it is interned as one number a batch at a time
+/// ([`ObjectIds`]: a lookup reads one slot, prefetched ahead), which gives the same ids
+/// in the same order as the general interner. The first key that does not fit moves every
+/// page into the general interner, which numbers the rest.
+#[derive(Debug)]
+enum PageIds {
+    /// No device column: the key is the index (an object id, any 64 bits).
+    Objects(ObjectIds),
+    /// A device column: `device << 32 | index`, for devices and indexes below 2^32.
+    Packed(ObjectIds),
+    /// In the reader's interner.
+    General,
+}
+
+impl PageIds {
+    fn key(&self, device: u64, index: u64) -> Option<u64> {
+        match self {
+            PageIds::Objects(_) => Some(index),
+            PageIds::Packed(_) if device >> 32 == 0 && index >> 32 == 0 => {
+                Some(device << 32 | index)
+            }
+            _ => None,
+        }
+    }
+
+    /// The page keys by id (`None` for the general interner's, which it holds).
+    fn keys(&self) -> Option<Vec<PageKey>> {
+        match self {
+            PageIds::Objects(ids) => Some(
+                ids.keys()
+                    .into_iter()
+                    .map(|k| PageKey::file(0, k))
+                    .collect(),
+            ),
+            PageIds::Packed(ids) => Some(
+                ids.keys()
+                    .into_iter()
+                    .map(|k| PageKey::file(k >> 32, k & 0xffff_ffff))
+                    .collect(),
+            ),
+            PageIds::General => None,
+        }
+    }
+}
+
+/// Keys of the current batch waiting for their ids, and the line each is on: those of
+/// every event of the batch (no key waits once pages are in the general interner).
+#[derive(Debug, Default)]
+struct Pending {
+    keys: Vec<u64>,
+    lines: Vec<u64>,
+    ids: Vec<PageId>,
+}
+
+impl Reader {
+    /// Give the pending keys of the batch their ids, in the batch's events.
+    fn intern_pending(&mut self, buf: &mut [Event]) -> Result<()> {
+        let pending = &mut self.pending;
+        if pending.keys.is_empty() {
+            return Ok(());
+        }
+        let (PageIds::Objects(ids) | PageIds::Packed(ids)) = &mut self.page_ids else {
+            unreachable!("keys are pending only while they are interned as numbers");
+        };
+        pending.ids.clear();
+        if let Err(i) = ids.ids(&pending.keys, &mut pending.ids) {
+            self.line_number = pending.lines[i];
+            return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
+        }
+        for (event, &page) in buf.iter_mut().zip(&pending.ids) {
+            *event = Event::access(event.time_ns(), event.proc(), page, event.is_write(), false);
+        }
+        pending.keys.clear();
+        pending.lines.clear();
+        Ok(())
+    }
+
+    /// Move every page into the general interner (a key that does not fit in 64 bits).
+    fn to_general_ids(&mut self, buf: &mut [Event]) -> Result<()> {
+        self.intern_pending(buf)?;
+        let keys = self.page_ids.keys().unwrap_or_default();
+        for key in keys {
+            // The same ids, in the same order: the interner is empty of pages.
+            self.interner.page(key);
+        }
+        self.page_ids = PageIds::General;
+        Ok(())
+    }
+
+    fn pages_interned(&self) -> usize {
+        match &self.page_ids {
+            PageIds::Objects(ids) | PageIds::Packed(ids) => ids.len(),
+            PageIds::General => self.interner.tables().pages.len(),
+        }
+    }
+}
+
 impl EventSource for Reader {
     fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
         buf.clear();
@@ -761,9 +892,25 @@ impl EventSource for Reader {
                 }
                 break;
             }
-            let key = PageKey::file(self.device, self.next_page);
-            let Some(page) = self.interner.page(key) else {
-                return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
+            let page = if matches!(self.page_ids, PageIds::General) {
+                let key = PageKey::file(self.device, self.next_page);
+                let page = match self.previous_page {
+                    Some(previous) => self.interner.page_after(previous, key),
+                    None => self.interner.page(key),
+                };
+                let Some(page) = page else {
+                    return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
+                };
+                self.previous_page = Some(page);
+                page
+            } else if let Some(key) = self.page_ids.key(self.device, self.next_page) {
+                self.pending.keys.push(key);
+                self.pending.lines.push(self.line_number);
+                // Its id is set once the batch's keys are interned.
+                0
+            } else {
+                self.to_general_ids(buf)?;
+                continue;
             };
             buf.push(Event::access(
                 self.time_ns,
@@ -778,7 +925,8 @@ impl EventSource for Reader {
             self.next_page += 1;
             self.pages_left -= 1;
         }
-        if buf.is_empty() && self.interner.tables().pages.is_empty() {
+        self.intern_pending(buf)?;
+        if buf.is_empty() && self.pages_interned() == 0 {
             return Err(self.empty());
         }
         Ok(!buf.is_empty())
@@ -790,7 +938,11 @@ impl EventSource for Reader {
 
     /// The tables of the requests read so far.
     fn tables(&mut self) -> Result<Tables> {
-        Ok(self.interner.tables().clone())
+        let mut tables = self.interner.tables().clone();
+        if let Some(pages) = self.page_ids.keys() {
+            tables.pages = pages;
+        }
+        Ok(tables)
     }
 
     /// Nothing follows the requests, whose reading checked the whole input.

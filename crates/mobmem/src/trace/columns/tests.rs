@@ -206,6 +206,46 @@ fn times_round_to_the_nanosecond_in_every_unit() {
     assert_eq!(decimal_to_ns(b"18446744073709551615", 1_000), None);
 }
 
+/// A plain reading of a decimal time: the whole part times the unit, plus the first 19
+/// decimals as an exact fraction in u128, rounded half up.
+fn decimal_to_ns_by_hand(whole: u64, fraction: &str, unit_ns: u64) -> Option<u64> {
+    let digits = &fraction[..fraction.len().min(19)];
+    let mut ns = u128::from(whole) * u128::from(unit_ns);
+    if !digits.is_empty() {
+        let scaled = digits.parse::<u128>().unwrap() * u128::from(unit_ns);
+        let denominator = 10u128.pow(digits.len() as u32);
+        ns += scaled / denominator + u128::from((scaled % denominator) * 2 >= denominator);
+    }
+    u64::try_from(ns).ok()
+}
+
+proptest::proptest! {
+    /// The fast paths (nine decimals or fewer in u64, exact when the unit is a whole number
+    /// of steps) give what the exact reading gives, in every unit.
+    #[test]
+    fn times_read_as_the_exact_fraction_gives(
+        whole in proptest::prop_oneof![0u64..1_000_000, proptest::num::u64::ANY],
+        fraction in "[0-9]{0,25}",
+        unit in proptest::sample::select(vec![1u64, 10, 100, 1_000, 1_000_000, 1_000_000_000]),
+    ) {
+        let text = if fraction.is_empty() { whole.to_string() } else { format!("{whole}.{fraction}") };
+        proptest::prop_assert_eq!(
+            decimal_to_ns(text.as_bytes(), unit),
+            decimal_to_ns_by_hand(whole, &fraction, unit),
+            "{}", text
+        );
+    }
+
+    /// Decimal integers read as the standard library reads them, up to and past 2^64.
+    #[test]
+    fn integers_read_as_the_standard_library_reads_them(text in "[0-9]{1,22}|[0-9a-f+ -]{0,6}") {
+        proptest::prop_assert_eq!(
+            crate::trace::shared::parse_u64(text.as_bytes()),
+            if text.starts_with('+') { None } else { text.parse::<u64>().ok() }
+        );
+    }
+}
+
 #[test]
 fn bad_lines_name_the_line_the_column_and_what_was_expected() {
     let header = "proces,device,rw_flag,sector,size,timestamp\n";
@@ -277,4 +317,67 @@ fn requests_are_bounded_by_the_bytes_read() {
         message.contains("page accesses, the most its first"),
         "{message}"
     );
+}
+
+proptest::proptest! {
+    /// Pages are numbered in order of first appearance, whatever path numbers them: an
+    /// object trace without a device column, one with a device column (keys packed in 64
+    /// bits), and one whose device or block index does not fit (every page moved into the
+    /// general interner at that line), each read in batches of any size.
+    #[test]
+    fn pages_are_numbered_in_order_of_first_appearance(
+        lines in proptest::collection::vec(
+            (0u64..40, 0u32..4, 1u32..9000, proptest::bool::ANY, 0usize..12), 1..200),
+        batch in 1usize..70,
+        layout in 0usize..3,
+    ) {
+        // A device of 2^32 or more, or a block past 2^32 pages, is rare: the line that
+        // has one moves the numbering to the general interner.
+        let devices = [0u64, 5, 8 << 20 | 1, 1 << 32, 3];
+        let mut text = String::from("time,pid,id,size,op,dev\n");
+        let mut keys = Vec::new();
+        for (i, (id, pid, size, write, d)) in lines.iter().enumerate() {
+            let op = if *write { 'W' } else { 'R' };
+            let device = if layout == 0 { 0 } else { devices[d % devices.len()] };
+            let id = if layout == 2 && *d == 11 { id + (1 << 32) * 8 } else { *id };
+            text.push_str(&format!("{i},{pid},{id},{size},{op},{device}\n"));
+            match layout {
+                2 => {
+                    // Block mode: `size` bytes from byte `id` * 512.
+                    let (first, last) = (id * 512 / 4096, (id * 512 + u64::from(*size) - 1) / 4096);
+                    keys.extend((first..=last).map(|p| PageKey::file(device, p)));
+                }
+                _ => keys.push(PageKey::file(device, id)),
+            }
+        }
+        let spec_keys = match layout {
+            0 => "has-header=true, time-col=1, pid-col=2, obj-id-col=3, obj-size-col=4, op-col=5",
+            1 => "has-header=true, time-col=1, pid-col=2, obj-id-col=3, obj-size-col=4, op-col=5, device-col=6",
+            _ => "has-header=true, time-col=1, pid-col=2, offset-col=3, length-col=4, op-col=5, device-col=6, offset-unit=512, length-unit=1",
+        };
+        let mut r = Reader::with_stored(
+            Path::new("t.csv"),
+            Box::new(std::io::Cursor::new(text.into_bytes())),
+            StoredBytes::default(),
+            &spec("", spec_keys),
+        ).unwrap();
+        let mut events = Vec::new();
+        let mut b = Vec::new();
+        while r.read_batch(&mut b, batch).unwrap() {
+            events.extend_from_slice(&b);
+        }
+        let tables = r.tables().unwrap();
+        // By hand: the next id for each key not seen before.
+        let mut seen = std::collections::HashMap::new();
+        let expected: Vec<u32> = keys
+            .iter()
+            .map(|k| { let next = seen.len() as u32; *seen.entry(*k).or_insert(next) })
+            .collect();
+        let ids: Vec<u32> = events.iter().map(|e| e.page()).collect();
+        proptest::prop_assert_eq!(ids, expected);
+        proptest::prop_assert_eq!(tables.pages.len(), seen.len());
+        for (key, id) in seen {
+            proptest::prop_assert_eq!(tables.pages[id as usize], key);
+        }
+    }
 }
