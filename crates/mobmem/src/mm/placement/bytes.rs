@@ -416,6 +416,7 @@ mod tests {
                 "lfuda",
                 "gdsf",
                 "qdlp",
+                "mq",
                 "slru-4",
                 "2q",
                 "arc",

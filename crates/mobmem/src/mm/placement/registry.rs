@@ -196,6 +196,19 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "mq",
+        family: Family::SingleTier,
+        summary: "multi-queue: 8 LRU queues by log2 of the access count, a page demoted after 75 idle accesses, history of half the capacity (Zhou et al., USENIX ATC 2001)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::mq::Mq::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
         name: "slru-4",
         family: Family::SingleTier,
         summary: "segmented LRU, four equal segments (S4LRU; Huang et al., SOSP 2013)",
