@@ -220,9 +220,10 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
 }
 
 /// Single-tier policies libCacheSim's `cachesim` cannot run, so they have no oracle row:
-/// MRU is in its library but not among the names its command line takes; MQ is not in it
-/// (its unit tests hold it to a plain implementation).
-const NOT_IN_CACHESIM: [&str; 2] = ["mru", "mq"];
+/// MRU is in its library but not among the names its command line takes; LRU-K (an empty
+/// file there) and MQ are not in it (their unit tests hold them to plain
+/// implementations).
+const NOT_IN_CACHESIM: [&str; 3] = ["mru", "lru-2", "mq"];
 
 /// W-TinyLFU in bytes with the trace's object ids as the sketch's keys, as libCacheSim
 /// hashes them: the same miss ratios and byte miss ratios as libCacheSim to the four

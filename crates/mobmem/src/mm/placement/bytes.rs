@@ -416,6 +416,7 @@ mod tests {
                 "lfuda",
                 "gdsf",
                 "qdlp",
+                "lru-2",
                 "mq",
                 "slru-4",
                 "2q",

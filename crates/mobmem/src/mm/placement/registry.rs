@@ -196,6 +196,19 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "lru-2",
+        family: Family::SingleTier,
+        summary: "LRU-K with K = 2: evict the oldest second-last reference, pages seen once first (O'Neil et al., SIGMOD 1993)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::lru_k::Lru2::new(
+                ctx.capacity.dram,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
         name: "mq",
         family: Family::SingleTier,
         summary: "multi-queue: 8 LRU queues by log2 of the access count, a page demoted after 75 idle accesses, history of half the capacity (Zhou et al., USENIX ATC 2001)",

@@ -12,6 +12,7 @@ pub mod lfu;
 pub mod lfuda;
 pub mod lirs;
 pub mod lru;
+pub mod lru_k;
 pub mod mq;
 pub mod mru;
 pub mod opt;

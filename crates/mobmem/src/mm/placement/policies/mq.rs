@@ -116,10 +116,7 @@ impl CachePolicy for Mq {
     }
 
     fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
-        let Some(victim) = RESIDENT
-            .iter()
-            .find_map(|&k| self.queues.pop_back(k, mem))
-        else {
+        let Some(victim) = RESIDENT.iter().find_map(|&k| self.queues.pop_back(k, mem)) else {
             return;
         };
         out.evict(victim);
@@ -172,7 +169,10 @@ mod tests {
         let mut mq = engine(Mq::new(2, 0), 2);
         let outcome = run_pages(&mut mq, &[1, 1, 2, 3, 4]);
         assert_eq!(hit_pattern(&outcome), "mhmmm");
-        assert_eq!(evictions(&outcome), vec![vec![], vec![], vec![], vec![2], vec![3]]);
+        assert_eq!(
+            evictions(&outcome),
+            vec![vec![], vec![], vec![], vec![2], vec![3]]
+        );
         assert_eq!(mq.policy().queue(0), vec![4]);
         assert_eq!(mq.policy().queue(1), vec![1]);
         assert_eq!(mq.policy().queue(QOUT), vec![3]);
