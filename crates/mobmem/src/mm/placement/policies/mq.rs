@@ -154,7 +154,9 @@ impl CachePolicy for Mq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::placement::policies::testing::{engine, evictions, hit_pattern, run_pages};
+    use crate::mm::placement::policies::testing::{
+        engine, evictions, hit_pattern, hit_patterns, run_pages, skewed_pages,
+    };
     use std::collections::{HashMap, VecDeque};
 
     #[test]
@@ -261,11 +263,9 @@ mod tests {
         /// skewed enough for pages to climb queues and expire.
         #[test]
         fn agrees_with_a_plain_implementation(
-            pages in proptest::collection::vec(
-                proptest::prop_oneof![0u32..4, 0u32..30, 0u32..300], 1..1500),
+            pages in skewed_pages(),
             capacity in 1usize..40,
         ) {
-            let mut mq = engine(Mq::new(capacity, 0), capacity);
             let mut plain = PlainMq {
                 queues: vec![Vec::new(); 8],
                 out: VecDeque::new(),
@@ -274,12 +274,8 @@ mod tests {
                 now: 0,
                 capacity,
             };
-            let outcome = run_pages(&mut mq, &pages);
-            let expected: String = pages
-                .iter()
-                .map(|&p| if plain.access(p) { 'h' } else { 'm' })
-                .collect();
-            proptest::prop_assert_eq!(hit_pattern(&outcome), expected);
+            let (ours, expected) = hit_patterns(Mq::new(capacity, 0), capacity, &pages, |p| plain.access(p));
+            proptest::prop_assert_eq!(ours, expected);
         }
     }
 }

@@ -135,3 +135,28 @@ pub fn check_outcome(outcome: &[Vec<Effect>], hits: &str, evicted: &[PageId]) {
     assert_eq!(hit_pattern(outcome), hits, "hits");
     assert_eq!(evictions(outcome).concat(), evicted, "evictions");
 }
+
+/// Traces of up to 1500 reads, skewed enough for pages to be reused often (ids below 4),
+/// sometimes (below 30) and rarely (below 300): for property tests that hold a policy to
+/// a plain implementation of it.
+pub fn skewed_pages() -> impl proptest::strategy::Strategy<Value = Vec<PageId>> {
+    use proptest::prelude::*;
+    proptest::collection::vec(prop_oneof![0u32..4, 0u32..30, 0u32..300], 1..1500)
+}
+
+/// The hit patterns of `policy` on an engine of `capacity` pages and of `plain` (a plain
+/// implementation's access: true for a hit), on the reads of `pages`.
+pub fn hit_patterns<P: CachePolicy>(
+    policy: P,
+    capacity: usize,
+    pages: &[PageId],
+    mut plain: impl FnMut(PageId) -> bool,
+) -> (String, String) {
+    let mut engine = engine(policy, capacity);
+    let ours = hit_pattern(&run_pages(&mut engine, pages));
+    let expected = pages
+        .iter()
+        .map(|&p| if plain(p) { 'h' } else { 'm' })
+        .collect();
+    (ours, expected)
+}
