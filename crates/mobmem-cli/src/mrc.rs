@@ -11,7 +11,7 @@ use mobmem::mm::placement::mrc::{self, CurvePoint, Sampling};
 use mobmem::mm::placement::sim::RunSetup;
 use mobmem::mm::placement::{Capacity, Family};
 use mobmem::output::{self, Existing};
-use mobmem::report::{self, Figure, Row, Table};
+use mobmem::report::{self, Figure, LineAxis, Row, Table};
 use mobmem::trace;
 
 #[derive(Args)]
@@ -47,9 +47,14 @@ pub struct MrcArgs {
     /// Print `[{"policy", "capacity", "hits", "misses", "accesses"}, ...]` as JSON.
     #[arg(long)]
     json: bool,
-    /// Also write DIR/mrc.csv and DIR/mrc.svg (the curve).
+    /// Also write DIR/mrc.csv and DIR/mrc.svg (the curve; a curve in pages marks the
+    /// trace's footprint, the size past which nothing more fits).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Draw mrc.svg's size axis on a log scale (with --out): sizes over several orders of
+    /// magnitude each get their share of the width.
+    #[arg(long, requires = "out")]
+    log_x: bool,
 }
 
 /// The most sizes one curve is computed at (`--capacities`, ranges expanded), checked
@@ -159,12 +164,17 @@ fn run_bytes(
                 values: m.values().into_iter().map(|(n, v)| (n.into(), v)).collect(),
             })
             .collect();
+        let axis = LineAxis {
+            log: args.log_x,
+            marks: Vec::new(),
+        };
         write_table(
             dir,
             rows,
             std::slice::from_ref(&method),
             &args.trace,
             "cache size (bytes)",
+            &axis,
         )?;
     }
     if args.json {
@@ -292,7 +302,11 @@ pub fn run(args: MrcArgs) -> Result<()> {
     }
     let seconds = started.elapsed().as_secs_f64();
     if let Some(dir) = &args.out {
-        write_out(dir, &curves, &args.trace)?;
+        let axis = LineAxis {
+            log: args.log_x,
+            marks: vec![(footprint as f64, format!("footprint: {footprint} pages"))],
+        };
+        write_out(dir, &curves, &args.trace, &axis)?;
     }
     if args.json {
         let rows: Vec<serde_json::Value> = curves
@@ -379,7 +393,12 @@ fn simulated(
 }
 
 /// DIR/mrc.csv (one row a policy and size) and DIR/mrc.svg (a line a policy).
-fn write_out(dir: &std::path::Path, curves: &[Curve], trace: &std::path::Path) -> Result<()> {
+fn write_out(
+    dir: &std::path::Path,
+    curves: &[Curve],
+    trace: &std::path::Path,
+    axis: &LineAxis,
+) -> Result<()> {
     let rows = curves
         .iter()
         .flat_map(|c| {
@@ -395,7 +414,7 @@ fn write_out(dir: &std::path::Path, curves: &[Curve], trace: &std::path::Path) -
         })
         .collect();
     let methods: Vec<String> = curves.iter().map(|c| c.method.clone()).collect();
-    write_table(dir, rows, &methods, trace, "cache size (pages)")
+    write_table(dir, rows, &methods, trace, "cache size (pages)", axis)
 }
 
 /// DIR/mrc.csv of `rows` (keyed by method and capacity) and DIR/mrc.svg, the miss ratio
@@ -406,6 +425,7 @@ fn write_table(
     methods: &[String],
     trace: &std::path::Path,
     x_label: &str,
+    axis: &LineAxis,
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
     let table = Table {
@@ -430,7 +450,7 @@ fn write_table(
         y_label: "miss ratio".into(),
         normalize_to: None,
     };
-    let svg = report::render_figure(&table, &figure)?;
+    let svg = report::render_figure_with(&table, &figure, axis)?;
     let svg_path = dir.join("mrc.svg");
     // Both are checked before either is written: a refusal leaves the folder as it was.
     output::check_replaceable(&csv_path, own_csv, "")?;

@@ -49,6 +49,35 @@ fn mrc_prints_the_curve_as_json_and_writes_csv_and_svg() {
     assert!(csv.lines().count() > 10, "{csv}");
     let svg = std::fs::read_to_string(out.join("mrc.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("miss ratio"));
+    // The footprint, the largest size (100 %), is marked; the axis is linear.
+    let footprint = points.last().unwrap()["capacity"].as_u64().unwrap();
+    assert!(
+        svg.contains(&format!("footprint: {footprint} pages")),
+        "{svg}"
+    );
+    assert!(!svg.contains("log scale"));
+    // On a log axis, 10 % to 100 % take as much width as 1 % to 10 % would: the label
+    // says so, and the mark is still there.
+    let logged = dir.path().join("logged");
+    ok(&mrc(
+        &trace,
+        &[
+            "--capacities",
+            "1%,10%,100%",
+            "--out",
+            logged.to_str().unwrap(),
+            "--log-x",
+        ],
+    ));
+    let svg = std::fs::read_to_string(logged.join("mrc.svg")).unwrap();
+    assert!(svg.contains("cache size (pages) (log scale)"), "{svg}");
+    assert!(
+        svg.contains(&format!("footprint: {footprint} pages")),
+        "{svg}"
+    );
+    // --log-x draws the --out plot: alone it is refused.
+    let e = fails(&mrc(&trace, &["--capacities", "10%", "--log-x"]));
+    assert_mentions(&e, &["--out"]);
     // A second run replaces its own curve; a file of someone else's there is refused
     // and left as it was, the curve beside it too.
     let out_arg = [

@@ -18,6 +18,7 @@ pub mod claims;
 mod html;
 pub mod numbers;
 mod plot;
+pub use plot::LineAxis;
 pub mod provenance;
 pub mod shape;
 pub mod table;
@@ -575,6 +576,11 @@ pub fn figure_data(table: &Table, figure: &Figure) -> FigureData {
 /// The SVG of `figure` drawn from `table` (as the report pages draw it).
 pub fn render_figure(table: &Table, figure: &Figure) -> Result<String> {
     plot::render(figure, &figure_data(table, figure))
+}
+
+/// [`render_figure`] with a line plot's x axis drawn as `axis` says (log scale, marks).
+pub fn render_figure_with(table: &Table, figure: &Figure, axis: &LineAxis) -> Result<String> {
+    plot::render_with(figure, &figure_data(table, figure), axis)
 }
 
 /// The longest name [`safe_file_name`] takes, in bytes (file systems take 255; the

@@ -152,8 +152,26 @@ fn titled_builder<'a, 'b, DB: DrawingBackend>(
     Ok(builder)
 }
 
+/// How a line plot's x axis is drawn beyond the figure's own words: what the
+/// command-line plots (`mrc --out`) ask for; the reports draw every figure with the
+/// default, linear and unmarked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LineAxis {
+    /// A logarithmic x axis (every x must be above 0): sizes over several orders of
+    /// magnitude each get their share of the width.
+    pub log: bool,
+    /// Vertical lines at these x values, each labelled (a trace's footprint); one outside
+    /// the data's range of x is left out.
+    pub marks: Vec<(f64, String)>,
+}
+
 /// The SVG of `figure`, drawing `data`.
 pub fn render(figure: &Figure, data: &FigureData) -> Result<String> {
+    render_with(figure, data, &LineAxis::default())
+}
+
+/// [`render`] with a line plot's x axis drawn as `axis` says (bar charts ignore it).
+pub fn render_with(figure: &Figure, data: &FigureData, axis: &LineAxis) -> Result<String> {
     let err = plot_err(figure);
     let labels: Vec<&str> = data.lines.iter().map(|(name, _)| name.as_str()).collect();
     let longest = labels
@@ -192,7 +210,17 @@ pub fn render(figure: &Figure, data: &FigureData) -> Result<String> {
                     draw_bars(figure, data, &axes, &plot_area, &root)?
                 }
             }
-            None => draw_lines(figure, data, &plot_area, &root)?,
+            None if *axis == LineAxis::default() => {
+                draw_lines(figure, data, &plot_area, &root, None)?
+            }
+            None => {
+                let (logged, marks) = log_x(figure, data, axis)?;
+                let shown = Shown {
+                    log: axis.log,
+                    marks,
+                };
+                draw_lines(figure, &logged, &plot_area, &root, Some(&shown))?
+            }
         }
         draw_legend(data, &legend_area, legend_width, &note_lines, &err)?;
         root.present().map_err(|e| err(e.to_string()))?;
@@ -254,11 +282,73 @@ fn axis_format(range: (f64, f64), labels: usize) -> AxisFormat {
     AxisFormat::for_ticks(&ticks)
 }
 
+/// A [`LineAxis`] as drawn: whether x is log10 of the data's, and the marks at their
+/// drawn x.
+struct Shown {
+    log: bool,
+    marks: Vec<(f64, String)>,
+}
+
+/// `data` with x as the axis draws it (log10 of it on a log axis), and the marks' x
+/// alike; a log axis refuses x at or below 0.
+fn log_x(
+    figure: &Figure,
+    data: &FigureData,
+    axis: &LineAxis,
+) -> Result<(FigureData, Vec<(f64, String)>)> {
+    let to_axis = |x: f64| -> Result<f64> {
+        match axis.log {
+            false => Ok(x),
+            true if x > 0.0 => Ok(x.log10()),
+            true => Err(plot_err(figure)(format!(
+                "x = {x} on a log axis: every x must be above 0"
+            ))),
+        }
+    };
+    let mut drawn = data.clone();
+    for (_, points) in &mut drawn.lines {
+        for p in points.iter_mut() {
+            p.x = to_axis(p.x)?;
+        }
+    }
+    let marks = axis
+        .marks
+        .iter()
+        .map(|(x, label)| Ok((to_axis(*x)?, label.clone())))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((drawn, marks))
+}
+
+/// A log axis's tick label: the size 10^`v` stands for, to three significant digits,
+/// with k, M or G from ten thousand up (`316`, `3162`, `31.6k`, `1M`).
+fn log_label(v: f64) -> String {
+    let x = 10f64.powf(v);
+    let (scaled, suffix) = match x {
+        x if x >= 1e9 => (x / 1e9, "G"),
+        x if x >= 1e6 => (x / 1e6, "M"),
+        x if x >= 1e4 => (x / 1e3, "k"),
+        x => (x, ""),
+    };
+    let digits = match scaled {
+        s if s >= 100.0 => 0,
+        s if s >= 10.0 => 1,
+        _ => 2,
+    };
+    let text = format!("{scaled:.digits$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text}{suffix}")
+}
+
 fn draw_lines<DB: DrawingBackend>(
     figure: &Figure,
     data: &FigureData,
     area: &DrawingArea<DB, Shift>,
     root: &DrawingArea<DB, Shift>,
+    shown: Option<&Shown>,
 ) -> Result<()> {
     let err = plot_err(figure);
     let xs = data.lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.x));
@@ -269,6 +359,13 @@ fn draw_lines<DB: DrawingBackend>(
     if x0 > x1 {
         (x0, x1) = (0.0, 1.0);
     }
+    // Only marks within the data's range are drawn: one far past the sizes drawn would
+    // squeeze the curve into a corner of a linear axis.
+    let marks: Vec<&(f64, String)> = shown
+        .map_or(&[][..], |s| &s.marks[..])
+        .iter()
+        .filter(|(x, _)| (x0..=x1).contains(x))
+        .collect();
     if x1 - x0 < 1e-12 {
         (x0, x1) = (x0 - 0.5, x1 + 0.5);
     }
@@ -286,8 +383,16 @@ fn draw_lines<DB: DrawingBackend>(
         .y_label_area_size(92)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(|e| err(e.to_string()))?;
-    let x_desc = format!("{}{}", figure.x_label, x_format.title_suffix());
+    let log = shown.is_some_and(|s| s.log);
+    let x_desc = match log {
+        true => format!("{} (log scale)", figure.x_label),
+        false => format!("{}{}", figure.x_label, x_format.title_suffix()),
+    };
     let y_desc = format!("{}{}", figure.y_label, y_format.title_suffix());
+    let x_label = |x: &f64| match log {
+        true => log_label(*x),
+        false => x_format.label(*x),
+    };
     draw_mesh(
         chart
             .configure_mesh()
@@ -295,7 +400,7 @@ fn draw_lines<DB: DrawingBackend>(
             .y_labels(10)
             .x_desc(x_desc)
             .y_desc(y_desc)
-            .x_label_formatter(&|x| x_format.label(*x))
+            .x_label_formatter(&x_label)
             .y_label_formatter(&|y| y_format.label(*y)),
         &err,
     )?;
@@ -356,6 +461,23 @@ fn draw_lines<DB: DrawingBackend>(
             let at = chart.backend_coord(&(p.x, p.y));
             draw_marker(root, at, marker, color).map_err(|e| err(e.to_string()))?;
         }
+    }
+    for (x, label) in marks {
+        let grey = RGBColor(90, 90, 90);
+        chart
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(*x, y0), (*x, y1)],
+                6,
+                4,
+                grey.stroke_width(1),
+            )))
+            .map_err(|e| err(e.to_string()))?;
+        let (px, top) = chart.backend_coord(&(*x, y1));
+        let style = TextStyle::from(font(NOTE_PX).into_font())
+            .color(&grey)
+            .pos(Pos::new(HPos::Right, VPos::Top));
+        root.draw(&Text::new(label.clone(), (px - 4, top + 4), style))
+            .map_err(|e| err(e.to_string()))?;
     }
     Ok(())
 }
@@ -986,6 +1108,62 @@ mod tests {
             seeds: 1,
         };
         assert!(render(&figure, &data).is_err());
+    }
+
+    /// A log axis draws sizes by their log10 and labels ticks with the sizes; a mark within
+    /// the sizes drawn is a labelled line, one beyond them is left out; an x at or below 0
+    /// on a log axis is an error naming it. Without options the SVG is the plain render's.
+    #[test]
+    fn log_axes_and_marks() {
+        let figure = Figure {
+            id: "curve".into(),
+            title: "curve".into(),
+            x: "x".into(),
+            x_label: "size".into(),
+            x_scale: 1.0,
+            series: "s".into(),
+            lines: vec!["s".into()],
+            filter: vec![],
+            metric: "m".into(),
+            y_label: "y".into(),
+            normalize_to: None,
+        };
+        let point = |x: f64, y: f64| FigurePoint { x, y, lo: y, hi: y };
+        let data = |xs: &[f64]| FigureData {
+            categories: None,
+            lines: vec![("s".into(), xs.iter().map(|&x| point(x, 1.0 / x)).collect())],
+            seeds: 1,
+        };
+        let sizes = data(&[10.0, 100.0, 1000.0, 10000.0]);
+        let plain = render(&figure, &sizes).unwrap();
+        assert_eq!(
+            render_with(&figure, &sizes, &LineAxis::default()).unwrap(),
+            plain
+        );
+        let axis = LineAxis {
+            log: true,
+            marks: vec![
+                (5000.0, "footprint: 5000 pages".into()),
+                (50000.0, "past the sizes".into()),
+            ],
+        };
+        let logged = render_with(&figure, &sizes, &axis).unwrap();
+        assert!(logged.contains("size (log scale)"), "{logged}");
+        assert!(logged.contains("footprint: 5000 pages"), "{logged}");
+        assert!(!logged.contains("past the sizes"), "{logged}");
+        // Ticks name sizes, not their logarithms: 1000 is a tick of 10..10000 in log10.
+        assert!(logged.contains("\n1000\n"), "{logged}");
+        for (v, label) in [
+            (2.0, "100"),
+            (2.5, "316"),
+            (4.5, "31.6k"),
+            (6.0, "1M"),
+            (6.5, "3.16M"),
+        ] {
+            assert_eq!(log_label(v), label);
+        }
+        let e = render_with(&figure, &data(&[0.0, 10.0]), &axis).unwrap_err();
+        assert!(e.to_string().contains("x = 0 on a log axis"), "{e}");
     }
 
     /// A title wider than the plot is wrapped, never cut: every word is in the SVG, on
