@@ -1058,6 +1058,23 @@ fn draw_legend<DB: DrawingBackend>(
 mod tests {
     use super::*;
 
+    /// A figure of one series `s` of metric `m` over `x`, titled `title`, for the tests.
+    fn test_figure(title: &str, x_label: &str) -> Figure {
+        Figure {
+            id: "t".into(),
+            title: title.into(),
+            x: "x".into(),
+            x_label: x_label.into(),
+            x_scale: 1.0,
+            series: "s".into(),
+            lines: vec!["s".into()],
+            filter: vec![],
+            metric: "m".into(),
+            y_label: "y".into(),
+            normalize_to: None,
+        }
+    }
+
     #[test]
     fn text_is_fitted_and_wrapped() {
         assert_eq!(fit("short", 200, 16), "short");
@@ -1075,16 +1092,8 @@ mod tests {
     fn axes_too_wide_to_draw_are_an_error_not_an_endless_loop() {
         let figure = Figure {
             id: "wide".into(),
-            title: "wide".into(),
-            x: "x".into(),
-            x_label: "x".into(),
-            x_scale: 1.0,
-            series: "s".into(),
             lines: vec![],
-            filter: vec![],
-            metric: "m".into(),
-            y_label: "y".into(),
-            normalize_to: None,
+            ..test_figure("wide", "x")
         };
         let point = |x: f64, y: f64| FigurePoint { x, y, lo: y, hi: y };
         for (a, b) in [
@@ -1115,19 +1124,7 @@ mod tests {
     /// on a log axis is an error naming it. Without options the SVG is the plain render's.
     #[test]
     fn log_axes_and_marks() {
-        let figure = Figure {
-            id: "curve".into(),
-            title: "curve".into(),
-            x: "x".into(),
-            x_label: "size".into(),
-            x_scale: 1.0,
-            series: "s".into(),
-            lines: vec!["s".into()],
-            filter: vec![],
-            metric: "m".into(),
-            y_label: "y".into(),
-            normalize_to: None,
-        };
+        let figure = test_figure("curve", "size");
         let point = |x: f64, y: f64| FigurePoint { x, y, lo: y, hi: y };
         let data = |xs: &[f64]| FigureData {
             categories: None,
@@ -1172,19 +1169,7 @@ mod tests {
     fn a_long_title_is_wrapped_whole() {
         let title = "memory saved: kernel default, the scan-time advisor, smart_scan, the 6.11 \
                      merge order, and some more words to be sure";
-        let figure = |title: &str| Figure {
-            id: "t".into(),
-            title: title.into(),
-            x: "x".into(),
-            x_label: "x".into(),
-            x_scale: 1.0,
-            series: "s".into(),
-            lines: vec!["s".into()],
-            filter: vec![],
-            metric: "m".into(),
-            y_label: "y".into(),
-            normalize_to: None,
-        };
+        let figure = |title: &str| test_figure(title, "x");
         let point = |x: f64, y: f64| FigurePoint { x, y, lo: y, hi: y };
         for categories in [None, Some(vec!["a".to_string(), "b".to_string()])] {
             let data = FigureData {
@@ -1214,16 +1199,10 @@ mod tests {
     fn many_bars_lie_down_and_few_stand() {
         let figure = Figure {
             id: "bars".into(),
-            title: "per app".into(),
             x: "app".into(),
-            x_label: "app".into(),
-            x_scale: 1.0,
-            series: "s".into(),
             lines: vec![],
-            filter: vec![],
-            metric: "m".into(),
             y_label: "ms".into(),
-            normalize_to: None,
+            ..test_figure("per app", "app")
         };
         let data = |apps: usize| {
             let categories: Vec<String> = (0..apps).map(|a| format!("name{a:02}x")).collect();
