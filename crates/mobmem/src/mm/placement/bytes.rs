@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::engine::Engine;
+use super::metrics::ratio;
 use super::{BuildContext, Capacity, Effect, PolicyInfo, Request, Unit};
 use crate::core::dense_ids::renumber;
 use crate::trace::{Event, EventSource, PageId};
@@ -66,14 +67,6 @@ impl ByteMetrics {
             ("evictions", self.evictions as f64),
             ("too_large", self.too_large as f64),
         ]
-    }
-}
-
-fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64
     }
 }
 

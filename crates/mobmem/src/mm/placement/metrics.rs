@@ -76,11 +76,12 @@ pub struct Metrics {
     pub storage_wait_ns: Option<f64>,
 }
 
-fn ratio(num: u64, den: u64) -> f64 {
-    if den == 0 {
+/// `part` over `whole`, 0 when `whole` is 0 (a ratio of a run that counted nothing).
+pub(crate) fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
         0.0
     } else {
-        num as f64 / den as f64
+        part as f64 / whole as f64
     }
 }
 

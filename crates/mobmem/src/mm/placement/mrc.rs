@@ -44,11 +44,7 @@ pub struct CurvePoint {
 
 impl CurvePoint {
     pub fn miss_ratio(&self) -> f64 {
-        if self.accesses == 0 {
-            0.0
-        } else {
-            self.misses as f64 / self.accesses as f64
-        }
+        super::metrics::ratio(self.misses, self.accesses)
     }
 }
 

@@ -97,11 +97,7 @@ pub struct WindowPoint {
 
 impl WindowPoint {
     pub fn miss_ratio(&self) -> f64 {
-        if self.requests == 0 {
-            0.0
-        } else {
-            self.misses as f64 / self.requests as f64
-        }
+        super::metrics::ratio(self.misses, self.requests)
     }
 }
 
