@@ -163,6 +163,86 @@ pub(crate) fn read_line<R: BufRead + ?Sized>(
     Ok(line)
 }
 
+/// Lines of an input read a block at a time and handed out in place, without a copy a
+/// line: for the readers whose lines are short and many (column-mapped text traces).
+/// Same lines as [`read_line`]: at most `max` bytes with the line break, a last line
+/// without one included.
+#[derive(Debug, Default)]
+pub(crate) struct LineBlock {
+    data: Vec<u8>,
+    /// The unread bytes are `data[start..end]`.
+    start: usize,
+    end: usize,
+    /// The current line, with its line break when it has one.
+    line: (usize, usize),
+    at_end: bool,
+}
+
+/// Bytes asked of the input a read: as a 256 KiB `BufReader` asks.
+const BLOCK_READ_BYTES: usize = 1 << 18;
+
+impl LineBlock {
+    /// The line the last [`LineBlock::next`] found.
+    #[inline]
+    pub(crate) fn line(&self) -> &[u8] {
+        &self.data[self.line.0..self.line.1]
+    }
+
+    /// Move to the next line of `input`, at most `max` bytes with its line break.
+    #[inline]
+    pub(crate) fn next(&mut self, input: &mut dyn Read, max: usize) -> io::Result<LineRead> {
+        loop {
+            let unread = &self.data[self.start..self.end];
+            let room = &unread[..unread.len().min(max)];
+            if let Some(i) = memchr::memchr(b'\n', room) {
+                self.line = (self.start, self.start + i + 1);
+                self.start += i + 1;
+                return Ok(LineRead::Line);
+            }
+            if unread.len() > max {
+                return Ok(LineRead::TooLong);
+            }
+            if self.at_end {
+                if unread.is_empty() {
+                    return Ok(LineRead::End);
+                }
+                self.line = (self.start, self.end);
+                self.start = self.end;
+                return Ok(LineRead::Line);
+            }
+            self.fill(input, max)?;
+        }
+    }
+
+    /// Move the unread bytes to the front and read more after them (or find the end).
+    #[cold]
+    fn fill(&mut self, input: &mut dyn Read, max: usize) -> io::Result<()> {
+        if self.data.is_empty() {
+            // Room for a longest line and one byte more (to tell it is too long), plus a
+            // read's worth.
+            self.data = vec![0; max + 1 + BLOCK_READ_BYTES];
+        }
+        self.data.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        let stop = (self.end + BLOCK_READ_BYTES).min(self.data.len());
+        loop {
+            match input.read(&mut self.data[self.end..stop]) {
+                Ok(0) => {
+                    self.at_end = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
 /// Pass over the rest of a line [`read_line`] found too long, up to and including its line
 /// break, without keeping it. Returns the bytes passed over.
 pub(crate) fn skip_line<R: BufRead + ?Sized>(input: &mut R) -> io::Result<u64> {
@@ -390,6 +470,53 @@ mod tests {
             assert_eq!(lines(b"abcde", 5, chunk), vec![(Line, v("abcde"))]);
             assert_eq!(lines(b"abcdef", 5, chunk), vec![(TooLong, v("abcde"))]);
             assert!(lines(b"", 5, chunk).is_empty());
+        }
+    }
+
+    /// An input that hands out at most `step` bytes a read.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.step).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    proptest::proptest! {
+        /// A block of lines hands out the lines `read_line` reads, up to the first line
+        /// too long (where both stop), however the input's reads are cut.
+        #[test]
+        fn line_blocks_give_the_lines_read_line_gives(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec![b'a', b'b', b'\n', b'\r', b',']), 0..300),
+            max in 1usize..24,
+            step in 1usize..40,
+        ) {
+            let mut expected = lines(&text, max, 7);
+            if let Some(i) = expected.iter().position(|(read, _)| *read == LineRead::TooLong) {
+                expected.truncate(i + 1);
+                expected[i].1.clear();
+            }
+            let mut input = Trickle { data: &text, step };
+            let mut block = LineBlock::default();
+            let mut got = Vec::new();
+            loop {
+                match block.next(&mut input, max).unwrap() {
+                    LineRead::End => break,
+                    LineRead::TooLong => {
+                        got.push((LineRead::TooLong, Vec::new()));
+                        break;
+                    }
+                    LineRead::Line => got.push((LineRead::Line, block.line().to_vec())),
+                }
+            }
+            proptest::prop_assert_eq!(got, expected);
         }
     }
 

@@ -34,7 +34,7 @@
 
 pub mod spec;
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use hashbrown::HashMap;
@@ -43,7 +43,7 @@ pub use spec::{Address, Column, ColumnSpec, Delimiter, OpForm, ProcessForm, Time
 
 use super::object_ids::ObjectIds;
 use super::shared::{
-    empty_input, line_too_long, parse_u64, read_line, Expansion, LineRead, StoredBytes,
+    empty_input, line_too_long, parse_u64, Expansion, LineBlock, LineRead, StoredBytes,
     EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES,
 };
 use super::{Event, EventSource, Interner, PageId, PageKey, ProcId, Tables};
@@ -55,6 +55,12 @@ pub const MOBILE_BLOCK_HEADER: &str = "proces,device,rw_flag,sector,size,timesta
 /// Most bytes one block request may cover: 1 GiB. The kernel splits block requests far
 /// smaller (a few MiB at most).
 pub const MAX_REQUEST_BYTES: u64 = 1 << 30;
+
+/// Pids below this are looked up by index: Linux's largest `pid_max` (2^22), so the
+/// table stays below 16 MiB whatever the file says.
+const PID_TABLE_LEN: usize = 1 << 22;
+/// Marks a pid of the table with no process yet.
+const NO_PROCESS: ProcId = ProcId::MAX;
 
 /// Most digits after a number's decimal point (a float printed in full has about 17).
 const MAX_FRACTION_DIGITS: usize = 32;
@@ -79,14 +85,15 @@ struct Fields {
 
 pub struct Reader {
     path: PathBuf,
-    input: BufReader<Box<dyn Read + Send>>,
+    input: Box<dyn Read + Send>,
     spec: ColumnSpec,
     fields: Fields,
     /// Block mode: bytes in one unit of the offset and of the length; `None` for objects.
     block_units: Option<(u64, u64)>,
     /// Object ids as text: each distinct text's number.
     text_ids: Option<FastMap<Vec<u8>, u64>>,
-    line: Vec<u8>,
+    /// The input's lines; the current one is `lines.line()`.
+    lines: LineBlock,
     /// Field boundaries of the current line, reused.
     spans: Vec<(usize, usize)>,
     /// 1-based number of the current line.
@@ -99,8 +106,15 @@ pub struct Reader {
     pending: Pending,
     /// The process of each (pid field, process field) seen.
     processes: FastMap<Vec<u8>, ProcId>,
-    /// The fields and process of the last request: most requests are their
-    /// predecessor's process, found without hashing.
+    /// The process of each pid written as a plain decimal, when there is no process
+    /// column (see `plain_decimal`).
+    pid_processes: FastMap<u64, ProcId>,
+    /// The same for pids below [`PID_TABLE_LEN`], by index (`NO_PROCESS` where none).
+    pid_table: Vec<ProcId>,
+    /// The last such pid and its process.
+    last_pid_number: Option<(u64, ProcId)>,
+    /// The fields and process of the last request looked up by its text: most requests
+    /// are their predecessor's process, found without hashing.
     last_pid: Vec<u8>,
     last_text: Vec<u8>,
     last_process: Option<ProcId>,
@@ -157,12 +171,12 @@ impl Reader {
         };
         let mut reader = Reader {
             path: path.to_path_buf(),
-            input: BufReader::with_capacity(1 << 18, input),
+            input,
             spec: spec.clone(),
             fields: Fields::default(),
             block_units,
             text_ids,
-            line: Vec::new(),
+            lines: LineBlock::default(),
             spans: Vec::new(),
             line_number: 0,
             header: Vec::new(),
@@ -170,6 +184,9 @@ impl Reader {
             page_ids: PageIds::General,
             pending: Pending::default(),
             processes: FastMap::default(),
+            pid_processes: FastMap::default(),
+            pid_table: Vec::new(),
+            last_pid_number: None,
             last_pid: Vec::new(),
             last_text: Vec::new(),
             last_process: None,
@@ -191,17 +208,18 @@ impl Reader {
             sizes: Vec::new(),
         };
         if spec.has_header {
-            if !reader.next_content_line()? {
+            let mut lines = LineBlock::default();
+            if !reader.next_content_line(&mut lines)? {
                 return Err(reader.empty());
             }
-            let line = std::mem::take(&mut reader.line);
+            let line = lines.line().to_vec();
+            reader.lines = lines;
             reader.split(&line, usize::MAX);
             reader.header = reader
                 .spans
                 .iter()
                 .map(|&(a, b)| String::from_utf8_lossy(&line[a..b]).into_owned())
                 .collect();
-            reader.line = line;
         }
         reader.fields = reader.resolve()?;
         reader.page_ids = match reader.fields.device {
@@ -291,9 +309,11 @@ impl Reader {
         }
     }
 
-    /// The next line into `self.line`; `false` at the end.
-    fn read_next(&mut self) -> Result<bool> {
-        match read_line(&mut self.input, &mut self.line, MAX_LINE_BYTES)
+    /// The next line into `lines` (the reader's, taken out while a batch is read);
+    /// `false` at the end.
+    fn read_next(&mut self, lines: &mut LineBlock) -> Result<bool> {
+        match lines
+            .next(&mut *self.input, MAX_LINE_BYTES)
             .map_err(|e| Error::io(&self.path, e))?
         {
             LineRead::End => Ok(false),
@@ -304,19 +324,19 @@ impl Reader {
             )),
             LineRead::Line => {
                 self.line_number += 1;
-                self.bytes_read += self.line.len() as u64;
+                self.bytes_read += lines.line().len() as u64;
                 Ok(true)
             }
         }
     }
 
     /// The next line that is neither blank nor a comment; `false` at the end.
-    fn next_content_line(&mut self) -> Result<bool> {
+    fn next_content_line(&mut self, lines: &mut LineBlock) -> Result<bool> {
         loop {
-            if !self.read_next()? {
+            if !self.read_next(lines)? {
                 return Ok(false);
             }
-            let text = trim(&self.line);
+            let text = trim(lines.line());
             let start = text.iter().position(|b| !b.is_ascii_whitespace());
             match start {
                 None => continue,
@@ -331,20 +351,8 @@ impl Reader {
     fn split(&mut self, line: &[u8], limit: usize) {
         self.spans.clear();
         let line = trim(line);
-        match self.spec.delimiter {
-            Delimiter::Byte(d) => {
-                let mut start = 0;
-                for (i, &b) in line.iter().enumerate() {
-                    if b == d {
-                        self.spans.push((start, i));
-                        if self.spans.len() == limit {
-                            return;
-                        }
-                        start = i + 1;
-                    }
-                }
-                self.spans.push((start, line.len()));
-            }
+        let padded = match self.spec.delimiter {
+            Delimiter::Byte(d) => split_at_byte(line, d, limit, &mut self.spans),
             Delimiter::Whitespace => {
                 let mut start = None;
                 for (i, &b) in line.iter().enumerate() {
@@ -353,10 +361,10 @@ impl Reader {
                         (None, false) => start = Some(i),
                         (Some(s), true) => {
                             self.spans.push((s, i));
-                            if self.spans.len() == limit {
-                                return;
-                            }
                             start = None;
+                            if self.spans.len() == limit {
+                                break;
+                            }
                         }
                         _ => {}
                     }
@@ -364,8 +372,13 @@ impl Reader {
                 if let Some(s) = start {
                     self.spans.push((s, line.len()));
                 }
+                true
             }
+        };
+        if !padded {
+            return;
         }
+        // Every field taken is trimmed and unquoted, those before a limit too.
         for span in &mut self.spans {
             // Most fields start and end with neither a blank nor a quote: leave them.
             let plain = |b: u8| !b.is_ascii_whitespace() && b != b'"';
@@ -384,16 +397,14 @@ impl Reader {
     }
 
     /// Read and parse the next request; `false` at the end of the input.
-    fn next_request(&mut self) -> Result<bool> {
+    fn next_request(&mut self, lines: &mut LineBlock) -> Result<bool> {
         loop {
-            if !self.next_content_line()? {
+            if !self.next_content_line(lines)? {
                 return Ok(false);
             }
-            let line = std::mem::take(&mut self.line);
-            self.split(&line, self.fields.needed);
-            let parsed = self.parse(&line);
-            self.line = line;
-            if parsed? {
+            let line = lines.line();
+            self.split(line, self.fields.needed);
+            if self.parse(line)? {
                 return Ok(true);
             }
         }
@@ -407,8 +418,19 @@ impl Reader {
 
     /// Parse a request line into the pending request; `false` for a line passed over.
     fn parse(&mut self, line: &[u8]) -> Result<bool> {
-        let f = self.fields;
-        if let Some(keep) = f.keep {
+        // Only the indexes used: a copy of the whole `Fields` is a call to memcpy a line.
+        let Fields {
+            keep,
+            op: op_field,
+            needed,
+            time,
+            device: device_field,
+            id,
+            length,
+            size: size_field,
+            ..
+        } = self.fields;
+        if let Some(keep) = keep {
             let kept = keep < self.spans.len() && {
                 let value = self.field(line, keep);
                 self.spec.keep_values.iter().any(|k| k.as_bytes() == value)
@@ -419,34 +441,34 @@ impl Reader {
         }
         // A request that moves no data (RWBS without R or W) may be short of the other
         // fields: blkparse prints a flush without a range.
-        let op = match f.op {
+        let op = match op_field {
             Some(i) if i < self.spans.len() => match self.op(self.field(line, i))? {
                 Some(write) => Some(write),
                 None => return Ok(false),
             },
             _ => None,
         };
-        if self.spans.len() < f.needed {
+        if self.spans.len() < needed {
             return Err(self.malformed(&format!(
                 "{} fields, expected at least {} (split at {})",
                 self.spans.len(),
-                f.needed,
+                needed,
                 self.spec.delimiter
             )));
         }
         let write = op.unwrap_or(false);
-        let raw_time = match f.time {
+        let raw_time = match time {
             None => self.requests,
             Some(i) => self.time(self.field(line, i))?,
         };
-        let device = match f.device {
+        let device = match device_field {
             None => 0,
             Some(i) => self.device(self.field(line, i))?,
         };
         let (first, pages, size) = match self.block_units {
             Some((offset_unit, length_unit)) => {
-                let offset = self.number("offset-col", f.id, line)?;
-                let length = match f.length {
+                let offset = self.number("offset-col", id, line)?;
+                let length = match length {
                     None => 1,
                     Some(i) => self.number("length-col", i, line)?,
                 };
@@ -455,7 +477,7 @@ impl Reader {
             }
             None => {
                 let id = self.object_id(line)?;
-                let size = match f.size {
+                let size = match size_field {
                     None => 0,
                     Some(i) => {
                         let n = self.number("obj-size-col", i, line)?;
@@ -629,6 +651,42 @@ impl Reader {
     fn process(&mut self, line: &[u8]) -> Result<ProcId> {
         let pid = self.fields.pid.map(|i| self.field(line, i));
         let text = self.fields.process.map(|i| self.field(line, i));
+        // A pid alone, written as a plain decimal, is looked up by its number: the same
+        // process as by its text (such text and numbers match one to one), without
+        // hashing and comparing bytes.
+        if let (Some(digits), None) = (pid, text) {
+            if let Some(number) = plain_decimal(digits) {
+                if let Some((last, id)) = self.last_pid_number {
+                    if last == number {
+                        return Ok(id);
+                    }
+                }
+                let known = match usize::try_from(number) {
+                    Ok(i) if i < PID_TABLE_LEN => self.pid_table.get(i).copied(),
+                    _ => self.pid_processes.get(&number).copied(),
+                };
+                let id = match known.filter(|&id| id != NO_PROCESS) {
+                    Some(id) => id,
+                    None => {
+                        let id = self.new_process(pid, None)?;
+                        match usize::try_from(number) {
+                            Ok(i) if i < PID_TABLE_LEN => {
+                                if self.pid_table.len() <= i {
+                                    self.pid_table.resize(i + 1, NO_PROCESS);
+                                }
+                                self.pid_table[i] = id;
+                            }
+                            _ => {
+                                self.pid_processes.insert(number, id);
+                            }
+                        }
+                        id
+                    }
+                };
+                self.last_pid_number = Some((number, id));
+                return Ok(id);
+            }
+        }
         let (pid_bytes, text_bytes) = (pid.unwrap_or_default(), text.unwrap_or_default());
         if let Some(id) = self.last_process {
             if same(&self.last_pid, pid_bytes) && same(&self.last_text, text_bytes) {
@@ -709,6 +767,50 @@ impl Reader {
 /// rounded to the nanosecond: files hold times printed from floats
 /// (`48750.608267999996`).
 fn decimal_to_ns(text: &[u8], unit_ns: u64) -> Option<u64> {
+    // The common time read in one pass: some digits, then maybe a point and at most
+    // nine more.
+    let mut whole = 0u64;
+    let mut i = 0;
+    while i < text.len().min(19) {
+        let d = text[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        whole = whole * 10 + u64::from(d);
+        i += 1;
+    }
+    if i > 0 && i == text.len() {
+        return whole.checked_mul(unit_ns);
+    }
+    if i > 0 && text[i] == b'.' && (2..=10).contains(&(text.len() - i)) && unit_ns <= 1_000_000_000
+    {
+        let digits = &text[i + 1..];
+        if let Some(numerator) = parse_u64(digits) {
+            let extra = fraction_ns(numerator, digits.len(), unit_ns);
+            return whole.checked_mul(unit_ns)?.checked_add(extra);
+        }
+    }
+    decimal_to_ns_in_full(text, unit_ns)
+}
+
+/// Nanoseconds of `numerator` / 10^`digits` (at most 9 digits) units of `unit_ns` (at
+/// most a second), rounded to the nearest: exact in u64 (10^9 x 10^9 < 2^64), and where
+/// the unit is a whole number of the last decimal's steps (a time in s printed to the
+/// us) without a division.
+#[inline]
+fn fraction_ns(numerator: u64, digits: usize, unit_ns: u64) -> u64 {
+    let denominator = 10u64.pow(digits as u32);
+    if unit_ns % denominator == 0 {
+        numerator * (unit_ns / denominator)
+    } else {
+        let scaled = numerator * unit_ns;
+        scaled / denominator + u64::from((scaled % denominator) * 2 >= denominator)
+    }
+}
+
+/// [`decimal_to_ns`] of any text: a whole part of any length, up to
+/// [`MAX_FRACTION_DIGITS`] decimals.
+fn decimal_to_ns_in_full(text: &[u8], unit_ns: u64) -> Option<u64> {
     let (whole, fraction) = match text.iter().position(|&b| b == b'.') {
         Some(dot) => (&text[..dot], &text[dot + 1..]),
         None => (text, &b""[..]),
@@ -725,19 +827,9 @@ fn decimal_to_ns(text: &[u8], unit_ns: u64) -> Option<u64> {
     // Exact in u128 up to 19 digits (10^19 units of at most 10^9 ns); later digits are
     // far below a nanosecond and do not count.
     let digits = &fraction[..fraction.len().min(19)];
-    // Up to nine decimals of a unit of at most a second fit in u64 (10^9 x 10^9 < 2^64),
-    // and where the unit is a whole number of the last decimal's steps (a time in s
-    // printed to the us) the product is exact without a division.
     if !digits.is_empty() && digits.len() <= 9 && unit_ns <= 1_000_000_000 {
         let numerator = parse_u64(digits)?;
-        let denominator = 10u64.pow(digits.len() as u32);
-        let extra = if unit_ns % denominator == 0 {
-            numerator * (unit_ns / denominator)
-        } else {
-            let scaled = numerator * unit_ns;
-            scaled / denominator + u64::from((scaled % denominator) * 2 >= denominator)
-        };
-        return ns.checked_add(extra);
+        return ns.checked_add(fraction_ns(numerator, digits.len(), unit_ns));
     }
     if !digits.is_empty() {
         let numerator = digits
@@ -752,6 +844,82 @@ fn decimal_to_ns(text: &[u8], unit_ns: u64) -> Option<u64> {
         ns = ns.checked_add(u64::try_from(extra).ok()?)?;
     }
     Some(ns)
+}
+
+/// Field boundaries of `line` split at `delimiter` (not 0) into `spans`, at most `limit`
+/// fields; `false` when no byte looked at is a blank, a control byte or a quote, so no
+/// field needs trimming or unquoting. Eight bytes at a time, each delimiter found by bit
+/// arithmetic: a byte-by-byte loop mispredicts a branch at every field (fields vary in
+/// length), which cost more than the rest of a line's reading.
+#[inline]
+fn split_at_byte(
+    line: &[u8],
+    delimiter: u8,
+    limit: usize,
+    spans: &mut Vec<(usize, usize)>,
+) -> bool {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // The top bit of each byte of `word` that is 0.
+    let zero_bytes = |x: u64| !(((x & LOW7) + LOW7) | x | LOW7);
+    let lanes = ONES * u64::from(delimiter);
+    let mut start = 0;
+    let mut padded = false;
+    // The delimiters of the 8 bytes `word` at `base`, of which the first `real` are the
+    // line's (the others are 0, never the delimiter).
+    let mut word_at = |word: u64, base: usize, real: usize, spans: &mut Vec<(usize, usize)>| {
+        // Any byte below 0x21 (blanks, controls) or a quote; the bytes past the line
+        // are masked out (a borrow runs only upwards, so they flag none below them).
+        let low = word.wrapping_sub(ONES * 0x21) & !word & HIGH;
+        padded |=
+            ((low | zero_bytes(word ^ (ONES * u64::from(b'"')))) & (HIGH >> (8 * (8 - real)))) != 0;
+        let mut found = zero_bytes(word ^ lanes);
+        while found != 0 {
+            let i = base + (found.trailing_zeros() / 8) as usize;
+            spans.push((start, i));
+            if spans.len() == limit {
+                return true;
+            }
+            start = i + 1;
+            found &= found - 1;
+        }
+        false
+    };
+    let whole = line.len() / 8;
+    for w in 0..whole {
+        let bytes: [u8; 8] = line[w * 8..w * 8 + 8].try_into().expect("8 bytes");
+        if word_at(u64::from_le_bytes(bytes), w * 8, 8, spans) {
+            return padded;
+        }
+    }
+    let rest = line.len() % 8;
+    if rest > 0 {
+        let word = if line.len() >= 8 {
+            // The line's last 8 bytes, shifted past those already looked at.
+            let bytes: [u8; 8] = line[line.len() - 8..].try_into().expect("8 bytes");
+            u64::from_le_bytes(bytes) >> (8 * (8 - rest))
+        } else {
+            line.iter()
+                .rev()
+                .fold(0u64, |word, &b| word << 8 | u64::from(b))
+        };
+        if word_at(word, whole * 8, rest, spans) {
+            return padded;
+        }
+    }
+    spans.push((start, line.len()));
+    padded
+}
+
+/// The number of `digits` when they are its only decimal spelling (no sign, no leading
+/// zero, at most 19 digits), so that the text and the number name the same thing.
+#[inline]
+fn plain_decimal(digits: &[u8]) -> Option<u64> {
+    if digits.len() > 19 || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    parse_u64(digits)
 }
 
 /// Whether two short fields are equal, compared byte by byte (a call to `memcmp` costs
@@ -827,8 +995,9 @@ impl PageIds {
     }
 }
 
-/// Keys of the current batch waiting for their ids, and the line each is on: those of
-/// every event of the batch (no key waits once pages are in the general interner).
+/// Keys of the current batch waiting for their ids, and the line each is on (kept only
+/// when the batch could run out of ids): those of every event of the batch (no key
+/// waits once pages are in the general interner).
 #[derive(Debug, Default)]
 struct Pending {
     keys: Vec<u64>,
@@ -837,6 +1006,69 @@ struct Pending {
 }
 
 impl Reader {
+    /// `read_batch`, with the reader's lines taken out of it.
+    fn read_batch_from(
+        &mut self,
+        lines: &mut LineBlock,
+        buf: &mut Vec<Event>,
+        max: usize,
+    ) -> Result<bool> {
+        buf.clear();
+        self.sizes.clear();
+        let max = max.max(1);
+        let sized = self.fields.size.is_some();
+        // Each key's line is kept for the message of a key that runs out of ids, which
+        // none can while the batch cannot fill them.
+        let near_last_id = self.pages_interned().saturating_add(max) >= PageId::MAX as usize;
+        while buf.len() < max {
+            if self.pages_left == 0 {
+                if self.next_request(lines)? {
+                    continue;
+                }
+                break;
+            }
+            let page = if matches!(self.page_ids, PageIds::General) {
+                let key = PageKey::file(self.device, self.next_page);
+                let page = match self.previous_page {
+                    Some(previous) => self.interner.page_after(previous, key),
+                    None => self.interner.page(key),
+                };
+                let Some(page) = page else {
+                    return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
+                };
+                self.previous_page = Some(page);
+                page
+            } else if let Some(key) = self.page_ids.key(self.device, self.next_page) {
+                self.pending.keys.push(key);
+                if near_last_id {
+                    self.pending.lines.push(self.line_number);
+                }
+                // Its id is set once the batch's keys are interned.
+                0
+            } else {
+                self.to_general_ids(buf)?;
+                continue;
+            };
+            buf.push(Event::access(
+                self.time_ns,
+                self.proc,
+                page,
+                self.write,
+                false,
+            ));
+            if sized {
+                self.sizes.push(self.size);
+            }
+            self.next_page += 1;
+            self.pages_left -= 1;
+        }
+        self.intern_pending(buf)?;
+        if buf.is_empty() && self.pages_interned() == 0 {
+            return Err(self.empty());
+        }
+        Ok(!buf.is_empty())
+    }
+
     /// Give the pending keys of the batch their ids, in the batch's events.
     fn intern_pending(&mut self, buf: &mut [Event]) -> Result<()> {
         let pending = &mut self.pending;
@@ -848,7 +1080,8 @@ impl Reader {
         };
         pending.ids.clear();
         if let Err(i) = ids.ids(&pending.keys, &mut pending.ids) {
-            self.line_number = pending.lines[i];
+            // Lines are kept for every key of a batch that may run out.
+            self.line_number = pending.lines.get(i).copied().unwrap_or(self.line_number);
             return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
         }
         for (event, &page) in buf.iter_mut().zip(&pending.ids) {
@@ -881,55 +1114,11 @@ impl Reader {
 
 impl EventSource for Reader {
     fn read_batch(&mut self, buf: &mut Vec<Event>, max: usize) -> Result<bool> {
-        buf.clear();
-        self.sizes.clear();
-        let max = max.max(1);
-        let sized = self.fields.size.is_some();
-        while buf.len() < max {
-            if self.pages_left == 0 {
-                if self.next_request()? {
-                    continue;
-                }
-                break;
-            }
-            let page = if matches!(self.page_ids, PageIds::General) {
-                let key = PageKey::file(self.device, self.next_page);
-                let page = match self.previous_page {
-                    Some(previous) => self.interner.page_after(previous, key),
-                    None => self.interner.page(key),
-                };
-                let Some(page) = page else {
-                    return Err(self.malformed("more distinct pages than the 2^32 - 1 page ids"));
-                };
-                self.previous_page = Some(page);
-                page
-            } else if let Some(key) = self.page_ids.key(self.device, self.next_page) {
-                self.pending.keys.push(key);
-                self.pending.lines.push(self.line_number);
-                // Its id is set once the batch's keys are interned.
-                0
-            } else {
-                self.to_general_ids(buf)?;
-                continue;
-            };
-            buf.push(Event::access(
-                self.time_ns,
-                self.proc,
-                page,
-                self.write,
-                false,
-            ));
-            if sized {
-                self.sizes.push(self.size);
-            }
-            self.next_page += 1;
-            self.pages_left -= 1;
-        }
-        self.intern_pending(buf)?;
-        if buf.is_empty() && self.pages_interned() == 0 {
-            return Err(self.empty());
-        }
-        Ok(!buf.is_empty())
+        // Out of `self` while the batch is read: a line being parsed borrows it.
+        let mut lines = std::mem::take(&mut self.lines);
+        let read = self.read_batch_from(&mut lines, buf, max);
+        self.lines = lines;
+        read
     }
 
     fn batch_sizes(&self) -> Option<&[u32]> {
