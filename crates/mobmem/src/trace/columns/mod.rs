@@ -800,7 +800,7 @@ fn decimal_to_ns(text: &[u8], unit_ns: u64) -> Option<u64> {
 #[inline]
 fn fraction_ns(numerator: u64, digits: usize, unit_ns: u64) -> u64 {
     let denominator = 10u64.pow(digits as u32);
-    if unit_ns % denominator == 0 {
+    if unit_ns.is_multiple_of(denominator) {
         numerator * (unit_ns / denominator)
     } else {
         let scaled = numerator * unit_ns;
