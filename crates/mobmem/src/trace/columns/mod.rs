@@ -222,9 +222,14 @@ impl Reader {
                 .collect();
         }
         reader.fields = reader.resolve()?;
+        // A block request's pages are consecutive keys.
+        let ids = || match reader.block_units {
+            Some(_) => ObjectIds::with_runs(),
+            None => ObjectIds::new(),
+        };
         reader.page_ids = match reader.fields.device {
-            None => PageIds::Objects(ObjectIds::new()),
-            Some(_) => PageIds::Packed(ObjectIds::new()),
+            None => PageIds::Objects(ids()),
+            Some(_) => PageIds::Packed(ids()),
         };
         Ok(reader)
     }
