@@ -290,13 +290,14 @@ pub type BatchFn<'a> = dyn FnMut(&[Event], u64) -> std::result::Result<(), Event
 /// interning page keys) and the work on the events run at the same time on two cores;
 /// `each` still sees every batch in the trace's order, so the results are the same
 /// either way. Memory stays a few batches. When `each` fails, the reader stops at its
-/// next batch.
+/// next batch. A source that reads ahead on a thread of its own
+/// ([`EventSource::reads_ahead`]: text traces by a column spec) is read on the caller's.
 pub fn for_each_batch(
     source: &mut (dyn EventSource + Send),
     each: &mut BatchFn<'_>,
 ) -> std::result::Result<(), EventError> {
     let mut done = 0u64;
-    if rayon::current_num_threads() < 2 {
+    if rayon::current_num_threads() < 2 || source.reads_ahead() {
         let mut batch = Vec::with_capacity(BATCH);
         while source
             .read_batch(&mut batch, BATCH)

@@ -475,6 +475,12 @@ pub trait EventSource {
         None
     }
 
+    /// Whether the source reads on a thread of its own, ahead of `read_batch`: a caller
+    /// then needs no reading thread of its own ([`crate::core::events::for_each_batch`]).
+    fn reads_ahead(&self) -> bool {
+        false
+    }
+
     /// The interned tables. Complete only once the stream has been read to its end.
     fn tables(&mut self) -> crate::Result<Tables>;
 

@@ -6,12 +6,26 @@ fn spec(preset: &str, keys: &str) -> ColumnSpec {
     ColumnSpec::parse(base, keys).unwrap()
 }
 
+/// Read `text` with parsing on a thread of its own and on the caller's: the same
+/// events, sizes, tables or error either way.
 fn read_with(spec: &ColumnSpec, text: &str) -> Result<(Vec<Event>, Vec<u32>, Tables)> {
-    let mut r = Reader::with_stored(
+    let ahead = read_in(spec, text, true);
+    let here = read_in(spec, text, false);
+    match (&ahead, &here) {
+        (Ok(a), Ok(h)) => assert_eq!(a, h),
+        (Err(a), Err(h)) => assert_eq!(a.to_string(), h.to_string()),
+        _ => panic!("ahead {:?}, here {:?}", ahead.is_ok(), here.is_ok()),
+    }
+    ahead
+}
+
+fn read_in(spec: &ColumnSpec, text: &str, ahead: bool) -> Result<(Vec<Event>, Vec<u32>, Tables)> {
+    let mut r = Reader::new(
         Path::new("t.csv"),
         Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
         StoredBytes::default(),
         spec,
+        ahead,
     )?;
     let mut events = Vec::new();
     let mut sizes = Vec::new();
@@ -317,7 +331,7 @@ proptest::proptest! {
         limit in 1usize..8,
         delimiter in proptest::sample::select(vec![b',', b';', b'\t']),
     ) {
-        let mut r = Reader::with_stored(
+        let mut r = Parser::with_stored(
             Path::new("t.csv"),
             Box::new(std::io::Cursor::new(b"1\n".to_vec())),
             StoredBytes::default(),
@@ -417,6 +431,7 @@ proptest::proptest! {
             (0u64..40, 0u32..4, 1u32..9000, proptest::bool::ANY, 0usize..12), 1..200),
         batch in 1usize..70,
         layout in 0usize..3,
+        ahead in proptest::bool::ANY,
     ) {
         // A device of 2^32 or more, or a block past 2^32 pages, is rare: the line that
         // has one moves the numbering to the general interner.
@@ -442,11 +457,12 @@ proptest::proptest! {
             1 => "has-header=true, time-col=1, pid-col=2, obj-id-col=3, obj-size-col=4, op-col=5, device-col=6",
             _ => "has-header=true, time-col=1, pid-col=2, offset-col=3, length-col=4, op-col=5, device-col=6, offset-unit=512, length-unit=1",
         };
-        let mut r = Reader::with_stored(
+        let mut r = Reader::new(
             Path::new("t.csv"),
             Box::new(std::io::Cursor::new(text.into_bytes())),
             StoredBytes::default(),
             &spec("", spec_keys),
+            ahead,
         ).unwrap();
         let mut events = Vec::new();
         let mut b = Vec::new();
