@@ -27,8 +27,8 @@
 //! the delimiter). Blank lines and comment lines (`comment=#`) are passed over, as are
 //! lines the `keep` filter leaves out.
 //!
-//! The reading is in two halves: a [`Parser`] turns lines into events whose pages are
-//! still keys, and a [`Numbering`] gives the pages their ids. With two threads allowed,
+//! The reading is in two halves: a `Parser` turns lines into events whose pages are
+//! still keys, and a `Numbering` gives the pages their ids. With two threads allowed,
 //! the parser runs on a thread of its own a few batches ahead; an object trace's pages
 //! are numbered on the reader's caller's thread, beside the work on the events, and a
 //! block trace's (more pages a line) on the parsing thread. The ids are the same either
