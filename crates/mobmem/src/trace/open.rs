@@ -535,8 +535,13 @@ fn source(
         Format::Csv => Box::new(super::csv::Reader::new(path, input)?),
         Format::Lis => Box::new(super::lis::Reader::with_stored(path, input, stored)),
         Format::OracleGeneral => Box::new(super::oracle::Reader::new(path, input)),
-        Format::Columns(spec) => Box::new(super::columns::Reader::with_stored(
-            path, input, stored, &spec,
+        // Parsed on a thread of its own when two threads are allowed.
+        Format::Columns(spec) => Box::new(super::columns::Reader::new(
+            path,
+            input,
+            stored,
+            &spec,
+            rayon::current_num_threads() >= 2,
         )?),
         Format::Vscsi => Box::new(super::vscsi::Reader::new(path, input)),
         Format::Twr => Box::new(super::twr::Reader::new(

@@ -1227,17 +1227,8 @@ pub struct Reader {
 
 impl Reader {
     /// Check the spec and read the header line when it has one; requests are read by
-    /// `read_batch`, parsed on a thread of their own when two threads are allowed.
-    pub(crate) fn with_stored(
-        path: &Path,
-        input: Box<dyn Read + Send>,
-        stored: StoredBytes,
-        spec: &ColumnSpec,
-    ) -> Result<Self> {
-        Self::new(path, input, stored, spec, rayon::current_num_threads() >= 2)
-    }
-
-    fn new(
+    /// `read_batch`, parsed on a thread of their own when `ahead`.
+    pub(crate) fn new(
         path: &Path,
         input: Box<dyn Read + Send>,
         stored: StoredBytes,
