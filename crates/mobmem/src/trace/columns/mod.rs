@@ -63,9 +63,9 @@ pub const MOBILE_BLOCK_HEADER: &str = "proces,device,rw_flag,sector,size,timesta
 /// smaller (a few MiB at most).
 pub const MAX_REQUEST_BYTES: u64 = 1 << 30;
 
-/// Pids below this are looked up by index: Linux's largest `pid_max` (2^22), so the
-/// table stays below 16 MiB whatever the file says.
-const PID_TABLE_LEN: usize = 1 << 22;
+/// Pids below this are looked up by index (the kernel's `PID_MAX_DEFAULT` is 32768);
+/// the table stays within 256 KiB whatever pid a file names, and larger pids are hashed.
+const PID_TABLE_LEN: usize = 1 << 16;
 /// Marks a pid of the table with no process yet.
 const NO_PROCESS: ProcId = ProcId::MAX;
 
