@@ -1,6 +1,6 @@
 //! The command line end to end, as a user runs it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! errors must say where they are. Each ends quickly, in success or in a clear error;
 //! the inputs are written by the tests into a temporary folder.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

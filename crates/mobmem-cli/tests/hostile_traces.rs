@@ -1,7 +1,7 @@
 //! Hostile trace files on the command line: each fails at once with an error naming the
 //! file and the position, prints nothing that looks like a result, and never panics.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

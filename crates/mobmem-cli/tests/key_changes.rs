@@ -1,7 +1,7 @@
 //! Keys of an experiment file changed from the command line (`--set`, `--sweep`), each
 //! command's own report folder, and a summary that names the command of each claim.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::Path;

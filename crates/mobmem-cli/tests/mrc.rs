@@ -1,6 +1,6 @@
 //! `mobmem mrc` and `mobmem sim` at several capacities, as a user runs them.
 
-mod common;
+use crate::common;
 
 use common::{assert_mentions, fails, gen, json, mrc, ok, sim};
 

@@ -1,7 +1,7 @@
 //! `mobmem reclaim`, `mobmem gen gallery-usb` and `mobmem reproduce page-protection`
 //! end to end, as a user runs them.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

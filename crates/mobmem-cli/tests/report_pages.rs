@@ -2,7 +2,7 @@
 //! alone, one index for every experiment under `--out`, and the README's summary made from
 //! claims.json.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! `mobmem trace import --from ftrace` as a user runs it.
 
-mod common;
+use crate::common;
 use common::{assert_mentions, convert, ok, sim, temp_file};
 
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! largest of each integer width); what still reads as the config type is validated and
 //! run on a small trace, the run caught if it panics.
 
-mod common;
+use crate::common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -1,7 +1,7 @@
 //! Importing ftrace text: each fixture was written for these tests, and the events it must
 //! give are worked out by hand from its lines (see the comments).
 
-mod common;
+use crate::common;
 use common::assert_mentions;
 
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! input alike, and the errors name the file and the position. Each test writes its
 //! inputs into a temporary folder; a memory bound is checked by the run failing at once.
 
-mod common;
+use crate::common;
 use common::assert_mentions;
 
 use std::fs;

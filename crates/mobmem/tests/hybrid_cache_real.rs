@@ -2,7 +2,7 @@
 //! public traces, see `tests/common`): what they count is checked against the trace read
 //! here. Skipped, with a note, where the trace is not present.
 
-mod common;
+use crate::common;
 
 use mobmem::devices::{CostModel, Devices};
 use mobmem::experiments::reproductions::hybrid_cache::real_data;

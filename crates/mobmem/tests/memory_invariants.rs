@@ -7,7 +7,7 @@
 //! swap slot accounted for, the mechanism's order holding exactly its resident pages. A
 //! broken invariant ends the run with `Error::Invariant`, which fails the property.
 
-mod common;
+use crate::common;
 
 use mobmem::core::events::with_checks;
 use mobmem::devices::platform::Platform;

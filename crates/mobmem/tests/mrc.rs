@@ -2,7 +2,7 @@
 //! each size (a second implementation) and against libCacheSim's LRU on the shipped
 //! CloudPhysics trace; SHARDS against the exact curve on the shipped traces.
 
-mod common;
+use crate::common;
 
 use mobmem::mm::placement::mrc::{lru_distances, shards_distances, simulate_sizes, Sampling};
 use mobmem::mm::placement::registry::find_policy;

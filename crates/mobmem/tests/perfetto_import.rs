@@ -3,7 +3,7 @@
 //! scripts/perfetto-fixtures.py), each `.pftrace` with the same events as `traceconv
 //! systrace` text beside it where the text can carry them; see their README.
 
-mod common;
+use crate::common;
 use common::assert_mentions;
 
 use std::path::{Path, PathBuf};

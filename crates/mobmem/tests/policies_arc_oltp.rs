@@ -5,7 +5,7 @@
 //! The trace is read here with its own few lines of parsing rather than with the crate's
 //! readers, so this test is also a second, independent parser of the `.lis` format.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};

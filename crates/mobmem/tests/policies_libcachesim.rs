@@ -7,7 +7,7 @@
 //! must come within it. Policies mobmem does not have yet are named on stderr and in the
 //! skip log.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

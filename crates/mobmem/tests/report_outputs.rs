@@ -1,7 +1,7 @@
 //! Report outputs never cost a user a file: a foreign folder at the report's name, links at
 //! every path a report writes, and earlier reports of mobmem's own.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

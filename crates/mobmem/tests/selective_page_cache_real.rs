@@ -3,7 +3,7 @@
 //! per trace, with the page reads and writes counted here from the CSV itself. Skipped,
 //! with a note, where the traces are not present.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! an oracle: the swap-outs and swap-ins a simulation performed, replayed on the same
 //! architecture, give exactly the same device operations.
 
-mod common;
+use crate::common;
 use common::assert_mentions;
 
 use mobmem::mm::swap::{

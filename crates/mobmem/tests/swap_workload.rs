@@ -3,7 +3,7 @@
 //! apps out between their sessions, and more than half of the swap-ins of pages swapped
 //! in only once, as the paper measured on Android. Deterministic by seed.
 
-mod common;
+use crate::common;
 
 use mobmem::mm::swap::workload::{generate, AppCyclingConfig};
 use mobmem::mm::swap::{run, run_point, swap_footprint, SwapConfig};

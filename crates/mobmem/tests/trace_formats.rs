@@ -1,7 +1,7 @@
 //! The trace formats on small inputs: round trips, a golden `.mmt` file, and the error
 //! each kind of malformed input produces (file, line or record, and what was expected).
 
-mod common;
+use crate::common;
 use common::assert_mentions;
 
 use std::fs;

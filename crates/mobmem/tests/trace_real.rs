@@ -1,7 +1,7 @@
 //! The public traces (`$MOBMEM_TRACES` or `../shared/traces`, see its README) read with
 //! the counts their publishers state. Skipped, with a note, where they are not present.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
