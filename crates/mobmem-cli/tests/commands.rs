@@ -15,3 +15,16 @@ mod mrc;
 mod reclaim;
 mod report_pages;
 mod trace_import;
+
+/// Cargo builds only the test programs Cargo.toml names (`autotests = false`): a test
+/// file beside this one that is neither one of its modules nor a program of its own in
+/// Cargo.toml would never run.
+#[test]
+fn every_test_file_is_a_module_here_or_a_program() {
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(
+        common::test_files_left_out(crate_dir, "commands"),
+        Vec::<String>::new(),
+        "add `mod NAME;` to tests/commands.rs, or a [[test]] to Cargo.toml"
+    );
+}

@@ -37,3 +37,15 @@ mod workload_docs;
 mod workload_generate;
 mod workload_shape;
 mod workload_summary;
+
+/// Cargo builds only the test programs Cargo.toml names (`autotests = false`): a test
+/// file beside this one that is not one of its modules would never run.
+#[test]
+fn every_test_file_is_a_module_here() {
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(
+        common::test_files_left_out(crate_dir, "integration"),
+        Vec::<String>::new(),
+        "add `mod NAME;` to tests/integration.rs"
+    );
+}

@@ -164,3 +164,26 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// The test files beside `root` (`tests/NAME.rs` of the crate at `manifest_dir`) that
+/// are neither a module of `root` (`mod NAME;`) nor a test program of the crate's
+/// Cargo.toml (`path = "tests/NAME.rs"`). Cargo builds only the test programs Cargo.toml
+/// names (`autotests = false`), so such a file would never build or run.
+pub fn test_files_left_out(manifest_dir: &Path, root: &str) -> Vec<String> {
+    let tests = manifest_dir.join("tests");
+    let root_source = std::fs::read_to_string(tests.join(format!("{root}.rs"))).unwrap();
+    let manifest = std::fs::read_to_string(manifest_dir.join("Cargo.toml")).unwrap();
+    let mut left_out: Vec<String> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "rs"))
+        .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|name| {
+            name != root
+                && !root_source.lines().any(|l| l.trim() == format!("mod {name};"))
+                && !manifest.contains(&format!("path = \"tests/{name}.rs\""))
+        })
+        .collect();
+    left_out.sort();
+    left_out
+}
