@@ -180,7 +180,9 @@ pub fn test_files_left_out(manifest_dir: &Path, root: &str) -> Vec<String> {
         .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
         .filter(|name| {
             name != root
-                && !root_source.lines().any(|l| l.trim() == format!("mod {name};"))
+                && !root_source
+                    .lines()
+                    .any(|l| l.trim() == format!("mod {name};"))
                 && !manifest.contains(&format!("path = \"tests/{name}.rs\""))
         })
         .collect();
