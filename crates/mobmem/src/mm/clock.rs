@@ -331,7 +331,9 @@ impl MachineClock {
             }
         }
         let thread = self.app(proc)?;
-        self.timeline.submit(thread, now, steps.to_vec())?;
+        let mut list = self.timeline.spare_steps();
+        list.extend_from_slice(steps);
+        self.timeline.submit(thread, now, list)?;
         Ok(())
     }
 

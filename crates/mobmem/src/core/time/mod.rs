@@ -152,8 +152,15 @@ pub struct Timeline {
     jobs: VecDeque<JobRecord>,
     /// Jobs released from the front of `jobs`: job `id` is at `id - released`.
     released: u32,
+    /// Timers that fire in another order than they were set (device operations, sleeps).
     timers: BinaryHeap<Reverse<(Ns, u64, Timer)>>,
+    /// Jobs' arrivals set in time order, as a trace's requests are: a queue, each taken
+    /// off the front in O(1). Together with `timers`, the timers fire in (time, seq)
+    /// order, whichever of the two holds them.
+    arrivals: VecDeque<(Ns, u64, JobId)>,
     timer_seq: u64,
+    /// Step lists of released jobs, emptied, for [`Timeline::spare_steps`].
+    spare_steps: Vec<Vec<Step>>,
     done: Vec<sched::Completion>,
     steps_begun: u64,
     /// Jobs submitted that have not ended.
@@ -161,6 +168,11 @@ pub struct Timeline {
     /// What ran when, if asked for ([`Timeline::record`]).
     recorder: Option<Box<record::Recorder>>,
 }
+
+/// Step lists of released jobs kept for reuse: enough for the jobs released at once.
+const MAX_SPARE_STEP_LISTS: usize = 1 << 12;
+/// The longest step list kept for reuse.
+const MAX_SPARE_STEPS: usize = 64;
 
 /// Pressure group of the whole machine.
 pub const SYSTEM_GROUP: usize = 0;
@@ -190,7 +202,9 @@ impl Timeline {
             jobs: VecDeque::new(),
             released: 0,
             timers: BinaryHeap::new(),
+            arrivals: VecDeque::new(),
             timer_seq: 0,
+            spare_steps: Vec::new(),
             done: Vec::new(),
             steps_begun: 0,
             open_jobs: 0,
@@ -304,7 +318,44 @@ impl Timeline {
 
     fn schedule(&mut self, at: Ns, timer: Timer) {
         self.timer_seq += 1;
-        self.timers.push(Reverse((at, self.timer_seq, timer)));
+        match timer {
+            Timer::Arrive(job) if self.arrivals.back().is_none_or(|&(last, _, _)| last <= at) => {
+                self.arrivals.push_back((at, self.timer_seq, job));
+            }
+            _ => self.timers.push(Reverse((at, self.timer_seq, timer))),
+        }
+    }
+
+    /// The timer that fires next: the earliest, the first set among equals.
+    fn next_timer(&self) -> Option<(Ns, u64, Timer)> {
+        let heap = self.timers.peek().map(|&Reverse(t)| t);
+        let queued = self
+            .arrivals
+            .front()
+            .map(|&(at, seq, job)| (at, seq, Timer::Arrive(job)));
+        match (heap, queued) {
+            (Some(h), Some(q)) => Some(if (q.0, q.1) < (h.0, h.1) { q } else { h }),
+            (h, q) => h.or(q),
+        }
+    }
+
+    /// Remove the timer [`Timeline::next_timer`] gave.
+    fn pop_timer(&mut self, (at, seq, _): (Ns, u64, Timer)) {
+        if self
+            .arrivals
+            .front()
+            .is_some_and(|&(t, s, _)| (t, s) == (at, seq))
+        {
+            self.arrivals.pop_front();
+        } else {
+            self.timers.pop();
+        }
+    }
+
+    /// An empty step list to fill and [`Timeline::submit`], reusing the memory of a
+    /// released job's: a run of millions of short jobs then allocates a few lists.
+    pub fn spare_steps(&mut self) -> Vec<Step> {
+        self.spare_steps.pop().unwrap_or_default()
     }
 
     /// Steps begun so far, over every thread (a measure of the work the clock did).
@@ -357,7 +408,15 @@ impl Timeline {
                 break;
             }
             each(JobId(self.released), front);
-            self.jobs.pop_front();
+            if let Some(mut job) = self.jobs.pop_front() {
+                // Short lists only: a long one is rare, and kept it would hold its memory.
+                if self.spare_steps.len() < MAX_SPARE_STEP_LISTS
+                    && job.steps.capacity() <= MAX_SPARE_STEPS
+                {
+                    job.steps.clear();
+                    self.spare_steps.push(job.steps);
+                }
+            }
             self.released += 1;
         }
     }
@@ -397,7 +456,7 @@ impl Timeline {
     fn run(&mut self, until: Ns) -> Result<()> {
         loop {
             let cpu_next = self.cpus.next_completion();
-            let timer_next = self.timers.peek().map(|Reverse((t, _, _))| *t);
+            let timer_next = self.next_timer().map(|(t, _, _)| t);
             let psi_next = self.psi.next_worker();
             let next = [cpu_next.map(|c| c.0), timer_next, psi_next]
                 .into_iter()
@@ -423,11 +482,12 @@ impl Timeline {
                     self.done = done;
                 }
             }
-            while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
+            while let Some(first) = self.next_timer() {
+                let (t, _, timer) = first;
                 if t != next {
                     break;
                 }
-                self.timers.pop();
+                self.pop_timer(first);
                 match timer {
                     Timer::Arrive(job) => {
                         let thread = self.job(job).thread;

@@ -153,6 +153,9 @@ pub struct Psi {
     /// `PSI_FREQ` in ns: 2 s and one jiffy.
     period_ns: Ns,
     groups: Vec<Group>,
+    /// The earliest `worker_at` of the groups: asked after every event of a run, so
+    /// kept rather than searched for among the apps' groups.
+    earliest_worker: Option<Ns>,
 }
 
 impl Psi {
@@ -175,6 +178,7 @@ impl Psi {
                     worker_at: None,
                 })
                 .collect(),
+            earliest_worker: None,
         }
     }
 
@@ -189,7 +193,7 @@ impl Psi {
 
     /// The earliest time an averaging worker runs, if any is armed.
     pub fn next_worker(&self) -> Option<Ns> {
-        self.groups.iter().filter_map(|g| g.worker_at).min()
+        self.earliest_worker
     }
 
     /// A task of `group` on `cpu` goes from state `from` to `to` at `now`.
@@ -207,12 +211,16 @@ impl Psi {
         c.state_start = now;
         if g.worker_at.is_none() {
             g.worker_at = Some(now + period);
+            self.earliest_worker = self.earliest_worker.min(g.worker_at).or(g.worker_at);
         }
     }
 
     /// Run every averaging worker due at or before `now` (the caller calls this at
     /// [`Psi::next_worker`] times).
     pub fn run_workers(&mut self, now: Ns) {
+        if self.earliest_worker.is_none_or(|t| t > now) {
+            return;
+        }
         for group in 0..self.groups.len() {
             if self.groups[group].worker_at.is_some_and(|t| t <= now) {
                 let changed = self.collect(group, now);
@@ -228,6 +236,7 @@ impl Psi {
                 });
             }
         }
+        self.earliest_worker = self.groups.iter().filter_map(|g| g.worker_at).min();
     }
 
     /// What `/proc/pressure/memory` (or `io`) shows for `group` at `now`: reading

@@ -486,3 +486,19 @@ fn released_jobs_are_handed_over_in_submission_order_once_the_oldest_has_ended()
     t.run_to_end().unwrap();
     assert_eq!(t.job(late).response_ns(), Some(MS));
 }
+
+/// Arrivals set in time order wait in a queue, the others in the heap of timers; either
+/// way they fire in time order, and those of one instant in the order they were set.
+#[test]
+fn arrivals_fire_in_time_order_then_in_the_order_set() {
+    let mut t = Timeline::new(&[1024], vec![], 0, 250).unwrap();
+    let a = t.spawn(ThreadSpec::new("a")).unwrap();
+    // In submission order: 10 (queued), 20 (queued), 10 (before the queue's last: the
+    // heap), 3 (the heap), 20 (queued: not before the last queued).
+    let submitted = [10, 20, 10, 3, 20].map(|at| t.submit(a, at * MS, vec![cpu(MS)]).unwrap());
+    t.run_to_end().unwrap();
+    let started = submitted.map(|j| t.job(j).started.unwrap() / MS);
+    // One thread runs its jobs one after another: 3, then the two of 10 in the order
+    // set (the queued one first), then the two of 20.
+    assert_eq!(started, [10, 20, 11, 3, 21]);
+}

@@ -195,7 +195,7 @@ impl RequestClock {
             + work.evictions as f64 * c.eviction;
         let memory_ns = memory_ns.round() as Ns;
         let (read_ns, write_ns) = (c.storage_read.round() as Ns, c.writeback.round() as Ns);
-        let mut steps = Vec::with_capacity((work.storage_writes + work.storage_reads) as usize + 1);
+        let mut steps = self.timeline.spare_steps();
         for _ in 0..work.storage_writes {
             steps.push(Step::Io {
                 device: 0,
