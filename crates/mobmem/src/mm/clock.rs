@@ -17,12 +17,14 @@
 //! Work is in ns of the reference core (capacity 1024); a thread on a slower core takes
 //! longer. docs/time-model.md lists the constants and their sources.
 
+use std::collections::VecDeque;
+
 use serde::{Deserialize, Serialize};
 
 use crate::core::swap::{op_price, IoOp};
 use crate::core::time::{
-    DeviceQueue, JobId, Pressure, Recording, Step, ThreadId, ThreadSpec, Timeline, MAX_CPUS,
-    SYSTEM_GROUP,
+    DeviceQueue, JobId, JobRecord, Pressure, Recording, Step, ThreadId, ThreadSpec, Timeline,
+    MAX_CPUS, SYSTEM_GROUP,
 };
 use crate::devices::swap::SwapDevices;
 use crate::mm::reclaim::ReclaimWork;
@@ -163,6 +165,38 @@ pub struct ClockRecording {
     pub devices: Vec<String>,
 }
 
+/// The response times of one kind of job (interactions, launches), in submission order,
+/// taken as the timeline releases them.
+#[derive(Debug, Default)]
+struct Responses {
+    /// Jobs submitted and not yet released, oldest first.
+    open: VecDeque<JobId>,
+    times_ns: Vec<f64>,
+}
+
+impl Responses {
+    fn submitted(&mut self, job: JobId) {
+        self.open.push_back(job);
+    }
+
+    /// The timeline released `id`: its response, if it is the oldest open job of this
+    /// kind (jobs are released in submission order, so it is, when it is one of them).
+    fn ended(&mut self, id: JobId, job: &JobRecord) {
+        if self.open.front() == Some(&id) {
+            self.open.pop_front();
+            let response = job.response_ns().expect("a released job has ended");
+            self.times_ns.push(response as f64);
+        }
+    }
+
+    fn into_times(self) -> Result<Vec<f64>> {
+        if !self.open.is_empty() {
+            return Err(Error::config("phone clock", "a job never ended"));
+        }
+        Ok(self.times_ns)
+    }
+}
+
 /// A machine's timeline and the threads on it.
 pub struct MachineClock {
     timeline: Timeline,
@@ -173,8 +207,8 @@ pub struct MachineClock {
     ksmd: ThreadId,
     interaction: Option<Episode>,
     launch: Option<Episode>,
-    interactions: Vec<JobId>,
-    launches: Vec<JobId>,
+    interactions: Responses,
+    launches: Responses,
     /// Prices of reclaim's work.
     scan_ns: f64,
     compress_ns: f64,
@@ -212,8 +246,8 @@ impl MachineClock {
             ksmd,
             interaction: None,
             launch: None,
-            interactions: Vec::new(),
-            launches: Vec::new(),
+            interactions: Responses::default(),
+            launches: Responses::default(),
             scan_ns: model.scan_ns,
             compress_ns: op_price(devices, crate::core::pages::SwapDevice::Zram, IoOp::Write).ns,
             flash_write_ns: devices.flash.write_ns,
@@ -238,8 +272,19 @@ impl MachineClock {
         let to = open.map_or(now, |s| s.min(now));
         if to > self.timeline.now() {
             self.timeline.run_until(to)?;
+            self.release();
         }
         Ok(())
+    }
+
+    /// Forget the jobs that have ended, oldest first, keeping the response times of
+    /// interactions and launches: a day's run holds only the jobs still open.
+    fn release(&mut self) {
+        let (interactions, launches) = (&mut self.interactions, &mut self.launches);
+        self.timeline.release_ended(|id, job| {
+            interactions.ended(id, job);
+            launches.ended(id, job);
+        });
     }
 
     /// `proc` received input at `now`: an interaction of `execution_ns` of CPU work
@@ -257,7 +302,7 @@ impl MachineClock {
     pub fn end_interaction(&mut self) -> Result<()> {
         if let Some(e) = self.interaction.take() {
             let job = self.submit_episode(e)?;
-            self.interactions.push(job);
+            self.interactions.submitted(job);
         }
         Ok(())
     }
@@ -275,7 +320,7 @@ impl MachineClock {
         }
         if let Some(e) = self.launch.take() {
             let job = self.submit_episode(e)?;
-            self.launches.push(job);
+            self.launches.submitted(job);
         }
         if let Some((proc, start, base)) = active {
             self.launch = Some(Episode {
@@ -436,19 +481,10 @@ impl MachineClock {
         self.end_interaction()?;
         self.sync_launch(None)?;
         self.timeline.run_to_end()?;
+        self.release();
+        let responses_ns = std::mem::take(&mut self.interactions).into_times()?;
+        let launches_ns = std::mem::take(&mut self.launches).into_times()?;
         let t = &mut self.timeline;
-        let time_of = |t: &Timeline, job: &JobId| -> Result<f64> {
-            t.job(*job)
-                .response_ns()
-                .map(|r| r as f64)
-                .ok_or_else(|| Error::config("phone clock", "a job never ended"))
-        };
-        let responses_ns = (self.interactions.iter())
-            .map(|j| time_of(t, j))
-            .collect::<Result<_>>()?;
-        let launches_ns = (self.launches.iter())
-            .map(|j| time_of(t, j))
-            .collect::<Result<_>>()?;
         // Reading aggregates the last state times into the totals.
         let mut worst = 0;
         for g in 1..=self.named_apps {
@@ -569,6 +605,25 @@ mod tests {
         alone.work(0, 5 * MS, &[decompress]).unwrap();
         let r = alone.finish().unwrap().responses_ns[0];
         assert!((r - 101.0e6).abs() <= 2.0, "{r}");
+    }
+
+    #[test]
+    fn ended_jobs_are_released_and_their_responses_kept_in_order() {
+        // An interaction a second, 10 ms of work each, and a fault of another app's
+        // between them: as the clock follows the trace, the ended jobs are let go, and
+        // the responses come out in the order of the interactions.
+        let mut c = clock(&one_cpu(), 2);
+        for i in 0..1000u64 {
+            c.begin_interaction(0, i * 1000 * MS, (10 + i % 3) as f64 * 1e6)
+                .unwrap();
+            c.work(1, i * 1000 * MS + 500 * MS, &[cpu(MS as f64, false)])
+                .unwrap();
+            c.advance(i * 1000 * MS + 600 * MS).unwrap();
+            assert!(c.timeline.held_jobs() <= 3, "{}", c.timeline.held_jobs());
+        }
+        let f = c.finish().unwrap();
+        let expected: Vec<f64> = (0..1000u64).map(|i| (10 + i % 3) as f64 * 1e6).collect();
+        assert_eq!(f.responses_ns, expected);
     }
 
     #[test]

@@ -368,6 +368,11 @@ impl Timeline {
         self.open_jobs
     }
 
+    /// Jobs the timeline holds: those not released ([`Timeline::release_ended`]).
+    pub fn held_jobs(&self) -> usize {
+        self.jobs.len()
+    }
+
     /// Threads spawned so far.
     pub fn threads(&self) -> usize {
         self.threads.len()
