@@ -7,6 +7,9 @@
 //! known when it arrives: it starts when it arrives or when the earliest of the `depth`
 //! servers frees, whichever is later.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::sched::Ns;
 use crate::{Error, Result};
 
@@ -25,8 +28,9 @@ pub struct QueueStats {
 #[derive(Debug, Clone)]
 pub struct DeviceQueue {
     name: String,
-    /// When each server is free next.
-    free_at: Vec<Ns>,
+    /// When each server is free next, earliest on top: which server serves an operation
+    /// changes nothing but these times, so they are kept without the servers' numbers.
+    free_at: BinaryHeap<Reverse<Ns>>,
     /// The last arrival, to refuse submissions out of order.
     last_arrival: Ns,
     /// The end of the busy time counted so far (starts never go back, so busy time is
@@ -54,7 +58,7 @@ impl DeviceQueue {
         }
         Ok(DeviceQueue {
             name,
-            free_at: vec![0; depth as usize],
+            free_at: std::iter::repeat_n(Reverse(0), depth as usize).collect(),
             last_arrival: 0,
             busy_until: 0,
             stats: QueueStats::default(),
@@ -79,16 +83,12 @@ impl DeviceQueue {
             )));
         }
         self.last_arrival = arrival;
-        // The server that frees first; the lowest-numbered among equals.
-        let (server, &free) = self
-            .free_at
-            .iter()
-            .enumerate()
-            .min_by_key(|&(i, &t)| (t, i))
-            .expect("depth is at least 1");
-        let start = arrival.max(free);
+        // The server that frees first serves it.
+        let mut first = self.free_at.peek_mut().expect("depth is at least 1");
+        let start = arrival.max(first.0);
         let end = start.saturating_add(service_ns);
-        self.free_at[server] = end;
+        *first = Reverse(end);
+        drop(first);
         self.stats.ops += 1;
         self.stats.wait_ns += start - arrival;
         self.stats.service_ns += service_ns;
@@ -101,7 +101,7 @@ impl DeviceQueue {
 
     /// Operations in service or waiting at `t`.
     pub fn in_flight(&self, t: Ns) -> usize {
-        self.free_at.iter().filter(|&&f| f > t).count()
+        self.free_at.iter().filter(|&&Reverse(f)| f > t).count()
     }
 }
 
