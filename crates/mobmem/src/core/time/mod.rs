@@ -463,10 +463,7 @@ impl Timeline {
             let cpu_next = self.cpus.next_completion();
             let timer_next = self.next_timer().map(|(t, _, _)| t);
             let psi_next = self.psi.next_worker();
-            let next = [cpu_next.map(|c| c.0), timer_next, psi_next]
-                .into_iter()
-                .flatten()
-                .min();
+            let next = earliest(earliest(cpu_next.map(|c| c.0), timer_next), psi_next);
             let Some(next) = next.filter(|&t| t <= until) else {
                 break;
             };
@@ -660,6 +657,15 @@ impl Timeline {
                 self.psi.change(g, new_cpu, TaskState::IDLE, state, now);
             }
         }
+    }
+}
+
+/// The earlier of two times, either of which may be absent.
+#[inline]
+fn earliest(a: Option<Ns>, b: Option<Ns>) -> Option<Ns> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
