@@ -163,6 +163,10 @@ struct SimArgs {
     /// in pages).
     #[arg(long, default_value_t = 0, value_name = "REQUESTS")]
     window: u64,
+    /// With --window, also write DIR/windows.csv and DIR/windows.svg: the miss ratio of
+    /// each window over the requests read by its end, a line a policy at each capacity.
+    #[arg(long, value_name = "DIR", requires = "window")]
+    out: Option<PathBuf>,
     /// Print every metric as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -730,6 +734,9 @@ fn sim_windows(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> {
                 .map(|(_, windows)| windows)
         })
         .collect::<mobmem::Result<_>>()?;
+    if let Some(dir) = &args.out {
+        write_windows(dir, &args.trace, &runs, &all)?;
+    }
     if args.json {
         let rows: Vec<serde_json::Value> = runs
             .iter()
@@ -764,6 +771,61 @@ fn sim_windows(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// DIR/windows.csv and DIR/windows.svg: each window's miss ratio at the count of requests
+/// read by its end, a line a policy at each capacity (`lru 1000`).
+fn write_windows(
+    dir: &std::path::Path,
+    trace: &std::path::Path,
+    runs: &[(&'static PolicyInfo, u64)],
+    all: &[Vec<mobmem::mm::placement::sim::WindowPoint>],
+) -> Result<()> {
+    let methods: Vec<String> = runs
+        .iter()
+        .map(|(info, capacity)| format!("{} {capacity}", info.name))
+        .collect();
+    let rows = methods
+        .iter()
+        .zip(all)
+        .flat_map(|(method, windows)| {
+            windows.iter().map(move |w| report::Row {
+                keys: vec![method.clone(), (w.first_request + w.requests).to_string()],
+                values: vec![
+                    ("requests".into(), w.requests as f64),
+                    ("misses".into(), w.misses as f64),
+                    ("miss_ratio".into(), w.miss_ratio()),
+                ],
+            })
+        })
+        .collect();
+    let plot = mrc::LinePlot {
+        stem: "windows",
+        title: "miss ratio over time",
+        x: "requests_read",
+        x_label: "requests read by the end of the window",
+        own_csv: own_windows_csv,
+        own_svg: own_windows_svg,
+    };
+    let axis = report::LineAxis {
+        log: false,
+        marks: Vec::new(),
+    };
+    mrc::write_line_plot(dir, &plot, rows, &methods, trace, &axis)
+}
+
+/// A table of windows mobmem wrote before (`DIR/windows.csv`), by its header.
+fn own_windows_csv(path: &std::path::Path) -> bool {
+    mobmem::output::file_head_is(path, |head| {
+        head.starts_with("experiment,method,requests_read,metric,value\n")
+    })
+}
+
+/// A plot of windows mobmem wrote before (`DIR/windows.svg`).
+fn own_windows_svg(path: &std::path::Path) -> bool {
+    mobmem::output::file_head_is(path, |head| {
+        head.starts_with("<svg") && head.contains("miss ratio over time")
+    })
 }
 
 /// One row of `sim` with several policies.

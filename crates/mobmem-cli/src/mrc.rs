@@ -427,21 +427,58 @@ fn write_table(
     x_label: &str,
     axis: &LineAxis,
 ) -> Result<()> {
+    let plot = LinePlot {
+        stem: "mrc",
+        title: "miss-ratio curve",
+        x: "capacity",
+        x_label,
+        own_csv,
+        own_svg,
+    };
+    write_line_plot(dir, &plot, rows, methods, trace, axis)
+}
+
+/// A table of miss ratios, a line a method, as `write_line_plot` writes it.
+pub(crate) struct LinePlot<'a> {
+    /// The files' name: DIR/STEM.csv and DIR/STEM.svg.
+    pub stem: &'a str,
+    /// The figure's title, which also marks the SVG as mobmem's own.
+    pub title: &'a str,
+    /// The key of the x values, after `method`.
+    pub x: &'a str,
+    pub x_label: &'a str,
+    /// Whether a file at DIR/STEM.csv or DIR/STEM.svg is one mobmem wrote (by its head),
+    /// which may be replaced.
+    pub own_csv: fn(&std::path::Path) -> bool,
+    pub own_svg: fn(&std::path::Path) -> bool,
+}
+
+/// DIR/STEM.csv of `rows` (keyed by method and `plot.x`) and DIR/STEM.svg, the miss
+/// ratio over x, a line a method; neither is written unless both may be (a file there
+/// that is not mobmem's own is refused).
+pub(crate) fn write_line_plot(
+    dir: &std::path::Path,
+    plot: &LinePlot,
+    rows: Vec<Row>,
+    methods: &[String],
+    trace: &std::path::Path,
+    axis: &LineAxis,
+) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
     let table = Table {
-        experiment: "mrc".into(),
-        title: format!("miss-ratio curve of {}", trace.display()),
-        keys: vec!["method".into(), "capacity".into()],
+        experiment: plot.stem.into(),
+        title: format!("{} of {}", plot.title, trace.display()),
+        keys: vec!["method".into(), plot.x.into()],
         rows,
     };
-    let csv_path = dir.join("mrc.csv");
+    let csv_path = dir.join(format!("{}.csv", plot.stem));
     let mut csv = Vec::new();
     report::write_results_csv(&mut csv, &table)?;
     let figure = Figure {
-        id: "mrc".into(),
-        title: "miss-ratio curve".into(),
-        x: "capacity".into(),
-        x_label: x_label.into(),
+        id: plot.stem.into(),
+        title: plot.title.into(),
+        x: plot.x.into(),
+        x_label: plot.x_label.into(),
         x_scale: 1.0,
         series: "method".into(),
         lines: methods.to_vec(),
@@ -451,7 +488,8 @@ fn write_table(
         normalize_to: None,
     };
     let svg = report::render_figure_with(&table, &figure, axis)?;
-    let svg_path = dir.join("mrc.svg");
+    let svg_path = dir.join(format!("{}.svg", plot.stem));
+    let (own_csv, own_svg) = (plot.own_csv, plot.own_svg);
     // Both are checked before either is written: a refusal leaves the folder as it was.
     output::check_replaceable(&csv_path, own_csv, "")?;
     output::check_replaceable(&svg_path, own_svg, "")?;

@@ -449,3 +449,65 @@ fn miniature_curves_come_within_a_hundredth_of_full_simulation_on_p3() {
         assert!(error < 0.01, "{policy}: mean absolute error {error:.4}");
     }
 }
+
+#[test]
+fn sim_window_out_writes_the_windows_as_a_table_and_a_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = small_trace(dir.path());
+    let out = dir.path().join("windows");
+    let out_arg = out.to_str().unwrap();
+    let windows = json(&sim(
+        &trace,
+        "lru,fifo",
+        "100,400",
+        &["--window", "2000", "--json", "--out", out_arg],
+    ));
+    let windows = windows.as_array().unwrap();
+    let csv = std::fs::read_to_string(out.join("windows.csv")).unwrap();
+    // Every window is in the table under its method, at the requests read by its end,
+    // with the miss ratio printed.
+    for w in windows {
+        let method = format!("{} {}", w["policy"].as_str().unwrap(), w["capacity"]);
+        let end = w["first_request"].as_u64().unwrap() + w["requests"].as_u64().unwrap();
+        let row = format!("windows,{method},{end},misses,{}\n", w["misses"]);
+        assert!(csv.contains(&row), "{row} not in\n{csv}");
+    }
+    assert_eq!(
+        csv.lines().count(),
+        1 + 3 * windows.len(),
+        "a header, then requests, misses and miss ratio of each window"
+    );
+    let svg = std::fs::read_to_string(out.join("windows.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("miss ratio over time"));
+    for line in ["lru 100", "lru 400", "fifo 100", "fifo 400"] {
+        assert!(svg.contains(line), "{line} is not in the legend");
+    }
+    // A second run replaces mobmem's own files; a file of the user's there is refused
+    // and left as it was, and so is the table beside it.
+    ok(&sim(
+        &trace,
+        "lru",
+        "100",
+        &["--window", "2000", "--out", out_arg],
+    ));
+    let csv = std::fs::read_to_string(out.join("windows.csv")).unwrap();
+    std::fs::write(out.join("windows.svg"), "the user's").unwrap();
+    let e = fails(&sim(
+        &trace,
+        "lru",
+        "100",
+        &["--window", "500", "--out", out_arg],
+    ));
+    assert_mentions(&e, &["windows.svg", "not mobmem's own"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("windows.svg")).unwrap(),
+        "the user's"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("windows.csv")).unwrap(),
+        csv
+    );
+    // --out is for the windows: without --window it is refused.
+    let e = fails(&sim(&trace, "lru", "100", &["--out", out_arg]));
+    assert_mentions(&e, &["--window"]);
+}
