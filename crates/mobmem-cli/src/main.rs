@@ -167,6 +167,13 @@ struct SimArgs {
     /// each window over the requests read by its end, a line a policy at each capacity.
     #[arg(long, value_name = "DIR", requires = "window")]
     out: Option<PathBuf>,
+    /// Policies that hash pages (w-tinylfu's sketch) hash the trace's object ids, as
+    /// libCacheSim does, instead of mobmem's page ids (numbered in the order pages first
+    /// appear): their counts are then libCacheSim's. For traces of objects (oracleGeneral,
+    /// vscsi, twr, a CSV by obj-id-col), with capacities in pages; the trace is read once
+    /// more for its ids.
+    #[arg(long)]
+    hash_object_ids: bool,
     /// Print every metric as JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -490,6 +497,9 @@ fn sim(args: SimArgs) -> Result<()> {
     if args.warmup > 0 && matches!(capacities(&args.capacity)?, Capacities::Bytes(_)) {
         bail!("--warmup applies to capacities in pages");
     }
+    if args.hash_object_ids && matches!(capacities(&args.capacity)?, Capacities::Bytes(_)) {
+        bail!("--hash-object-ids applies to capacities in pages");
+    }
     let policies = find_policies(&args.policy)?;
     if args.window > 0 {
         return sim_windows(&args, &policies);
@@ -512,6 +522,7 @@ fn sim(args: SimArgs) -> Result<()> {
         devices: Default::default(),
         clock: None,
         warmup: args.warmup,
+        object_ids: object_ids(&args, None)?,
     };
     let started = Instant::now();
     let metrics = if info.offline {
@@ -574,6 +585,7 @@ fn sim_policies(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> 
                 Capacity::of_memory(info.family, pages[0], args.dram_fraction)?;
             }
             let t = trace::read_all(&args.trace, args.format.get()?)?;
+            let ids = object_ids(args, Some(&t.tables))?;
             let all: Vec<Vec<mobmem::mm::placement::metrics::Metrics>> = policies
                 .par_iter()
                 .map(|info| {
@@ -584,6 +596,7 @@ fn sim_policies(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> 
                         devices: Default::default(),
                         clock: None,
                         warmup: args.warmup,
+                        object_ids: ids.clone(),
                     };
                     mobmem::mm::placement::mrc::simulate_each(&t, &base, &pages, args.dram_fraction)
                 })
@@ -715,6 +728,7 @@ fn sim_windows(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> {
     }
     let cost = CostModel::named(&args.cost)?;
     let t = trace::read_all(&args.trace, args.format.get()?)?;
+    let ids = object_ids(args, Some(&t.tables))?;
     let runs: Vec<(&'static PolicyInfo, u64)> = policies
         .iter()
         .flat_map(|&p| pages.iter().map(move |&c| (p, c)))
@@ -729,6 +743,7 @@ fn sim_windows(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> {
                 devices: Default::default(),
                 clock: None,
                 warmup: args.warmup,
+                object_ids: ids.clone(),
             };
             mobmem::mm::placement::sim::run_trace_windows(&t, &setup, args.window)
                 .map(|(_, windows)| windows)
@@ -828,6 +843,37 @@ fn own_windows_svg(path: &std::path::Path) -> bool {
     })
 }
 
+/// The trace's object ids by page id, with `--hash-object-ids` (else `None`): from
+/// `tables` when the trace was read whole, else from a reading of the trace (a reader has
+/// its whole page table only at the end).
+fn object_ids(
+    args: &SimArgs,
+    tables: Option<&trace::Tables>,
+) -> Result<Option<std::sync::Arc<[u64]>>> {
+    if !args.hash_object_ids {
+        return Ok(None);
+    }
+    let ids = match tables {
+        Some(tables) => tables.object_ids(),
+        None => {
+            let mut source = trace::open(&args.trace, args.format.get()?)?;
+            let mut batch = Vec::new();
+            while source.read_batch(&mut batch, 1 << 16)? {}
+            let tables = source.tables()?;
+            source.finish()?;
+            tables.object_ids()
+        }
+    };
+    let Some(ids) = ids else {
+        bail!(
+            "--hash-object-ids: the pages of {} are not objects (it keys pages by file or \
+             process): only a trace of objects has object ids to hash",
+            args.trace.display()
+        );
+    };
+    Ok(Some(ids.into()))
+}
+
 /// One row of `sim` with several policies.
 struct SimRow {
     policy: &'static PolicyInfo,
@@ -886,6 +932,7 @@ fn sim_sizes(
 ) -> Result<()> {
     let started = Instant::now();
     let t = trace::read_all(&args.trace, args.format.get()?)?;
+    let ids = object_ids(args, Some(&t.tables))?;
     let base = RunSetup {
         policy: info,
         capacity: Capacity::of_memory(info.family, capacities[0], args.dram_fraction)?,
@@ -893,6 +940,7 @@ fn sim_sizes(
         devices: Default::default(),
         clock: None,
         warmup: args.warmup,
+        object_ids: ids.clone(),
     };
     let all = mobmem::mm::placement::mrc::simulate_each(&t, &base, capacities, args.dram_fraction)?;
     let seconds = started.elapsed().as_secs_f64();

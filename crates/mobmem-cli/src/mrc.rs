@@ -384,6 +384,7 @@ fn simulated(
         devices: Default::default(),
         clock: None,
         warmup: 0,
+        object_ids: None,
     };
     Ok(Curve {
         policy: info.name,

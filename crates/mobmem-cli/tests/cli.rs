@@ -32,6 +32,63 @@ fn sim_json_on_the_arc_oltp_trace_matches_the_published_lru_hit_ratio() {
     );
 }
 
+/// `--hash-object-ids`: w-tinylfu's sketch hashes the trace's object ids, and its miss
+/// ratios are libCacheSim's (the oracle's table) at every size, where hashing mobmem's
+/// page ids they are not; several sizes and one size alone agree.
+#[test]
+fn sim_hashing_object_ids_gives_libcachesims_w_tinylfu() {
+    let test = "sim_hashing_object_ids_gives_libcachesims_w_tinylfu";
+    let Some(oracle) = common::shared_oracle(test, "libcachesim-cloudphysics.csv") else {
+        return;
+    };
+    let Some(trace) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    else {
+        return;
+    };
+    let trace = trace.to_str().unwrap();
+    let oracle = std::fs::read_to_string(oracle).unwrap();
+    // capacity -> libCacheSim's miss ratio, as it prints it (four decimals).
+    let expected: Vec<(u64, String)> = oracle
+        .lines()
+        .filter(|l| l.starts_with("w-tinylfu,"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[2].parse().unwrap(), f[4].to_string())
+        })
+        .collect();
+    assert!(expected.len() >= 3, "{oracle}");
+    let capacities: Vec<String> = expected.iter().map(|(c, _)| c.to_string()).collect();
+    let ratios = |extra: &[&str], capacities: &str| -> Vec<String> {
+        let rows = json(&sim(
+            trace,
+            "w-tinylfu",
+            capacities,
+            &[&["--json"], extra].concat(),
+        ));
+        // One size prints one row, several a list of them.
+        let rows = rows.as_array().cloned().unwrap_or_else(|| vec![rows]);
+        rows.iter()
+            .map(|r| {
+                let (misses, accesses) = (
+                    r["misses"].as_f64().unwrap(),
+                    r["accesses"].as_f64().unwrap(),
+                );
+                format!("{:.4}", misses / accesses)
+            })
+            .collect()
+    };
+    let hashed = ratios(&["--hash-object-ids"], &capacities.join(","));
+    let want: Vec<String> = expected.iter().map(|(_, r)| r.clone()).collect();
+    assert_eq!(hashed, want, "at {capacities:?}");
+    assert_ne!(
+        ratios(&[], &capacities.join(",")),
+        want,
+        "page ids hash differently"
+    );
+    let alone = ratios(&["--hash-object-ids"], &capacities[0]);
+    assert_eq!(alone, want[..1]);
+}
+
 /// Several policies in one `sim`: each row is what that policy gives alone, in pages and
 /// in bytes, policies in the order given.
 #[test]

@@ -511,3 +511,37 @@ fn sim_window_out_writes_the_windows_as_a_table_and_a_plot() {
     let e = fails(&sim(&trace, "lru", "100", &["--out", out_arg]));
     assert_mentions(&e, &["--window"]);
 }
+
+#[test]
+fn hashing_object_ids_needs_a_trace_of_objects_and_sizes_in_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    // The generated workload keys its pages by file and by process: no object ids.
+    let trace = small_trace(dir.path());
+    let e = fails(&sim(&trace, "w-tinylfu", "100", &["--hash-object-ids"]));
+    assert_mentions(&e, &["--hash-object-ids", "not objects", "t.mmt"]);
+    let e = fails(&sim(&trace, "w-tinylfu", "1MiB", &["--hash-object-ids"]));
+    assert_mentions(&e, &["--hash-object-ids", "pages"]);
+    // A CSV of objects has them: the flag is taken, and a policy that hashes nothing
+    // gives what it gives without it.
+    let csv = dir.path().join("objects.csv");
+    let lines: String = (0..3000u64)
+        .map(|i| format!("{},{}\n", i, (i * 7919) % 701))
+        .collect();
+    std::fs::write(&csv, format!("time,obj\n{lines}")).unwrap();
+    let csv = csv.to_str().unwrap();
+    let spec = ["--columns", "has-header=true, time-col=1, obj-id-col=2"];
+    let with = json(&sim(
+        csv,
+        "lru",
+        "50",
+        &[&spec[..], &["--json", "--hash-object-ids"]].concat(),
+    ));
+    let without = json(&sim(csv, "lru", "50", &[&spec[..], &["--json"]].concat()));
+    assert_eq!(with, without);
+    ok(&sim(
+        csv,
+        "w-tinylfu",
+        "50,100",
+        &[&spec[..], &["--hash-object-ids"]].concat(),
+    ));
+}

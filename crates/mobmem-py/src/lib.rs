@@ -658,6 +658,7 @@ fn simulate(
             devices: Default::default(),
             clock: None,
             warmup: 0,
+            object_ids: None,
         };
         let metrics = if info.offline {
             // An offline policy needs the whole future, so the trace is read into memory.

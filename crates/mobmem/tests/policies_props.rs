@@ -50,6 +50,7 @@ fn all_policies(capacity: usize, future: &[PageId]) -> Vec<(&'static str, Engine
         capacity: Capacity::single(capacity),
         page_count_hint: 0,
         future: Some(Shared::from(future)),
+        object_ids: None,
     };
     let mut policies: Vec<(&'static str, Engine)> = REGISTRY
         .iter()
@@ -276,6 +277,7 @@ proptest! {
             capacity: Capacity::single(capacity),
             page_count_hint: 0,
             future: None,
+            object_ids: None,
         };
         for info in REGISTRY.iter().filter(|info| HITS_MAY_EVICT.contains(&info.name)) {
             let mut engine = Engine::build(info, &context, Unit::Pages).expect("a single-tier policy builds");

@@ -5,7 +5,7 @@
 #[path = "../../../mobmem/tests/common/mod.rs"]
 mod public;
 #[allow(unused_imports)]
-pub use public::{assert_mentions, public_trace, skip, test_files_left_out, tree};
+pub use public::{assert_mentions, public_trace, shared_oracle, skip, test_files_left_out, tree};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -245,6 +245,7 @@ pub fn run_point(
         devices: devices.clone(),
         clock: clock.cloned(),
         warmup: 0,
+        object_ids: None,
     };
     run_trace(trace, &setup).map_err(|e| {
         Error::config(

@@ -302,6 +302,19 @@ pub struct Tables {
     pub processes: Vec<ProcessInfo>,
 }
 
+impl Tables {
+    /// Each page's object id, by page id, when the trace's pages are objects: every key
+    /// a file page of file 0, as the readers of object traces (oracleGeneral, vscsi,
+    /// twr, a CSV by `obj-id-col`) key object `id` (file 0, index `id`). `None` for a
+    /// trace of files or processes' pages, which have no single object id.
+    pub fn object_ids(&self) -> Option<Vec<u64>> {
+        self.pages
+            .iter()
+            .map(|key| (key.kind == PageKind::File && key.owner == 0).then_some(key.index))
+            .collect()
+    }
+}
+
 /// Builds [`Tables`] while a trace is read or generated: the first time a key is seen it
 /// gets the next dense id.
 ///

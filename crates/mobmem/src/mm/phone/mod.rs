@@ -458,6 +458,7 @@ impl<'a> Phone<'a> {
                 devices: Devices::default(),
                 clock: None,
                 warmup: 0,
+                object_ids: None,
             };
             Some(Simulator::new(&setup, pages, None)?)
         } else {

@@ -120,6 +120,7 @@ impl ByteCache {
                 capacity: Capacity::single(capacity),
                 page_count_hint,
                 future,
+                object_ids: None,
             },
             Unit::Bytes,
         )?;

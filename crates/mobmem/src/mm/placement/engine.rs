@@ -653,6 +653,7 @@ mod tests {
                         capacity: Capacity::single(capacity),
                         page_count_hint: 0,
                         future: Some(future.clone()),
+                        object_ids: None,
                     };
                     let mut engine = Engine::build(info, &context, unit).unwrap();
                     for op in &ops {

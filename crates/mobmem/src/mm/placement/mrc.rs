@@ -717,6 +717,7 @@ pub fn miniature_sizes(
                 capacity: Capacity::single(mini),
                 page_count_hint: distinct,
                 future: future.clone(),
+                object_ids: None,
             };
             let cache = (policy.build)(&context)?;
             let memory = Memory::new(Unit::Pages, Capacity::single(mini), distinct);

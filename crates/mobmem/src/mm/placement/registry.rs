@@ -46,6 +46,10 @@ pub struct BuildContext {
     pub page_count_hint: usize,
     /// The whole sequence of accessed pages, for offline policies (Belady's OPT).
     pub future: Option<Arc<[PageId]>>,
+    /// The trace's object id of each page, by the trace's page id: a policy that hashes
+    /// pages (w-tinylfu's sketch) hashes these, as libCacheSim hashes the object ids it
+    /// reads, instead of the page ids (`sim --hash-object-ids`).
+    pub object_ids: Option<Arc<[u64]>>,
 }
 
 crate::registry_entry! {
@@ -280,10 +284,11 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         offline: false,
         reads_foreground: false,
         build: |ctx| {
-            Ok(Box::new(policies::w_tinylfu::WTinyLfu::new(
-                ctx.capacity.dram,
-                ctx.page_count_hint,
-            )))
+            let (capacity, hint) = (ctx.capacity.dram, ctx.page_count_hint);
+            Ok(Box::new(match &ctx.object_ids {
+                None => policies::w_tinylfu::WTinyLfu::new(capacity, hint),
+                Some(ids) => policies::w_tinylfu::WTinyLfu::with_sketch_keys(capacity, hint, ids.clone()),
+            }))
         },
     },
     PolicyInfo {

@@ -40,6 +40,8 @@ pub struct RunSetup {
     /// the figures count from the request after them (0: every request counts). Not with
     /// the clock, whose times follow from every request before.
     pub warmup: u64,
+    /// The trace's object ids, for policies that hash pages ([`BuildContext::object_ids`]).
+    pub object_ids: Option<std::sync::Arc<[u64]>>,
 }
 
 impl RunSetup {
@@ -51,6 +53,7 @@ impl RunSetup {
             devices: Devices::default(),
             clock: None,
             warmup: 0,
+            object_ids: None,
         }
     }
 }
@@ -128,6 +131,7 @@ impl Simulator {
                 capacity: setup.capacity,
                 page_count_hint,
                 future,
+                object_ids: setup.object_ids.clone(),
             },
             Unit::Pages,
         )?;

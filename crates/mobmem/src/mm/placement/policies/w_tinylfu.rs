@@ -70,8 +70,10 @@
 //!   interned traces number in the order pages first appear, while libCacheSim hashes the trace's
 //!   object ids: the sketch's collisions differ, and so do the miss ratios, by up to
 //!   0.003 on the CloudPhysics trace with capacities in objects (with capacities in
-//!   bytes, 1 MiB to 1 GiB, they agree to the four decimals printed). Built with the trace's object ids as keys, it gives
-//!   libCacheSim's miss ratios exactly (`tests/policies_libcachesim.rs` checks both);
+//!   bytes, 1 MiB to 1 GiB, they agree to the four decimals printed). Built with the
+//!   trace's object ids as keys ([`crate::mm::placement::BuildContext::object_ids`], `sim --hash-object-ids`),
+//!   it gives libCacheSim's miss ratios exactly (`tests/policies_libcachesim.rs` checks
+//!   both);
 //! - libCacheSim admits nothing below 100 pages (a window of 0 pages) or with a
 //!   probation segment of 0 pages; here the window and each segment get at least one
 //!   page, and with no main cache (one page of memory) a window page offered to it
