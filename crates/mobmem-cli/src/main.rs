@@ -864,14 +864,23 @@ fn object_ids(
             tables.object_ids()
         }
     };
-    let Some(ids) = ids else {
-        bail!(
+    Ok(Some(ids_or_refusal(&args.trace, ids)?))
+}
+
+/// `--hash-object-ids`' ids of the trace at `path` (`Tables::object_ids`), or why there
+/// are none.
+pub(crate) fn ids_or_refusal(
+    path: &std::path::Path,
+    ids: Option<Vec<u64>>,
+) -> Result<std::sync::Arc<[u64]>> {
+    match ids {
+        Some(ids) => Ok(ids.into()),
+        None => bail!(
             "--hash-object-ids: the pages of {} are not objects (it keys pages by file or \
              process): only a trace of objects has object ids to hash",
-            args.trace.display()
-        );
-    };
-    Ok(Some(ids.into()))
+            path.display()
+        ),
+    }
 }
 
 /// One row of `sim` with several policies.

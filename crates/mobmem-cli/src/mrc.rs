@@ -55,6 +55,11 @@ pub struct MrcArgs {
     /// magnitude each get their share of the width.
     #[arg(long, requires = "out")]
     log_x: bool,
+    /// Policies that hash pages (w-tinylfu's sketch) hash the trace's object ids, as
+    /// libCacheSim does (see `sim --hash-object-ids`): sizes in pages, simulated at each
+    /// size (not with --sample).
+    #[arg(long, conflicts_with_all = ["sample", "sample_size"])]
+    hash_object_ids: bool,
 }
 
 /// The most sizes one curve is computed at (`--capacities`, ranges expanded), checked
@@ -222,6 +227,9 @@ struct Curve {
 
 pub fn run(args: MrcArgs) -> Result<()> {
     let policies = crate::find_policies(&args.policy)?;
+    if args.hash_object_ids && byte_capacities(&args.capacities)?.is_some() {
+        bail!("--hash-object-ids applies to capacities in pages");
+    }
     if let Some(capacities) = byte_capacities(&args.capacities)? {
         let [info] = policies[..] else {
             bail!("--capacities in bytes take one policy (several side by side: `mobmem sim --policy A,B --capacity 1MiB,...`)");
@@ -276,13 +284,15 @@ pub fn run(args: MrcArgs) -> Result<()> {
             let t = trace::read_all(&args.trace, args.format.get()?)?;
             footprint = t.footprint() as u64;
             let capacities = parse_capacities(&args.capacities, footprint)?;
-            curves.push(simulated(&t, info, &capacities, args.sample)?);
+            let ids = object_ids(&args, &t)?;
+            curves.push(simulated(&t, info, &capacities, args.sample, ids)?);
         }
     } else {
         // Several: the trace decoded once, each policy's curve from it.
         let t = trace::read_all(&args.trace, args.format.get()?)?;
         footprint = t.footprint() as u64;
         let capacities = parse_capacities(&args.capacities, footprint)?;
+        let ids = object_ids(&args, &t)?;
         for info in &policies {
             if info.name == "lru" {
                 let pages: Vec<u32> = t.accesses().map(|e| e.page()).collect();
@@ -296,7 +306,7 @@ pub fn run(args: MrcArgs) -> Result<()> {
                     points: histogram.curve(&capacities),
                 });
             } else {
-                curves.push(simulated(&t, info, &capacities, args.sample)?);
+                curves.push(simulated(&t, info, &capacities, args.sample, ids.clone())?);
             }
         }
     }
@@ -363,12 +373,22 @@ fn lru_method(sampling: Option<Sampling>) -> String {
     }
 }
 
-/// A policy other than lru: simulated at each size, or by miniature caches at `rate`.
+/// The trace's object ids with `--hash-object-ids`, else `None`.
+fn object_ids(args: &MrcArgs, t: &trace::Trace) -> Result<Option<std::sync::Arc<[u64]>>> {
+    if !args.hash_object_ids {
+        return Ok(None);
+    }
+    crate::ids_or_refusal(&args.trace, t.tables.object_ids()).map(Some)
+}
+
+/// A policy other than lru: simulated at each size (hashing `object_ids` if given), or by
+/// miniature caches at `rate`.
 fn simulated(
     t: &trace::Trace,
     info: &'static mobmem::mm::placement::PolicyInfo,
     capacities: &[u64],
     rate: Option<f64>,
+    object_ids: Option<std::sync::Arc<[u64]>>,
 ) -> Result<Curve> {
     if let Some(rate) = rate {
         return Ok(Curve {
@@ -384,7 +404,7 @@ fn simulated(
         devices: Default::default(),
         clock: None,
         warmup: 0,
-        object_ids: None,
+        object_ids,
     };
     Ok(Curve {
         policy: info.name,

@@ -87,6 +87,27 @@ fn sim_hashing_object_ids_gives_libcachesims_w_tinylfu() {
     );
     let alone = ratios(&["--hash-object-ids"], &capacities[0]);
     assert_eq!(alone, want[..1]);
+    // A curve simulated at each size hashes them too.
+    let curve = json(&common::mrc(
+        trace,
+        &[
+            "--policy",
+            "w-tinylfu",
+            "--capacities",
+            &capacities.join(","),
+            "--hash-object-ids",
+            "--json",
+        ],
+    ));
+    let curve: Vec<String> = (curve.as_array().unwrap().iter())
+        .map(|p| {
+            format!(
+                "{:.4}",
+                p["misses"].as_f64().unwrap() / p["accesses"].as_f64().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(curve, want);
 }
 
 /// Several policies in one `sim`: each row is what that policy gives alone, in pages and

@@ -521,6 +521,28 @@ fn hashing_object_ids_needs_a_trace_of_objects_and_sizes_in_pages() {
     assert_mentions(&e, &["--hash-object-ids", "not objects", "t.mmt"]);
     let e = fails(&sim(&trace, "w-tinylfu", "1MiB", &["--hash-object-ids"]));
     assert_mentions(&e, &["--hash-object-ids", "pages"]);
+    let e = fails(&mrc(
+        &trace,
+        &[
+            "--policy",
+            "arc",
+            "--capacities",
+            "100",
+            "--hash-object-ids",
+        ],
+    ));
+    assert_mentions(&e, &["--hash-object-ids", "not objects"]);
+    let e = fails(&mrc(
+        &trace,
+        &[
+            "--policy",
+            "arc",
+            "--capacities",
+            "1MiB",
+            "--hash-object-ids",
+        ],
+    ));
+    assert_mentions(&e, &["--hash-object-ids", "pages"]);
     // A CSV of objects has them: the flag is taken, and a policy that hashes nothing
     // gives what it gives without it.
     let csv = dir.path().join("objects.csv");
