@@ -60,6 +60,8 @@ def simulate(
     format: str | None = None,
     data: bytes | None = None,
     columns: str | None = None,
+    warmup: int = 0,
+    hash_object_ids: bool = False,
 ) -> list[tuple[str, float]]: ...
 def trace_summary(
     path: str | PathLike[str],

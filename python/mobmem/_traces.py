@@ -23,6 +23,9 @@ def simulate(
     cost: str = "paper-relative",
     format: str | None = None,
     columns: str | None = None,
+    *,
+    warmup: int = 0,
+    hash_object_ids: bool = False,
 ) -> dict[str, float]:
     """Simulate one policy on one trace, as ``mobmem sim --json`` does.
 
@@ -32,6 +35,10 @@ def simulate(
     ``twr-ns`` or a layout such as ``mobile-block``, ``msr``, ``blkparse``) overrides
     detection from the name, and ``columns`` is a column spec for a CSV or text trace of
     any layout, as ``--columns`` takes it (``"obj-id-col=2, time-col=1, has-header=true"``).
+    ``warmup`` requests only warm the cache up (``--warmup``): the figures count from the
+    request after them. ``hash_object_ids`` makes a hashing policy (w-tinylfu's sketch)
+    hash the trace's object ids instead of mobmem's page ids, as libCacheSim does
+    (``--hash-object-ids``; a trace of objects only).
 
     Returns what the CLI's JSON holds besides the trace and policy names: ``dram_pages``,
     ``pcm_pages`` (hybrid policies), then every metric the policy's family can make, in
@@ -40,7 +47,8 @@ def simulate(
     """
     name, data = trace_input(trace)
     pairs = _native.simulate(
-        name, policy, capacity, dram_fraction, cost, format, data, columns
+        name, policy, capacity, dram_fraction, cost, format, data, columns, warmup,
+        hash_object_ids,
     )
     return dict(pairs)
 

@@ -164,6 +164,49 @@ def test_simulate_is_sim_json(trace_file, cli, policy, capacity, extra):
             assert ours[name] == value, name
 
 
+def test_simulate_warms_up_and_hashes_object_ids_as_sim_does(tmp_path, trace_file, cli):
+    # 20,000 requests to 3,000 objects, skewed: w-tinylfu's sketch decides admissions
+    # and its collisions depend on the keys it hashes, so hashing the object ids instead
+    # of the page ids changes its misses.
+    path = tmp_path / "objects.csv"
+    ids, x = [], 12345
+    for _ in range(20_000):
+        x = (x * 6364136223846793005 + 1442695040888963407) % 2**64
+        ids.append(int(3000 * ((x >> 33) / 2**31) ** 3))
+    path.write_text("key\n" + "".join(f"{(k * 2654435761) % 2**40}\n" for k in ids))
+    spec = "has-header=true, obj-id-col=key"
+    plain = mobmem.simulate(path, "w-tinylfu", 50, columns=spec)
+    hashed = mobmem.simulate(path, "w-tinylfu", 50, columns=spec, hash_object_ids=True)
+    assert plain["misses"] != hashed["misses"]
+    for extra, kwargs in [
+        (["--warmup", "5000"], {"warmup": 5000}),
+        (["--hash-object-ids"], {"hash_object_ids": True}),
+        (["--warmup", "5000", "--hash-object-ids"], {"warmup": 5000, "hash_object_ids": True}),
+    ]:
+        code, stdout, _ = cli("sim", "--trace", path, "--columns", spec, "--policy",
+                              "w-tinylfu", "--capacity", "50", "--json", *extra)
+        assert code == 0
+        expected = json.loads(stdout)
+        ours = mobmem.simulate(path, "w-tinylfu", 50, columns=spec, **kwargs)
+        assert ours["misses"] == expected["misses"], extra
+        assert ours["accesses"] == expected["accesses"], extra
+        # The same from the file's content in memory (a fetched trace).
+        pairs = mobmem._native.simulate(
+            str(path), "w-tinylfu", 50, 0.05, "paper-relative", None, path.read_bytes(),
+            spec, kwargs.get("warmup", 0), kwargs.get("hash_object_ids", False),
+        )
+        assert same_numbers(dict(pairs), ours)
+    warm = mobmem.simulate(path, "w-tinylfu", 50, columns=spec, warmup=5000)
+    assert warm["accesses"] == len(ids) - 5000
+
+    # A trace of processes' pages has no object ids: the CLI's refusal.
+    with pytest.raises(mobmem.MobmemError) as e:
+        mobmem.simulate(trace_file, "w-tinylfu", 100, hash_object_ids=True)
+    assert str(e.value) == cli_error(cli, "sim", "--trace", trace_file, "--policy",
+                                     "w-tinylfu", "--capacity", "100", "--hash-object-ids")
+    assert "not objects" in str(e.value)
+
+
 def test_simulate_with_the_table1_cost_model(trace_file):
     relative = mobmem.simulate(trace_file, "hybrid-lru", 400)
     assert same_numbers(relative, mobmem.simulate(trace_file, "hybrid-lru", 400))

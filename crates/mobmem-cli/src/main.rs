@@ -854,33 +854,10 @@ fn object_ids(
         return Ok(None);
     }
     let ids = match tables {
-        Some(tables) => tables.object_ids(),
-        None => {
-            let mut source = trace::open(&args.trace, args.format.get()?)?;
-            let mut batch = Vec::new();
-            while source.read_batch(&mut batch, 1 << 16)? {}
-            let tables = source.tables()?;
-            source.finish()?;
-            tables.object_ids()
-        }
+        Some(tables) => tables.object_ids_to_hash(&args.trace)?,
+        None => trace::object_ids_to_hash(&args.trace, args.format.get()?)?,
     };
-    Ok(Some(ids_or_refusal(&args.trace, ids)?))
-}
-
-/// `--hash-object-ids`' ids of the trace at `path` (`Tables::object_ids`), or why there
-/// are none.
-pub(crate) fn ids_or_refusal(
-    path: &std::path::Path,
-    ids: Option<Vec<u64>>,
-) -> Result<std::sync::Arc<[u64]>> {
-    match ids {
-        Some(ids) => Ok(ids.into()),
-        None => bail!(
-            "--hash-object-ids: the pages of {} are not objects (it keys pages by file or \
-             process): only a trace of objects has object ids to hash",
-            path.display()
-        ),
-    }
+    Ok(Some(ids))
 }
 
 /// One row of `sim` with several policies.

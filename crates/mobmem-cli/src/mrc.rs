@@ -378,7 +378,7 @@ fn object_ids(args: &MrcArgs, t: &trace::Trace) -> Result<Option<std::sync::Arc<
     if !args.hash_object_ids {
         return Ok(None);
     }
-    crate::ids_or_refusal(&args.trace, t.tables.object_ids()).map(Some)
+    Ok(Some(t.tables.object_ids_to_hash(&args.trace)?))
 }
 
 /// A policy other than lru: simulated at each size (hashing `object_ids` if given), or by

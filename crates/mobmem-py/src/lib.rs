@@ -630,7 +630,7 @@ impl std::fmt::Display for PointFields {
 /// and every metric (what `mobmem sim --json` prints besides the names), in the order the
 /// metrics are listed.
 #[pyfunction]
-#[pyo3(signature = (trace, policy, capacity, dram_fraction, cost, format=None, data=None, columns=None))]
+#[pyo3(signature = (trace, policy, capacity, dram_fraction, cost, format=None, data=None, columns=None, warmup=0, hash_object_ids=false))]
 #[allow(clippy::too_many_arguments)] // one per option of `mobmem sim`, plus fetched content
 fn simulate(
     py: Python<'_>,
@@ -642,10 +642,21 @@ fn simulate(
     format: Option<&str>,
     data: Option<Vec<u8>>,
     columns: Option<&str>,
+    warmup: u64,
+    hash_object_ids: bool,
 ) -> PyResult<Vec<(String, f64)>> {
     detached(py, || {
         let info = find_policy(policy)?;
         let format = parse_format(format, columns)?;
+        // As `sim --hash-object-ids`: the trace is read through once for its object ids.
+        let object_ids = match (hash_object_ids, &data) {
+            (false, _) => None,
+            (true, Some(bytes)) => Some(trace::object_ids_of(
+                trace::open_data(&trace, bytes.clone(), format.clone())?.as_mut(),
+                &trace,
+            )?),
+            (true, None) => Some(trace::object_ids_to_hash(&trace, format.clone())?),
+        };
         let setup = RunSetup {
             policy: info,
             // A negative capacity is refused like 0 pages is.
@@ -657,8 +668,8 @@ fn simulate(
             cost: CostModel::named(cost)?,
             devices: Default::default(),
             clock: None,
-            warmup: 0,
-            object_ids: None,
+            warmup,
+            object_ids,
         };
         let metrics = if info.offline {
             // An offline policy needs the whole future, so the trace is read into memory.

@@ -29,8 +29,8 @@ pub mod twr;
 pub mod vscsi;
 
 pub use open::{
-    open, open_data, open_stream, read_all, read_all_data, write, zstd_bound, Format,
-    MAX_ZSTD_EXPANSION, ZSTD_ALLOWANCE,
+    object_ids_of, object_ids_to_hash, open, open_data, open_stream, read_all, read_all_data,
+    write, zstd_bound, Format, MAX_ZSTD_EXPANSION, ZSTD_ALLOWANCE,
 };
 pub use shared::{PartialFile, EXPANSION_ALLOWANCE, EXPANSION_PER_BYTE, MAX_LINE_BYTES};
 
@@ -312,6 +312,25 @@ impl Tables {
             .iter()
             .map(|key| (key.kind == PageKind::File && key.owner == 0).then_some(key.index))
             .collect()
+    }
+
+    /// [`Tables::object_ids`] for a policy to hash (`sim --hash-object-ids`), or why the
+    /// trace read from `path` has none.
+    pub fn object_ids_to_hash(
+        &self,
+        path: &std::path::Path,
+    ) -> crate::Result<std::sync::Arc<[u64]>> {
+        match self.object_ids() {
+            Some(ids) => Ok(ids.into()),
+            None => Err(crate::Error::config(
+                "--hash-object-ids",
+                format!(
+                    "the pages of {} are not objects (it keys pages by file or process): \
+                     only a trace of objects has object ids to hash",
+                    path.display()
+                ),
+            )),
+        }
     }
 }
 

@@ -565,6 +565,22 @@ pub fn read_all(path: &Path, format: Option<Format>) -> Result<Trace> {
     check(path, format, trace)
 }
 
+/// The object ids of the trace at `path`, for a policy to hash (`sim
+/// --hash-object-ids`), read through once: see [`object_ids_of`].
+pub fn object_ids_to_hash(path: &Path, format: Option<Format>) -> Result<std::sync::Arc<[u64]>> {
+    object_ids_of(open(path, format)?.as_mut(), path)
+}
+
+/// The object ids of the trace `source` reads ([`Tables::object_ids_to_hash`]), read
+/// through to its end; `path` names it in the error of a trace that has none.
+pub fn object_ids_of(source: &mut dyn EventSource, path: &Path) -> Result<std::sync::Arc<[u64]>> {
+    let mut batch = Vec::new();
+    while source.read_batch(&mut batch, 1 << 16)? {}
+    let tables = source.tables()?;
+    source.finish()?;
+    tables.object_ids_to_hash(path)
+}
+
 /// Read a whole trace from its file content in memory (see [`open_data`]).
 pub fn read_all_data(name: &Path, data: Vec<u8>, format: Option<Format>) -> Result<Trace> {
     let format = format_of(name, format)?;
