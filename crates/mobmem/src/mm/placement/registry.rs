@@ -144,6 +144,14 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "cr-lfu",
+        family: Family::SingleTier,
+        summary: "least frequently used while resident, ties to the most recently used (CACHEUS's churn-resistant LFU)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| Ok(Box::new(policies::cr_lfu::new(ctx.page_count_hint))),
+    },
+    PolicyInfo {
         name: "mru",
         family: Family::SingleTier,
         summary: "most recently used, for loops larger than memory (Chou and DeWitt, VLDB 1985)",

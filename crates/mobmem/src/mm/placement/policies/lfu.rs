@@ -51,8 +51,19 @@ struct Bucket {
     higher: u32,
 }
 
+/// Which page of the least count an eviction takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ties {
+    /// The one that reached its count first: the least recently used (LFU).
+    LeastRecent,
+    /// The one that reached its count last: the most recently used (CR-LFU, see
+    /// [`super::cr_lfu`]).
+    MostRecent,
+}
+
 #[derive(Debug, Clone)]
 pub struct Lfu {
+    ties: Ties,
     links: Links,
     buckets: Vec<Bucket>,
     /// Slots of `buckets` not in use.
@@ -64,7 +75,12 @@ pub struct Lfu {
 
 impl Lfu {
     pub fn new(page_count_hint: usize) -> Self {
+        Self::with_ties(Ties::LeastRecent, page_count_hint)
+    }
+
+    pub fn with_ties(ties: Ties, page_count_hint: usize) -> Self {
         Lfu {
+            ties,
             links: Links::with_pages(page_count_hint),
             buckets: Vec::new(),
             free: Vec::new(),
@@ -161,7 +177,12 @@ impl CachePolicy for Lfu {
         if lowest == NONE {
             return;
         }
-        let Some(victim) = self.buckets[lowest as usize].pages.back() else {
+        let pages = &self.buckets[lowest as usize].pages;
+        let victim = match self.ties {
+            Ties::LeastRecent => pages.back(),
+            Ties::MostRecent => pages.front(),
+        };
+        let Some(victim) = victim else {
             return;
         };
         self.unlink_page(victim, lowest);

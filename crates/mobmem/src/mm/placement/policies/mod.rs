@@ -6,6 +6,7 @@ pub mod arc;
 pub mod clock;
 pub mod clock_counter;
 pub mod clock_dwf;
+pub mod cr_lfu;
 pub mod fifo;
 pub mod gdsf;
 pub mod lfu;
