@@ -375,6 +375,7 @@ pub const LIBCACHESIM_NAMES: &[(&str, &[&str])] = &[
     ("sieve", &["sieve"]),
     ("s3fifo", &["s3fifo"]),
     ("lfu", &["lfu"]),
+    ("fifo-merge", &["fifo-merge"]),
     ("clock-2", &["clock", "-e", "n-bit-counter=2"]),
     ("lfuda", &["lfuda"]),
     ("gdsf", &["gdsf"]),

@@ -405,6 +405,7 @@ mod tests {
                 "sieve",
                 "s3fifo",
                 "lfu",
+                "fifo-merge",
                 "cr-lfu",
                 "mru",
                 "clock-2",

@@ -144,6 +144,18 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "fifo-merge",
+        family: Family::SingleTier,
+        summary: "FIFO that evicts the least used half of the next 100 pages, as libCacheSim's FIFO-Merge",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::fifo_merge::FifoMerge::new(
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
         name: "cr-lfu",
         family: Family::SingleTier,
         summary: "least frequently used while resident, ties to the most recently used (CACHEUS's churn-resistant LFU)",

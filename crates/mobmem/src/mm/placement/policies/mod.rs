@@ -8,6 +8,7 @@ pub mod clock_counter;
 pub mod clock_dwf;
 pub mod cr_lfu;
 pub mod fifo;
+pub mod fifo_merge;
 pub mod gdsf;
 pub mod lfu;
 pub mod lfuda;
