@@ -376,6 +376,7 @@ pub const LIBCACHESIM_NAMES: &[(&str, &[&str])] = &[
     ("s3fifo", &["s3fifo"]),
     ("lfu", &["lfu"]),
     ("fifo-merge", &["fifo-merge"]),
+    ("lecar", &["lecar"]),
     ("clock-2", &["clock", "-e", "n-bit-counter=2"]),
     ("lfuda", &["lfuda"]),
     ("gdsf", &["gdsf"]),

@@ -155,8 +155,8 @@ fn cloudphysics(
 /// ```
 ///
 /// and, added later, `lfuda`, `gdsf`, `qdlp` and `clock -e n-bit-counter=2` (mobmem's `clock-2`)
-/// at the same capacities, `fifo-merge` at all six in one command (see
-/// `added_policies_match_libcachesim_on_cloudphysics_and_oltp` on its random numbers);
+/// at the same capacities, `fifo-merge` and `lecar` each at all six in one command (see
+/// `added_policies_match_libcachesim_on_cloudphysics_and_oltp` on their random numbers);
 /// then MRU and CR-LFU, which the library has but `cachesim`
 /// does not name, from `cachesim` with the two names added (`(cachesim-ext)`; see
 /// `added_policies_match_libcachesim_on_cloudphysics_and_oltp`).
@@ -209,7 +209,7 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
         compared.push(policy);
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(compared.len(), 114, "19 policies at 6 capacities");
+    assert_eq!(compared.len(), 120, "20 policies at 6 capacities");
     // Every single-tier policy that libCacheSim has has its rows.
     for policy in bytes::byte_policies()
         .into_iter()
@@ -365,9 +365,9 @@ fn libcachesim_csv_and_text_layouts_read_as_libcachesim_reads_them() {
 /// ```
 /// where `oltp.txt` is OLTP.lis expanded to one page a line (each `start count` line
 /// gives pages `start..start+count`, as mobmem's .lis reader expands it), POLICY is
-/// `lfuda`, `gdsf`, `qdlp`, `fifo-merge` or `clock` (with `-e n-bit-counter=2`: mobmem's
-/// `clock-2`). Several capacities a command matter to FIFO-Merge, which draws random
-/// numbers: `cachesim` then starts each cache's generator at 0, while with one capacity
+/// `lfuda`, `gdsf`, `qdlp`, `fifo-merge`, `lecar` or `clock` (with `-e n-bit-counter=2`:
+/// mobmem's `clock-2`). Several capacities a command matter to FIFO-Merge and LeCaR,
+/// which draw random numbers: `cachesim` then starts each cache's generator at 0, while with one capacity
 /// it seeds it from the clock.
 /// libCacheSim has MRU and CR-LFU (`MRU.c`, `CR_LFU.c`) but its `cachesim` names
 /// neither: their rows (`(cachesim-ext)`) come from the same `cachesim` with two more
@@ -417,5 +417,5 @@ fn added_policies_match_libcachesim_on_cloudphysics_and_oltp() {
         compared += 1;
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(compared, 42, "7 policies, 2 traces, 3 capacities");
+    assert_eq!(compared, 48, "8 policies, 2 traces, 3 capacities");
 }

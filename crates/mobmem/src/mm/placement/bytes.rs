@@ -405,6 +405,7 @@ mod tests {
                 "sieve",
                 "s3fifo",
                 "lfu",
+                "lecar",
                 "fifo-merge",
                 "cr-lfu",
                 "mru",

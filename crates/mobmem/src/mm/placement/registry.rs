@@ -144,6 +144,19 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "lecar",
+        family: Family::SingleTier,
+        summary: "LRU and LFU experts weighted by regret, as libCacheSim's LeCaR (Vietri et al., HotStorage 2018)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::lecar::LeCaR::new(
+                ctx.capacity.dram as u64,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
         name: "fifo-merge",
         family: Family::SingleTier,
         summary: "FIFO that evicts the least used half of the next 100 pages, as libCacheSim's FIFO-Merge",

@@ -42,6 +42,7 @@
 //! libCacheSim's: the metric divides by the page's bytes, and pages go until the new one
 //! fits.
 
+use super::rand::Lcg;
 use crate::core::ensure_index;
 use crate::core::list::{Links, List};
 use crate::mm::placement::engine::Memory;
@@ -52,20 +53,6 @@ use crate::trace::PageId;
 pub const EXAMINED: usize = 100;
 /// Of those, the pages kept (`n-keep`).
 pub const KEPT: usize = EXAMINED / 2;
-
-/// libCacheSim's random number generator (`next_rand`), a 64-bit LCG.
-#[derive(Debug, Clone, Default)]
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0
-    }
-}
 
 /// A page not resident.
 const ABSENT: u32 = u32::MAX;
@@ -118,7 +105,7 @@ impl FifoMerge {
         let mut at = self.next;
         for _ in 0..EXAMINED {
             let page = at.unwrap_or(tail);
-            let r = (self.rand.next() % 1000) as f64 / 10000.0;
+            let r = (self.rand.draw() % 1000) as f64 / 10000.0;
             let metric =
                 1.0e6 * (f64::from(self.freq[page as usize]) + r) / self.size[page as usize] as f64;
             self.saved.push((metric, Some(page)));
@@ -211,19 +198,6 @@ mod tests {
     use crate::mm::placement::policies::testing::*;
 
     #[test]
-    fn the_generator_is_libcachesims() {
-        // From state 0 the first draw is the increment, the next one step of the LCG.
-        let mut rand = Lcg::default();
-        assert_eq!(rand.next(), 1_442_695_040_888_963_407);
-        assert_eq!(
-            rand.next(),
-            1_442_695_040_888_963_407u64
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407)
-        );
-    }
-
-    #[test]
     fn a_small_memory_is_a_fifo() {
         // At most 100 pages resident: the tail goes, hits change nothing.
         let mut fm = engine(FifoMerge::new(0), 3);
@@ -268,7 +242,7 @@ mod tests {
                     let mut at = next.map(|n| queue.iter().position(|&q| q == n).unwrap());
                     for _ in 0..EXAMINED {
                         let i = at.unwrap_or(0);
-                        let r = (rand.next() % 1000) as f64 / 10000.0;
+                        let r = (rand.draw() % 1000) as f64 / 10000.0;
                         saved.push((1.0e6 * (f64::from(freq[&queue[i]]) + r), queue[i]));
                         at = (i + 1 < queue.len()).then_some(i + 1);
                     }

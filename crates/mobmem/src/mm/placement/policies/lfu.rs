@@ -102,6 +102,15 @@ impl Lfu {
         out
     }
 
+    /// The page an eviction would take now.
+    pub fn victim(&self) -> Option<PageId> {
+        let pages = &self.buckets.get(self.lowest as usize)?.pages;
+        match self.ties {
+            Ties::LeastRecent => pages.back(),
+            Ties::MostRecent => pages.front(),
+        }
+    }
+
     /// A bucket for `count`, linked between `lower` and `higher` (either may be
     /// [`NONE`]).
     fn new_bucket(&mut self, count: u64, lower: u32, higher: u32) -> u32 {
@@ -173,19 +182,10 @@ impl CachePolicy for Lfu {
 
     #[inline]
     fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
-        let lowest = self.lowest;
-        if lowest == NONE {
-            return;
-        }
-        let pages = &self.buckets[lowest as usize].pages;
-        let victim = match self.ties {
-            Ties::LeastRecent => pages.back(),
-            Ties::MostRecent => pages.front(),
-        };
-        let Some(victim) = victim else {
+        let Some(victim) = self.victim() else {
             return;
         };
-        self.unlink_page(victim, lowest);
+        self.unlink_page(victim, self.lowest);
         self.bucket_of[victim as usize] = NONE;
         out.evict(victim);
     }
