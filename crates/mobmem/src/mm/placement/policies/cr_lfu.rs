@@ -21,7 +21,8 @@
 //! eviction comes before the new page is linked, as in [`super::lfu`], whose buckets it
 //! shares with the other tie-break. libCacheSim's `cachesim` does not name it; its miss
 //! ratios in `tests/policies_libcachesim.rs` come from `cachesim` with one more name
-//! calling `CR_LFU_init`.
+//! calling `CR_LFU_init`; [`super::lfu`]'s tests hold both tie-breaks, access by
+//! access, to a scan over the resident pages.
 //!
 //! Per page: two `u32` links and the `u32` slot of its bucket. With sizes in bytes, the
 //! least frequent, most recent pages go until the new page fits.
@@ -36,9 +37,7 @@ pub fn new(page_count_hint: usize) -> Lfu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::mix64;
     use crate::mm::placement::policies::testing::*;
-    use crate::trace::PageId;
 
     #[test]
     fn evicts_least_frequent_then_most_recent() {
@@ -57,54 +56,5 @@ mod tests {
         assert_eq!(hit_pattern(&outcome), "mmmhhhmhmmh");
         assert_eq!(eviction_steps(&outcome), vec![(6, 3), (8, 4), (9, 5)]);
         assert_eq!(lfu.policy().by_count(), vec![(1, vec![6]), (3, vec![2, 1])]);
-    }
-
-    /// CR-LFU as a scan over the resident pages with their counts and last-use times.
-    fn reference(capacity: usize, trace: &[PageId]) -> Vec<(bool, Option<PageId>)> {
-        let mut resident: Vec<(PageId, u64, usize)> = Vec::new();
-        trace
-            .iter()
-            .enumerate()
-            .map(|(time, &page)| {
-                if let Some(entry) = resident.iter_mut().find(|e| e.0 == page) {
-                    entry.1 += 1;
-                    entry.2 = time;
-                    return (true, None);
-                }
-                let mut victim = None;
-                if resident.len() >= capacity {
-                    let at = (0..resident.len())
-                        .min_by_key(|&i| (resident[i].1, std::cmp::Reverse(resident[i].2)))
-                        .unwrap();
-                    victim = Some(resident.swap_remove(at).0);
-                }
-                resident.push((page, 1, time));
-                (false, victim)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn agrees_with_a_scan_on_skewed_traces() {
-        for seed in 0..20u64 {
-            let capacity = 1 + (seed as usize % 7) * 3;
-            let trace: Vec<PageId> = (0..3000u64)
-                .map(|i| {
-                    let x = mix64(seed * 1_000_003 + i);
-                    if x.is_multiple_of(3) {
-                        (x >> 8) as PageId % 5
-                    } else {
-                        (x >> 8) as PageId % 60
-                    }
-                })
-                .collect();
-            let outcome = run_pages(&mut engine(new(0), capacity), &trace);
-            let ours: Vec<(bool, Option<PageId>)> = hits(&outcome)
-                .into_iter()
-                .zip(evictions(&outcome))
-                .map(|(hit, evicted)| (hit, evicted.first().copied()))
-                .collect();
-            assert_eq!(ours, reference(capacity, &trace), "seed {seed}");
-        }
     }
 }

@@ -261,8 +261,9 @@ mod tests {
         assert_eq!(lfu.policy().by_count(), vec![(1, vec![5]), (4, vec![1])]);
     }
 
-    /// LFU as a scan over the resident pages with their counts and last-use times.
-    fn reference(capacity: usize, trace: &[PageId]) -> Vec<(bool, Option<PageId>)> {
+    /// LFU as a scan over the resident pages with their counts and last-use times, ties
+    /// to the least or the most recently used.
+    fn reference(ties: Ties, capacity: usize, trace: &[PageId]) -> Vec<(bool, Option<PageId>)> {
         let mut resident: Vec<(PageId, u64, usize)> = Vec::new();
         trace
             .iter()
@@ -275,8 +276,13 @@ mod tests {
                 }
                 let mut victim = None;
                 if resident.len() >= capacity {
+                    // The later use sorts first with ties to the most recent.
+                    let recency = |time: usize| match ties {
+                        Ties::LeastRecent => time as i64,
+                        Ties::MostRecent => -(time as i64),
+                    };
                     let at = (0..resident.len())
-                        .min_by_key(|&i| (resident[i].1, resident[i].2))
+                        .min_by_key(|&i| (resident[i].1, recency(resident[i].2)))
                         .unwrap();
                     victim = Some(resident.swap_remove(at).0);
                 }
@@ -286,9 +292,13 @@ mod tests {
             .collect()
     }
 
+    /// Both tie-breaks: LFU's and CR-LFU's ([`super::super::cr_lfu`]).
     #[test]
     fn agrees_with_a_scan_on_skewed_traces() {
-        for seed in 0..20u64 {
+        for (seed, ties) in (0..40u64).map(|s| {
+            let ties = [Ties::LeastRecent, Ties::MostRecent][(s % 2) as usize];
+            (s / 2, ties)
+        }) {
             let capacity = 1 + (seed as usize % 7) * 3;
             let trace: Vec<PageId> = (0..3000u64)
                 .map(|i| {
@@ -301,13 +311,17 @@ mod tests {
                     }
                 })
                 .collect();
-            let outcome = run_pages(&mut engine(Lfu::new(0), capacity), &trace);
+            let outcome = run_pages(&mut engine(Lfu::with_ties(ties, 0), capacity), &trace);
             let ours: Vec<(bool, Option<PageId>)> = hits(&outcome)
                 .into_iter()
                 .zip(evictions(&outcome))
                 .map(|(hit, evicted)| (hit, evicted.first().copied()))
                 .collect();
-            assert_eq!(ours, reference(capacity, &trace), "seed {seed}");
+            assert_eq!(
+                ours,
+                reference(ties, capacity, &trace),
+                "seed {seed} {ties:?}"
+            );
         }
     }
 }
