@@ -19,14 +19,22 @@ fn read_with(spec: &ColumnSpec, text: &str) -> Result<(Vec<Event>, Vec<u32>, Tab
     ahead
 }
 
-fn read_in(spec: &ColumnSpec, text: &str, ahead: bool) -> Result<(Vec<Event>, Vec<u32>, Tables)> {
-    let mut r = Reader::new(
+fn reader(spec: &ColumnSpec, text: &str, ahead: bool) -> Result<Reader> {
+    Reader::new(
         Path::new("t.csv"),
         Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
         StoredBytes::default(),
         spec,
         ahead,
-    )?;
+    )
+}
+
+fn read_in(spec: &ColumnSpec, text: &str, ahead: bool) -> Result<(Vec<Event>, Vec<u32>, Tables)> {
+    read_through(reader(spec, text, ahead)?)
+}
+
+/// Every event `r` reads, in batches of 3, their sizes and the tables.
+fn read_through(mut r: Reader) -> Result<(Vec<Event>, Vec<u32>, Tables)> {
     let mut events = Vec::new();
     let mut sizes = Vec::new();
     let mut batch = Vec::new();
@@ -488,28 +496,13 @@ proptest::proptest! {
 /// `text` read by `spec` with every line split and read field by field: the reader
 /// without its one-pass reading of plain lines.
 fn read_split(spec: &ColumnSpec, text: &str) -> Result<(Vec<Event>, Vec<u32>, Tables)> {
-    let mut r = Reader::new(
-        Path::new("t.csv"),
-        Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
-        StoredBytes::default(),
-        spec,
-        false,
-    )?;
+    let mut r = reader(spec, text, false)?;
     let Parsing::Here(parser) = &mut r.parsing else {
         unreachable!("parsed on the caller's thread");
     };
     assert!(parser.plain.is_some(), "{spec} has a one-pass reading");
     parser.plain = None;
-    let mut events = Vec::new();
-    let mut sizes = Vec::new();
-    let mut batch = Vec::new();
-    while r.read_batch(&mut batch, 3)? {
-        events.extend_from_slice(&batch);
-        if let Some(s) = r.batch_sizes() {
-            sizes.extend_from_slice(s);
-        }
-    }
-    Ok((events, sizes, r.tables()?))
+    read_through(r)
 }
 
 /// One field of a generated line: mostly what a real trace holds, often what it should
