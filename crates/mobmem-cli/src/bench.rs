@@ -377,6 +377,8 @@ pub const LIBCACHESIM_NAMES: &[(&str, &[&str])] = &[
     ("lfu", &["lfu"]),
     ("fifo-merge", &["fifo-merge"]),
     ("lecar", &["lecar"]),
+    ("lhd", &["lhd"]),
+    ("hyperbolic", &["hyperbolic"]),
     ("clock-2", &["clock", "-e", "n-bit-counter=2"]),
     ("lfuda", &["lfuda"]),
     ("gdsf", &["gdsf"]),

@@ -167,11 +167,11 @@ struct SimArgs {
     /// each window over the requests read by its end, a line a policy at each capacity.
     #[arg(long, value_name = "DIR", requires = "window")]
     out: Option<PathBuf>,
-    /// Policies that hash pages (w-tinylfu's sketch) hash the trace's object ids, as
-    /// libCacheSim does, instead of mobmem's page ids (numbered in the order pages first
-    /// appear): their counts are then libCacheSim's. For traces of objects (oracleGeneral,
-    /// vscsi, twr, a CSV by obj-id-col), with capacities in pages; the trace is read once
-    /// more for its ids.
+    /// Policies that hash pages (w-tinylfu's sketch, hyperbolic's table) hash the trace's
+    /// object ids, as libCacheSim does, instead of mobmem's page ids (numbered in the
+    /// order pages first appear): their counts are then libCacheSim's. For traces of
+    /// objects (oracleGeneral, vscsi, twr, a CSV by obj-id-col), in pages or bytes; the
+    /// trace is read once more for its ids, or read whole.
     #[arg(long)]
     hash_object_ids: bool,
     /// Print every metric as JSON instead of a table.
@@ -497,9 +497,6 @@ fn sim(args: SimArgs) -> Result<()> {
     if args.warmup > 0 && matches!(capacities(&args.capacity)?, Capacities::Bytes(_)) {
         bail!("--warmup applies to capacities in pages");
     }
-    if args.hash_object_ids && matches!(capacities(&args.capacity)?, Capacities::Bytes(_)) {
-        bail!("--hash-object-ids applies to capacities in pages");
-    }
     let policies = find_policies(&args.policy)?;
     if args.window > 0 {
         return sim_windows(&args, &policies);
@@ -637,8 +634,7 @@ fn sim_policies(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> 
                     info.offline.then(|| Vec::new().into());
                 bytes::ByteCache::with_future(info, sizes[0], 0, no_future)?;
             }
-            let mut source = trace::open(&args.trace, args.format.get()?)?;
-            let requests = bytes::read_sized(source.as_mut())?;
+            let requests = sized_requests(args)?;
             let all: Vec<Vec<bytes::ByteMetrics>> = policies
                 .par_iter()
                 .map(|info| bytes::simulate_each_bytes(&requests, info, &sizes))
@@ -860,6 +856,17 @@ fn object_ids(
     Ok(Some(ids))
 }
 
+/// The trace's requests with their sizes, read whole, and its object ids with
+/// `--hash-object-ids`.
+fn sized_requests(args: &SimArgs) -> Result<mobmem::mm::placement::bytes::SizedRequests> {
+    let mut source = trace::open(&args.trace, args.format.get()?)?;
+    let mut requests = mobmem::mm::placement::bytes::read_sized(source.as_mut())?;
+    if args.hash_object_ids {
+        requests.object_ids = Some(source.tables()?.object_ids_to_hash(&args.trace)?);
+    }
+    Ok(requests)
+}
+
 /// One row of `sim` with several policies.
 struct SimRow {
     policy: &'static PolicyInfo,
@@ -984,7 +991,8 @@ fn sim_bytes(
     let no_future: Option<std::sync::Arc<[u32]>> = info.offline.then(|| Vec::new().into());
     bytes::ByteCache::with_future(info, capacities[0], 0, no_future)?;
     let all = match capacities {
-        [capacity] if !info.offline => {
+        // Hashing object ids needs the trace's whole page table, known only at its end.
+        [capacity] if !info.offline && !args.hash_object_ids => {
             let mut source = trace::open(&args.trace, args.format.get()?)?;
             let pb = ProgressBar::new_spinner();
             pb.set_message("simulating");
@@ -996,9 +1004,7 @@ fn sim_bytes(
         }
         _ => {
             // Several sizes, or an offline policy: the trace decoded once, in memory.
-            let mut source = trace::open(&args.trace, args.format.get()?)?;
-            let requests = bytes::read_sized(source.as_mut())?;
-            bytes::simulate_each_bytes(&requests, info, capacities)?
+            bytes::simulate_each_bytes(&sized_requests(args)?, info, capacities)?
         }
     };
     let seconds = started.elapsed().as_secs_f64();

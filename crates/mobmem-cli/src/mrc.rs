@@ -55,9 +55,9 @@ pub struct MrcArgs {
     /// magnitude each get their share of the width.
     #[arg(long, requires = "out")]
     log_x: bool,
-    /// Policies that hash pages (w-tinylfu's sketch) hash the trace's object ids, as
-    /// libCacheSim does (see `sim --hash-object-ids`): sizes in pages, simulated at each
-    /// size (not with --sample).
+    /// Policies that hash pages (w-tinylfu's sketch, hyperbolic's table) hash the trace's
+    /// object ids, as libCacheSim does (see `sim --hash-object-ids`): sizes in pages or
+    /// bytes, simulated at each size (not with --sample).
     #[arg(long, conflicts_with_all = ["sample", "sample_size"])]
     hash_object_ids: bool,
 }
@@ -157,7 +157,10 @@ fn run_bytes(
     let no_future: Option<std::sync::Arc<[u32]>> = info.offline.then(|| Vec::new().into());
     bytes::ByteCache::with_future(info, capacities[0], 0, no_future)?;
     let mut source = trace::open(&args.trace, args.format.get()?)?;
-    let requests = bytes::read_sized(source.as_mut())?;
+    let mut requests = bytes::read_sized(source.as_mut())?;
+    if args.hash_object_ids {
+        requests.object_ids = Some(source.tables()?.object_ids_to_hash(&args.trace)?);
+    }
     let all = bytes::simulate_each_bytes(&requests, info, capacities)?;
     let seconds = started.elapsed().as_secs_f64();
     let method = format!("{} (simulated at each size, in bytes)", info.name);
@@ -227,9 +230,6 @@ struct Curve {
 
 pub fn run(args: MrcArgs) -> Result<()> {
     let policies = crate::find_policies(&args.policy)?;
-    if args.hash_object_ids && byte_capacities(&args.capacities)?.is_some() {
-        bail!("--hash-object-ids applies to capacities in pages");
-    }
     if let Some(capacities) = byte_capacities(&args.capacities)? {
         let [info] = policies[..] else {
             bail!("--capacities in bytes take one policy (several side by side: `mobmem sim --policy A,B --capacity 1MiB,...`)");

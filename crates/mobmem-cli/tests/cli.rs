@@ -110,6 +110,109 @@ fn sim_hashing_object_ids_gives_libcachesims_w_tinylfu() {
     assert_eq!(curve, want);
 }
 
+/// `--hash-object-ids` with hyperbolic, whose draws take the fronts of the chains of
+/// libCacheSim's hash table: its miss counts in pages, and its miss ratios and byte miss
+/// ratios in bytes, are libCacheSim's (`crates/mobmem/tests/data`, made by `cachesim`
+/// at commit aa0fc409), streamed at one size or read whole at several, in `sim` and
+/// `mrc`; hashing page ids they are not.
+#[test]
+fn hashing_object_ids_gives_libcachesims_hyperbolic_in_pages_and_bytes() {
+    let test = "hashing_object_ids_gives_libcachesims_hyperbolic_in_pages_and_bytes";
+    let Some(trace) = common::public_trace(test, "libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    else {
+        return;
+    };
+    let trace = trace.to_str().unwrap();
+    let field = |row: &serde_json::Value, name: &str| row[name].as_f64().unwrap();
+    let rows = |value: serde_json::Value| value.as_array().cloned().unwrap_or_else(|| vec![value]);
+    // libCacheSim's exact miss counts at 500, 2000 and 20000 objects.
+    let hashed = rows(json(&sim(
+        trace,
+        "hyperbolic",
+        "500,2000,20000",
+        &["--json", "--hash-object-ids"],
+    )));
+    let misses: Vec<f64> = hashed.iter().map(|r| field(r, "misses")).collect();
+    assert_eq!(misses, [95049.0, 93649.0, 70974.0]);
+    let plain = rows(json(&sim(
+        trace,
+        "hyperbolic",
+        "500,2000,20000",
+        &["--json"],
+    )));
+    assert_ne!(
+        plain.iter().map(|r| field(r, "misses")).collect::<Vec<_>>(),
+        misses
+    );
+    // In bytes: the byte oracle's rows, to the four decimals libCacheSim prints.
+    let oracle = include_str!("../../mobmem/tests/data/libcachesim-cloudphysics-bytes.csv");
+    let expected: Vec<(String, String, String)> = oracle
+        .lines()
+        .filter(|l| l.starts_with("hyperbolic,"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[2].to_string(), f[4].to_string(), f[5].to_string())
+        })
+        .collect();
+    assert_eq!(expected.len(), 6);
+    let ratios = |rows: &[serde_json::Value]| -> Vec<(String, String, String)> {
+        rows.iter()
+            .map(|r| {
+                (
+                    r["capacity_bytes"].to_string(),
+                    format!("{:.4}", field(r, "misses") / field(r, "accesses")),
+                    format!(
+                        "{:.4}",
+                        field(r, "bytes_missed") / field(r, "bytes_requested")
+                    ),
+                )
+            })
+            .collect()
+    };
+    // A bare number is pages: bytes take a unit.
+    let sizes: Vec<String> = expected.iter().map(|e| format!("{}B", e.0)).collect();
+    let whole = rows(json(&sim(
+        trace,
+        "hyperbolic",
+        &sizes.join(","),
+        &["--json", "--hash-object-ids"],
+    )));
+    assert_eq!(ratios(&whole), expected);
+    let alone = rows(json(&sim(
+        trace,
+        "hyperbolic",
+        &sizes[0],
+        &["--json", "--hash-object-ids"],
+    )));
+    assert_eq!(ratios(&alone), expected[..1]);
+    let plain = rows(json(&sim(
+        trace,
+        "hyperbolic",
+        &sizes.join(","),
+        &["--json"],
+    )));
+    assert_ne!(ratios(&plain), expected);
+    let curve = rows(json(&common::mrc(
+        trace,
+        &[
+            "--policy",
+            "hyperbolic",
+            "--capacities",
+            &sizes.join(","),
+            "--hash-object-ids",
+            "--json",
+        ],
+    )));
+    let curve: Vec<String> = curve
+        .iter()
+        .map(|p| format!("{:.4}", field(p, "misses") / field(p, "accesses")))
+        .collect();
+    assert_eq!(
+        curve,
+        expected.iter().map(|e| e.1.clone()).collect::<Vec<_>>()
+    );
+}
+
 /// Several policies in one `sim`: each row is what that policy gives alone, in pages and
 /// in bytes, policies in the order given.
 #[test]

@@ -513,14 +513,15 @@ fn sim_window_out_writes_the_windows_as_a_table_and_a_plot() {
 }
 
 #[test]
-fn hashing_object_ids_needs_a_trace_of_objects_and_sizes_in_pages() {
+fn hashing_object_ids_needs_a_trace_of_objects() {
     let dir = tempfile::tempdir().unwrap();
     // The generated workload keys its pages by file and by process: no object ids.
     let trace = small_trace(dir.path());
     let e = fails(&sim(&trace, "w-tinylfu", "100", &["--hash-object-ids"]));
     assert_mentions(&e, &["--hash-object-ids", "not objects", "t.mmt"]);
+    // In bytes the trace must have sizes first.
     let e = fails(&sim(&trace, "w-tinylfu", "1MiB", &["--hash-object-ids"]));
-    assert_mentions(&e, &["--hash-object-ids", "pages"]);
+    assert_mentions(&e, &["bytes", "object sizes"]);
     let e = fails(&mrc(
         &trace,
         &[
@@ -542,7 +543,7 @@ fn hashing_object_ids_needs_a_trace_of_objects_and_sizes_in_pages() {
             "--hash-object-ids",
         ],
     ));
-    assert_mentions(&e, &["--hash-object-ids", "pages"]);
+    assert_mentions(&e, &["bytes", "object sizes"]);
     // A CSV of objects has them: the flag is taken, and a policy that hashes nothing
     // gives what it gives without it.
     let csv = dir.path().join("objects.csv");

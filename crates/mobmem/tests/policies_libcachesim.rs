@@ -155,7 +155,8 @@ fn cloudphysics(
 /// ```
 ///
 /// and, added later, `lfuda`, `gdsf`, `qdlp` and `clock -e n-bit-counter=2` (mobmem's `clock-2`)
-/// at the same capacities, `fifo-merge` and `lecar` each at all six in one command (see
+/// at the same capacities, `fifo-merge`, `lecar`, `lhd` and `hyperbolic` each at all six
+/// in one command (Hyperbolic with the trace's object ids as keys, [`HASHES_OBJECT_IDS`]; see
 /// `added_policies_match_libcachesim_on_cloudphysics_and_oltp` on their random numbers);
 /// then MRU and CR-LFU, which the library has but `cachesim`
 /// does not name, from `cachesim` with the two names added (`(cachesim-ext)`; see
@@ -167,10 +168,16 @@ fn cloudphysics(
 #[test]
 fn byte_capacities_match_libcachesim_on_cloudphysics() {
     use mobmem::mm::placement::bytes::{self, ByteCache};
-    let Some((_, requests)) = cloudphysics("byte_capacities_match_libcachesim_on_cloudphysics")
+    let Some((mut source, requests)) =
+        cloudphysics("byte_capacities_match_libcachesim_on_cloudphysics")
     else {
         return;
     };
+    let object_ids = source
+        .tables()
+        .unwrap()
+        .object_ids_to_hash(std::path::Path::new("cloudPhysicsIO.oracleGeneral.bin"))
+        .unwrap();
     let future: Arc<[u32]> = requests.pages.as_slice().into();
     let text = include_str!("data/libcachesim-cloudphysics-bytes.csv");
     let mut lines = text.lines();
@@ -187,7 +194,11 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
         };
         let info = find_policy(policy).unwrap();
         let capacity: u64 = capacity.parse().unwrap();
-        let mut cache = ByteCache::with_future(info, capacity, 0, Some(future.clone())).unwrap();
+        let ids = HASHES_OBJECT_IDS
+            .contains(&policy)
+            .then(|| object_ids.clone());
+        let mut cache =
+            ByteCache::with_object_ids(info, capacity, 0, Some(future.clone()), ids).unwrap();
         for (&page, &size) in requests.pages.iter().zip(&requests.sizes) {
             cache.request(page, u64::from(size)).unwrap();
         }
@@ -209,7 +220,7 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
         compared.push(policy);
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(compared.len(), 120, "20 policies at 6 capacities");
+    assert_eq!(compared.len(), 132, "22 policies at 6 capacities");
     // Every single-tier policy that libCacheSim has has its rows.
     for policy in bytes::byte_policies()
         .into_iter()
@@ -222,6 +233,11 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
         );
     }
 }
+
+/// Policies whose choices depend on where libCacheSim's hash table puts each object
+/// (Hyperbolic samples the fronts of its chains): compared with the trace's object ids
+/// as their keys, which is what libCacheSim hashes (`--hash-object-ids`).
+const HASHES_OBJECT_IDS: [&str; 1] = ["hyperbolic"];
 
 /// Single-tier policies libCacheSim does not have, so they have no oracle row: LRU-K (an
 /// empty file there) and MQ (their unit tests hold them to plain implementations).
@@ -365,10 +381,11 @@ fn libcachesim_csv_and_text_layouts_read_as_libcachesim_reads_them() {
 /// ```
 /// where `oltp.txt` is OLTP.lis expanded to one page a line (each `start count` line
 /// gives pages `start..start+count`, as mobmem's .lis reader expands it), POLICY is
-/// `lfuda`, `gdsf`, `qdlp`, `fifo-merge`, `lecar` or `clock` (with `-e n-bit-counter=2`:
-/// mobmem's `clock-2`). Several capacities a command matter to FIFO-Merge and LeCaR,
-/// which draw random numbers: `cachesim` then starts each cache's generator at 0, while with one capacity
-/// it seeds it from the clock.
+/// `lfuda`, `gdsf`, `qdlp`, `fifo-merge`, `lecar`, `lhd`, `hyperbolic` or `clock` (with
+/// `-e n-bit-counter=2`: mobmem's `clock-2`). Several capacities a command matter to
+/// FIFO-Merge, LeCaR, LHD and Hyperbolic, which draw random numbers: `cachesim` then
+/// starts each cache's generator at 0, while with one capacity it seeds it from the
+/// clock. Hyperbolic runs with the traces' object ids as its keys ([`HASHES_OBJECT_IDS`]).
 /// libCacheSim has MRU and CR-LFU (`MRU.c`, `CR_LFU.c`) but its `cachesim` names
 /// neither: their rows (`(cachesim-ext)`) come from the same `cachesim` with two more
 /// names in `bin/cachesim/cache_init.h` calling `MRU_init` and `CR_LFU_init`, the
@@ -403,7 +420,16 @@ fn added_policies_match_libcachesim_on_cloudphysics_and_oltp() {
         let trace = &traces[trace_name];
         let info = find_policy(policy).unwrap();
         let capacity: usize = capacity.parse().unwrap();
-        let metrics = run_trace(trace, &RunSetup::new(info, Capacity::single(capacity))).unwrap();
+        let mut setup = RunSetup::new(info, Capacity::single(capacity));
+        if HASHES_OBJECT_IDS.contains(&policy) {
+            setup.object_ids = Some(
+                trace
+                    .tables
+                    .object_ids_to_hash(std::path::Path::new(trace_name))
+                    .unwrap(),
+            );
+        }
+        let metrics = run_trace(trace, &setup).unwrap();
         assert_eq!(metrics.accesses.to_string(), requests, "{line}");
         let ours = format!("{:.4}", metrics.misses as f64 / metrics.accesses as f64);
         eprintln!(
@@ -417,5 +443,50 @@ fn added_policies_match_libcachesim_on_cloudphysics_and_oltp() {
         compared += 1;
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(compared, 48, "8 policies, 2 traces, 3 capacities");
+    assert_eq!(compared, 60, "10 policies, 2 traces, 3 capacities");
+}
+
+/// Oracle: LHD rebuilds its model every 2^20 accesses and, at its 5th rebuild, changes
+/// the unit of its ages, neither of which happens on traces as short as the others here.
+/// So the OLTP trace read eight times over (7,313,160 requests: 6 rebuilds), as
+/// libCacheSim's `cachesim` (commit aa0fc409, with a line printing its exact counts)
+/// runs it:
+///
+/// ```text
+/// cat oltp.txt oltp.txt oltp.txt oltp.txt oltp.txt oltp.txt oltp.txt oltp.txt > oltp8.txt
+/// cachesim oltp8.txt txt lhd 1000,10000,50000 -t "obj-id-col=1" --ignore-obj-size 1
+/// ```
+/// gives 4,750,294, 2,770,752 and 1,685,197 misses (0.6496, 0.3789, 0.2304). mobmem must
+/// give the same counts, after the same rebuilds and age units.
+#[test]
+fn lhd_rebuilds_its_model_as_libcachesim_does_on_oltp_read_eight_times() {
+    use mobmem::mm::placement::policies::lhd::Lhd;
+    let test = "lhd_rebuilds_its_model_as_libcachesim_does_on_oltp_read_eight_times";
+    let Some(path) = common::public_trace(test, "arc/OLTP.lis.zst") else {
+        return;
+    };
+    let trace = mobmem::trace::read_all(&path, None).unwrap();
+    let pages: Vec<u32> = trace.accesses().map(|event| event.page()).collect();
+    for (capacity, expected_misses, age_shift) in [
+        (1000, 4_750_294u64, 3),
+        (10_000, 2_770_752, 6),
+        (50_000, 1_685_197, 8),
+    ] {
+        let memory = Memory::new(Unit::Pages, Capacity::single(capacity), trace.footprint());
+        let mut engine = Engine::new(Box::new(Lhd::new(capacity as u64, 0)), memory);
+        let mut misses = 0u64;
+        for _ in 0..8 {
+            for &page in &pages {
+                engine.access(&Request::read(page)).unwrap();
+                misses += u64::from(!matches!(engine.effects()[0], Effect::Hit { .. }));
+            }
+        }
+        assert_eq!(pages.len() * 8, 7_313_160);
+        assert_eq!(
+            engine.policy().model(),
+            (6, age_shift),
+            "at {capacity} pages"
+        );
+        assert_eq!(misses, expected_misses, "LHD at {capacity} pages");
+    }
 }

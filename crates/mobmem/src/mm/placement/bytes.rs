@@ -95,6 +95,18 @@ impl ByteCache {
         page_count_hint: usize,
         future: Option<std::sync::Arc<[PageId]>>,
     ) -> Result<Self> {
+        Self::with_object_ids(info, capacity_bytes, page_count_hint, future, None)
+    }
+
+    /// As [`ByteCache::with_future`], with the trace's object ids by page id for the
+    /// policies that hash pages ([`BuildContext::object_ids`], `--hash-object-ids`).
+    pub fn with_object_ids(
+        info: &'static PolicyInfo,
+        capacity_bytes: u64,
+        page_count_hint: usize,
+        future: Option<std::sync::Arc<[PageId]>>,
+        object_ids: Option<std::sync::Arc<[u64]>>,
+    ) -> Result<Self> {
         if capacity_bytes == 0 {
             return Err(Error::config(
                 "memory",
@@ -120,7 +132,7 @@ impl ByteCache {
                 capacity: Capacity::single(capacity),
                 page_count_hint,
                 future,
-                object_ids: None,
+                object_ids,
             },
             Unit::Bytes,
         )?;
@@ -217,6 +229,9 @@ pub fn byte_policies() -> Vec<&'static str> {
 pub struct SizedRequests {
     pub pages: Vec<PageId>,
     pub sizes: Vec<u32>,
+    /// The trace's object ids by page id, for policies that hash pages
+    /// ([`BuildContext::object_ids`]); `None`: they hash page ids.
+    pub object_ids: Option<std::sync::Arc<[u64]>>,
 }
 
 /// Read every request of `source`, with its size. An error if the format records no
@@ -298,7 +313,13 @@ pub fn simulate_each_bytes(
     capacities
         .par_iter()
         .map(|&capacity| {
-            let mut cache = ByteCache::with_future(info, capacity, footprint, future.clone())?;
+            let mut cache = ByteCache::with_object_ids(
+                info,
+                capacity,
+                footprint,
+                future.clone(),
+                requests.object_ids.clone(),
+            )?;
             for (&page, &size) in requests.pages.iter().zip(&requests.sizes) {
                 cache.request(page, u64::from(size))?;
             }
@@ -407,6 +428,8 @@ mod tests {
                 "lfu",
                 "lecar",
                 "fifo-merge",
+                "lhd",
+                "hyperbolic",
                 "cr-lfu",
                 "mru",
                 "clock-2",

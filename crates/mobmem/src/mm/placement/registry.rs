@@ -169,6 +169,33 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "lhd",
+        family: Family::SingleTier,
+        summary: "LHD: evict the least expected hits per space and time, learnt from hit and eviction ages (Beckmann et al., NSDI 2018), as libCacheSim's LHD",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::lhd::Lhd::new(
+                ctx.capacity.dram as u64,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
+        name: "hyperbolic",
+        family: Family::SingleTier,
+        summary: "of 64 pages drawn at random, evict the fewest hits per request since insertion (Blankstein et al., ATC 2017), as libCacheSim's Hyperbolic",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            let hint = ctx.page_count_hint;
+            Ok(Box::new(match &ctx.object_ids {
+                None => policies::hyperbolic::Hyperbolic::new(hint),
+                Some(ids) => policies::hyperbolic::Hyperbolic::with_keys(hint, ids.clone()),
+            }))
+        },
+    },
+    PolicyInfo {
         name: "cr-lfu",
         family: Family::SingleTier,
         summary: "least frequently used while resident, ties to the most recently used (CACHEUS's churn-resistant LFU)",

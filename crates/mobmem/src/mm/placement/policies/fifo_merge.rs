@@ -274,7 +274,7 @@ mod tests {
             let x = mix64(i);
             let page = ((x >> 8) % 700) as PageId;
             fm.access(&read(page)).unwrap();
-            if x % 7 == 0 {
+            if x.is_multiple_of(7) {
                 let next = fm.policy().next;
                 let gone = match (x >> 40) % 3 {
                     0 => next,

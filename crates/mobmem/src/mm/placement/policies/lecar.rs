@@ -288,7 +288,7 @@ mod tests {
         let mut lecar = engine(LeCaR::new(10, 0), 10);
         for i in 0..20_000u64 {
             let x = mix64(i);
-            let page = if x % 3 == 0 {
+            let page = if x.is_multiple_of(3) {
                 (x >> 8) % 12
             } else {
                 (x >> 8) % 200
@@ -300,7 +300,7 @@ mod tests {
             for p in lru.iter().chain(&lfu) {
                 assert!(lecar.policy().holds(*p).is_none(), "{p} is resident");
             }
-            if x % 11 == 0 {
+            if x.is_multiple_of(11) {
                 lecar.remove(((x >> 20) % 200) as PageId);
             }
         }

@@ -1,0 +1,360 @@
+//! Hyperbolic caching: evict, of 64 resident pages drawn at random, the one with the
+//! fewest hits per request since it came in.
+//!
+//! Source: A. Blankstein, S. Sen and M. J. Freedman, "Hyperbolic caching: flexible
+//! caching for web applications", USENIX ATC 2017; as libCacheSim implements it (commit
+//! aa0fc409, `cache/eviction/Hyperbolic.c`), whose default is 64 samples.
+//!
+//! ```text
+//! on access(x), the r-th request:
+//!   if x resident: n[x] += 1; hit
+//!   else: while full, evict(); insert x with n[x] = 1, t[x] = r; miss
+//!
+//! evict() during request r:
+//!   best = none, score = 1e16
+//!   64 times: y = sample(); s = 1e8 n[y] / (r - t[y])
+//!             if s < score: best = y, score = s
+//!   remove best
+//! ```
+//! The age counts from the page's insertion, not its last access, as libCacheSim has
+//! it. `sample()` is libCacheSim's `hashtable_rand_obj`, which this file reproduces so
+//! that the same pages are drawn: resident pages sit in a chained hash table of 2^p
+//! buckets (p = 12 at first, libCacheSim's `max(12, 16 - 8)`), keyed by XXH3-64 of the
+//! page's 8-byte key; an insertion first doubles the table if it holds more than 2^p
+//! pages (moving each old bucket's chain, in bucket order, to the front of its new
+//! bucket), then puts the page at the front of its bucket's chain; a sample draws
+//! buckets with libCacheSim's generator ([`Lcg`]) until one is not empty and takes the
+//! page at the front of its chain, so pages behind another in a chain are never drawn.
+//!
+//! The key is the trace's page id, or its object id when the run hashes object ids
+//! ([`crate::mm::placement::BuildContext::object_ids`], `sim --hash-object-ids`), which
+//! is what libCacheSim hashes: then the table is libCacheSim's, bucket for bucket, and so
+//! are the miss counts (`tests/policies_libcachesim.rs`). With page ids the buckets
+//! differ and so do the draws; the miss ratios stay within a few thousandths.
+//!
+//! Per page: a `u32` count, a `u64` insertion time and a `u32` chain link.
+
+use std::sync::Arc;
+
+use super::rand::Lcg;
+use crate::core::ensure_index;
+use crate::mm::placement::engine::Memory;
+use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
+use crate::trace::PageId;
+
+/// Pages drawn for each eviction (libCacheSim's `n-sample`).
+pub const SAMPLES: u32 = 64;
+/// The table's first size, as a power of two.
+const FIRST_POWER: u32 = 12;
+/// No page: an empty bucket, the end of a chain, a page not resident (its count).
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone)]
+pub struct Hyperbolic {
+    /// Hits since insertion plus one; [`NONE`] for a page not resident.
+    count: Vec<u32>,
+    /// The request that inserted each resident page.
+    entered: Vec<u64>,
+    /// The next page in each resident page's chain.
+    chain: Vec<u32>,
+    buckets: Vec<u32>,
+    power: u32,
+    resident: usize,
+    /// Requests so far, this one included (libCacheSim's `n_req`).
+    requests: u64,
+    rand: Lcg,
+    keys: Option<Arc<[u64]>>,
+}
+
+impl Hyperbolic {
+    pub fn new(page_count_hint: usize) -> Self {
+        Hyperbolic {
+            count: vec![NONE; page_count_hint],
+            entered: vec![0; page_count_hint],
+            chain: vec![NONE; page_count_hint],
+            buckets: vec![NONE; 1 << FIRST_POWER],
+            power: FIRST_POWER,
+            resident: 0,
+            requests: 0,
+            rand: Lcg::default(),
+            keys: None,
+        }
+    }
+
+    /// The policy keyed by `keys[page]` (the trace's object ids) instead of page ids.
+    pub fn with_keys(page_count_hint: usize, keys: Arc<[u64]>) -> Self {
+        Hyperbolic {
+            keys: Some(keys),
+            ..Self::new(page_count_hint)
+        }
+    }
+
+    /// The table's buckets, each chain from its front: for tests.
+    pub fn chains(&self) -> Vec<Vec<PageId>> {
+        self.buckets
+            .iter()
+            .map(|&head| {
+                let mut chain = Vec::new();
+                let mut at = head;
+                while at != NONE {
+                    chain.push(at);
+                    at = self.chain[at as usize];
+                }
+                chain
+            })
+            .collect()
+    }
+
+    fn bucket(&self, page: PageId, mem: &Memory) -> usize {
+        let id = mem.trace_page(page);
+        let key = self
+            .keys
+            .as_ref()
+            .and_then(|keys| keys.get(id as usize).copied())
+            .unwrap_or(u64::from(id));
+        bucket_of(key, self.power)
+    }
+
+    fn push_front(&mut self, bucket: usize, page: PageId) {
+        self.chain[page as usize] = self.buckets[bucket];
+        self.buckets[bucket] = page;
+    }
+
+    /// Double the table, moving the chains as libCacheSim's `_chained_hashtable_expand_v2`.
+    fn grow(&mut self, mem: &Memory) {
+        let old = std::mem::replace(&mut self.buckets, vec![NONE; 2 << self.power]);
+        self.power += 1;
+        for head in old {
+            let mut at = head;
+            while at != NONE {
+                let next = self.chain[at as usize];
+                let bucket = self.bucket(at, mem);
+                self.push_front(bucket, at);
+                at = next;
+            }
+        }
+    }
+
+    fn unlink(&mut self, page: PageId, mem: &Memory) {
+        let bucket = self.bucket(page, mem);
+        let after = self.chain[page as usize];
+        if self.buckets[bucket] == page {
+            self.buckets[bucket] = after;
+        } else {
+            let mut at = self.buckets[bucket];
+            while self.chain[at as usize] != page {
+                at = self.chain[at as usize];
+            }
+            self.chain[at as usize] = after;
+        }
+        self.chain[page as usize] = NONE;
+        self.count[page as usize] = NONE;
+        self.resident -= 1;
+    }
+
+    /// A resident page, drawn as libCacheSim's `chained_hashtable_rand_obj_v2` draws one.
+    fn sample(&mut self) -> PageId {
+        let mask = (1u64 << self.power) - 1;
+        loop {
+            let head = self.buckets[(self.rand.draw() & mask) as usize];
+            if head != NONE {
+                return head;
+            }
+        }
+    }
+}
+
+/// The bucket of `key` in a table of 2^`power`: XXH3-64 of its 8 bytes, as libCacheSim
+/// hashes an object id (`get_hash_value_int_64`).
+pub fn bucket_of(key: u64, power: u32) -> usize {
+    (twox_hash::XxHash3_64::oneshot(&key.to_le_bytes()) & ((1u64 << power) - 1)) as usize
+}
+
+impl CachePolicy for Hyperbolic {
+    #[inline]
+    fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
+        self.requests += 1;
+        let count = &mut self.count[req.page as usize];
+        *count = count.saturating_add(1).min(NONE - 1);
+    }
+
+    fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
+        self.requests += 1;
+        req.size <= mem.capacity_total()
+    }
+
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
+        if self.resident == 0 {
+            return;
+        }
+        let (mut best, mut best_score) = (NONE, 1.0e16);
+        for _ in 0..SAMPLES {
+            let page = self.sample();
+            let age = (self.requests - self.entered[page as usize]) as f64;
+            let score = 1.0e8 * f64::from(self.count[page as usize]) / age;
+            if best_score > score {
+                (best, best_score) = (page, score);
+            }
+        }
+        self.unlink(best, mem);
+        out.evict(best);
+    }
+
+    fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
+        let page = req.page;
+        ensure_index(&mut self.count, page, NONE);
+        ensure_index(&mut self.entered, page, 0);
+        ensure_index(&mut self.chain, page, NONE);
+        if self.resident > 1 << self.power {
+            self.grow(mem);
+        }
+        let bucket = self.bucket(page, mem);
+        self.push_front(bucket, page);
+        self.count[page as usize] = 1;
+        self.entered[page as usize] = self.requests;
+        self.resident += 1;
+        Tier::Dram
+    }
+
+    fn remove(&mut self, page: PageId, mem: &Memory) {
+        if self.holds(page).is_some() {
+            self.unlink(page, mem);
+        }
+    }
+
+    fn holds(&self, page: PageId) -> Option<Tier> {
+        match self.count.get(page as usize) {
+            Some(&c) if c != NONE => Some(Tier::Dram),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, page: PageId) {
+        crate::core::prefetch::prefetch(&self.count, page as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::placement::policies::testing::*;
+
+    #[test]
+    fn keys_hash_as_libcachesims_xxh3() {
+        // XXH3_64bits of the 8-byte id, computed by libCacheSim's bundled xxHash.
+        for (id, hash) in [
+            (0u64, 14374147212387527897u64),
+            (1, 3439722301264460078),
+            (12345, 11234342765698724289),
+            (4294967297, 6294774463056009471),
+        ] {
+            assert_eq!(twox_hash::XxHash3_64::oneshot(&id.to_le_bytes()), hash);
+            assert_eq!(bucket_of(id, 12), (hash & 4095) as usize);
+        }
+    }
+
+    #[test]
+    fn the_fewest_hits_per_request_since_insertion_go() {
+        // Two pages, so every draw lands on one of them: page 1 (in at request 1, one hit)
+        // scores 2/3 at request 4 and page 2 (in at 2, none) 1/2, so page 2 goes; then at
+        // request 6 page 1 scores 2/5 and page 3 (in at 4, one hit) 2/2, so page 1 goes.
+        let mut hb = engine(Hyperbolic::new(0), 2);
+        let outcome = run_pages(&mut hb, &[1, 2, 1, 3, 3, 4]);
+        assert_eq!(hit_pattern(&outcome), "mmhmhm");
+        assert_eq!(eviction_steps(&outcome), vec![(3, 2), (5, 1)]);
+    }
+
+    /// Hyperbolic over a plain table: a vector of chains rebuilt as libCacheSim's is.
+    fn reference(capacity: usize, trace: &[PageId]) -> Vec<(bool, Vec<PageId>)> {
+        let mut power = FIRST_POWER;
+        let mut table: Vec<Vec<PageId>> = vec![Vec::new(); 1 << power];
+        let mut state = std::collections::HashMap::new(); // page -> (count, entered)
+        let mut rand = Lcg::default();
+        let mut out = Vec::new();
+        for (r, &page) in (1u64..).zip(trace) {
+            if let Some((count, _)) = state.get_mut(&page) {
+                *count += 1;
+                out.push((true, vec![]));
+                continue;
+            }
+            let mut evicted = vec![];
+            while state.len() >= capacity {
+                let mut best = (f64::INFINITY, 0);
+                for _ in 0..SAMPLES {
+                    let chain = loop {
+                        let b = (rand.draw() & ((1 << power) - 1)) as usize;
+                        if !table[b].is_empty() {
+                            break &table[b];
+                        }
+                    };
+                    let (count, entered) = state[&chain[0]];
+                    let score = 1.0e8 * f64::from(count) / (r - entered) as f64;
+                    if score < best.0 {
+                        best = (score, chain[0]);
+                    }
+                }
+                let victim = best.1;
+                table[bucket_of(u64::from(victim), power)].retain(|&p| p != victim);
+                state.remove(&victim);
+                evicted.push(victim);
+            }
+            if state.len() > 1 << power {
+                power += 1;
+                let old = std::mem::replace(&mut table, vec![Vec::new(); 1 << power]);
+                for p in old.into_iter().flatten() {
+                    table[bucket_of(u64::from(p), power)].insert(0, p);
+                }
+            }
+            table[bucket_of(u64::from(page), power)].insert(0, page);
+            state.insert(page, (1u32, r));
+            out.push((false, evicted));
+        }
+        out
+    }
+
+    #[test]
+    fn evictions_match_a_plain_table_through_growth() {
+        // 9000 pages in a memory of 5000: the table doubles once, at 4097 resident pages,
+        // with chains long enough that pages behind others are never drawn.
+        let trace: Vec<PageId> = (0..30_000u64)
+            .map(|i| (crate::core::mix64(i) % 9000) as PageId)
+            .collect();
+        let mut hb = engine(Hyperbolic::new(0), 5000);
+        let outcome = run_pages(&mut hb, &trace);
+        let expected = reference(5000, &trace);
+        for (i, (effects, (hit, evicted))) in outcome.iter().zip(&expected).enumerate() {
+            assert_eq!(hits(std::slice::from_ref(effects))[0], *hit, "request {i}");
+            assert_eq!(
+                &evictions(std::slice::from_ref(effects))[0],
+                evicted,
+                "request {i}"
+            );
+        }
+        assert_eq!(hb.policy().power, FIRST_POWER + 1);
+        let chains = hb.policy().chains();
+        assert_eq!(chains.iter().map(Vec::len).sum::<usize>(), 5000);
+        assert!(chains.iter().any(|c| c.len() > 1));
+    }
+
+    #[test]
+    fn a_page_removed_from_the_middle_of_a_chain_leaves_it_whole() {
+        let mut hb = engine(Hyperbolic::new(0), 10_000);
+        let pages: Vec<PageId> = (0..6000).collect();
+        run_pages(&mut hb, &pages);
+        let chain = hb
+            .policy()
+            .chains()
+            .into_iter()
+            .find(|c| c.len() >= 3)
+            .unwrap();
+        hb.remove(chain[1]);
+        let after = hb.policy().chains();
+        let now = after.iter().find(|c| c.first() == Some(&chain[0])).unwrap();
+        let mut expected = chain.clone();
+        expected.remove(1);
+        assert_eq!(now, &expected);
+        assert_eq!(hb.policy().holds(chain[1]), None);
+        assert_eq!(after.iter().map(Vec::len).sum::<usize>(), 5999);
+    }
+}
