@@ -32,7 +32,8 @@
 //! are the miss counts (`tests/policies_libcachesim.rs`). With page ids the buckets
 //! differ and so do the draws; the miss ratios stay within a few thousandths.
 //!
-//! Per page: a `u32` count, a `u64` insertion time and a `u32` chain link.
+//! Per page: a 16-byte record (count, insertion time, chain link), so that a sample costs
+//! one cache line besides its bucket.
 
 use std::sync::Arc;
 
@@ -43,40 +44,57 @@ use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
 
 /// Pages drawn for each eviction (libCacheSim's `n-sample`).
-pub const SAMPLES: u32 = 64;
+pub const SAMPLES: usize = 64;
+/// Draws looked at together.
+const CHUNK: usize = 16;
 /// The table's first size, as a power of two.
 const FIRST_POWER: u32 = 12;
 /// No page: an empty bucket, the end of a chain, a page not resident (its count).
 const NONE: u32 = u32::MAX;
 
+/// What the policy keeps of a page.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// The request that inserted it, if resident.
+    entered: u64,
+    /// Hits since insertion plus one; [`NONE`] for a page not resident.
+    count: u32,
+    /// The next page in its chain.
+    chain: u32,
+}
+
+const ABSENT: Entry = Entry {
+    entered: 0,
+    count: NONE,
+    chain: NONE,
+};
+
 #[derive(Debug, Clone)]
 pub struct Hyperbolic {
-    /// Hits since insertion plus one; [`NONE`] for a page not resident.
-    count: Vec<u32>,
-    /// The request that inserted each resident page.
-    entered: Vec<u64>,
-    /// The next page in each resident page's chain.
-    chain: Vec<u32>,
+    pages: Vec<Entry>,
     buckets: Vec<u32>,
     power: u32,
     resident: usize,
     /// Requests so far, this one included (libCacheSim's `n_req`).
     requests: u64,
     rand: Lcg,
+    /// Draws taken from the generator but not used yet, in order.
+    carry: [u64; CHUNK],
+    carried: usize,
     keys: Option<Arc<[u64]>>,
 }
 
 impl Hyperbolic {
     pub fn new(page_count_hint: usize) -> Self {
         Hyperbolic {
-            count: vec![NONE; page_count_hint],
-            entered: vec![0; page_count_hint],
-            chain: vec![NONE; page_count_hint],
+            pages: vec![ABSENT; page_count_hint],
             buckets: vec![NONE; 1 << FIRST_POWER],
             power: FIRST_POWER,
             resident: 0,
             requests: 0,
             rand: Lcg::default(),
+            carry: [0; CHUNK],
+            carried: 0,
             keys: None,
         }
     }
@@ -98,7 +116,7 @@ impl Hyperbolic {
                 let mut at = head;
                 while at != NONE {
                     chain.push(at);
-                    at = self.chain[at as usize];
+                    at = self.pages[at as usize].chain;
                 }
                 chain
             })
@@ -116,7 +134,7 @@ impl Hyperbolic {
     }
 
     fn push_front(&mut self, bucket: usize, page: PageId) {
-        self.chain[page as usize] = self.buckets[bucket];
+        self.pages[page as usize].chain = self.buckets[bucket];
         self.buckets[bucket] = page;
     }
 
@@ -127,7 +145,7 @@ impl Hyperbolic {
         for head in old {
             let mut at = head;
             while at != NONE {
-                let next = self.chain[at as usize];
+                let next = self.pages[at as usize].chain;
                 let bucket = self.bucket(at, mem);
                 self.push_front(bucket, at);
                 at = next;
@@ -137,28 +155,45 @@ impl Hyperbolic {
 
     fn unlink(&mut self, page: PageId, mem: &Memory) {
         let bucket = self.bucket(page, mem);
-        let after = self.chain[page as usize];
+        let after = self.pages[page as usize].chain;
         if self.buckets[bucket] == page {
             self.buckets[bucket] = after;
         } else {
             let mut at = self.buckets[bucket];
-            while self.chain[at as usize] != page {
-                at = self.chain[at as usize];
+            while self.pages[at as usize].chain != page {
+                at = self.pages[at as usize].chain;
             }
-            self.chain[at as usize] = after;
+            self.pages[at as usize].chain = after;
         }
-        self.chain[page as usize] = NONE;
-        self.count[page as usize] = NONE;
+        self.pages[page as usize] = ABSENT;
         self.resident -= 1;
     }
 
-    /// A resident page, drawn as libCacheSim's `chained_hashtable_rand_obj_v2` draws one.
-    fn sample(&mut self) -> PageId {
+    /// [`SAMPLES`] resident pages, drawn as libCacheSim's `chained_hashtable_rand_obj_v2`
+    /// draws each: a bucket at random until one is not empty, the page at its front.
+    /// The draws are read [`CHUNK`] at a time, their buckets loaded without a branch
+    /// between them; draws left over once all are found are the next sample's first.
+    fn sample(&mut self, out: &mut [PageId; SAMPLES]) {
         let mask = (1u64 << self.power) - 1;
+        let mut found = 0;
         loop {
-            let head = self.buckets[(self.rand.draw() & mask) as usize];
-            if head != NONE {
-                return head;
+            let mut draws = [0u64; CHUNK];
+            let carried = self.carried;
+            draws[..carried].copy_from_slice(&self.carry[..carried]);
+            for draw in &mut draws[carried..] {
+                *draw = self.rand.draw();
+            }
+            self.carried = 0;
+            let heads = draws.map(|draw| self.buckets[(draw & mask) as usize]);
+            for (i, &head) in heads.iter().enumerate() {
+                out[found] = head;
+                found += usize::from(head != NONE);
+                if found == SAMPLES {
+                    let left = &draws[i + 1..];
+                    self.carry[..left.len()].copy_from_slice(left);
+                    self.carried = left.len();
+                    return;
+                }
             }
         }
     }
@@ -174,7 +209,7 @@ impl CachePolicy for Hyperbolic {
     #[inline]
     fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
         self.requests += 1;
-        let count = &mut self.count[req.page as usize];
+        let count = &mut self.pages[req.page as usize].count;
         *count = count.saturating_add(1).min(NONE - 1);
     }
 
@@ -187,11 +222,13 @@ impl CachePolicy for Hyperbolic {
         if self.resident == 0 {
             return;
         }
+        let mut sampled = [NONE; SAMPLES];
+        self.sample(&mut sampled);
         let (mut best, mut best_score) = (NONE, 1.0e16);
-        for _ in 0..SAMPLES {
-            let page = self.sample();
-            let age = (self.requests - self.entered[page as usize]) as f64;
-            let score = 1.0e8 * f64::from(self.count[page as usize]) / age;
+        for &page in &sampled {
+            let entry = self.pages[page as usize];
+            let age = (self.requests - entry.entered) as f64;
+            let score = 1.0e8 * f64::from(entry.count) / age;
             if best_score > score {
                 (best, best_score) = (page, score);
             }
@@ -202,16 +239,15 @@ impl CachePolicy for Hyperbolic {
 
     fn insert(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> Tier {
         let page = req.page;
-        ensure_index(&mut self.count, page, NONE);
-        ensure_index(&mut self.entered, page, 0);
-        ensure_index(&mut self.chain, page, NONE);
+        ensure_index(&mut self.pages, page, ABSENT);
         if self.resident > 1 << self.power {
             self.grow(mem);
         }
         let bucket = self.bucket(page, mem);
         self.push_front(bucket, page);
-        self.count[page as usize] = 1;
-        self.entered[page as usize] = self.requests;
+        let entry = &mut self.pages[page as usize];
+        entry.count = 1;
+        entry.entered = self.requests;
         self.resident += 1;
         Tier::Dram
     }
@@ -223,15 +259,15 @@ impl CachePolicy for Hyperbolic {
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        match self.count.get(page as usize) {
-            Some(&c) if c != NONE => Some(Tier::Dram),
+        match self.pages.get(page as usize) {
+            Some(entry) if entry.count != NONE => Some(Tier::Dram),
             _ => None,
         }
     }
 
     #[inline]
     fn prefetch(&self, page: PageId) {
-        crate::core::prefetch::prefetch(&self.count, page as usize);
+        crate::core::prefetch::prefetch(&self.pages, page as usize);
     }
 }
 

@@ -72,11 +72,11 @@ struct Tag {
     explorer: bool,
 }
 
+/// A class's hits and evictions by age.
 #[derive(Debug, Clone)]
 struct Class {
     hits: Vec<f32>,
     evictions: Vec<f32>,
-    densities: Vec<f32>,
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +85,8 @@ pub struct Lhd {
     /// Each page's place in `tags`, [`NONE`] when it is not resident.
     index: Vec<u32>,
     classes: Vec<Class>,
+    /// Hit density by class and age, `[class * AGES + age]`: one load a rank.
+    densities: Vec<f32>,
     timestamp: u64,
     next_reconfiguration: u64,
     reconfigurations: u32,
@@ -101,22 +103,25 @@ pub struct Lhd {
 impl Lhd {
     /// LHD for a memory of `capacity` units (pages, or bytes): 1 % of it for explorers.
     pub fn new(capacity: u64, page_count_hint: usize) -> Self {
-        let classes = (0..CLASSES)
-            .map(|c| {
-                let c = APP * CLASSES + c;
-                Class {
-                    hits: vec![0.0; AGES],
-                    evictions: vec![0.0; AGES],
-                    densities: (0..AGES)
-                        .map(|a| (1.0 * (c + 1) as f64 / (a + 1) as f64) as f32)
-                        .collect(),
-                }
+        let classes = vec![
+            Class {
+                hits: vec![0.0; AGES],
+                evictions: vec![0.0; AGES],
+            };
+            CLASSES
+        ];
+        // libCacheSim's first densities, by the class's number among all apps'.
+        let densities = (0..CLASSES * AGES)
+            .map(|i| {
+                let (c, a) = (APP * CLASSES + i / AGES, i % AGES);
+                (1.0 * (c + 1) as f64 / (a + 1) as f64) as f32
             })
             .collect();
         Lhd {
             tags: Vec::new(),
             index: vec![NONE; page_count_hint],
             classes,
+            densities,
             timestamp: 0,
             next_reconfiguration: ACCESSES_PER_RECONFIGURATION,
             reconfigurations: 0,
@@ -149,7 +154,7 @@ impl Lhd {
         if age == AGES - 1 {
             return f32::MIN;
         }
-        let density = self.classes[Self::class_of(tag)].densities[age] / tag.size;
+        let density = self.densities[Self::class_of(tag) * AGES + age] / tag.size;
         if tag.explorer {
             // `density += 1.` in C++: the sum in double, then rounded to float.
             (f64::from(density) + 1.0) as f32
@@ -211,8 +216,14 @@ impl Lhd {
         } else {
             CANDIDATES
         };
-        for _ in 0..candidates {
-            let at = (self.rand.draw() % self.tags.len() as u64) as usize;
+        // The draws first, then their records, loaded independently of one another.
+        let mut places = [0usize; ASSOCIATIVITY as usize];
+        let places = &mut places[..candidates as usize];
+        let len = self.tags.len() as u64;
+        for at in places.iter_mut() {
+            *at = (self.rand.draw() % len) as usize;
+        }
+        for &at in places.iter() {
             let rank = self.density(&self.tags[at]);
             if rank < victim_rank {
                 (victim, victim_rank) = (at, rank);
@@ -261,7 +272,7 @@ impl Lhd {
     /// `lhd.cpp`'s `modelHitDensity`: from the oldest age down, hits over the page-ages
     /// spent by the pages that reached that age.
     fn model_hit_densities(&mut self) {
-        for class in &mut self.classes {
+        for (class, densities) in self.classes.iter().zip(self.densities.chunks_mut(AGES)) {
             let last = AGES - 1;
             let mut events = class.hits[last] + class.evictions[last];
             let mut hits = class.hits[last];
@@ -270,7 +281,7 @@ impl Lhd {
                 hits += class.hits[a];
                 events += class.hits[a] + class.evictions[a];
                 lifetime += events;
-                class.densities[a] = if f64::from(events) > 1e-5 {
+                densities[a] = if f64::from(events) > 1e-5 {
                     hits / lifetime
                 } else {
                     0.0
