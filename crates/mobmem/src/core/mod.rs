@@ -30,12 +30,15 @@ pub mod time;
 
 use crate::trace::PageId;
 
-/// Grow a per-page vector so that `page` is a valid index.
+/// Grow a per-page vector so that `page` is a valid index. Only the entries up to `page`
+/// are written: the vector's capacity still doubles (`Vec`'s amortised growth), but the
+/// part not yet used is memory never touched, which the kernel does not back, so a run's
+/// resident memory grows with the pages seen.
 #[inline]
 pub fn ensure_index<T: Clone>(v: &mut Vec<T>, page: PageId, fill: T) {
     let needed = page as usize + 1;
     if v.len() < needed {
-        v.resize(needed.max(v.len() * 2), fill);
+        v.resize(needed, fill);
     }
 }
 

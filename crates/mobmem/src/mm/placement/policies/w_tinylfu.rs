@@ -318,8 +318,8 @@ impl CachePolicy for WTinyLfu {
 /// which a trace touches a few of.
 const DENSE_COUNTERS: u32 = 1 << 24;
 
-/// The most counters a key can have: 10 at libCacheSim's error rate ([`SKETCH_ERROR`]).
-const MAX_HASHES: usize = 16;
+/// Room for a key's counters, of which it has 10 at libCacheSim's error rate ([`SKETCH_ERROR`]).
+const HASH_ROOM: usize = 16;
 
 /// The counters of a [`Sketch`]: every one in an array, or the non-zero ones in a map.
 #[derive(Debug, Clone)]
@@ -348,7 +348,7 @@ impl Sketch {
         // As libCacheSim computes them, with its 15-digit ln(2)^2 (the width depends on
         // its last digits); its 15-digit ln(2) gives the same 10 hashes as the exact one.
         let per_entry = -SKETCH_ERROR.ln() / 0.480453013918201;
-        let hashes = ((std::f64::consts::LN_2 * per_entry).ceil() as u32).min(MAX_HASHES as u32);
+        let hashes = ((std::f64::consts::LN_2 * per_entry).ceil() as u32).min(HASH_ROOM as u32);
         let mut width = (per_entry * entries).ceil().min(i32::MAX as f64) as u32;
         if width < hashes {
             width = 2 * hashes;
@@ -386,10 +386,10 @@ impl Sketch {
 
     /// The counters of `key`: the first [`Sketch::hashes`] of the array.
     #[inline]
-    fn slots(&self, key: u64) -> [u32; MAX_HASHES] {
+    fn slots(&self, key: u64) -> [u32; HASH_ROOM] {
         let a = xxh64_u64(key, SEEDS[0]) as u32;
         let b = xxh64_u64(key, SEEDS[1]) as u32;
-        let mut slots = [0; MAX_HASHES];
+        let mut slots = [0; HASH_ROOM];
         for (i, slot) in (0..self.hashes).zip(&mut slots) {
             *slot = remainder(
                 a.wrapping_add(i.wrapping_mul(b)),
