@@ -312,24 +312,29 @@ fn time_process(
 ) -> Result<f64> {
     let mut best = f64::INFINITY;
     for _ in 0..repeat.max(1) {
-        let started = Instant::now();
-        let out = Command::new(program)
-            .args(args)
-            .current_dir(cwd)
-            .output()
-            .with_context(|| format!("running {}", program.display()))?;
-        let seconds = started.elapsed().as_secs_f64();
-        if !out.status.success() || !String::from_utf8_lossy(&out.stdout).contains(expect) {
-            bail!(
-                "{} {} failed: {}",
-                program.display(),
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        best = best.min(seconds);
+        best = best.min(time_once(program, args, cwd, expect)?);
     }
     Ok(best)
+}
+
+/// The wall time of one run of `program`, which must succeed and print `expect`.
+fn time_once(program: &Path, args: &[String], cwd: &Path, expect: &str) -> Result<f64> {
+    let started = Instant::now();
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .with_context(|| format!("running {}", program.display()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    if !out.status.success() || !String::from_utf8_lossy(&out.stdout).contains(expect) {
+        bail!(
+            "{} {} failed: {}",
+            program.display(),
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(seconds)
 }
 
 /// `bench --one POLICY` on `trace` of `pages` distinct pages, `repeat` times, in a child
@@ -441,8 +446,7 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
             .map(|s| s.to_string())
             .chain([capacity.to_string()])
             .collect();
-        let whole = time_process(exe, &sim_args, dir, args.repeat, "misses")?;
-        let cachesim = match (
+        let (whole, cachesim) = match (
             &program,
             LIBCACHESIM_NAMES.iter().find(|(p, _)| *p == policy),
         ) {
@@ -453,10 +457,31 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
                     .chain([capacity.to_string(), "--ignore-obj-size".into(), "1".into()])
                     .chain(name[1..].iter().map(|s| s.to_string()))
                     .collect();
-                let seconds = time_process(program, &cs_args, dir, args.repeat, "miss ratio")?;
-                json!({ "seconds": seconds, "mobmem_speedup": seconds / whole })
+                // Each repetition runs one of each, one after the other, so that both see
+                // the machine as it is then; the spread of the pairs' ratios says how much
+                // the machine moved.
+                let (mut ours, mut theirs, mut ratios) = (f64::INFINITY, f64::INFINITY, vec![]);
+                for _ in 0..args.repeat.max(1) {
+                    let m = time_once(exe, &sim_args, dir, "misses")?;
+                    let c = time_once(program, &cs_args, dir, "miss ratio")?;
+                    (ours, theirs) = (ours.min(m), theirs.min(c));
+                    ratios.push(c / m);
+                }
+                ratios.sort_by(f64::total_cmp);
+                let median = ratios[ratios.len() / 2];
+                (
+                    ours,
+                    json!({
+                        "seconds": theirs,
+                        "mobmem_speedup": theirs / ours,
+                        "pair_speedups": { "min": ratios[0], "median": median, "max": ratios[ratios.len() - 1] },
+                    }),
+                )
             }
-            _ => Value::Null,
+            _ => (
+                time_process(exe, &sim_args, dir, args.repeat, "misses")?,
+                Value::Null,
+            ),
         };
         rows.push(json!({
             "policy": policy,
@@ -852,9 +877,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         for row in z["policies"].as_array().into_iter().flatten() {
             let cachesim = match row["cachesim"].as_object() {
                 Some(c) => format!(
-                    "; libCacheSim cachesim {:.3} s, mobmem {:.2}x as fast",
+                    "; libCacheSim cachesim {:.3} s, mobmem {:.2}x as fast (run by run: {:.2}x to {:.2}x, median {:.2}x)",
                     c["seconds"].as_f64().unwrap_or(0.0),
-                    c["mobmem_speedup"].as_f64().unwrap_or(0.0)
+                    c["mobmem_speedup"].as_f64().unwrap_or(0.0),
+                    c["pair_speedups"]["min"].as_f64().unwrap_or(0.0),
+                    c["pair_speedups"]["max"].as_f64().unwrap_or(0.0),
+                    c["pair_speedups"]["median"].as_f64().unwrap_or(0.0)
                 ),
                 None => String::new(),
             };

@@ -388,6 +388,82 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
     assert!(time["simulated_seconds_per_second"].as_f64().unwrap() > 0.0);
 }
 
+/// `bench --cachesim`: each repetition times mobmem and the other simulator one after
+/// the other, and the figures are the best of each and the spread of the pairs' ratios.
+/// The other simulator here is a script that checks the arguments it is given, prints
+/// what `cachesim` prints and takes a known time.
+#[test]
+fn bench_times_cachesim_in_pairs_with_mobmem() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("fake-cachesim");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n\
+         case \"$2 $3 $5 $6\" in \"oracleGeneral lru --ignore-obj-size 1\") ;; *) exit 3 ;; esac\n\
+         sleep 0.3\n\
+         echo \"$1 LRU cache size $4, miss ratio 0.5000\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let report = json(&[
+        "bench",
+        "--accesses",
+        "2000",
+        "--policies",
+        "lru",
+        "--zipf-requests",
+        "20000",
+        "--zipf-objects",
+        "1000",
+        "--zipf-policies",
+        "lru",
+        "--cachesim",
+        script.to_str().unwrap(),
+        "--repeat",
+        "3",
+        "--time-model-seconds",
+        "0",
+        "--json",
+    ]);
+    let lru = &report["zipf_oracle_general"]["policies"][0];
+    let ours = lru["whole_process_seconds"].as_f64().unwrap();
+    let theirs = lru["cachesim"]["seconds"].as_f64().unwrap();
+    assert!(theirs >= 0.3, "{lru}");
+    let speedup = lru["cachesim"]["mobmem_speedup"].as_f64().unwrap();
+    assert!((speedup - theirs / ours).abs() < 1e-9, "{lru}");
+    let pairs = &lru["cachesim"]["pair_speedups"];
+    let (min, median, max) = (
+        pairs["min"].as_f64().unwrap(),
+        pairs["median"].as_f64().unwrap(),
+        pairs["max"].as_f64().unwrap(),
+    );
+    assert!(0.0 < min && min <= median && median <= max, "{pairs}");
+    // The best of each is not slower than any pair's own two runs.
+    assert!(
+        min * ours <= theirs * (1.0 + 1e-9) || max >= speedup,
+        "{lru}"
+    );
+    // A cachesim that fails is an error that says so.
+    std::fs::write(&script, "#!/bin/sh\necho broken >&2\nexit 1\n").unwrap();
+    let message = common::fails(&[
+        "bench",
+        "--accesses",
+        "2000",
+        "--policies",
+        "lru",
+        "--zipf-requests",
+        "2000",
+        "--zipf-objects",
+        "100",
+        "--cachesim",
+        script.to_str().unwrap(),
+        "--time-model-seconds",
+        "0",
+    ]);
+    assert!(message.contains("broken"), "{message}");
+}
+
 #[test]
 fn bench_phone_times_a_phone_day_and_refuses_what_it_cannot_run() {
     let report = json(&["bench", "phone", "--scale", "0.01", "--json"]);
