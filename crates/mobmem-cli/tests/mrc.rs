@@ -439,11 +439,6 @@ fn bench_times_cachesim_in_pairs_with_mobmem() {
         pairs["max"].as_f64().unwrap(),
     );
     assert!(0.0 < min && min <= median && median <= max, "{pairs}");
-    // The best of each is not slower than any pair's own two runs.
-    assert!(
-        min * ours <= theirs * (1.0 + 1e-9) || max >= speedup,
-        "{lru}"
-    );
     // A cachesim that fails is an error that says so.
     std::fs::write(&script, "#!/bin/sh\necho broken >&2\nexit 1\n").unwrap();
     let message = common::fails(&[
