@@ -406,26 +406,40 @@ fn bench_times_cachesim_in_pairs_with_mobmem() {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let report = json(&[
-        "bench",
-        "--accesses",
-        "2000",
-        "--policies",
-        "lru",
-        "--zipf-requests",
-        "20000",
-        "--zipf-objects",
-        "1000",
-        "--zipf-policies",
-        "lru",
-        "--cachesim",
-        script.to_str().unwrap(),
-        "--repeat",
-        "3",
-        "--time-model-seconds",
-        "0",
-        "--json",
-    ]);
+    // A small bench of LRU alone, timed against the script.
+    let args = |requests: &'static str, repeat: &'static str| -> Vec<String> {
+        let script = script.to_str().unwrap().to_string();
+        [
+            "bench",
+            "--accesses",
+            "2000",
+            "--policies",
+            "lru",
+            "--zipf-requests",
+            requests,
+            "--zipf-objects",
+            "1000",
+            "--zipf-policies",
+            "lru",
+            "--repeat",
+            repeat,
+            "--time-model-seconds",
+            "0",
+            "--cachesim",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([script])
+        .collect()
+    };
+    let run = args("20000", "3");
+    let report = json(
+        &[
+            run.iter().map(String::as_str).collect::<Vec<_>>(),
+            vec!["--json"],
+        ]
+        .concat(),
+    );
     let lru = &report["zipf_oracle_general"]["policies"][0];
     let ours = lru["whole_process_seconds"].as_f64().unwrap();
     let theirs = lru["cachesim"]["seconds"].as_f64().unwrap();
@@ -441,21 +455,8 @@ fn bench_times_cachesim_in_pairs_with_mobmem() {
     assert!(0.0 < min && min <= median && median <= max, "{pairs}");
     // A cachesim that fails is an error that says so.
     std::fs::write(&script, "#!/bin/sh\necho broken >&2\nexit 1\n").unwrap();
-    let message = common::fails(&[
-        "bench",
-        "--accesses",
-        "2000",
-        "--policies",
-        "lru",
-        "--zipf-requests",
-        "2000",
-        "--zipf-objects",
-        "100",
-        "--cachesim",
-        script.to_str().unwrap(),
-        "--time-model-seconds",
-        "0",
-    ]);
+    let run = args("2000", "1");
+    let message = common::fails(&run.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(message.contains("broken"), "{message}");
 }
 
