@@ -179,10 +179,7 @@ impl CachePolicy for FifoMerge {
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        match self.freq.get(page as usize) {
-            Some(&f) if f != ABSENT => Some(Tier::Dram),
-            _ => None,
-        }
+        super::held_unless(&self.freq, page, ABSENT)
     }
 
     #[inline]

@@ -259,10 +259,10 @@ impl CachePolicy for Hyperbolic {
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        match self.pages.get(page as usize) {
-            Some(entry) if entry.count != NONE => Some(Tier::Dram),
-            _ => None,
-        }
+        self.pages
+            .get(page as usize)
+            .is_some_and(|entry| entry.count != NONE)
+            .then_some(Tier::Dram)
     }
 
     #[inline]

@@ -211,10 +211,7 @@ impl CachePolicy for Lfu {
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        match self.bucket_of.get(page as usize) {
-            Some(&slot) if slot != NONE => Some(Tier::Dram),
-            _ => None,
-        }
+        super::held_unless(&self.bucket_of, page, NONE)
     }
 
     #[inline]

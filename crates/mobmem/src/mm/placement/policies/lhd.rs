@@ -399,10 +399,7 @@ impl CachePolicy for Lhd {
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        match self.index.get(page as usize) {
-            Some(&at) if at != NONE => Some(Tier::Dram),
-            _ => None,
-        }
+        super::held_unless(&self.index, page, NONE)
     }
 
     #[inline]

@@ -34,3 +34,15 @@ pub mod w_tinylfu;
 
 #[cfg(test)]
 pub(crate) mod testing;
+
+use super::Tier;
+use crate::trace::PageId;
+
+/// [`super::CachePolicy::holds`] for a single-tier policy that marks a page not
+/// resident by `absent` in a per-page vector (a page past its end is not resident).
+pub(crate) fn held_unless<T: PartialEq>(per_page: &[T], page: PageId, absent: T) -> Option<Tier> {
+    per_page
+        .get(page as usize)
+        .is_some_and(|entry| *entry != absent)
+        .then_some(Tier::Dram)
+}
