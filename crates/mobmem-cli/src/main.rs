@@ -634,7 +634,7 @@ fn sim_policies(args: &SimArgs, policies: &[&'static PolicyInfo]) -> Result<()> 
                     info.offline.then(|| Vec::new().into());
                 bytes::ByteCache::with_future(info, sizes[0], 0, no_future)?;
             }
-            let requests = sized_requests(args)?;
+            let requests = sized_requests(&args.trace, args.format.get()?, args.hash_object_ids)?;
             let all: Vec<Vec<bytes::ByteMetrics>> = policies
                 .par_iter()
                 .map(|info| bytes::simulate_each_bytes(&requests, info, &sizes))
@@ -856,13 +856,18 @@ fn object_ids(
     Ok(Some(ids))
 }
 
-/// The trace's requests with their sizes, read whole, and its object ids with
-/// `--hash-object-ids`.
-fn sized_requests(args: &SimArgs) -> Result<mobmem::mm::placement::bytes::SizedRequests> {
-    let mut source = trace::open(&args.trace, args.format.get()?)?;
+/// The requests of the trace at `path` with their sizes, read whole, and its object ids
+/// with `--hash-object-ids` (`hash_object_ids`): what `sim` and `mrc` run byte
+/// capacities on.
+pub(crate) fn sized_requests(
+    path: &std::path::Path,
+    format: Option<trace::Format>,
+    hash_object_ids: bool,
+) -> Result<mobmem::mm::placement::bytes::SizedRequests> {
+    let mut source = trace::open(path, format)?;
     let mut requests = mobmem::mm::placement::bytes::read_sized(source.as_mut())?;
-    if args.hash_object_ids {
-        requests.object_ids = Some(source.tables()?.object_ids_to_hash(&args.trace)?);
+    if hash_object_ids {
+        requests.object_ids = Some(source.tables()?.object_ids_to_hash(path)?);
     }
     Ok(requests)
 }
@@ -1004,7 +1009,11 @@ fn sim_bytes(
         }
         _ => {
             // Several sizes, or an offline policy: the trace decoded once, in memory.
-            bytes::simulate_each_bytes(&sized_requests(args)?, info, capacities)?
+            bytes::simulate_each_bytes(
+                &sized_requests(&args.trace, args.format.get()?, args.hash_object_ids)?,
+                info,
+                capacities,
+            )?
         }
     };
     let seconds = started.elapsed().as_secs_f64();

@@ -156,11 +156,7 @@ fn run_bytes(
     let started = Instant::now();
     let no_future: Option<std::sync::Arc<[u32]>> = info.offline.then(|| Vec::new().into());
     bytes::ByteCache::with_future(info, capacities[0], 0, no_future)?;
-    let mut source = trace::open(&args.trace, args.format.get()?)?;
-    let mut requests = bytes::read_sized(source.as_mut())?;
-    if args.hash_object_ids {
-        requests.object_ids = Some(source.tables()?.object_ids_to_hash(&args.trace)?);
-    }
+    let requests = crate::sized_requests(&args.trace, args.format.get()?, args.hash_object_ids)?;
     let all = bytes::simulate_each_bytes(&requests, info, capacities)?;
     let seconds = started.elapsed().as_secs_f64();
     let method = format!("{} (simulated at each size, in bytes)", info.name);
