@@ -222,9 +222,13 @@ fn ingest_figures(
         };
         Ok((n, started.elapsed().as_secs_f64()))
     };
+    let rate = |(n, s): (u64, f64)| n as f64 / s;
     // The four readings take turns, repeat after repeat, so that a slower spell of the
-    // machine falls on text and `.mmt` alike; the fastest of each is kept.
+    // machine falls on text and `.mmt` alike; the fastest of each is kept, and each
+    // repeat's text reading over the `.mmt` one beside it gives a pair's ratio, whose
+    // spread says how much the machine moved.
     let mut best = [(0u64, f64::INFINITY); 4];
+    let (mut decode_pairs, mut lru_pairs) = (vec![], vec![]);
     for _ in 0..args.repeat.max(1) {
         let readings = [
             once(text, format.clone(), false)?,
@@ -232,11 +236,12 @@ fn ingest_figures(
             once(text, format.clone(), true)?,
             once(mmt, None, true)?,
         ];
+        decode_pairs.push(rate(readings[0]) / rate(readings[1]));
+        lru_pairs.push(rate(readings[2]) / rate(readings[3]));
         for (kept, (n, s)) in best.iter_mut().zip(readings) {
             *kept = (n, kept.1.min(s));
         }
     }
-    let rate = |(n, s): (u64, f64)| n as f64 / s;
     let [text_read, mmt_read, text_run, mmt_run] = best;
     let (accesses, mmt_events) = (text_read.0, mmt_read.0);
     let (text_decode, mmt_decode) = (rate(text_read), rate(mmt_read));
@@ -247,24 +252,45 @@ fn ingest_figures(
         "decode_accesses_per_second": text_decode,
         "mmt_decode_events_per_second": mmt_decode,
         "over_mmt": text_decode / mmt_decode,
+        "pair_over_mmt": spread(decode_pairs),
         "lru_accesses_per_second": text_lru,
         "mmt_lru_accesses_per_second": mmt_lru,
         "lru_over_mmt": text_lru / mmt_lru,
+        "pair_lru_over_mmt": spread(lru_pairs),
     }))
+}
+
+/// The least, median and greatest of some pairs' ratios (at least one), as JSON.
+fn spread(mut ratios: Vec<f64>) -> Value {
+    ratios.sort_by(f64::total_cmp);
+    let n = ratios.len();
+    let median = (ratios[(n - 1) / 2] + ratios[n / 2]) / 2.0;
+    json!({ "min": ratios[0], "median": median, "max": ratios[n - 1] })
 }
 
 fn print_ingest(what: &str, c: &serde_json::Map<String, Value>) {
     let m = |key: &str| c[key].as_f64().unwrap_or(0.0) / 1e6;
     let x = |key: &str| c[key].as_f64().unwrap_or(0.0);
+    let pairs = |key: &str| {
+        let p = |k: &str| c[key][k].as_f64().unwrap_or(0.0);
+        format!(
+            "pairs {:.2}..{:.2}, median {:.2}",
+            p("min"),
+            p("max"),
+            p("median")
+        )
+    };
     println!(
-        "{what}: decode only {:.1} M accesses/s, {:.2}x .mmt's {:.1} M events/s; \
-         lru whole run {:.1} M accesses/s, {:.2}x .mmt's {:.1}",
+        "{what}: decode only {:.1} M accesses/s, {:.2}x .mmt's {:.1} M events/s ({}); \
+         lru whole run {:.1} M accesses/s, {:.2}x .mmt's {:.1} ({})",
         m("decode_accesses_per_second"),
         x("over_mmt"),
         m("mmt_decode_events_per_second"),
+        pairs("pair_over_mmt"),
         m("lru_accesses_per_second"),
         x("lru_over_mmt"),
         m("mmt_lru_accesses_per_second"),
+        pairs("pair_lru_over_mmt"),
     );
 }
 
@@ -467,14 +493,12 @@ fn bench_zipf(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
                     (ours, theirs) = (ours.min(m), theirs.min(c));
                     ratios.push(c / m);
                 }
-                ratios.sort_by(f64::total_cmp);
-                let median = ratios[ratios.len() / 2];
                 (
                     ours,
                     json!({
                         "seconds": theirs,
                         "mobmem_speedup": theirs / ours,
-                        "pair_speedups": { "min": ratios[0], "median": median, "max": ratios[ratios.len() - 1] },
+                        "pair_speedups": spread(ratios),
                     }),
                 )
             }

@@ -355,6 +355,14 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
         ] {
             assert!(c[rate].as_f64().unwrap() > 0.0, "{key} {rate}: {c}");
         }
+        // Each repeat's pair of readings gives a ratio; their spread is ordered.
+        for pairs in ["pair_over_mmt", "pair_lru_over_mmt"] {
+            let p = |k: &str| c[pairs][k].as_f64().unwrap();
+            assert!(
+                0.0 < p("min") && p("min") <= p("median") && p("median") <= p("max"),
+                "{key} {pairs}: {c}"
+            );
+        }
     }
     assert!(report["ingest"]["trace"]
         .as_str()
