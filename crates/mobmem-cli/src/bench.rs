@@ -408,6 +408,7 @@ pub const LIBCACHESIM_NAMES: &[(&str, &[&str])] = &[
     ("lfu", &["lfu"]),
     ("fifo-merge", &["fifo-merge"]),
     ("lecar", &["lecar"]),
+    ("cacheus", &["cacheus"]),
     ("lhd", &["lhd"]),
     ("hyperbolic", &["hyperbolic"]),
     ("clock-2", &["clock", "-e", "n-bit-counter=2"]),

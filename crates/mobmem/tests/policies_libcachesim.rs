@@ -156,7 +156,8 @@ fn cloudphysics(
 ///
 /// and, added later, `lfuda`, `gdsf`, `qdlp` and `clock -e n-bit-counter=2` (mobmem's `clock-2`)
 /// at the same capacities, `fifo-merge`, `lecar`, `lhd` and `hyperbolic` each at all six
-/// in one command (Hyperbolic with the trace's object ids as keys, [`HASHES_OBJECT_IDS`]; see
+/// in one command, `cacheus` at each as the first of a command of two (its first
+/// learning rate, see `cacheus_gives_libcachesims_miss_counts`) (Hyperbolic with the trace's object ids as keys, [`HASHES_OBJECT_IDS`]; see
 /// `added_policies_match_libcachesim_on_cloudphysics_and_oltp` on their random numbers);
 /// then MRU and CR-LFU, which the library has but `cachesim`
 /// does not name, from `cachesim` with the two names added (`(cachesim-ext)`; see
@@ -220,7 +221,7 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
         compared.push(policy);
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(compared.len(), 132, "22 policies at 6 capacities");
+    assert_eq!(compared.len(), 138, "23 policies at 6 capacities");
     // Every single-tier policy that libCacheSim has has its rows.
     for policy in bytes::byte_policies()
         .into_iter()
@@ -231,6 +232,46 @@ fn byte_capacities_match_libcachesim_on_cloudphysics() {
             6,
             "{policy}"
         );
+    }
+}
+
+/// Oracle: CACHEUS draws a random number at every eviction and its first learning rate
+/// from libCacheSim's generator, and its SR-LRU and CR-LFU pass pages and counts to each
+/// other through SR-LRU's history: the exact miss counts of libCacheSim's `cachesim`
+/// (commit aa0fc409, with a line printing its exact counts), each capacity the first of
+/// a command of two so that it has the first learning rate (0.408):
+///
+/// ```text
+/// cachesim cloudPhysicsIO.oracleGeneral.bin oracleGeneral cacheus 500,100 --ignore-obj-size 1
+/// cachesim oltp.txt txt cacheus 1000,100 -t "obj-id-col=1" --ignore-obj-size 1
+/// ```
+///
+/// (and likewise at the other capacities). mobmem must give the same counts.
+#[test]
+fn cacheus_gives_libcachesims_miss_counts() {
+    let test = "cacheus_gives_libcachesims_miss_counts";
+    let cacheus = find_policy("cacheus").unwrap();
+    for (relative, expected) in [
+        (
+            "libcachesim/cloudPhysicsIO.oracleGeneral.bin",
+            [(500, 94_452u64), (2000, 93_843), (20_000, 68_498)],
+        ),
+        (
+            "arc/OLTP.lis.zst",
+            [(1000, 569_814), (10_000, 353_007), (50_000, 238_115)],
+        ),
+    ] {
+        let Some(path) = common::public_trace(test, relative) else {
+            return;
+        };
+        let trace = mobmem::trace::read_all(&path, None).unwrap();
+        for (capacity, misses) in expected {
+            let m = run_trace(&trace, &RunSetup::new(cacheus, Capacity::single(capacity))).unwrap();
+            assert_eq!(
+                m.misses, misses,
+                "Cacheus on {relative} at {capacity} objects"
+            );
+        }
     }
 }
 
@@ -383,9 +424,12 @@ fn libcachesim_csv_and_text_layouts_read_as_libcachesim_reads_them() {
 /// gives pages `start..start+count`, as mobmem's .lis reader expands it), POLICY is
 /// `lfuda`, `gdsf`, `qdlp`, `fifo-merge`, `lecar`, `lhd`, `hyperbolic` or `clock` (with
 /// `-e n-bit-counter=2`: mobmem's `clock-2`). Several capacities a command matter to
-/// FIFO-Merge, LeCaR, LHD and Hyperbolic, which draw random numbers: `cachesim` then
-/// starts each cache's generator at 0, while with one capacity it seeds it from the
-/// clock. Hyperbolic runs with the traces' object ids as its keys ([`HASHES_OBJECT_IDS`]).
+/// FIFO-Merge, LeCaR, LHD, Hyperbolic and Cacheus, which draw random numbers: `cachesim`
+/// then starts each cache's generator at 0, while with one capacity it seeds it from the
+/// clock. Cacheus also draws its first learning rate when `cachesim` makes its caches,
+/// the k-th cache of a command taking the k-th draw, so each of its capacities is the
+/// first of a command of two (`cachesim ... cacheus 500,100 ...`; see
+/// `cacheus_gives_libcachesims_miss_counts` for its exact counts). Hyperbolic runs with the traces' object ids as its keys ([`HASHES_OBJECT_IDS`]).
 /// libCacheSim has MRU and CR-LFU (`MRU.c`, `CR_LFU.c`) but its `cachesim` names
 /// neither: their rows (`(cachesim-ext)`) come from the same `cachesim` with two more
 /// names in `bin/cachesim/cache_init.h` calling `MRU_init` and `CR_LFU_init`, the
@@ -443,7 +487,7 @@ fn added_policies_match_libcachesim_on_cloudphysics_and_oltp() {
         compared += 1;
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(compared, 60, "10 policies, 2 traces, 3 capacities");
+    assert_eq!(compared, 66, "11 policies, 2 traces, 3 capacities");
 }
 
 /// Oracle: LHD rebuilds its model every 2^20 accesses and, at its 5th rebuild, changes

@@ -427,6 +427,7 @@ mod tests {
                 "s3fifo",
                 "lfu",
                 "lecar",
+                "cacheus",
                 "fifo-merge",
                 "lhd",
                 "hyperbolic",

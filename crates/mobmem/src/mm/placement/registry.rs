@@ -157,6 +157,19 @@ pub static REGISTRY: Registry<PolicyInfo> = Registry::new(
         },
     },
     PolicyInfo {
+        name: "cacheus",
+        family: Family::SingleTier,
+        summary: "scan-resistant LRU and churn-resistant LFU experts weighted by regret, with an adaptive learning rate, as libCacheSim's Cacheus (Rodriguez et al., FAST 2021)",
+        offline: false,
+        reads_foreground: false,
+        build: |ctx| {
+            Ok(Box::new(policies::cacheus::Cacheus::new(
+                ctx.capacity.dram as u64,
+                ctx.page_count_hint,
+            )))
+        },
+    },
+    PolicyInfo {
         name: "fifo-merge",
         family: Family::SingleTier,
         summary: "FIFO that evicts the least used half of the next 100 pages, as libCacheSim's FIFO-Merge",

@@ -111,6 +111,33 @@ impl Lfu {
         }
     }
 
+    /// The count of resident `page` (`None`: not resident).
+    pub fn count_of(&self, page: PageId) -> Option<u64> {
+        match self.bucket_of.get(page as usize) {
+            Some(&slot) if slot != NONE => Some(self.buckets[slot as usize].count),
+            _ => None,
+        }
+    }
+
+    /// Link the admitted `page` with `count` uses (at least 1) already, as the most
+    /// recent page of that count: a count remembered from before the page left, as
+    /// CACHEUS's CR-LFU takes it back ([`super::cacheus`]). Walks the buckets below
+    /// `count`.
+    pub fn insert_counted(&mut self, page: PageId, count: u64) {
+        ensure_index(&mut self.bucket_of, page, NONE);
+        let (mut lower, mut at) = (NONE, self.lowest);
+        while at != NONE && self.buckets[at as usize].count < count {
+            lower = at;
+            at = self.buckets[at as usize].higher;
+        }
+        let slot = if at != NONE && self.buckets[at as usize].count == count {
+            at
+        } else {
+            self.new_bucket(count, lower, at)
+        };
+        self.link_page(page, slot);
+    }
+
     /// A bucket for `count`, linked between `lower` and `higher` (either may be
     /// [`NONE`]).
     fn new_bucket(&mut self, count: u64, lower: u32, higher: u32) -> u32 {
@@ -225,6 +252,33 @@ mod tests {
     use super::*;
     use crate::core::mix64;
     use crate::mm::placement::policies::testing::*;
+
+    #[test]
+    fn a_page_inserted_with_a_count_joins_its_bucket_as_the_most_recent() {
+        // 1 2 with count 1; 3 with count 3 (a new bucket above); 4 with count 2
+        // (between); 5 with count 3 (the existing bucket, in front of 3); 6 with count
+        // 1 (below them all once 1 and 2 are gone).
+        let mut lfu = Lfu::with_ties(Ties::MostRecent, 0);
+        for (page, count) in [(1, 1), (2, 1), (3, 3), (4, 2), (5, 3)] {
+            lfu.insert_counted(page, count);
+        }
+        assert_eq!(
+            lfu.by_count(),
+            vec![(1, vec![2, 1]), (2, vec![4]), (3, vec![5, 3])]
+        );
+        assert_eq!(lfu.victim(), Some(2));
+        assert_eq!((lfu.count_of(5), lfu.count_of(9)), (Some(3), None));
+        for page in [1, 2] {
+            let slot = lfu.bucket_of[page as usize];
+            lfu.unlink_page(page, slot);
+            lfu.bucket_of[page as usize] = NONE;
+        }
+        lfu.insert_counted(6, 1);
+        assert_eq!(
+            lfu.by_count(),
+            vec![(1, vec![6]), (2, vec![4]), (3, vec![5, 3])]
+        );
+    }
 
     #[test]
     fn evicts_least_frequent_then_least_recent() {

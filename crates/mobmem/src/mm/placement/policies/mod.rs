@@ -3,6 +3,7 @@
 
 pub mod app_aware;
 pub mod arc;
+pub mod cacheus;
 pub mod clock;
 pub mod clock_counter;
 pub mod clock_dwf;
