@@ -7,7 +7,12 @@
 //! 4 (W-TinyLFU). The variant is libCacheSim's `WTinyLFU-w0.01-SLRU`
 //! (`cache/eviction/WTinyLFU.c`, `SLRU.c` and `dataStructure/minimalIncrementCBF.c`,
 //! commit aa0fc409), so that this policy gives its miss ratios
-//! (`tests/policies_libcachesim.rs`).
+//! (`tests/policies_libcachesim.rs`). libCacheSim's `cachesim` names it both `wtinyLFU`
+//! and `tinyLFU`: its TinyLFU is this same cache (`cache_init.h` gives `tinyLFU` a
+//! window of 0.01 unless told otherwise; the two give equal counts on CloudPhysics at
+//! 500, 2,000 and 20,000 objects). With `-e window-size=0`, TinyLFU without a window,
+//! its window of 0 objects refuses every page and every request misses, so there is no
+//! windowless variant of libCacheSim's to match.
 //!
 //! Memory of `c` pages: a window of nominally `W = floor(0.01 c)` pages (at least one) and
 //! a main cache of `M = c - W` pages, an SLRU of a probation segment of `floor(0.2 M)`
