@@ -431,13 +431,7 @@ mod tests {
     #[test]
     fn lists_stay_within_their_sizes_and_agree_with_memory() {
         let mut cacheus = engine(Cacheus::new(10, 0), 10);
-        for i in 0..20_000u64 {
-            let x = mix64(i);
-            let page = if x.is_multiple_of(3) {
-                (x >> 8) % 12
-            } else {
-                (x >> 8) % 200
-            } as PageId;
+        for (i, page) in hot_and_cold(0, 20_000, 12, 200).into_iter().enumerate() {
             cacheus.access(&read(page)).unwrap();
             cacheus.check_agreement().unwrap();
             let policy = cacheus.policy();
@@ -453,6 +447,7 @@ mod tests {
             }
             let counted: usize = policy.lfu.by_count().iter().map(|(_, p)| p.len()).sum();
             assert_eq!(counted, r.len() + sr.len());
+            let x = mix64(i as u64);
             if x.is_multiple_of(11) {
                 cacheus.remove(((x >> 20) % 200) as PageId);
             }

@@ -295,16 +295,7 @@ mod tests {
     fn agrees_with_a_plain_version_past_a_hundred_pages() {
         for seed in 0..6u64 {
             let capacity = [101, 120, 150, 250, 400, 101][seed as usize];
-            let trace: Vec<PageId> = (0..20_000u64)
-                .map(|i| {
-                    let x = mix64(seed * 1_000_003 + i);
-                    if x.is_multiple_of(3) {
-                        (x >> 8) as PageId % 80
-                    } else {
-                        (x >> 8) as PageId % 900
-                    }
-                })
-                .collect();
+            let trace = hot_and_cold(seed, 20_000, 80, 900);
             let outcome = run_pages(&mut engine(FifoMerge::new(0), capacity), &trace);
             let ours: Vec<(bool, Vec<PageId>)> = hits(&outcome)
                 .into_iter()

@@ -286,13 +286,7 @@ mod tests {
     #[test]
     fn histories_hold_at_most_half_of_memory() {
         let mut lecar = engine(LeCaR::new(10, 0), 10);
-        for i in 0..20_000u64 {
-            let x = mix64(i);
-            let page = if x.is_multiple_of(3) {
-                (x >> 8) % 12
-            } else {
-                (x >> 8) % 200
-            } as PageId;
+        for (i, page) in hot_and_cold(0, 20_000, 12, 200).into_iter().enumerate() {
             lecar.access(&read(page)).unwrap();
             lecar.check_agreement().unwrap();
             let (lru, lfu) = lecar.policy().histories();
@@ -300,6 +294,7 @@ mod tests {
             for p in lru.iter().chain(&lfu) {
                 assert!(lecar.policy().holds(*p).is_none(), "{p} is resident");
             }
+            let x = mix64(i as u64);
             if x.is_multiple_of(11) {
                 lecar.remove(((x >> 20) % 200) as PageId);
             }

@@ -250,7 +250,6 @@ impl CachePolicy for Lfu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::mix64;
     use crate::mm::placement::policies::testing::*;
 
     #[test]
@@ -351,17 +350,7 @@ mod tests {
             (s / 2, ties)
         }) {
             let capacity = 1 + (seed as usize % 7) * 3;
-            let trace: Vec<PageId> = (0..3000u64)
-                .map(|i| {
-                    let x = mix64(seed * 1_000_003 + i);
-                    // A skewed mix: a small hot set and a wider cold one.
-                    if x.is_multiple_of(3) {
-                        (x >> 8) as PageId % 5
-                    } else {
-                        (x >> 8) as PageId % 60
-                    }
-                })
-                .collect();
+            let trace = hot_and_cold(seed, 3000, 5, 60);
             let outcome = run_pages(&mut engine(Lfu::with_ties(ties, 0), capacity), &trace);
             let ours: Vec<(bool, Option<PageId>)> = hits(&outcome)
                 .into_iter()

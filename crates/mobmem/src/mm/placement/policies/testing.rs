@@ -144,6 +144,18 @@ pub fn skewed_pages() -> impl proptest::strategy::Strategy<Value = Vec<PageId>> 
     proptest::collection::vec(prop_oneof![0u32..4, 0u32..30, 0u32..300], 1..1500)
 }
 
+/// A skewed mix of `n` page requests drawn from `seed`: a third from the `hot` pages
+/// below `hot`, the rest from the `cold` pages below `cold`.
+pub fn hot_and_cold(seed: u64, n: u64, hot: PageId, cold: PageId) -> Vec<PageId> {
+    (0..n)
+        .map(|i| {
+            let x = crate::core::mix64(seed * 1_000_003 + i);
+            let pages = if x.is_multiple_of(3) { hot } else { cold };
+            (x >> 8) as PageId % pages
+        })
+        .collect()
+}
+
 /// The hit patterns of `policy` on an engine of `capacity` pages and of `plain` (a plain
 /// implementation's access: true for a hit), on the reads of `pages`.
 pub fn hit_patterns<P: CachePolicy>(
