@@ -95,8 +95,11 @@ struct Fields {
 enum Slot {
     /// Not read.
     Skip,
-    /// Kept as text: a pid, a process, an object id as text.
+    /// Kept as text: a process, a pid beside one, an object id as text.
     Text,
+    /// A pid without a process column: read as a number when written as a plain decimal
+    /// (see `plain_decimal`), else the line is split and read by [`Parser::parse`].
+    Pid,
     Op,
     Time,
     /// The object id or the block offset.
@@ -126,7 +129,14 @@ impl Fields {
             (self.size, Slot::Size),
             (self.length, Slot::Length),
             (self.op, Slot::Op),
-            (self.pid, Slot::Text),
+            (
+                self.pid,
+                if self.process.is_some() {
+                    Slot::Text
+                } else {
+                    Slot::Pid
+                },
+            ),
             (self.process, Slot::Text),
             (self.device, Slot::Device),
         ] {
@@ -554,14 +564,15 @@ impl Parser {
                 (id, 1, size)
             }
         };
-        self.take_request(line, write, raw_time, device, (first, pages), size)
+        let process = ProcessOf::Fields(line);
+        self.take_request(process, write, raw_time, device, (first, pages), size)
     }
 
     /// Make a parsed line the pending request: `pages` pages from `first`. `false` when
     /// it covers none.
     fn take_request(
         &mut self,
-        line: &[u8],
+        process: ProcessOf,
         write: bool,
         raw_time: u64,
         device: u64,
@@ -579,7 +590,10 @@ impl Parser {
                  {EXPANSION_PER_BYTE} a byte): expected the requests of a real trace"
             )));
         }
-        self.proc = self.process(line)?;
+        self.proc = match process {
+            ProcessOf::Fields(line) => self.process(line)?,
+            ProcessOf::Pid(number, digits) => self.pid_process(number, digits)?,
+        };
         let first_ns = *self.first_ns.get_or_insert(raw_time);
         self.time_ns = self.time_ns.max(raw_time.saturating_sub(first_ns));
         self.device = device;
@@ -599,7 +613,7 @@ impl Parser {
     /// first and reading field by field took about a sixth longer a line.
     #[inline]
     fn parse_plain(&mut self, line: &[u8]) -> Option<Result<bool>> {
-        let slots = self.plain.as_deref()?.len();
+        let slots = self.plain.as_deref()?;
         let Delimiter::Byte(delimiter) = self.spec.delimiter else {
             return None;
         };
@@ -607,10 +621,15 @@ impl Parser {
         let unit_ns = self.spec.time_unit.ns();
         let (mut time, mut id, mut size, mut length, mut device) = (None, 0, None, None, 0);
         let mut op = None;
-        self.spans.clear();
+        let mut pid = None;
+        // Only the text fields' spans are read after this pass (by `process` and
+        // `object_id`), so only theirs are kept, in place.
+        if self.spans.len() != slots.len() {
+            self.spans.clear();
+            self.spans.resize(slots.len(), (0, 0));
+        }
         let mut at = 0;
-        for k in 0..slots {
-            let slot = self.plain.as_deref()?[k];
+        for (k, &slot) in slots.iter().enumerate() {
             let start = at;
             match slot {
                 Slot::Skip => {
@@ -633,9 +652,11 @@ impl Parser {
                             }
                             value => self.op(value).ok()?,
                         });
+                    } else {
+                        self.spans[k] = (start, at);
                     }
                 }
-                Slot::Time | Slot::Id | Slot::Size | Slot::Length | Slot::Device => {
+                Slot::Time | Slot::Id | Slot::Size | Slot::Length | Slot::Device | Slot::Pid => {
                     let mut value = 0u64;
                     while at < line.len() {
                         let d = line[at].wrapping_sub(b'0');
@@ -663,13 +684,19 @@ impl Parser {
                             Slot::Id => id = value,
                             Slot::Size => size = Some(value),
                             Slot::Length => length = Some(value),
+                            Slot::Pid => {
+                                // A leading zero makes another spelling of the number.
+                                if line[start] == b'0' && at - start > 1 {
+                                    return None;
+                                }
+                                pid = Some((value, start, at));
+                            }
                             _ => device = value,
                         }
                     }
                 }
             }
-            self.spans.push((start, at));
-            if k + 1 < slots {
+            if k + 1 < slots.len() {
                 if at >= line.len() {
                     return None;
                 }
@@ -696,7 +723,11 @@ impl Parser {
                 ((id, 1), size.map_or(Some(0), |n| u32::try_from(n).ok())?)
             }
         };
-        Some(self.take_request(line, write, raw_time, device, pages, size))
+        let process = match pid {
+            Some((number, a, b)) => ProcessOf::Pid(number, &line[a..b]),
+            None => ProcessOf::Fields(line),
+        };
+        Some(self.take_request(process, write, raw_time, device, pages, size))
     }
 
     /// The first page and the count of pages of a block range.
@@ -839,35 +870,7 @@ impl Parser {
         // hashing and comparing bytes.
         if let (Some(digits), None) = (pid, text) {
             if let Some(number) = plain_decimal(digits) {
-                if let Some((last, id)) = self.last_pid_number {
-                    if last == number {
-                        return Ok(id);
-                    }
-                }
-                let known = match usize::try_from(number) {
-                    Ok(i) if i < PID_TABLE_LEN => self.pid_table.get(i).copied(),
-                    _ => self.pid_processes.get(&number).copied(),
-                };
-                let id = match known.filter(|&id| id != NO_PROCESS) {
-                    Some(id) => id,
-                    None => {
-                        let id = self.new_process(pid, None)?;
-                        match usize::try_from(number) {
-                            Ok(i) if i < PID_TABLE_LEN => {
-                                if self.pid_table.len() <= i {
-                                    self.pid_table.resize(i + 1, NO_PROCESS);
-                                }
-                                self.pid_table[i] = id;
-                            }
-                            _ => {
-                                self.pid_processes.insert(number, id);
-                            }
-                        }
-                        id
-                    }
-                };
-                self.last_pid_number = Some((number, id));
-                return Ok(id);
+                return self.pid_process(number, digits);
             }
         }
         let (pid_bytes, text_bytes) = (pid.unwrap_or_default(), text.unwrap_or_default());
@@ -893,6 +896,39 @@ impl Parser {
         self.last_text.clear();
         self.last_text.extend_from_slice(text_bytes);
         self.last_process = Some(id);
+        Ok(id)
+    }
+
+    /// The process of a pid alone, written as the plain decimal `digits` of `number`.
+    fn pid_process(&mut self, number: u64, digits: &[u8]) -> Result<ProcId> {
+        if let Some((last, id)) = self.last_pid_number {
+            if last == number {
+                return Ok(id);
+            }
+        }
+        let known = match usize::try_from(number) {
+            Ok(i) if i < PID_TABLE_LEN => self.pid_table.get(i).copied(),
+            _ => self.pid_processes.get(&number).copied(),
+        };
+        let id = match known.filter(|&id| id != NO_PROCESS) {
+            Some(id) => id,
+            None => {
+                let id = self.new_process(Some(digits), None)?;
+                match usize::try_from(number) {
+                    Ok(i) if i < PID_TABLE_LEN => {
+                        if self.pid_table.len() <= i {
+                            self.pid_table.resize(i + 1, NO_PROCESS);
+                        }
+                        self.pid_table[i] = id;
+                    }
+                    _ => {
+                        self.pid_processes.insert(number, id);
+                    }
+                }
+                id
+            }
+        };
+        self.last_pid_number = Some((number, id));
         Ok(id)
     }
 
@@ -1202,6 +1238,15 @@ impl Parsed {
         self.sizes.clear();
         self.processes.clear();
     }
+}
+
+/// Where [`Parser::take_request`] finds a request's process.
+#[derive(Debug, Clone, Copy)]
+enum ProcessOf<'a> {
+    /// The pid and process fields of the line, whose spans are in `Parser::spans`.
+    Fields(&'a [u8]),
+    /// A pid alone, written as a plain decimal: its number and its digits.
+    Pid(u64, &'a [u8]),
 }
 
 /// Events parsed a batch at a time.

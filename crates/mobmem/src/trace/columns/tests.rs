@@ -529,7 +529,8 @@ type FieldOf = fn(u64) -> String;
 proptest::proptest! {
     /// The one-pass reading of plain lines gives what splitting every line gives: the
     /// same events, sizes and tables, or the same error, on lines of every kind of
-    /// field, for object and block layouts, numeric and text ids, spellings and RWBS.
+    /// field, for object and block layouts, numeric and text ids, spellings and RWBS,
+    /// pids alone (read as numbers) and beside a process column.
     #[test]
     fn lines_read_in_one_pass_read_as_split_lines_do(
         lines in proptest::collection::vec(
@@ -540,7 +541,7 @@ proptest::proptest! {
             ),
             1..40,
         ),
-        layout in 0usize..5,
+        layout in 0usize..6,
     ) {
         let keys = [
             "time-col=1, pid-col=2, obj-id-col=3, op-col=4, read=R|r|Read, write=W|w|Write",
@@ -550,9 +551,10 @@ proptest::proptest! {
             "time-col=4, process-col=1, process-form=comm-tid, op-col=2, op-form=rwbs, \
              offset-col=3",
             "delimiter=;, obj-id-col=2, pid-col=3, time-col=1, time-unit=ms",
+            "time-col=1, pid-col=2, process-col=3, obj-id-col=4",
         ];
         // What each layout's columns hold in a well-formed line, given a number.
-        let good: [&[FieldOf]; 5] = [
+        let good: [&[FieldOf]; 6] = [
             &[
                 |n| n.to_string(),
                 |n| (n % 50).to_string(),
@@ -574,6 +576,12 @@ proptest::proptest! {
                 |n| n.to_string(),
             ],
             &[|n| n.to_string(), |n| n.to_string(), |n| (n % 50).to_string()],
+            &[
+                |n| n.to_string(),
+                |n| (n % 20).to_string(),
+                |n| format!("app{}", n % 3),
+                |n| n.to_string(),
+            ],
         ];
         let spec = spec("", keys[layout]);
         let delimiter = if layout == 4 { ";" } else { "," };
