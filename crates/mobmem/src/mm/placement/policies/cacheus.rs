@@ -70,7 +70,9 @@
 //! Decided here: `remove` (a page taken out for another reason) forgets the page without
 //! a place in H, as [`CachePolicy::remove`] asks, where libCacheSim's keeps one; with
 //! sizes in bytes, a page larger than SR's half (R's, if it is in H) is refused before
-//! anything is evicted, where libCacheSim evicts for it and then does not insert it.
+//! anything is evicted, where libCacheSim evicts for it and then does not insert it; R
+//! and SR hold at least 1 each, so that a memory of one page holds a page, where
+//! libCacheSim's halves of 0 admit nothing.
 //!
 //! Per page: two tagged list memberships (R, SR or H; a ghost list), CR-LFU's bucket
 //! state ([`super::lfu`]), its size and its count in H.
@@ -107,7 +109,7 @@ pub struct Cacheus {
     lists: TaggedLists,
     /// Sizes of R, SR and H.
     used: [u64; 3],
-    /// Most size of R and of SR: `C / 2`.
+    /// Most size of R and of SR: `C / 2`, at least 1.
     half: u64,
     /// H holds less than this: `C`.
     history_limit: u64,
@@ -138,7 +140,7 @@ impl Cacheus {
         Cacheus {
             lists: TaggedLists::new(3, page_count_hint),
             used: [0; 3],
-            half: capacity / 2,
+            half: (capacity / 2).max(1),
             history_limit: capacity,
             lfu: Lfu::with_ties(Ties::MostRecent, page_count_hint),
             ghosts: TaggedLists::new(2, page_count_hint),
@@ -411,6 +413,16 @@ mod tests {
             // Count 2, most recent first: 3 (t8), 1 (t5, back from H), 2 (hit at t4).
             vec![(1, vec![4]), (2, vec![3, 1, 2])]
         );
+    }
+
+    #[test]
+    fn a_memory_of_one_page_holds_one() {
+        // Halves of 0 would refuse every page; at least 1, each page fills and the
+        // one before goes.
+        let mut cacheus = engine(Cacheus::new(1, 0), 1);
+        let outcome = run_pages(&mut cacheus, &[1, 1, 2, 2, 1]);
+        assert_eq!(hit_pattern(&outcome), "mhmhm");
+        assert_eq!(eviction_steps(&outcome), vec![(2, 1), (4, 2)]);
     }
 
     #[test]
