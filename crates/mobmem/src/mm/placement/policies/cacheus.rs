@@ -217,13 +217,12 @@ impl Cacheus {
 
     /// Move a page between SR-LRU's lists, or onto one, keeping their sizes.
     fn put(&mut self, page: PageId, list: usize) {
-        if let Some(from) = self.lists.remove(page) {
-            self.used[from] -= self.size[page as usize];
-        }
+        self.take_off(page);
         self.lists.push_front(list, page);
         self.used[list] += self.size[page as usize];
     }
 
+    /// Take a page off the SR-LRU list it is on, if any.
     fn take_off(&mut self, page: PageId) {
         if let Some(from) = self.lists.remove(page) {
             self.used[from] -= self.size[page as usize];
