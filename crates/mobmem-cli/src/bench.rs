@@ -53,8 +53,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3, value_parser = crate::numbers::non_negative::<usize>, allow_negative_numbers = true)]
     repeat: usize,
     /// Requests of a second trace, in libCacheSim's oracleGeneral format: Zipf (alpha 1)
-    /// over --zipf-objects objects with random 64-bit ids, on which the LRU whole process
-    /// (`mobmem sim`) is timed; 0 skips it.
+    /// over --zipf-objects objects with random 64-bit ids and each request's next access
+    /// (as libCacheSim's traceConv writes it, for its Belady), on which the LRU whole
+    /// process (`mobmem sim`) is timed; 0 skips it, at most 4294967294.
     #[arg(long, default_value_t = 10_000_000, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     zipf_requests: u64,
     /// Objects of the Zipf trace.
@@ -296,10 +297,17 @@ fn print_ingest(what: &str, c: &serde_json::Map<String, Value>) {
 
 /// A Zipf (alpha 1) trace of `requests` requests over `objects` objects in oracleGeneral
 /// format: random 64-bit object ids (so that a reader must hash them), sizes 512 B to
-/// 64 KiB, one second per 1000 requests. Returns its distinct objects.
+/// 64 KiB, one second per 1000 requests, and each request's next access to the same
+/// object as libCacheSim's `traceConv` writes it (the 1-based number of that request, -1
+/// for none), so that `cachesim`'s Belady, which reads its future from that field, runs
+/// Belady. Returns its distinct objects.
 fn write_zipf_oracle_general(path: &Path, requests: u64, objects: u64) -> Result<u64> {
     use rand::{Rng, SeedableRng};
     use std::io::Write;
+    let requests = u32::try_from(requests)
+        .ok()
+        .filter(|&r| r < u32::MAX)
+        .context("--zipf-requests: at most 4294967294")?;
     let objects = objects.max(1) as usize;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let mut cdf = Vec::with_capacity(objects);
@@ -310,20 +318,35 @@ fn write_zipf_oracle_general(path: &Path, requests: u64, objects: u64) -> Result
     }
     let ids: Vec<u64> = (0..objects).map(|_| rng.gen()).collect();
     let sizes: Vec<u32> = (0..objects).map(|_| rng.gen_range(512..65536)).collect();
-    let mut seen = vec![false; objects];
+    let ranks: Vec<u32> = (0..requests)
+        .map(|_| {
+            let u = rng.gen::<f64>() * total;
+            cdf.partition_point(|&c| c < u).min(objects - 1) as u32
+        })
+        .collect();
+    // Backward: each request's next one of the same object (u32::MAX: none).
+    let mut next = vec![u32::MAX; ranks.len()];
+    let mut seen_at = vec![u32::MAX; objects];
+    for (i, &rank) in ranks.iter().enumerate().rev() {
+        next[i] = seen_at[rank as usize];
+        seen_at[rank as usize] = i as u32;
+    }
+    let distinct = seen_at.iter().filter(|&&s| s != u32::MAX).count() as u64;
     let file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    for i in 0..requests {
-        let u = rng.gen::<f64>() * total;
-        let rank = cdf.partition_point(|&c| c < u).min(objects - 1);
-        seen[rank] = true;
+    for (i, (&rank, &next)) in ranks.iter().zip(&next).enumerate() {
+        let next_vtime = if next == u32::MAX {
+            -1
+        } else {
+            next as i64 + 1
+        };
         out.write_all(&((i / 1000) as u32).to_le_bytes())?;
-        out.write_all(&ids[rank].to_le_bytes())?;
-        out.write_all(&sizes[rank].to_le_bytes())?;
-        out.write_all(&(-1i64).to_le_bytes())?;
+        out.write_all(&ids[rank as usize].to_le_bytes())?;
+        out.write_all(&sizes[rank as usize].to_le_bytes())?;
+        out.write_all(&next_vtime.to_le_bytes())?;
     }
     out.flush()?;
-    Ok(seen.iter().filter(|&&s| s).count() as u64)
+    Ok(distinct)
 }
 
 /// The fastest of `repeat` whole runs of `program args` in the folder `cwd`, seconds; its
@@ -939,4 +962,39 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         None => println!("exact LRU miss-ratio curve, 100 sizes, one pass: {curve_s:.3} s"),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each record's next access names the next record of the same object (1-based, as
+    /// libCacheSim's traceConv writes it), checked against a scan of the records.
+    #[test]
+    fn zipf_trace_names_each_next_access() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("z.oracleGeneral.bin");
+        let distinct = write_zipf_oracle_general(&path, 3000, 200).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let records: Vec<(u64, i64)> = bytes
+            .chunks_exact(24)
+            .map(|r| {
+                let id = u64::from_le_bytes(r[4..12].try_into().unwrap());
+                (id, i64::from_le_bytes(r[16..24].try_into().unwrap()))
+            })
+            .collect();
+        assert_eq!(records.len(), 3000);
+        let mut ids: Vec<u64> = records.iter().map(|r| r.0).collect();
+        for (i, &(id, next)) in records.iter().enumerate() {
+            let expected = records[i + 1..]
+                .iter()
+                .position(|r| r.0 == id)
+                .map_or(-1, |j| (i + 1 + j) as i64 + 1);
+            assert_eq!(next, expected, "record {i}");
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len() as u64, distinct);
+        assert!(write_zipf_oracle_general(&path, u64::from(u32::MAX), 2).is_err());
+    }
 }
