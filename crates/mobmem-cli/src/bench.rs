@@ -77,6 +77,12 @@ pub struct BenchArgs {
     ingest: Option<PathBuf>,
     #[command(flatten)]
     ingest_format: crate::trace_format::TraceFormat,
+    /// Distinct objects of a third trace, on which LRU's peak memory per distinct object
+    /// is measured at scale (its goal: at most 32 bytes at 5 M objects): every object
+    /// requested once in turn, with a Zipf request over all of them after each; 0 skips
+    /// it.
+    #[arg(long, default_value_t = 5_000_000, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
+    memory_objects: u64,
     /// Simulated seconds of the time model's machine (32 threads on 8 CPUs); 0 skips it.
     #[arg(long, default_value_t = 600, value_parser = crate::numbers::non_negative::<u64>, allow_negative_numbers = true)]
     time_model_seconds: u64,
@@ -347,6 +353,72 @@ fn write_zipf_oracle_general(path: &Path, requests: u64, objects: u64) -> Result
     }
     out.flush()?;
     Ok(distinct)
+}
+
+/// LRU's peak memory per distinct object, the goal it is held to at 5 M objects.
+pub const GOAL_BYTES_PER_OBJECT: f64 = 32.0;
+
+/// A trace of exactly `objects` distinct objects in oracleGeneral format (random 64-bit
+/// ids, size 4096, no next access): request `2k` is object `k`, its first, and request
+/// `2k + 1` an object drawn by Zipf (alpha 1) over all of them, so that a cache of a tenth
+/// of them also hits.
+fn write_objects_trace(path: &Path, objects: u64) -> Result<()> {
+    use rand::{Rng, SeedableRng};
+    use std::io::Write;
+    let objects = usize::try_from(objects)
+        .ok()
+        .filter(|&n| n < u32::MAX as usize / 2)
+        .context("--memory-objects: at most 2147483646")?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let ids: Vec<u64> = (0..objects).map(|_| rng.gen()).collect();
+    let mut cdf = Vec::with_capacity(objects);
+    let mut total = 0.0;
+    for rank in 1..=objects {
+        total += 1.0 / rank as f64;
+        cdf.push(total);
+    }
+    let file = std::fs::File::create(path).with_context(|| format!("{}", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut record = |i: usize, id: u64| -> std::io::Result<()> {
+        out.write_all(&((i / 1000) as u32).to_le_bytes())?;
+        out.write_all(&id.to_le_bytes())?;
+        out.write_all(&4096u32.to_le_bytes())?;
+        out.write_all(&(-1i64).to_le_bytes())
+    };
+    for (k, &id) in ids.iter().enumerate() {
+        record(2 * k, id)?;
+        let u = rng.gen::<f64>() * total;
+        let rank = cdf.partition_point(|&c| c < u).min(objects - 1);
+        record(2 * k + 1, ids[rank])?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// LRU's peak memory per distinct object on [`write_objects_trace`]'s trace, measured in
+/// a fresh process.
+fn bench_memory(args: &BenchArgs, dir: &Path, exe: &Path) -> Result<Value> {
+    let path = dir.join("objects.oracleGeneral.bin");
+    write_objects_trace(&path, args.memory_objects)?;
+    let one = measure_in_child(
+        exe,
+        args,
+        "lru",
+        &path,
+        args.memory_objects,
+        1,
+        "lru's memory at scale",
+    )?;
+    std::fs::remove_file(&path).with_context(|| format!("{}", path.display()))?;
+    let bytes = one["bytes_per_distinct_page"].as_f64().unwrap_or(f64::NAN);
+    Ok(json!({
+        "distinct_objects": args.memory_objects,
+        "requests": 2 * args.memory_objects,
+        "lru_peak_rss_growth_bytes": one["peak_rss_growth_bytes"],
+        "lru_bytes_per_distinct_object": bytes,
+        "goal_bytes_per_object": GOAL_BYTES_PER_OBJECT,
+        "meets_goal": bytes <= GOAL_BYTES_PER_OBJECT,
+    }))
 }
 
 /// The fastest of `repeat` whole runs of `program args` in the folder `cwd`, seconds; its
@@ -844,6 +916,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     } else {
         Value::Null
     };
+    let memory = if args.memory_objects > 0 {
+        bench_memory(&args, dir.path(), &exe)?
+    } else {
+        Value::Null
+    };
     let time_model = if args.time_model_seconds > 0 {
         bench_time_model(args.time_model_seconds)?
     } else {
@@ -865,6 +942,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "lru_curve_over_one_lru_run": lru_s.map(|l| curve_s / l),
         "runs": runs,
         "zipf_oracle_general": zipf,
+        "memory_at_scale": memory,
         "time_model": time_model,
     });
     if args.json {
@@ -942,6 +1020,17 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             );
         }
     }
+    if let Some(m) = report["memory_at_scale"].as_object() {
+        let bytes = m["lru_bytes_per_distinct_object"]
+            .as_f64()
+            .unwrap_or(f64::NAN);
+        println!(
+            "memory at scale: lru over {} distinct objects ({} requests) peaks at {bytes:.1} bytes/object ({} the goal of at most {GOAL_BYTES_PER_OBJECT})",
+            m["distinct_objects"],
+            m["requests"],
+            if bytes <= GOAL_BYTES_PER_OBJECT { "meets" } else { "misses" },
+        );
+    }
     if !time_model.is_null() {
         println!(
         "time model: {} threads on {} CPUs and 2 device queues, {} steps over {:.0} simulated s in {:.3} s ({:.2} M steps/s, {:.0} simulated s per s)",
@@ -996,5 +1085,26 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len() as u64, distinct);
         assert!(write_zipf_oracle_general(&path, u64::from(u32::MAX), 2).is_err());
+    }
+
+    /// The memory trace names exactly its objects: each new one in turn at the even
+    /// requests, an object already named or still to come at the odd ones.
+    #[test]
+    fn objects_trace_has_exactly_its_objects() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("o.oracleGeneral.bin");
+        write_objects_trace(&path, 500).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let ids: Vec<u64> = bytes
+            .chunks_exact(24)
+            .map(|r| u64::from_le_bytes(r[4..12].try_into().unwrap()))
+            .collect();
+        assert_eq!(ids.len(), 1000);
+        let firsts: Vec<u64> = ids.iter().step_by(2).copied().collect();
+        let mut distinct = firsts.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 500);
+        assert!(ids.iter().skip(1).step_by(2).all(|id| firsts.contains(id)));
     }
 }

@@ -319,6 +319,8 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
         "1",
         "--time-model-seconds",
         "5",
+        "--memory-objects",
+        "3000",
         "--json",
     ]);
     let runs = report["runs"].as_array().unwrap();
@@ -389,6 +391,12 @@ fn bench_reports_the_mmt_oracle_general_and_curve_figures() {
         .map(|r| r["policy"].as_str().unwrap())
         .collect();
     assert_eq!(timed, ["gdsf", "lru"]);
+    // LRU's memory at scale says whether it meets its goal by its own figure.
+    let memory = &report["memory_at_scale"];
+    assert_eq!(memory["distinct_objects"], 3000);
+    let bytes = memory["lru_bytes_per_distinct_object"].as_f64().unwrap();
+    assert!(bytes >= 0.0, "{memory}");
+    assert_eq!(memory["meets_goal"], bytes <= 32.0);
     // The time model's machine ran its 5 simulated seconds: every thread began steps.
     let time = &report["time_model"];
     assert_eq!(time["simulated_seconds"], 5.0);
@@ -432,6 +440,8 @@ fn bench_times_cachesim_in_pairs_with_mobmem() {
             "--repeat",
             repeat,
             "--time-model-seconds",
+            "0",
+            "--memory-objects",
             "0",
             "--cachesim",
         ]
