@@ -32,8 +32,9 @@
 //! are the miss counts (`tests/policies_libcachesim.rs`). With page ids the buckets
 //! differ and so do the draws; the miss ratios stay within a few thousandths.
 //!
-//! Per page: a 16-byte record (count, insertion time, chain link), so that a sample costs
-//! one cache line besides its bucket.
+//! Per page: a 16-byte record (count, insertion time, chain link). Per bucket: its front
+//! page and a bit saying whether it holds one, which the draws read: most draws find an
+//! empty bucket, and the bits fit the first level of the cache.
 
 use std::sync::Arc;
 
@@ -45,8 +46,8 @@ use crate::trace::PageId;
 
 /// Pages drawn for each eviction (libCacheSim's `n-sample`).
 pub const SAMPLES: usize = 64;
-/// Draws looked at together.
-const CHUNK: usize = 16;
+/// Chains of draws followed side by side.
+const LANES: usize = 4;
 /// The table's first size, as a power of two.
 const FIRST_POWER: u32 = 12;
 /// No page: an empty bucket, the end of a chain, a page not resident (its count).
@@ -72,15 +73,16 @@ const ABSENT: Entry = Entry {
 #[derive(Debug, Clone)]
 pub struct Hyperbolic {
     pages: Vec<Entry>,
+    /// Each bucket's front page.
     buckets: Vec<u32>,
+    /// A bit a bucket, set if it holds a page: a draw reads this, in the first level of
+    /// the cache, and only a draw that found a page reads its bucket.
+    filled: Vec<u64>,
     power: u32,
     resident: usize,
     /// Requests so far, this one included (libCacheSim's `n_req`).
     requests: u64,
     rand: Lcg,
-    /// Draws taken from the generator but not used yet, in order.
-    carry: [u64; CHUNK],
-    carried: usize,
     keys: Option<Arc<[u64]>>,
 }
 
@@ -89,12 +91,11 @@ impl Hyperbolic {
         Hyperbolic {
             pages: vec![ABSENT; page_count_hint],
             buckets: vec![NONE; 1 << FIRST_POWER],
+            filled: vec![0; 1 << (FIRST_POWER - 6)],
             power: FIRST_POWER,
             resident: 0,
             requests: 0,
             rand: Lcg::default(),
-            carry: [0; CHUNK],
-            carried: 0,
             keys: None,
         }
     }
@@ -136,11 +137,13 @@ impl Hyperbolic {
     fn push_front(&mut self, bucket: usize, page: PageId) {
         self.pages[page as usize].chain = self.buckets[bucket];
         self.buckets[bucket] = page;
+        self.filled[bucket / 64] |= 1 << (bucket % 64);
     }
 
     /// Double the table, moving the chains as libCacheSim's `_chained_hashtable_expand_v2`.
     fn grow(&mut self, mem: &Memory) {
         let old = std::mem::replace(&mut self.buckets, vec![NONE; 2 << self.power]);
+        self.filled = vec![0; 2 << (self.power - 6)];
         self.power += 1;
         for head in old {
             let mut at = head;
@@ -158,6 +161,9 @@ impl Hyperbolic {
         let after = self.pages[page as usize].chain;
         if self.buckets[bucket] == page {
             self.buckets[bucket] = after;
+            if after == NONE {
+                self.filled[bucket / 64] &= !(1 << (bucket % 64));
+            }
         } else {
             let mut at = self.buckets[bucket];
             while self.pages[at as usize].chain != page {
@@ -171,31 +177,96 @@ impl Hyperbolic {
 
     /// [`SAMPLES`] resident pages, drawn as libCacheSim's `chained_hashtable_rand_obj_v2`
     /// draws each: a bucket at random until one is not empty, the page at its front.
-    /// The draws are read [`CHUNK`] at a time, their buckets loaded without a branch
-    /// between them; draws left over once all are found are the next sample's first.
-    fn sample(&mut self, out: &mut [PageId; SAMPLES]) {
-        let mask = (1u64 << self.power) - 1;
+    /// The draws are followed as [`LANES`] chains side by side (each moved on [`LANES`]
+    /// steps at a time), so that no draw waits for the one before it, and each is looked
+    /// up in the bits of filled buckets without a branch; the buckets found are read
+    /// once all are found, their pages prefetched for [`Hyperbolic::least_score`]. Draws
+    /// past the last bucket needed are given back.
+    fn sample(&mut self) -> [PageId; SAMPLES] {
+        let filled = &self.filled[..];
+        let mask = self.buckets.len() - 1;
+        let (a, c) = const { Lcg::jump::<LANES>() };
+        let mut draws: [u64; LANES] = self.rand.draws();
+        // Past SAMPLES, room for the rest of a group (the index is masked to it).
+        let mut found_at = [0u32; 2 * SAMPLES];
         let mut found = 0;
+        let is_filled = |draw: u64| {
+            let bucket = draw as usize & mask;
+            (filled[bucket / 64] >> (bucket % 64)) as usize & 1
+        };
         loop {
-            let mut draws = [0u64; CHUNK];
-            let carried = self.carried;
-            draws[..carried].copy_from_slice(&self.carry[..carried]);
-            for draw in &mut draws[carried..] {
-                *draw = self.rand.draw();
+            let before = found;
+            for &draw in &draws {
+                found_at[found % (2 * SAMPLES)] = (draw as usize & mask) as u32;
+                found += is_filled(draw);
             }
-            self.carried = 0;
-            let heads = draws.map(|draw| self.buckets[(draw & mask) as usize]);
-            for (i, &head) in heads.iter().enumerate() {
-                out[found] = head;
-                found += usize::from(head != NONE);
-                if found == SAMPLES {
-                    let left = &draws[i + 1..];
-                    self.carry[..left.len()].copy_from_slice(left);
-                    self.carried = left.len();
-                    return;
+            if found >= SAMPLES {
+                let mut taken = before;
+                for &draw in &draws {
+                    taken += is_filled(draw);
+                    if taken == SAMPLES {
+                        self.rand.resume_after(draw);
+                        break;
+                    }
+                }
+                break;
+            }
+            draws = draws.map(|draw| a.wrapping_mul(draw).wrapping_add(c));
+        }
+        let mut sampled = [NONE; SAMPLES];
+        for (page, &bucket) in sampled.iter_mut().zip(&found_at) {
+            *page = self.buckets[bucket as usize];
+            crate::core::prefetch::prefetch(&self.pages, *page as usize);
+        }
+        sampled
+    }
+
+    /// Of `sampled`, the page of least score `1e8 n / (r - t)` (the first of equal
+    /// scores), as libCacheSim finds it: a page replaces the best so far if its score,
+    /// rounded to a double, is below the best's. Division is correctly rounded, so
+    /// rounding keeps the order of the exact quotients (a smaller one never rounds to a
+    /// larger double): a page whose exact quotient is not below the best's cannot replace
+    /// it, and only the others, a few a sample, need the division. The exact comparison
+    /// is of `n a_best` against `n_best a` in 64-bit integers, with ages below 2^32 (`1e8 n`
+    /// is exact in a double for any 32-bit `n`, and so is such an age).
+    fn least_score(&self, sampled: &[PageId]) -> PageId {
+        let score = |page: PageId| {
+            let entry = self.pages[page as usize];
+            let age = self.requests - entry.entered;
+            (
+                entry.count,
+                age,
+                1.0e8 * f64::from(entry.count) / age as f64,
+            )
+        };
+        let (first, rest) = sampled.split_first().expect("a sample has pages");
+        let (count, age, first_score) = score(*first);
+        if first_score >= 1.0e16 || first_score.is_nan() || self.requests > u64::from(u32::MAX) {
+            // A first page that is no best at all, or ages whose products with counts
+            // could pass 64 bits: the plain comparison of doubles.
+            let (mut best, mut best_score) = (NONE, 1.0e16);
+            for &page in sampled {
+                let (_, _, score) = score(page);
+                if best_score > score {
+                    (best, best_score) = (page, score);
+                }
+            }
+            return best;
+        }
+        let (mut best, mut best_score) = (*first, first_score);
+        let (mut best_count, mut best_age) = (u64::from(count), age);
+        for &page in rest {
+            let entry = self.pages[page as usize];
+            let age = self.requests - entry.entered;
+            if u64::from(entry.count) * best_age < best_count * age {
+                let score = 1.0e8 * f64::from(entry.count) / age as f64;
+                if best_score > score {
+                    (best, best_score) = (page, score);
+                    (best_count, best_age) = (u64::from(entry.count), age);
                 }
             }
         }
+        best
     }
 }
 
@@ -222,17 +293,8 @@ impl CachePolicy for Hyperbolic {
         if self.resident == 0 {
             return;
         }
-        let mut sampled = [NONE; SAMPLES];
-        self.sample(&mut sampled);
-        let (mut best, mut best_score) = (NONE, 1.0e16);
-        for &page in &sampled {
-            let entry = self.pages[page as usize];
-            let age = (self.requests - entry.entered) as f64;
-            let score = 1.0e8 * f64::from(entry.count) / age;
-            if best_score > score {
-                (best, best_score) = (page, score);
-            }
-        }
+        let sampled = self.sample();
+        let best = self.least_score(&sampled);
         self.unlink(best, mem);
         out.evict(best);
     }
@@ -243,11 +305,11 @@ impl CachePolicy for Hyperbolic {
         if self.resident > 1 << self.power {
             self.grow(mem);
         }
-        let bucket = self.bucket(page, mem);
-        self.push_front(bucket, page);
         let entry = &mut self.pages[page as usize];
         entry.count = 1;
         entry.entered = self.requests;
+        let bucket = self.bucket(page, mem);
+        self.push_front(bucket, page);
         self.resident += 1;
         Tier::Dram
     }
