@@ -63,7 +63,7 @@ impl CachePolicy for ClockCounter {
     }
 
     #[inline]
-    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
         while let Some(tail) = self.queue.back() {
             let count = &mut self.counts[tail as usize];
             if *count >= 1 {
@@ -72,8 +72,11 @@ impl CachePolicy for ClockCounter {
             } else {
                 self.queue.remove(tail);
                 out.evict(tail);
-                return;
+                break;
             }
+        }
+        if let Some(next) = self.queue.back() {
+            self.queue.prefetch_from(next, mem, &self.counts);
         }
     }
 

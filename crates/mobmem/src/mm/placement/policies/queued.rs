@@ -45,6 +45,13 @@ pub trait OneQueueRule: fmt::Debug + Clone + Send {
     /// ([`CachePolicy::remove`]).
     #[inline]
     fn forget(&mut self, _queue: &Queue, _page: PageId) {}
+
+    /// Where the next eviction starts looking (the back by default; a hand where the rule
+    /// keeps one): what is worth bringing into the cache before it.
+    #[inline]
+    fn next_look(&self, queue: &Queue) -> Option<PageId> {
+        queue.back()
+    }
 }
 
 /// A policy of one queue of resident pages, newest first, with one mark a page where its
@@ -105,9 +112,12 @@ impl<R: OneQueueRule> CachePolicy for OneQueue<R> {
     }
 
     #[inline]
-    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
         if let Some(victim) = self.rule.evict(&mut self.queue, &mut self.marks) {
             out.evict(victim);
+        }
+        if let Some(next) = self.rule.next_look(&self.queue) {
+            self.queue.prefetch_from(next, mem, &self.marks);
         }
     }
 

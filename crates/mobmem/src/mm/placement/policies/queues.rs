@@ -12,6 +12,7 @@
 //! [`CachePolicy::admit`](crate::mm::placement::CachePolicy::admit).
 
 use crate::core::list::{Links, List, TaggedLists};
+use crate::core::prefetch::prefetch;
 use crate::mm::placement::engine::Memory;
 use crate::mm::placement::Tier;
 use crate::trace::PageId;
@@ -78,6 +79,23 @@ impl Queue {
     #[inline]
     pub fn prefetch(&self, page: PageId) {
         self.links.prefetch(page);
+    }
+
+    /// Bring into the cache what the next eviction reads when it starts looking at
+    /// `start`, on the queue (a hint): the page table entries of `start` and of the page
+    /// before it, that page's links, and both pages' entries of the policy's `state`.
+    /// They lie scattered over tables larger than the cache, and are known a few requests
+    /// before they are read. `start`'s own links are in the cache when it is next to the
+    /// page just taken.
+    #[inline]
+    pub fn prefetch_from<T>(&self, start: PageId, mem: &Memory, state: &[T]) {
+        mem.pages().prefetch(start);
+        prefetch(state, start as usize);
+        if let Some(before) = self.prev_of(start) {
+            self.links.prefetch(before);
+            mem.pages().prefetch(before);
+            prefetch(state, before as usize);
+        }
     }
 
     /// The pages, front to back.
@@ -210,6 +228,20 @@ impl Queues {
     #[inline]
     pub fn prefetch(&self, page: PageId) {
         self.lists.prefetch(page);
+    }
+
+    /// Bring into the cache what taking the back of `queue` off it reads next (a hint,
+    /// as [`Queue::prefetch_from`]): the back's page table entry, and the links, tag and
+    /// page table entry of the page before it.
+    #[inline]
+    pub fn prefetch_back(&self, queue: usize, mem: &Memory) {
+        if let Some(back) = self.back(queue) {
+            mem.pages().prefetch(back);
+            if let Some(before) = self.lists.prev_of(back) {
+                self.lists.prefetch(before);
+                mem.pages().prefetch(before);
+            }
+        }
     }
 
     /// The pages of `queue`, front to back.

@@ -60,6 +60,11 @@ impl OneQueueRule for SieveHand {
         Some(at)
     }
 
+    #[inline]
+    fn next_look(&self, queue: &Queue) -> Option<PageId> {
+        self.hand.or_else(|| queue.back())
+    }
+
     /// As libCacheSim's: a hand on the page taken moves to the page before it.
     fn forget(&mut self, queue: &Queue, page: PageId) {
         if self.hand == Some(page) {

@@ -108,7 +108,9 @@ impl Segments {
         let Some(victim) = self.victim() else {
             return false;
         };
-        self.queues.remove(victim, mem);
+        if let Some(k) = self.queues.remove(victim, mem) {
+            self.queues.prefetch_back(k, mem);
+        }
         out.evict(victim);
         true
     }
@@ -140,6 +142,7 @@ impl Segments {
         }
         if let Some(back) = self.queues.pop_back(j, mem) {
             self.queues.push_front(j - 1, back, mem);
+            self.queues.prefetch_back(j, mem);
         }
         while self.queues.units(j - 1) > self.limits[j - 1] {
             self.cool(j - 1, mem, out);
