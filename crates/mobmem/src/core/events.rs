@@ -170,15 +170,9 @@ pub fn replay<H: EventHandler + ?Sized>(
     handler: &mut H,
     events: &[Event],
 ) -> std::result::Result<(), EventError> {
-    let every = checks_every();
-    for (index, event) in events.iter().enumerate() {
-        dispatch(handler, event).map_err(|error| EventError {
-            index: index as u64,
-            error,
-        })?;
-        check_if_due(handler, every, index as u64)?;
-    }
-    check_at_end(handler, every, events.len() as u64)
+    // One batch of all the events: the same loop as a stream's, prefetching ahead.
+    replay_batch(handler, events, 0)?;
+    check_at_end(handler, checks_every(), events.len() as u64)
 }
 
 thread_local! {

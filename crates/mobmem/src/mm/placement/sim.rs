@@ -509,7 +509,11 @@ impl EventHandler for Simulator {
 
 /// Pages accessed, in order: the future an offline policy needs.
 pub fn access_sequence(trace: &Trace) -> std::sync::Arc<[PageId]> {
-    trace.accesses().map(|e| e.page()).collect()
+    // Counted first: a sequence of known length is collected straight into its one
+    // allocation, where a filter's would grow a vector and then copy it.
+    let len = trace.accesses().count();
+    let mut pages = trace.accesses().map(|e| e.page());
+    (0..len).map(|_| pages.next().unwrap_or_default()).collect()
 }
 
 /// Run one policy over a trace in memory.
