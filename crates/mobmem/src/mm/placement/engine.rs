@@ -453,7 +453,7 @@ impl<P: CachePolicy + ?Sized> Engine<P> {
     #[inline]
     pub fn prefetch(&self, page: PageId) {
         self.mem.pages.prefetch(page);
-        self.policy.prefetch(page);
+        self.policy.prefetch(page, &self.mem);
     }
 
     /// Check that the policy's order holds exactly the resident pages, each in its tier,

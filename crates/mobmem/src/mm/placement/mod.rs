@@ -317,9 +317,11 @@ pub trait CachePolicy: Send {
     fn holds(&self, page: PageId) -> Option<Tier>;
 
     /// `page` will be requested a few requests from now: bring its per-page state into
-    /// the cache ([`crate::core::prefetch`]). A hint only; it must not change state.
+    /// the cache ([`crate::core::prefetch`]), and what the request will read of state
+    /// found through `mem` (a sketch's counters, which hash the page's trace id). A hint
+    /// only; it must not change state.
     #[inline]
-    fn prefetch(&self, _page: PageId) {}
+    fn prefetch(&self, _page: PageId, _mem: &engine::Memory) {}
 }
 
 #[cfg(test)]

@@ -97,7 +97,7 @@ impl CachePolicy for ClockCounter {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.queue.prefetch(page);
     }
 }

@@ -183,7 +183,7 @@ impl CachePolicy for FifoMerge {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.links.prefetch(page);
     }
 }

@@ -328,7 +328,7 @@ impl CachePolicy for Hyperbolic {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         crate::core::prefetch::prefetch(&self.pages, page as usize);
     }
 }

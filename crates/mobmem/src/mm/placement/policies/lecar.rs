@@ -241,7 +241,7 @@ impl CachePolicy for LeCaR {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.links.prefetch(page);
     }
 }

@@ -242,7 +242,7 @@ impl CachePolicy for Lfu {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.links.prefetch(page);
     }
 }

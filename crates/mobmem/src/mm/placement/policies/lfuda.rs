@@ -275,7 +275,7 @@ impl CachePolicy for Lfuda {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.links.prefetch(page);
         crate::core::prefetch::prefetch(&self.slot_of, page as usize);
     }

@@ -403,7 +403,7 @@ impl CachePolicy for Lhd {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         crate::core::prefetch::prefetch(&self.index, page as usize);
     }
 }

@@ -435,7 +435,7 @@ impl CachePolicy for Lirs {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         crate::core::prefetch::prefetch(&self.entry, page as usize);
     }
 }

@@ -163,7 +163,7 @@ impl<const K: usize> CachePolicy for LruK<K> {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.queues.prefetch(page);
     }
 }

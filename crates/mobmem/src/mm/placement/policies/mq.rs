@@ -146,7 +146,7 @@ impl CachePolicy for Mq {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.queues.prefetch(page);
     }
 }

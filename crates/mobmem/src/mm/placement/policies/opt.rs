@@ -427,7 +427,7 @@ impl CachePolicy for Opt {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         with_state!(self, b => crate::core::prefetch::prefetch(&b.key, page as usize));
     }
 }

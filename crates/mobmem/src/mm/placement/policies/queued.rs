@@ -141,7 +141,7 @@ impl<R: OneQueueRule> CachePolicy for OneQueue<R> {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.queue.prefetch(page);
     }
 }
@@ -232,7 +232,7 @@ impl<R: QueuesRule> CachePolicy for Queued<R> {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.queues.prefetch(page);
     }
 }

@@ -253,7 +253,7 @@ impl CachePolicy for Slru {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.segments.prefetch(page);
     }
 }

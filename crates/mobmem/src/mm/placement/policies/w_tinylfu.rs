@@ -209,9 +209,22 @@ impl WTinyLfu {
 
     fn count(&mut self, page: PageId, mem: &Memory) {
         if self.sketch.is_allocated() {
-            self.sketch.add(self.key(page, Some(mem)));
+            self.sketch
+                .add(&self.sketch.slots(self.key(page, Some(mem))));
         } else {
             self.sketch.defer(page);
+        }
+    }
+
+    /// Bring `page`'s counters into the cache (a hint): ten lines of an array of
+    /// megabytes, read at random, which each count and estimate of the page reads.
+    #[inline]
+    fn prefetch_counters(&self, page: PageId, mem: &Memory) {
+        if let Counters::Dense(counters) = &self.sketch.counters {
+            let slots = self.sketch.slots(self.key(page, Some(mem)));
+            for &slot in &slots[..self.sketch.hashes as usize] {
+                crate::core::prefetch::prefetch(counters, slot as usize);
+            }
         }
     }
 
@@ -222,18 +235,11 @@ impl WTinyLfu {
         }
         let deferred = self.sketch.allocate();
         for (page, &times) in deferred.iter().enumerate() {
-            let key = self.key(page as PageId, mem);
+            let slots = self.sketch.slots(self.key(page as PageId, mem));
             for _ in 0..times {
-                self.sketch.add(key);
+                self.sketch.add(&slots);
             }
         }
-    }
-
-    /// Whether `candidate`, leaving the window, is more frequent than `victim`.
-    fn wins(&mut self, candidate: PageId, victim: PageId, mem: &Memory) -> bool {
-        self.materialize(Some(mem));
-        self.sketch.estimate(self.key(candidate, Some(mem)))
-            > self.sketch.estimate(self.key(victim, Some(mem)))
     }
 }
 
@@ -272,11 +278,34 @@ impl CachePolicy for WTinyLfu {
             let admit = if self.main.units() + size <= self.main_size {
                 true
             } else if let Some(victim) = self.main.victim() {
-                let admit = self.wins(candidate, victim, mem);
+                // Whether the candidate is more frequent than the victim; the
+                // candidate's counters, found once, are then counted.
+                self.materialize(Some(mem));
+                let slots = self.sketch.slots(self.key(candidate, Some(mem)));
+                let admit =
+                    self.sketch.least(&slots) > self.sketch.estimate(self.key(victim, Some(mem)));
                 if admit {
                     self.main.evict(mem, out);
                 }
-                admit
+                self.window.remove(candidate, mem);
+                if admit {
+                    self.main.insert(candidate, self.main_size, mem, out);
+                } else {
+                    out.evict(candidate);
+                }
+                self.sketch.add(&slots);
+                if !admit {
+                    // What the next eviction compares, most often: the window's back
+                    // and the main cache's victim.
+                    if let Some(next) = self.window.back(WINDOW) {
+                        self.prefetch_counters(next, mem);
+                    }
+                    if let Some(victim) = self.main.victim() {
+                        self.prefetch_counters(victim, mem);
+                    }
+                    return;
+                }
+                continue;
             } else {
                 false
             };
@@ -312,9 +341,11 @@ impl CachePolicy for WTinyLfu {
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId) {
+    fn prefetch(&self, page: PageId, mem: &Memory) {
         self.window.prefetch(page);
         self.main.prefetch(page);
+        // A hit in the main cache and a miss count the page.
+        self.prefetch_counters(page, mem);
     }
 }
 
@@ -325,6 +356,9 @@ const DENSE_COUNTERS: u32 = 1 << 24;
 
 /// Room for a key's counters, of which it has 10 at libCacheSim's error rate ([`SKETCH_ERROR`]).
 const HASH_ROOM: usize = 16;
+
+/// A key's counters in a [`Sketch`]: their indices, the first [`Sketch::hashes`] used.
+type Slots = [u32; HASH_ROOM];
 
 /// The counters of a [`Sketch`]: every one in an array, or the non-zero ones in a map.
 #[derive(Debug, Clone)]
@@ -391,7 +425,7 @@ impl Sketch {
 
     /// The counters of `key`: the first [`Sketch::hashes`] of the array.
     #[inline]
-    fn slots(&self, key: u64) -> [u32; HASH_ROOM] {
+    fn slots(&self, key: u64) -> Slots {
         let a = xxh64_u64(key, SEEDS[0]) as u32;
         let b = xxh64_u64(key, SEEDS[1]) as u32;
         let mut slots = [0; HASH_ROOM];
@@ -405,35 +439,53 @@ impl Sketch {
         slots
     }
 
-    fn least(&self, slots: &[u32]) -> u32 {
-        slots
-            .iter()
-            .map(|&slot| self.counter(slot))
-            .min()
-            .unwrap_or(u32::MAX)
-    }
-
+    /// The least of the counters at `slots` (`u32::MAX` for none).
     #[inline]
-    fn counter(&self, slot: u32) -> u32 {
+    fn least(&self, slots: &Slots) -> u32 {
+        let slots = &slots[..self.hashes as usize];
         match &self.counters {
-            Counters::Dense(counters) => counters[slot as usize],
-            Counters::Sparse(counters) => counters.get(&slot).copied().unwrap_or(0),
-            Counters::Unallocated => 0,
+            Counters::Dense(counters) => slots
+                .iter()
+                .map(|&slot| counters[slot as usize])
+                .min()
+                .unwrap_or(u32::MAX),
+            Counters::Sparse(counters) => slots
+                .iter()
+                .map(|slot| counters.get(slot).copied().unwrap_or(0))
+                .min()
+                .unwrap_or(u32::MAX),
+            Counters::Unallocated => {
+                if slots.is_empty() {
+                    u32::MAX
+                } else {
+                    0
+                }
+            }
         }
     }
 
     fn estimate(&self, key: u64) -> u32 {
-        self.least(&self.slots(key)[..self.hashes as usize])
+        self.least(&self.slots(key))
     }
 
-    fn add(&mut self, key: u64) {
-        let slots = self.slots(key);
-        let slots = &slots[..self.hashes as usize];
+    /// Add one to each of the counters at `slots`, unless the least is at its largest.
+    fn add(&mut self, slots: &Slots) {
         if self.least(slots) == u32::MAX {
             return;
         }
-        for &slot in slots {
-            self.bump(slot);
+        let slots = &slots[..self.hashes as usize];
+        match &mut self.counters {
+            Counters::Dense(counters) => {
+                for &slot in slots {
+                    counters[slot as usize] = counters[slot as usize].wrapping_add(1);
+                }
+            }
+            Counters::Sparse(_) => {
+                for &slot in slots {
+                    self.bump(slot);
+                }
+            }
+            Counters::Unallocated => {}
         }
     }
 
