@@ -111,6 +111,26 @@ impl Lfu {
         }
     }
 
+    /// Bring into the cache what the next eviction reads first: the next victim's bucket
+    /// entry and links, and the links of the page that then takes its place at the end of
+    /// its bucket (found in the victim's links, which the eviction before has just
+    /// written). A hint, for the end of an eviction.
+    #[inline]
+    pub fn prefetch_victim(&self) {
+        let Some(victim) = self.victim() else {
+            return;
+        };
+        crate::core::prefetch::prefetch(&self.bucket_of, victim as usize);
+        self.links.prefetch(victim);
+        let after = match self.ties {
+            Ties::LeastRecent => self.links.prev_of(victim),
+            Ties::MostRecent => self.links.next_of(victim),
+        };
+        if let Some(after) = after {
+            self.links.prefetch(after);
+        }
+    }
+
     /// The count of resident `page` (`None`: not resident).
     pub fn count_of(&self, page: PageId) -> Option<u64> {
         match self.bucket_of.get(page as usize) {
@@ -215,6 +235,7 @@ impl CachePolicy for Lfu {
         self.unlink_page(victim, self.lowest);
         self.bucket_of[victim as usize] = NONE;
         out.evict(victim);
+        self.prefetch_victim();
     }
 
     #[inline]
@@ -244,6 +265,7 @@ impl CachePolicy for Lfu {
     #[inline]
     fn prefetch(&self, page: PageId, _mem: &Memory) {
         self.links.prefetch(page);
+        crate::core::prefetch::prefetch(&self.bucket_of, page as usize);
     }
 }
 
