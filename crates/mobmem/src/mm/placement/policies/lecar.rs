@@ -35,7 +35,9 @@
 //! order, with the same `pow` and `exp`.
 //!
 //! Per page: two `u32` links (the LRU list or a history), LFU's bucket state
-//! ([`super::lfu`]), a byte of state, the request of its eviction and its size.
+//! ([`super::lfu`]), and in one `u64` its state and the request of its eviction (a page
+//! evicted is looked up once more on its return; one word, one cache line). Sizes are
+//! the engine's ([`Memory::size_of`]), which keeps a page's after it leaves.
 
 use super::lfu::Lfu;
 use super::rand::Lcg;
@@ -62,6 +64,36 @@ enum State {
     LfuHistory,
 }
 
+/// A page's [`State`] (the low two bits) and the request at which it was last evicted
+/// (below 2^62).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Meta(u64);
+
+impl Meta {
+    const GONE: Meta = Meta(0);
+
+    fn new(state: State, evicted_at: u64) -> Self {
+        Meta(evicted_at << 2 | state as u64)
+    }
+
+    fn state(self) -> State {
+        match self.0 & 3 {
+            0 => State::Gone,
+            1 => State::Resident,
+            2 => State::LruHistory,
+            _ => State::LfuHistory,
+        }
+    }
+
+    fn evicted_at(self) -> u64 {
+        self.0 >> 2
+    }
+
+    fn with_state(self, state: State) -> Self {
+        Meta(self.0 & !3 | state as u64)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct LeCaR {
     /// The LRU list (front = most recent) and the two histories (front = newest) share
@@ -71,10 +103,7 @@ pub struct LeCaR {
     lru_history: List,
     lfu_history: List,
     lfu: Lfu,
-    state: Vec<State>,
-    /// The request at which a page in a history was evicted.
-    evicted_at: Vec<u64>,
-    size: Vec<u64>,
+    meta: Vec<Meta>,
     /// Sizes of the pages in each history.
     lru_history_size: u64,
     lfu_history_size: u64,
@@ -97,9 +126,7 @@ impl LeCaR {
             lru_history: List::new(),
             lfu_history: List::new(),
             lfu: Lfu::new(page_count_hint),
-            state: vec![State::Gone; page_count_hint],
-            evicted_at: vec![0; page_count_hint],
-            size: vec![0; page_count_hint],
+            meta: vec![Meta::GONE; page_count_hint],
             lru_history_size: 0,
             lfu_history_size: 0,
             history_limit: capacity / 2,
@@ -133,25 +160,50 @@ impl LeCaR {
         *other = (*other + 1e-10) / s;
     }
 
-    /// Forget `page`'s place in a history.
-    fn leave_history(&mut self, page: PageId) {
-        let state = self.state[page as usize];
-        if matches!(state, State::Gone | State::Resident) {
-            return;
+    /// Bring into the cache what the next eviction reads of the pages it may take (each
+    /// expert's victim) and of the oldest page of each history, a few requests ahead of
+    /// it: victims and the oldest are pages long unused, their entries out of the cache.
+    /// A hint, for the end of an eviction.
+    fn prefetch_victims(&self, mem: &Memory) {
+        let meta = |page: PageId| {
+            crate::core::prefetch::prefetch(&self.meta, page as usize);
+            mem.pages().prefetch(page);
+        };
+        if let Some(back) = self.lru.back() {
+            meta(back);
+            self.lfu.prefetch(back, mem);
+            if let Some(before) = self.links.prev_of(back) {
+                self.links.prefetch(before);
+            }
         }
-        let size = self.size[page as usize];
-        match state {
+        if let Some(victim) = self.lfu.victim() {
+            meta(victim);
+            self.links.prefetch(victim);
+        }
+        self.lfu.prefetch_victim();
+        for history in [&self.lru_history, &self.lfu_history] {
+            if let Some(oldest) = history.back() {
+                meta(oldest);
+                self.links.prefetch(oldest);
+            }
+        }
+    }
+
+    /// Forget `page`'s place in a history.
+    fn leave_history(&mut self, page: PageId, mem: &Memory) {
+        let meta = self.meta[page as usize];
+        match meta.state() {
             State::LruHistory => {
                 self.links.remove(&mut self.lru_history, page);
-                self.lru_history_size -= size;
+                self.lru_history_size -= mem.size_of(page);
             }
             State::LfuHistory => {
                 self.links.remove(&mut self.lfu_history, page);
-                self.lfu_history_size -= size;
+                self.lfu_history_size -= mem.size_of(page);
             }
             State::Gone | State::Resident => return,
         }
-        self.state[page as usize] = State::Gone;
+        self.meta[page as usize] = meta.with_state(State::Gone);
     }
 }
 
@@ -166,9 +218,10 @@ impl CachePolicy for LeCaR {
     fn admit(&mut self, req: &Request, mem: &Memory, _out: &mut Effects) -> bool {
         self.requests += 1;
         let page = req.page;
-        ensure_index(&mut self.state, page, State::Gone);
-        let t = self.requests - self.evicted_at.get(page as usize).copied().unwrap_or(0);
-        match self.state[page as usize] {
+        ensure_index(&mut self.meta, page, Meta::GONE);
+        let meta = self.meta[page as usize];
+        let t = self.requests - meta.evicted_at();
+        match meta.state() {
             State::LruHistory => {
                 Self::regret(t, self.discount, &mut self.w_lru, &mut self.w_lfu);
             }
@@ -177,7 +230,7 @@ impl CachePolicy for LeCaR {
             }
             State::Gone | State::Resident => {}
         }
-        self.leave_history(page);
+        self.leave_history(page, mem);
         req.size <= mem.capacity_total()
     }
 
@@ -196,13 +249,15 @@ impl CachePolicy for LeCaR {
         self.links.remove(&mut self.lru, victim);
         self.lfu.remove(victim, mem);
         out.evict(victim);
-        self.state[victim as usize] = history;
-        self.evicted_at[victim as usize] = self.requests;
-        let size = self.size[victim as usize];
+        self.meta[victim as usize] = Meta::new(history, self.requests);
+        let size = mem.size_of(victim);
         let (list, used) = match history {
             State::LruHistory => (&mut self.lru_history, &mut self.lru_history_size),
             State::LfuHistory => (&mut self.lfu_history, &mut self.lfu_history_size),
-            State::Gone | State::Resident => return,
+            State::Gone | State::Resident => {
+                self.prefetch_victims(mem);
+                return;
+            }
         };
         self.links.push_front(list, victim);
         *used += size;
@@ -210,39 +265,45 @@ impl CachePolicy for LeCaR {
             let Some(oldest) = self.links.pop_back(list) else {
                 break;
             };
-            *used -= self.size[oldest as usize];
-            self.state[oldest as usize] = State::Gone;
+            *used -= mem.size_of(oldest);
+            let meta = &mut self.meta[oldest as usize];
+            *meta = meta.with_state(State::Gone);
         }
+        self.prefetch_victims(mem);
     }
 
     fn insert(&mut self, req: &Request, mem: &Memory, out: &mut Effects) -> Tier {
         let page = req.page;
-        ensure_index(&mut self.state, page, State::Gone);
-        ensure_index(&mut self.evicted_at, page, 0);
-        ensure_index(&mut self.size, page, 0);
-        self.state[page as usize] = State::Resident;
-        self.size[page as usize] = req.size;
+        ensure_index(&mut self.meta, page, Meta::GONE);
+        let meta = &mut self.meta[page as usize];
+        *meta = meta.with_state(State::Resident);
         self.links.push_front(&mut self.lru, page);
         self.lfu.insert(req, mem, out);
         Tier::Dram
     }
 
     fn remove(&mut self, page: PageId, mem: &Memory) {
-        if self.state.get(page as usize) != Some(&State::Resident) {
+        if self.holds(page).is_none() {
             return;
         }
         self.links.remove(&mut self.lru, page);
         self.lfu.remove(page, mem);
-        self.state[page as usize] = State::Gone;
+        let meta = &mut self.meta[page as usize];
+        *meta = meta.with_state(State::Gone);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        (self.state.get(page as usize) == Some(&State::Resident)).then_some(Tier::Dram)
+        self.meta
+            .get(page as usize)
+            .is_some_and(|meta| meta.state() == State::Resident)
+            .then_some(Tier::Dram)
     }
 
     #[inline]
-    fn prefetch(&self, page: PageId, _mem: &Memory) {
+    fn prefetch(&self, page: PageId, mem: &Memory) {
         self.links.prefetch(page);
+        crate::core::prefetch::prefetch(&self.meta, page as usize);
+        self.lfu.prefetch(page, mem);
     }
 }
 
