@@ -38,13 +38,15 @@
 //! at it, the scan starts at the page before it; libCacheSim's simulator never removes a
 //! page that way.
 //!
-//! Per page: two `u32` links, a `u32` count and its `u64` size. With sizes in bytes, as
-//! libCacheSim's: the metric divides by the page's bytes, and pages go until the new one
-//! fits.
+//! The queue is a vector of pages in order of arrival with holes where pages left, not a
+//! linked list: a scan reads the next hundred pages from consecutive slots instead of
+//! following a hundred links, each a cache miss. Insertion appends; once holes make up
+//! half the vector, it is compacted. Per page: its slot and its count (a `u32` each).
+//! With sizes in bytes, as libCacheSim's: the metric divides by the page's bytes (the
+//! engine's, [`Memory::size_of`]), and pages go until the new one fits.
 
 use super::rand::Lcg;
 use crate::core::ensure_index;
-use crate::core::list::{Links, List};
 use crate::mm::placement::engine::Memory;
 use crate::mm::placement::{CachePolicy, Effects, Request, Tier};
 use crate::trace::PageId;
@@ -54,17 +56,32 @@ pub const EXAMINED: usize = 100;
 /// Of those, the pages kept (`n-keep`).
 pub const KEPT: usize = EXAMINED / 2;
 
-/// A page not resident.
+/// A page not resident (its count); a slot a page left.
 const ABSENT: u32 = u32::MAX;
+
+/// What the policy keeps of a page.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// Its slot in the queue, if resident.
+    slot: u32,
+    /// Hits since it came in; [`ABSENT`] for a page not resident.
+    freq: u32,
+}
+
+const GONE: Entry = Entry {
+    slot: ABSENT,
+    freq: ABSENT,
+};
 
 #[derive(Debug, Clone)]
 pub struct FifoMerge {
-    links: Links,
-    /// Front = head (newest), back = tail (oldest).
-    queue: List,
-    /// Hits since each resident page came in; [`ABSENT`] for a page not resident.
-    freq: Vec<u32>,
-    size: Vec<u64>,
+    /// The queue, oldest first, from `start`: resident pages in order of arrival, with
+    /// [`ABSENT`] where one left. `slots[start]` is resident unless the queue is empty.
+    slots: Vec<u32>,
+    start: usize,
+    /// Resident pages.
+    len: usize,
+    pages: Vec<Entry>,
     /// Where the next scan starts; `None` = at the tail.
     next: Option<PageId>,
     /// The last scan's pages, least worth keeping first; `None` for one removed since.
@@ -77,10 +94,10 @@ pub struct FifoMerge {
 impl FifoMerge {
     pub fn new(page_count_hint: usize) -> Self {
         FifoMerge {
-            links: Links::with_pages(page_count_hint),
-            queue: List::new(),
-            freq: vec![ABSENT; page_count_hint],
-            size: vec![0; page_count_hint],
+            slots: Vec::new(),
+            start: 0,
+            len: 0,
+            pages: vec![GONE; page_count_hint],
             next: None,
             saved: Vec::with_capacity(EXAMINED),
             pos: usize::MAX,
@@ -90,42 +107,103 @@ impl FifoMerge {
 
     /// The resident pages, head (newest) first.
     pub fn order(&self) -> Vec<PageId> {
-        self.links.iter(&self.queue).collect()
+        self.slots[self.start..]
+            .iter()
+            .rev()
+            .copied()
+            .filter(|&page| page != ABSENT)
+            .collect()
+    }
+
+    /// The oldest page.
+    fn tail(&self) -> Option<PageId> {
+        (self.len > 0).then(|| self.slots[self.start])
+    }
+
+    /// The slot of the first resident page after slot `at` (towards the head).
+    fn after(&self, at: usize) -> Option<usize> {
+        (at + 1..self.slots.len()).find(|&i| self.slots[i] != ABSENT)
+    }
+
+    /// The page after resident `page` (towards the head), if any.
+    fn newer(&self, page: PageId) -> Option<PageId> {
+        self.after(self.pages[page as usize].slot as usize)
+            .map(|i| self.slots[i])
+    }
+
+    /// Take resident `page` off the queue.
+    fn unlink(&mut self, page: PageId) {
+        let entry = &mut self.pages[page as usize];
+        self.slots[entry.slot as usize] = ABSENT;
+        *entry = GONE;
+        self.len -= 1;
+        if self.len == 0 {
+            self.slots.clear();
+            self.start = 0;
+        } else {
+            while self.slots[self.start] == ABSENT {
+                self.start += 1;
+            }
+        }
     }
 
     fn take(&mut self, page: PageId, out: &mut Effects) {
-        self.links.remove(&mut self.queue, page);
-        self.freq[page as usize] = ABSENT;
+        self.unlink(page);
         out.evict(page);
     }
 
-    /// Look at the next [`EXAMINED`] pages from `next` and order them by their metric.
-    fn scan(&mut self, tail: PageId) {
-        self.saved.clear();
-        let mut at = self.next;
-        for _ in 0..EXAMINED {
-            let page = at.unwrap_or(tail);
-            let r = (self.rand.draw() % 1000) as f64 / 10000.0;
-            let metric =
-                1.0e6 * (f64::from(self.freq[page as usize]) + r) / self.size[page as usize] as f64;
-            self.saved.push((metric, Some(page)));
-            at = self.links.prev_of(page);
+    /// The queue without its holes, from slot 0.
+    fn compact(&mut self) {
+        let mut to = 0;
+        for from in self.start..self.slots.len() {
+            let page = self.slots[from];
+            if page != ABSENT {
+                self.slots[to] = page;
+                self.pages[page as usize].slot = to as u32;
+                to += 1;
+            }
         }
-        self.next = at;
+        self.slots.truncate(to);
+        self.start = 0;
+    }
+
+    /// Look at the next [`EXAMINED`] pages from `next` and order them by their metric.
+    fn scan(&mut self, tail: PageId, mem: &Memory) {
+        self.saved.clear();
+        let slot_of = |page: PageId| self.pages[page as usize].slot as usize;
+        let mut at = self.next.map(slot_of);
+        for _ in 0..EXAMINED {
+            let slot = at.unwrap_or(slot_of(tail));
+            let page = self.slots[slot];
+            let r = (self.rand.draw() % 1000) as f64 / 10000.0;
+            let metric = 1.0e6 * (f64::from(self.pages[page as usize].freq) + r)
+                / mem.size_of(page).max(1) as f64;
+            self.saved.push((metric, Some(page)));
+            at = self.after(slot);
+        }
+        self.next = at.map(|slot| self.slots[slot]);
         // Stable, as glibc's qsort is at this size (a merge sort): equal metrics keep the
         // order they were looked at in.
         self.saved.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // The pages this scan evicts, one an eviction from now on: their words in the
+        // engine's page table, which each eviction reads and writes.
+        for &(_, page) in &self.saved[..EXAMINED - KEPT - 1] {
+            if let Some(page) = page {
+                mem.pages().prefetch(page);
+            }
+        }
     }
 }
 
 impl CachePolicy for FifoMerge {
     #[inline]
     fn hit(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) {
-        let freq = &mut self.freq[req.page as usize];
-        *freq = freq.saturating_add(1);
+        // Short of ABSENT, which marks a page gone.
+        let freq = &mut self.pages[req.page as usize].freq;
+        *freq = (*freq + 1).min(ABSENT - 1);
     }
 
-    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
         while self.pos < self.saved.len() {
             let entry = self.saved[self.pos].1;
             self.pos += 1;
@@ -137,15 +215,15 @@ impl CachePolicy for FifoMerge {
                 return;
             }
         }
-        let Some(tail) = self.queue.back() else {
+        let Some(tail) = self.tail() else {
             return;
         };
-        if self.queue.len() <= EXAMINED {
+        if self.len <= EXAMINED {
             self.next = None;
             self.take(tail, out);
             return;
         }
-        self.scan(tail);
+        self.scan(tail, mem);
         self.pos = 1;
         if let Some(page) = self.saved[0].1 {
             self.take(page, out);
@@ -154,37 +232,48 @@ impl CachePolicy for FifoMerge {
 
     #[inline]
     fn insert(&mut self, req: &Request, _mem: &Memory, _out: &mut Effects) -> Tier {
-        ensure_index(&mut self.freq, req.page, ABSENT);
-        ensure_index(&mut self.size, req.page, 0);
-        self.links.push_front(&mut self.queue, req.page);
-        self.freq[req.page as usize] = 0;
-        self.size[req.page as usize] = req.size.max(1);
+        ensure_index(&mut self.pages, req.page, GONE);
+        if self.slots.len() >= 2 * self.len + 64 {
+            self.compact();
+        }
+        self.pages[req.page as usize] = Entry {
+            slot: self.slots.len() as u32,
+            freq: 0,
+        };
+        self.slots.push(req.page);
+        self.len += 1;
         Tier::Dram
     }
 
     fn remove(&mut self, page: PageId, _mem: &Memory) {
-        if self.freq.get(page as usize).is_none_or(|&f| f == ABSENT) {
+        if self
+            .pages
+            .get(page as usize)
+            .is_none_or(|e| e.freq == ABSENT)
+        {
             return;
         }
         if self.next == Some(page) {
-            self.next = self.links.prev_of(page);
+            self.next = self.newer(page);
         }
         for entry in &mut self.saved {
             if entry.1 == Some(page) {
                 entry.1 = None;
             }
         }
-        self.links.remove(&mut self.queue, page);
-        self.freq[page as usize] = ABSENT;
+        self.unlink(page);
     }
 
     fn holds(&self, page: PageId) -> Option<Tier> {
-        super::held_unless(&self.freq, page, ABSENT)
+        self.pages
+            .get(page as usize)
+            .is_some_and(|entry| entry.freq != ABSENT)
+            .then_some(Tier::Dram)
     }
 
     #[inline]
     fn prefetch(&self, page: PageId, _mem: &Memory) {
-        self.links.prefetch(page);
+        crate::core::prefetch::prefetch(&self.pages, page as usize);
     }
 }
 
