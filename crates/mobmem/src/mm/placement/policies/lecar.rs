@@ -180,7 +180,7 @@ impl LeCaR {
             meta(victim);
             self.links.prefetch(victim);
         }
-        self.lfu.prefetch_victim();
+        self.lfu.prefetch_victim(mem);
         for history in [&self.lru_history, &self.lfu_history] {
             if let Some(oldest) = history.back() {
                 meta(oldest);

@@ -112,14 +112,15 @@ impl Lfu {
     }
 
     /// Bring into the cache what the next eviction reads first: the next victim's bucket
-    /// entry and links, and the links of the page that then takes its place at the end of
+    /// entry, links and page table entry, and the links of the page that then takes its place at the end of
     /// its bucket (found in the victim's links, which the eviction before has just
     /// written). A hint, for the end of an eviction.
     #[inline]
-    pub fn prefetch_victim(&self) {
+    pub fn prefetch_victim(&self, mem: &Memory) {
         let Some(victim) = self.victim() else {
             return;
         };
+        mem.pages().prefetch(victim);
         crate::core::prefetch::prefetch(&self.bucket_of, victim as usize);
         self.links.prefetch(victim);
         let after = match self.ties {
@@ -228,14 +229,14 @@ impl CachePolicy for Lfu {
     }
 
     #[inline]
-    fn evict(&mut self, _req: &Request, _mem: &Memory, out: &mut Effects) {
+    fn evict(&mut self, _req: &Request, mem: &Memory, out: &mut Effects) {
         let Some(victim) = self.victim() else {
             return;
         };
         self.unlink_page(victim, self.lowest);
         self.bucket_of[victim as usize] = NONE;
         out.evict(victim);
-        self.prefetch_victim();
+        self.prefetch_victim(mem);
     }
 
     #[inline]

@@ -421,7 +421,7 @@ mod tests {
                 let expected = reference.access(page, capacity);
                 assert_eq!(evictions(&outcome)[0], expected, "seed {seed} step {i}");
                 let x = mix64(seed << 32 | i as u64);
-                if x % 13 == 0 {
+                if x.is_multiple_of(13) {
                     let gone = ((x >> 20) % 160) as PageId;
                     lfuda.remove(gone);
                     reference.remove(gone);
