@@ -5,7 +5,7 @@
 //! events ahead ([`crate::core::events::EventHandler::prefetch`]) so those reads
 //! overlap with the work on the current event instead of waiting one after another.
 //!
-//! This is the workspace's one use of `unsafe`: the prefetch instruction has no effect
+//! This module holds the library's only `unsafe`: the prefetch instruction has no effect
 //! on memory or on program state, only on timing, and it never faults, whatever the
 //! address; the address given here is moreover always an element of a live slice.
 
@@ -21,6 +21,24 @@ pub fn prefetch<T>(slice: &[T], index: usize) {
         #[allow(unsafe_code)]
         unsafe {
             std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast())
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, index);
+}
+
+/// [`prefetch`] into the second level of the cache, not the first: for state read in
+/// bursts of many lines a request (a sketch's counters), where fetches into the first
+/// level would wait for its few buffers of outstanding misses.
+#[inline(always)]
+pub fn prefetch_l2<T>(slice: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(entry) = slice.get(index) {
+        let address: *const T = entry;
+        // SAFETY: as in `prefetch`: PREFETCHT1 moves a cache line and does not fault.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(address.cast())
         };
     }
     #[cfg(not(target_arch = "x86_64"))]

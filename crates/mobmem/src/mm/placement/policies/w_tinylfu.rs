@@ -223,7 +223,7 @@ impl WTinyLfu {
         if let Counters::Dense(counters) = &self.sketch.counters {
             let slots = self.sketch.slots(self.key(page, Some(mem)));
             for &slot in &slots[..self.sketch.hashes as usize] {
-                crate::core::prefetch::prefetch(counters, slot as usize);
+                crate::core::prefetch::prefetch_l2(counters, slot as usize);
             }
         }
     }
