@@ -13,18 +13,7 @@
 /// bounds or the target has no prefetch instruction.
 #[inline(always)]
 pub fn prefetch<T>(slice: &[T], index: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(entry) = slice.get(index) {
-        let address: *const T = entry;
-        // SAFETY: PREFETCHT0 only moves a cache line; it neither reads into a register
-        // nor writes, and does not fault. SSE is part of the x86_64 baseline.
-        #[allow(unsafe_code)]
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast())
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (slice, index);
+    prefetch_to::<T, { Level::First as u8 }>(slice, index);
 }
 
 /// [`prefetch`] into the second level of the cache, not the first: for state read in
@@ -32,13 +21,32 @@ pub fn prefetch<T>(slice: &[T], index: usize) {
 /// level would wait for its few buffers of outstanding misses.
 #[inline(always)]
 pub fn prefetch_l2<T>(slice: &[T], index: usize) {
+    prefetch_to::<T, { Level::Second as u8 }>(slice, index);
+}
+
+/// The cache level a prefetch fills.
+#[repr(u8)]
+enum Level {
+    First,
+    Second,
+}
+
+#[inline(always)]
+fn prefetch_to<T, const LEVEL: u8>(slice: &[T], index: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(entry) = slice.get(index) {
-        let address: *const T = entry;
-        // SAFETY: as in `prefetch`: PREFETCHT1 moves a cache line and does not fault.
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        let address: *const i8 = (entry as *const T).cast();
+        // SAFETY: PREFETCHT0 and PREFETCHT1 only move a cache line; they neither read
+        // into a register nor write, and do not fault. SSE is part of the x86_64
+        // baseline.
         #[allow(unsafe_code)]
         unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(address.cast())
+            if LEVEL == Level::First as u8 {
+                _mm_prefetch::<_MM_HINT_T0>(address)
+            } else {
+                _mm_prefetch::<_MM_HINT_T1>(address)
+            }
         };
     }
     #[cfg(not(target_arch = "x86_64"))]
