@@ -31,6 +31,8 @@
 //! page list and two `u32` links. With sizes in bytes, as libCacheSim's: the least
 //! frequent pages go until the new page fits.
 
+use slab::Slab;
+
 use crate::core::ensure_index;
 use crate::core::list::{Links, List};
 use crate::mm::placement::engine::Memory;
@@ -65,9 +67,8 @@ pub enum Ties {
 pub struct Lfu {
     ties: Ties,
     links: Links,
-    buckets: Vec<Bucket>,
-    /// Slots of `buckets` not in use.
-    free: Vec<u32>,
+    /// The buckets in use, by slot.
+    buckets: Slab<Bucket>,
     /// The bucket of least count.
     lowest: u32,
     bucket_of: Vec<u32>,
@@ -82,8 +83,7 @@ impl Lfu {
         Lfu {
             ties,
             links: Links::with_pages(page_count_hint),
-            buckets: Vec::new(),
-            free: Vec::new(),
+            buckets: Slab::new(),
             lowest: NONE,
             bucket_of: vec![NONE; page_count_hint],
         }
@@ -168,16 +168,7 @@ impl Lfu {
             lower,
             higher,
         };
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.buckets[slot as usize] = bucket;
-                slot
-            }
-            None => {
-                self.buckets.push(bucket);
-                (self.buckets.len() - 1) as u32
-            }
-        };
+        let slot = self.buckets.insert(bucket) as u32;
         match lower {
             NONE => self.lowest = slot,
             _ => self.buckets[lower as usize].higher = slot,
@@ -203,7 +194,7 @@ impl Lfu {
         if higher != NONE {
             self.buckets[higher as usize].lower = lower;
         }
-        self.free.push(slot);
+        self.buckets.remove(slot as usize);
     }
 
     fn link_page(&mut self, page: PageId, slot: u32) {

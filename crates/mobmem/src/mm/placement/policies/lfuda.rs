@@ -50,6 +50,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use slab::Slab;
+
 use crate::core::ensure_index;
 use crate::core::list::{Links, List};
 use crate::mm::placement::engine::Memory;
@@ -60,6 +62,14 @@ use crate::trace::PageId;
 const NONE: u32 = u32::MAX;
 
 /// The pages of one priority, front = the next victim among them.
+/// Whether the heap's entry `(priority, slot)` names a bucket in use: a slot let go, or
+/// taken since by another priority, makes it stale.
+fn is_live(buckets: &Slab<Bucket>, priority: u64, slot: u32) -> bool {
+    buckets
+        .get(slot as usize)
+        .is_some_and(|bucket| bucket.priority == priority)
+}
+
 #[derive(Debug, Clone)]
 struct Bucket {
     priority: u64,
@@ -72,9 +82,7 @@ pub struct Lfuda {
     /// Per page the slot of its bucket; [`NONE`] for a page not resident.
     slot_of: Vec<u32>,
     /// The buckets; one in use holds a page.
-    buckets: Vec<Bucket>,
-    /// Slots of `buckets` not in use.
-    free: Vec<u32>,
+    buckets: Slab<Bucket>,
     /// The slot of each bucket in use, by priority.
     by_priority: hashbrown::HashMap<u64, u32, foldhash::fast::FixedState>,
     /// `(priority, slot)` of every bucket in use, lowest first, and of some emptied
@@ -92,8 +100,7 @@ impl Lfuda {
         Lfuda {
             links: Links::with_pages(page_count_hint),
             slot_of: vec![NONE; page_count_hint],
-            buckets: Vec::new(),
-            free: Vec::new(),
+            buckets: Slab::new(),
             by_priority: hashbrown::HashMap::with_hasher(foldhash::fast::FixedState::with_seed(0)),
             order: BinaryHeap::new(),
             least: 0,
@@ -122,8 +129,7 @@ impl Lfuda {
 
     /// Whether the heap's entry `(priority, slot)` is a bucket in use.
     fn is_live(&self, priority: u64, slot: u32) -> bool {
-        let bucket = &self.buckets[slot as usize];
-        bucket.priority == priority && !bucket.pages.is_empty()
+        is_live(&self.buckets, priority, slot)
     }
 
     /// The bucket in use of least priority: `(priority, slot)`. Stale entries above it
@@ -143,10 +149,8 @@ impl Lfuda {
             // Without the stale entries, so that the heap stays near the buckets' number
             // however many were emptied.
             let buckets = &self.buckets;
-            self.order.retain(|&Reverse((priority, slot))| {
-                let bucket = &buckets[slot as usize];
-                bucket.priority == priority && !bucket.pages.is_empty()
-            });
+            self.order
+                .retain(|&Reverse((priority, slot))| is_live(buckets, priority, slot));
         }
         let slot = match self.by_priority.entry(priority) {
             hashbrown::hash_map::Entry::Occupied(entry) => *entry.get(),
@@ -155,16 +159,7 @@ impl Lfuda {
                     priority,
                     pages: List::new(),
                 };
-                let slot = match self.free.pop() {
-                    Some(slot) => {
-                        self.buckets[slot as usize] = bucket;
-                        slot
-                    }
-                    None => {
-                        self.buckets.push(bucket);
-                        (self.buckets.len() - 1) as u32
-                    }
-                };
+                let slot = self.buckets.insert(bucket) as u32;
                 entry.insert(slot);
                 self.order.push(Reverse((priority, slot)));
                 slot
@@ -185,7 +180,7 @@ impl Lfuda {
             return false;
         }
         self.by_priority.remove(&bucket.priority);
-        self.free.push(slot);
+        self.buckets.remove(slot as usize);
         true
     }
 
