@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use mobmem::core::time::{EevdfParams, Sharing};
 use mobmem::host::ksm_sysfs;
 use mobmem::host::ksm_validate::{Plan, ValidateOptions, WorkerCommand, DEFAULT_LAYOUT};
 use mobmem::host::time_validate::{self, PinnedKsmd, ScanRate, TouchOptions};
@@ -53,6 +54,12 @@ pub struct TimeValidateArgs {
     /// The scan rates compared, PAGES/SLEEP_MS, comma-separated.
     #[arg(long, default_value = "100/20,1000/20,4000/10,1000/0", value_delimiter = ',', value_parser = parse_rate)]
     rates: Vec<ScanRate>,
+    /// How the simulator shares the CPU between the touch and ksmd: `fluid` (each
+    /// runnable thread its weight's share at every instant), `eevdf` (one at a time, in
+    /// slices ended at ticks, as the kernel's EEVDF picks; slice 0.75 ms x (1 + log2 of
+    /// the CPUs, at most 8)), or `both`, a row for each.
+    #[arg(long, default_value = "both", value_parser = ["fluid", "eevdf", "both"])]
+    sharing: String,
     /// KSM's sysfs directory.
     #[arg(long, default_value = ksm_sysfs::KSM_DIR)]
     sysfs: PathBuf,
@@ -311,7 +318,22 @@ fn run_touch(args: &TimeValidateArgs) -> Result<(String, Vec<Row>)> {
     let measured = after_undo(outcome, session.interrupted(), restored, &WORDING)?;
     let period_ns = options.period_ms * 1_000_000;
     let duration_ns = options.measure_ms * 1_000_000;
-    let rows = time_validate::compare(&measured, period_ns, duration_ns)?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let slices = Sharing::Eevdf(EevdfParams::kernel_default(cpus, measured.hz));
+    let sharings: Vec<Sharing> = match args.sharing.as_str() {
+        "fluid" => vec![Sharing::Fluid],
+        "eevdf" => vec![slices],
+        _ => vec![Sharing::Fluid, slices],
+    };
+    let mut rows = Vec::new();
+    for sharing in sharings {
+        rows.extend(time_validate::compare(
+            &measured,
+            period_ns,
+            duration_ns,
+            sharing,
+        )?);
+    }
     let text = format!(
         "touch: {:.3} ms of CPU alone, waiting {:.2} % more (after the rates: {:.3} ms, {:.2} %), every {} ms, on CPU {}; ksmd: {:.0} ns a page at {}; HZ {}",
         measured.alone.mean_cpu_ns / 1e6,
@@ -339,8 +361,8 @@ fn print_rows(args: &TimeValidateArgs, header: &[String], rows: &[Row]) -> Resul
     }
     writeln!(
         out,
-        "{:<28} {:<20} {:>9} {:>9}  goal",
-        "case", "metric", "kernel", "sim"
+        "{:<28} {:<20} {:<7} {:>9} {:>9}  goal",
+        "case", "metric", "sharing", "kernel", "sim"
     )?;
     for r in rows {
         let verdict = match r.within_goal {
@@ -350,8 +372,8 @@ fn print_rows(args: &TimeValidateArgs, header: &[String], rows: &[Row]) -> Resul
         };
         writeln!(
             out,
-            "{:<28} {:<20} {:>9.2} {:>9.2}  {verdict}",
-            r.case, r.metric, r.kernel, r.sim
+            "{:<28} {:<20} {:<7} {:>9.2} {:>9.2}  {verdict}",
+            r.case, r.metric, r.sharing, r.kernel, r.sim
         )?;
     }
     Ok(())

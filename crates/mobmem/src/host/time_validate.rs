@@ -28,7 +28,7 @@ use serde::Serialize;
 use super::ksm_validate::{KernelSession, Plan};
 use super::reclaim_validate::SwapPathCosts;
 use super::state::{cpu_set, Change, Journal};
-use crate::core::time::{Step, ThreadSpec, Timeline};
+use crate::core::time::{Sharing, Step, ThreadSpec, Timeline};
 use crate::{Error, Result};
 
 /// Scan rates one run compares at most.
@@ -214,9 +214,17 @@ pub fn batches(scan_pages: u64, pages_to_scan: u32) -> Vec<u64> {
     out
 }
 
+/// Phases of the touches against the kernel's ticks the replay averages over.
+pub const TOUCH_PHASES: u64 = 8;
+
 /// Replay one rate on the time model: a touch of `work_ns` every `period_ns` for
 /// `duration_ns`, beside ksmd at `rate` over `scan_pages` pages costing `ns_per_page`
-/// a page.
+/// a page, with the CPU shared as `sharing` says.
+///
+/// Where the touch wakes between two ticks decides how long it waits with CPUs shared
+/// in slices, and the kernel's touches start at a phase nobody chose (the moment the
+/// measurement began); so the replay runs [`TOUCH_PHASES`] phases spread evenly over a
+/// tick (the middles of equal parts, never on a tick) and gives their mean.
 pub fn simulate(
     work_ns: f64,
     period_ns: u64,
@@ -224,9 +232,48 @@ pub fn simulate(
     rate: ScanRate,
     scan: (u64, f64),
     hz: u32,
+    sharing: Sharing,
 ) -> Result<SimRate> {
+    let tick_ns = 1_000_000_000 / hz.max(1) as u64;
+    let (mut responses, mut ksmd_share) = (Vec::new(), 0.0);
+    for k in 0..TOUCH_PHASES {
+        let phase = (2 * k + 1) * tick_ns / (2 * TOUCH_PHASES);
+        let (mut r, share) = simulate_phase(
+            work_ns,
+            (period_ns, phase),
+            duration_ns,
+            rate,
+            scan,
+            hz,
+            sharing,
+        )?;
+        responses.append(&mut r);
+        ksmd_share += share / TOUCH_PHASES as f64;
+    }
+    let n = responses.len().max(1);
+    Ok(SimRate {
+        mean_response_ns: responses.iter().sum::<u64>() as f64 / n as f64,
+        ksmd_share,
+        touches: responses.len() as u64,
+    })
+}
+
+/// [`simulate`] at one phase: after a warm-up of ksmd alone (as long as the kernel's side
+/// waits after setting a rate: 20 ms, the sleep, 50 ms), the touches at
+/// `phase + k period` for `duration_ns`. Returns each touch's response and ksmd's share
+/// of the CPU over that time.
+fn simulate_phase(
+    work_ns: f64,
+    (period_ns, phase_ns): (u64, u64),
+    duration_ns: u64,
+    rate: ScanRate,
+    scan: (u64, f64),
+    hz: u32,
+    sharing: Sharing,
+) -> Result<(Vec<u64>, f64)> {
     let (scan_pages, ns_per_page) = scan;
     let mut t = Timeline::new(&[1024], vec![], 0, hz)?;
+    t.set_sharing(sharing)?;
     let touch = t.spawn(ThreadSpec::new("touch").pinned(0))?;
     let ksmd = t.spawn(ThreadSpec::new("ksmd").nice(5).pinned(0))?;
     let bursts: Vec<u64> = batches(scan_pages, rate.pages_to_scan)
@@ -235,14 +282,16 @@ pub fn simulate(
         .collect();
     let tick_ns = 1_000_000_000 / hz as u64;
     let ticks = msecs_to_jiffies(rate.sleep_millisecs, hz);
+    let warmup = (70 + rate.sleep_millisecs.min(1000) as u64) * 1_000_000;
+    let span = warmup + duration_ns;
     let steps = if ticks == 0 {
         vec![Step::Cpu {
-            work_ns: duration_ns,
+            work_ns: span,
             memstall: false,
         }]
     } else {
         let shortest = bursts.iter().min().copied().unwrap_or(1);
-        let cycles = duration_ns / (shortest + ticks * tick_ns) + 1;
+        let cycles = span / (shortest + ticks * tick_ns) + 1;
         if cycles > 10_000_000 {
             return Err(Error::config(
                 "time-validate",
@@ -272,11 +321,11 @@ pub fn simulate(
     };
     t.submit(ksmd, 0, steps)?;
     let work = work_ns.round().max(1.0) as u64;
-    let jobs: Vec<_> = (0..duration_ns / period_ns)
+    let jobs: Vec<_> = (0..duration_ns.saturating_sub(phase_ns) / period_ns)
         .map(|k| {
             t.submit(
                 touch,
-                k * period_ns,
+                warmup + phase_ns + k * period_ns,
                 vec![Step::Cpu {
                     work_ns: work,
                     memstall: false,
@@ -284,17 +333,21 @@ pub fn simulate(
             )
         })
         .collect::<Result<_>>()?;
-    t.run_until(duration_ns)?;
+    t.run_until(warmup)?;
+    let ksmd_before = t.cpu_time_ns(ksmd);
+    t.run_until(warmup + duration_ns)?;
+    // From when the touch first ran, as the kernel's side measures it.
     let responses: Vec<u64> = jobs
         .iter()
-        .filter_map(|&j| t.job(j).response_ns())
+        .filter_map(|&j| {
+            let job = t.job(j);
+            Some(job.ended? - job.on_cpu?)
+        })
         .collect();
-    let n = responses.len().max(1);
-    Ok(SimRate {
-        mean_response_ns: responses.iter().sum::<u64>() as f64 / n as f64,
-        ksmd_share: t.cpu_time_ns(ksmd) / duration_ns as f64,
-        touches: responses.len() as u64,
-    })
+    Ok((
+        responses,
+        (t.cpu_time_ns(ksmd) - ksmd_before) / duration_ns as f64,
+    ))
 }
 
 /// One comparison, kernel against simulator.
@@ -302,6 +355,8 @@ pub fn simulate(
 pub struct Row {
     pub case: String,
     pub metric: &'static str,
+    /// How the simulator shared the CPU: `fluid` or `eevdf` ([`Sharing`]).
+    pub sharing: &'static str,
     pub kernel: f64,
     pub sim: f64,
     /// The goal, in words; empty for a figure the simulator was calibrated to.
@@ -315,7 +370,12 @@ const SHARE_GOAL: &str = "within 10 % of the kernel's";
 
 /// Kernel against simulator at every rate: the touch's response inflation over its
 /// response alone, %, and ksmd's share of the CPU, %.
-pub fn compare(measure: &KernelMeasure, period_ns: u64, duration_ns: u64) -> Result<Vec<Row>> {
+pub fn compare(
+    measure: &KernelMeasure,
+    period_ns: u64,
+    duration_ns: u64,
+    sharing: Sharing,
+) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     // The touch's work is its own CPU time alone; the kernel's inflation at a rate is its
     // wait over its own CPU time there, which a slower or faster CPU stretches alike.
@@ -323,6 +383,7 @@ pub fn compare(measure: &KernelMeasure, period_ns: u64, duration_ns: u64) -> Res
     rows.push(Row {
         case: format!("{} alone (calibration)", measure.calibration.rate.name()),
         metric: "ksmd_cpu_share_pct",
+        sharing: sharing.name(),
         kernel: 100.0 * measure.calibration.ksmd_share(),
         // Without the touch task: ksmd's share alone is its burst over burst + sleep.
         sim: 100.0
@@ -333,6 +394,7 @@ pub fn compare(measure: &KernelMeasure, period_ns: u64, duration_ns: u64) -> Res
                 measure.calibration.rate,
                 (measure.scan_pages, measure.ksmd_ns_per_page),
                 measure.hz,
+                sharing,
             )?
             .ksmd_share,
         goal: "",
@@ -346,6 +408,7 @@ pub fn compare(measure: &KernelMeasure, period_ns: u64, duration_ns: u64) -> Res
             k.rate,
             (measure.scan_pages, measure.ksmd_ns_per_page),
             measure.hz,
+            sharing,
         )?;
         let (ki, si) = (
             k.inflation_pct(),
@@ -354,6 +417,7 @@ pub fn compare(measure: &KernelMeasure, period_ns: u64, duration_ns: u64) -> Res
         rows.push(Row {
             case: k.rate.name(),
             metric: "touch_inflation_pct",
+            sharing: sharing.name(),
             kernel: ki,
             sim: si,
             goal: INFLATION_GOAL,
@@ -363,6 +427,7 @@ pub fn compare(measure: &KernelMeasure, period_ns: u64, duration_ns: u64) -> Res
         rows.push(Row {
             case: k.rate.name(),
             metric: "ksmd_cpu_share_pct",
+            sharing: sharing.name(),
             kernel: ks,
             sim: ss,
             goal: SHARE_GOAL,
@@ -799,6 +864,7 @@ pub fn compare_worker(
     let mut rows = vec![Row {
         case: format!("worker {} MiB (calibration)", roomy.limit_mib),
         metric: "wall_s",
+        sharing: "fluid",
         kernel: roomy.wall_s,
         sim: roomy_wall / 1e9,
         goal: "",
@@ -811,6 +877,7 @@ pub fn compare_worker(
         rows.push(Row {
             case: case.clone(),
             metric: "wall_s",
+            sharing: "fluid",
             kernel: run.wall_s,
             sim: wall / 1e9,
             goal: WALL_GOAL,
@@ -819,6 +886,7 @@ pub fn compare_worker(
         rows.push(Row {
             case,
             metric: "memory_stall_some_s",
+            sharing: "fluid",
             kernel: run.stall_some_s,
             sim: stall / 1e9,
             goal: STALL_GOAL,
@@ -930,13 +998,14 @@ mod tests {
             },
             (1000, 1000.0),
             250,
+            Sharing::Fluid,
         )
         .unwrap();
         let inflation = s.mean_response_ns / (10.0 * MS as f64) - 1.0;
         assert!((inflation - 335.0 / 1024.0).abs() < 1e-3, "{inflation}");
         // ksmd has the CPU alone between touches: 37 ms of 47 at full speed and 10 x
         // 1359/1024 ms at 335/1359.
-        assert_eq!(s.touches, 42);
+        assert_eq!(s.touches, 42 * TOUCH_PHASES);
         let busy_touch = 10.0 * 1359.0 / 1024.0;
         let expected = ((47.0 - busy_touch) + busy_touch * 335.0 / 1359.0) / 47.0;
         assert!(
@@ -960,6 +1029,7 @@ mod tests {
             },
             (1000, 2000.0),
             250,
+            Sharing::Fluid,
         )
         .unwrap();
         let expected = 0.2 / 24.0;
@@ -1006,7 +1076,7 @@ mod tests {
             rates: vec![kernel_rate(10.5 * MS as f64, 190 * MS)],
             hz: 250,
         };
-        let rows = compare(&measure, 47 * MS, 2_000 * MS).unwrap();
+        let rows = compare(&measure, 47 * MS, 2_000 * MS, Sharing::Fluid).unwrap();
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].within_goal, None);
         assert!(rows[0].case.contains("calibration"));

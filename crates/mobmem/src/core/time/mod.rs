@@ -13,6 +13,7 @@
 //! Every constant the timeline needs (CPU capacities, service times, queue depths, the
 //! tick) is an input; docs/time-model.md lists the defaults and their sources.
 
+pub mod eevdf;
 pub mod psi;
 pub mod queue;
 pub mod record;
@@ -21,11 +22,12 @@ pub mod sched;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+pub use eevdf::EevdfParams;
 use psi::Psi;
 pub use psi::{Pressure, PressureLine, TaskState};
 pub use queue::{DeviceQueue, QueueStats};
 pub use record::{CpuSpan, IoSpan, PsiPoint, Recording};
-pub use sched::{weight_of_nice, Cpus, Ns, CAPACITY_SCALE, MAX_CPUS, NICE_0_WEIGHT};
+pub use sched::{weight_of_nice, Cpus, Ns, Sharing, CAPACITY_SCALE, MAX_CPUS, NICE_0_WEIGHT};
 
 use crate::{Error, Result};
 
@@ -110,6 +112,9 @@ pub struct JobRecord {
     /// When its first step began (after the thread's earlier jobs).
     pub started: Option<Ns>,
     pub ended: Option<Ns>,
+    /// When its first CPU work first got a CPU (with CPUs shared in slices, after any
+    /// wait for the thread running there), once that work ended.
+    pub on_cpu: Option<Ns>,
     steps: Vec<Step>,
     next_step: usize,
 }
@@ -216,6 +221,11 @@ impl Timeline {
         self.now
     }
 
+    /// Share the CPUs as `sharing` says (the fluid by default); before any job runs.
+    pub fn set_sharing(&mut self, sharing: Sharing) -> Result<()> {
+        self.cpus.set_sharing(sharing)
+    }
+
     /// Keep a [`Recording`] from now on: every stretch of CPU work and device wait of
     /// every thread, and the machine's pressure at each run of its averaging worker.
     /// Off by default; what the timeline computes is the same either way.
@@ -308,6 +318,7 @@ impl Timeline {
             submitted: at,
             started: None,
             ended: None,
+            on_cpu: None,
             steps,
             next_step: 0,
         });
@@ -533,6 +544,18 @@ impl Timeline {
         if let Some(r) = &mut self.recorder {
             r.end(thread, self.now, self.cpus.cpu_time(thread.0));
         }
+        if let Some(job) = self.threads[thread.0 as usize].current {
+            let began = self.cpus.work_began(thread.0);
+            let record = self.job_mut(job);
+            let ended_cpu = record
+                .next_step
+                .checked_sub(1)
+                .and_then(|k| record.steps.get(k))
+                .is_some_and(|s| matches!(s, Step::Cpu { .. }));
+            if ended_cpu && record.on_cpu.is_none() {
+                record.on_cpu = Some(began);
+            }
+        }
         loop {
             let now = self.now;
             let th = &mut self.threads[thread.0 as usize];
@@ -565,7 +588,7 @@ impl Timeline {
                     let th = &self.threads[thread.0 as usize];
                     let cpu = self
                         .cpus
-                        .place(th.weight, th.spec.cpus, th.cpu)
+                        .place(thread.0, th.weight, th.spec.cpus, th.cpu)
                         .expect("a thread's CPUs were checked at spawn");
                     let (weight, th_cpus) = (th.weight, th.spec.cpus);
                     self.set_state(

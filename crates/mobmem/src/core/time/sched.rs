@@ -13,7 +13,28 @@
 //! `work` ns alone on a CPU of capacity 1024, and `work * 1024 / c` alone on one of
 //! capacity `c`.
 
+use super::eevdf::{Account, EevdfParams, Left, RunQueue};
 use crate::{Error, Result};
+
+/// How a CPU is shared among its runnable threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// Every runnable thread gets its weight's share at every instant.
+    Fluid,
+    /// One thread at a time, in slices ended at ticks, picked as the kernel's EEVDF
+    /// picks ([`super::eevdf`]).
+    Eevdf(EevdfParams),
+}
+
+impl Sharing {
+    /// The name users write: `fluid` or `eevdf`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Sharing::Fluid => "fluid",
+            Sharing::Eevdf(_) => "eevdf",
+        }
+    }
+}
 
 /// Time on the simulated clock, ns.
 pub type Ns = u64;
@@ -67,9 +88,12 @@ struct Runnable {
 #[derive(Debug, Clone)]
 pub struct Cpu {
     capacity: u32,
+    /// The fluid's runnable threads and their summed weight.
     runnable: Vec<Runnable>,
     total_weight: u64,
     busy_ns: Ns,
+    /// The run queue when the CPU is shared in slices ([`Sharing::Eevdf`]).
+    rq: Option<RunQueue>,
 }
 
 impl Cpu {
@@ -84,7 +108,24 @@ impl Cpu {
 
     /// Threads runnable here now.
     pub fn runnable(&self) -> usize {
-        self.runnable.len()
+        match &self.rq {
+            Some(rq) => rq.runnable(),
+            None => self.runnable.len(),
+        }
+    }
+
+    /// The summed weight of the threads runnable here now.
+    fn load(&self) -> u64 {
+        match &self.rq {
+            Some(rq) => rq.runnable_weight(),
+            None => self.total_weight,
+        }
+    }
+
+    /// The thread on the CPU now when it is shared in slices (`None` for the fluid, where
+    /// every runnable thread runs).
+    pub fn running(&self) -> Option<u32> {
+        self.rq.as_ref().and_then(|rq| rq.running())
     }
 
     /// Work per ns of a thread of `weight` on this CPU now.
@@ -106,6 +147,14 @@ pub struct Cpus {
     /// CPU time each thread received, ns of wall time on its CPU (what `/proc/PID/stat`
     /// counts), by thread index.
     cpu_time: Vec<f64>,
+    sharing: Sharing,
+    /// With [`Sharing::Eevdf`], each thread's lag from when it last left a queue
+    /// (`se->vlag`), by thread index.
+    lags: Vec<i64>,
+    /// Threads that just left a queue, for `lags`.
+    left: Vec<Left>,
+    /// When each thread's last CPU work first got a CPU, by thread index.
+    work_began: Vec<Ns>,
 }
 
 /// A thread whose work is done.
@@ -147,11 +196,67 @@ impl Cpus {
                     runnable: Vec::new(),
                     total_weight: 0,
                     busy_ns: 0,
+                    rq: None,
                 })
                 .collect(),
             now: 0,
             cpu_time: Vec::new(),
+            sharing: Sharing::Fluid,
+            lags: Vec::new(),
+            left: Vec::new(),
+            work_began: Vec::new(),
         })
+    }
+
+    /// Share the CPUs as `sharing` says; only before any thread was enqueued.
+    pub fn set_sharing(&mut self, sharing: Sharing) -> Result<()> {
+        if self.cpus.iter().any(|c| c.runnable() > 0) || !self.cpu_time.is_empty() {
+            return Err(Error::config(
+                "cpus",
+                "the sharing of CPUs is set before any thread runs",
+            ));
+        }
+        if let Sharing::Eevdf(p) = sharing {
+            if p.tick_ns == 0 || p.base_slice_ns == 0 {
+                return Err(Error::config(
+                    "cpus",
+                    "EEVDF needs a tick and a base slice above 0 ns",
+                ));
+            }
+        }
+        self.sharing = sharing;
+        for cpu in &mut self.cpus {
+            cpu.rq = match sharing {
+                Sharing::Fluid => None,
+                Sharing::Eevdf(_) => Some(RunQueue::default()),
+            };
+        }
+        Ok(())
+    }
+
+    pub fn sharing(&self) -> Sharing {
+        self.sharing
+    }
+
+    /// Keep the lags of the threads that just left a queue.
+    fn keep_lags(&mut self) {
+        for l in self.left.drain(..) {
+            crate::core::ensure_index(&mut self.lags, l.thread, 0);
+            self.lags[l.thread as usize] = l.lag;
+        }
+    }
+
+    /// Threads whose work ended leave their queues (or stay delayed), and each CPU picks.
+    fn settle(&mut self) {
+        let Sharing::Eevdf(p) = self.sharing else {
+            return;
+        };
+        for cpu in &mut self.cpus {
+            if let Some(rq) = &mut cpu.rq {
+                rq.settle(&p, &mut self.left);
+            }
+        }
+        self.keep_lags();
     }
 
     pub fn len(&self) -> usize {
@@ -170,6 +275,11 @@ impl Cpus {
         self.now
     }
 
+    /// When `thread`'s last CPU work first got a CPU (its enqueue, for the fluid), ns.
+    pub fn work_began(&self, thread: u32) -> Ns {
+        self.work_began.get(thread as usize).copied().unwrap_or(0)
+    }
+
     /// CPU time `thread` has received so far, ns.
     pub fn cpu_time(&self, thread: u32) -> f64 {
         self.cpu_time.get(thread as usize).copied().unwrap_or(0.0)
@@ -180,14 +290,23 @@ impl Cpus {
     /// among equals the CPU it last ran on (`prev`), as `select_task_rq_fair` keeps a
     /// waking task on its previous CPU when no other is idler, else the lowest-numbered.
     /// The fluid does not move a thread while it stays runnable.
-    pub fn place(&self, weight: u32, allowed: u64, prev: usize) -> Option<usize> {
+    /// With slices, a thread still in a queue (its work just ended, or it sleeps delayed)
+    /// wakes there, as `ttwu_runnable` requeues it.
+    pub fn place(&self, thread: u32, weight: u32, allowed: u64, prev: usize) -> Option<usize> {
+        if let Some(i) = self
+            .cpus
+            .iter()
+            .position(|c| c.rq.as_ref().is_some_and(|rq| rq.holds(thread)))
+        {
+            return Some(i);
+        }
         let mut best: Option<(usize, u128)> = None;
         for (i, cpu) in self.cpus.iter().enumerate() {
             if i >= 64 || allowed & (1u64 << i) == 0 {
                 continue;
             }
             // (W + w) / c compared across CPUs by cross-multiplying, without division.
-            let load = (cpu.total_weight + weight as u64) as u128;
+            let load = (cpu.load() + weight as u64) as u128;
             let better = match best {
                 None => true,
                 Some((b, b_load)) => {
@@ -209,6 +328,20 @@ impl Cpus {
     /// `work` ns of the reference core to do. The caller has brought the shares up to now
     /// ([`Cpus::advance`]).
     pub fn enqueue(&mut self, cpu: usize, thread: u32, weight: u32, work: Ns, allowed: u64) {
+        crate::core::ensure_index(&mut self.cpu_time, thread, 0.0);
+        crate::core::ensure_index(&mut self.work_began, thread, 0);
+        // The fluid runs every runnable thread at once.
+        self.work_began[thread as usize] = self.now;
+        if let Sharing::Eevdf(p) = self.sharing {
+            crate::core::ensure_index(&mut self.lags, thread, 0);
+            let lag = self.lags[thread as usize];
+            let now = self.now;
+            if let Some(rq) = &mut self.cpus[cpu].rq {
+                rq.enqueue(now, thread, weight, work, allowed, lag, &p, &mut self.left);
+            }
+            self.keep_lags();
+            return;
+        }
         let c = &mut self.cpus[cpu];
         debug_assert!(!c.runnable.iter().any(|r| r.thread == thread));
         c.runnable.push(Runnable {
@@ -218,12 +351,25 @@ impl Cpus {
             allowed,
         });
         c.total_weight += weight as u64;
-        crate::core::ensure_index(&mut self.cpu_time, thread, 0.0);
     }
 
     /// The earliest time a runnable thread finishes if nothing else changes, with its CPU
     /// and thread (the lowest CPU, then the first enqueued, among equal times).
-    pub fn next_completion(&self) -> Option<(Ns, Completion)> {
+    pub fn next_completion(&mut self) -> Option<(Ns, Completion)> {
+        if let Sharing::Eevdf(p) = self.sharing {
+            self.settle();
+            let mut best: Option<(Ns, Completion)> = None;
+            for (i, cpu) in self.cpus.iter_mut().enumerate() {
+                let capacity = cpu.capacity;
+                let Some(rq) = &mut cpu.rq else { continue };
+                if let Some((at, thread)) = rq.next_completion(capacity, &p) {
+                    if best.is_none_or(|(t, _)| at < t) {
+                        best = Some((at, Completion { cpu: i, thread }));
+                    }
+                }
+            }
+            return best;
+        }
         let mut best: Option<(Ns, Completion)> = None;
         for (i, cpu) in self.cpus.iter().enumerate() {
             for r in &cpu.runnable {
@@ -250,6 +396,22 @@ impl Cpus {
     /// Bring every runnable thread's work and CPU time up to `to` (not before now).
     pub fn advance(&mut self, to: Ns) {
         debug_assert!(to >= self.now, "the clock runs forward");
+        if let Sharing::Eevdf(p) = self.sharing {
+            self.settle();
+            for cpu in &mut self.cpus {
+                let capacity = cpu.capacity;
+                if let Some(rq) = &mut cpu.rq {
+                    let account = Account {
+                        cpu_time: &mut self.cpu_time,
+                        busy: &mut cpu.busy_ns,
+                    };
+                    rq.run(to, capacity, &p, Some(account), false, &mut self.left);
+                }
+            }
+            self.keep_lags();
+            self.now = self.now.max(to);
+            return;
+        }
         let dt = to.saturating_sub(self.now);
         if dt == 0 {
             return;
@@ -273,6 +435,15 @@ impl Cpus {
     /// Threads whose work is done at the current time, in CPU order and then in the order
     /// they were enqueued; they leave their run queues.
     pub fn take_done(&mut self, out: &mut Vec<Completion>) {
+        if self.sharing != Sharing::Fluid {
+            for (i, cpu) in self.cpus.iter_mut().enumerate() {
+                if let Some((thread, began)) = cpu.rq.as_mut().and_then(|rq| rq.stop_done()) {
+                    self.work_began[thread as usize] = began;
+                    out.push(Completion { cpu: i, thread });
+                }
+            }
+            return;
+        }
         for (i, cpu) in self.cpus.iter_mut().enumerate() {
             let mut k = 0;
             while k < cpu.runnable.len() {
@@ -299,6 +470,11 @@ impl Cpus {
     /// The caller has brought the shares up to now. Each move is pushed to `moves` as
     /// (thread, from, to).
     pub fn balance_idle(&mut self, moves: &mut Vec<(u32, usize, usize)>) {
+        if let Sharing::Eevdf(p) = self.sharing {
+            self.settle();
+            self.balance_idle_queues(&p, moves);
+            return;
+        }
         // Most completions leave no CPU with two threads: nothing to pull.
         if !self.cpus.iter().any(|c| c.runnable.len() >= 2) {
             return;
@@ -338,9 +514,75 @@ impl Cpus {
         }
     }
 
+    /// [`Cpus::balance_idle`] with run queues: an idle CPU pulls a thread waiting on
+    /// another (never the one running there), by the same rule as the fluid's.
+    fn balance_idle_queues(&mut self, p: &EevdfParams, moves: &mut Vec<(u32, usize, usize)>) {
+        if !self.cpus.iter().any(|c| c.runnable() >= 2) {
+            return;
+        }
+        for to in 0..self.cpus.len().min(64) {
+            if self.cpus[to].runnable() > 0 {
+                continue;
+            }
+            let bit = 1u64 << to;
+            let alone = self.cpus[to].capacity as f64 / CAPACITY_SCALE as f64;
+            let mut best: Option<(usize, u32, f64)> = None;
+            for (from, cpu) in self.cpus.iter().enumerate() {
+                let Some(rq) = &cpu.rq else { continue };
+                if rq.runnable() < 2 {
+                    continue;
+                }
+                let total = rq.runnable_weight();
+                let load = total as f64 / cpu.capacity as f64;
+                if best.is_some_and(|(_, _, l)| load <= l) {
+                    continue;
+                }
+                let share =
+                    |w: u32| cpu.capacity as f64 / CAPACITY_SCALE as f64 * w as f64 / total as f64;
+                if let Some((thread, _, _)) = rq
+                    .waiting()
+                    .find(|&(_, w, allowed)| allowed & bit != 0 && alone > share(w))
+                {
+                    best = Some((from, thread, load));
+                }
+            }
+            let Some((from, thread, _)) = best else {
+                continue;
+            };
+            let now = self.now;
+            let taken = self.cpus[from]
+                .rq
+                .as_mut()
+                .and_then(|rq| rq.migrate_out(thread, p, &mut self.left));
+            self.keep_lags();
+            if let Some((weight, allowed, remaining, lag)) = taken {
+                if let Some(rq) = &mut self.cpus[to].rq {
+                    rq.enqueue(
+                        now,
+                        thread,
+                        weight,
+                        remaining.ceil() as Ns,
+                        allowed,
+                        lag,
+                        p,
+                        &mut self.left,
+                    );
+                }
+                self.keep_lags();
+                moves.push((thread, from, to));
+            }
+        }
+    }
+
     /// Force `done` off its CPU now (its completion time has come, whatever crumbs of
     /// floating point are left).
     pub fn finish(&mut self, done: Completion) {
+        if let Some(rq) = &mut self.cpus[done.cpu].rq {
+            if let Some(began) = rq.stop(done.thread) {
+                self.work_began[done.thread as usize] = began;
+            }
+            return;
+        }
         let cpu = &mut self.cpus[done.cpu];
         if let Some(k) = cpu.runnable.iter().position(|r| r.thread == done.thread) {
             let r = cpu.runnable.remove(k);
@@ -420,15 +662,15 @@ mod tests {
     fn placement_takes_the_idlest_cpu_per_capacity() {
         let mut cpus = Cpus::new(&[512, 1024]).unwrap();
         // Both idle: the big core, where one more thread is half the load per capacity.
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b11, 0), Some(1));
+        assert_eq!(cpus.place(9, NICE_0_WEIGHT, 0b11, 0), Some(1));
         cpus.enqueue(1, 0, NICE_0_WEIGHT, 1, 1 << 1);
         // Big with one thread: 2048/1024 = 2 against little 1024/512 = 2: the CPU the
         // thread last ran on, either one.
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b11, 0), Some(0));
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b11, 1), Some(1));
+        assert_eq!(cpus.place(9, NICE_0_WEIGHT, 0b11, 0), Some(0));
+        assert_eq!(cpus.place(9, NICE_0_WEIGHT, 0b11, 1), Some(1));
         // Pinned to the big core, it goes there anyway; no allowed CPU, nowhere.
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b10, 0), Some(1));
-        assert_eq!(cpus.place(NICE_0_WEIGHT, 0b100, 0), None);
+        assert_eq!(cpus.place(9, NICE_0_WEIGHT, 0b10, 0), Some(1));
+        assert_eq!(cpus.place(9, NICE_0_WEIGHT, 0b100, 0), None);
     }
 
     #[test]
