@@ -196,3 +196,63 @@ fn each_command_has_its_folder_and_the_summary_names_each_command() {
         "a run without claims is not named: {summary}"
     );
 }
+
+/// `time.cpu_sharing = "eevdf"` shares the phone's CPUs in slices: what takes time
+/// changes, what happens to memory does not (the phone decides on the trace's time).
+#[test]
+fn cpu_sharing_in_slices_changes_the_phones_times_not_its_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let phone = format!("{EXPERIMENTS}/phone.toml");
+    let [fluid, slices] = ["fluid", "slices"].map(|d| dir.path().join(d));
+    ok(&["run", &phone, "--out", s(&fluid)]);
+    ok(&[
+        "run",
+        &phone,
+        "--out",
+        s(&slices),
+        "--set",
+        "time.cpu_sharing=\"eevdf\"",
+    ]);
+    let rows = |d: &Path| -> Vec<(String, String)> {
+        std::fs::read_to_string(d.join("phone/results.csv"))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let (key, value) = l.rsplit_once(',').unwrap();
+                (key.to_string(), value.to_string())
+            })
+            .collect()
+    };
+    let (a, b) = (rows(&fluid), rows(&slices));
+    assert_eq!(a.len(), b.len());
+    // The metric is the key's last column: times, stalls, jank and energy (from busy
+    // time) may move.
+    let timed = |key: &str| {
+        let metric = key.rsplit(',').next().unwrap();
+        metric.ends_with("_ms")
+            || metric.ends_with("_s")
+            || metric.starts_with("psi_")
+            || metric.starts_with("janky")
+            || metric.contains("energy")
+    };
+    let mut changed = 0;
+    for ((ka, va), (kb, vb)) in a.iter().zip(&b) {
+        assert_eq!(ka, kb);
+        if timed(ka) {
+            changed += usize::from(va != vb);
+        } else {
+            assert_eq!(va, vb, "{ka}: a count moved with the CPU sharing");
+        }
+    }
+    assert!(changed > 0, "slices changed no time");
+    let e = fails(&[
+        "run",
+        &phone,
+        "--out",
+        s(&dir.path().join("bad")),
+        "--set",
+        "time.cpu_sharing=\"round-robin\"",
+    ]);
+    assert_mentions(&e, &["round-robin", "fluid", "eevdf"]);
+}

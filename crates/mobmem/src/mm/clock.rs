@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::swap::{op_price, IoOp};
 use crate::core::time::{
-    DeviceQueue, JobId, JobRecord, Pressure, Recording, Step, ThreadId, ThreadSpec, Timeline,
-    MAX_CPUS, SYSTEM_GROUP,
+    CpuSharing, DeviceQueue, JobId, JobRecord, Pressure, Recording, Sharing, Step, ThreadId,
+    ThreadSpec, Timeline, MAX_CPUS, SYSTEM_GROUP,
 };
 use crate::devices::swap::SwapDevices;
 use crate::mm::reclaim::ReclaimWork;
@@ -53,6 +53,9 @@ pub struct TimeModel {
     pub cpus: Vec<u32>,
     /// The kernel tick, Hz.
     pub hz: u32,
+    /// How each CPU is shared (not written out when it is the default, the fluid).
+    #[serde(skip_serializing_if = "CpuSharing::is_fluid")]
+    pub cpu_sharing: CpuSharing,
     /// Operations the flash serves at once.
     pub flash_queue_depth: u32,
     /// CPU time reclaim spends per page it scans, ns (0: not charged).
@@ -68,6 +71,7 @@ impl Default for TimeModel {
             accounting: Accounting::Contended,
             cpus: GS101_CAPACITIES.to_vec(),
             hz: 250,
+            cpu_sharing: CpuSharing::Fluid,
             flash_queue_depth: 32,
             scan_ns: 0.0,
             vsync_ms: 1000.0 / 60.0,
@@ -83,6 +87,12 @@ impl Default for TimeModel {
 pub const GS101_CAPACITIES: [u32; 8] = [161, 161, 161, 161, 499, 499, 1024, 1024];
 
 impl TimeModel {
+    /// The timeline's sharing of CPUs: EEVDF with the kernel's base slice for this many
+    /// CPUs and tick.
+    pub fn sharing(&self) -> Sharing {
+        self.cpu_sharing.on(self.cpus.len(), self.hz)
+    }
+
     pub fn validate(&self) -> Result<()> {
         let fail = |m: String| Err(Error::config("phone time", m));
         if self.cpus.is_empty() || self.cpus.len() > MAX_CPUS {
@@ -231,6 +241,7 @@ impl MachineClock {
             DeviceQueue::new("nvm", 1)?,
         ];
         let mut timeline = Timeline::new(&model.cpus, queues, names.len(), model.hz)?;
+        timeline.set_sharing(model.sharing())?;
         let mut apps = Vec::with_capacity(names.len());
         for (i, name) in names.iter().enumerate() {
             apps.push(timeline.spawn(ThreadSpec::new(name.clone()).group(i + 1))?);

@@ -27,7 +27,9 @@ use psi::Psi;
 pub use psi::{Pressure, PressureLine, TaskState};
 pub use queue::{DeviceQueue, QueueStats};
 pub use record::{CpuSpan, IoSpan, PsiPoint, Recording};
-pub use sched::{weight_of_nice, Cpus, Ns, Sharing, CAPACITY_SCALE, MAX_CPUS, NICE_0_WEIGHT};
+pub use sched::{
+    weight_of_nice, CpuSharing, Cpus, Ns, Sharing, CAPACITY_SCALE, MAX_CPUS, NICE_0_WEIGHT,
+};
 
 use crate::{Error, Result};
 

@@ -14,6 +14,8 @@
 //! capacity `c`.
 
 use super::eevdf::{Account, EevdfParams, Left, RunQueue};
+use serde::{Deserialize, Serialize};
+
 use crate::{Error, Result};
 
 /// How a CPU is shared among its runnable threads.
@@ -24,6 +26,33 @@ pub enum Sharing {
     /// One thread at a time, in slices ended at ticks, picked as the kernel's EEVDF
     /// picks ([`super::eevdf`]).
     Eevdf(EevdfParams),
+}
+
+/// How a CPU is shared among the threads runnable on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpuSharing {
+    /// Each runnable thread gets its weight's share at every instant.
+    #[default]
+    Fluid,
+    /// One thread at a time, in slices ended at ticks, as the kernel's EEVDF picks
+    /// ([`super::eevdf`]), with the kernel's base slice for the CPUs.
+    Eevdf,
+}
+
+impl CpuSharing {
+    pub fn is_fluid(&self) -> bool {
+        *self == CpuSharing::Fluid
+    }
+
+    /// The timeline's sharing on `cpus` CPUs at a tick of `hz`: EEVDF with the kernel's
+    /// base slice for them.
+    pub fn on(self, cpus: usize, hz: u32) -> Sharing {
+        match self {
+            CpuSharing::Fluid => Sharing::Fluid,
+            CpuSharing::Eevdf => Sharing::Eevdf(EevdfParams::kernel_default(cpus, hz)),
+        }
+    }
 }
 
 impl Sharing {

@@ -41,6 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use super::pages::Population;
 use super::run::{KsmRun, Wake};
+use crate::core::time::CpuSharing;
 use crate::core::time::{JobId, Ns, Step, ThreadId, ThreadSpec, Timeline};
 use crate::mm::clock::Accounting;
 use crate::{Error, Result};
@@ -83,6 +84,10 @@ pub struct ImpactConfig {
     pub switch_ms: u64,
     /// How work becomes time: on the clock (default) or summed (the old model).
     pub accounting: Accounting,
+    /// How a core is shared on the clock: `fluid` (default) or `eevdf` slices (not
+    /// written out when it is the default).
+    #[serde(skip_serializing_if = "CpuSharing::is_fluid")]
+    pub cpu_sharing: CpuSharing,
     /// The display's refresh period, ms: a foreground helper's work comes once a frame.
     pub vsync_ms: f64,
     pub apps: Vec<AppModel>,
@@ -121,6 +126,7 @@ impl Default for ImpactConfig {
             together_from_ms: 60_000,
             switch_ms: 10_000,
             accounting: Accounting::Contended,
+            cpu_sharing: CpuSharing::Fluid,
             // The Nexus 10's display refreshes at 60 Hz.
             vsync_ms: 1000.0 / 60.0,
             apps: vec![
@@ -490,6 +496,7 @@ fn on_clock(
     // The tick only paces the pressure averaging, which this model does not read.
     let hz = run.params.hz.clamp(100, 1000);
     let mut t = Timeline::new(&cores, Vec::new(), 0, hz)?;
+    t.set_sharing(config.cpu_sharing.on(cores.len(), hz))?;
     if let Some(first) = wakes.first() {
         // ksmd runs at nice 5 (`set_user_nice(current, 5)` in ksm_scan_thread).
         let ksmd = t.spawn(ThreadSpec::new("ksmd").nice(5))?;

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 
-use crate::core::time::{DeviceQueue, Ns, Step, ThreadId, ThreadSpec, Timeline};
+use crate::core::time::{CpuSharing, DeviceQueue, Ns, Step, ThreadId, ThreadSpec, Timeline};
 use crate::devices::CostModel;
 use crate::trace::ProcId;
 use crate::{Error, Result};
@@ -38,6 +38,10 @@ pub struct ClockSpec {
     pub cpus: Vec<u32>,
     /// Operations the storage serves at once.
     pub storage_queue_depth: u32,
+    /// How each CPU is shared: `fluid` (default) or `eevdf` slices at a 250 Hz tick (not
+    /// written out when it is the default).
+    #[serde(skip_serializing_if = "CpuSharing::is_fluid")]
+    pub cpu_sharing: CpuSharing,
 }
 
 /// The Nexus 7 of the buffer-cache paper's traces: four equal cores (Tegra 3 in the
@@ -50,6 +54,7 @@ impl Default for ClockSpec {
             cost: "table1-ns".into(),
             cpus: vec![1024; 4],
             storage_queue_depth: 1,
+            cpu_sharing: CpuSharing::Fluid,
         }
     }
 }
@@ -70,13 +75,16 @@ impl ClockSpec {
             ));
         }
         // The timeline checks the CPUs and depth; build one to refuse bad ones now.
-        ClockSetup::timeline(&self.cpus, self.storage_queue_depth)
-            .map_err(|e| Error::config(context, e.to_string()))?;
-        Ok(ClockSetup {
+        let setup = ClockSetup {
             cost,
             cpus: self.cpus.clone(),
             storage_queue_depth: self.storage_queue_depth,
-        })
+            cpu_sharing: self.cpu_sharing,
+        };
+        setup
+            .timeline()
+            .map_err(|e| Error::config(context, e.to_string()))?;
+        Ok(setup)
     }
 }
 
@@ -86,12 +94,19 @@ pub struct ClockSetup {
     pub cost: CostModel,
     pub cpus: Vec<u32>,
     pub storage_queue_depth: u32,
+    pub cpu_sharing: CpuSharing,
 }
 
+/// The tick: Android's arm64 kernels are built with `CONFIG_HZ=250` (the GKI defconfig).
+/// It ends slices when CPUs are shared in them; nothing sleeps on a timer here.
+const HZ: u32 = 250;
+
 impl ClockSetup {
-    fn timeline(cpus: &[u32], depth: u32) -> Result<Timeline> {
-        // The tick plays no part: no thread sleeps on a timer and pressure is not read.
-        Timeline::new(cpus, vec![DeviceQueue::new("storage", depth)?], 0, 250)
+    fn timeline(&self) -> Result<Timeline> {
+        let queue = DeviceQueue::new("storage", self.storage_queue_depth)?;
+        let mut timeline = Timeline::new(&self.cpus, vec![queue], 0, HZ)?;
+        timeline.set_sharing(self.cpu_sharing.on(self.cpus.len(), HZ))?;
+        Ok(timeline)
     }
 }
 
@@ -149,7 +164,7 @@ pub struct RequestClock {
 impl RequestClock {
     pub fn new(setup: &ClockSetup) -> Result<Self> {
         Ok(RequestClock {
-            timeline: ClockSetup::timeline(&setup.cpus, setup.storage_queue_depth)?,
+            timeline: setup.timeline()?,
             cost: setup.cost.clone(),
             threads: HashMap::default(),
             open: VecDeque::new(),
