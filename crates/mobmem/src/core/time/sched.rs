@@ -5,9 +5,11 @@
 //! nice value by the kernel's `sched_prio_to_weight` table (`kernel/sched/core.c`). The
 //! run queue is shared as a fluid: while `n` threads are runnable on a CPU of capacity
 //! `c`, thread `i` does work at `c / 1024 * w_i / W` (W the sum of their weights), which
-//! is the share CFS and EEVDF converge to over a scheduling period. What the fluid leaves
-//! out (time slices of a few ms, wake-up preemption, migration between CPUs while
-//! runnable) is listed in docs/time-model.md.
+//! is the share CFS and EEVDF converge to over a scheduling period. That is the default;
+//! with [`Sharing::Eevdf`] each CPU instead runs one thread at a time, in slices picked
+//! as the kernel's EEVDF picks them ([`super::eevdf`]), with wake-up preemption. What
+//! either leaves out (migration between CPUs while runnable, among others) is listed in
+//! docs/time-model.md.
 //!
 //! Work is measured in nanoseconds of the reference core: a segment of `work` ns takes
 //! `work` ns alone on a CPU of capacity 1024, and `work * 1024 / c` alone on one of
