@@ -141,13 +141,20 @@ impl RunQueue {
         self.entities.iter().any(|e| e.thread == thread)
     }
 
-    /// The thread running now.
-    pub fn running(&self) -> Option<u32> {
-        self.current.map(|c| self.entities[c].thread)
-    }
-
     fn index_of(&self, thread: u32) -> Option<usize> {
         self.entities.iter().position(|e| e.thread == thread)
+    }
+
+    /// The queue's vruntimes summed by weight, relative to the first entity's: (that
+    /// base, `sum w_j (v_j - base)`, `sum w_j`); what `V` and eligibility come from.
+    fn weighted(&self) -> (i128, i128, i128) {
+        let base = self.entities.first().map_or(0, |e| e.vruntime as i128);
+        let (mut sum, mut load) = (0i128, 0i128);
+        for e in &self.entities {
+            sum += (e.vruntime as i128 - base) * e.weight as i128;
+            load += e.weight as i128;
+        }
+        (base, sum, load)
     }
 
     /// `V`: the weighted mean vruntime of the queue, rounded down (`avg_vruntime`).
@@ -155,25 +162,19 @@ impl RunQueue {
         if self.entities.is_empty() {
             return self.idle_v;
         }
-        let base = self.entities[0].vruntime as i128;
-        let (mut sum, mut load) = (0i128, 0i128);
-        for e in &self.entities {
-            sum += (e.vruntime as i128 - base) * e.weight as i128;
-            load += e.weight as i128;
-        }
+        let (base, sum, load) = self.weighted();
         (base + sum.div_euclid(load)) as i64
     }
 
-    /// Whether entity `i` has not received more than its share: `sum w_j (v_j - v_i) >= 0`
-    /// (`vruntime_eligible`, exact).
+    /// Whether entity `i` has not received more than its share, given the queue's
+    /// [`RunQueue::weighted`] sums: `sum w_j (v_j - v_i) >= 0` (`vruntime_eligible`,
+    /// exact).
+    fn eligible_in(&self, (base, sum, load): (i128, i128, i128), i: usize) -> bool {
+        sum >= (self.entities[i].vruntime as i128 - base) * load
+    }
+
     fn eligible(&self, i: usize) -> bool {
-        let v = self.entities[i].vruntime as i128;
-        let lead: i128 = self
-            .entities
-            .iter()
-            .map(|e| (e.vruntime as i128 - v) * e.weight as i128)
-            .sum();
-        lead >= 0
+        self.eligible_in(self.weighted(), i)
     }
 
     fn vslice(weight: u32, p: &EevdfParams) -> i64 {
@@ -185,9 +186,10 @@ impl RunQueue {
         if self.entities.is_empty() {
             return None;
         }
+        let totals = self.weighted();
         let curr = self
             .current
-            .filter(|&c| !self.entities[c].stopped && self.eligible(c));
+            .filter(|&c| !self.entities[c].stopped && self.eligible_in(totals, c));
         if let Some(c) = curr {
             let e = &self.entities[c];
             if protect && e.vruntime < e.vprot {
@@ -196,7 +198,7 @@ impl RunQueue {
         }
         let mut best: Option<usize> = None;
         for i in 0..self.entities.len() {
-            if Some(i) == self.current || self.entities[i].stopped || !self.eligible(i) {
+            if Some(i) == self.current || self.entities[i].stopped || !self.eligible_in(totals, i) {
                 continue;
             }
             if best.is_none_or(|b| self.entities[i].deadline < self.entities[b].deadline) {

@@ -153,12 +153,6 @@ impl Cpu {
         }
     }
 
-    /// The thread on the CPU now when it is shared in slices (`None` for the fluid, where
-    /// every runnable thread runs).
-    pub fn running(&self) -> Option<u32> {
-        self.rq.as_ref().and_then(|rq| rq.running())
-    }
-
     /// Work per ns of a thread of `weight` on this CPU now.
     #[inline]
     fn rate(&self, weight: u32) -> f64 {
